@@ -1,0 +1,263 @@
+//! Configuration: built-in defaults, overridden by an optional TOML file (`AUTHRIM_CONFIG` or
+//! `--config`), overridden by `AUTHRIM_*` environment variables. Every knob is listed once, in
+//! `env_overrides`, so the README's table and the code cannot drift apart silently.
+
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Public base URL; `iss` of every token. https required except for loopback hosts.
+    pub issuer: String,
+    pub listen: SocketAddr,
+    pub data_dir: PathBuf,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    /// Bearer token for the admin API; the admin API is off when unset.
+    pub admin_token: Option<String>,
+    /// Create a demo client and user on start and print how to log in.
+    pub demo: bool,
+    pub log_format: LogFormat,
+
+    pub code_expiry: u64,
+    pub access_token_ttl: u64,
+    pub id_token_ttl: u64,
+    pub session_ttl: u64,
+    pub challenge_ttl: u64,
+
+    pub code_shards: usize,
+    pub session_shards: usize,
+    pub challenge_shards: usize,
+    pub revocation_shards: usize,
+
+    /// Key-encryption key for signing keys at rest (base64url, 32 bytes). Default: a key file
+    /// `master.key` created in the data directory with mode 0600.
+    pub key_encryption_key: Option<String>,
+    /// How long a node trusts its cached key set before re-reading it.
+    pub key_cache_ttl: u64,
+    /// SQLite `synchronous`: FULL (default; survives power loss) or NORMAL (survives process crash).
+    pub sqlite_synchronous: String,
+    pub max_body_bytes: usize,
+    /// Take the client address from `X-Forwarded-For` (only behind a trusted proxy).
+    pub trust_proxy: bool,
+    /// Failed logins allowed per account, and per client address, within `login_window`.
+    pub login_max_failures_per_account: u32,
+    pub login_max_failures_per_address: u32,
+    pub login_window: u64,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Json,
+    Pretty,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            issuer: "http://127.0.0.1:8080".into(),
+            listen: "127.0.0.1:8080".parse().expect("static address"),
+            data_dir: PathBuf::from("authrim-data"),
+            tls_cert: None,
+            tls_key: None,
+            admin_token: None,
+            demo: false,
+            log_format: LogFormat::Pretty,
+            code_expiry: 60,
+            access_token_ttl: 3600,
+            id_token_ttl: 3600,
+            session_ttl: 86_400,
+            challenge_ttl: 900,
+            code_shards: 64,
+            session_shards: 32,
+            challenge_shards: 16,
+            revocation_shards: 16,
+            key_encryption_key: None,
+            key_cache_ttl: 300,
+            sqlite_synchronous: "FULL".into(),
+            max_body_bytes: 64 * 1024,
+            trust_proxy: false,
+            login_max_failures_per_account: 5,
+            login_max_failures_per_address: 20,
+            login_window: 900,
+        }
+    }
+}
+
+/// (environment variable, config key) for every knob.
+pub const ENV_VARS: &[(&str, &str)] = &[
+    ("AUTHRIM_ISSUER", "issuer"),
+    ("AUTHRIM_LISTEN", "listen"),
+    ("AUTHRIM_DATA_DIR", "data_dir"),
+    ("AUTHRIM_TLS_CERT", "tls_cert"),
+    ("AUTHRIM_TLS_KEY", "tls_key"),
+    ("AUTHRIM_ADMIN_TOKEN", "admin_token"),
+    ("AUTHRIM_DEMO", "demo"),
+    ("AUTHRIM_LOG_FORMAT", "log_format"),
+    ("AUTHRIM_CODE_EXPIRY", "code_expiry"),
+    ("AUTHRIM_ACCESS_TOKEN_TTL", "access_token_ttl"),
+    ("AUTHRIM_ID_TOKEN_TTL", "id_token_ttl"),
+    ("AUTHRIM_SESSION_TTL", "session_ttl"),
+    ("AUTHRIM_CHALLENGE_TTL", "challenge_ttl"),
+    ("AUTHRIM_CODE_SHARDS", "code_shards"),
+    ("AUTHRIM_SESSION_SHARDS", "session_shards"),
+    ("AUTHRIM_CHALLENGE_SHARDS", "challenge_shards"),
+    ("AUTHRIM_REVOCATION_SHARDS", "revocation_shards"),
+    ("AUTHRIM_KEY_ENCRYPTION_KEY", "key_encryption_key"),
+    ("AUTHRIM_KEY_CACHE_TTL", "key_cache_ttl"),
+    ("AUTHRIM_SQLITE_SYNCHRONOUS", "sqlite_synchronous"),
+    ("AUTHRIM_MAX_BODY_BYTES", "max_body_bytes"),
+    ("AUTHRIM_TRUST_PROXY", "trust_proxy"),
+    ("AUTHRIM_LOGIN_MAX_FAILURES_PER_ACCOUNT", "login_max_failures_per_account"),
+    ("AUTHRIM_LOGIN_MAX_FAILURES_PER_ADDRESS", "login_max_failures_per_address"),
+    ("AUTHRIM_LOGIN_WINDOW", "login_window"),
+];
+
+const NUMERIC_KEYS: &[&str] = &[
+    "code_expiry", "access_token_ttl", "id_token_ttl", "session_ttl", "challenge_ttl",
+    "code_shards", "session_shards", "challenge_shards", "revocation_shards", "key_cache_ttl",
+    "max_body_bytes", "login_max_failures_per_account", "login_max_failures_per_address",
+    "login_window",
+];
+const BOOL_KEYS: &[&str] = &["demo", "trust_proxy"];
+
+impl Config {
+    /// Load from an optional file and the process environment.
+    pub fn load(file: Option<&std::path::Path>) -> anyhow::Result<Self> {
+        let env: Vec<(String, String)> = std::env::vars().collect();
+        Self::from_sources(file, &env)
+    }
+
+    pub fn from_sources(file: Option<&std::path::Path>, env: &[(String, String)]) -> anyhow::Result<Self> {
+        let file = file
+            .map(PathBuf::from)
+            .or_else(|| env.iter().find(|(k, _)| k == "AUTHRIM_CONFIG").map(|(_, v)| PathBuf::from(v)));
+        let mut table = match file {
+            Some(path) => {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| anyhow::anyhow!("cannot read config file {}: {e}", path.display()))?;
+                text.parse::<toml::Table>()
+                    .map_err(|e| anyhow::anyhow!("config file {}: {e}", path.display()))?
+            }
+            None => toml::Table::new(),
+        };
+        for (var, key) in ENV_VARS {
+            if let Some((_, raw)) = env.iter().find(|(k, _)| k == var) {
+                table.insert((*key).into(), env_value(var, key, raw)?);
+            }
+        }
+        let config: Config = toml::Value::Table(table)
+            .try_into()
+            .map_err(|e| anyhow::anyhow!("configuration: {e}"))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn validate(&self) -> anyhow::Result<()> {
+        let url = url::Url::parse(&self.issuer).map_err(|e| anyhow::anyhow!("issuer {:?}: {e}", self.issuer))?;
+        let loopback = matches!(url.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
+        if url.scheme() != "https" && !(url.scheme() == "http" && loopback) {
+            anyhow::bail!("issuer must use https (http is allowed only for localhost): {}", self.issuer);
+        }
+        if url.query().is_some() || url.fragment().is_some() {
+            anyhow::bail!("issuer must not have a query or fragment (OpenID Connect Discovery §3)");
+        }
+        for (name, n) in [
+            ("code_shards", self.code_shards),
+            ("session_shards", self.session_shards),
+            ("challenge_shards", self.challenge_shards),
+            ("revocation_shards", self.revocation_shards),
+        ] {
+            if !(1..=4096).contains(&n) {
+                anyhow::bail!("{name} must be between 1 and 4096, got {n}");
+            }
+        }
+        if self.code_expiry == 0 || self.access_token_ttl == 0 || self.id_token_ttl == 0 {
+            anyhow::bail!("token and code lifetimes must be positive");
+        }
+        if self.tls_cert.is_some() != self.tls_key.is_some() {
+            anyhow::bail!("tls_cert and tls_key must be given together");
+        }
+        if !matches!(self.sqlite_synchronous.to_ascii_uppercase().as_str(), "FULL" | "NORMAL" | "EXTRA") {
+            anyhow::bail!("sqlite_synchronous must be FULL, NORMAL or EXTRA");
+        }
+        Ok(())
+    }
+
+    /// The issuer without a trailing slash, the prefix of every endpoint URL.
+    pub fn base_url(&self) -> &str {
+        self.issuer.trim_end_matches('/')
+    }
+
+    pub fn secure_cookies(&self) -> bool {
+        self.issuer.starts_with("https://")
+    }
+}
+
+fn env_value(var: &str, key: &str, raw: &str) -> anyhow::Result<toml::Value> {
+    if NUMERIC_KEYS.contains(&key) {
+        let n: i64 = raw.trim().parse().map_err(|_| anyhow::anyhow!("{var} must be a number, got {raw:?}"))?;
+        return Ok(toml::Value::Integer(n));
+    }
+    if BOOL_KEYS.contains(&key) {
+        return match raw.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Ok(toml::Value::Boolean(true)),
+            "0" | "false" | "no" | "off" | "" => Ok(toml::Value::Boolean(false)),
+            _ => anyhow::bail!("{var} must be true or false, got {raw:?}"),
+        };
+    }
+    Ok(toml::Value::String(raw.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        let c = Config::from_sources(None, &[]).unwrap();
+        assert_eq!(c.code_expiry, 60);
+        assert_eq!(c.listen.port(), 8080);
+    }
+
+    #[test]
+    fn env_overrides_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("authrim.toml");
+        std::fs::write(&path, "code_expiry = 30\ncode_shards = 8\n").unwrap();
+        let c = Config::from_sources(Some(&path), &env(&[("AUTHRIM_CODE_SHARDS", "4")])).unwrap();
+        assert_eq!(c.code_expiry, 30);
+        assert_eq!(c.code_shards, 4);
+    }
+
+    #[test]
+    fn plain_http_issuer_refused_unless_loopback() {
+        let err = Config::from_sources(None, &env(&[("AUTHRIM_ISSUER", "http://id.example.com")])).unwrap_err();
+        assert!(err.to_string().contains("https"));
+        assert!(Config::from_sources(None, &env(&[("AUTHRIM_ISSUER", "https://id.example.com")])).is_ok());
+        assert!(Config::from_sources(None, &env(&[("AUTHRIM_ISSUER", "http://localhost:9000")])).is_ok());
+    }
+
+    #[test]
+    fn bad_values_are_named_in_the_error() {
+        let err = Config::from_sources(None, &env(&[("AUTHRIM_CODE_EXPIRY", "soon")])).unwrap_err();
+        assert!(err.to_string().contains("AUTHRIM_CODE_EXPIRY"));
+        let err = Config::from_sources(None, &env(&[("AUTHRIM_CODE_SHARDS", "0")])).unwrap_err();
+        assert!(err.to_string().contains("code_shards"));
+    }
+
+    #[test]
+    fn unknown_file_keys_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("authrim.toml");
+        std::fs::write(&path, "code_expiri = 30\n").unwrap();
+        assert!(Config::from_sources(Some(&path), &[]).is_err());
+    }
+}

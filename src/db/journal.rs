@@ -1,0 +1,212 @@
+//! Group commit. One thread owns the writing connection; callers send it closures and await
+//! the acknowledgement, which comes only after the transaction holding their write has
+//! committed. Everything queued while one transaction commits goes into the next, so the cost
+//! of a commit (an fsync under `synchronous=FULL`) is shared by every request in the batch.
+//!
+//! The queue is bounded: when it is full, senders wait (back-pressure) rather than dropping
+//! writes. Shutdown drains the queue before the thread exits.
+
+use super::{StoreError, StoreResult};
+use rusqlite::Connection;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot};
+
+type WriteFn = Box<dyn FnOnce(&Connection) -> rusqlite::Result<()> + Send>;
+
+enum Msg {
+    Write(WriteFn, Option<oneshot::Sender<StoreResult<()>>>),
+    Stop(std::sync::mpsc::Sender<()>),
+}
+
+const QUEUE_CAPACITY: usize = 16_384;
+const MAX_BATCH: usize = 1_024;
+
+#[derive(Default, Debug)]
+pub struct JournalStats {
+    pub writes: AtomicU64,
+    pub commits: AtomicU64,
+    pub failed_writes: AtomicU64,
+}
+
+#[derive(Clone)]
+pub struct Journal {
+    tx: mpsc::Sender<Msg>,
+    stats: Arc<JournalStats>,
+}
+
+impl Journal {
+    /// Start the writer thread on `conn`.
+    pub fn start(conn: Connection) -> Self {
+        let (tx, rx) = mpsc::channel(QUEUE_CAPACITY);
+        let stats = Arc::new(JournalStats::default());
+        let thread_stats = stats.clone();
+        std::thread::Builder::new()
+            .name("authrim-journal".into())
+            .spawn(move || run(conn, rx, thread_stats))
+            .expect("cannot spawn the database writer thread");
+        Journal { tx, stats }
+    }
+
+    /// Perform `f` in the next group commit and wait until it is durable.
+    pub async fn write<F>(&self, f: F) -> StoreResult<()>
+    where
+        F: FnOnce(&Connection) -> rusqlite::Result<()> + Send + 'static,
+    {
+        let (ack, done) = oneshot::channel();
+        self.tx
+            .send(Msg::Write(Box::new(f), Some(ack)))
+            .await
+            .map_err(|_| StoreError::WriterGone)?;
+        done.await.map_err(|_| StoreError::WriterGone)?
+    }
+
+    /// Queue `f` without waiting for its commit: for housekeeping whose loss costs nothing
+    /// (expiry sweeps). Still ordered after every write queued before it.
+    pub async fn write_detached<F>(&self, f: F) -> StoreResult<()>
+    where
+        F: FnOnce(&Connection) -> rusqlite::Result<()> + Send + 'static,
+    {
+        self.tx.send(Msg::Write(Box::new(f), None)).await.map_err(|_| StoreError::WriterGone)
+    }
+
+    /// Commit everything queued so far and stop the writer. Waits for the thread to finish.
+    pub async fn shutdown(&self) {
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        if self.tx.send(Msg::Stop(done_tx)).await.is_ok() {
+            let _ = tokio::task::spawn_blocking(move || done_rx.recv()).await;
+        }
+    }
+
+    pub fn stats(&self) -> &JournalStats {
+        &self.stats
+    }
+}
+
+fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>, stats: Arc<JournalStats>) {
+    let mut batch: Vec<(WriteFn, Option<oneshot::Sender<StoreResult<()>>>)> = Vec::with_capacity(MAX_BATCH);
+    let mut stop: Option<std::sync::mpsc::Sender<()>> = None;
+    while stop.is_none() {
+        match rx.blocking_recv() {
+            Some(Msg::Write(f, ack)) => batch.push((f, ack)),
+            Some(Msg::Stop(done)) => stop = Some(done),
+            None => break,
+        }
+        while batch.len() < MAX_BATCH && stop.is_none() {
+            match rx.try_recv() {
+                Ok(Msg::Write(f, ack)) => batch.push((f, ack)),
+                Ok(Msg::Stop(done)) => stop = Some(done),
+                Err(_) => break,
+            }
+        }
+        if !batch.is_empty() {
+            commit_batch(&conn, &mut batch, &stats);
+        }
+    }
+    // Stop arrived: everything sent before it has been committed above.
+    if let Some(done) = stop {
+        let _ = done.send(());
+    }
+}
+
+fn commit_batch(
+    conn: &Connection,
+    batch: &mut Vec<(WriteFn, Option<oneshot::Sender<StoreResult<()>>>)>,
+    stats: &JournalStats,
+) {
+    let mut results: Vec<(StoreResult<()>, Option<oneshot::Sender<StoreResult<()>>>)> =
+        Vec::with_capacity(batch.len());
+    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+        tracing::error!(error = %e, "journal: cannot begin transaction");
+        for (_, ack) in batch.drain(..) {
+            stats.failed_writes.fetch_add(1, Ordering::Relaxed);
+            if let Some(ack) = ack {
+                let _ = ack.send(Err(StoreError::Database(e.to_string())));
+            }
+        }
+        return;
+    }
+    for (f, ack) in batch.drain(..) {
+        // A savepoint per write: one failing statement must not take its neighbours down.
+        let r = conn
+            .execute_batch("SAVEPOINT w")
+            .and_then(|_| f(conn))
+            .and_then(|_| conn.execute_batch("RELEASE w"));
+        if r.is_err() {
+            let _ = conn.execute_batch("ROLLBACK TO w; RELEASE w");
+        }
+        results.push((r.map_err(StoreError::from), ack));
+    }
+    let commit = conn.execute_batch("COMMIT");
+    stats.commits.fetch_add(1, Ordering::Relaxed);
+    for (r, ack) in results {
+        let r = match (&commit, r) {
+            (Err(e), _) => Err(StoreError::Database(e.to_string())),
+            (Ok(()), r) => r,
+        };
+        if r.is_err() {
+            stats.failed_writes.fetch_add(1, Ordering::Relaxed);
+        } else {
+            stats.writes.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(ack) = ack {
+            let _ = ack.send(r);
+        }
+    }
+    if let Err(e) = commit {
+        tracing::error!(error = %e, "journal: commit failed");
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_writes_are_grouped_and_all_durable() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::db::open(dir.path(), "FULL").unwrap();
+        let journal = Journal::start(conn);
+        let mut tasks = Vec::new();
+        for i in 0..500i64 {
+            let j = journal.clone();
+            tasks.push(tokio::spawn(async move {
+                j.write(move |c| {
+                    c.execute(
+                        "INSERT INTO challenges (hash, shard, data, expires_at) VALUES (?1, 0, '{}', 0)",
+                        [i.to_be_bytes().to_vec()],
+                    )
+                    .map(|_| ())
+                })
+                .await
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap().unwrap();
+        }
+        journal.shutdown().await;
+        assert!(journal.stats().commits.load(Ordering::Relaxed) < 500, "writes were not grouped");
+        let reader = crate::db::open_reader(dir.path()).unwrap();
+        let n: i64 = reader.query_row("SELECT COUNT(*) FROM challenges", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 500);
+    }
+
+    #[tokio::test]
+    async fn a_failing_write_does_not_spoil_its_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::start(crate::db::open(dir.path(), "NORMAL").unwrap());
+        let bad = journal.write(|c| c.execute("INSERT INTO nowhere VALUES (1)", []).map(|_| ()));
+        let good = journal.write(|c| {
+            c.execute("INSERT INTO challenges (hash, shard, data, expires_at) VALUES (x'01', 0, '{}', 0)", [])
+                .map(|_| ())
+        });
+        let (bad, good) = tokio::join!(bad, good);
+        assert!(bad.is_err());
+        good.unwrap();
+        journal.shutdown().await;
+        let reader = crate::db::open_reader(dir.path()).unwrap();
+        let n: i64 = reader.query_row("SELECT COUNT(*) FROM challenges", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 1);
+    }
+}

@@ -1,0 +1,120 @@
+//! Versioned, forward-only migrations. Each entry runs once, in its own transaction, and
+//! records its number in `schema_migrations`; `BEGIN IMMEDIATE` makes two processes starting
+//! at once apply each migration exactly once.
+
+use rusqlite::Connection;
+
+const MIGRATIONS: &[(i64, &str)] = &[(
+    1,
+    r#"
+    CREATE TABLE clients (
+        client_id   TEXT PRIMARY KEY,
+        secret_hash BLOB,
+        metadata    TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        updated_at  INTEGER NOT NULL
+    );
+    CREATE TABLE users (
+        id            TEXT PRIMARY KEY,
+        username      TEXT NOT NULL UNIQUE,
+        email         TEXT UNIQUE,
+        password_hash TEXT NOT NULL,
+        profile       TEXT NOT NULL,
+        disabled      INTEGER NOT NULL DEFAULT 0,
+        created_at    INTEGER NOT NULL,
+        updated_at    INTEGER NOT NULL
+    );
+    CREATE TABLE consents (
+        user_id    TEXT NOT NULL,
+        client_id  TEXT NOT NULL,
+        scope      TEXT NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (user_id, client_id)
+    );
+    -- Every change to clients, users or consents appends a row here, so that the in-memory
+    -- registries of a running server (and of other nodes) can pick up CLI edits.
+    CREATE TABLE registry_changes (
+        seq  INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        id   TEXT NOT NULL
+    );
+    CREATE TABLE signing_keys (
+        kid          TEXT PRIMARY KEY,
+        alg          TEXT NOT NULL,
+        state        TEXT NOT NULL,
+        private_key  BLOB NOT NULL,
+        public_jwk   TEXT NOT NULL,
+        created_at   INTEGER NOT NULL,
+        activated_at INTEGER,
+        retired_at   INTEGER
+    );
+    -- Sharded stores: `hash` is SHA-256 of the secret value (code, session id, challenge);
+    -- the value itself is never written.
+    CREATE TABLE auth_codes (
+        hash BLOB PRIMARY KEY, shard INTEGER NOT NULL, data TEXT NOT NULL, expires_at INTEGER NOT NULL
+    );
+    CREATE TABLE sessions (
+        hash BLOB PRIMARY KEY, shard INTEGER NOT NULL, data TEXT NOT NULL, expires_at INTEGER NOT NULL
+    );
+    CREATE TABLE challenges (
+        hash BLOB PRIMARY KEY, shard INTEGER NOT NULL, data TEXT NOT NULL, expires_at INTEGER NOT NULL
+    );
+    CREATE TABLE revoked_tokens (
+        hash BLOB PRIMARY KEY, shard INTEGER NOT NULL, data TEXT NOT NULL, expires_at INTEGER NOT NULL
+    );
+    CREATE INDEX auth_codes_expiry ON auth_codes(expires_at);
+    CREATE INDEX sessions_expiry ON sessions(expires_at);
+    CREATE INDEX challenges_expiry ON challenges(expires_at);
+    CREATE INDEX revoked_tokens_expiry ON revoked_tokens(expires_at);
+    "#,
+)];
+
+pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
+    )?;
+    for (version, sql) in MIGRATIONS {
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        let applied: bool = conn.query_row(
+            "SELECT EXISTS(SELECT 1 FROM schema_migrations WHERE version = ?1)",
+            [version],
+            |r| r.get(0),
+        )?;
+        let result = if applied {
+            Ok(())
+        } else {
+            conn.execute_batch(sql).and_then(|_| {
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?1, ?2)",
+                    (version, crate::util::now() as i64),
+                )
+                .map(|_| ())
+            })
+        };
+        match result {
+            Ok(()) => conn.execute_batch("COMMIT")?,
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn current_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", [], |r| r.get(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrating_twice_is_a_no_op() {
+        let conn = Connection::open_in_memory().unwrap();
+        migrate(&conn).unwrap();
+        migrate(&conn).unwrap();
+        assert_eq!(current_version(&conn).unwrap(), MIGRATIONS.last().unwrap().0);
+    }
+}

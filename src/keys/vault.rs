@@ -1,0 +1,86 @@
+//! Signing keys at rest: AES-256-GCM under a key-encryption key (KEK) that lives outside the
+//! database: `AUTHRIM_KEY_ENCRYPTION_KEY`, or a `master.key` file (mode 0600) in the data
+//! directory. A stolen database file alone does not yield the signing keys.
+
+use crate::util::{b64, b64_decode, random_bytes};
+use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM, NONCE_LEN};
+use std::path::Path;
+
+pub struct Vault {
+    key: LessSafeKey,
+}
+
+impl Vault {
+    pub fn open(configured: Option<&str>, data_dir: &Path) -> anyhow::Result<Self> {
+        let raw = match configured {
+            Some(v) => b64_decode(v.trim()).ok_or_else(|| anyhow::anyhow!("AUTHRIM_KEY_ENCRYPTION_KEY is not base64url"))?,
+            None => load_or_create_key_file(&data_dir.join("master.key"))?,
+        };
+        if raw.len() != 32 {
+            anyhow::bail!("the key-encryption key must be 32 bytes");
+        }
+        let key = LessSafeKey::new(UnboundKey::new(&AES_256_GCM, &raw).map_err(|_| anyhow::anyhow!("bad KEK"))?);
+        Ok(Self { key })
+    }
+
+    /// nonce ‖ ciphertext ‖ tag, bound to `label` (the kid) as associated data.
+    pub fn seal(&self, label: &str, plaintext: &[u8]) -> Vec<u8> {
+        let nonce = random_bytes::<NONCE_LEN>();
+        let mut data = plaintext.to_vec();
+        self.key
+            .seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(label.as_bytes()), &mut data)
+            .expect("AES-GCM seal");
+        let mut out = nonce.to_vec();
+        out.extend_from_slice(&data);
+        out
+    }
+
+    pub fn open_sealed(&self, label: &str, sealed: &[u8]) -> anyhow::Result<Vec<u8>> {
+        if sealed.len() < NONCE_LEN + 16 {
+            anyhow::bail!("sealed key too short");
+        }
+        let (nonce, body) = sealed.split_at(NONCE_LEN);
+        let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| anyhow::anyhow!("bad nonce"))?;
+        let mut data = body.to_vec();
+        let plain = self
+            .key
+            .open_in_place(nonce, Aad::from(label.as_bytes()), &mut data)
+            .map_err(|_| anyhow::anyhow!("cannot decrypt signing key {label}: wrong key-encryption key?"))?;
+        Ok(plain.to_vec())
+    }
+}
+
+fn load_or_create_key_file(path: &Path) -> anyhow::Result<Vec<u8>> {
+    if let Ok(text) = std::fs::read_to_string(path) {
+        return b64_decode(text.trim()).ok_or_else(|| anyhow::anyhow!("{} is not base64url", path.display()));
+    }
+    let key = random_bytes::<32>();
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    use std::io::Write;
+    let mut f = opts.open(path).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
+    f.write_all(b64(&key).as_bytes())?;
+    f.sync_all()?;
+    Ok(key.to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seal_round_trips_and_is_bound_to_its_label() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = Vault::open(None, dir.path()).unwrap();
+        let sealed = v.seal("kid1", b"secret key");
+        assert_eq!(v.open_sealed("kid1", &sealed).unwrap(), b"secret key");
+        assert!(v.open_sealed("kid2", &sealed).is_err());
+        // The same file gives the same KEK on the next start.
+        let v2 = Vault::open(None, dir.path()).unwrap();
+        assert_eq!(v2.open_sealed("kid1", &sealed).unwrap(), b"secret key");
+        let other = Vault::open(Some(&b64(&[9u8; 32])), dir.path()).unwrap();
+        assert!(other.open_sealed("kid1", &sealed).is_err());
+    }
+}

@@ -1,0 +1,13 @@
+//! Authrim: an OpenID Connect Provider.
+//!
+//! Layers, from the wire inwards: `http` (the axum shell: routing, extractors, pages, server),
+//! `endpoints` (one module per endpoint), `grants` (one module per grant type), `tokens`
+//! (JWT claims), `keys` (KeyManager), `registry` (clients, users, consents: cached in memory),
+//! `stores` (the sharded state stores), `db` (SQLite and its group-commit journal).
+
+pub mod config;
+pub mod db;
+pub mod error;
+pub mod stores;
+pub mod util;
+pub mod keys;

@@ -1,0 +1,82 @@
+//! ChallengeStore: one-time values that tie a form post to the page that rendered it (login,
+//! consent). A challenge is consumed once; a replayed or forged form finds nothing.
+
+use super::shard::{mint_prefixed, parse_prefixed};
+use super::table::{Entry, ShardedTable};
+use crate::db::{Journal, StoreResult};
+use crate::util::now;
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ChallengeRecord {
+    /// What the challenge is for ("login", "consent"); a challenge of one kind never serves another.
+    pub kind: String,
+    /// SHA-256 of what the post must also present (the browser cookie, the session id).
+    pub binding: [u8; 32],
+    /// The state the form continues (for example, the pending authorization request).
+    pub payload: serde_json::Value,
+}
+
+#[async_trait]
+pub trait ChallengeStore: Send + Sync {
+    async fn issue(&self, record: ChallengeRecord, ttl: u64) -> StoreResult<String>;
+    /// Take the challenge if it exists, is unexpired and is of `kind`. Consumed either way.
+    async fn consume(&self, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>>;
+    async fn sweep_expired(&self) -> StoreResult<usize>;
+}
+
+pub struct EmbeddedChallengeStore {
+    table: ShardedTable<ChallengeRecord>,
+}
+
+impl EmbeddedChallengeStore {
+    pub fn new(shards: usize, journal: Journal) -> Self {
+        Self { table: ShardedTable::new("challenges", shards, journal) }
+    }
+
+    pub fn load(&self, conn: &rusqlite::Connection) -> rusqlite::Result<usize> {
+        self.table.load(conn, now())
+    }
+}
+
+#[async_trait]
+impl ChallengeStore for EmbeddedChallengeStore {
+    async fn issue(&self, record: ChallengeRecord, ttl: u64) -> StoreResult<String> {
+        let (shard, id) = mint_prefixed(self.table.shard_count());
+        let (_, key) = parse_prefixed(&id, self.table.shard_count()).expect("minted id parses");
+        let expires_at = now() + ttl;
+        self.table.persist(shard, key, &record, expires_at).await?;
+        self.table.with_shard(shard, |m| m.insert(key, Entry { value: record, expires_at }));
+        Ok(id)
+    }
+
+    async fn consume(&self, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>> {
+        let Some((shard, key)) = parse_prefixed(id, self.table.shard_count()) else { return Ok(None) };
+        let Some(entry) = self.table.with_shard(shard, |m| m.remove(&key)) else { return Ok(None) };
+        self.table.persist_delete(key).await?;
+        Ok((entry.expires_at > now() && entry.value.kind == kind).then_some(entry.value))
+    }
+
+    async fn sweep_expired(&self) -> StoreResult<usize> {
+        self.table.sweep(now()).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_challenge_is_consumed_once_and_only_for_its_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = EmbeddedChallengeStore::new(4, Journal::start(crate::db::open(dir.path(), "NORMAL").unwrap()));
+        let rec = ChallengeRecord { kind: "login".into(), binding: [7; 32], payload: serde_json::json!({"a": 1}) };
+        let id = s.issue(rec.clone(), 60).await.unwrap();
+        assert_eq!(s.consume(&id, "login").await.unwrap(), Some(rec.clone()));
+        assert_eq!(s.consume(&id, "login").await.unwrap(), None);
+        let id = s.issue(rec, 60).await.unwrap();
+        assert_eq!(s.consume(&id, "consent").await.unwrap(), None);
+        assert_eq!(s.consume(&id, "login").await.unwrap(), None, "a mis-kinded use still burns it");
+    }
+}

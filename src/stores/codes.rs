@@ -1,0 +1,230 @@
+//! AuthorizationCodeStore: one-time authorization codes (RFC 6749 §4.1.2, §10.5).
+
+use super::shard::{mint_prefixed, parse_prefixed};
+use super::table::{Entry, ShardedTable};
+use crate::db::{Journal, StoreResult};
+use crate::util::now;
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+/// Everything the token endpoint needs to know about an authorization.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CodeGrant {
+    pub client_id: String,
+    pub redirect_uri: String,
+    pub user_id: String,
+    pub scope: String,
+    pub nonce: Option<String>,
+    pub code_challenge: Option<String>,
+    pub auth_time: u64,
+    pub sid: String,
+    pub acr: Option<String>,
+    /// The `claims` request parameter (OpenID Connect Core §5.5), if any.
+    pub claims: Option<serde_json::Value>,
+}
+
+/// A token issued from a code, remembered so that a reuse of the code can revoke it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct IssuedToken {
+    pub jti: String,
+    pub expires_at: u64,
+}
+
+#[derive(Debug, PartialEq)]
+pub enum Redemption {
+    /// First redemption: the grant, now spent.
+    Fresh(CodeGrant),
+    /// The code was redeemed before; these tokens came from that redemption.
+    AlreadyUsed { client_id: String, issued: Vec<IssuedToken> },
+    Expired,
+    NotFound,
+}
+
+#[async_trait]
+pub trait AuthorizationCodeStore: Send + Sync {
+    /// Store `grant`, returning the code `{shard}_{random}` that redeems it.
+    async fn issue(&self, grant: CodeGrant) -> StoreResult<String>;
+
+    /// Redeem `code` at most once. `issued` names the tokens about to be issued from it; they
+    /// are recorded in the same atomic step, so a concurrent reuse always sees them.
+    async fn consume(&self, code: &str, issued: Vec<IssuedToken>) -> StoreResult<Redemption>;
+
+    async fn sweep_expired(&self) -> StoreResult<usize>;
+}
+
+#[derive(Serialize, Deserialize)]
+struct CodeRecord {
+    grant: CodeGrant,
+    /// Set on redemption; `None` while the code is unused.
+    redeemed: Option<Vec<IssuedToken>>,
+    code_expires_at: u64,
+}
+
+pub struct EmbeddedCodeStore {
+    table: ShardedTable<CodeRecord>,
+    lifetime: u64,
+    /// How long a redeemed code is remembered: long enough to revoke what it issued.
+    reuse_window: u64,
+}
+
+impl EmbeddedCodeStore {
+    pub fn new(shards: usize, journal: Journal, lifetime: u64, reuse_window: u64) -> Self {
+        Self { table: ShardedTable::new("auth_codes", shards, journal), lifetime, reuse_window }
+    }
+
+    pub fn load(&self, conn: &rusqlite::Connection) -> rusqlite::Result<usize> {
+        self.table.load(conn, now())
+    }
+
+    pub fn shard_lens(&self) -> Vec<usize> {
+        self.table.shard_lens()
+    }
+}
+
+#[async_trait]
+impl AuthorizationCodeStore for EmbeddedCodeStore {
+    async fn issue(&self, grant: CodeGrant) -> StoreResult<String> {
+        let (shard, code) = mint_prefixed(self.table.shard_count());
+        let (_, key) = parse_prefixed(&code, self.table.shard_count()).expect("minted code parses");
+        let code_expires_at = now() + self.lifetime;
+        let record = CodeRecord { grant, redeemed: None, code_expires_at };
+        self.table.persist(shard, key, &record, code_expires_at).await?;
+        self.table.with_shard(shard, |m| m.insert(key, Entry { value: record, expires_at: code_expires_at }));
+        Ok(code)
+    }
+
+    async fn consume(&self, code: &str, issued: Vec<IssuedToken>) -> StoreResult<Redemption> {
+        let Some((shard, key)) = parse_prefixed(code, self.table.shard_count()) else {
+            return Ok(Redemption::NotFound);
+        };
+        let t = now();
+        let retained_until = t + self.reuse_window;
+        let outcome = self.table.with_shard(shard, |m| {
+            let Some(entry) = m.get_mut(&key) else { return Redemption::NotFound };
+            let record = &mut entry.value;
+            if let Some(previous) = &record.redeemed {
+                return Redemption::AlreadyUsed {
+                    client_id: record.grant.client_id.clone(),
+                    issued: previous.clone(),
+                };
+            }
+            if record.code_expires_at <= t {
+                return Redemption::Expired;
+            }
+            record.redeemed = Some(issued.clone());
+            entry.expires_at = entry.expires_at.max(retained_until);
+            Redemption::Fresh(record.grant.clone())
+        });
+        if let Redemption::Fresh(grant) = &outcome {
+            let record =
+                CodeRecord { grant: grant.clone(), redeemed: Some(issued), code_expires_at: retained_until };
+            self.table.persist(shard, key, &record, retained_until).await?;
+        }
+        Ok(outcome)
+    }
+
+    async fn sweep_expired(&self) -> StoreResult<usize> {
+        self.table.sweep(now()).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn grant() -> CodeGrant {
+        CodeGrant {
+            client_id: "c1".into(),
+            redirect_uri: "https://rp.example/cb".into(),
+            user_id: "u1".into(),
+            scope: "openid".into(),
+            nonce: Some("n".into()),
+            code_challenge: None,
+            auth_time: 1,
+            sid: "s".into(),
+            acr: None,
+            claims: None,
+        }
+    }
+
+    fn jti(s: &str) -> Vec<IssuedToken> {
+        vec![IssuedToken { jti: s.into(), expires_at: now() + 60 }]
+    }
+
+    async fn store(dir: &std::path::Path, lifetime: u64) -> (EmbeddedCodeStore, Journal) {
+        let journal = Journal::start(crate::db::open(dir, "NORMAL").unwrap());
+        (EmbeddedCodeStore::new(4, journal.clone(), lifetime, 600), journal)
+    }
+
+    #[tokio::test]
+    async fn a_code_redeems_once_and_reuse_names_the_first_tokens() {
+        let dir = tempfile::tempdir().unwrap();
+        let (s, _) = store(dir.path(), 60).await;
+        let code = s.issue(grant()).await.unwrap();
+        assert_eq!(s.consume(&code, jti("a")).await.unwrap(), Redemption::Fresh(grant()));
+        assert_eq!(
+            s.consume(&code, jti("b")).await.unwrap(),
+            Redemption::AlreadyUsed { client_id: "c1".into(), issued: jti("a") }
+        );
+    }
+
+    #[tokio::test]
+    async fn concurrent_redemptions_have_exactly_one_winner() {
+        let dir = tempfile::tempdir().unwrap();
+        let (s, _) = store(dir.path(), 60).await;
+        let s = std::sync::Arc::new(s);
+        let code = s.issue(grant()).await.unwrap();
+        let mut tasks = Vec::new();
+        for i in 0..32 {
+            let (s, code) = (s.clone(), code.clone());
+            tasks.push(tokio::spawn(async move { s.consume(&code, jti(&i.to_string())).await.unwrap() }));
+        }
+        let mut fresh = 0;
+        for t in tasks {
+            if matches!(t.await.unwrap(), Redemption::Fresh(_)) {
+                fresh += 1;
+            }
+        }
+        assert_eq!(fresh, 1);
+    }
+
+    #[tokio::test]
+    async fn unknown_malformed_and_expired_codes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (s, _) = store(dir.path(), 1).await;
+        assert_eq!(s.consume("garbage", vec![]).await.unwrap(), Redemption::NotFound);
+        let (_, other) = mint_prefixed(4);
+        assert_eq!(s.consume(&other, vec![]).await.unwrap(), Redemption::NotFound);
+        let code = s.issue(grant()).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+        assert_eq!(s.consume(&code, vec![]).await.unwrap(), Redemption::Expired);
+    }
+
+    #[tokio::test]
+    async fn redemption_survives_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let code = {
+            let (s, journal) = store(dir.path(), 60).await;
+            let code = s.issue(grant()).await.unwrap();
+            assert!(matches!(s.consume(&code, jti("a")).await.unwrap(), Redemption::Fresh(_)));
+            journal.shutdown().await;
+            code
+        };
+        let (s, _) = store(dir.path(), 60).await;
+        s.load(&crate::db::open_reader(dir.path()).unwrap()).unwrap();
+        assert!(matches!(s.consume(&code, jti("b")).await.unwrap(), Redemption::AlreadyUsed { .. }));
+    }
+
+    #[tokio::test]
+    async fn only_a_hash_of_the_code_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let (s, journal) = store(dir.path(), 60).await;
+        let code = s.issue(grant()).await.unwrap();
+        journal.shutdown().await;
+        let raw = std::fs::read(crate::db::db_path(dir.path())).unwrap();
+        let wal = std::fs::read(dir.path().join("authrim.db-wal")).unwrap_or_default();
+        let needle = code.split_once('_').unwrap().1.as_bytes();
+        assert!(!raw.windows(needle.len()).any(|w| w == needle));
+        assert!(!wal.windows(needle.len()).any(|w| w == needle));
+    }
+}

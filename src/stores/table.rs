@@ -1,0 +1,113 @@
+//! `ShardedTable`: the embedded backend shared by every store. Each shard is a map behind its
+//! own lock (the single writer of that shard: a check-and-set under the lock is atomic, as a
+//! Durable Object's single-threaded turn is); the map answers reads from memory; changes are
+//! made durable through the group-commit journal before the caller is answered.
+//!
+//! Rows are `(hash, shard, data, expires_at)`: the key is always a SHA-256, never the secret.
+
+use crate::db::{Journal, StoreResult};
+use parking_lot::Mutex;
+use rusqlite::Connection;
+use serde::{de::DeserializeOwned, Serialize};
+use std::collections::HashMap;
+
+pub type Key = [u8; 32];
+
+pub struct Entry<V> {
+    pub value: V,
+    pub expires_at: u64,
+}
+
+pub struct ShardedTable<V> {
+    table: &'static str,
+    shards: Vec<Mutex<HashMap<Key, Entry<V>>>>,
+    journal: Journal,
+}
+
+impl<V> ShardedTable<V>
+where
+    V: Serialize + DeserializeOwned + Send + Sync + 'static,
+{
+    pub fn new(table: &'static str, shard_count: usize, journal: Journal) -> Self {
+        let shards = (0..shard_count).map(|_| Mutex::new(HashMap::new())).collect();
+        Self { table, shards, journal }
+    }
+
+    pub fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// Load every unexpired row. A row whose shard no longer exists (the shard count was
+    /// lowered) lands where `shard % count` routes it, as parsing a prefixed value does.
+    pub fn load(&self, conn: &Connection, now: u64) -> rusqlite::Result<usize> {
+        let mut stmt = conn.prepare(&format!(
+            "SELECT hash, shard, data, expires_at FROM {} WHERE expires_at > ?1",
+            self.table
+        ))?;
+        let mut rows = stmt.query([now as i64])?;
+        let mut loaded = 0;
+        while let Some(row) = rows.next()? {
+            let hash: Vec<u8> = row.get(0)?;
+            let shard: i64 = row.get(1)?;
+            let data: String = row.get(2)?;
+            let expires_at: i64 = row.get(3)?;
+            let (Ok(key), Ok(value)) = (Key::try_from(hash.as_slice()), serde_json::from_str::<V>(&data)) else {
+                tracing::warn!(table = self.table, "skipping unreadable row");
+                continue;
+            };
+            let shard = shard as usize % self.shards.len();
+            self.shards[shard].lock().insert(key, Entry { value, expires_at: expires_at as u64 });
+            loaded += 1;
+        }
+        Ok(loaded)
+    }
+
+    /// Run `f` with the shard's map locked. Keep `f` short and free of I/O.
+    pub fn with_shard<R>(&self, shard: usize, f: impl FnOnce(&mut HashMap<Key, Entry<V>>) -> R) -> R {
+        f(&mut self.shards[shard].lock())
+    }
+
+    /// Make `value` under `key` durable (insert or replace), waiting for the commit.
+    pub async fn persist(&self, shard: usize, key: Key, value: &V, expires_at: u64) -> StoreResult<()> {
+        let data = serde_json::to_string(value).map_err(|e| crate::db::StoreError::Database(e.to_string()))?;
+        let sql = format!(
+            "INSERT OR REPLACE INTO {} (hash, shard, data, expires_at) VALUES (?1, ?2, ?3, ?4)",
+            self.table
+        );
+        self.journal
+            .write(move |c| c.execute(&sql, (key.to_vec(), shard as i64, data, expires_at as i64)).map(|_| ()))
+            .await
+    }
+
+    /// Delete `key` durably, waiting for the commit.
+    pub async fn persist_delete(&self, key: Key) -> StoreResult<()> {
+        let sql = format!("DELETE FROM {} WHERE hash = ?1", self.table);
+        self.journal.write(move |c| c.execute(&sql, [key.to_vec()]).map(|_| ())).await
+    }
+
+    /// Drop expired entries from memory and, in the background, from disk.
+    pub async fn sweep(&self, now: u64) -> StoreResult<usize> {
+        let mut removed = 0;
+        for shard in &self.shards {
+            let mut map = shard.lock();
+            let before = map.len();
+            map.retain(|_, e| e.expires_at > now);
+            removed += before - map.len();
+        }
+        let sql = format!("DELETE FROM {} WHERE expires_at <= ?1", self.table);
+        self.journal.write_detached(move |c| c.execute(&sql, [now as i64]).map(|_| ())).await?;
+        Ok(removed)
+    }
+
+    pub fn len(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn shard_lens(&self) -> Vec<usize> {
+        self.shards.iter().map(|s| s.lock().len()).collect()
+    }
+}

@@ -1,0 +1,111 @@
+//! Small cryptographic and time helpers shared by every layer.
+
+use aws_lc_rs::{digest, rand::SecureRandom};
+use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine};
+use subtle::ConstantTimeEq;
+
+/// Seconds since the Unix epoch.
+pub fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// `n` bytes from the system CSPRNG.
+pub fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut buf = [0u8; N];
+    aws_lc_rs::rand::SystemRandom::new()
+        .fill(&mut buf)
+        .expect("system RNG unavailable");
+    buf
+}
+
+/// 256 bits of randomness, base64url: the body of every code, session id, challenge and secret.
+pub fn random_token() -> String {
+    b64(&random_bytes::<32>())
+}
+
+pub fn b64(bytes: &[u8]) -> String {
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+pub fn b64_decode(s: &str) -> Option<Vec<u8>> {
+    URL_SAFE_NO_PAD.decode(s).ok()
+}
+
+pub fn sha256(data: &[u8]) -> [u8; 32] {
+    let d = digest::digest(&digest::SHA256, data);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(d.as_ref());
+    out
+}
+
+/// What stores keep instead of a secret: codes, session ids, challenges and client secrets are
+/// 256-bit random values, so an unsalted SHA-256 is preimage-safe and cheap enough for the hot path.
+pub fn secret_hash(secret: &str) -> [u8; 32] {
+    sha256(secret.as_bytes())
+}
+
+pub fn ct_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && bool::from(a.ct_eq(b))
+}
+
+/// Escape text for HTML element content and attribute values.
+pub fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Space-delimited lists (scope, prompt, acr_values …) as RFC 6749 §3.3 defines them.
+pub fn split_list(s: &str) -> impl Iterator<Item = &str> {
+    s.split(' ').filter(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_tokens_differ_and_are_43_chars() {
+        let a = random_token();
+        let b = random_token();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 43);
+    }
+
+    #[test]
+    fn ct_eq_compares_content_and_length() {
+        assert!(ct_eq(b"abc", b"abc"));
+        assert!(!ct_eq(b"abc", b"abd"));
+        assert!(!ct_eq(b"abc", b"abcd"));
+    }
+
+    #[test]
+    fn sha256_matches_fips_180_vector() {
+        // FIPS 180-2 appendix B.1: SHA-256("abc")
+        assert_eq!(
+            hex(&sha256(b"abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    fn hex(b: &[u8]) -> String {
+        b.iter().map(|x| format!("{x:02x}")).collect()
+    }
+
+    #[test]
+    fn html_escape_neutralises_markup() {
+        assert_eq!(html_escape("<a href=\"x\">'&"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;");
+    }
+}
