@@ -5,9 +5,17 @@
 //! (JWT claims), `keys` (KeyManager), `registry` (clients, users, consents: cached in memory),
 //! `stores` (the sharded state stores), `db` (SQLite and its group-commit journal).
 
+pub mod app;
+pub mod cli;
 pub mod config;
 pub mod db;
+pub mod endpoints;
 pub mod error;
-pub mod stores;
-pub mod util;
+pub mod grants;
+pub mod http;
 pub mod keys;
+pub mod ratelimit;
+pub mod registry;
+pub mod stores;
+pub mod tokens;
+pub mod util;

@@ -1,0 +1,148 @@
+//! The admin API: clients and users over JSON, behind `Authorization: Bearer $AUTHRIM_ADMIN_TOKEN`.
+//! Off (404) when no admin token is configured.
+
+use crate::app::AppState;
+use crate::error::OAuthError;
+use crate::registry::{clients, users, ClientInput, UserInput};
+use crate::util::ct_eq;
+use axum::body::Bytes;
+use axum::extract::{Path, Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+pub fn router(app: AppState) -> Router<AppState> {
+    Router::new()
+        .route("/admin/clients", get(list_clients).post(create_client))
+        .route("/admin/clients/{id}", get(show_client).patch(update_client).put(update_client).delete(delete_client))
+        .route("/admin/clients/{id}/secret", post(rotate_secret))
+        .route("/admin/users", get(list_users).post(create_user))
+        .route("/admin/users/{id}", get(show_user).patch(update_user).put(update_user).delete(delete_user))
+        .layer(axum::middleware::from_fn_with_state(app, require_admin))
+}
+
+async fn require_admin(State(app): State<AppState>, req: Request, next: Next) -> Response {
+    let Some(expected) = app.config.admin_token.as_deref().filter(|t| !t.is_empty()) else {
+        return OAuthError::not_found("the admin API is disabled (set AUTHRIM_ADMIN_TOKEN)").into_response();
+    };
+    let presented = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if !ct_eq(presented.as_bytes(), expected.as_bytes()) {
+        return OAuthError::invalid_token("admin token required")
+            .with_challenge(crate::error::Challenge::Bearer)
+            .into_response();
+    }
+    next.run(req).await
+}
+
+fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, OAuthError> {
+    serde_json::from_slice(body).map_err(|e| OAuthError::invalid_request(format!("invalid JSON body: {e}")))
+}
+
+fn invalid_metadata(msg: String) -> OAuthError {
+    OAuthError::invalid_request(msg).code_as("invalid_client_metadata")
+}
+
+fn client_json(c: &clients::Client, secret: Option<String>) -> Value {
+    let mut v = serde_json::to_value(&c.meta).unwrap_or_default();
+    if let Some(s) = secret {
+        v["client_secret"] = Value::String(s);
+    }
+    v
+}
+
+type AdminResult = Result<Response, OAuthError>;
+
+async fn list_clients(State(app): State<AppState>) -> AdminResult {
+    let list: Vec<Value> = app.registry.list_clients().iter().map(|c| client_json(c, None)).collect();
+    Ok(Json(json!({ "clients": list })).into_response())
+}
+
+async fn create_client(State(app): State<AppState>, body: Bytes) -> AdminResult {
+    let input: ClientInput = parse(&body)?;
+    if input.client_id.as_deref().is_some_and(|id| app.registry.client(id).is_some()) {
+        return Err(invalid_metadata("a client with this client_id already exists".into()));
+    }
+    let (client, secret) = clients::new_client(input).map_err(invalid_metadata)?;
+    app.registry.save_client(client.clone()).await?;
+    Ok((StatusCode::CREATED, Json(client_json(&client, secret))).into_response())
+}
+
+async fn show_client(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+    let c = app.registry.client(&id).ok_or_else(|| OAuthError::not_found("no such client"))?;
+    Ok(Json(client_json(&c, None)).into_response())
+}
+
+async fn update_client(State(app): State<AppState>, Path(id): Path<String>, body: Bytes) -> AdminResult {
+    let existing = app.registry.client(&id).ok_or_else(|| OAuthError::not_found("no such client"))?;
+    let (client, secret) = clients::update_client(&existing, parse(&body)?).map_err(invalid_metadata)?;
+    app.registry.save_client(client.clone()).await?;
+    Ok(Json(client_json(&client, secret)).into_response())
+}
+
+async fn rotate_secret(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+    let existing = app.registry.client(&id).ok_or_else(|| OAuthError::not_found("no such client"))?;
+    let (client, secret) = clients::rotate_secret(&existing).map_err(invalid_metadata)?;
+    app.registry.save_client(client.clone()).await?;
+    Ok(Json(client_json(&client, Some(secret))).into_response())
+}
+
+async fn delete_client(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+    if !app.registry.delete_client(&id).await? {
+        return Err(OAuthError::not_found("no such client"));
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+async fn list_users(State(app): State<AppState>) -> AdminResult {
+    let list: Vec<Value> = app.registry.list_users().iter().map(|u| serde_json::to_value(u.as_ref()).unwrap_or_default()).collect();
+    Ok(Json(json!({ "users": list })).into_response())
+}
+
+async fn create_user(State(app): State<AppState>, body: Bytes) -> AdminResult {
+    let input: UserInput = parse(&body)?;
+    let username = input.username.clone().unwrap_or_default();
+    if app.registry.user_by_login(&username).is_some() {
+        return Err(OAuthError::invalid_request("a user with this username already exists"));
+    }
+    let user = tokio::task::spawn_blocking(move || users::new_user(input))
+        .await
+        .map_err(|e| OAuthError::internal("hashing", e))?
+        .map_err(OAuthError::invalid_request)?;
+    if user.email().is_some_and(|e| app.registry.user_by_login(e).is_some()) {
+        return Err(OAuthError::invalid_request("a user with this e-mail already exists"));
+    }
+    app.registry.save_user(user.clone()).await?;
+    Ok((StatusCode::CREATED, Json(user)).into_response())
+}
+
+async fn show_user(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+    let u = app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
+    Ok(Json(u.as_ref().clone()).into_response())
+}
+
+async fn update_user(State(app): State<AppState>, Path(id): Path<String>, body: Bytes) -> AdminResult {
+    let existing = app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
+    let input: UserInput = parse(&body)?;
+    let user = tokio::task::spawn_blocking(move || users::update_user(&existing, input))
+        .await
+        .map_err(|e| OAuthError::internal("hashing", e))?
+        .map_err(OAuthError::invalid_request)?;
+    app.registry.save_user(user.clone()).await?;
+    Ok(Json(user).into_response())
+}
+
+async fn delete_user(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+    if !app.registry.delete_user(&id).await? {
+        return Err(OAuthError::not_found("no such user"));
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}

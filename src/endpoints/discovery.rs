@@ -1,0 +1,57 @@
+//! OpenID Connect Discovery 1.0 §3 metadata and the JWKS document. Only what is implemented is
+//! advertised: grant types come from the grant registry, scopes and claims from the registry.
+
+use crate::app::AppState;
+use crate::registry::clients::{AUTH_METHODS, SUPPORTED_SCOPES};
+use crate::registry::users::supported_claims;
+use crate::tokens::ACR_PASSWORD;
+use axum::extract::State;
+use axum::http::{header, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+pub async fn openid_configuration(State(app): State<AppState>) -> Response {
+    let doc = json!({
+        "issuer": app.issuer(),
+        "authorization_endpoint": app.endpoint("/authorize"),
+        "token_endpoint": app.endpoint("/token"),
+        "userinfo_endpoint": app.endpoint("/userinfo"),
+        "jwks_uri": app.endpoint("/jwks"),
+        "scopes_supported": SUPPORTED_SCOPES,
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": app.grants.names(),
+        "subject_types_supported": ["public"],
+        "id_token_signing_alg_values_supported": ["RS256"],
+        "token_endpoint_auth_methods_supported": AUTH_METHODS,
+        "code_challenge_methods_supported": ["S256"],
+        "claims_supported": supported_claims().into_iter()
+            .chain(["iss", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "azp", "sid", "at_hash"])
+            .collect::<Vec<_>>(),
+        "claims_parameter_supported": true,
+        "request_parameter_supported": false,
+        "request_uri_parameter_supported": false,
+        "prompt_values_supported": ["none", "login", "consent", "select_account"],
+        "acr_values_supported": [ACR_PASSWORD],
+        "authorization_response_iss_parameter_supported": true,
+    });
+    cached_json(doc.to_string(), "public, max-age=300")
+}
+
+pub async fn jwks(State(app): State<AppState>) -> Response {
+    let mut res = cached_json(app.keys.jwks_json().to_string(), "public, max-age=300");
+    res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/jwk-set+json"));
+    res
+}
+
+fn cached_json(body: String, cache: &'static str) -> Response {
+    let mut res = body.into_response();
+    res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+    res.headers_mut().insert("access-control-allow-origin", HeaderValue::from_static("*"));
+    res
+}
+
+pub async fn healthz() -> Response {
+    axum::Json(json!({"status": "ok"})).into_response()
+}

@@ -1,0 +1,8 @@
+//! One module per endpoint. Handlers are thin: parse, call the grant or store, answer.
+
+pub mod admin;
+pub mod authorize;
+pub mod discovery;
+pub mod interaction;
+pub mod token;
+pub mod userinfo;

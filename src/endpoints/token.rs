@@ -1,0 +1,39 @@
+//! `POST /token` (RFC 6749 §3.2): authenticate the client, pick the grant handler, answer with
+//! tokens and `Cache-Control: no-store` (RFC 6749 §5.1).
+
+use crate::app::AppState;
+use crate::error::OAuthError;
+use crate::http::client_auth::authenticate_client;
+use crate::http::params::FormParams;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+
+pub async fn token(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+    match handle(&app, &headers, form).await {
+        Ok(res) => res,
+        Err(e) => {
+            tracing::debug!(error = e.code, description = %e.description, "token request refused");
+            e.into_response()
+        }
+    }
+}
+
+async fn handle(app: &crate::app::App, headers: &HeaderMap, form: Result<FormParams, OAuthError>) -> Result<Response, OAuthError> {
+    let FormParams(params) = form?;
+    let client = authenticate_client(app, headers, &params)?;
+    let grant_type = params.require("grant_type")?;
+    let handler = app
+        .grants
+        .get(grant_type)
+        .ok_or_else(|| OAuthError::unsupported_grant_type(format!("grant_type {grant_type:?} is not supported")))?;
+    if !client.allows_grant(grant_type) {
+        return Err(OAuthError::unauthorized_client(format!("this client may not use grant_type {grant_type}")));
+    }
+    let tokens = handler.exchange(app, &client, &params).await?;
+    let mut res = Json(tokens).into_response();
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    res.headers_mut().insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+    Ok(res)
+}

@@ -1,0 +1,86 @@
+//! `/userinfo` (OpenID Connect Core §5.3), a protected resource per RFC 6750: the access token
+//! in the `Authorization: Bearer` header or in a form body, never both; errors carry a
+//! `WWW-Authenticate: Bearer` challenge.
+
+use crate::app::{App, AppState};
+use crate::error::{Challenge, OAuthError};
+use crate::http::params::{is_form, Params};
+use crate::registry::users::SCOPE_CLAIMS;
+use crate::tokens::verify_access_token;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, Method};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value};
+
+pub async fn userinfo(State(app): State<AppState>, method: Method, headers: HeaderMap, body: Bytes) -> Response {
+    match handle(&app, &method, &headers, &body).await {
+        Ok(claims) => {
+            let mut res = axum::Json(Value::Object(claims)).into_response();
+            res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            res
+        }
+        Err(e) => e.with_challenge(Challenge::Bearer).into_response(),
+    }
+}
+
+async fn handle(app: &App, method: &Method, headers: &HeaderMap, body: &[u8]) -> Result<Map<String, Value>, OAuthError> {
+    let token = bearer_token(method, headers, body)?;
+    let claims = verify_access_token(app, &token).map_err(|_| OAuthError::invalid_token("the access token is invalid or expired"))?;
+    if !claims.aud.iter().any(|a| a == app.issuer()) {
+        return Err(OAuthError::invalid_token("the access token is not meant for this resource"));
+    }
+    if app.stores.revocations.is_revoked(&claims.jti).await? {
+        return Err(OAuthError::invalid_token("the access token has been revoked"));
+    }
+    if !claims.has_scope("openid") {
+        return Err(OAuthError::insufficient_scope("userinfo requires the openid scope"));
+    }
+    let user = app
+        .registry
+        .user(&claims.sub)
+        .filter(|u| !u.disabled)
+        .ok_or_else(|| OAuthError::invalid_token("the user of this token no longer exists"))?;
+
+    let mut out = Map::new();
+    out.insert("sub".into(), Value::String(user.id.clone()));
+    let scoped = SCOPE_CLAIMS.iter().filter(|(scope, _)| claims.has_scope(scope)).flat_map(|(_, names)| names.iter().copied());
+    let requested = claims.userinfo_claims.iter().map(String::as_str);
+    for name in scoped.chain(requested) {
+        if let Some(v) = user.claim(name) {
+            out.insert(name.to_string(), v);
+        }
+    }
+    Ok(out)
+}
+
+/// RFC 6750 §2.1 (header) and §2.2 (form body). A request with no token at all gets a bare
+/// challenge without an error code (§3.1).
+fn bearer_token(method: &Method, headers: &HeaderMap, body: &[u8]) -> Result<String, OAuthError> {
+    let from_header = match headers.get(header::AUTHORIZATION) {
+        None => None,
+        Some(v) => {
+            let v = v.to_str().map_err(|_| OAuthError::invalid_request("malformed Authorization header"))?;
+            match v.split_once(' ') {
+                Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => {
+                    let token = token.trim();
+                    if token.is_empty() {
+                        return Err(OAuthError::invalid_request("empty bearer token"));
+                    }
+                    Some(token.to_string())
+                }
+                _ => None,
+            }
+        }
+    };
+    let from_body = if method == Method::POST && is_form(headers) {
+        Params::parse(body)?.get("access_token").map(str::to_string)
+    } else {
+        None
+    };
+    match (from_header, from_body) {
+        (Some(_), Some(_)) => Err(OAuthError::invalid_request("the access token was sent more than one way")),
+        (Some(t), None) | (None, Some(t)) => Ok(t),
+        (None, None) => Err(OAuthError { code: "", ..OAuthError::invalid_token("no access token") }),
+    }
+}

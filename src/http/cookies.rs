@@ -1,0 +1,47 @@
+//! The two cookies Authrim sets: `authrim_session` (the login session) and `authrim_browser`
+//! (a random per-browser value that login challenges are bound to, against login CSRF).
+//! Both HttpOnly, SameSite=Lax, Secure when the issuer is https.
+
+use axum::http::{header, HeaderMap, HeaderValue};
+use axum::response::Response;
+
+pub const SESSION: &str = "authrim_session";
+pub const BROWSER: &str = "authrim_browser";
+
+pub fn get<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
+        .filter(|v| !v.is_empty())
+}
+
+pub fn set(res: &mut Response, name: &str, value: &str, max_age: Option<u64>, secure: bool) {
+    let mut c = format!("{name}={value}; Path=/; HttpOnly; SameSite=Lax");
+    if let Some(age) = max_age {
+        c.push_str(&format!("; Max-Age={age}"));
+    }
+    if secure {
+        c.push_str("; Secure");
+    }
+    if let Ok(v) = HeaderValue::from_str(&c) {
+        res.headers_mut().append(header::SET_COOKIE, v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_a_cookie_among_several() {
+        let mut h = HeaderMap::new();
+        h.insert(header::COOKIE, HeaderValue::from_static("a=1; authrim_session=3_abc; b=2"));
+        assert_eq!(get(&h, SESSION), Some("3_abc"));
+        assert_eq!(get(&h, BROWSER), None);
+    }
+}

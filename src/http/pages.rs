@@ -1,0 +1,124 @@
+//! Server-rendered pages: login, consent, errors. Plain HTML forms, no JavaScript, every
+//! interpolated value escaped. Sent with headers that forbid framing and caching.
+
+use crate::util::html_escape as e;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:26rem;margin:4rem auto;padding:0 1rem;color:#222}\
+h1{font-size:1.4rem}label{display:block;margin:.8rem 0 .2rem}input[type=text],input[type=password]{width:100%;padding:.5rem;box-sizing:border-box}\
+button{margin-top:1rem;padding:.5rem 1.2rem}.error{color:#a00;background:#fee;padding:.5rem;border-radius:4px}\
+ul{padding-left:1.2rem}.muted{color:#666;font-size:.9rem}";
+
+pub fn html(status: StatusCode, title: &str, body: &str) -> Response {
+    let page = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+         <title>{} · Authrim</title><style>{STYLE}</style></head><body>{body}</body></html>",
+        e(title)
+    );
+    let mut res = (status, page).into_response();
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert("x-frame-options", HeaderValue::from_static("DENY"));
+    h.insert(
+        "content-security-policy",
+        HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'"),
+    );
+    h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    res
+}
+
+pub fn error_page(status: StatusCode, message: &str) -> Response {
+    html(
+        status,
+        "Error",
+        &format!(
+            "<h1>This request cannot be completed</h1><p class=\"error\">{}</p>\
+             <p class=\"muted\">Return to the application you came from and try again.</p>",
+            e(message)
+        ),
+    )
+}
+
+pub struct LoginPage<'a> {
+    pub challenge: &'a str,
+    pub client_name: &'a str,
+    pub login_hint: Option<&'a str>,
+    pub error: Option<&'a str>,
+}
+
+pub fn login(p: LoginPage<'_>) -> Response {
+    let error = p.error.map(|m| format!("<p class=\"error\" role=\"alert\">{}</p>", e(m))).unwrap_or_default();
+    html(
+        if p.error.is_some() { StatusCode::UNAUTHORIZED } else { StatusCode::OK },
+        "Sign in",
+        &format!(
+            "<h1>Sign in</h1><p class=\"muted\">to continue to {client}</p>{error}\
+             <form method=\"post\" action=\"/login\">\
+             <input type=\"hidden\" name=\"challenge\" value=\"{challenge}\">\
+             <label for=\"username\">Username or e-mail</label>\
+             <input type=\"text\" id=\"username\" name=\"username\" value=\"{hint}\" autocomplete=\"username\" required autofocus>\
+             <label for=\"password\">Password</label>\
+             <input type=\"password\" id=\"password\" name=\"password\" autocomplete=\"current-password\" required>\
+             <button type=\"submit\">Sign in</button></form>",
+            client = e(p.client_name),
+            challenge = e(p.challenge),
+            hint = e(p.login_hint.unwrap_or("")),
+        ),
+    )
+}
+
+pub fn consent(challenge: &str, client_name: &str, username: &str, scopes: &[&str]) -> Response {
+    let items: String = scopes.iter().map(|s| format!("<li>{}</li>", e(scope_description(s)))).collect();
+    html(
+        StatusCode::OK,
+        "Allow access",
+        &format!(
+            "<h1>Allow {client} access?</h1><p class=\"muted\">Signed in as {user}</p>\
+             <p>{client} asks to:</p><ul>{items}</ul>\
+             <form method=\"post\" action=\"/consent\">\
+             <input type=\"hidden\" name=\"challenge\" value=\"{challenge}\">\
+             <button type=\"submit\" name=\"decision\" value=\"allow\">Allow</button> \
+             <button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button></form>",
+            client = e(client_name),
+            user = e(username),
+            challenge = e(challenge),
+        ),
+    )
+}
+
+fn scope_description(scope: &str) -> &str {
+    match scope {
+        "openid" => "know who you are",
+        "profile" => "see your name and profile",
+        "email" => "see your e-mail address",
+        "address" => "see your postal address",
+        "phone" => "see your phone number",
+        "offline_access" => "keep access while you are away",
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn body(res: Response) -> String {
+        let b = axum::body::to_bytes(res.into_body(), 1 << 20).await.unwrap();
+        String::from_utf8(b.to_vec()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn login_page_escapes_what_it_echoes() {
+        let res = login(LoginPage {
+            challenge: "c\"><script>",
+            client_name: "<b>evil</b>",
+            login_hint: Some("\"onfocus=alert(1)"),
+            error: None,
+        });
+        assert_eq!(res.headers()["x-frame-options"], "DENY");
+        let html = body(res).await;
+        assert!(!html.contains("<script>") && !html.contains("<b>evil") && !html.contains("\"onfocus"));
+    }
+}

@@ -1,0 +1,152 @@
+//! Start, run and stop: bind, serve (plain HTTP or TLS), run housekeeping in the background,
+//! and on shutdown finish in-flight requests, then flush the journal.
+
+use crate::app::{App, AppState};
+use crate::config::Config;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// Run until SIGINT or SIGTERM.
+pub async fn serve(config: Config) -> anyhow::Result<()> {
+    let app = Arc::new(App::open(config)?);
+    if app.config.demo {
+        super::demo::prepare(&app).await?;
+    }
+    let listener = bind(&app.config)?;
+    tracing::info!(issuer = %app.issuer(), listen = %listener.local_addr()?, tls = app.config.tls_cert.is_some(), "authrim listening");
+    run(app, listener, shutdown_signal()).await
+}
+
+pub fn bind(config: &Config) -> anyhow::Result<std::net::TcpListener> {
+    let l = std::net::TcpListener::bind(config.listen).map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
+    l.set_nonblocking(true)?;
+    Ok(l)
+}
+
+/// A server running in this process (for tests and embedding).
+pub struct RunningServer {
+    pub addr: SocketAddr,
+    pub app: AppState,
+    stop: Option<oneshot::Sender<()>>,
+    task: JoinHandle<anyhow::Result<()>>,
+}
+
+impl RunningServer {
+    pub async fn start(config: Config) -> anyhow::Result<Self> {
+        let app = Arc::new(App::open(config)?);
+        let listener = bind(&app.config)?;
+        let addr = listener.local_addr()?;
+        let (stop, stopped) = oneshot::channel();
+        let task = tokio::spawn(run(app.clone(), listener, async {
+            let _ = stopped.await;
+        }));
+        Ok(Self { addr, app, stop: Some(stop), task })
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    /// Graceful stop: in-flight requests finish, pending writes are committed.
+    pub async fn stop(mut self) -> anyhow::Result<()> {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        self.task.await?
+    }
+}
+
+pub async fn run(app: AppState, listener: std::net::TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+    let router = super::router(app.clone());
+    let housekeeping = spawn_housekeeping(app.clone());
+    let service = router.into_make_service_with_connect_info::<SocketAddr>();
+    let result = match (&app.config.tls_cert, &app.config.tls_key) {
+        (Some(cert), Some(key)) => {
+            let tls = axum_server::tls_rustls::RustlsConfig::from_pem_file(cert, key)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot load TLS certificate or key: {e}"))?;
+            let handle = axum_server::Handle::new();
+            let h = handle.clone();
+            tokio::spawn(async move {
+                shutdown.await;
+                h.graceful_shutdown(Some(Duration::from_secs(30)));
+            });
+            axum_server::from_tcp_rustls(listener, tls)?.handle(handle).serve(service).await.map_err(Into::into)
+        }
+        _ => {
+            let listener = tokio::net::TcpListener::from_std(listener)?;
+            axum::serve(listener, service).with_graceful_shutdown(shutdown).await.map_err(Into::into)
+        }
+    };
+    for task in housekeeping {
+        task.abort();
+    }
+    app.journal.shutdown().await;
+    tracing::info!("authrim stopped; pending writes flushed");
+    result
+}
+
+fn spawn_housekeeping(app: AppState) -> Vec<JoinHandle<()>> {
+    let sweeper = {
+        let app = app.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(30));
+            loop {
+                tick.tick().await;
+                if let Err(e) = app.stores.sweep_expired().await {
+                    tracing::warn!(error = %e, "expiry sweep failed");
+                }
+                app.login_limiter.prune(crate::util::now());
+            }
+        })
+    };
+    // Pick up registry edits made by other processes (the CLI) within a second.
+    let registry_poll = {
+        let app = app.clone();
+        tokio::spawn(async move {
+            let Ok(reader) = crate::db::open_reader(&app.config.data_dir) else { return };
+            let reader = Arc::new(parking_lot::Mutex::new(reader));
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                tick.tick().await;
+                let (app, reader) = (app.clone(), reader.clone());
+                let r = tokio::task::spawn_blocking(move || app.registry.apply_changes(&reader.lock())).await;
+                if let Ok(Err(e)) = r {
+                    tracing::warn!(error = %e, "registry poll failed");
+                }
+            }
+        })
+    };
+    let key_refresh = tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(app.config.key_cache_ttl.max(1)));
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            let app = app.clone();
+            if let Ok(Err(e)) = tokio::task::spawn_blocking(move || app.keys.refresh()).await {
+                tracing::warn!(error = %e, "key cache refresh failed");
+            }
+        }
+    });
+    vec![sweeper, registry_poll, key_refresh]
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    tracing::info!("shutdown requested; finishing in-flight requests");
+}

@@ -1,0 +1,310 @@
+//! OAuth clients, described by RFC 7591 metadata. Secrets are 256-bit random values generated
+//! here, shown once, and stored as SHA-256 (a slow hash would put milliseconds on every token
+//! request without adding strength to a value that is not guessable).
+
+use crate::util::{ct_eq, now, random_token, secret_hash, split_list};
+use rusqlite::{Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+
+pub const AUTH_BASIC: &str = "client_secret_basic";
+pub const AUTH_POST: &str = "client_secret_post";
+pub const AUTH_NONE: &str = "none";
+pub const AUTH_METHODS: &[&str] = &[AUTH_BASIC, AUTH_POST, AUTH_NONE];
+
+pub const SUPPORTED_SCOPES: &[&str] = &["openid", "profile", "email", "address", "phone", "offline_access"];
+
+/// RFC 7591 §2 client metadata (the subset Authrim implements).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ClientMetadata {
+    pub client_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_name: Option<String>,
+    pub redirect_uris: Vec<String>,
+    pub grant_types: Vec<String>,
+    pub response_types: Vec<String>,
+    pub token_endpoint_auth_method: String,
+    /// Scopes the client may request.
+    pub scope: String,
+    #[serde(default)]
+    pub client_id_issued_at: u64,
+}
+
+/// What an admin may set when creating or updating a client; absent fields keep their value
+/// (update) or take the default (create).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientInput {
+    pub client_id: Option<String>,
+    pub client_name: Option<String>,
+    pub redirect_uris: Option<Vec<String>>,
+    pub grant_types: Option<Vec<String>>,
+    pub response_types: Option<Vec<String>>,
+    pub token_endpoint_auth_method: Option<String>,
+    pub scope: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Client {
+    pub meta: ClientMetadata,
+    secret_hash: Option<[u8; 32]>,
+}
+
+impl Client {
+    pub fn id(&self) -> &str {
+        &self.meta.client_id
+    }
+
+    pub fn is_public(&self) -> bool {
+        self.meta.token_endpoint_auth_method == AUTH_NONE
+    }
+
+    pub fn auth_method(&self) -> &str {
+        &self.meta.token_endpoint_auth_method
+    }
+
+    pub fn check_secret(&self, presented: &str) -> bool {
+        match &self.secret_hash {
+            Some(h) => ct_eq(h, &secret_hash(presented)),
+            None => false,
+        }
+    }
+
+    pub fn allows_grant(&self, grant_type: &str) -> bool {
+        self.meta.grant_types.iter().any(|g| g == grant_type)
+    }
+
+    pub fn allows_scope(&self, scope: &str) -> bool {
+        split_list(&self.meta.scope).any(|s| s == scope)
+    }
+
+    /// Exact string comparison (RFC 6749 §3.1.2.3, OAuth 2.0 Security BCP §4.1.3).
+    pub fn has_redirect_uri(&self, uri: &str) -> bool {
+        self.meta.redirect_uris.iter().any(|r| r == uri)
+    }
+}
+
+/// Grant types a client may be registered for. Grows as grant modules land.
+pub fn supported_grant_types() -> &'static [&'static str] {
+    crate::grants::GRANT_TYPES
+}
+
+/// Build a new client from `input`; returns it with its plain secret (confidential clients).
+pub fn new_client(input: ClientInput) -> Result<(Client, Option<String>), String> {
+    let method = input.token_endpoint_auth_method.clone().unwrap_or_else(|| AUTH_BASIC.into());
+    let meta = ClientMetadata {
+        client_id: input.client_id.clone().unwrap_or_else(|| format!("client_{}", &random_token()[..22])),
+        client_name: input.client_name.clone(),
+        redirect_uris: input.redirect_uris.clone().unwrap_or_default(),
+        grant_types: input.grant_types.clone().unwrap_or_else(|| vec!["authorization_code".into()]),
+        response_types: input.response_types.clone().unwrap_or_else(|| vec!["code".into()]),
+        token_endpoint_auth_method: method,
+        scope: input.scope.clone().unwrap_or_else(|| SUPPORTED_SCOPES.join(" ")),
+        client_id_issued_at: now(),
+    };
+    validate(&meta)?;
+    let secret = (meta.token_endpoint_auth_method != AUTH_NONE).then(random_token);
+    let secret_hash = secret.as_deref().map(secret_hash);
+    Ok((Client { meta, secret_hash }, secret))
+}
+
+/// Apply `input` to an existing client. Changing a public client into a confidential one
+/// issues a secret (returned); the reverse drops it.
+pub fn update_client(existing: &Client, input: ClientInput) -> Result<(Client, Option<String>), String> {
+    if input.client_id.as_deref().is_some_and(|id| id != existing.id()) {
+        return Err("client_id cannot be changed".into());
+    }
+    let mut meta = existing.meta.clone();
+    if let Some(v) = input.client_name { meta.client_name = Some(v) }
+    if let Some(v) = input.redirect_uris { meta.redirect_uris = v }
+    if let Some(v) = input.grant_types { meta.grant_types = v }
+    if let Some(v) = input.response_types { meta.response_types = v }
+    if let Some(v) = input.token_endpoint_auth_method { meta.token_endpoint_auth_method = v }
+    if let Some(v) = input.scope { meta.scope = v }
+    validate(&meta)?;
+    let (secret_hash, secret) = match (existing.secret_hash, meta.token_endpoint_auth_method == AUTH_NONE) {
+        (_, true) => (None, None),
+        (Some(h), false) => (Some(h), None),
+        (None, false) => {
+            let s = random_token();
+            (Some(crate::util::secret_hash(&s)), Some(s))
+        }
+    };
+    Ok((Client { meta, secret_hash }, secret))
+}
+
+/// A fresh secret for a confidential client (the old one stops working).
+pub fn rotate_secret(existing: &Client) -> Result<(Client, String), String> {
+    if existing.is_public() {
+        return Err("a public client has no secret".into());
+    }
+    let s = random_token();
+    Ok((Client { meta: existing.meta.clone(), secret_hash: Some(secret_hash(&s)) }, s))
+}
+
+fn validate(meta: &ClientMetadata) -> Result<(), String> {
+    if meta.client_id.is_empty() || meta.client_id.len() > 128
+        || !meta.client_id.bytes().all(|b| b.is_ascii_graphic() && b != b':' && b != b'%')
+    {
+        return Err("client_id must be 1-128 printable ASCII characters without ':' or '%'".into());
+    }
+    if !AUTH_METHODS.contains(&meta.token_endpoint_auth_method.as_str()) {
+        return Err(format!("token_endpoint_auth_method must be one of {}", AUTH_METHODS.join(", ")));
+    }
+    for g in &meta.grant_types {
+        if !supported_grant_types().contains(&g.as_str()) {
+            return Err(format!("unsupported grant type {g:?}; supported: {}", supported_grant_types().join(", ")));
+        }
+    }
+    if meta.grant_types.is_empty() {
+        return Err("grant_types must not be empty".into());
+    }
+    if meta.response_types.iter().any(|r| r != "code") {
+        return Err("the only supported response_type is \"code\"".into());
+    }
+    if meta.grant_types.iter().any(|g| g == "authorization_code") && meta.redirect_uris.is_empty() {
+        return Err("a client using authorization_code needs at least one redirect URI".into());
+    }
+    for uri in &meta.redirect_uris {
+        validate_redirect_uri(uri)?;
+    }
+    for s in split_list(&meta.scope) {
+        if !SUPPORTED_SCOPES.contains(&s) {
+            return Err(format!("unsupported scope {s:?}; supported: {}", SUPPORTED_SCOPES.join(" ")));
+        }
+    }
+    Ok(())
+}
+
+/// RFC 6749 §3.1.2: absolute, no fragment. Web clients use https (http only on loopback);
+/// native apps may use a private-use scheme (RFC 8252 §7.1).
+fn validate_redirect_uri(uri: &str) -> Result<(), String> {
+    let parsed = url::Url::parse(uri).map_err(|e| format!("redirect URI {uri:?}: {e}"))?;
+    if parsed.fragment().is_some() {
+        return Err(format!("redirect URI {uri:?} must not have a fragment"));
+    }
+    let loopback = matches!(parsed.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
+    match parsed.scheme() {
+        "https" => Ok(()),
+        "http" if loopback => Ok(()),
+        "http" => Err(format!("redirect URI {uri:?}: http is allowed only for loopback hosts")),
+        "javascript" | "data" | "file" | "vbscript" => Err(format!("redirect URI {uri:?}: scheme not allowed")),
+        s if s.contains('.') => Ok(()), // reverse-DNS private-use scheme, RFC 8252 §7.1
+        _ => Err(format!("redirect URI {uri:?}: use https, loopback http, or a reverse-domain private scheme")),
+    }
+}
+
+// --- persistence: the same functions serve the server (through the journal) and the CLI ---
+
+pub fn save(conn: &Connection, client: &Client) -> rusqlite::Result<()> {
+    let t = now() as i64;
+    conn.execute(
+        "INSERT INTO clients (client_id, secret_hash, metadata, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)
+         ON CONFLICT(client_id) DO UPDATE SET secret_hash = excluded.secret_hash, metadata = excluded.metadata,
+         updated_at = excluded.updated_at",
+        (
+            client.id(),
+            client.secret_hash.map(|h| h.to_vec()),
+            serde_json::to_string(&client.meta).expect("metadata serialises"),
+            t,
+        ),
+    )?;
+    super::record_change(conn, "client", client.id())
+}
+
+pub fn delete(conn: &Connection, client_id: &str) -> rusqlite::Result<bool> {
+    let n = conn.execute("DELETE FROM clients WHERE client_id = ?1", [client_id])?;
+    conn.execute("DELETE FROM consents WHERE client_id = ?1", [client_id])?;
+    super::record_change(conn, "client", client_id)?;
+    Ok(n > 0)
+}
+
+pub fn load_one(conn: &Connection, client_id: &str) -> rusqlite::Result<Option<Client>> {
+    conn.query_row("SELECT secret_hash, metadata FROM clients WHERE client_id = ?1", [client_id], row_to_client)
+        .optional()
+        .map(Option::flatten)
+}
+
+pub fn load_all(conn: &Connection) -> rusqlite::Result<Vec<Client>> {
+    let mut stmt = conn.prepare("SELECT secret_hash, metadata FROM clients ORDER BY client_id")?;
+    let rows = stmt.query_map([], row_to_client)?;
+    Ok(rows.filter_map(|r| r.ok().flatten()).collect())
+}
+
+fn row_to_client(r: &rusqlite::Row) -> rusqlite::Result<Option<Client>> {
+    let hash: Option<Vec<u8>> = r.get(0)?;
+    let meta: String = r.get(1)?;
+    let Ok(meta) = serde_json::from_str::<ClientMetadata>(&meta) else { return Ok(None) };
+    let secret_hash = hash.and_then(|h| <[u8; 32]>::try_from(h.as_slice()).ok());
+    Ok(Some(Client { meta, secret_hash }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(uris: &[&str]) -> ClientInput {
+        ClientInput { redirect_uris: Some(uris.iter().map(|s| s.to_string()).collect()), ..Default::default() }
+    }
+
+    #[test]
+    fn confidential_client_gets_a_secret_checked_in_constant_time() {
+        let (c, secret) = new_client(input(&["https://rp.example/cb"])).unwrap();
+        let secret = secret.unwrap();
+        assert!(c.check_secret(&secret));
+        assert!(!c.check_secret("wrong"));
+        assert!(!c.check_secret(""));
+    }
+
+    #[test]
+    fn public_client_has_no_secret() {
+        let mut i = input(&["com.example.app:/cb"]);
+        i.token_endpoint_auth_method = Some("none".into());
+        let (c, secret) = new_client(i).unwrap();
+        assert!(secret.is_none() && c.is_public() && !c.check_secret(""));
+    }
+
+    #[test]
+    fn redirect_uri_rules() {
+        for bad in ["http://rp.example/cb", "https://rp.example/cb#frag", "relative/path", "javascript:alert(1)", "myapp:/cb"] {
+            assert!(new_client(input(&[bad])).is_err(), "{bad} accepted");
+        }
+        for good in ["https://rp.example/cb?x=1", "http://127.0.0.1:9000/cb", "http://localhost/cb", "com.example.app:/oauth"] {
+            assert!(new_client(input(&[good])).is_ok(), "{good} refused");
+        }
+    }
+
+    #[test]
+    fn redirect_uri_match_is_exact() {
+        let (c, _) = new_client(input(&["https://rp.example/cb"])).unwrap();
+        assert!(c.has_redirect_uri("https://rp.example/cb"));
+        for near in ["https://rp.example/cb/", "https://RP.example/cb", "https://rp.example/cb?x", "https://rp.example/c"] {
+            assert!(!c.has_redirect_uri(near), "{near} matched");
+        }
+    }
+
+    #[test]
+    fn unknown_grant_scope_or_method_refused() {
+        let mut i = input(&["https://rp.example/cb"]);
+        i.grant_types = Some(vec!["password".into()]);
+        assert!(new_client(i).is_err());
+        let mut i = input(&["https://rp.example/cb"]);
+        i.scope = Some("openid admin".into());
+        assert!(new_client(i).is_err());
+        let mut i = input(&["https://rp.example/cb"]);
+        i.token_endpoint_auth_method = Some("private_key_jwt".into());
+        assert!(new_client(i).is_err());
+    }
+
+    #[test]
+    fn saved_clients_load_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::db::open(dir.path(), "NORMAL").unwrap();
+        let (c, secret) = new_client(input(&["https://rp.example/cb"])).unwrap();
+        save(&conn, &c).unwrap();
+        let loaded = load_one(&conn, c.id()).unwrap().unwrap();
+        assert_eq!(loaded.meta, c.meta);
+        assert!(loaded.check_secret(&secret.unwrap()));
+        assert!(delete(&conn, c.id()).unwrap());
+        assert!(load_one(&conn, c.id()).unwrap().is_none());
+    }
+}

@@ -1,0 +1,289 @@
+//! End-users: a login name, an Argon2id password hash, and the standard claims of OpenID
+//! Connect Core §5.1.
+
+use crate::util::{now, random_token};
+use argon2::password_hash::{phc::PasswordHash, PasswordHasher, PasswordVerifier};
+use argon2::Argon2;
+use rusqlite::{Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// OpenID Connect Core §5.4: the claims each scope asks for.
+pub const SCOPE_CLAIMS: &[(&str, &[&str])] = &[
+    (
+        "profile",
+        &[
+            "name", "family_name", "given_name", "middle_name", "nickname", "preferred_username", "profile",
+            "picture", "website", "gender", "birthdate", "zoneinfo", "locale", "updated_at",
+        ],
+    ),
+    ("email", &["email", "email_verified"]),
+    ("address", &["address"]),
+    ("phone", &["phone_number", "phone_number_verified"]),
+];
+
+const BOOL_CLAIMS: &[&str] = &["email_verified", "phone_number_verified"];
+const ADDRESS_FIELDS: &[&str] = &["formatted", "street_address", "locality", "region", "postal_code", "country"];
+
+pub fn supported_claims() -> Vec<&'static str> {
+    let mut v = vec!["sub"];
+    for (_, claims) in SCOPE_CLAIMS {
+        v.extend_from_slice(claims);
+    }
+    v
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct User {
+    /// The `sub` claim: stable, never reassigned.
+    pub id: String,
+    pub username: String,
+    #[serde(skip_serializing)]
+    pub password_hash: String,
+    /// Standard claims other than `sub`, `preferred_username` and `updated_at`.
+    pub claims: Map<String, Value>,
+    pub disabled: bool,
+    pub updated_at: u64,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserInput {
+    pub username: Option<String>,
+    pub password: Option<String>,
+    pub disabled: Option<bool>,
+    /// Standard claims to set; a `null` value removes a claim.
+    #[serde(default)]
+    pub claims: Map<String, Value>,
+}
+
+impl User {
+    pub fn email(&self) -> Option<&str> {
+        self.claims.get("email").and_then(Value::as_str)
+    }
+
+    /// Value of a standard claim for this user, if set.
+    pub fn claim(&self, name: &str) -> Option<Value> {
+        match name {
+            "sub" => Some(Value::String(self.id.clone())),
+            "preferred_username" => Some(
+                self.claims.get(name).cloned().unwrap_or_else(|| Value::String(self.username.clone())),
+            ),
+            "updated_at" => Some(Value::from(self.updated_at)),
+            _ => self.claims.get(name).cloned(),
+        }
+    }
+}
+
+pub fn hash_password(password: &str) -> Result<String, String> {
+    if password.chars().count() < 8 {
+        return Err("password must be at least 8 characters".into());
+    }
+    if password.len() > 1024 {
+        return Err("password too long".into());
+    }
+    Argon2::default()
+        .hash_password(password.as_bytes())
+        .map(|h| h.to_string())
+        .map_err(|e| format!("cannot hash password: {e}"))
+}
+
+/// Argon2id check. With `user == None` a dummy hash is checked anyway, so that a login for a
+/// name that does not exist takes as long as one for a name that does.
+pub fn verify_password(user: Option<&User>, password: &str) -> bool {
+    static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let dummy = DUMMY.get_or_init(|| hash_password("not-a-real-password").expect("dummy hash"));
+    let hash = user.map(|u| u.password_hash.as_str()).unwrap_or(dummy);
+    let ok = PasswordHash::new(hash)
+        .map(|h| Argon2::default().verify_password(password.as_bytes(), &h).is_ok())
+        .unwrap_or(false);
+    ok && user.is_some_and(|u| !u.disabled)
+}
+
+pub fn new_user(input: UserInput) -> Result<User, String> {
+    let username = input.username.clone().ok_or("username is required")?;
+    let password = input.password.clone().ok_or("password is required")?;
+    let mut user = User {
+        id: random_token()[..22].to_string(),
+        username,
+        password_hash: hash_password(&password)?,
+        claims: Map::new(),
+        disabled: input.disabled.unwrap_or(false),
+        updated_at: now(),
+    };
+    apply_claims(&mut user.claims, input.claims)?;
+    validate_username(&user.username)?;
+    Ok(user)
+}
+
+pub fn update_user(existing: &User, input: UserInput) -> Result<User, String> {
+    let mut user = existing.clone();
+    if let Some(u) = input.username {
+        validate_username(&u)?;
+        user.username = u;
+    }
+    if let Some(p) = input.password {
+        user.password_hash = hash_password(&p)?;
+    }
+    if let Some(d) = input.disabled {
+        user.disabled = d;
+    }
+    apply_claims(&mut user.claims, input.claims)?;
+    user.updated_at = now();
+    Ok(user)
+}
+
+fn validate_username(u: &str) -> Result<(), String> {
+    if u.is_empty() || u.len() > 256 || u.chars().any(char::is_control) || u.trim() != u {
+        return Err("username must be 1-256 characters without control characters or outer spaces".into());
+    }
+    Ok(())
+}
+
+fn apply_claims(claims: &mut Map<String, Value>, input: Map<String, Value>) -> Result<(), String> {
+    for (name, value) in input {
+        if name == "sub" || name == "updated_at" || !supported_claims().contains(&name.as_str()) {
+            return Err(format!("{name:?} is not a settable standard claim"));
+        }
+        if value.is_null() {
+            claims.remove(&name);
+            continue;
+        }
+        let ok = if BOOL_CLAIMS.contains(&name.as_str()) {
+            value.is_boolean()
+        } else if name == "address" {
+            value.as_object().is_some_and(|o| o.iter().all(|(k, v)| ADDRESS_FIELDS.contains(&k.as_str()) && v.is_string()))
+        } else {
+            value.is_string()
+        };
+        if !ok {
+            return Err(format!("claim {name:?} has the wrong type (OpenID Connect Core §5.1)"));
+        }
+        claims.insert(name, value);
+    }
+    Ok(())
+}
+
+// --- persistence ---
+
+pub fn save(conn: &Connection, user: &User) -> rusqlite::Result<()> {
+    let t = now() as i64;
+    conn.execute(
+        "INSERT INTO users (id, username, email, password_hash, profile, disabled, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
+         ON CONFLICT(id) DO UPDATE SET username = excluded.username, email = excluded.email,
+           password_hash = excluded.password_hash, profile = excluded.profile, disabled = excluded.disabled,
+           updated_at = excluded.updated_at",
+        (
+            &user.id,
+            &user.username,
+            user.email().map(str::to_ascii_lowercase),
+            &user.password_hash,
+            Value::Object(user.claims.clone()).to_string(),
+            user.disabled,
+            t,
+        ),
+    )?;
+    super::record_change(conn, "user", &user.id)
+}
+
+pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+    let n = conn.execute("DELETE FROM users WHERE id = ?1", [id])?;
+    conn.execute("DELETE FROM consents WHERE user_id = ?1", [id])?;
+    super::record_change(conn, "user", id)?;
+    Ok(n > 0)
+}
+
+const SELECT: &str = "SELECT id, username, password_hash, profile, disabled, updated_at FROM users";
+
+pub fn load_one(conn: &Connection, id: &str) -> rusqlite::Result<Option<User>> {
+    conn.query_row(&format!("{SELECT} WHERE id = ?1"), [id], row_to_user).optional()
+}
+
+/// Find by id, username or e-mail (for the CLI).
+pub fn find(conn: &Connection, key: &str) -> rusqlite::Result<Option<User>> {
+    conn.query_row(
+        &format!("{SELECT} WHERE id = ?1 OR username = ?1 OR email = lower(?1) LIMIT 1"),
+        [key],
+        row_to_user,
+    )
+    .optional()
+}
+
+pub fn load_all(conn: &Connection) -> rusqlite::Result<Vec<User>> {
+    let mut stmt = conn.prepare(&format!("{SELECT} ORDER BY username"))?;
+    let rows = stmt.query_map([], row_to_user)?;
+    rows.collect()
+}
+
+fn row_to_user(r: &rusqlite::Row) -> rusqlite::Result<User> {
+    let profile: String = r.get(3)?;
+    Ok(User {
+        id: r.get(0)?,
+        username: r.get(1)?,
+        password_hash: r.get(2)?,
+        claims: serde_json::from_str(&profile).unwrap_or_default(),
+        disabled: r.get(4)?,
+        updated_at: r.get::<_, i64>(5)? as u64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alice() -> User {
+        let mut claims = Map::new();
+        claims.insert("email".into(), "alice@example.com".into());
+        claims.insert("email_verified".into(), true.into());
+        new_user(UserInput { username: Some("alice".into()), password: Some("correct horse".into()), claims, disabled: None })
+            .unwrap()
+    }
+
+    #[test]
+    fn password_is_argon2id_and_verifies() {
+        let u = alice();
+        assert!(u.password_hash.starts_with("$argon2id$"));
+        assert!(verify_password(Some(&u), "correct horse"));
+        assert!(!verify_password(Some(&u), "wrong horse"));
+        assert!(!verify_password(None, "correct horse"));
+    }
+
+    #[test]
+    fn disabled_user_cannot_log_in() {
+        let u = update_user(&alice(), UserInput { disabled: Some(true), ..Default::default() }).unwrap();
+        assert!(!verify_password(Some(&u), "correct horse"));
+    }
+
+    #[test]
+    fn claims_are_typed_and_named_as_in_oidc_core() {
+        let mut bad = Map::new();
+        bad.insert("email_verified".into(), "yes".into());
+        assert!(update_user(&alice(), UserInput { claims: bad, ..Default::default() }).is_err());
+        let mut bad = Map::new();
+        bad.insert("is_admin".into(), true.into());
+        assert!(update_user(&alice(), UserInput { claims: bad, ..Default::default() }).is_err());
+        let mut addr = Map::new();
+        addr.insert("address".into(), serde_json::json!({"country": "JP", "locality": "Tokyo"}));
+        let u = update_user(&alice(), UserInput { claims: addr, ..Default::default() }).unwrap();
+        assert_eq!(u.claim("address").unwrap()["country"], "JP");
+        assert_eq!(u.claim("preferred_username").unwrap(), "alice");
+    }
+
+    #[test]
+    fn short_passwords_refused() {
+        assert!(new_user(UserInput { username: Some("bob".into()), password: Some("short".into()), ..Default::default() })
+            .is_err());
+    }
+
+    #[test]
+    fn find_by_username_or_email() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::db::open(dir.path(), "NORMAL").unwrap();
+        let u = alice();
+        save(&conn, &u).unwrap();
+        assert_eq!(find(&conn, "alice").unwrap().unwrap().id, u.id);
+        assert_eq!(find(&conn, "ALICE@example.com").unwrap().unwrap().id, u.id);
+        assert_eq!(load_one(&conn, &u.id).unwrap().unwrap().password_hash, u.password_hash);
+    }
+}

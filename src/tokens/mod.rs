@@ -1,0 +1,156 @@
+//! The tokens Authrim issues: JWT access tokens (RFC 9068) and ID tokens (OpenID Connect
+//! Core §2), and the verification of our own access tokens by the endpoints that consume them.
+
+pub mod claims_request;
+
+use crate::app::App;
+use crate::keys::VerifyError;
+use crate::registry::User;
+use crate::util::{b64, now, random_token, sha256};
+use jsonwebtoken::{Algorithm, Validation};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub const ACCESS_TOKEN_TYP: &str = "at+jwt";
+/// The one authentication context we offer: password login.
+pub const ACR_PASSWORD: &str = "urn:authrim:acr:password";
+
+/// RFC 9068 §2.2 claims, plus what userinfo needs to honour the `claims` request parameter.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AccessTokenClaims {
+    pub iss: String,
+    pub sub: String,
+    pub aud: Vec<String>,
+    pub exp: u64,
+    pub iat: u64,
+    pub jti: String,
+    pub client_id: String,
+    pub scope: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_time: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sid: Option<String>,
+    /// Claims the `claims` parameter asked userinfo to return (OpenID Connect Core §5.5).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub userinfo_claims: Vec<String>,
+}
+
+impl AccessTokenClaims {
+    pub fn has_scope(&self, scope: &str) -> bool {
+        crate::util::split_list(&self.scope).any(|s| s == scope)
+    }
+}
+
+/// What an access token is about, before it gets its times and id.
+pub struct AccessTokenSpec<'a> {
+    pub sub: &'a str,
+    pub client_id: &'a str,
+    pub scope: &'a str,
+    pub auth_time: Option<u64>,
+    pub acr: Option<&'a str>,
+    pub sid: Option<&'a str>,
+    pub userinfo_claims: Vec<String>,
+}
+
+/// A fresh token id and expiry, chosen before issuance so a code can record them atomically.
+pub fn new_token_id(app: &App) -> (String, u64) {
+    (random_token(), now() + app.config.access_token_ttl)
+}
+
+pub fn mint_access_token(app: &App, spec: AccessTokenSpec<'_>, jti: String, exp: u64) -> anyhow::Result<String> {
+    let claims = AccessTokenClaims {
+        iss: app.issuer().to_string(),
+        sub: spec.sub.to_string(),
+        // RFC 9068 §3: without a resource indicator the audience is our default resource,
+        // the issuer (whose userinfo endpoint these tokens are for).
+        aud: vec![app.issuer().to_string()],
+        exp,
+        iat: now(),
+        jti,
+        client_id: spec.client_id.to_string(),
+        scope: spec.scope.to_string(),
+        auth_time: spec.auth_time,
+        acr: spec.acr.map(str::to_string),
+        sid: spec.sid.map(str::to_string),
+        userinfo_claims: spec.userinfo_claims,
+    };
+    app.keys.sign(ACCESS_TOKEN_TYP, &claims)
+}
+
+pub struct IdTokenSpec<'a> {
+    pub user: &'a User,
+    pub client_id: &'a str,
+    pub nonce: Option<&'a str>,
+    pub auth_time: u64,
+    pub sid: &'a str,
+    pub acr: Option<&'a str>,
+    pub access_token: Option<&'a str>,
+    /// Claims requested for the ID token through the `claims` parameter.
+    pub requested: &'a [String],
+}
+
+pub fn mint_id_token(app: &App, spec: IdTokenSpec<'_>) -> anyhow::Result<String> {
+    let t = now();
+    let mut c = Map::new();
+    for name in spec.requested {
+        if let Some(v) = spec.user.claim(name) {
+            c.insert(name.clone(), v);
+        }
+    }
+    c.insert("iss".into(), app.issuer().into());
+    c.insert("sub".into(), spec.user.id.clone().into());
+    c.insert("aud".into(), spec.client_id.into());
+    c.insert("azp".into(), spec.client_id.into());
+    c.insert("exp".into(), (t + app.config.id_token_ttl).into());
+    c.insert("iat".into(), t.into());
+    c.insert("auth_time".into(), spec.auth_time.into());
+    c.insert("sid".into(), spec.sid.into());
+    c.insert("amr".into(), Value::from(vec!["pwd"]));
+    if let Some(acr) = spec.acr {
+        c.insert("acr".into(), acr.into());
+    }
+    if let Some(nonce) = spec.nonce {
+        c.insert("nonce".into(), nonce.into());
+    }
+    if let Some(at) = spec.access_token {
+        c.insert("at_hash".into(), left_half_hash(at).into());
+    }
+    app.keys.sign("JWT", &Value::Object(c))
+}
+
+/// OpenID Connect Core §3.1.3.6: base64url of the left half of SHA-256 of the token.
+pub fn left_half_hash(token: &str) -> String {
+    b64(&sha256(token.as_bytes())[..16])
+}
+
+/// Verify one of our access tokens: signature by a published key, `typ`, issuer, expiry.
+/// Audience and revocation are the caller's to check.
+pub fn verify_access_token(app: &App, token: &str) -> Result<AccessTokenClaims, VerifyError> {
+    let mut v = Validation::new(Algorithm::RS256);
+    v.set_issuer(&[app.issuer()]);
+    v.validate_aud = false;
+    v.leeway = 0;
+    v.set_required_spec_claims(&["exp", "iss", "sub"]);
+    app.keys.verify::<AccessTokenClaims>(token, Some(ACCESS_TOKEN_TYP), &v).map(|d| d.claims)
+}
+
+/// Verify an ID token we issued, ignoring expiry (for `id_token_hint`, OpenID Connect Core §3.1.2.1).
+pub fn verify_id_token_hint(app: &App, token: &str) -> Result<Map<String, Value>, VerifyError> {
+    let mut v = Validation::new(Algorithm::RS256);
+    v.set_issuer(&[app.issuer()]);
+    v.validate_aud = false;
+    v.validate_exp = false;
+    v.set_required_spec_claims(&["iss", "sub"]);
+    app.keys.verify::<Map<String, Value>>(token, None, &v).map(|d| d.claims)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn at_hash_matches_oidc_core_example() {
+        // OpenID Connect Core, Appendix A.3 (id_token token): at_hash of the example token.
+        assert_eq!(super::left_half_hash("jHkWEdUXMU1BwAsC4vtUsZwnNvTIxEl0z9K3vx5KF0Y"), "77QmUPtjPfzWtF2AnpK9RQ");
+    }
+}

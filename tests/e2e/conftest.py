@@ -1,0 +1,242 @@
+"""Fixtures for the Authlib end-to-end tests.
+
+Starts the real Authrim binary (``$AUTHRIM_BIN serve``) on a free loopback
+port with a throw-away data directory, waits for ``/healthz`` and stops it
+with SIGTERM at the end of the session. The server's stdout/stderr go to a
+log file whose tail is printed when startup fails and attached to the report
+of every failing test.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import requests
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+HEALTH_TIMEOUT_S = 20.0
+SHUTDOWN_TIMEOUT_S = 15.0
+HTTP_TIMEOUT_S = 10.0
+
+# Shared with the reporting hook below.
+_SERVER_LOG: dict[str, Path] = {}
+
+ALICE_PASSWORD = "correct horse battery"
+ALICE_CLAIMS = {
+    "email": "alice@example.com",
+    "email_verified": True,
+    "name": "Alice Liddell",
+    "given_name": "Alice",
+    "family_name": "Liddell",
+    "phone_number": "+81 3 1234 5678",
+    "phone_number_verified": False,
+    "address": {"country": "JP", "locality": "Tokyo"},
+}
+
+
+def _log_tail(path: Path, max_chars: int = 20000) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as exc:  # pragma: no cover - diagnostics only
+        return f"<could not read server log {path}: {exc}>"
+    if len(text) > max_chars:
+        text = "...[truncated]...\n" + text[-max_chars:]
+    return text
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _resolve_binary() -> Path:
+    raw = os.environ.get("AUTHRIM_BIN", "target/debug/authrim")
+    path = Path(raw)
+    if not path.is_absolute():
+        path = REPO_ROOT / path
+    return path
+
+
+@dataclass
+class AuthrimServer:
+    base_url: str
+    issuer: str
+    admin_token: str
+    log_path: Path
+    process: subprocess.Popen
+    _counter: int = field(default=0)
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+    def admin_post(self, path: str, body: dict) -> requests.Response:
+        return requests.post(
+            self.url(path),
+            json=body,
+            headers={"Authorization": f"Bearer {self.admin_token}"},
+            timeout=HTTP_TIMEOUT_S,
+        )
+
+    def unique(self, prefix: str) -> str:
+        self._counter += 1
+        return f"{prefix}-{self._counter}-{secrets.token_hex(3)}"
+
+    def create_client(self, **metadata) -> dict:
+        """POST /admin/clients and return the JSON registration response."""
+        resp = self.admin_post("/admin/clients", metadata)
+        assert resp.status_code == 201, (
+            f"POST /admin/clients {metadata!r} -> {resp.status_code} {resp.text}"
+        )
+        return resp.json()
+
+    def create_user(self, username: str, password: str, claims: dict) -> dict:
+        body = {"username": username, "password": password, "claims": claims}
+        resp = self.admin_post("/admin/users", body)
+        assert resp.status_code == 201, (
+            f"POST /admin/users {username!r} -> {resp.status_code} {resp.text}"
+        )
+        return resp.json()
+
+
+@pytest.fixture(scope="session")
+def authrim_server(tmp_path_factory: pytest.TempPathFactory):
+    binary = _resolve_binary()
+    if not binary.is_file() or not os.access(binary, os.X_OK):
+        pytest.fail(
+            f"Authrim binary not found or not executable: {binary} "
+            "(set AUTHRIM_BIN or build target/debug/authrim first)",
+            pytrace=False,
+        )
+
+    workdir = tmp_path_factory.mktemp("authrim")
+    data_dir = workdir / "data"
+    data_dir.mkdir()
+    log_path = workdir / "server.log"
+    _SERVER_LOG["path"] = log_path
+
+    port = _free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    admin_token = secrets.token_urlsafe(32)
+    env = dict(os.environ)
+    env.update(
+        {
+            "AUTHRIM_LISTEN": f"127.0.0.1:{port}",
+            "AUTHRIM_ISSUER": base_url,
+            "AUTHRIM_DATA_DIR": str(data_dir),
+            "AUTHRIM_ADMIN_TOKEN": admin_token,
+            "AUTHRIM_LOG_FORMAT": "json",
+        }
+    )
+
+    log_file = open(log_path, "wb")
+    proc = subprocess.Popen(
+        [str(binary), "serve"],
+        cwd=str(REPO_ROOT),
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=log_file,
+        stderr=subprocess.STDOUT,
+    )
+
+    def stop() -> int | None:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=SHUTDOWN_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+                log_file.close()
+                return None
+        log_file.close()
+        return proc.returncode
+
+    deadline = time.monotonic() + HEALTH_TIMEOUT_S
+    last_error = "no attempt made"
+    healthy = False
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            last_error = f"server exited early with code {proc.returncode}"
+            break
+        try:
+            r = requests.get(base_url + "/healthz", timeout=2)
+            if r.status_code == 200:
+                healthy = True
+                break
+            last_error = f"/healthz -> {r.status_code} {r.text[:200]}"
+        except requests.RequestException as exc:
+            last_error = f"/healthz: {exc.__class__.__name__}: {exc}"
+        time.sleep(0.2)
+
+    if not healthy:
+        stop()
+        log = _log_tail(log_path)
+        print(f"----- authrim server log ({log_path}) -----\n{log}")
+        pytest.fail(
+            f"Authrim did not become healthy within {HEALTH_TIMEOUT_S:.0f}s: "
+            f"{last_error}\n----- server log -----\n{log}",
+            pytrace=False,
+        )
+
+    server = AuthrimServer(
+        base_url=base_url,
+        issuer=base_url,
+        admin_token=admin_token,
+        log_path=log_path,
+        process=proc,
+    )
+    try:
+        yield server
+    finally:
+        code = stop()
+        # A clean SIGTERM shutdown should exit 0; report (but don't fail on)
+        # anything else so it is visible in the pytest output with -s / -rA.
+        if code not in (0, None):
+            print(f"authrim exited with code {code} after SIGTERM; log: {log_path}")
+        elif code is None:
+            print(f"authrim ignored SIGTERM and had to be killed; log: {log_path}")
+
+
+@pytest.fixture(scope="session")
+def discovery(authrim_server: AuthrimServer) -> dict:
+    resp = requests.get(
+        authrim_server.url("/.well-known/openid-configuration"), timeout=HTTP_TIMEOUT_S
+    )
+    assert resp.status_code == 200, resp.text
+    return resp.json()
+
+
+@pytest.fixture(scope="session")
+def jwks(discovery: dict) -> dict:
+    resp = requests.get(discovery["jwks_uri"], timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 200, resp.text
+    return resp.json()
+
+
+@pytest.fixture(scope="session")
+def alice(authrim_server: AuthrimServer) -> dict:
+    """The end user, as returned by POST /admin/users, plus her password."""
+    user = authrim_server.create_user("alice", ALICE_PASSWORD, ALICE_CLAIMS)
+    assert user.get("id"), f"admin user response has no id: {user!r}"
+    assert user.get("username") == "alice", user
+    return {**user, "password": ALICE_PASSWORD}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    log_path = _SERVER_LOG.get("path")
+    if report.failed and log_path is not None and log_path.exists():
+        report.sections.append(
+            ("authrim server log (tail)", _log_tail(log_path, max_chars=8000))
+        )
