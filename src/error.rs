@@ -20,8 +20,10 @@ pub struct OAuthError {
 pub enum Challenge {
     /// RFC 6749 §5.2: a client that authenticated with HTTP Basic gets a Basic challenge.
     Basic,
-    /// RFC 6750 §3: protected resources answer with a Bearer challenge.
+    /// RFC 6750 §3: protected resources answer with a Bearer challenge naming the error.
     Bearer,
+    /// RFC 6750 §3.1: a request with no credentials at all gets a challenge without an error code.
+    BearerBare,
 }
 
 #[derive(Serialize)]
@@ -77,7 +79,7 @@ impl OAuthError {
     fn www_authenticate(&self) -> Option<String> {
         match self.challenge.as_ref()? {
             Challenge::Basic => Some("Basic realm=\"authrim\"".into()),
-            Challenge::Bearer if self.code.is_empty() => Some("Bearer realm=\"authrim\"".into()),
+            Challenge::BearerBare => Some("Bearer realm=\"authrim\"".into()),
             Challenge::Bearer => Some(format!(
                 "Bearer realm=\"authrim\", error=\"{}\", error_description=\"{}\"",
                 self.code,

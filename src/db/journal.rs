@@ -13,9 +13,10 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 type WriteFn = Box<dyn FnOnce(&Connection) -> rusqlite::Result<()> + Send>;
+type Ack = Option<oneshot::Sender<StoreResult<()>>>;
 
 enum Msg {
-    Write(WriteFn, Option<oneshot::Sender<StoreResult<()>>>),
+    Write(WriteFn, Ack),
     Stop(std::sync::mpsc::Sender<()>),
 }
 
@@ -84,7 +85,7 @@ impl Journal {
 }
 
 fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>, stats: Arc<JournalStats>) {
-    let mut batch: Vec<(WriteFn, Option<oneshot::Sender<StoreResult<()>>>)> = Vec::with_capacity(MAX_BATCH);
+    let mut batch: Vec<(WriteFn, Ack)> = Vec::with_capacity(MAX_BATCH);
     let mut stop: Option<std::sync::mpsc::Sender<()>> = None;
     while stop.is_none() {
         match rx.blocking_recv() {
@@ -111,11 +112,10 @@ fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>, stats: Arc<JournalStats>) 
 
 fn commit_batch(
     conn: &Connection,
-    batch: &mut Vec<(WriteFn, Option<oneshot::Sender<StoreResult<()>>>)>,
+    batch: &mut Vec<(WriteFn, Ack)>,
     stats: &JournalStats,
 ) {
-    let mut results: Vec<(StoreResult<()>, Option<oneshot::Sender<StoreResult<()>>>)> =
-        Vec::with_capacity(batch.len());
+    let mut results: Vec<(StoreResult<()>, Ack)> = Vec::with_capacity(batch.len());
     if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
         tracing::error!(error = %e, "journal: cannot begin transaction");
         for (_, ack) in batch.drain(..) {

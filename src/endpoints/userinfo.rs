@@ -20,6 +20,7 @@ pub async fn userinfo(State(app): State<AppState>, method: Method, headers: Head
             res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             res
         }
+        Err(e) if e.challenge.is_some() => e.into_response(),
         Err(e) => e.with_challenge(Challenge::Bearer).into_response(),
     }
 }
@@ -81,6 +82,8 @@ fn bearer_token(method: &Method, headers: &HeaderMap, body: &[u8]) -> Result<Str
     match (from_header, from_body) {
         (Some(_), Some(_)) => Err(OAuthError::invalid_request("the access token was sent more than one way")),
         (Some(t), None) | (None, Some(t)) => Ok(t),
-        (None, None) => Err(OAuthError { code: "", ..OAuthError::invalid_token("no access token") }),
+        (None, None) => Err(OAuthError::invalid_request("no access token")
+            .with_status(axum::http::StatusCode::UNAUTHORIZED)
+            .with_challenge(Challenge::BearerBare)),
     }
 }

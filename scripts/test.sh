@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The whole test suite, runnable on a fresh machine: it installs what it needs.
+#   1. Rust unit and integration tests (the integration tests start real servers).
+#   2. End-to-end tests driven by a third-party OpenID Connect client (Python Authlib)
+#      against the built `authrim` binary.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need() { command -v "$1" >/dev/null 2>&1; }
+apt_install() {
+  if need apt-get; then
+    echo "==> installing Debian packages: $*"
+    if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq "$@"
+    else sudo apt-get update -qq && sudo apt-get install -y -qq "$@"; fi
+  else
+    echo "missing: $* (install them with your package manager)" >&2; exit 1
+  fi
+}
+
+if ! need cargo; then
+  echo "cargo not found: install Rust from https://rustup.rs (1.85 or newer)" >&2; exit 1
+fi
+need cc || apt_install build-essential
+need python3 || apt_install python3
+python3 -c 'import venv, ensurepip' 2>/dev/null || apt_install python3-venv
+
+echo "==> cargo test"
+cargo build --locked --bins
+cargo test --locked
+
+echo "==> end-to-end tests with Authlib"
+VENV=target/e2e-venv
+[ -x "$VENV/bin/pytest" ] || python3 -m venv "$VENV"
+"$VENV/bin/pip" install --quiet --disable-pip-version-check -r tests/e2e/requirements.txt
+AUTHRIM_BIN=target/debug/authrim "$VENV/bin/pytest" tests/e2e -q

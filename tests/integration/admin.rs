@@ -1,0 +1,132 @@
+//! The admin API and the CLI.
+
+use crate::harness::*;
+use reqwest::Method;
+use serde_json::json;
+
+#[tokio::test]
+async fn admin_api_requires_the_admin_token() {
+    let s = TestServer::start().await;
+    let res = s.http.get(s.url("/admin/clients")).send().await.unwrap();
+    assert_eq!(res.status(), 401);
+    let res = s.http.get(s.url("/admin/clients")).bearer_auth("wrong").send().await.unwrap();
+    assert_eq!(res.status(), 401);
+    assert_eq!(res.json::<serde_json::Value>().await.unwrap()["error"], "invalid_token");
+
+    let off = TestServer::start_with(|c| c.admin_token = None).await;
+    let res = off.http.get(off.url("/admin/clients")).bearer_auth("").send().await.unwrap();
+    assert_eq!(res.status(), 404);
+}
+
+#[tokio::test]
+async fn client_lifecycle_and_secret_shown_once() {
+    let s = TestServer::start().await;
+    let (st, created) = s
+        .admin(Method::POST, "/admin/clients", Some(json!({"redirect_uris": [REDIRECT], "grant_types": ["authorization_code"], "scope": "openid email"})))
+        .await;
+    assert_eq!(st, 201);
+    let id = created["client_id"].as_str().unwrap().to_string();
+    let secret = created["client_secret"].as_str().unwrap().to_string();
+    assert_eq!(created["token_endpoint_auth_method"], "client_secret_basic");
+    let (_, shown) = s.admin(Method::GET, &format!("/admin/clients/{id}"), None).await;
+    assert!(shown.get("client_secret").is_none());
+    let (_, listed) = s.admin(Method::GET, "/admin/clients", None).await;
+    assert!(!listed.to_string().contains(&secret), "the secret is never listed");
+    // Stored hashed: the plain secret is nowhere in the database files.
+    let raw = std::fs::read(s.dir.path().join("authrim.db")).unwrap();
+    let wal = std::fs::read(s.dir.path().join("authrim.db-wal")).unwrap_or_default();
+    assert!(!raw.windows(secret.len()).chain(wal.windows(secret.len())).any(|w| w == secret.as_bytes()));
+
+    let (st, updated) = s.admin(Method::PATCH, &format!("/admin/clients/{id}"), Some(json!({"redirect_uris": ["https://new.example/cb"]}))).await;
+    assert_eq!(st, 200);
+    assert_eq!(updated["redirect_uris"], json!(["https://new.example/cb"]));
+    let (st, rotated) = s.admin(Method::POST, &format!("/admin/clients/{id}/secret"), None).await;
+    assert_eq!(st, 200);
+    assert_ne!(rotated["client_secret"].as_str().unwrap(), secret);
+    assert_eq!(s.admin(Method::DELETE, &format!("/admin/clients/{id}"), None).await.0, 204);
+    assert_eq!(s.admin(Method::GET, &format!("/admin/clients/{id}"), None).await.0, 404);
+    assert_eq!(s.admin(Method::DELETE, &format!("/admin/clients/{id}"), None).await.0, 404);
+}
+
+#[tokio::test]
+async fn invalid_client_metadata_is_refused() {
+    let s = TestServer::start().await;
+    for body in [
+        json!({"redirect_uris": ["http://evil.example/cb"]}),
+        json!({"redirect_uris": [REDIRECT], "grant_types": ["password"]}),
+        json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "private_key_jwt"}),
+        json!({"redirect_uris": [REDIRECT], "scope": "openid admin"}),
+        json!({"redirect_uris": [REDIRECT], "unknown_field": 1}),
+        json!({}),
+    ] {
+        let (st, v) = s.admin(Method::POST, "/admin/clients", Some(body.clone())).await;
+        assert_eq!(st, 400, "{body}");
+        assert!(v["error"] == "invalid_client_metadata" || v["error"] == "invalid_request", "{v}");
+    }
+    let res = s.http.post(s.url("/admin/clients")).bearer_auth(ADMIN).header("content-type", "application/json").body("{nope").send().await.unwrap();
+    assert_eq!(res.status(), 400);
+    s.client("dup", json!({})).await;
+    let (st, _) = s.admin(Method::POST, "/admin/clients", Some(json!({"client_id": "dup", "redirect_uris": [REDIRECT]}))).await;
+    assert_eq!(st, 400);
+}
+
+#[tokio::test]
+async fn user_lifecycle_never_shows_password_hash() {
+    let s = TestServer::start().await;
+    let sub = s.user("alice", json!({"email": "alice@example.com"})).await;
+    let (_, listed) = s.admin(Method::GET, "/admin/users", None).await;
+    assert!(!listed.to_string().contains("argon2"), "{listed}");
+    let (st, _) = s.admin(Method::POST, "/admin/users", Some(json!({"username": "alice", "password": PASSWORD}))).await;
+    assert_eq!(st, 400, "duplicate username");
+    let (st, _) = s.admin(Method::POST, "/admin/users", Some(json!({"username": "bob", "password": "short"}))).await;
+    assert_eq!(st, 400);
+    let (st, _) = s.admin(Method::POST, "/admin/users", Some(json!({"username": "bob", "password": PASSWORD, "claims": {"email_verified": "yes"}}))).await;
+    assert_eq!(st, 400);
+    let (st, u) = s.admin(Method::PATCH, &format!("/admin/users/{sub}"), Some(json!({"claims": {"name": "Alice"}}))).await;
+    assert_eq!((st, u["claims"]["name"].as_str()), (200, Some("Alice")));
+    assert_eq!(s.admin(Method::DELETE, &format!("/admin/users/{sub}"), None).await.0, 204);
+    assert_eq!(s.admin(Method::GET, &format!("/admin/users/{sub}"), None).await.0, 404);
+}
+
+fn cli(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_authrim"))
+        .args(args)
+        .env("AUTHRIM_DATA_DIR", dir)
+        .env("AUTHRIM_SQLITE_SYNCHRONOUS", "NORMAL")
+        .env_remove("AUTHRIM_CONFIG")
+        .output()
+        .expect("run the authrim binary")
+}
+
+#[tokio::test]
+async fn cli_edits_reach_a_running_server() {
+    let s = TestServer::start().await;
+    let out = cli(s.dir.path(), &["client", "create", "--client-id", "from-cli", "--redirect-uri", REDIRECT]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let created: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let secret = created["client_secret"].as_str().unwrap().to_string();
+    let out = cli(s.dir.path(), &["user", "create", "--username", "carol", "--password", PASSWORD, "--email", "carol@example.com"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = cli(s.dir.path(), &["client", "create", "--redirect-uri", "http://evil.example/cb"]);
+    assert!(!out.status.success(), "invalid metadata must fail");
+
+    // Within a few seconds the server knows both, without a restart.
+    let mut known = false;
+    for _ in 0..50 {
+        if s.server.app.registry.client("from-cli").is_some() && s.server.app.registry.user_by_login("carol").is_some() {
+            known = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(known, "the server did not pick up CLI changes");
+    let b = s.browser();
+    let code = s.code_for(&b, "from-cli", "carol", &[]).await["code"].clone();
+    let (st, _, _) = s.token(Some(("from-cli", &secret)), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
+    assert_eq!(st, 200);
+
+    let out = cli(s.dir.path(), &["client", "delete", "from-cli"]);
+    assert!(out.status.success());
+    let out = cli(s.dir.path(), &["client", "show", "from-cli"]);
+    assert!(!out.status.success());
+}

@@ -1,0 +1,208 @@
+//! Starts a real Authrim server on an ephemeral port with a fresh data directory, and drives
+//! it like a browser and a client would.
+
+use authrim::config::Config;
+use authrim::http::server::RunningServer;
+use reqwest::redirect::Policy;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+
+pub const ADMIN: &str = "test-admin-token";
+pub const PASSWORD: &str = "correct horse battery";
+pub const REDIRECT: &str = "https://rp.example/cb";
+
+pub struct TestServer {
+    pub server: RunningServer,
+    pub dir: tempfile::TempDir,
+    pub http: reqwest::Client,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+pub fn test_config(dir: &std::path::Path) -> Config {
+    let port = free_port();
+    let mut c = Config::default();
+    c.listen = format!("127.0.0.1:{port}").parse().unwrap();
+    c.issuer = format!("http://127.0.0.1:{port}");
+    c.data_dir = dir.to_path_buf();
+    c.admin_token = Some(ADMIN.into());
+    c.sqlite_synchronous = "NORMAL".into();
+    c.code_shards = 8;
+    c.session_shards = 4;
+    c.challenge_shards = 4;
+    c.revocation_shards = 4;
+    c
+}
+
+impl TestServer {
+    pub async fn start() -> Self {
+        Self::start_with(|_| {}).await
+    }
+
+    pub async fn start_with(tweak: impl FnOnce(&mut Config)) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = test_config(dir.path());
+        tweak(&mut config);
+        Self::start_in(dir, config).await
+    }
+
+    pub async fn start_in(dir: tempfile::TempDir, config: Config) -> Self {
+        let server = RunningServer::start(config).await.expect("server starts");
+        let http = reqwest::Client::builder().redirect(Policy::none()).build().unwrap();
+        Self { server, dir, http }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        self.server.url(path)
+    }
+
+    pub fn issuer(&self) -> String {
+        self.server.app.issuer().to_string()
+    }
+
+    pub async fn admin(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        let mut req = self.http.request(method, self.url(path)).bearer_auth(ADMIN);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let res = req.send().await.unwrap();
+        let status = res.status().as_u16();
+        (status, res.json().await.unwrap_or(Value::Null))
+    }
+
+    /// A confidential client (client_secret_basic unless `extra` says otherwise); returns (id, secret).
+    pub async fn client(&self, id: &str, extra: Value) -> (String, Option<String>) {
+        let mut body = json!({"client_id": id, "redirect_uris": [REDIRECT], "client_name": format!("Client {id}")});
+        for (k, v) in extra.as_object().cloned().unwrap_or_default() {
+            body[k] = v;
+        }
+        let (status, v) = self.admin(reqwest::Method::POST, "/admin/clients", Some(body)).await;
+        assert_eq!(status, 201, "client creation failed: {v}");
+        (id.to_string(), v["client_secret"].as_str().map(str::to_string))
+    }
+
+    /// A user with the standard test password; returns its `sub`.
+    pub async fn user(&self, username: &str, claims: Value) -> String {
+        let (status, v) = self
+            .admin(reqwest::Method::POST, "/admin/users", Some(json!({"username": username, "password": PASSWORD, "claims": claims})))
+            .await;
+        assert_eq!(status, 201, "user creation failed: {v}");
+        v["id"].as_str().unwrap().to_string()
+    }
+
+    pub fn browser(&self) -> Browser {
+        let client = reqwest::Client::builder().redirect(Policy::none()).cookie_store(true).build().unwrap();
+        Browser { client, base: self.url("") }
+    }
+
+    pub async fn token(&self, auth: Option<(&str, &str)>, form: &[(&str, &str)]) -> (u16, Value, reqwest::header::HeaderMap) {
+        let mut req = self.http.post(self.url("/token")).form(form);
+        if let Some((id, secret)) = auth {
+            req = req.basic_auth(id, Some(secret));
+        }
+        let res = req.send().await.unwrap();
+        let (status, headers) = (res.status().as_u16(), res.headers().clone());
+        (status, res.json().await.unwrap_or(Value::Null), headers)
+    }
+
+    pub async fn userinfo(&self, token: &str) -> (u16, Value, Option<String>) {
+        let res = self.http.get(self.url("/userinfo")).bearer_auth(token).send().await.unwrap();
+        let status = res.status().as_u16();
+        let challenge = res.headers().get("www-authenticate").map(|v| v.to_str().unwrap().to_string());
+        (status, res.json().await.unwrap_or(Value::Null), challenge)
+    }
+
+    /// Client + user + a full login with consent; returns the code's redirect parameters.
+    pub async fn code_for(&self, browser: &Browser, client_id: &str, username: &str, extra: &[(&str, &str)]) -> HashMap<String, String> {
+        let mut q = vec![
+            ("response_type", "code"),
+            ("client_id", client_id),
+            ("redirect_uri", REDIRECT),
+            ("scope", "openid profile email"),
+            ("state", "st-1"),
+            ("nonce", "n-1"),
+        ];
+        for (k, v) in extra {
+            q.retain(|(qk, _)| qk != k);
+            q.push((k, v));
+        }
+        let res = browser.authorize(&q).await;
+        browser.finish_login(res, username, PASSWORD).await
+    }
+}
+
+pub struct Browser {
+    pub client: reqwest::Client,
+    base: String,
+}
+
+pub struct Page {
+    pub status: u16,
+    pub html: String,
+    pub location: Option<String>,
+    pub set_cookie: Vec<String>,
+}
+
+impl Page {
+    pub async fn from(res: reqwest::Response) -> Self {
+        let status = res.status().as_u16();
+        let location = res.headers().get("location").map(|v| v.to_str().unwrap().to_string());
+        let set_cookie = res.headers().get_all("set-cookie").iter().map(|v| v.to_str().unwrap().to_string()).collect();
+        Self { status, html: res.text().await.unwrap(), location, set_cookie }
+    }
+
+    pub fn challenge(&self) -> String {
+        let marker = "name=\"challenge\" value=\"";
+        let start = self.html.find(marker).unwrap_or_else(|| panic!("no challenge in page: {}", self.html)) + marker.len();
+        self.html[start..].split('"').next().unwrap().to_string()
+    }
+
+    pub fn is_login(&self) -> bool {
+        self.html.contains("action=\"/login\"")
+    }
+
+    pub fn is_consent(&self) -> bool {
+        self.html.contains("action=\"/consent\"")
+    }
+
+    /// Query parameters of the redirect back to the client.
+    pub fn redirect_params(&self) -> HashMap<String, String> {
+        let loc = self.location.as_deref().unwrap_or_else(|| panic!("no redirect (status {}): {}", self.status, self.html));
+        assert!(loc.starts_with(REDIRECT), "redirect to {loc}");
+        url::Url::parse(loc).unwrap().query_pairs().into_owned().collect()
+    }
+}
+
+impl Browser {
+    pub async fn authorize(&self, query: &[(&str, &str)]) -> reqwest::Response {
+        self.client.get(format!("{}/authorize", self.base)).query(query).send().await.unwrap()
+    }
+
+    pub async fn post(&self, path: &str, form: &[(&str, &str)]) -> Page {
+        Page::from(self.client.post(format!("{}{path}", self.base)).form(form).send().await.unwrap()).await
+    }
+
+    /// From an /authorize response: sign in if asked, consent if asked, return the redirect params.
+    pub async fn finish_login(&self, res: reqwest::Response, username: &str, password: &str) -> HashMap<String, String> {
+        let mut page = Page::from(res).await;
+        if page.is_login() {
+            page = self.post("/login", &[("challenge", &page.challenge()), ("username", username), ("password", password)]).await;
+        }
+        if page.is_consent() {
+            page = self.post("/consent", &[("challenge", &page.challenge()), ("decision", "allow")]).await;
+        }
+        page.redirect_params()
+    }
+}
+
+/// Decode a JWT's header and payload without verifying (tests inspect what we signed).
+pub fn jwt_parts(token: &str) -> (Value, Value) {
+    use base64::Engine;
+    let dec = |s: &str| -> Value {
+        serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(s).unwrap()).unwrap()
+    };
+    let mut it = token.split('.');
+    (dec(it.next().unwrap()), dec(it.next().unwrap()))
+}

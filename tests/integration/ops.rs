@@ -1,0 +1,78 @@
+//! Discovery, JWKS, health, request ids, and what survives a restart.
+
+use crate::harness::*;
+use serde_json::json;
+
+#[tokio::test]
+async fn discovery_is_complete_and_truthful() {
+    let s = TestServer::start().await;
+    let d: serde_json::Value = s.http.get(s.url("/.well-known/openid-configuration")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(d["issuer"], s.issuer());
+    for (k, path) in [("authorization_endpoint", "/authorize"), ("token_endpoint", "/token"), ("userinfo_endpoint", "/userinfo"), ("jwks_uri", "/jwks")] {
+        assert_eq!(d[k], format!("{}{path}", s.issuer()));
+    }
+    assert_eq!(d["grant_types_supported"], json!(["authorization_code"]));
+    assert_eq!(d["response_types_supported"], json!(["code"]));
+    assert_eq!(d["code_challenge_methods_supported"], json!(["S256"]));
+    assert_eq!(d["request_parameter_supported"], false);
+    assert_eq!(d["request_uri_parameter_supported"], false);
+    assert_eq!(d["id_token_signing_alg_values_supported"], json!(["RS256"]));
+    assert!(d.get("end_session_endpoint").is_none() && d.get("revocation_endpoint").is_none(), "nothing unimplemented is advertised");
+    let jwks: serde_json::Value = s.http.get(s.url("/jwks")).send().await.unwrap().json().await.unwrap();
+    let key = &jwks["keys"][0];
+    assert_eq!((key["kty"].as_str(), key["alg"].as_str(), key["use"].as_str()), (Some("RSA"), Some("RS256"), Some("sig")));
+    assert_eq!(key["kid"], authrim::keys::rsa_thumbprint(key["n"].as_str().unwrap(), key["e"].as_str().unwrap()).unwrap());
+    assert!(key.get("d").is_none() && key.get("p").is_none());
+}
+
+#[tokio::test]
+async fn health_request_ids_and_json_404() {
+    let s = TestServer::start().await;
+    let res = s.http.get(s.url("/healthz")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(res.headers().get("x-request-id").is_some());
+    let res = s.http.get(s.url("/nope")).header("x-request-id", "abc123").send().await.unwrap();
+    assert_eq!(res.status(), 404);
+    assert_eq!(res.headers()["x-request-id"], "abc123");
+    assert_eq!(res.json::<serde_json::Value>().await.unwrap()["error"], "not_found");
+}
+
+#[tokio::test]
+async fn keys_sessions_and_codes_survive_a_graceful_restart() {
+    let s = TestServer::start().await;
+    let (id, secret) = s.client("rp", json!({})).await;
+    s.user("alice", json!({})).await;
+    let b = s.browser();
+    let code = s.code_for(&b, &id, "alice", &[]).await["code"].clone();
+    let kid = s.server.app.keys.active_kid();
+    let TestServer { server, dir, .. } = s;
+    server.stop().await.unwrap();
+
+    let mut config = test_config(dir.path());
+    config.admin_token = Some(ADMIN.into());
+    let s = TestServer::start_in(dir, config).await;
+    assert_eq!(s.server.app.keys.active_kid(), kid, "the signing key is kept");
+    // The code issued before the restart still redeems (once).
+    let (st, tok, _) = s.token(Some((&id, secret.as_deref().unwrap())), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
+    assert_eq!(st, 200, "{tok}");
+    // The consent given before the restart is remembered.
+    assert!(s.server.app.registry.consented_scope(&jwt_parts(tok["access_token"].as_str().unwrap()).1["sub"].as_str().unwrap().to_string(), "rp").is_some());
+}
+
+#[tokio::test]
+async fn rfc7515_a2_vector_verifies_with_our_verification_path() {
+    // The same jsonwebtoken decode path KeyManager::verify uses, on the RFC's own token.
+    let v: serde_json::Value = serde_json::from_str(include_str!("../vectors/rfc7515_a2.json")).unwrap();
+    let jwk: jsonwebtoken::jwk::Jwk = serde_json::from_value(v["jwk"].clone()).unwrap();
+    let key = jsonwebtoken::DecodingKey::from_jwk(&jwk).unwrap();
+    let mut val = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
+    val.validate_exp = false;
+    val.validate_aud = false;
+    val.required_spec_claims.clear();
+    let jws = v["jws"].as_str().unwrap();
+    let data = jsonwebtoken::decode::<serde_json::Value>(jws, &key, &val).unwrap();
+    assert_eq!(data.claims, v["payload_json"]);
+    let mut tampered = jws.to_string();
+    tampered.replace_range(jws.len() - 5..jws.len() - 4, if jws.ends_with('A') { "B" } else { "A" });
+    assert!(jsonwebtoken::decode::<serde_json::Value>(&tampered, &key, &val).is_err());
+}
