@@ -201,6 +201,18 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn reuse_after_the_code_expired_is_still_reuse() {
+        // OpenID certification: "code reuse after 30 s" must still revoke what the code issued.
+        let dir = tempfile::tempdir().unwrap();
+        let (s, _) = store(dir.path(), 1).await;
+        let code = s.issue(grant()).await.unwrap();
+        assert!(matches!(s.consume(&code, jti("a")).await.unwrap(), Redemption::Fresh(_)));
+        tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+        s.sweep_expired().await.unwrap();
+        assert!(matches!(s.consume(&code, jti("b")).await.unwrap(), Redemption::AlreadyUsed { .. }));
+    }
+
+    #[tokio::test]
     async fn redemption_survives_a_restart() {
         let dir = tempfile::tempdir().unwrap();
         let code = {

@@ -1,0 +1,68 @@
+//! `cargo bench --bench signing`: what a token issuance costs next to its RSA signature.
+//! Prints median nanoseconds per operation over several rounds; no assertions (benchmarks
+//! measure, tests assert).
+
+use authrim::keys::SigningKey;
+use std::time::Instant;
+
+fn median_ns(rounds: usize, iters: u32, mut f: impl FnMut()) -> f64 {
+    let mut samples: Vec<f64> = (0..rounds)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..iters {
+                f();
+            }
+            t.elapsed().as_nanos() as f64 / iters as f64
+        })
+        .collect();
+    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    samples[rounds / 2]
+}
+
+fn main() {
+    let (key, pkcs8) = SigningKey::generate().unwrap();
+    let claims = serde_json::json!({
+        "iss": "https://id.example.com", "sub": "jVIn-ox50X9ES9IHHPW4Mt", "aud": ["https://id.example.com"],
+        "exp": 4102444800u64, "iat": 1700000000u64, "jti": "9xETbZFnquFzRejg-ZjAoae_rasUnK76MTjKxBbEVsQ",
+        "client_id": "rp", "scope": "openid profile email", "auth_time": 1700000000u64
+    });
+
+    // The raw RSA-2048 PKCS#1 v1.5 signature: the ceiling every issuance is measured against.
+    let pair = aws_lc_rs::rsa::KeyPair::from_pkcs8(&pkcs8).unwrap();
+    let rng = aws_lc_rs::rand::SystemRandom::new();
+    let msg = vec![b'x'; 400];
+    let mut sig = vec![0u8; 256];
+    let raw = median_ns(15, 200, || pair.sign(&aws_lc_rs::signature::RSA_PKCS1_SHA256, &rng, &msg, &mut sig).unwrap());
+
+    let ours = median_ns(15, 200, || {
+        std::hint::black_box(key.sign_jwt("at+jwt", &claims).unwrap());
+    });
+
+    // jsonwebtoken::encode with the same key: it parses the DER key on every call.
+    let pkcs1 = {
+        let pem = format!(
+            "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+            base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &pkcs8)
+        );
+        jsonwebtoken::EncodingKey::from_rsa_pem(pem.as_bytes()).unwrap()
+    };
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
+    header.kid = Some(key.kid.clone());
+    let theirs = median_ns(15, 200, || {
+        std::hint::black_box(jsonwebtoken::encode(&header, &claims, &pkcs1).unwrap());
+    });
+
+    let token = key.sign_jwt("at+jwt", &claims).unwrap();
+    let jwk: jsonwebtoken::jwk::Jwk = serde_json::from_value(key.public_jwk.clone()).unwrap();
+    let dk = jsonwebtoken::DecodingKey::from_jwk(&jwk).unwrap();
+    let mut v = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
+    v.validate_aud = false;
+    let verify = median_ns(15, 2000, || {
+        std::hint::black_box(jsonwebtoken::decode::<serde_json::Value>(&token, &dk, &v).unwrap());
+    });
+
+    println!("RSA-2048 PKCS#1 v1.5 sign (raw)      {:>9.1} µs", raw / 1e3);
+    println!("JWT sign, KeyManager (parsed key)    {:>9.1} µs   {:.3}× raw", ours / 1e3, ours / raw);
+    println!("JWT sign, jsonwebtoken::encode       {:>9.1} µs   {:.3}× raw", theirs / 1e3, theirs / raw);
+    println!("JWT verify + claims, jsonwebtoken    {:>9.1} µs", verify / 1e3);
+}
