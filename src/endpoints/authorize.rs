@@ -250,14 +250,9 @@ pub async fn render_login(
 ) -> Response {
     let existing = cookies::get(headers, cookies::BROWSER).map(str::to_string);
     let browser = existing.clone().unwrap_or_else(random_token);
-    let record = ChallengeRecord {
-        kind: "login".into(),
-        binding: sha256(browser.as_bytes()),
-        payload: serde_json::to_value(req).unwrap_or_default(),
-    };
-    let challenge = match app.stores.challenges.issue(record, app.config.challenge_ttl).await {
+    let challenge = match issue_challenge(app, "login", &browser, req).await {
         Ok(c) => c,
-        Err(e) => return unavailable(e),
+        Err(res) => return res,
     };
     let client_name = client_display_name(app, &req.client_id);
     let mut res = pages::login(LoginPage { challenge: &challenge, client_name: &client_name, login_hint: req.login_hint.as_deref(), error });
@@ -271,18 +266,24 @@ pub async fn render_login(
 }
 
 async fn render_consent(app: &App, cookie: &str, session: &Session, req: &AuthorizationRequest) -> Response {
-    let record = ChallengeRecord {
-        kind: "consent".into(),
-        binding: sha256(cookie.as_bytes()),
-        payload: serde_json::to_value(req).unwrap_or_default(),
-    };
-    let challenge = match app.stores.challenges.issue(record, app.config.challenge_ttl).await {
+    let challenge = match issue_challenge(app, "consent", cookie, req).await {
         Ok(c) => c,
-        Err(e) => return unavailable(e),
+        Err(res) => return res,
     };
     let username = app.registry.user(&session.user_id).map(|u| u.username.clone()).unwrap_or_default();
     let scopes: Vec<&str> = split_list(&req.scope).collect();
     pages::consent(&challenge, &client_display_name(app, &req.client_id), &username, &scopes)
+}
+
+/// A one-time challenge of `kind` carrying `req`, bound to the value of the cookie the form
+/// post must send back (see `interaction::take_challenge`).
+async fn issue_challenge(app: &App, kind: &str, cookie_value: &str, req: &AuthorizationRequest) -> Result<String, Response> {
+    let record = ChallengeRecord {
+        kind: kind.into(),
+        binding: sha256(cookie_value.as_bytes()),
+        payload: serde_json::to_value(req).unwrap_or_default(),
+    };
+    app.stores.challenges.issue(record, app.config.challenge_ttl).await.map_err(unavailable)
 }
 
 pub async fn issue_code(app: &App, req: &AuthorizationRequest, session: &Session, status: StatusCode) -> Response {

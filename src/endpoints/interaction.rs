@@ -7,7 +7,7 @@ use crate::app::{App, AppState};
 use crate::error::OAuthError;
 use crate::http::cookies;
 use crate::http::pages::error_page;
-use crate::http::params::FormParams;
+use crate::http::params::{FormParams, Params};
 use crate::stores::Session;
 use crate::tokens::ACR_PASSWORD;
 use crate::util::{ct_eq, now, random_token, sha256, split_list};
@@ -25,19 +25,9 @@ pub async fn login(
     headers: HeaderMap,
     form: Result<FormParams, OAuthError>,
 ) -> Response {
-    let Ok(FormParams(params)) = form else { return error_page(StatusCode::BAD_REQUEST, EXPIRED) };
-    let Some(challenge) = params.get("challenge") else { return error_page(StatusCode::BAD_REQUEST, EXPIRED) };
-    let record = match app.stores.challenges.consume(challenge, "login").await {
-        Ok(Some(r)) => r,
-        Ok(None) => return error_page(StatusCode::BAD_REQUEST, EXPIRED),
-        Err(e) => return unavailable(e),
-    };
-    let bound = cookies::get(&headers, cookies::BROWSER).is_some_and(|b| ct_eq(&sha256(b.as_bytes()), &record.binding));
-    if !bound {
-        return error_page(StatusCode::BAD_REQUEST, NO_COOKIE);
-    }
-    let Ok(req) = serde_json::from_value::<AuthorizationRequest>(record.payload) else {
-        return error_page(StatusCode::BAD_REQUEST, EXPIRED);
+    let (params, _, req) = match take_challenge(&app, &headers, form, "login", cookies::BROWSER).await {
+        Ok(taken) => taken,
+        Err(res) => return res,
     };
     if app.registry.client(&req.client_id).is_none() {
         return error_page(StatusCode::BAD_REQUEST, "The application that sent you here is no longer registered.");
@@ -84,21 +74,12 @@ pub async fn login(
 }
 
 pub async fn consent(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
-    let Ok(FormParams(params)) = form else { return error_page(StatusCode::BAD_REQUEST, EXPIRED) };
-    let Some(challenge) = params.get("challenge") else { return error_page(StatusCode::BAD_REQUEST, EXPIRED) };
-    let record = match app.stores.challenges.consume(challenge, "consent").await {
-        Ok(Some(r)) => r,
-        Ok(None) => return error_page(StatusCode::BAD_REQUEST, EXPIRED),
-        Err(e) => return unavailable(e),
+    let (params, cookie, req) = match take_challenge(&app, &headers, form, "consent", cookies::SESSION).await {
+        Ok(taken) => taken,
+        Err(res) => return res,
     };
-    let Some(cookie) = cookies::get(&headers, cookies::SESSION).filter(|c| ct_eq(&sha256(c.as_bytes()), &record.binding)) else {
-        return error_page(StatusCode::BAD_REQUEST, NO_COOKIE);
-    };
-    let Some((_, session)) = super::authorize::current_session(&app, &headers).await.filter(|(c, _)| c == cookie) else {
+    let Some((_, session)) = super::authorize::current_session(&app, &headers).await.filter(|(c, _)| *c == cookie) else {
         return error_page(StatusCode::BAD_REQUEST, "Your session has ended. Return to the application and sign in again.");
-    };
-    let Ok(req) = serde_json::from_value::<AuthorizationRequest>(record.payload) else {
-        return error_page(StatusCode::BAD_REQUEST, EXPIRED);
     };
     match params.get("decision") {
         Some("allow") => {
@@ -114,6 +95,31 @@ pub async fn consent(State(app): State<AppState>, headers: HeaderMap, form: Resu
         }
         _ => error_page(StatusCode::BAD_REQUEST, "Choose Allow or Deny."),
     }
+}
+
+/// Consume the form's challenge of `kind` and check that the browser sent back the cookie it
+/// is bound to. Returns the form, that cookie's value and the pending authorization request.
+async fn take_challenge(
+    app: &App,
+    headers: &HeaderMap,
+    form: Result<FormParams, OAuthError>,
+    kind: &str,
+    cookie_name: &str,
+) -> Result<(Params, String, AuthorizationRequest), Response> {
+    let expired = || error_page(StatusCode::BAD_REQUEST, EXPIRED);
+    let FormParams(params) = form.map_err(|_| expired())?;
+    let challenge = params.get("challenge").ok_or_else(expired)?;
+    let record = match app.stores.challenges.consume(challenge, kind).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return Err(expired()),
+        Err(e) => return Err(unavailable(e)),
+    };
+    let cookie = cookies::get(headers, cookie_name)
+        .filter(|c| ct_eq(&sha256(c.as_bytes()), &record.binding))
+        .ok_or_else(|| error_page(StatusCode::BAD_REQUEST, NO_COOKIE))?
+        .to_string();
+    let req = serde_json::from_value::<AuthorizationRequest>(record.payload).map_err(|_| expired())?;
+    Ok((params, cookie, req))
 }
 
 /// Scopes consented before plus the ones just granted.
