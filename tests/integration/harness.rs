@@ -23,17 +23,18 @@ fn free_port() -> u16 {
 
 pub fn test_config(dir: &std::path::Path) -> Config {
     let port = free_port();
-    let mut c = Config::default();
-    c.listen = format!("127.0.0.1:{port}").parse().unwrap();
-    c.issuer = format!("http://127.0.0.1:{port}");
-    c.data_dir = dir.to_path_buf();
-    c.admin_token = Some(ADMIN.into());
-    c.sqlite_synchronous = "NORMAL".into();
-    c.code_shards = 8;
-    c.session_shards = 4;
-    c.challenge_shards = 4;
-    c.revocation_shards = 4;
-    c
+    Config {
+        listen: format!("127.0.0.1:{port}").parse().unwrap(),
+        issuer: format!("http://127.0.0.1:{port}"),
+        data_dir: dir.to_path_buf(),
+        admin_token: Some(ADMIN.into()),
+        sqlite_synchronous: "NORMAL".into(),
+        code_shards: 8,
+        session_shards: 4,
+        challenge_shards: 4,
+        revocation_shards: 4,
+        ..Config::default()
+    }
 }
 
 impl TestServer {

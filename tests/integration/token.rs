@@ -13,7 +13,7 @@ async fn setup(s: &TestServer) -> (String, String, Browser) {
     (id, secret.unwrap(), s.browser())
 }
 
-fn redeem<'a>(code: &'a str) -> Vec<(&'static str, &'a str)> {
+fn redeem(code: &str) -> Vec<(&'static str, &str)> {
     vec![("grant_type", "authorization_code"), ("code", code), ("redirect_uri", REDIRECT)]
 }
 
