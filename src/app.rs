@@ -1,5 +1,6 @@
 //! `App`: everything a request needs, built once at start and passed explicitly as axum state.
 
+use crate::audit::AuditLog;
 use crate::config::Config;
 use crate::db::Journal;
 use crate::grants::GrantRegistry;
@@ -17,13 +18,15 @@ pub struct App {
     pub journal: Journal,
     pub grants: GrantRegistry,
     pub login_limiter: LoginLimiter,
+    pub audit: AuditLog,
 }
 
 pub type AppState = Arc<App>;
 
 impl App {
     /// Open the data directory (creating schema and first key on a first start) and load the
-    /// in-memory state. The returned journal must be shut down to flush pending writes.
+    /// in-memory state. Needs a Tokio runtime (the audit writer is a task). Shut down with
+    /// `close` to flush the audit queue and pending writes.
     pub fn open(config: Config) -> anyhow::Result<Self> {
         let conn = crate::db::open(&config.data_dir, &config.sqlite_synchronous)?;
         let retired_visibility = config.access_token_ttl.max(config.id_token_ttl);
@@ -31,13 +34,19 @@ impl App {
         let journal = Journal::start(conn);
         let reader = crate::db::open_reader(&config.data_dir)?;
         let registry = Registry::load(&reader, journal.clone())?;
-        let stores = Stores::embedded(&config, &journal, &reader)?;
+        let stores = Stores::embedded(&config, &journal, &reader, keys.derived_key("authrim refresh-token mac v1"))?;
+        let audit = AuditLog::start(journal.clone());
         let login_limiter = LoginLimiter::new(
             config.login_max_failures_per_account,
             config.login_max_failures_per_address,
             config.login_window,
         );
-        Ok(Self { config, keys, registry, stores, journal, grants: GrantRegistry::standard(), login_limiter })
+        Ok(Self { config, keys, registry, stores, journal, grants: GrantRegistry::standard(), login_limiter, audit })
+    }
+
+    pub async fn close(&self) {
+        self.audit.flush().await;
+        self.journal.shutdown().await;
     }
 
     pub fn issuer(&self) -> &str {

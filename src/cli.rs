@@ -36,6 +36,14 @@ pub enum Command {
     /// Inspect signing keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// List security events (newest first).
+    Audit {
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        /// Only events of this kind (login_failure, refresh_reuse, family_revoked, …).
+        #[arg(long)]
+        event: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -231,6 +239,9 @@ pub fn run_admin(config: &Config, command: Command) -> anyhow::Result<()> {
                 eprintln!("deleted user {}", existing.username);
             }
         },
+        Command::Audit { limit, event } => {
+            print(serde_json::to_value(crate::audit::list(&conn, limit, event.as_deref())?)?);
+        }
         Command::Keys(KeysCommand::List) => {
             let mut stmt = conn.prepare("SELECT kid, alg, state, created_at FROM signing_keys ORDER BY created_at")?;
             let rows = stmt.query_map([], |r| {

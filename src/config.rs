@@ -31,6 +31,17 @@ pub struct Config {
     pub session_shards: usize,
     pub challenge_shards: usize,
     pub revocation_shards: usize,
+    pub refresh_shards: usize,
+
+    /// Rotate refresh tokens on every use (theft detection needs this on).
+    pub refresh_token_rotation: bool,
+    /// Seconds during which a retry with the just-superseded refresh token gets the same
+    /// successor instead of counting as theft. 0 = strict.
+    pub refresh_reuse_grace: u64,
+    /// Absolute lifetime of a refresh-token family, from the login.
+    pub refresh_token_ttl: u64,
+    /// A family unused for this long expires.
+    pub refresh_token_idle_ttl: u64,
 
     /// Key-encryption key for signing keys at rest (base64url, 32 bytes). Default: a key file
     /// `master.key` created in the data directory with mode 0600.
@@ -75,6 +86,11 @@ impl Default for Config {
             session_shards: 32,
             challenge_shards: 16,
             revocation_shards: 16,
+            refresh_shards: 32,
+            refresh_token_rotation: true,
+            refresh_reuse_grace: 0,
+            refresh_token_ttl: 30 * 86_400,
+            refresh_token_idle_ttl: 14 * 86_400,
             key_encryption_key: None,
             key_cache_ttl: 300,
             sqlite_synchronous: "FULL".into(),
@@ -106,6 +122,11 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_SESSION_SHARDS", "session_shards"),
     ("AUTHRIM_CHALLENGE_SHARDS", "challenge_shards"),
     ("AUTHRIM_REVOCATION_SHARDS", "revocation_shards"),
+    ("AUTHRIM_REFRESH_SHARDS", "refresh_shards"),
+    ("AUTHRIM_REFRESH_TOKEN_ROTATION", "refresh_token_rotation"),
+    ("AUTHRIM_REFRESH_REUSE_GRACE", "refresh_reuse_grace"),
+    ("AUTHRIM_REFRESH_TOKEN_TTL", "refresh_token_ttl"),
+    ("AUTHRIM_REFRESH_TOKEN_IDLE_TTL", "refresh_token_idle_ttl"),
     ("AUTHRIM_KEY_ENCRYPTION_KEY", "key_encryption_key"),
     ("AUTHRIM_KEY_CACHE_TTL", "key_cache_ttl"),
     ("AUTHRIM_SQLITE_SYNCHRONOUS", "sqlite_synchronous"),
@@ -118,11 +139,12 @@ pub const ENV_VARS: &[(&str, &str)] = &[
 
 const NUMERIC_KEYS: &[&str] = &[
     "code_expiry", "access_token_ttl", "id_token_ttl", "session_ttl", "challenge_ttl",
-    "code_shards", "session_shards", "challenge_shards", "revocation_shards", "key_cache_ttl",
+    "code_shards", "session_shards", "challenge_shards", "revocation_shards", "refresh_shards", "key_cache_ttl",
+    "refresh_reuse_grace", "refresh_token_ttl", "refresh_token_idle_ttl",
     "max_body_bytes", "login_max_failures_per_account", "login_max_failures_per_address",
     "login_window",
 ];
-const BOOL_KEYS: &[&str] = &["demo", "trust_proxy"];
+const BOOL_KEYS: &[&str] = &["demo", "trust_proxy", "refresh_token_rotation"];
 
 impl Config {
     /// Load from an optional file and the process environment.
@@ -170,6 +192,7 @@ impl Config {
             ("session_shards", self.session_shards),
             ("challenge_shards", self.challenge_shards),
             ("revocation_shards", self.revocation_shards),
+            ("refresh_shards", self.refresh_shards),
         ] {
             if !(1..=4096).contains(&n) {
                 anyhow::bail!("{name} must be between 1 and 4096, got {n}");

@@ -6,6 +6,7 @@
 //! `stores` (the sharded state stores), `db` (SQLite and its group-commit journal).
 
 pub mod app;
+pub mod audit;
 pub mod cli;
 pub mod config;
 pub mod db;

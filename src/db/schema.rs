@@ -67,6 +67,24 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     CREATE INDEX challenges_expiry ON challenges(expires_at);
     CREATE INDEX revoked_tokens_expiry ON revoked_tokens(expires_at);
     "#,
+), (
+    2,
+    r#"
+    CREATE TABLE refresh_families (
+        hash BLOB PRIMARY KEY, shard INTEGER NOT NULL, data TEXT NOT NULL, expires_at INTEGER NOT NULL
+    );
+    CREATE INDEX refresh_families_expiry ON refresh_families(expires_at);
+    CREATE TABLE audit_events (
+        id        INTEGER PRIMARY KEY AUTOINCREMENT,
+        at        INTEGER NOT NULL,
+        event     TEXT NOT NULL,
+        client_id TEXT,
+        user_id   TEXT,
+        address   TEXT,
+        detail    TEXT NOT NULL
+    );
+    CREATE INDEX audit_events_at ON audit_events(at);
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -22,6 +22,7 @@ pub fn router(app: AppState) -> Router<AppState> {
         .route("/admin/clients/{id}/secret", post(rotate_secret))
         .route("/admin/users", get(list_users).post(create_user))
         .route("/admin/users/{id}", get(show_user).patch(update_user).put(update_user).delete(delete_user))
+        .route("/admin/audit", get(list_audit))
         .layer(axum::middleware::from_fn_with_state(app, require_admin))
 }
 
@@ -100,6 +101,26 @@ async fn delete_client(State(app): State<AppState>, Path(id): Path<String>) -> A
         return Err(OAuthError::not_found("no such client"));
     }
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+#[derive(serde::Deserialize)]
+struct AuditQuery {
+    limit: Option<u32>,
+    event: Option<String>,
+}
+
+async fn list_audit(State(app): State<AppState>, axum::extract::Query(q): axum::extract::Query<AuditQuery>) -> AdminResult {
+    // Make events recorded just before this call visible.
+    app.audit.flush().await;
+    let dir = app.config.data_dir.clone();
+    let events = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+        let conn = crate::db::open_reader(&dir)?;
+        Ok(crate::audit::list(&conn, q.limit.unwrap_or(100).min(10_000), q.event.as_deref())?)
+    })
+    .await
+    .map_err(|e| OAuthError::internal("audit", e))?
+    .map_err(|e| OAuthError::internal("audit", e))?;
+    Ok(Json(json!({ "events": events })).into_response())
 }
 
 async fn list_users(State(app): State<AppState>) -> AdminResult {

@@ -4,6 +4,7 @@
 
 use super::authorize::{continue_authorization, issue_code, redirect_error, render_login, unavailable, AuthorizationRequest};
 use crate::app::{App, AppState};
+use crate::audit::AuditEvent;
 use crate::error::OAuthError;
 use crate::http::cookies;
 use crate::http::pages::error_page;
@@ -45,9 +46,13 @@ pub async fn login(
     let ok = tokio::task::spawn_blocking(move || crate::registry::users::verify_password(candidate.as_deref(), &password))
         .await
         .unwrap_or(false);
-    let Some(user) = user.filter(|_| ok) else {
+    let Some(user) = user.clone().filter(|_| ok) else {
         app.login_limiter.record_failure(&username, &address, now());
-        tracing::info!(event = "login_failure", %address, "failed sign-in");
+        let mut event = AuditEvent::new("login_failure").address(&address).client(&req.client_id);
+        if let Some(u) = &user {
+            event = event.user(&u.id);
+        }
+        app.audit.record(event).await;
         return render_login(&app, &headers, &req, Some("Incorrect username or password."), StatusCode::UNAUTHORIZED).await;
     };
     app.login_limiter.record_success(&username);
@@ -67,7 +72,7 @@ pub async fn login(
         Ok(c) => c,
         Err(e) => return unavailable(e),
     };
-    tracing::info!(event = "login_success", user = %user.id, %address, "signed in");
+    app.audit.record(AuditEvent::new("login_success").user(&user.id).client(&req.client_id).address(&address)).await;
     let mut res = continue_authorization(&app, &headers, req, Some((cookie.clone(), session)), true, StatusCode::SEE_OTHER).await;
     cookies::set(&mut res, cookies::SESSION, &cookie, Some(app.config.session_ttl), app.config.secure_cookies());
     res

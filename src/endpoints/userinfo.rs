@@ -31,7 +31,7 @@ async fn handle(app: &App, method: &Method, headers: &HeaderMap, body: &[u8]) ->
     if !claims.aud.iter().any(|a| a == app.issuer()) {
         return Err(OAuthError::invalid_token("the access token is not meant for this resource"));
     }
-    if app.stores.revocations.is_revoked(&claims.jti).await? {
+    if crate::tokens::is_revoked(app, &claims).await? {
         return Err(OAuthError::invalid_token("the access token has been revoked"));
     }
     if !claims.has_scope("openid") {

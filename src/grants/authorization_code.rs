@@ -1,14 +1,17 @@
 //! `grant_type=authorization_code` (RFC 6749 §4.1.3, RFC 7636 §4.6, OpenID Connect Core §3.1.3).
 
-use super::{GrantHandler, TokenResponse};
+use super::{issue_tokens, GrantHandler, Issuance, TokenResponse};
 use crate::app::App;
+use crate::audit::AuditEvent;
 use crate::error::{OAuthError, OAuthResult};
 use crate::http::params::Params;
 use crate::registry::Client;
-use crate::stores::{IssuedToken, Redemption};
-use crate::tokens::{self, claims_request, AccessTokenSpec, IdTokenSpec};
-use crate::util::{b64, ct_eq, sha256, split_list};
+use crate::stores::refresh::new_family_id;
+use crate::stores::{IssuedToken, NewFamily, Redemption};
+use crate::tokens::{self, claims_request};
+use crate::util::{b64, ct_eq, now, sha256, split_list};
 use async_trait::async_trait;
+use serde_json::json;
 
 pub struct AuthorizationCodeGrant;
 
@@ -26,10 +29,17 @@ impl GrantHandler for AuthorizationCodeGrant {
             check_verifier_syntax(v)?;
         }
 
-        // The id of the access token is fixed before redemption, so the store records it in
-        // the same atomic step: a concurrent reuse of the code always finds it to revoke.
+        // The ids of what this code will issue (the access token, and the refresh-token family
+        // if any) are fixed before redemption, so the store records them in the same atomic
+        // step: a concurrent reuse of the code always finds them to revoke.
         let (jti, exp) = tokens::new_token_id(app);
-        let issued = vec![IssuedToken { jti: jti.clone(), expires_at: exp }];
+        let wants_refresh = client.allows_grant("refresh_token");
+        let family_id = wants_refresh.then(new_family_id);
+        let mut issued = vec![IssuedToken { jti: jti.clone(), expires_at: exp }];
+        if let Some(f) = &family_id {
+            let until = now() + app.config.refresh_token_ttl + app.config.access_token_ttl;
+            issued.push(IssuedToken { jti: tokens::grant_revocation_key(f), expires_at: until });
+        }
         let grant = match app.stores.codes.consume(code, issued).await? {
             Redemption::Fresh(grant) => grant,
             Redemption::NotFound | Redemption::Expired => {
@@ -38,7 +48,9 @@ impl GrantHandler for AuthorizationCodeGrant {
             Redemption::AlreadyUsed { client_id, issued } => {
                 if client_id == client.id() {
                     revoke_all(app, &issued).await?;
-                    tracing::warn!(event = "code_reuse", client = %client_id, revoked = issued.len(), "authorization code reused");
+                    app.audit
+                        .record(AuditEvent::new("code_reuse").client(&client_id).detail(json!({"revoked": issued.len()})))
+                        .await;
                 }
                 return Err(OAuthError::invalid_grant("the authorization code was already used"));
             }
@@ -67,50 +79,42 @@ impl GrantHandler for AuthorizationCodeGrant {
             .filter(|u| !u.disabled)
             .ok_or_else(|| OAuthError::invalid_grant("the user of this authorization no longer exists or is disabled"))?;
 
-        let access_token = tokens::mint_access_token(
-            app,
-            AccessTokenSpec {
-                sub: &user.id,
-                client_id: client.id(),
-                scope: &grant.scope,
-                auth_time: Some(grant.auth_time),
-                acr: grant.acr.as_deref(),
-                sid: Some(&grant.sid),
-                userinfo_claims: claims_request::requested(grant.claims.as_ref(), "userinfo"),
-            },
-            jti,
-            exp,
-        )
-        .map_err(|e| OAuthError::internal("signing", e))?;
-        let id_token = if split_list(&grant.scope).any(|s| s == "openid") {
-            let requested = claims_request::requested(grant.claims.as_ref(), "id_token");
-            Some(
-                tokens::mint_id_token(
-                    app,
-                    IdTokenSpec {
-                        user: &user,
-                        client_id: client.id(),
-                        nonce: grant.nonce.as_deref(),
-                        auth_time: grant.auth_time,
-                        sid: &grant.sid,
-                        acr: grant.acr.as_deref(),
-                        access_token: Some(&access_token),
-                        requested: &requested,
-                    },
-                )
-                .map_err(|e| OAuthError::internal("signing", e))?,
-            )
-        } else {
-            None
+        let userinfo_claims = claims_request::requested(grant.claims.as_ref(), "userinfo");
+        // OpenID Connect Core §11: a refresh token for offline use only when offline_access was granted.
+        let offline = split_list(&grant.scope).any(|s| s == "offline_access");
+        let (refresh_token, grant_id) = match family_id.filter(|_| offline) {
+            Some(f) => {
+                let new = NewFamily {
+                    user_id: user.id.clone(),
+                    client_id: client.id().to_string(),
+                    scope: grant.scope.clone(),
+                    auth_time: grant.auth_time,
+                    sid: grant.sid.clone(),
+                    acr: grant.acr.clone(),
+                    userinfo_claims: userinfo_claims.clone(),
+                };
+                (Some(app.stores.refresh.create(&f, new).await?), Some(f))
+            }
+            None => (None, None),
         };
-        Ok(TokenResponse {
-            access_token,
-            token_type: "Bearer",
-            expires_in: app.config.access_token_ttl,
-            scope: grant.scope,
-            id_token,
-            refresh_token: None,
-        })
+        issue_tokens(
+            app,
+            Issuance {
+                user: &user,
+                client,
+                scope: &grant.scope,
+                auth_time: grant.auth_time,
+                sid: &grant.sid,
+                acr: grant.acr.as_deref(),
+                nonce: grant.nonce.as_deref(),
+                userinfo_claims,
+                id_token_claims: claims_request::requested(grant.claims.as_ref(), "id_token"),
+                grant_id: grant_id.as_deref(),
+                jti,
+                exp,
+                refresh_token,
+            },
+        )
     }
 }
 
@@ -121,9 +125,13 @@ fn check_verifier_syntax(v: &str) -> OAuthResult<()> {
     if ok { Ok(()) } else { Err(OAuthError::invalid_grant("code_verifier is malformed (RFC 7636 §4.1)")) }
 }
 
+/// Revoke what a reused code issued: its access token, and its refresh-token family.
 async fn revoke_all(app: &App, issued: &[IssuedToken]) -> OAuthResult<()> {
     for t in issued {
         app.stores.revocations.revoke(&t.jti, t.expires_at).await?;
+        if let Some(family) = tokens::grant_of_revocation_key(&t.jti) {
+            app.stores.refresh.revoke_family(family).await?;
+        }
     }
     Ok(())
 }

@@ -3,9 +3,12 @@
 //! `GRANT_TYPES` (which client registration and discovery advertise).
 
 pub mod authorization_code;
+pub mod refresh_token;
 
 use crate::app::App;
-use crate::error::OAuthResult;
+use crate::error::{OAuthError, OAuthResult};
+use crate::registry::User;
+use crate::tokens::{self, AccessTokenSpec, IdTokenSpec};
 use crate::http::params::Params;
 use crate::registry::Client;
 use async_trait::async_trait;
@@ -13,7 +16,7 @@ use serde::Serialize;
 use std::collections::HashMap;
 
 /// Every grant type this build implements.
-pub const GRANT_TYPES: &[&str] = &["authorization_code"];
+pub const GRANT_TYPES: &[&str] = &["authorization_code", "refresh_token"];
 
 /// RFC 6749 §5.1 (and OpenID Connect Core §3.1.3.3) successful token response.
 #[derive(Debug, Serialize)]
@@ -42,7 +45,8 @@ pub struct GrantRegistry {
 
 impl GrantRegistry {
     pub fn standard() -> Self {
-        let list: Vec<Box<dyn GrantHandler>> = vec![Box::new(authorization_code::AuthorizationCodeGrant)];
+        let list: Vec<Box<dyn GrantHandler>> =
+            vec![Box::new(authorization_code::AuthorizationCodeGrant), Box::new(refresh_token::RefreshTokenGrant)];
         Self { handlers: list.into_iter().map(|h| (h.grant_type(), h)).collect() }
     }
 
@@ -55,6 +59,68 @@ impl GrantRegistry {
         v.sort();
         v
     }
+}
+
+/// What a user-bound token response is made of, whichever grant produced it.
+pub struct Issuance<'a> {
+    pub user: &'a User,
+    pub client: &'a Client,
+    pub scope: &'a str,
+    pub auth_time: u64,
+    pub sid: &'a str,
+    pub acr: Option<&'a str>,
+    /// Only the code grant has one (OpenID Connect Core §12.2: none on refresh).
+    pub nonce: Option<&'a str>,
+    pub userinfo_claims: Vec<String>,
+    pub id_token_claims: Vec<String>,
+    pub grant_id: Option<&'a str>,
+    /// Chosen before issuance so that a store could record them atomically.
+    pub jti: String,
+    pub exp: u64,
+    pub refresh_token: Option<String>,
+}
+
+/// Sign the access token and, when `openid` was granted, the ID token.
+pub fn issue_tokens(app: &App, i: Issuance<'_>) -> OAuthResult<TokenResponse> {
+    let access_token = tokens::mint_access_token(
+        app,
+        AccessTokenSpec {
+            sub: &i.user.id,
+            client_id: i.client.id(),
+            scope: i.scope,
+            auth_time: Some(i.auth_time),
+            acr: i.acr,
+            sid: Some(i.sid),
+            userinfo_claims: i.userinfo_claims,
+            grant_id: i.grant_id,
+        },
+        i.jti,
+        i.exp,
+    )
+    .map_err(|e| OAuthError::internal("signing", e))?;
+    let id_token = if crate::util::split_list(i.scope).any(|s| s == "openid") {
+        let spec = IdTokenSpec {
+            user: i.user,
+            client_id: i.client.id(),
+            nonce: i.nonce,
+            auth_time: i.auth_time,
+            sid: i.sid,
+            acr: i.acr,
+            access_token: Some(&access_token),
+            requested: &i.id_token_claims,
+        };
+        Some(tokens::mint_id_token(app, spec).map_err(|e| OAuthError::internal("signing", e))?)
+    } else {
+        None
+    };
+    Ok(TokenResponse {
+        access_token,
+        token_type: "Bearer",
+        expires_in: app.config.access_token_ttl,
+        scope: i.scope.to_string(),
+        id_token,
+        refresh_token: i.refresh_token,
+    })
 }
 
 #[cfg(test)]

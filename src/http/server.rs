@@ -85,7 +85,7 @@ pub async fn run(app: AppState, listener: std::net::TcpListener, shutdown: impl 
     for task in housekeeping {
         task.abort();
     }
-    app.journal.shutdown().await;
+    app.close().await;
     tracing::info!("authrim stopped; pending writes flushed");
     result
 }

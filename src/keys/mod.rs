@@ -58,6 +58,11 @@ impl KeyManager {
         self.cache.read().clone()
     }
 
+    /// A key derived from the key-encryption key for `purpose` (see `Vault::derive`).
+    pub fn derived_key(&self, purpose: &str) -> [u8; 32] {
+        self.vault.derive(purpose)
+    }
+
     pub fn active_kid(&self) -> String {
         self.current().signer.kid.clone()
     }

@@ -8,6 +8,8 @@ use std::path::Path;
 
 pub struct Vault {
     key: LessSafeKey,
+    /// Kept to derive purpose-specific keys (refresh-token MACs); never used directly.
+    kek: [u8; 32],
 }
 
 impl Vault {
@@ -20,7 +22,26 @@ impl Vault {
             anyhow::bail!("the key-encryption key must be 32 bytes");
         }
         let key = LessSafeKey::new(UnboundKey::new(&AES_256_GCM, &raw).map_err(|_| anyhow::anyhow!("bad KEK"))?);
-        Ok(Self { key })
+        let kek: [u8; 32] = raw.as_slice().try_into().expect("checked length");
+        Ok(Self { key, kek })
+    }
+
+    /// A key for one purpose, derived from the KEK (HKDF-SHA256 with `purpose` as info), so
+    /// that what lives outside the database stays one secret.
+    pub fn derive(&self, purpose: &str) -> [u8; 32] {
+        use aws_lc_rs::hkdf::{Salt, HKDF_SHA256};
+        struct Len32;
+        impl aws_lc_rs::hkdf::KeyType for Len32 {
+            fn len(&self) -> usize {
+                32
+            }
+        }
+        let prk = Salt::new(HKDF_SHA256, b"authrim").extract(&self.kek);
+        let info = [purpose.as_bytes()];
+        let okm = prk.expand(&info, Len32).expect("32-byte HKDF output");
+        let mut out = [0u8; 32];
+        okm.fill(&mut out).expect("fill");
+        out
     }
 
     /// nonce ‖ ciphertext ‖ tag, bound to `label` (the kid) as associated data.

@@ -5,6 +5,7 @@
 
 pub mod challenges;
 pub mod codes;
+pub mod refresh;
 pub mod revocations;
 pub mod sessions;
 pub mod shard;
@@ -12,6 +13,7 @@ pub mod table;
 
 pub use challenges::{ChallengeRecord, ChallengeStore};
 pub use codes::{AuthorizationCodeStore, CodeGrant, IssuedToken, Redemption};
+pub use refresh::{Family, NewFamily, Presented, RefreshTokenRotator, Rotation};
 pub use revocations::TokenRevocationStore;
 pub use sessions::{Session, SessionStore};
 
@@ -25,11 +27,13 @@ pub struct Stores {
     pub sessions: Arc<dyn SessionStore>,
     pub challenges: Arc<dyn ChallengeStore>,
     pub revocations: Arc<dyn TokenRevocationStore>,
+    pub refresh: Arc<dyn RefreshTokenRotator>,
 }
 
 impl Stores {
     /// The embedded backend, loaded from `reader` (unexpired rows only).
-    pub fn embedded(config: &Config, journal: &Journal, reader: &rusqlite::Connection) -> anyhow::Result<Self> {
+    /// `refresh_mac_key` authenticates refresh tokens (see `refresh`); it comes from the KEK.
+    pub fn embedded(config: &Config, journal: &Journal, reader: &rusqlite::Connection, refresh_mac_key: [u8; 32]) -> anyhow::Result<Self> {
         // A redeemed code is remembered as long as the tokens it issued live, so that a reuse
         // at any point in their life can still revoke them (RFC 6749 §4.1.2).
         let reuse_window = config.access_token_ttl.max(config.code_expiry);
@@ -37,18 +41,27 @@ impl Stores {
         let sessions = sessions::EmbeddedSessionStore::new(config.session_shards, journal.clone());
         let challenges = challenges::EmbeddedChallengeStore::new(config.challenge_shards, journal.clone());
         let revocations = revocations::EmbeddedRevocationStore::new(config.revocation_shards, journal.clone());
+        let policy = refresh::RotationPolicy {
+            rotate: config.refresh_token_rotation,
+            grace: config.refresh_reuse_grace,
+            ttl: config.refresh_token_ttl,
+            idle_ttl: config.refresh_token_idle_ttl,
+        };
+        let refresh = refresh::EmbeddedRefreshRotator::new(config.refresh_shards, journal.clone(), refresh_mac_key, policy);
+        let families = refresh.load(reader)?;
         let loaded = (
             codes.load(reader)?,
             sessions.load(reader)?,
             challenges.load(reader)?,
             revocations.load(reader)?,
         );
-        tracing::info!(codes = loaded.0, sessions = loaded.1, challenges = loaded.2, revocations = loaded.3, "stores loaded");
+        tracing::info!(codes = loaded.0, sessions = loaded.1, challenges = loaded.2, revocations = loaded.3, families, "stores loaded");
         Ok(Self {
             codes: Arc::new(codes),
             sessions: Arc::new(sessions),
             challenges: Arc::new(challenges),
             revocations: Arc::new(revocations),
+            refresh: Arc::new(refresh),
         })
     }
 
@@ -56,6 +69,7 @@ impl Stores {
         Ok(self.codes.sweep_expired().await?
             + self.sessions.sweep_expired().await?
             + self.challenges.sweep_expired().await?
-            + self.revocations.sweep_expired().await?)
+            + self.revocations.sweep_expired().await?
+            + self.refresh.sweep_expired().await?)
     }
 }

@@ -35,6 +35,9 @@ pub struct AccessTokenClaims {
     /// Claims the `claims` parameter asked userinfo to return (OpenID Connect Core §5.5).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub userinfo_claims: Vec<String>,
+    /// The grant (refresh-token family) this token came from, so revoking the grant revokes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant_id: Option<String>,
 }
 
 impl AccessTokenClaims {
@@ -52,6 +55,7 @@ pub struct AccessTokenSpec<'a> {
     pub acr: Option<&'a str>,
     pub sid: Option<&'a str>,
     pub userinfo_claims: Vec<String>,
+    pub grant_id: Option<&'a str>,
 }
 
 /// A fresh token id and expiry, chosen before issuance so a code can record them atomically.
@@ -75,6 +79,7 @@ pub fn mint_access_token(app: &App, spec: AccessTokenSpec<'_>, jti: String, exp:
         acr: spec.acr.map(str::to_string),
         sid: spec.sid.map(str::to_string),
         userinfo_claims: spec.userinfo_claims,
+        grant_id: spec.grant_id.map(str::to_string),
     };
     app.keys.sign(ACCESS_TOKEN_TYP, &claims)
 }
@@ -134,6 +139,29 @@ pub fn verify_access_token(app: &App, token: &str) -> Result<AccessTokenClaims, 
     v.leeway = 0;
     v.set_required_spec_claims(&["exp", "iss", "sub"]);
     app.keys.verify::<AccessTokenClaims>(token, Some(ACCESS_TOKEN_TYP), &v).map(|d| d.claims)
+}
+
+/// The TokenRevocationStore key under which a whole grant is revoked.
+pub fn grant_revocation_key(grant_id: &str) -> String {
+    format!("grant:{grant_id}")
+}
+
+/// The grant named by a revocation key made by `grant_revocation_key`.
+pub fn grant_of_revocation_key(key: &str) -> Option<&str> {
+    key.strip_prefix("grant:")
+}
+
+/// Whether a verified access token has been revoked, by its own id or through its grant.
+/// Every consumer of access tokens asks this one question.
+pub async fn is_revoked(app: &App, claims: &AccessTokenClaims) -> crate::db::StoreResult<bool> {
+    let revocations = &app.stores.revocations;
+    if revocations.is_revoked(&claims.jti).await? {
+        return Ok(true);
+    }
+    match &claims.grant_id {
+        Some(g) => revocations.is_revoked(&grant_revocation_key(g)).await,
+        None => Ok(false),
+    }
 }
 
 /// Verify an ID token we issued, ignoring expiry (for `id_token_hint`, OpenID Connect Core §3.1.2.1).

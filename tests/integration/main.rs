@@ -1,8 +1,11 @@
-//! Integration tests: each starts the real server on an ephemeral port.
+//! Integration tests: each starts the real server on an ephemeral port (in-process, or as a
+//! real process where a crash is part of the test).
 
 mod admin;
 mod authorize;
+mod crash;
 mod harness;
 mod ops;
+mod refresh;
 mod token;
 mod userinfo;

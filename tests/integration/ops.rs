@@ -11,7 +11,7 @@ async fn discovery_is_complete_and_truthful() {
     for (k, path) in [("authorization_endpoint", "/authorize"), ("token_endpoint", "/token"), ("userinfo_endpoint", "/userinfo"), ("jwks_uri", "/jwks")] {
         assert_eq!(d[k], format!("{}{path}", s.issuer()));
     }
-    assert_eq!(d["grant_types_supported"], json!(["authorization_code"]));
+    assert_eq!(d["grant_types_supported"], json!(["authorization_code", "refresh_token"]));
     assert_eq!(d["response_types_supported"], json!(["code"]));
     assert_eq!(d["code_challenge_methods_supported"], json!(["S256"]));
     assert_eq!(d["request_parameter_supported"], false);

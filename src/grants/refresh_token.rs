@@ -1,0 +1,129 @@
+//! `grant_type=refresh_token` (RFC 6749 §6, OpenID Connect Core §12) with rotation and
+//! theft detection by the RefreshTokenRotator.
+//!
+//! Every check that can fail without it being theft (client binding, scope, user still
+//! active) runs on a non-mutating `peek` before the rotation, so a refused request never
+//! burns the client's valid token.
+
+use super::{issue_tokens, GrantHandler, Issuance, TokenResponse};
+use crate::app::App;
+use crate::audit::AuditEvent;
+use crate::error::{OAuthError, OAuthResult};
+use crate::http::params::Params;
+use crate::registry::Client;
+use crate::stores::{Family, Presented, Rotation};
+use crate::tokens;
+use crate::util::{now, split_list};
+use async_trait::async_trait;
+use serde_json::json;
+
+pub struct RefreshTokenGrant;
+
+fn invalid() -> OAuthError {
+    OAuthError::invalid_grant("the refresh token is invalid, expired or revoked")
+}
+
+#[async_trait]
+impl GrantHandler for RefreshTokenGrant {
+    fn grant_type(&self) -> &'static str {
+        "refresh_token"
+    }
+
+    async fn exchange(&self, app: &App, client: &Client, params: &Params) -> OAuthResult<TokenResponse> {
+        let presented = params.require("refresh_token")?;
+        let family = match app.stores.refresh.peek(presented).await? {
+            Presented::Current(f) | Presented::Superseded(f) => f,
+            Presented::Revoked | Presented::Expired | Presented::Unknown => return Err(invalid()),
+        };
+        // RFC 6749 §10.4: a refresh token is bound to its client.
+        if family.client_id != client.id() {
+            return Err(invalid());
+        }
+        if app.stores.revocations.is_revoked(&tokens::grant_revocation_key(&family.id)).await? {
+            return Err(invalid());
+        }
+        let Some(user) = app.registry.user(&family.user_id).filter(|u| !u.disabled) else {
+            revoke_family(app, &family, "user_inactive").await?;
+            return Err(invalid());
+        };
+        let scope = narrowed_scope(&family.scope, params.get("scope"))?;
+
+        let (family, refresh_token) = match app.stores.refresh.rotate(presented).await? {
+            Rotation::Rotated { family, token } | Rotation::GraceRetry { family, token } => (family, token),
+            Rotation::Reused { family } => {
+                revoke_family(app, &family, "refresh_reuse").await?;
+                return Err(invalid());
+            }
+            Rotation::Revoked | Rotation::Expired | Rotation::Unknown => return Err(invalid()),
+        };
+        let (jti, exp) = tokens::new_token_id(app);
+        issue_tokens(
+            app,
+            Issuance {
+                user: &user,
+                client,
+                scope: &scope,
+                auth_time: family.auth_time,
+                sid: &family.sid,
+                acr: family.acr.as_deref(),
+                nonce: None,
+                userinfo_claims: family.userinfo_claims.clone(),
+                id_token_claims: Vec::new(),
+                grant_id: Some(&family.id),
+                jti,
+                exp,
+                refresh_token: Some(refresh_token),
+            },
+        )
+    }
+}
+
+/// RFC 6749 §6: the requested scope may only narrow what the grant has.
+fn narrowed_scope(granted: &str, requested: Option<&str>) -> OAuthResult<String> {
+    let Some(requested) = requested else { return Ok(granted.to_string()) };
+    let mut kept = Vec::new();
+    for s in split_list(requested) {
+        if !split_list(granted).any(|g| g == s) {
+            return Err(OAuthError::invalid_scope(format!("scope {s:?} was not granted")));
+        }
+        if !kept.contains(&s) {
+            kept.push(s);
+        }
+    }
+    if kept.is_empty() {
+        return Err(OAuthError::invalid_scope("empty scope"));
+    }
+    Ok(kept.join(" "))
+}
+
+/// Revoke a family and every access token issued from it (through the grant's revocation
+/// key, which every consumer checks), and record why.
+async fn revoke_family(app: &App, family: &Family, reason: &str) -> OAuthResult<()> {
+    app.stores.refresh.revoke_family(&family.id).await?;
+    let until = now() + app.config.access_token_ttl;
+    app.stores.revocations.revoke(&tokens::grant_revocation_key(&family.id), until).await?;
+    if reason == "refresh_reuse" {
+        app.audit.record(AuditEvent::new("refresh_reuse").client(&family.client_id).user(&family.user_id)).await;
+    }
+    app.audit
+        .record(
+            AuditEvent::new("family_revoked")
+                .client(&family.client_id)
+                .user(&family.user_id)
+                .detail(json!({"family": family.id, "reason": reason})),
+        )
+        .await;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::narrowed_scope;
+
+    #[test]
+    fn scope_only_narrows() {
+        assert_eq!(narrowed_scope("openid email offline_access", None).unwrap(), "openid email offline_access");
+        assert_eq!(narrowed_scope("openid email offline_access", Some("email openid")).unwrap(), "email openid");
+        assert_eq!(narrowed_scope("openid email", Some("openid phone")).unwrap_err().code, "invalid_scope");
+    }
+}

@@ -1,0 +1,376 @@
+//! RefreshTokenRotator: refresh-token families with rotation and version-based theft
+//! detection (the reference's TokenFamilyV2). A family is one grant: one login on one device.
+//! Two devices of the same user and client are two families (the reference kept one per user
+//! and client, so a second login overwrote the first and made its next refresh look like theft).
+//!
+//! A token is `{shard}.{family}.{version}.{mac}`, with the MAC an HMAC-SHA256 under a key
+//! derived from the key-encryption key, which is kept outside the database. It carries its
+//! route (shard, family), so no lookup finds it; the database holds nothing that redeems a
+//! token (not even a hash); and any superseded version is recognised as such in constant space,
+//! which is what makes every reuse detectable however long the chain.
+
+use super::shard::hash_shard;
+use super::table::{Entry, ShardedTable};
+use crate::db::{Journal, StoreResult};
+use crate::util::{b64, now, random_bytes, sha256};
+use async_trait::async_trait;
+use aws_lc_rs::hmac;
+use serde::{Deserialize, Serialize};
+
+/// What a new family remembers of the login that created it.
+#[derive(Debug, Clone)]
+pub struct NewFamily {
+    pub user_id: String,
+    pub client_id: String,
+    pub scope: String,
+    pub auth_time: u64,
+    pub sid: String,
+    pub acr: Option<String>,
+    pub userinfo_claims: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Family {
+    pub id: String,
+    pub user_id: String,
+    pub client_id: String,
+    pub scope: String,
+    pub auth_time: u64,
+    pub sid: String,
+    pub acr: Option<String>,
+    #[serde(default)]
+    pub userinfo_claims: Vec<String>,
+    /// The version of the one token of this family that is currently valid.
+    pub version: u64,
+    pub created_at: u64,
+    pub last_used: u64,
+    pub rotated_at: u64,
+    /// Absolute end of the family's life.
+    pub expires_at: u64,
+    pub revoked: bool,
+}
+
+#[derive(Debug, PartialEq)]
+pub enum Presented {
+    Current(Family),
+    Superseded(Family),
+    Revoked,
+    Expired,
+    /// Malformed, forged, or of a family we do not have.
+    Unknown,
+}
+
+#[derive(Debug, PartialEq)]
+pub enum Rotation {
+    /// The presented token was current; `token` is its successor (or itself, rotation off).
+    Rotated { family: Family, token: String },
+    /// A retry with the just-superseded token within the grace period: the same successor.
+    GraceRetry { family: Family, token: String },
+    /// A superseded token: the family is now revoked.
+    Reused { family: Family },
+    Revoked,
+    Expired,
+    Unknown,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct RotationPolicy {
+    pub rotate: bool,
+    pub grace: u64,
+    pub ttl: u64,
+    pub idle_ttl: u64,
+}
+
+#[async_trait]
+pub trait RefreshTokenRotator: Send + Sync {
+    /// Start a family with the id the caller chose (so a code can record it before
+    /// redemption); returns the family's first token.
+    async fn create(&self, family_id: &str, new: NewFamily) -> StoreResult<String>;
+    /// Classify a token without changing anything.
+    async fn peek(&self, token: &str) -> StoreResult<Presented>;
+    /// Use a token: rotate, re-send within grace, or detect reuse and revoke the family.
+    async fn rotate(&self, token: &str) -> StoreResult<Rotation>;
+    async fn revoke_family(&self, family_id: &str) -> StoreResult<bool>;
+    async fn sweep_expired(&self) -> StoreResult<usize>;
+    /// Number of families per shard (for metrics and the spread test).
+    fn shard_lens(&self) -> Vec<usize>;
+}
+
+pub fn new_family_id() -> String {
+    b64(&random_bytes::<16>())
+}
+
+/// Shard of a family: SHA-256(`userId:clientId`) % shards, as in the reference.
+pub fn family_shard(user_id: &str, client_id: &str, shards: usize) -> usize {
+    hash_shard(format!("{user_id}:{client_id}").as_bytes(), shards)
+}
+
+struct Codec {
+    key: hmac::Key,
+}
+
+impl Codec {
+    fn mac(&self, shard: usize, family: &str, version: u64) -> String {
+        b64(hmac::sign(&self.key, format!("{shard}.{family}.{version}").as_bytes()).as_ref())
+    }
+
+    fn encode(&self, shard: usize, family: &str, version: u64) -> String {
+        format!("{shard}.{family}.{version}.{}", self.mac(shard, family, version))
+    }
+
+    /// (shard, family, version) of an authentic token.
+    fn decode<'a>(&self, token: &'a str) -> Option<(usize, &'a str, u64)> {
+        let mut parts = token.split('.');
+        let (shard, family, version, mac) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+        if parts.next().is_some() || shard.len() > 5 || version.len() > 20 || family.len() != 22 {
+            return None;
+        }
+        let (shard_n, version_n): (usize, u64) = (shard.parse().ok()?, version.parse().ok()?);
+        let mac = crate::util::b64_decode(mac)?;
+        hmac::verify(&self.key, format!("{shard}.{family}.{version}").as_bytes(), &mac).ok()?;
+        Some((shard_n, family, version_n))
+    }
+}
+
+pub struct EmbeddedRefreshRotator {
+    table: ShardedTable<Family>,
+    codec: Codec,
+    policy: RotationPolicy,
+}
+
+impl EmbeddedRefreshRotator {
+    pub fn new(shards: usize, journal: Journal, mac_key: [u8; 32], policy: RotationPolicy) -> Self {
+        Self {
+            table: ShardedTable::new("refresh_families", shards, journal),
+            codec: Codec { key: hmac::Key::new(hmac::HMAC_SHA256, &mac_key) },
+            policy,
+        }
+    }
+
+    pub fn load(&self, conn: &rusqlite::Connection) -> rusqlite::Result<usize> {
+        self.table.load(conn, now())
+    }
+
+    fn locate(&self, token: &str) -> Option<(usize, [u8; 32], u64)> {
+        let (shard, family, version) = self.codec.decode(token)?;
+        Some((shard % self.table.shard_count(), sha256(family.as_bytes()), version))
+    }
+
+    fn expired(&self, f: &Family, t: u64) -> bool {
+        t >= f.expires_at || t >= f.last_used.saturating_add(self.policy.idle_ttl)
+    }
+}
+
+#[async_trait]
+impl RefreshTokenRotator for EmbeddedRefreshRotator {
+    async fn create(&self, family_id: &str, new: NewFamily) -> StoreResult<String> {
+        let t = now();
+        let shard = family_shard(&new.user_id, &new.client_id, self.table.shard_count());
+        let family = Family {
+            id: family_id.to_string(),
+            user_id: new.user_id,
+            client_id: new.client_id,
+            scope: new.scope,
+            auth_time: new.auth_time,
+            sid: new.sid,
+            acr: new.acr,
+            userinfo_claims: new.userinfo_claims,
+            version: 0,
+            created_at: t,
+            last_used: t,
+            rotated_at: t,
+            expires_at: t + self.policy.ttl,
+            revoked: false,
+        };
+        let key = sha256(family_id.as_bytes());
+        let expires_at = family.expires_at;
+        self.table.persist(shard, key, &family, expires_at).await?;
+        self.table.with_shard(shard, |m| m.insert(key, Entry { value: family, expires_at }));
+        Ok(self.codec.encode(shard, family_id, 0))
+    }
+
+    async fn peek(&self, token: &str) -> StoreResult<Presented> {
+        let Some((shard, key, version)) = self.locate(token) else { return Ok(Presented::Unknown) };
+        let t = now();
+        Ok(self.table.with_shard(shard, |m| match m.get(&key).map(|e| &e.value) {
+            None => Presented::Unknown,
+            Some(f) if f.revoked => Presented::Revoked,
+            Some(f) if self.expired(f, t) => Presented::Expired,
+            Some(f) if version == f.version => Presented::Current(f.clone()),
+            Some(f) if version < f.version => Presented::Superseded(f.clone()),
+            Some(_) => Presented::Unknown,
+        }))
+    }
+
+    async fn rotate(&self, token: &str) -> StoreResult<Rotation> {
+        let Some((shard, key, version)) = self.locate(token) else { return Ok(Rotation::Unknown) };
+        let t = now();
+        let p = self.policy;
+        // The whole decision is one turn under the shard lock: of N concurrent presentations of
+        // the same token exactly one finds `version == f.version`.
+        let (outcome, changed) = self.table.with_shard(shard, |m| {
+            let Some(entry) = m.get_mut(&key) else { return (Rotation::Unknown, None) };
+            let f = &mut entry.value;
+            if f.revoked {
+                return (Rotation::Revoked, None);
+            }
+            if self.expired(f, t) {
+                return (Rotation::Expired, None);
+            }
+            if version == f.version {
+                f.last_used = t;
+                if p.rotate {
+                    f.version += 1;
+                    f.rotated_at = t;
+                }
+                let token = self.codec.encode(shard, &f.id, f.version);
+                return (Rotation::Rotated { family: f.clone(), token }, Some(f.clone()));
+            }
+            if version + 1 == f.version && p.grace > 0 && t.saturating_sub(f.rotated_at) <= p.grace {
+                let token = self.codec.encode(shard, &f.id, f.version);
+                return (Rotation::GraceRetry { family: f.clone(), token }, None);
+            }
+            if version < f.version {
+                f.revoked = true;
+                return (Rotation::Reused { family: f.clone() }, Some(f.clone()));
+            }
+            (Rotation::Unknown, None)
+        });
+        if let Some(f) = changed {
+            let expires_at = f.expires_at;
+            self.table.persist(shard, key, &f, expires_at).await?;
+        }
+        Ok(outcome)
+    }
+
+    async fn revoke_family(&self, family_id: &str) -> StoreResult<bool> {
+        let key = sha256(family_id.as_bytes());
+        // The family id alone does not say its shard; revocation is rare, so look in each.
+        for shard in 0..self.table.shard_count() {
+            let revoked = self.table.with_shard(shard, |m| {
+                m.get_mut(&key).filter(|e| !e.value.revoked).map(|e| {
+                    e.value.revoked = true;
+                    e.value.clone()
+                })
+            });
+            if let Some(f) = revoked {
+                let expires_at = f.expires_at;
+                self.table.persist(shard, key, &f, expires_at).await?;
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    async fn sweep_expired(&self) -> StoreResult<usize> {
+        self.table.sweep(now()).await
+    }
+
+    fn shard_lens(&self) -> Vec<usize> {
+        self.table.shard_lens()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(grace: u64) -> RotationPolicy {
+        RotationPolicy { rotate: true, grace, ttl: 3600, idle_ttl: 3600 }
+    }
+
+    fn rotator(dir: &std::path::Path, grace: u64) -> EmbeddedRefreshRotator {
+        let journal = Journal::start(crate::db::open(dir, "NORMAL").unwrap());
+        EmbeddedRefreshRotator::new(8, journal, [3; 32], policy(grace))
+    }
+
+    fn new(user: &str) -> NewFamily {
+        NewFamily {
+            user_id: user.into(),
+            client_id: "c".into(),
+            scope: "openid offline_access".into(),
+            auth_time: 1,
+            sid: "s".into(),
+            acr: None,
+            userinfo_claims: vec![],
+        }
+    }
+
+    #[tokio::test]
+    async fn rotation_supersedes_and_reuse_revokes() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = rotator(dir.path(), 0);
+        let t0 = r.create(&new_family_id(), new("u")).await.unwrap();
+        let Rotation::Rotated { token: t1, family } = r.rotate(&t0).await.unwrap() else { panic!() };
+        assert_eq!(family.version, 1);
+        assert!(matches!(r.peek(&t0).await.unwrap(), Presented::Superseded(_)));
+        assert!(matches!(r.peek(&t1).await.unwrap(), Presented::Current(_)));
+        assert!(matches!(r.rotate(&t0).await.unwrap(), Rotation::Reused { .. }));
+        assert_eq!(r.rotate(&t1).await.unwrap(), Rotation::Revoked, "the whole family is gone");
+    }
+
+    #[tokio::test]
+    async fn forged_and_tampered_tokens_are_unknown_and_harmless() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = rotator(dir.path(), 0);
+        let t0 = r.create(&new_family_id(), new("u")).await.unwrap();
+        let parts: Vec<&str> = t0.split('.').collect();
+        // Same family, a lower version, but no valid MAC: must not revoke the family.
+        let forged = format!("{}.{}.0.{}", parts[0], parts[1], b64(&[0u8; 32]));
+        let higher = format!("{}.{}.7.{}", parts[0], parts[1], parts[3]);
+        for bad in [forged.as_str(), higher.as_str(), "garbage", "1.2.3.4.5", ""] {
+            assert_eq!(r.rotate(bad).await.unwrap(), Rotation::Unknown, "{bad}");
+        }
+        assert!(matches!(r.rotate(&t0).await.unwrap(), Rotation::Rotated { .. }));
+    }
+
+    #[tokio::test]
+    async fn grace_period_resends_the_same_successor() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = rotator(dir.path(), 30);
+        let t0 = r.create(&new_family_id(), new("u")).await.unwrap();
+        let Rotation::Rotated { token: t1, .. } = r.rotate(&t0).await.unwrap() else { panic!() };
+        let Rotation::GraceRetry { token: again, .. } = r.rotate(&t0).await.unwrap() else { panic!() };
+        assert_eq!(again, t1);
+        assert!(matches!(r.rotate(&t1).await.unwrap(), Rotation::Rotated { .. }));
+        // Two versions back is outside the grace rule: theft.
+        assert!(matches!(r.rotate(&t0).await.unwrap(), Rotation::Reused { .. }));
+    }
+
+    #[tokio::test]
+    async fn concurrent_presentations_rotate_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = std::sync::Arc::new(rotator(dir.path(), 0));
+        let t0 = r.create(&new_family_id(), new("u")).await.unwrap();
+        let mut set = tokio::task::JoinSet::new();
+        for _ in 0..50 {
+            let (r, t) = (r.clone(), t0.clone());
+            set.spawn(async move { r.rotate(&t).await.unwrap() });
+        }
+        let outcomes = set.join_all().await;
+        assert_eq!(outcomes.iter().filter(|o| matches!(o, Rotation::Rotated { .. })).count(), 1);
+    }
+
+    #[tokio::test]
+    async fn idle_families_expire() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::start(crate::db::open(dir.path(), "NORMAL").unwrap());
+        let r = EmbeddedRefreshRotator::new(2, journal, [3; 32], RotationPolicy { rotate: true, grace: 0, ttl: 3600, idle_ttl: 1 });
+        let t0 = r.create(&new_family_id(), new("u")).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+        assert_eq!(r.rotate(&t0).await.unwrap(), Rotation::Expired);
+    }
+
+    #[test]
+    fn families_spread_evenly_over_shards() {
+        let shards = 32;
+        let mut counts = vec![0usize; shards];
+        for u in 0..3_200 {
+            for c in ["web", "ios", "android", "cli", "tv"] {
+                counts[family_shard(&format!("user-{u}"), c, shards)] += 1;
+            }
+        }
+        let expected = 16_000 / shards;
+        assert!(counts.iter().all(|&c| c > expected * 85 / 100 && c < expected * 115 / 100), "{counts:?}");
+    }
+}
