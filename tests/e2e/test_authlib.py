@@ -250,8 +250,12 @@ def run_code_flow(
 
 
 def verify_id_token(id_token: str, jwks: dict, issuer: str, client_id: str,
-                    nonce: str, access_token: str) -> CodeIDToken:
-    """Verify signature, iss, aud, exp, iat, nonce, azp, at_hash with Authlib."""
+                    nonce: str | None, access_token: str) -> CodeIDToken:
+    """Verify signature, iss, aud, exp, iat, nonce, azp, at_hash with Authlib.
+
+    ``nonce=None`` is for ID tokens from a refresh (OpenID Connect Core 12.2),
+    which answer no authentication request and so need not carry a nonce.
+    """
     key_set = KeySet.import_key_set(jwks)
     decoded = jwt.decode(id_token, key_set, algorithms=["RS256"])
     header = decoded.header
@@ -259,20 +263,19 @@ def verify_id_token(id_token: str, jwks: dict, issuer: str, client_id: str,
     assert header.get("kid"), f"id_token header has no kid: {header}"
     assert header["kid"] in {k.get("kid") for k in jwks["keys"]}, header
 
-    claims = CodeIDToken(
-        decoded.claims,
-        header,
-        options={
-            "iss": {"essential": True, "value": issuer},
-            "aud": {"essential": True, "value": client_id},
-            "sub": {"essential": True},
-            "exp": {"essential": True},
-            "iat": {"essential": True},
-            "nonce": {"essential": True},
-            "at_hash": {"essential": True},
-        },
-        params={"nonce": nonce, "client_id": client_id, "access_token": access_token},
-    )
+    options = {
+        "iss": {"essential": True, "value": issuer},
+        "aud": {"essential": True, "value": client_id},
+        "sub": {"essential": True},
+        "exp": {"essential": True},
+        "iat": {"essential": True},
+        "at_hash": {"essential": True},
+    }
+    params = {"client_id": client_id, "access_token": access_token}
+    if nonce is not None:
+        options["nonce"] = {"essential": True}
+        params["nonce"] = nonce
+    claims = CodeIDToken(decoded.claims, header, options=options, params=params)
     claims.validate(leeway=CLOCK_LEEWAY_S)
 
     # Belt and braces: at_hash per OIDC Core 3.1.3.6, computed independently.
