@@ -79,6 +79,12 @@ pub struct ClientArgs {
     /// Scopes the client may request, space-separated.
     #[arg(long)]
     pub scope: Option<String>,
+    /// An audience the client may request tokens for (repeat for several).
+    #[arg(long = "audience")]
+    pub audiences: Vec<String>,
+    /// A resource URI the client may request tokens for (repeat for several).
+    #[arg(long = "resource")]
+    pub resources: Vec<String>,
 }
 
 impl ClientArgs {
@@ -91,6 +97,8 @@ impl ClientArgs {
             response_types: None,
             token_endpoint_auth_method: if self.public { Some("none".into()) } else { self.auth_method },
             scope: self.scope,
+            allowed_audiences: (!self.audiences.is_empty()).then_some(self.audiences),
+            allowed_resources: (!self.resources.is_empty()).then_some(self.resources),
         }
     }
 }

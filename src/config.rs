@@ -57,6 +57,10 @@ pub struct Config {
     pub login_max_failures_per_account: u32,
     pub login_max_failures_per_address: u32,
     pub login_window: u64,
+    /// The test-only bulk interface (`/test/...`), for load-test seeding. Never in production.
+    pub enable_test_endpoints: bool,
+    /// Allow the test endpoints with a non-localhost issuer (a deliberate, loud override).
+    pub force_test_endpoints: bool,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
@@ -99,6 +103,8 @@ impl Default for Config {
             login_max_failures_per_account: 5,
             login_max_failures_per_address: 20,
             login_window: 900,
+            enable_test_endpoints: false,
+            force_test_endpoints: false,
         }
     }
 }
@@ -135,6 +141,8 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_LOGIN_MAX_FAILURES_PER_ACCOUNT", "login_max_failures_per_account"),
     ("AUTHRIM_LOGIN_MAX_FAILURES_PER_ADDRESS", "login_max_failures_per_address"),
     ("AUTHRIM_LOGIN_WINDOW", "login_window"),
+    ("AUTHRIM_ENABLE_TEST_ENDPOINTS", "enable_test_endpoints"),
+    ("AUTHRIM_FORCE_TEST_ENDPOINTS", "force_test_endpoints"),
 ];
 
 const NUMERIC_KEYS: &[&str] = &[
@@ -144,7 +152,8 @@ const NUMERIC_KEYS: &[&str] = &[
     "max_body_bytes", "login_max_failures_per_account", "login_max_failures_per_address",
     "login_window",
 ];
-const BOOL_KEYS: &[&str] = &["demo", "trust_proxy", "refresh_token_rotation"];
+const BOOL_KEYS: &[&str] =
+    &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints"];
 
 impl Config {
     /// Load from an optional file and the process environment.
@@ -200,6 +209,18 @@ impl Config {
         }
         if self.code_expiry == 0 || self.access_token_ttl == 0 || self.id_token_ttl == 0 {
             anyhow::bail!("token and code lifetimes must be positive");
+        }
+        if self.enable_test_endpoints {
+            if self.admin_token.as_deref().is_none_or(str::is_empty) {
+                anyhow::bail!("AUTHRIM_ENABLE_TEST_ENDPOINTS needs AUTHRIM_ADMIN_TOKEN");
+            }
+            if !loopback && !self.force_test_endpoints {
+                anyhow::bail!(
+                    "refusing to enable the test-only endpoints with the non-localhost issuer {}: they mint tokens \
+                     without a login. Set AUTHRIM_FORCE_TEST_ENDPOINTS=true only for a dedicated load-test deployment",
+                    self.issuer
+                );
+            }
         }
         if self.tls_cert.is_some() != self.tls_key.is_some() {
             anyhow::bail!("tls_cert and tls_key must be given together");
@@ -274,6 +295,22 @@ mod tests {
         assert!(err.to_string().contains("AUTHRIM_CODE_EXPIRY"));
         let err = Config::from_sources(None, &env(&[("AUTHRIM_CODE_SHARDS", "0")])).unwrap_err();
         assert!(err.to_string().contains("code_shards"));
+    }
+
+    #[test]
+    fn test_endpoints_need_admin_token_and_loopback_or_force() {
+        let err = Config::from_sources(None, &env(&[("AUTHRIM_ENABLE_TEST_ENDPOINTS", "true")])).unwrap_err();
+        assert!(err.to_string().contains("ADMIN_TOKEN"));
+        let remote = [
+            ("AUTHRIM_ENABLE_TEST_ENDPOINTS", "true"),
+            ("AUTHRIM_ADMIN_TOKEN", "t"),
+            ("AUTHRIM_ISSUER", "https://id.example.com"),
+        ];
+        assert!(Config::from_sources(None, &env(&remote)).unwrap_err().to_string().contains("refusing"));
+        let mut forced = remote.to_vec();
+        forced.push(("AUTHRIM_FORCE_TEST_ENDPOINTS", "true"));
+        assert!(Config::from_sources(None, &env(&forced)).is_ok());
+        assert!(Config::from_sources(None, &env(&remote[..2])).is_ok(), "localhost issuer");
     }
 
     #[test]

@@ -16,7 +16,12 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 pub fn router(app: AppState) -> Router<AppState> {
-    Router::new()
+    let mut r = Router::new();
+    if app.config.enable_test_endpoints {
+        tracing::warn!("TEST-ONLY BULK ENDPOINTS ENABLED (/test/bulk/*): never run this in production");
+        r = r.merge(super::testing::router());
+    }
+    r
         .route("/admin/clients", get(list_clients).post(create_client))
         .route("/admin/clients/{id}", get(show_client).patch(update_client).put(update_client).delete(delete_client))
         .route("/admin/clients/{id}/secret", post(rotate_secret))

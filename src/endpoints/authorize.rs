@@ -299,7 +299,7 @@ pub async fn issue_code(app: &App, req: &AuthorizationRequest, session: &Session
         acr: Some(session.acr.clone()),
         claims: req.claims.clone(),
     };
-    match app.stores.codes.issue(grant).await {
+    match app.stores.codes.issue(grant, app.config.code_expiry).await {
         Ok(code) => redirect_to_client(app, &req.redirect_uri, &[("code", &code)], req.state.as_deref(), status),
         Err(e) => {
             let err = OAuthError::internal("code store", e);

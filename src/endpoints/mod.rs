@@ -4,5 +4,8 @@ pub mod admin;
 pub mod authorize;
 pub mod discovery;
 pub mod interaction;
+pub mod introspection;
+pub mod revocation;
+pub mod testing;
 pub mod token;
 pub mod userinfo;

@@ -3,6 +3,7 @@
 //! `GRANT_TYPES` (which client registration and discovery advertise).
 
 pub mod authorization_code;
+pub mod client_credentials;
 pub mod refresh_token;
 
 use crate::app::App;
@@ -16,7 +17,7 @@ use serde::Serialize;
 use std::collections::HashMap;
 
 /// Every grant type this build implements.
-pub const GRANT_TYPES: &[&str] = &["authorization_code", "refresh_token"];
+pub const GRANT_TYPES: &[&str] = &["authorization_code", "client_credentials", "refresh_token"];
 
 /// RFC 6749 §5.1 (and OpenID Connect Core §3.1.3.3) successful token response.
 #[derive(Debug, Serialize)]
@@ -46,7 +47,11 @@ pub struct GrantRegistry {
 impl GrantRegistry {
     pub fn standard() -> Self {
         let list: Vec<Box<dyn GrantHandler>> =
-            vec![Box::new(authorization_code::AuthorizationCodeGrant), Box::new(refresh_token::RefreshTokenGrant)];
+            vec![
+                Box::new(authorization_code::AuthorizationCodeGrant),
+                Box::new(client_credentials::ClientCredentialsGrant),
+                Box::new(refresh_token::RefreshTokenGrant),
+            ];
         Self { handlers: list.into_iter().map(|h| (h.grant_type(), h)).collect() }
     }
 
@@ -93,6 +98,8 @@ pub fn issue_tokens(app: &App, i: Issuance<'_>) -> OAuthResult<TokenResponse> {
             sid: Some(i.sid),
             userinfo_claims: i.userinfo_claims,
             grant_id: i.grant_id,
+            audience: Vec::new(),
+            act: None,
         },
         i.jti,
         i.exp,
@@ -121,6 +128,31 @@ pub fn issue_tokens(app: &App, i: Issuance<'_>) -> OAuthResult<TokenResponse> {
         id_token,
         refresh_token: i.refresh_token,
     })
+}
+
+/// The audiences a token may carry: each requested `audience` and `resource` must be in the
+/// client's allowed lists (RFC 8693 §2.2.2 `invalid_target` otherwise). None requested: the
+/// default resource.
+pub fn allowed_targets(client: &Client, params: &Params) -> OAuthResult<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for a in params.get_all("audience") {
+        if !client.meta.allowed_audiences.iter().any(|x| x == a) {
+            return Err(OAuthError::invalid_target(format!("audience {a:?} is not allowed for this client")));
+        }
+        if !out.contains(a) {
+            out.push(a.clone());
+        }
+    }
+    for r in params.get_all("resource") {
+        crate::registry::clients::validate_resource(r).map_err(OAuthError::invalid_target)?;
+        if !client.meta.allowed_resources.iter().any(|x| x == r) {
+            return Err(OAuthError::invalid_target(format!("resource {r:?} is not allowed for this client")));
+        }
+        if !out.contains(r) {
+            out.push(r.clone());
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

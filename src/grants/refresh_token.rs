@@ -98,7 +98,7 @@ fn narrowed_scope(granted: &str, requested: Option<&str>) -> OAuthResult<String>
 
 /// Revoke a family and every access token issued from it (through the grant's revocation
 /// key, which every consumer checks), and record why.
-async fn revoke_family(app: &App, family: &Family, reason: &str) -> OAuthResult<()> {
+pub async fn revoke_family(app: &App, family: &Family, reason: &str) -> OAuthResult<()> {
     app.stores.refresh.revoke_family(&family.id).await?;
     let until = now() + app.config.access_token_ttl;
     app.stores.revocations.revoke(&tokens::grant_revocation_key(&family.id), until).await?;

@@ -8,7 +8,7 @@ pub mod params;
 pub mod server;
 
 use crate::app::AppState;
-use crate::endpoints::{admin, authorize, discovery, interaction, token, userinfo};
+use crate::endpoints::{admin, authorize, discovery, interaction, introspection, revocation, token, userinfo};
 use crate::error::OAuthError;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, Request};
@@ -28,6 +28,8 @@ pub fn router(app: AppState) -> Router {
         .route("/login", post(interaction::login))
         .route("/consent", post(interaction::consent))
         .route("/token", post(token::token))
+        .route("/revoke", post(revocation::revoke))
+        .route("/introspect", post(introspection::introspect))
         .route("/userinfo", get(userinfo::userinfo).post(userinfo::userinfo))
         .route("/healthz", get(discovery::healthz))
         .merge(admin::router(app.clone()));

@@ -9,12 +9,17 @@ use std::collections::HashMap;
 /// Longest value we accept for any single parameter.
 const MAX_VALUE_LEN: usize = 8 * 1024;
 
+/// The parameters that may be repeated: RFC 8693 §2.1 and RFC 8707 §2.
+const MULTI_VALUED: &[&str] = &["audience", "resource"];
+/// How many values a repeatable parameter may carry.
+const MAX_VALUES: usize = 32;
+
 #[derive(Debug, Default, Clone)]
-pub struct Params(HashMap<String, String>);
+pub struct Params(HashMap<String, Vec<String>>);
 
 impl Params {
     pub fn parse(input: &[u8]) -> Result<Self, OAuthError> {
-        let mut map = HashMap::new();
+        let mut map: HashMap<String, Vec<String>> = HashMap::new();
         for (k, v) in url::form_urlencoded::parse(input) {
             if v.is_empty() {
                 continue;
@@ -22,15 +27,26 @@ impl Params {
             if v.len() > MAX_VALUE_LEN {
                 return Err(OAuthError::invalid_request(format!("parameter {k} is too long")));
             }
-            if map.insert(k.to_string(), v.into_owned()).is_some() {
+            let values = map.entry(k.to_string()).or_default();
+            if !values.is_empty() && !MULTI_VALUED.contains(&k.as_ref()) {
                 return Err(OAuthError::invalid_request(format!("parameter {k} is repeated")));
             }
+            if values.len() >= MAX_VALUES {
+                return Err(OAuthError::invalid_request(format!("too many {k} values")));
+            }
+            values.push(v.into_owned());
         }
         Ok(Self(map))
     }
 
+    /// The value of a single-valued parameter (the first, for a repeatable one).
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(key).map(String::as_str)
+        self.0.get(key).and_then(|v| v.first()).map(String::as_str)
+    }
+
+    /// Every value of a repeatable parameter.
+    pub fn get_all(&self, key: &str) -> &[String] {
+        self.0.get(key).map(Vec::as_slice).unwrap_or(&[])
     }
 
     pub fn require(&self, key: &str) -> Result<&str, OAuthError> {
@@ -77,6 +93,14 @@ mod tests {
         let e = Params::parse(b"grant_type=a&grant_type=b").unwrap_err();
         assert_eq!(e.code, "invalid_request");
         assert!(e.description.contains("grant_type"));
+    }
+
+    #[test]
+    fn audience_and_resource_may_repeat() {
+        let p = Params::parse(b"audience=a&audience=b&resource=https%3A%2F%2Fx.example%2F").unwrap();
+        assert_eq!(p.get_all("audience"), ["a", "b"]);
+        assert_eq!(p.get_all("resource"), ["https://x.example/"]);
+        assert!(p.get_all("scope").is_empty());
     }
 
     #[test]

@@ -11,6 +11,12 @@ pub const AUTH_POST: &str = "client_secret_post";
 pub const AUTH_NONE: &str = "none";
 pub const AUTH_METHODS: &[&str] = &[AUTH_BASIC, AUTH_POST, AUTH_NONE];
 
+/// Scopes that speak for a user; meaningless without one (client credentials).
+pub const USER_SCOPES: &[&str] = &["openid", "profile", "email", "address", "phone", "offline_access"];
+
+/// Grants that need a client able to keep a secret.
+pub const CONFIDENTIAL_ONLY_GRANTS: &[&str] = &["client_credentials", "urn:ietf:params:oauth:grant-type:token-exchange"];
+
 pub const SUPPORTED_SCOPES: &[&str] = &["openid", "profile", "email", "address", "phone", "offline_access"];
 
 /// RFC 7591 §2 client metadata (the subset Authrim implements).
@@ -23,8 +29,14 @@ pub struct ClientMetadata {
     pub grant_types: Vec<String>,
     pub response_types: Vec<String>,
     pub token_endpoint_auth_method: String,
-    /// Scopes the client may request.
+    /// Scopes the client may request: the OpenID Connect ones and any API scopes of its own.
     pub scope: String,
+    /// Audiences (RFC 8693 `audience`) the client may ask tokens for. Authrim extension.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_audiences: Vec<String>,
+    /// Resource indicators (RFC 8707 / RFC 8693 `resource`) the client may ask tokens for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_resources: Vec<String>,
     #[serde(default)]
     pub client_id_issued_at: u64,
 }
@@ -41,6 +53,8 @@ pub struct ClientInput {
     pub response_types: Option<Vec<String>>,
     pub token_endpoint_auth_method: Option<String>,
     pub scope: Option<String>,
+    pub allowed_audiences: Option<Vec<String>>,
+    pub allowed_resources: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone)]
@@ -99,6 +113,8 @@ pub fn new_client(input: ClientInput) -> Result<(Client, Option<String>), String
         response_types: input.response_types.clone().unwrap_or_else(|| vec!["code".into()]),
         token_endpoint_auth_method: method,
         scope: input.scope.clone().unwrap_or_else(|| SUPPORTED_SCOPES.join(" ")),
+        allowed_audiences: input.allowed_audiences.clone().unwrap_or_default(),
+        allowed_resources: input.allowed_resources.clone().unwrap_or_default(),
         client_id_issued_at: now(),
     };
     validate(&meta)?;
@@ -120,6 +136,8 @@ pub fn update_client(existing: &Client, input: ClientInput) -> Result<(Client, O
     if let Some(v) = input.response_types { meta.response_types = v }
     if let Some(v) = input.token_endpoint_auth_method { meta.token_endpoint_auth_method = v }
     if let Some(v) = input.scope { meta.scope = v }
+    if let Some(v) = input.allowed_audiences { meta.allowed_audiences = v }
+    if let Some(v) = input.allowed_resources { meta.allowed_resources = v }
     validate(&meta)?;
     let (secret_hash, secret) = match (existing.secret_hash, meta.token_endpoint_auth_method == AUTH_NONE) {
         (_, true) => (None, None),
@@ -161,6 +179,11 @@ fn validate(meta: &ClientMetadata) -> Result<(), String> {
     if meta.response_types.iter().any(|r| r != "code") {
         return Err("the only supported response_type is \"code\"".into());
     }
+    if meta.token_endpoint_auth_method == AUTH_NONE
+        && meta.grant_types.iter().any(|g| CONFIDENTIAL_ONLY_GRANTS.contains(&g.as_str()))
+    {
+        return Err(format!("a public client cannot use {}", CONFIDENTIAL_ONLY_GRANTS.join(" or ")));
+    }
     if meta.grant_types.iter().any(|g| g == "authorization_code") && meta.redirect_uris.is_empty() {
         return Err("a client using authorization_code needs at least one redirect URI".into());
     }
@@ -168,9 +191,25 @@ fn validate(meta: &ClientMetadata) -> Result<(), String> {
         validate_redirect_uri(uri)?;
     }
     for s in split_list(&meta.scope) {
-        if !SUPPORTED_SCOPES.contains(&s) {
-            return Err(format!("unsupported scope {s:?}; supported: {}", SUPPORTED_SCOPES.join(" ")));
+        // RFC 6749 §3.3 scope-token: printable ASCII except space, '"' and '\\'.
+        if !s.bytes().all(|b| (0x21..=0x7e).contains(&b) && b != b'"' && b != b'\\') {
+            return Err(format!("scope {s:?} is not a valid scope token (RFC 6749 §3.3)"));
         }
+    }
+    for r in &meta.allowed_resources {
+        validate_resource(r)?;
+    }
+    if meta.allowed_audiences.iter().any(|a| a.is_empty() || a.chars().any(char::is_whitespace)) {
+        return Err("allowed_audiences must be non-empty strings without spaces".into());
+    }
+    Ok(())
+}
+
+/// RFC 8707 §2: a resource indicator is an absolute URI without a fragment.
+pub fn validate_resource(r: &str) -> Result<(), String> {
+    let u = url::Url::parse(r).map_err(|_| format!("resource {r:?} is not an absolute URI"))?;
+    if u.fragment().is_some() {
+        return Err(format!("resource {r:?} must not have a fragment"));
     }
     Ok(())
 }
@@ -288,7 +327,10 @@ mod tests {
         i.grant_types = Some(vec!["password".into()]);
         assert!(new_client(i).is_err());
         let mut i = input(&["https://rp.example/cb"]);
-        i.scope = Some("openid admin".into());
+        i.scope = Some("openid ad\"min".into());
+        assert!(new_client(i).is_err());
+        let mut i = input(&["https://rp.example/cb"]);
+        i.allowed_resources = Some(vec!["https://api.example/x#frag".into()]);
         assert!(new_client(i).is_err());
         let mut i = input(&["https://rp.example/cb"]);
         i.token_endpoint_auth_method = Some("private_key_jwt".into());

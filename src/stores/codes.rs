@@ -42,8 +42,8 @@ pub enum Redemption {
 
 #[async_trait]
 pub trait AuthorizationCodeStore: Send + Sync {
-    /// Store `grant`, returning the code `{shard}_{random}` that redeems it.
-    async fn issue(&self, grant: CodeGrant) -> StoreResult<String>;
+    /// Store `grant` for `lifetime` seconds, returning the code `{shard}_{random}` that redeems it.
+    async fn issue(&self, grant: CodeGrant, lifetime: u64) -> StoreResult<String>;
 
     /// Redeem `code` at most once. `issued` names the tokens about to be issued from it; they
     /// are recorded in the same atomic step, so a concurrent reuse always sees them.
@@ -62,14 +62,13 @@ struct CodeRecord {
 
 pub struct EmbeddedCodeStore {
     table: ShardedTable<CodeRecord>,
-    lifetime: u64,
     /// How long a redeemed code is remembered: long enough to revoke what it issued.
     reuse_window: u64,
 }
 
 impl EmbeddedCodeStore {
-    pub fn new(shards: usize, journal: Journal, lifetime: u64, reuse_window: u64) -> Self {
-        Self { table: ShardedTable::new("auth_codes", shards, journal), lifetime, reuse_window }
+    pub fn new(shards: usize, journal: Journal, reuse_window: u64) -> Self {
+        Self { table: ShardedTable::new("auth_codes", shards, journal), reuse_window }
     }
 
     pub fn load(&self, conn: &rusqlite::Connection) -> rusqlite::Result<usize> {
@@ -83,10 +82,10 @@ impl EmbeddedCodeStore {
 
 #[async_trait]
 impl AuthorizationCodeStore for EmbeddedCodeStore {
-    async fn issue(&self, grant: CodeGrant) -> StoreResult<String> {
+    async fn issue(&self, grant: CodeGrant, lifetime: u64) -> StoreResult<String> {
         let (shard, code) = mint_prefixed(self.table.shard_count());
         let (_, key) = parse_prefixed(&code, self.table.shard_count()).expect("minted code parses");
-        let code_expires_at = now() + self.lifetime;
+        let code_expires_at = now() + lifetime;
         let record = CodeRecord { grant, redeemed: None, code_expires_at };
         self.table.persist(shard, key, &record, code_expires_at).await?;
         self.table.with_shard(shard, |m| m.insert(key, Entry { value: record, expires_at: code_expires_at }));
@@ -151,9 +150,27 @@ mod tests {
         vec![IssuedToken { jti: s.into(), expires_at: now() + 60 }]
     }
 
-    async fn store(dir: &std::path::Path, lifetime: u64) -> (EmbeddedCodeStore, Journal) {
+    /// A store whose codes live `lifetime` seconds (see `Lifetime`).
+    async fn store(dir: &std::path::Path, lifetime: u64) -> (Lifetime, Journal) {
         let journal = Journal::start(crate::db::open(dir, "NORMAL").unwrap());
-        (EmbeddedCodeStore::new(4, journal.clone(), lifetime, 600), journal)
+        (Lifetime(EmbeddedCodeStore::new(4, journal.clone(), 600), lifetime), journal)
+    }
+
+    struct Lifetime(EmbeddedCodeStore, u64);
+
+    impl Lifetime {
+        async fn issue(&self, g: CodeGrant) -> StoreResult<String> {
+            self.0.issue(g, self.1).await
+        }
+        async fn consume(&self, code: &str, issued: Vec<IssuedToken>) -> StoreResult<Redemption> {
+            self.0.consume(code, issued).await
+        }
+        async fn sweep_expired(&self) -> StoreResult<usize> {
+            self.0.sweep_expired().await
+        }
+        fn load(&self, conn: &rusqlite::Connection) -> rusqlite::Result<usize> {
+            self.0.load(conn)
+        }
     }
 
     #[tokio::test]

@@ -37,7 +37,7 @@ impl Stores {
         // A redeemed code is remembered as long as the tokens it issued live, so that a reuse
         // at any point in their life can still revoke them (RFC 6749 §4.1.2).
         let reuse_window = config.access_token_ttl.max(config.code_expiry);
-        let codes = codes::EmbeddedCodeStore::new(config.code_shards, journal.clone(), config.code_expiry, reuse_window);
+        let codes = codes::EmbeddedCodeStore::new(config.code_shards, journal.clone(), reuse_window);
         let sessions = sessions::EmbeddedSessionStore::new(config.session_shards, journal.clone());
         let challenges = challenges::EmbeddedChallengeStore::new(config.challenge_shards, journal.clone());
         let revocations = revocations::EmbeddedRevocationStore::new(config.revocation_shards, journal.clone());

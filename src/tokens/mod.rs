@@ -38,6 +38,9 @@ pub struct AccessTokenClaims {
     /// The grant (refresh-token family) this token came from, so revoking the grant revokes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grant_id: Option<String>,
+    /// RFC 8693 §4.1: the acting party of a delegated token, nested for delegation chains.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub act: Option<Value>,
 }
 
 impl AccessTokenClaims {
@@ -56,6 +59,9 @@ pub struct AccessTokenSpec<'a> {
     pub sid: Option<&'a str>,
     pub userinfo_claims: Vec<String>,
     pub grant_id: Option<&'a str>,
+    /// `aud`; empty means the default resource, the issuer itself.
+    pub audience: Vec<String>,
+    pub act: Option<Value>,
 }
 
 /// A fresh token id and expiry, chosen before issuance so a code can record them atomically.
@@ -69,7 +75,7 @@ pub fn mint_access_token(app: &App, spec: AccessTokenSpec<'_>, jti: String, exp:
         sub: spec.sub.to_string(),
         // RFC 9068 §3: without a resource indicator the audience is our default resource,
         // the issuer (whose userinfo endpoint these tokens are for).
-        aud: vec![app.issuer().to_string()],
+        aud: if spec.audience.is_empty() { vec![app.issuer().to_string()] } else { spec.audience },
         exp,
         iat: now(),
         jti,
@@ -80,6 +86,7 @@ pub fn mint_access_token(app: &App, spec: AccessTokenSpec<'_>, jti: String, exp:
         sid: spec.sid.map(str::to_string),
         userinfo_claims: spec.userinfo_claims,
         grant_id: spec.grant_id.map(str::to_string),
+        act: spec.act,
     };
     app.keys.sign(ACCESS_TOKEN_TYP, &claims)
 }

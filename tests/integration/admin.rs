@@ -55,7 +55,9 @@ async fn invalid_client_metadata_is_refused() {
         json!({"redirect_uris": ["http://evil.example/cb"]}),
         json!({"redirect_uris": [REDIRECT], "grant_types": ["password"]}),
         json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "private_key_jwt"}),
-        json!({"redirect_uris": [REDIRECT], "scope": "openid admin"}),
+        json!({"redirect_uris": [REDIRECT], "scope": "openid bad\\scope"}),
+        json!({"redirect_uris": [REDIRECT], "allowed_resources": ["not a uri"]}),
+        json!({"token_endpoint_auth_method": "none", "grant_types": ["client_credentials"]}),
         json!({"redirect_uris": [REDIRECT], "unknown_field": 1}),
         json!({}),
     ] {

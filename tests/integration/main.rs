@@ -7,5 +7,6 @@ mod crash;
 mod harness;
 mod ops;
 mod refresh;
+mod revocation;
 mod token;
 mod userinfo;

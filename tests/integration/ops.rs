@@ -11,13 +11,15 @@ async fn discovery_is_complete_and_truthful() {
     for (k, path) in [("authorization_endpoint", "/authorize"), ("token_endpoint", "/token"), ("userinfo_endpoint", "/userinfo"), ("jwks_uri", "/jwks")] {
         assert_eq!(d[k], format!("{}{path}", s.issuer()));
     }
-    assert_eq!(d["grant_types_supported"], json!(["authorization_code", "refresh_token"]));
+    assert_eq!(d["grant_types_supported"], json!(["authorization_code", "client_credentials", "refresh_token"]));
+    assert_eq!(d["revocation_endpoint"], format!("{}/revoke", s.issuer()));
+    assert_eq!(d["introspection_endpoint"], format!("{}/introspect", s.issuer()));
     assert_eq!(d["response_types_supported"], json!(["code"]));
     assert_eq!(d["code_challenge_methods_supported"], json!(["S256"]));
     assert_eq!(d["request_parameter_supported"], false);
     assert_eq!(d["request_uri_parameter_supported"], false);
     assert_eq!(d["id_token_signing_alg_values_supported"], json!(["RS256"]));
-    assert!(d.get("end_session_endpoint").is_none() && d.get("revocation_endpoint").is_none(), "nothing unimplemented is advertised");
+    assert!(d.get("end_session_endpoint").is_none() && d.get("registration_endpoint").is_none(), "nothing unimplemented is advertised");
     let jwks: serde_json::Value = s.http.get(s.url("/jwks")).send().await.unwrap().json().await.unwrap();
     let key = &jwks["keys"][0];
     assert_eq!((key["kty"].as_str(), key["alg"].as_str(), key["use"].as_str()), (Some("RSA"), Some("RS256"), Some("sig")));

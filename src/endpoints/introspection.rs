@@ -1,0 +1,89 @@
+//! `POST /introspect` (RFC 7662). Callers authenticate as confidential clients (a resource
+//! server is registered as one). An active token gets its metadata; anything else — expired,
+//! revoked, malformed, foreign, of a disabled user — gets just `{"active": false}`, without
+//! saying why. Refresh tokens are described only to the client they belong to.
+
+use super::revocation::{classify, Known};
+use crate::app::{App, AppState};
+use crate::error::OAuthError;
+use crate::http::client_auth::authenticate_client;
+use crate::http::params::FormParams;
+use crate::tokens::{is_revoked, AccessTokenClaims};
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Map, Value};
+
+pub async fn introspect(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+    match handle(&app, &headers, form).await {
+        Ok(body) => {
+            let mut res = axum::Json(body).into_response();
+            res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            res
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn handle(app: &App, headers: &HeaderMap, form: Result<FormParams, OAuthError>) -> Result<Value, OAuthError> {
+    let FormParams(params) = form?;
+    let caller = authenticate_client(app, headers, &params)?;
+    if caller.is_public() {
+        return Err(OAuthError::invalid_client("introspection requires an authenticated (confidential) client"));
+    }
+    let token = params.require("token")?;
+    let inactive = json!({ "active": false });
+    match classify(app, token, params.get("token_type_hint")).await? {
+        Known::Access(claims) => {
+            if is_revoked(app, &claims).await? || !subject_active(app, &claims) {
+                return Ok(inactive);
+            }
+            Ok(describe_access(app, claims))
+        }
+        Known::Refresh(family) if family.client_id == caller.id() => {
+            if app.registry.user(&family.user_id).is_none_or(|u| u.disabled) {
+                return Ok(inactive);
+            }
+            Ok(json!({
+                "active": true,
+                "token_type": "refresh_token",
+                "scope": family.scope,
+                "client_id": family.client_id,
+                "sub": family.user_id,
+                "iss": app.issuer(),
+                "iat": family.created_at,
+                "exp": family.expires_at,
+            }))
+        }
+        Known::Refresh(_) | Known::Neither => Ok(inactive),
+    }
+}
+
+/// A user token needs its user to exist and be enabled; a client token (`sub` = client) its client.
+fn subject_active(app: &App, claims: &AccessTokenClaims) -> bool {
+    match app.registry.user(&claims.sub) {
+        Some(u) => !u.disabled,
+        None => claims.sub == claims.client_id && app.registry.client(&claims.client_id).is_some(),
+    }
+}
+
+fn describe_access(app: &App, c: AccessTokenClaims) -> Value {
+    let mut m = Map::new();
+    m.insert("active".into(), true.into());
+    m.insert("token_type".into(), "Bearer".into());
+    m.insert("scope".into(), c.scope.into());
+    m.insert("client_id".into(), c.client_id.into());
+    m.insert("sub".into(), c.sub.into());
+    m.insert("aud".into(), if c.aud.len() == 1 { c.aud[0].clone().into() } else { c.aud.into() });
+    m.insert("iss".into(), app.issuer().into());
+    m.insert("exp".into(), c.exp.into());
+    m.insert("iat".into(), c.iat.into());
+    m.insert("jti".into(), c.jti.into());
+    if let Some(t) = c.auth_time {
+        m.insert("auth_time".into(), t.into());
+    }
+    if let Some(act) = c.act {
+        m.insert("act".into(), act);
+    }
+    Value::Object(m)
+}

@@ -1,0 +1,88 @@
+//! `POST /revoke` (RFC 7009). The client authenticates; `token_type_hint` only decides which
+//! kind is tried first. Unknown, expired or already-invalid tokens answer 200. A client may
+//! revoke only its own tokens (§2.1): anyone else's is refused, and nothing is revoked.
+
+use crate::app::{App, AppState};
+use crate::audit::AuditEvent;
+use crate::error::OAuthError;
+use crate::grants::refresh_token::revoke_family;
+use crate::http::client_auth::authenticate_client;
+use crate::http::params::FormParams;
+use crate::stores::Presented;
+use crate::tokens::verify_access_token;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+pub async fn revoke(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+    match handle(&app, &headers, form).await {
+        Ok(()) => {
+            let mut res = StatusCode::OK.into_response();
+            res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            res
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+/// Which of our token kinds a presented string is.
+pub enum Known {
+    Access(crate::tokens::AccessTokenClaims),
+    Refresh(crate::stores::Family),
+    Neither,
+}
+
+/// Classify `token`, trying the hinted kind first (RFC 7009 §2.1, RFC 7662 §2.1).
+pub async fn classify(app: &App, token: &str, hint: Option<&str>) -> Result<Known, OAuthError> {
+    let access = || verify_access_token(app, token).ok().map(Known::Access);
+    let refresh = || async {
+        match app.stores.refresh.peek(token).await {
+            Ok(Presented::Current(f)) => Ok(Some(Known::Refresh(f))),
+            Ok(_) => Ok(None),
+            Err(e) => Err(OAuthError::from(e)),
+        }
+    };
+    if hint == Some("refresh_token") {
+        if let Some(k) = refresh().await? {
+            return Ok(k);
+        }
+        return Ok(access().unwrap_or(Known::Neither));
+    }
+    if let Some(k) = access() {
+        return Ok(k);
+    }
+    Ok(refresh().await?.unwrap_or(Known::Neither))
+}
+
+async fn handle(app: &App, headers: &HeaderMap, form: Result<FormParams, OAuthError>) -> Result<(), OAuthError> {
+    let FormParams(params) = form?;
+    let client = authenticate_client(app, headers, &params)?;
+    let token = params.require("token")?;
+    let not_yours = || OAuthError::unauthorized_client("the token was not issued to this client");
+    match classify(app, token, params.get("token_type_hint")).await? {
+        Known::Access(claims) => {
+            if claims.client_id != client.id() {
+                return Err(not_yours());
+            }
+            if crate::tokens::is_revoked(app, &claims).await? {
+                return Ok(()); // already invalid: nothing to do, nothing to record
+            }
+            app.stores.revocations.revoke(&claims.jti, claims.exp).await?;
+            app.audit
+                .record(AuditEvent::new("token_revocation").client(client.id()).user(&claims.sub).detail(json!({"kind": "access_token"})))
+                .await;
+        }
+        Known::Refresh(family) => {
+            if family.client_id != client.id() {
+                return Err(not_yours());
+            }
+            revoke_family(app, &family, "revoked_by_client").await?;
+            app.audit
+                .record(AuditEvent::new("token_revocation").client(client.id()).user(&family.user_id).detail(json!({"kind": "refresh_token"})))
+                .await;
+        }
+        Known::Neither => {}
+    }
+    Ok(())
+}
