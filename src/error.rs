@@ -108,11 +108,16 @@ impl IntoResponse for OAuthError {
         if let Some(v) = self.www_authenticate().and_then(|v| HeaderValue::from_str(&v).ok()) {
             h.insert(header::WWW_AUTHENTICATE, v);
         }
+        res.extensions_mut().insert(ErrorCode(self.code));
         res
     }
 }
 
 pub type OAuthResult<T> = Result<T, OAuthError>;
+
+/// Response extension naming the OAuth error code, for the error metrics.
+#[derive(Clone, Copy, Debug)]
+pub struct ErrorCode(pub &'static str);
 
 #[cfg(test)]
 mod tests {

@@ -15,6 +15,7 @@ pub mod error;
 pub mod grants;
 pub mod http;
 pub mod keys;
+pub mod metrics;
 pub mod ratelimit;
 pub mod registry;
 pub mod stores;

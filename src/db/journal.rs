@@ -139,6 +139,7 @@ fn commit_batch(
     }
     let commit = conn.execute_batch("COMMIT");
     stats.commits.fetch_add(1, Ordering::Relaxed);
+    crate::metrics::METRICS.db_commits.inc();
     for (r, ack) in results {
         let r = match (&commit, r) {
             (Err(e), _) => Err(StoreError::Database(e.to_string())),
@@ -148,6 +149,7 @@ fn commit_batch(
             stats.failed_writes.fetch_add(1, Ordering::Relaxed);
         } else {
             stats.writes.fetch_add(1, Ordering::Relaxed);
+            crate::metrics::METRICS.db_writes.inc();
         }
         if let Some(ack) = ack {
             let _ = ack.send(r);

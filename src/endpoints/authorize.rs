@@ -339,7 +339,9 @@ pub fn redirect_to_client(app: &App, redirect_uri: &str, pairs: &[(&str, &str)],
 }
 
 pub fn redirect_error(app: &App, redirect_uri: &str, state: Option<&str>, e: &OAuthError, status: StatusCode) -> Response {
-    redirect_to_client(app, redirect_uri, &[("error", e.code), ("error_description", &e.description)], state, status)
+    let mut res = redirect_to_client(app, redirect_uri, &[("error", e.code), ("error_description", &e.description)], state, status);
+    res.extensions_mut().insert(crate::error::ErrorCode(e.code));
+    res
 }
 
 pub fn unavailable(e: impl std::fmt::Display) -> Response {

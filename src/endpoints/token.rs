@@ -10,17 +10,29 @@ use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 
+/// Response extension naming the grant type, for the per-grant metrics.
+#[derive(Clone, Copy, Debug)]
+pub struct GrantTypeLabel(pub &'static str);
+
 pub async fn token(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
-    match handle(&app, &headers, form).await {
+    let mut grant: &'static str = "";
+    let mut res = match handle(&app, &headers, form, &mut grant).await {
         Ok(res) => res,
         Err(e) => {
             tracing::debug!(error = e.code, description = %e.description, "token request refused");
             e.into_response()
         }
-    }
+    };
+    res.extensions_mut().insert(GrantTypeLabel(grant));
+    res
 }
 
-async fn handle(app: &crate::app::App, headers: &HeaderMap, form: Result<FormParams, OAuthError>) -> Result<Response, OAuthError> {
+async fn handle(
+    app: &crate::app::App,
+    headers: &HeaderMap,
+    form: Result<FormParams, OAuthError>,
+    grant: &mut &'static str,
+) -> Result<Response, OAuthError> {
     let FormParams(params) = form?;
     let client = authenticate_client(app, headers, &params)?;
     let grant_type = params.require("grant_type")?;
@@ -28,6 +40,7 @@ async fn handle(app: &crate::app::App, headers: &HeaderMap, form: Result<FormPar
         .grants
         .get(grant_type)
         .ok_or_else(|| OAuthError::unsupported_grant_type(format!("grant_type {grant_type:?} is not supported")))?;
+    *grant = handler.grant_type();
     if !client.allows_grant(grant_type) {
         return Err(OAuthError::unauthorized_client(format!("this client may not use grant_type {grant_type}")));
     }

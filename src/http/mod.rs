@@ -32,6 +32,7 @@ pub fn router(app: AppState) -> Router {
         .route("/introspect", post(introspection::introspect))
         .route("/userinfo", get(userinfo::userinfo).post(userinfo::userinfo))
         .route("/healthz", get(discovery::healthz))
+        .route("/metrics", get(metrics))
         .merge(admin::router(app.clone()));
     if app.config.demo {
         r = r.route("/demo/callback", get(demo::callback));
@@ -43,6 +44,7 @@ pub fn router(app: AppState) -> Router {
                 .into_response()
         })
         .layer(DefaultBodyLimit::max(app.config.max_body_bytes))
+        .layer(axum::middleware::from_fn(track))
         .layer(CatchPanicLayer::custom(|_| {
             tracing::error!("handler panicked");
             OAuthError::server_error("internal error").into_response()
@@ -59,6 +61,57 @@ pub fn router(app: AppState) -> Router {
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(SetRequestIdLayer::x_request_id(RandomRequestId))
         .with_state(app)
+}
+
+/// Duration, CPU time and OAuth errors of every request, by endpoint (and grant type).
+async fn track(req: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    use crate::metrics::{CpuTimed, EndpointLabels, ErrorLabels, RequestLabels, METRICS};
+    let endpoint = endpoint_label(req.uri().path());
+    let start = std::time::Instant::now();
+    let (res, cpu) = CpuTimed::new(next.run(req)).await;
+    let grant_type = res.extensions().get::<token::GrantTypeLabel>().map(|g| g.0).unwrap_or("");
+    let status = res.status().as_u16();
+    METRICS.request_duration.get_or_create(&RequestLabels { endpoint, grant_type, status }).observe(start.elapsed().as_secs_f64());
+    METRICS.request_cpu.get_or_create(&EndpointLabels { endpoint, grant_type }).observe(cpu.as_secs_f64());
+    if let Some(code) = res.extensions().get::<crate::error::ErrorCode>() {
+        METRICS.errors.get_or_create(&ErrorLabels { endpoint, error: code.0 }).inc();
+    }
+    res
+}
+
+/// A fixed label per route, so that arbitrary paths cannot grow the label set.
+fn endpoint_label(path: &str) -> &'static str {
+    match path {
+        "/authorize" => "authorize",
+        "/login" => "login",
+        "/consent" => "consent",
+        "/token" => "token",
+        "/userinfo" => "userinfo",
+        "/revoke" => "revoke",
+        "/introspect" => "introspect",
+        "/jwks" => "jwks",
+        "/.well-known/openid-configuration" => "discovery",
+        "/healthz" => "healthz",
+        "/metrics" => "metrics",
+        p if p.starts_with("/admin/") => "admin",
+        p if p.starts_with("/test/") => "test",
+        _ => "other",
+    }
+}
+
+async fn metrics(axum::extract::State(app): axum::extract::State<AppState>) -> axum::response::Response {
+    use crate::metrics::{StoreLabels, METRICS};
+    for (store, lens) in app.stores.shard_lens() {
+        for (shard, n) in lens.into_iter().enumerate() {
+            METRICS.store_entries.get_or_create(&StoreLabels { store, shard: shard as u32 }).set(n as i64);
+        }
+    }
+    let mut res = crate::metrics::render().into_response();
+    res.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+    );
+    res
 }
 
 #[derive(Clone, Copy)]

@@ -105,6 +105,7 @@ impl KeyManager {
     /// Re-read the key set from the database (the cache refresh).
     pub fn refresh(&self) -> anyhow::Result<()> {
         let conn = crate::db::open_reader(&self.data_dir)?;
+        crate::metrics::METRICS.db_reads.inc();
         let set = load_key_set(&conn, &self.vault, self.retired_visibility)?;
         *self.cache.write() = Arc::new(set);
         Ok(())

@@ -163,6 +163,7 @@ impl Registry {
     /// Re-read every entity changed since the last call (by anyone). Off the request path.
     pub fn apply_changes(&self, conn: &Connection) -> rusqlite::Result<usize> {
         let from = self.last_seq.load(Ordering::Acquire);
+        crate::metrics::METRICS.db_reads.inc();
         let mut stmt = conn.prepare("SELECT seq, kind, id FROM registry_changes WHERE seq > ?1 ORDER BY seq")?;
         let changes: Vec<(i64, String, String)> =
             stmt.query_map([from], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<_, _>>()?;

@@ -50,6 +50,7 @@ pub trait AuthorizationCodeStore: Send + Sync {
     async fn consume(&self, code: &str, issued: Vec<IssuedToken>) -> StoreResult<Redemption>;
 
     async fn sweep_expired(&self) -> StoreResult<usize>;
+    fn shard_lens(&self) -> Vec<usize>;
 }
 
 #[derive(Serialize, Deserialize)]
@@ -74,10 +75,6 @@ impl EmbeddedCodeStore {
     pub fn load(&self, conn: &rusqlite::Connection) -> rusqlite::Result<usize> {
         self.table.load(conn, now())
     }
-
-    pub fn shard_lens(&self) -> Vec<usize> {
-        self.table.shard_lens()
-    }
 }
 
 #[async_trait]
@@ -85,6 +82,7 @@ impl AuthorizationCodeStore for EmbeddedCodeStore {
     async fn issue(&self, grant: CodeGrant, lifetime: u64) -> StoreResult<String> {
         let (shard, code) = mint_prefixed(self.table.shard_count());
         let (_, key) = parse_prefixed(&code, self.table.shard_count()).expect("minted code parses");
+        let _timer = self.table.timer(shard);
         let code_expires_at = now() + lifetime;
         let record = CodeRecord { grant, redeemed: None, code_expires_at };
         self.table.persist(shard, key, &record, code_expires_at).await?;
@@ -96,6 +94,7 @@ impl AuthorizationCodeStore for EmbeddedCodeStore {
         let Some((shard, key)) = parse_prefixed(code, self.table.shard_count()) else {
             return Ok(Redemption::NotFound);
         };
+        let _timer = self.table.timer(shard);
         let t = now();
         let retained_until = t + self.reuse_window;
         let outcome = self.table.with_shard(shard, |m| {
@@ -124,6 +123,10 @@ impl AuthorizationCodeStore for EmbeddedCodeStore {
 
     async fn sweep_expired(&self) -> StoreResult<usize> {
         self.table.sweep(now()).await
+    }
+
+    fn shard_lens(&self) -> Vec<usize> {
+        self.table.shard_lens()
     }
 }
 

@@ -65,6 +65,17 @@ impl Stores {
         })
     }
 
+    /// Entries per shard of every store, by the seed names (for the `/metrics` gauges).
+    pub fn shard_lens(&self) -> [(&'static str, Vec<usize>); 5] {
+        [
+            ("AuthorizationCodeStore", self.codes.shard_lens()),
+            ("SessionStore", self.sessions.shard_lens()),
+            ("ChallengeStore", self.challenges.shard_lens()),
+            ("TokenRevocationStore", self.revocations.shard_lens()),
+            ("RefreshTokenRotator", self.refresh.shard_lens()),
+        ]
+    }
+
     pub async fn sweep_expired(&self) -> crate::db::StoreResult<usize> {
         Ok(self.codes.sweep_expired().await?
             + self.sessions.sweep_expired().await?

@@ -183,6 +183,7 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
             revoked: false,
         };
         let key = sha256(family_id.as_bytes());
+        let _timer = self.table.timer(shard);
         let expires_at = family.expires_at;
         self.table.persist(shard, key, &family, expires_at).await?;
         self.table.with_shard(shard, |m| m.insert(key, Entry { value: family, expires_at }));
@@ -191,6 +192,7 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
 
     async fn peek(&self, token: &str) -> StoreResult<Presented> {
         let Some((shard, key, version)) = self.locate(token) else { return Ok(Presented::Unknown) };
+        let _timer = self.table.timer(shard);
         let t = now();
         Ok(self.table.with_shard(shard, |m| match m.get(&key).map(|e| &e.value) {
             None => Presented::Unknown,
@@ -204,6 +206,7 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
 
     async fn rotate(&self, token: &str) -> StoreResult<Rotation> {
         let Some((shard, key, version)) = self.locate(token) else { return Ok(Rotation::Unknown) };
+        let _timer = self.table.timer(shard);
         let t = now();
         let p = self.policy;
         // The whole decision is one turn under the shard lock: of N concurrent presentations of

@@ -12,6 +12,7 @@ pub trait TokenRevocationStore: Send + Sync {
     async fn revoke(&self, jti: &str, expires_at: u64) -> StoreResult<()>;
     async fn is_revoked(&self, jti: &str) -> StoreResult<bool>;
     async fn sweep_expired(&self) -> StoreResult<usize>;
+    fn shard_lens(&self) -> Vec<usize>;
 }
 
 pub struct EmbeddedRevocationStore {
@@ -26,10 +27,6 @@ impl EmbeddedRevocationStore {
     pub fn load(&self, conn: &rusqlite::Connection) -> rusqlite::Result<usize> {
         self.table.load(conn, now())
     }
-
-    pub fn shard_lens(&self) -> Vec<usize> {
-        self.table.shard_lens()
-    }
 }
 
 #[async_trait]
@@ -39,6 +36,7 @@ impl TokenRevocationStore for EmbeddedRevocationStore {
             return Ok(()); // an expired token needs no entry: it is refused anyway
         }
         let shard = hash_shard(jti.as_bytes(), self.table.shard_count());
+        let _timer = self.table.timer(shard);
         let key = sha256(jti.as_bytes());
         self.table.persist(shard, key, &(), expires_at).await?;
         self.table.with_shard(shard, |m| m.insert(key, Entry { value: (), expires_at }));
@@ -47,12 +45,17 @@ impl TokenRevocationStore for EmbeddedRevocationStore {
 
     async fn is_revoked(&self, jti: &str) -> StoreResult<bool> {
         let shard = hash_shard(jti.as_bytes(), self.table.shard_count());
+        let _timer = self.table.timer(shard);
         let key = sha256(jti.as_bytes());
         Ok(self.table.with_shard(shard, |m| m.contains_key(&key)))
     }
 
     async fn sweep_expired(&self) -> StoreResult<usize> {
         self.table.sweep(now()).await
+    }
+
+    fn shard_lens(&self) -> Vec<usize> {
+        self.table.shard_lens()
     }
 }
 

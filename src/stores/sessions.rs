@@ -24,6 +24,7 @@ pub trait SessionStore: Send + Sync {
     async fn get(&self, id: &str) -> StoreResult<Option<Session>>;
     async fn delete(&self, id: &str) -> StoreResult<()>;
     async fn sweep_expired(&self) -> StoreResult<usize>;
+    fn shard_lens(&self) -> Vec<usize>;
 }
 
 pub struct EmbeddedSessionStore {
@@ -45,6 +46,7 @@ impl SessionStore for EmbeddedSessionStore {
     async fn create(&self, session: Session, ttl: u64) -> StoreResult<String> {
         let (shard, id) = mint_prefixed(self.table.shard_count());
         let (_, key) = parse_prefixed(&id, self.table.shard_count()).expect("minted id parses");
+        let _timer = self.table.timer(shard);
         let expires_at = now() + ttl;
         self.table.persist(shard, key, &session, expires_at).await?;
         self.table.with_shard(shard, |m| m.insert(key, Entry { value: session, expires_at }));
@@ -53,6 +55,7 @@ impl SessionStore for EmbeddedSessionStore {
 
     async fn get(&self, id: &str) -> StoreResult<Option<Session>> {
         let Some((shard, key)) = parse_prefixed(id, self.table.shard_count()) else { return Ok(None) };
+        let _timer = self.table.timer(shard);
         let t = now();
         Ok(self.table.with_shard(shard, |m| {
             m.get(&key).filter(|e| e.expires_at > t).map(|e| e.value.clone())
@@ -61,6 +64,7 @@ impl SessionStore for EmbeddedSessionStore {
 
     async fn delete(&self, id: &str) -> StoreResult<()> {
         let Some((shard, key)) = parse_prefixed(id, self.table.shard_count()) else { return Ok(()) };
+        let _timer = self.table.timer(shard);
         if self.table.with_shard(shard, |m| m.remove(&key)).is_some() {
             self.table.persist_delete(key).await?;
         }
@@ -69,5 +73,9 @@ impl SessionStore for EmbeddedSessionStore {
 
     async fn sweep_expired(&self) -> StoreResult<usize> {
         self.table.sweep(now()).await
+    }
+
+    fn shard_lens(&self) -> Vec<usize> {
+        self.table.shard_lens()
     }
 }

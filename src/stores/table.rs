@@ -33,6 +33,19 @@ where
         Self { table, shards, journal }
     }
 
+    /// Time one store operation on `shard` (recorded on drop) under the store's seed name.
+    pub fn timer(&self, shard: usize) -> crate::metrics::StoreTimer {
+        let store = match self.table {
+            "auth_codes" => "AuthorizationCodeStore",
+            "sessions" => "SessionStore",
+            "challenges" => "ChallengeStore",
+            "revoked_tokens" => "TokenRevocationStore",
+            "refresh_families" => "RefreshTokenRotator",
+            other => other,
+        };
+        crate::metrics::StoreTimer::start(store, shard)
+    }
+
     pub fn shard_count(&self) -> usize {
         self.shards.len()
     }
@@ -45,6 +58,7 @@ where
             self.table
         ))?;
         let mut rows = stmt.query([now as i64])?;
+        crate::metrics::METRICS.db_reads.inc();
         let mut loaded = 0;
         while let Some(row) = rows.next()? {
             let hash: Vec<u8> = row.get(0)?;

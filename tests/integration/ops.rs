@@ -114,3 +114,40 @@ async fn serves_https_with_secure_cookies_when_given_a_certificate() {
     assert!(cookie.contains("; Secure"), "{cookie}");
     server.stop().await.unwrap();
 }
+
+/// Value of a Prometheus sample line `name{labels} value`.
+fn sample(text: &str, name_and_labels: &str) -> Option<f64> {
+    text.lines().find(|l| l.starts_with(name_and_labels)).and_then(|l| l.rsplit(' ').next()).and_then(|v| v.parse().ok())
+}
+
+#[tokio::test]
+async fn metrics_show_no_hot_revocation_shard() {
+    let s = TestServer::start_with(|c| c.revocation_shards = 16).await;
+    let revocations = &s.server.app.stores.revocations;
+    for _ in 0..8_000 {
+        revocations.revoke(&authrim::util::random_token(), authrim::util::now() + 600).await.unwrap();
+    }
+    let text = s.http.get(s.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    let per_shard: Vec<f64> = (0..16)
+        .map(|i| sample(&text, &format!("authrim_store_entries{{store=\"TokenRevocationStore\",shard=\"{i}\"}}")).expect("gauge per shard"))
+        .collect();
+    assert_eq!(per_shard.iter().sum::<f64>(), 8_000.0);
+    let (min, max) = per_shard.iter().fold((f64::MAX, 0f64), |(a, b), &x| (a.min(x), b.max(x)));
+    assert!(min > 500.0 * 0.8 && max < 500.0 * 1.2, "uneven revocation shards: {per_shard:?}");
+    assert!(sample(&text, "authrim_store_operation_seconds_count{store=\"TokenRevocationStore\",shard=\"15\"}").unwrap() > 0.0);
+}
+
+#[tokio::test]
+async fn metrics_record_requests_by_endpoint_grant_and_error() {
+    let s = TestServer::start().await;
+    let (id, secret) = s.client("rp", json!({})).await;
+    // Well-formed but unknown: the store is consulted (and timed) and says no.
+    let unknown = format!("1_{}", "a".repeat(43));
+    s.token(Some((&id, secret.as_deref().unwrap())), &[("grant_type", "authorization_code"), ("code", &unknown), ("redirect_uri", REDIRECT)]).await;
+    let text = s.http.get(s.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    assert!(sample(&text, "authrim_http_request_duration_seconds_count{endpoint=\"token\",grant_type=\"authorization_code\",status=\"400\"}").unwrap() >= 1.0, "{text}");
+    assert!(sample(&text, "authrim_oauth_errors_total{endpoint=\"token\",error=\"invalid_grant\"}").unwrap() >= 1.0);
+    assert!(text.contains("authrim_http_request_cpu_seconds_count{endpoint=\"token\",grant_type=\"authorization_code\"}"));
+    assert!(sample(&text, "authrim_db_commits_total").unwrap() >= 1.0);
+    assert!(text.contains("authrim_store_operation_seconds_count{store=\"AuthorizationCodeStore\""));
+}

@@ -1,0 +1,174 @@
+//! Prometheus metrics at `/metrics`, standing where the reference used Cloudflare analytics:
+//! request duration per endpoint and grant type, CPU time per request, store wall time per
+//! store and shard, database reads/writes/commits, and errors by OAuth error code.
+//!
+//! Metrics are process-global (the Prometheus convention): stores, the journal and the HTTP
+//! layer record into them without plumbing. Recording costs a label lookup and an atomic
+//! add; CPU time costs two `clock_gettime` calls per poll of a request's future.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::LazyLock;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RequestLabels {
+    pub endpoint: &'static str,
+    pub grant_type: &'static str,
+    pub status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ErrorLabels {
+    pub endpoint: &'static str,
+    pub error: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StoreLabels {
+    pub store: &'static str,
+    pub shard: u32,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct EndpointLabels {
+    pub endpoint: &'static str,
+    pub grant_type: &'static str,
+}
+
+pub struct Metrics {
+    pub request_duration: Family<RequestLabels, Histogram>,
+    pub request_cpu: Family<EndpointLabels, Histogram>,
+    pub errors: Family<ErrorLabels, Counter>,
+    pub store_wall: Family<StoreLabels, Histogram>,
+    pub store_entries: Family<StoreLabels, Gauge>,
+    pub db_reads: Counter,
+    pub db_writes: Counter,
+    pub db_commits: Counter,
+}
+
+fn latency_buckets() -> impl Iterator<Item = f64> {
+    // 10 µs … ~21 s, doubling: resolves both a 50 µs userinfo and a fsync-bound commit.
+    prometheus_client::metrics::histogram::exponential_buckets(0.000_01, 2.0, 22)
+}
+
+pub static METRICS: LazyLock<Metrics> = LazyLock::new(|| Metrics {
+    request_duration: Family::new_with_constructor(|| Histogram::new(latency_buckets())),
+    request_cpu: Family::new_with_constructor(|| Histogram::new(latency_buckets())),
+    errors: Family::default(),
+    store_wall: Family::new_with_constructor(|| Histogram::new(latency_buckets())),
+    store_entries: Family::default(),
+    db_reads: Counter::default(),
+    db_writes: Counter::default(),
+    db_commits: Counter::default(),
+});
+
+/// Render every metric in the Prometheus text format.
+pub fn render() -> String {
+    let m = &*METRICS;
+    let mut r = Registry::with_prefix("authrim");
+    r.register("http_request_duration_seconds", "Server-side request duration", m.request_duration.clone());
+    r.register("http_request_cpu_seconds", "CPU time spent on a request (its own task)", m.request_cpu.clone());
+    r.register("oauth_errors", "Error responses by OAuth error code", m.errors.clone());
+    r.register("store_operation_seconds", "Store wall time per operation, by store and shard", m.store_wall.clone());
+    r.register("store_entries", "Entries held per store shard", m.store_entries.clone());
+    r.register("db_reads", "Database read queries", m.db_reads.clone());
+    r.register("db_writes", "Database writes (statements committed)", m.db_writes.clone());
+    r.register("db_commits", "Database transactions committed (group commits)", m.db_commits.clone());
+    let mut out = String::new();
+    prometheus_client::encoding::text::encode(&mut out, &r).expect("encoding to a String");
+    out
+}
+
+/// Time a store operation on `shard`; recorded when dropped.
+pub struct StoreTimer {
+    store: &'static str,
+    shard: u32,
+    start: std::time::Instant,
+}
+
+impl StoreTimer {
+    pub fn start(store: &'static str, shard: usize) -> Self {
+        Self { store, shard: shard as u32, start: std::time::Instant::now() }
+    }
+}
+
+impl Drop for StoreTimer {
+    fn drop(&mut self) {
+        METRICS
+            .store_wall
+            .get_or_create(&StoreLabels { store: self.store, shard: self.shard })
+            .observe(self.start.elapsed().as_secs_f64());
+    }
+}
+
+/// CPU time of the calling thread.
+pub fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec into the valid pointer we pass.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+pin_project_lite::pin_project! {
+    /// A future that adds up the thread CPU time of each of its polls, wherever it runs.
+    pub struct CpuTimed<F> {
+        #[pin]
+        inner: F,
+        spent: Duration,
+    }
+}
+
+impl<F> CpuTimed<F> {
+    pub fn new(inner: F) -> Self {
+        Self { inner, spent: Duration::ZERO }
+    }
+}
+
+impl<F: Future> Future for CpuTimed<F> {
+    type Output = (F::Output, Duration);
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let before = thread_cpu_time();
+        let r = this.inner.poll(cx);
+        *this.spent += thread_cpu_time().saturating_sub(before);
+        match r {
+            Poll::Ready(v) => Poll::Ready((v, *this.spent)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_cpu_time_advances_with_work() {
+        let a = thread_cpu_time();
+        let mut x = 0u64;
+        for i in 0..5_000_000u64 {
+            x = x.wrapping_add(i * i);
+        }
+        std::hint::black_box(x);
+        assert!(thread_cpu_time() > a);
+    }
+
+    #[test]
+    fn rendering_names_store_shards() {
+        drop(StoreTimer::start("test_store", 3));
+        let text = render();
+        assert!(text.contains("authrim_store_operation_seconds_count{store=\"test_store\",shard=\"3\"} 1"), "{text}");
+    }
+}
