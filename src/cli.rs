@@ -99,6 +99,7 @@ impl ClientArgs {
             scope: self.scope,
             allowed_audiences: (!self.audiences.is_empty()).then_some(self.audiences),
             allowed_resources: (!self.resources.is_empty()).then_some(self.resources),
+            token_exchange: None,
         }
     }
 }

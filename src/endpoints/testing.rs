@@ -228,6 +228,8 @@ struct TokensReq {
     /// "access_token" (default) or "refresh_token".
     #[serde(default = "access")]
     token_type: String,
+    /// RFC 8693 §4.4 `may_act` to put in access tokens.
+    may_act: Option<serde_json::Value>,
 }
 
 fn access() -> String {
@@ -277,6 +279,7 @@ fn mint_access(app: &App, c: &clients::Client, sub: Option<&str>, req: &TokensRe
         grant_id: None,
         audience: req.audience.clone(),
         act: None,
+        may_act: req.may_act.clone(),
     };
     tokens::mint_access_token(app, spec, jti, exp).map_err(|e| OAuthError::internal("signing", e))
 }

@@ -37,6 +37,7 @@ impl GrantHandler for ClientCredentialsGrant {
             grant_id: None,
             audience,
             act: None,
+            may_act: None,
         };
         let access_token = tokens::mint_access_token(app, spec, jti, exp).map_err(|e| OAuthError::internal("signing", e))?;
         Ok(TokenResponse {
@@ -46,6 +47,7 @@ impl GrantHandler for ClientCredentialsGrant {
             scope,
             id_token: None,
             refresh_token: None,
+            issued_token_type: None,
         })
     }
 }

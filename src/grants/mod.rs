@@ -5,6 +5,7 @@
 pub mod authorization_code;
 pub mod client_credentials;
 pub mod refresh_token;
+pub mod token_exchange;
 
 use crate::app::App;
 use crate::error::{OAuthError, OAuthResult};
@@ -17,7 +18,12 @@ use serde::Serialize;
 use std::collections::HashMap;
 
 /// Every grant type this build implements.
-pub const GRANT_TYPES: &[&str] = &["authorization_code", "client_credentials", "refresh_token"];
+pub const GRANT_TYPES: &[&str] = &[
+    "authorization_code",
+    "client_credentials",
+    "refresh_token",
+    "urn:ietf:params:oauth:grant-type:token-exchange",
+];
 
 /// RFC 6749 §5.1 (and OpenID Connect Core §3.1.3.3) successful token response.
 #[derive(Debug, Serialize)]
@@ -30,6 +36,9 @@ pub struct TokenResponse {
     pub id_token: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refresh_token: Option<String>,
+    /// RFC 8693 §2.2.1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub issued_token_type: Option<&'static str>,
 }
 
 #[async_trait]
@@ -51,6 +60,7 @@ impl GrantRegistry {
                 Box::new(authorization_code::AuthorizationCodeGrant),
                 Box::new(client_credentials::ClientCredentialsGrant),
                 Box::new(refresh_token::RefreshTokenGrant),
+                Box::new(token_exchange::TokenExchangeGrant),
             ];
         Self { handlers: list.into_iter().map(|h| (h.grant_type(), h)).collect() }
     }
@@ -100,6 +110,7 @@ pub fn issue_tokens(app: &App, i: Issuance<'_>) -> OAuthResult<TokenResponse> {
             grant_id: i.grant_id,
             audience: Vec::new(),
             act: None,
+            may_act: None,
         },
         i.jti,
         i.exp,
@@ -127,6 +138,7 @@ pub fn issue_tokens(app: &App, i: Issuance<'_>) -> OAuthResult<TokenResponse> {
         scope: i.scope.to_string(),
         id_token,
         refresh_token: i.refresh_token,
+        issued_token_type: None,
     })
 }
 

@@ -37,8 +37,41 @@ pub struct ClientMetadata {
     /// Resource indicators (RFC 8707 / RFC 8693 `resource`) the client may ask tokens for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_resources: Vec<String>,
+    /// RFC 8693 policy; the grant itself is enabled through `grant_types`. Authrim extension.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_exchange: Option<TokenExchangePolicy>,
     #[serde(default)]
     pub client_id_issued_at: u64,
+}
+
+pub const TOKEN_TYPE_ACCESS_TOKEN: &str = "urn:ietf:params:oauth:token-type:access_token";
+pub const TOKEN_TYPE_JWT: &str = "urn:ietf:params:oauth:token-type:jwt";
+pub const TOKEN_TYPE_ID_TOKEN: &str = "urn:ietf:params:oauth:token-type:id_token";
+pub const TOKEN_TYPE_REFRESH_TOKEN: &str = "urn:ietf:params:oauth:token-type:refresh_token";
+
+/// What a client may do with token exchange.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TokenExchangePolicy {
+    /// May present an `actor_token` (delegation, RFC 8693 §1.1).
+    pub delegation: bool,
+    /// May exchange without an actor token (impersonation).
+    pub impersonation: bool,
+    /// Accepted `subject_token_type`s (access_token, jwt, id_token; never refresh_token).
+    pub subject_token_types: Vec<String>,
+    /// May an issued token live longer than the subject token has left.
+    pub may_outlive_subject: bool,
+}
+
+impl Default for TokenExchangePolicy {
+    fn default() -> Self {
+        Self {
+            delegation: true,
+            impersonation: true,
+            subject_token_types: vec![TOKEN_TYPE_ACCESS_TOKEN.into()],
+            may_outlive_subject: false,
+        }
+    }
 }
 
 /// What an admin may set when creating or updating a client; absent fields keep their value
@@ -55,6 +88,7 @@ pub struct ClientInput {
     pub scope: Option<String>,
     pub allowed_audiences: Option<Vec<String>>,
     pub allowed_resources: Option<Vec<String>>,
+    pub token_exchange: Option<TokenExchangePolicy>,
 }
 
 #[derive(Debug, Clone)]
@@ -115,6 +149,7 @@ pub fn new_client(input: ClientInput) -> Result<(Client, Option<String>), String
         scope: input.scope.clone().unwrap_or_else(|| SUPPORTED_SCOPES.join(" ")),
         allowed_audiences: input.allowed_audiences.clone().unwrap_or_default(),
         allowed_resources: input.allowed_resources.clone().unwrap_or_default(),
+        token_exchange: input.token_exchange.clone(),
         client_id_issued_at: now(),
     };
     validate(&meta)?;
@@ -138,6 +173,7 @@ pub fn update_client(existing: &Client, input: ClientInput) -> Result<(Client, O
     if let Some(v) = input.scope { meta.scope = v }
     if let Some(v) = input.allowed_audiences { meta.allowed_audiences = v }
     if let Some(v) = input.allowed_resources { meta.allowed_resources = v }
+    if let Some(v) = input.token_exchange { meta.token_exchange = Some(v) }
     validate(&meta)?;
     let (secret_hash, secret) = match (existing.secret_hash, meta.token_endpoint_auth_method == AUTH_NONE) {
         (_, true) => (None, None),
@@ -198,6 +234,13 @@ fn validate(meta: &ClientMetadata) -> Result<(), String> {
     }
     for r in &meta.allowed_resources {
         validate_resource(r)?;
+    }
+    if let Some(p) = &meta.token_exchange {
+        for t in &p.subject_token_types {
+            if ![TOKEN_TYPE_ACCESS_TOKEN, TOKEN_TYPE_JWT, TOKEN_TYPE_ID_TOKEN].contains(&t.as_str()) {
+                return Err(format!("token_exchange.subject_token_types: {t:?} is not supported (refresh tokens never are)"));
+            }
+        }
     }
     if meta.allowed_audiences.iter().any(|a| a.is_empty() || a.chars().any(char::is_whitespace)) {
         return Err("allowed_audiences must be non-empty strings without spaces".into());

@@ -41,6 +41,9 @@ pub struct AccessTokenClaims {
     /// RFC 8693 §4.1: the acting party of a delegated token, nested for delegation chains.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub act: Option<Value>,
+    /// RFC 8693 §4.4: who may act for the subject, if restricted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub may_act: Option<Value>,
 }
 
 impl AccessTokenClaims {
@@ -62,6 +65,7 @@ pub struct AccessTokenSpec<'a> {
     /// `aud`; empty means the default resource, the issuer itself.
     pub audience: Vec<String>,
     pub act: Option<Value>,
+    pub may_act: Option<Value>,
 }
 
 /// A fresh token id and expiry, chosen before issuance so a code can record them atomically.
@@ -70,6 +74,11 @@ pub fn new_token_id(app: &App) -> (String, u64) {
 }
 
 pub fn mint_access_token(app: &App, spec: AccessTokenSpec<'_>, jti: String, exp: u64) -> anyhow::Result<String> {
+    mint_token_with_typ(app, spec, jti, exp, ACCESS_TOKEN_TYP)
+}
+
+/// The access-token claims under another JOSE `typ` (token exchange's `jwt` token type).
+pub fn mint_token_with_typ(app: &App, spec: AccessTokenSpec<'_>, jti: String, exp: u64, typ: &str) -> anyhow::Result<String> {
     let claims = AccessTokenClaims {
         iss: app.issuer().to_string(),
         sub: spec.sub.to_string(),
@@ -87,8 +96,9 @@ pub fn mint_access_token(app: &App, spec: AccessTokenSpec<'_>, jti: String, exp:
         userinfo_claims: spec.userinfo_claims,
         grant_id: spec.grant_id.map(str::to_string),
         act: spec.act,
+        may_act: spec.may_act,
     };
-    app.keys.sign(ACCESS_TOKEN_TYP, &claims)
+    app.keys.sign(typ, &claims)
 }
 
 pub struct IdTokenSpec<'a> {
@@ -169,6 +179,16 @@ pub async fn is_revoked(app: &App, claims: &AccessTokenClaims) -> crate::db::Sto
         Some(g) => revocations.is_revoked(&grant_revocation_key(g)).await,
         None => Ok(false),
     }
+}
+
+/// Verify any unexpired JWT we signed (access token, ID token, exchanged JWT), whatever its `typ`.
+pub fn verify_our_jwt(app: &App, token: &str) -> Result<Map<String, Value>, VerifyError> {
+    let mut v = Validation::new(Algorithm::RS256);
+    v.set_issuer(&[app.issuer()]);
+    v.validate_aud = false;
+    v.leeway = 0;
+    v.set_required_spec_claims(&["exp", "iss", "sub"]);
+    app.keys.verify::<Map<String, Value>>(token, None, &v).map(|d| d.claims)
 }
 
 /// Verify an ID token we issued, ignoring expiry (for `id_token_hint`, OpenID Connect Core §3.1.2.1).

@@ -4,6 +4,7 @@
 mod admin;
 mod authorize;
 mod crash;
+mod exchange;
 mod harness;
 mod ops;
 mod refresh;

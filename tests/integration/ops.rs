@@ -11,7 +11,10 @@ async fn discovery_is_complete_and_truthful() {
     for (k, path) in [("authorization_endpoint", "/authorize"), ("token_endpoint", "/token"), ("userinfo_endpoint", "/userinfo"), ("jwks_uri", "/jwks")] {
         assert_eq!(d[k], format!("{}{path}", s.issuer()));
     }
-    assert_eq!(d["grant_types_supported"], json!(["authorization_code", "client_credentials", "refresh_token"]));
+    assert_eq!(
+        d["grant_types_supported"],
+        json!(["authorization_code", "client_credentials", "refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange"])
+    );
     assert_eq!(d["revocation_endpoint"], format!("{}/revoke", s.issuer()));
     assert_eq!(d["introspection_endpoint"], format!("{}/introspect", s.issuer()));
     assert_eq!(d["response_types_supported"], json!(["code"]));
