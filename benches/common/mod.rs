@@ -1,0 +1,111 @@
+//! Shared by the load benchmarks: run the release binary as its own process, scrape its
+//! metrics, and summarise latencies.
+#![allow(dead_code)]
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+pub const ADMIN: &str = "bench-admin";
+
+pub struct Server {
+    child: Child,
+    pub base: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    /// Start `authrim serve` on a free loopback port with `env` on top of bench defaults.
+    pub async fn start(env: &[(&str, String)]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let base = format!("http://127.0.0.1:{port}");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_authrim"));
+        cmd.arg("serve")
+            .env("AUTHRIM_DATA_DIR", dir.path())
+            .env("AUTHRIM_LISTEN", format!("127.0.0.1:{port}"))
+            .env("AUTHRIM_ISSUER", &base)
+            .env("AUTHRIM_ADMIN_TOKEN", ADMIN)
+            .env("AUTHRIM_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().expect("start authrim");
+        let http = reqwest::Client::new();
+        for _ in 0..200 {
+            if http.get(format!("{base}/healthz")).send().await.is_ok_and(|r| r.status().is_success()) {
+                return Self { child, base, _dir: dir };
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("server did not start");
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let _ = self.child.wait();
+    }
+}
+
+/// `name{labels}` sample value from a Prometheus text page (0 when absent).
+pub fn sample(text: &str, name_and_labels: &str) -> f64 {
+    text.lines()
+        .find(|l| l.starts_with(name_and_labels))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0)
+}
+
+pub async fn metrics(http: &reqwest::Client, base: &str) -> String {
+    http.get(format!("{base}/metrics")).send().await.unwrap().text().await.unwrap()
+}
+
+/// Total CPU seconds (user + system) the process has used, from /proc.
+pub fn process_cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // After the command name: utime and stime are fields 14 and 15 of stat, 12 and 13 here.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+pub struct Summary {
+    pub n: usize,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+pub fn summarise(mut latencies: Vec<Duration>) -> Summary {
+    latencies.sort();
+    let n = latencies.len();
+    let at = |p: f64| latencies[((n as f64 * p) as usize).min(n.saturating_sub(1))].as_secs_f64() * 1e3;
+    Summary { n, p50: at(0.50), p90: at(0.90), p99: at(0.99), max: latencies.last().map(|d| d.as_secs_f64() * 1e3).unwrap_or(0.0) }
+}
+
+/// Median cost of one RSA-2048 PKCS#1 v1.5 signature on this machine, now.
+pub fn rsa_sign_cost() -> Duration {
+    let (_, pkcs8) = authrim::keys::SigningKey::generate().unwrap();
+    let pair = aws_lc_rs::rsa::KeyPair::from_pkcs8(&pkcs8).unwrap();
+    let rng = aws_lc_rs::rand::SystemRandom::new();
+    let mut sig = vec![0u8; 256];
+    let mut samples: Vec<Duration> = (0..9)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            for _ in 0..100 {
+                pair.sign(&aws_lc_rs::signature::RSA_PKCS1_SHA256, &rng, b"bench message", &mut sig).unwrap();
+            }
+            t.elapsed() / 100
+        })
+        .collect();
+    samples.sort();
+    samples[4]
+}
