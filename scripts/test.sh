@@ -3,6 +3,8 @@
 #   1. Rust unit and integration tests (the integration tests start real servers).
 #   2. End-to-end tests driven by a third-party OpenID Connect client (Python Authlib)
 #      against the built `authrim` binary.
+#   3. The load-testing pipeline at smoke rates: k6 (built with `go install`), the seeder,
+#      every scenario, /metrics snapshots and the reports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,6 +25,7 @@ fi
 need cc || apt_install build-essential
 need python3 || apt_install python3
 python3 -c 'import venv, ensurepip' 2>/dev/null || apt_install python3-venv
+need curl || apt_install curl
 
 echo "==> cargo test"
 cargo build --locked --bins
@@ -33,3 +36,7 @@ VENV=target/e2e-venv
 [ -x "$VENV/bin/pytest" ] || python3 -m venv "$VENV"
 "$VENV/bin/pip" install --quiet --disable-pip-version-check -r tests/e2e/requirements.txt
 AUTHRIM_BIN=target/debug/authrim "$VENV/bin/pytest" tests/e2e -q
+
+echo "==> load-testing pipeline at smoke rates"
+python3 -m unittest discover -s load-testing -p 'test_*.py'
+load-testing/run.sh --quick --bin target/debug/authrim
