@@ -7,11 +7,12 @@
 //! refresh asks for scope `offline_access` only, so it makes exactly one RS256 signature.
 //! Knobs: AUTHRIM_BENCH_WORKERS (64), AUTHRIM_BENCH_SECONDS (10), AUTHRIM_BENCH_SHARDS ("1,8,32").
 
+mod common;
+
+use common::{summarise, Server, ADMIN};
 use serde_json::{json, Value};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const ADMIN: &str = "bench-admin";
 const REDIRECT: &str = "https://rp.example/cb";
 const PASSWORD: &str = "correct horse battery";
 
@@ -33,28 +34,17 @@ async fn main() {
 }
 
 async fn run(shards: usize, workers: usize, seconds: u64) {
-    let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let base = format!("http://127.0.0.1:{port}");
-    let mut server = Command::new(env!("CARGO_BIN_EXE_authrim"))
-        .arg("serve")
-        .env("AUTHRIM_DATA_DIR", dir.path())
-        .env("AUTHRIM_LISTEN", format!("127.0.0.1:{port}"))
-        .env("AUTHRIM_ISSUER", &base)
-        .env("AUTHRIM_ADMIN_TOKEN", ADMIN)
-        .env("AUTHRIM_REFRESH_SHARDS", shards.to_string())
-        .env("AUTHRIM_SQLITE_SYNCHRONOUS", "FULL")
-        .env("AUTHRIM_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start authrim");
+    let server = Server::start(&[
+        ("AUTHRIM_REFRESH_SHARDS", shards.to_string()),
+        ("AUTHRIM_SQLITE_SYNCHRONOUS", "FULL".to_string()),
+    ])
+    .await;
+    let base = server.base.clone();
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .pool_max_idle_per_host(workers)
         .build()
         .unwrap();
-    wait_healthy(&http, &base).await;
     let secret = seed_client_and_user(&http, &base).await;
     let tokens = seed_families(&http, &base, &secret, workers).await;
 
@@ -95,31 +85,17 @@ async fn run(shards: usize, workers: usize, seconds: u64) {
     let started = Instant::now();
     let results = set.join_all().await;
     let elapsed = started.elapsed().as_secs_f64();
-    let mut all: Vec<Duration> = results.iter().flat_map(|(l, _)| l.iter().copied()).collect();
     let errors: usize = results.iter().map(|(_, e)| e).sum();
-    all.sort();
-    let pct = |p: f64| all[((all.len() as f64 * p) as usize).min(all.len() - 1)].as_secs_f64() * 1e3;
+    let sum = summarise(results.into_iter().flat_map(|(l, _)| l).collect());
     println!(
         "| {shards} | {} | {errors} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} |",
-        all.len(),
-        all.len() as f64 / elapsed,
-        pct(0.50),
-        pct(0.90),
-        pct(0.99),
-        all.last().map(|d| d.as_secs_f64() * 1e3).unwrap_or(0.0)
+        sum.n,
+        sum.n as f64 / elapsed,
+        sum.p50,
+        sum.p90,
+        sum.p99,
+        sum.max
     );
-    let _ = Command::new("kill").arg("-TERM").arg(server.id().to_string()).status();
-    let _ = server.wait();
-}
-
-async fn wait_healthy(http: &reqwest::Client, base: &str) {
-    for _ in 0..200 {
-        if http.get(format!("{base}/healthz")).send().await.is_ok_and(|r| r.status().is_success()) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("server did not start");
 }
 
 async fn seed_client_and_user(http: &reqwest::Client, base: &str) -> String {

@@ -28,6 +28,8 @@ pub fn router() -> Router<AppState> {
         .route("/test/bulk/sessions", post(bulk_sessions))
         .route("/test/bulk/codes", post(bulk_codes))
         .route("/test/bulk/tokens", post(bulk_tokens))
+        // Seeding bodies name thousands of users; the global limit stays for everything else.
+        .layer(axum::extract::DefaultBodyLimit::max(32 * 1024 * 1024))
 }
 
 type TestResult = Result<Response, OAuthError>;
@@ -119,28 +121,36 @@ async fn bulk_users(State(app): State<AppState>, body: Bytes) -> TestResult {
         .await
         .map_err(|e| OAuthError::internal("hash", e))?
         .map_err(OAuthError::invalid_request)?;
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        let username = format!("{}-{i}", req.prefix);
-        let existing = app.registry.user_by_login(&username);
-        let user = User {
-            id: existing.map(|u| u.id.clone()).unwrap_or_else(|| random_token()[..22].to_string()),
-            username,
-            password_hash: hash.clone(),
-            claims: serde_json::from_value(json!({"email": format!("{}-{i}@example.test", req.prefix), "email_verified": true, "name": format!("Load User {i}")}))
-                .unwrap_or_default(),
-            disabled: false,
-            updated_at: now(),
-        };
-        out.push(json!({"id": user.id, "username": user.username}));
+    let users: Vec<User> = (0..n)
+        .map(|i| {
+            let username = format!("{}-{i}", req.prefix);
+            let existing = app.registry.user_by_login(&username);
+            User {
+                id: existing.map(|u| u.id.clone()).unwrap_or_else(|| random_token()[..22].to_string()),
+                username,
+                password_hash: hash.clone(),
+                claims: serde_json::from_value(json!({"email": format!("{}-{i}@example.test", req.prefix), "email_verified": true, "name": format!("Load User {i}")}))
+                    .unwrap_or_default(),
+                disabled: false,
+                updated_at: now(),
+            }
+        })
+        .collect();
+    let out = all_at_once(&app, users, |app, user: User| async move {
+        let v = json!({"id": user.id, "username": user.username});
         app.registry.save_user(user).await?;
-    }
+        Ok(v)
+    })
+    .await?;
     Ok(Json(json!({ "users": out })).into_response())
 }
 
 #[derive(Deserialize)]
 struct SessionsReq {
     user_ids: Vec<String>,
+    /// Sessions per user (default 1).
+    #[serde(default = "one")]
+    per_user: usize,
     /// Also record consent of these users to this client for `scope`.
     consent_client_id: Option<String>,
     #[serde(default = "default_scope")]
@@ -155,12 +165,13 @@ fn default_scope() -> String {
 /// cookie values (`authrim_session`) for silent-authentication load.
 async fn bulk_sessions(State(app): State<AppState>, body: Bytes) -> TestResult {
     let req: SessionsReq = parse(&body)?;
-    count(req.user_ids.len())?;
+    count(req.user_ids.len() * req.per_user)?;
     for uid in &req.user_ids {
         user(&app, uid)?;
     }
     let (consent, scope) = (req.consent_client_id.clone(), req.scope.clone());
-    let out = all_at_once(&app, req.user_ids, move |app, uid: String| {
+    let owners: Vec<String> = req.user_ids.iter().flat_map(|u| std::iter::repeat_n(u.clone(), req.per_user)).collect();
+    let out = all_at_once(&app, owners, move |app, uid: String| {
         let (consent, scope) = (consent.clone(), scope.clone());
         async move {
             let session = Session { user_id: uid.clone(), sid: random_token(), auth_time: now(), amr: vec!["pwd".into()], acr: ACR_PASSWORD.into() };
