@@ -17,6 +17,8 @@ pub struct Config {
     pub tls_key: Option<PathBuf>,
     /// Bearer token for the admin API; the admin API is off when unset.
     pub admin_token: Option<String>,
+    /// Bearer token required by `/metrics`; open when unset (keep it off the public internet).
+    pub metrics_token: Option<String>,
     /// Create a demo client and user on start and print how to log in.
     pub demo: bool,
     pub log_format: LogFormat,
@@ -79,6 +81,7 @@ impl Default for Config {
             tls_cert: None,
             tls_key: None,
             admin_token: None,
+            metrics_token: None,
             demo: false,
             log_format: LogFormat::Pretty,
             code_expiry: 60,
@@ -117,6 +120,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_TLS_CERT", "tls_cert"),
     ("AUTHRIM_TLS_KEY", "tls_key"),
     ("AUTHRIM_ADMIN_TOKEN", "admin_token"),
+    ("AUTHRIM_METRICS_TOKEN", "metrics_token"),
     ("AUTHRIM_DEMO", "demo"),
     ("AUTHRIM_LOG_FORMAT", "log_format"),
     ("AUTHRIM_CODE_EXPIRY", "code_expiry"),

@@ -31,11 +31,12 @@ impl Server {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let child = cmd.spawn().expect("start authrim");
+        // Owned by the guard at once, so that Drop stops and reaps it on every path.
+        let server = Self { child: cmd.spawn().expect("start authrim"), base, _dir: dir };
         let http = reqwest::Client::new();
         for _ in 0..200 {
-            if http.get(format!("{base}/healthz")).send().await.is_ok_and(|r| r.status().is_success()) {
-                return Self { child, base, _dir: dir };
+            if http.get(format!("{}/healthz", server.base)).send().await.is_ok_and(|r| r.status().is_success()) {
+                return server;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }

@@ -99,8 +99,18 @@ fn endpoint_label(path: &str) -> &'static str {
     }
 }
 
-async fn metrics(axum::extract::State(app): axum::extract::State<AppState>) -> axum::response::Response {
+async fn metrics(axum::extract::State(app): axum::extract::State<AppState>, headers: axum::http::HeaderMap) -> axum::response::Response {
     use crate::metrics::{StoreLabels, METRICS};
+    if let Some(expected) = app.config.metrics_token.as_deref().filter(|t| !t.is_empty()) {
+        let presented = headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or("");
+        if !crate::util::ct_eq(presented.as_bytes(), expected.as_bytes()) {
+            return OAuthError::invalid_token("metrics token required").with_challenge(crate::error::Challenge::Bearer).into_response();
+        }
+    }
     for (store, lens) in app.stores.shard_lens() {
         for (shard, n) in lens.into_iter().enumerate() {
             METRICS.store_entries.get_or_create(&StoreLabels { store, shard: shard as u32 }).set(n as i64);

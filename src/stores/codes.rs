@@ -97,26 +97,24 @@ impl AuthorizationCodeStore for EmbeddedCodeStore {
         let _timer = self.table.timer(shard);
         let t = now();
         let retained_until = t + self.reuse_window;
-        let outcome = self.table.with_shard(shard, |m| {
-            let Some(entry) = m.get_mut(&key) else { return Redemption::NotFound };
+        let (outcome, spent) = self.table.with_shard(shard, |m| {
+            let Some(entry) = m.get_mut(&key) else { return (Redemption::NotFound, None) };
             let record = &mut entry.value;
             if let Some(previous) = &record.redeemed {
-                return Redemption::AlreadyUsed {
-                    client_id: record.grant.client_id.clone(),
-                    issued: previous.clone(),
-                };
+                let used = Redemption::AlreadyUsed { client_id: record.grant.client_id.clone(), issued: previous.clone() };
+                return (used, None);
             }
             if record.code_expires_at <= t {
-                return Redemption::Expired;
+                return (Redemption::Expired, None);
             }
-            record.redeemed = Some(issued.clone());
+            record.redeemed = Some(issued);
             entry.expires_at = entry.expires_at.max(retained_until);
-            Redemption::Fresh(record.grant.clone())
+            let spent = CodeRecord { grant: record.grant.clone(), redeemed: record.redeemed.clone(), code_expires_at: record.code_expires_at };
+            (Redemption::Fresh(record.grant.clone()), Some((spent, entry.expires_at)))
         });
-        if let Redemption::Fresh(grant) = &outcome {
-            let record =
-                CodeRecord { grant: grant.clone(), redeemed: Some(issued), code_expires_at: retained_until };
-            self.table.persist(shard, key, &record, retained_until).await?;
+        // The winner answers only once its redemption is durable.
+        if let Some((record, keep_until)) = spent {
+            self.table.persist(shard, key, &record, keep_until).await?;
         }
         Ok(outcome)
     }

@@ -154,3 +154,13 @@ async fn metrics_record_requests_by_endpoint_grant_and_error() {
     assert!(sample(&text, "authrim_db_commits_total").unwrap() >= 1.0);
     assert!(text.contains("authrim_store_operation_seconds_count{store=\"AuthorizationCodeStore\""));
 }
+
+#[tokio::test]
+async fn metrics_can_require_a_token() {
+    let s = TestServer::start_with(|c| c.metrics_token = Some("m-secret".into())).await;
+    assert_eq!(s.http.get(s.url("/metrics")).send().await.unwrap().status(), 401);
+    assert_eq!(s.http.get(s.url("/metrics")).bearer_auth("wrong").send().await.unwrap().status(), 401);
+    let ok = s.http.get(s.url("/metrics")).bearer_auth("m-secret").send().await.unwrap();
+    assert_eq!(ok.status(), 200);
+    assert!(ok.text().await.unwrap().contains("authrim_db_commits_total"));
+}
