@@ -53,7 +53,9 @@ pub async fn login(
             event = event.user(&u.id);
         }
         app.audit.record(event).await;
-        return render_login(&app, &headers, &req, Some("Incorrect username or password."), StatusCode::UNAUTHORIZED).await;
+        // Keep what was typed as the username, so only the password has to be entered again.
+        let retry = AuthorizationRequest { login_hint: Some(username.clone()), ..req };
+        return render_login(&app, &headers, &retry, Some("Incorrect username or password."), StatusCode::UNAUTHORIZED).await;
     };
     app.login_limiter.record_success(&username);
 

@@ -288,6 +288,7 @@ async fn failed_logins_say_the_same_thing_and_are_rate_limited() {
         page = b.post("/login", &[("challenge", &page.challenge()), ("username", user), ("password", pw)]).await;
         assert_eq!(page.status, 401);
         assert!(page.is_login(), "the form is shown again");
+        assert!(page.html.contains(&format!("value=\"{user}\"")), "the typed username is kept");
         messages.push(page.html.split("role=\"alert\">").nth(1).unwrap().split('<').next().unwrap().to_string());
     }
     assert_eq!(messages[0], messages[1], "an unknown user must not be distinguishable");
