@@ -30,7 +30,13 @@ impl App {
     pub fn open(config: Config) -> anyhow::Result<Self> {
         let conn = crate::db::open(&config.data_dir, &config.sqlite_synchronous)?;
         let retired_visibility = config.access_token_ttl.max(config.id_token_ttl);
-        let keys = KeyManager::init(&conn, &config.data_dir, config.key_encryption_key.as_deref(), retired_visibility)?;
+        let keys = KeyManager::init(
+            &conn,
+            &config.data_dir,
+            config.key_encryption_key.as_deref(),
+            retired_visibility,
+            config.key_publish_delay,
+        )?;
         let journal = Journal::start(conn);
         let reader = crate::db::open_reader(&config.data_dir)?;
         let registry = Registry::load(&reader, journal.clone())?;

@@ -165,6 +165,9 @@ impl UserArgs {
 #[derive(Subcommand)]
 pub enum KeysCommand {
     List,
+    /// Start a key rotation: the new key is published now and signs after the publish delay
+    /// (AUTHRIM_KEY_PUBLISH_DELAY); running servers pick it up with their key-cache refresh.
+    Rotate,
 }
 
 pub fn run_admin(config: &Config, command: Command) -> anyhow::Result<()> {
@@ -250,6 +253,10 @@ pub fn run_admin(config: &Config, command: Command) -> anyhow::Result<()> {
         },
         Command::Audit { limit, event } => {
             print(serde_json::to_value(crate::audit::list(&conn, limit, event.as_deref())?)?);
+        }
+        Command::Keys(KeysCommand::Rotate) => {
+            let kid = crate::keys::KeyManager::rotate(&conn, &config.data_dir, config.key_encryption_key.as_deref())?;
+            print(serde_json::json!({"kid": kid, "state": "next", "signs_after_seconds": config.key_publish_delay}));
         }
         Command::Keys(KeysCommand::List) => {
             let mut stmt = conn.prepare("SELECT kid, alg, state, created_at FROM signing_keys ORDER BY created_at")?;

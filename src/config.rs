@@ -50,6 +50,9 @@ pub struct Config {
     pub key_encryption_key: Option<String>,
     /// How long a node trusts its cached key set before re-reading it.
     pub key_cache_ttl: u64,
+    /// How long a rotated-in key is published (state `next`) before it signs: longer than
+    /// every node's key cache and every relying party's JWKS cache (`/jwks` says max-age=300).
+    pub key_publish_delay: u64,
     /// SQLite `synchronous`: FULL (default; survives power loss) or NORMAL (survives process crash).
     pub sqlite_synchronous: String,
     pub max_body_bytes: usize,
@@ -100,6 +103,7 @@ impl Default for Config {
             refresh_token_idle_ttl: 14 * 86_400,
             key_encryption_key: None,
             key_cache_ttl: 300,
+            key_publish_delay: 600,
             sqlite_synchronous: "FULL".into(),
             max_body_bytes: 64 * 1024,
             trust_proxy: false,
@@ -139,6 +143,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_REFRESH_TOKEN_IDLE_TTL", "refresh_token_idle_ttl"),
     ("AUTHRIM_KEY_ENCRYPTION_KEY", "key_encryption_key"),
     ("AUTHRIM_KEY_CACHE_TTL", "key_cache_ttl"),
+    ("AUTHRIM_KEY_PUBLISH_DELAY", "key_publish_delay"),
     ("AUTHRIM_SQLITE_SYNCHRONOUS", "sqlite_synchronous"),
     ("AUTHRIM_MAX_BODY_BYTES", "max_body_bytes"),
     ("AUTHRIM_TRUST_PROXY", "trust_proxy"),
@@ -151,7 +156,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
 
 const NUMERIC_KEYS: &[&str] = &[
     "code_expiry", "access_token_ttl", "id_token_ttl", "session_ttl", "challenge_ttl",
-    "code_shards", "session_shards", "challenge_shards", "revocation_shards", "refresh_shards", "key_cache_ttl",
+    "code_shards", "session_shards", "challenge_shards", "revocation_shards", "refresh_shards", "key_cache_ttl", "key_publish_delay",
     "refresh_reuse_grace", "refresh_token_ttl", "refresh_token_idle_ttl",
     "max_body_bytes", "login_max_failures_per_account", "login_max_failures_per_address",
     "login_window",

@@ -14,7 +14,7 @@ pub use vault::Vault;
 use crate::util::now;
 use jsonwebtoken::{jwk::Jwk, DecodingKey, TokenData, Validation};
 use parking_lot::RwLock;
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 use serde::{de::DeserializeOwned, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -41,17 +41,33 @@ pub struct KeyManager {
     data_dir: PathBuf,
     /// Retired keys stay published this long after retirement.
     retired_visibility: u64,
+    /// A `next` key signs only after being published this long.
+    publish_delay: u64,
     cache: RwLock<Arc<KeySet>>,
 }
 
 impl KeyManager {
     /// Load the key set, generating the first signing key if there is none. Runs before the
     /// server accepts requests, on the connection that will become the journal's.
-    pub fn init(conn: &Connection, data_dir: &Path, kek: Option<&str>, retired_visibility: u64) -> anyhow::Result<Self> {
+    pub fn init(conn: &Connection, data_dir: &Path, kek: Option<&str>, retired_visibility: u64, publish_delay: u64) -> anyhow::Result<Self> {
         let vault = Vault::open(kek, data_dir)?;
         ensure_active_key(conn, &vault)?;
+        promote_due(conn, publish_delay)?;
         let set = load_key_set(conn, &vault, retired_visibility)?;
-        Ok(Self { vault, data_dir: data_dir.to_path_buf(), retired_visibility, cache: RwLock::new(Arc::new(set)) })
+        Ok(Self { vault, data_dir: data_dir.to_path_buf(), retired_visibility, publish_delay, cache: RwLock::new(Arc::new(set)) })
+    }
+
+    /// Start a rotation: a new key, published at once as `next`, signing only after
+    /// `publish_delay` (see `promote_due`). Returns its kid.
+    pub fn rotate(conn: &Connection, data_dir: &Path, kek: Option<&str>) -> anyhow::Result<String> {
+        let vault = Vault::open(kek, data_dir)?;
+        let (key, pkcs8) = SigningKey::generate()?;
+        conn.execute(
+            "INSERT INTO signing_keys (kid, alg, state, private_key, public_jwk, created_at) VALUES (?1, ?2, 'next', ?3, ?4, ?5)",
+            (&key.kid, ALG_RS256, vault.seal(&key.kid, &pkcs8), key.public_jwk.to_string(), now() as i64),
+        )?;
+        tracing::info!(kid = %key.kid, "rotation started: new key published");
+        Ok(key.kid)
     }
 
     fn current(&self) -> Arc<KeySet> {
@@ -106,6 +122,7 @@ impl KeyManager {
     pub fn refresh(&self) -> anyhow::Result<()> {
         let conn = crate::db::open_reader(&self.data_dir)?;
         crate::metrics::METRICS.db_reads.inc();
+        promote_due(&conn, self.publish_delay)?;
         let set = load_key_set(&conn, &self.vault, self.retired_visibility)?;
         *self.cache.write() = Arc::new(set);
         Ok(())
@@ -134,6 +151,40 @@ fn ensure_active_key(conn: &Connection, vault: &Vault) -> anyhow::Result<()> {
         Err(e) => {
             let _ = conn.execute_batch("ROLLBACK");
             return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// Finish a rotation whose new key has been published long enough: it becomes `active`, the
+/// previous active key `retired` (still published until its tokens have expired). One
+/// transaction, so two processes doing this at once promote once.
+fn promote_due(conn: &Connection, publish_delay: u64) -> anyhow::Result<()> {
+    let t = now() as i64;
+    let cutoff = t - publish_delay as i64;
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let result = (|| -> rusqlite::Result<()> {
+        let due: Option<String> = conn
+            .query_row(
+                "SELECT kid FROM signing_keys WHERE state = 'next' AND created_at <= ?1 ORDER BY created_at DESC LIMIT 1",
+                [cutoff],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(kid) = due {
+            conn.execute("UPDATE signing_keys SET state = 'retired', retired_at = ?1 WHERE state = 'active'", [t])?;
+            conn.execute("UPDATE signing_keys SET state = 'active', activated_at = ?1 WHERE kid = ?2", (t, &kid))?;
+            // Older pending keys (two rotations started back to back) retire with it.
+            conn.execute("UPDATE signing_keys SET state = 'retired', retired_at = ?1 WHERE state = 'next' AND created_at <= ?2", (t, cutoff))?;
+            tracing::info!(%kid, "rotation finished: key is now signing");
+        }
+        Ok(())
+    })();
+    match result {
+        Ok(()) => conn.execute_batch("COMMIT")?,
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(e.into());
         }
     }
     Ok(())
@@ -179,9 +230,9 @@ mod tests {
     fn first_start_generates_one_key_and_later_starts_reuse_it() {
         let dir = tempfile::tempdir().unwrap();
         let conn = crate::db::open(dir.path(), "NORMAL").unwrap();
-        let km = KeyManager::init(&conn, dir.path(), None, 3600).unwrap();
+        let km = KeyManager::init(&conn, dir.path(), None, 3600, 600).unwrap();
         let kid = km.active_kid();
-        let again = KeyManager::init(&conn, dir.path(), None, 3600).unwrap();
+        let again = KeyManager::init(&conn, dir.path(), None, 3600, 600).unwrap();
         assert_eq!(again.active_kid(), kid);
         let jwks: serde_json::Value = serde_json::from_str(&km.jwks_json()).unwrap();
         assert_eq!(jwks["keys"].as_array().unwrap().len(), 1);
@@ -190,10 +241,37 @@ mod tests {
     }
 
     #[test]
+    fn a_rotated_key_is_published_before_it_signs_and_the_old_one_stays_published() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::db::open(dir.path(), "NORMAL").unwrap();
+        let km = KeyManager::init(&conn, dir.path(), None, 3600, 2).unwrap();
+        let old = km.active_kid();
+        let mut v = Validation::new(jsonwebtoken::Algorithm::RS256);
+        v.validate_aud = false;
+        v.set_required_spec_claims(&["exp"]);
+        let before = km.sign("JWT", &serde_json::json!({"exp": now() + 600})).unwrap();
+        let new = KeyManager::rotate(&conn, dir.path(), None).unwrap();
+        km.refresh().unwrap();
+        let kids = |km: &KeyManager| -> Vec<String> {
+            let jwks: serde_json::Value = serde_json::from_str(&km.jwks_json()).unwrap();
+            jwks["keys"].as_array().unwrap().iter().map(|k| k["kid"].as_str().unwrap().to_string()).collect()
+        };
+        assert!(kids(&km).contains(&new), "published at once");
+        assert_eq!(km.active_kid(), old, "but not signing yet");
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        km.refresh().unwrap();
+        assert_eq!(km.active_kid(), new, "signing after the publish delay");
+        assert!(kids(&km).contains(&old), "the retired key stays published");
+        assert!(km.verify::<serde_json::Value>(&before, None, &v).is_ok(), "tokens of the old key still verify");
+        let after = km.sign("JWT", &serde_json::json!({"exp": now() + 600})).unwrap();
+        assert_eq!(jsonwebtoken::decode_header(&after).unwrap().kid.as_deref(), Some(new.as_str()));
+    }
+
+    #[test]
     fn verify_checks_kid_typ_and_signature() {
         let dir = tempfile::tempdir().unwrap();
         let conn = crate::db::open(dir.path(), "NORMAL").unwrap();
-        let km = KeyManager::init(&conn, dir.path(), None, 3600).unwrap();
+        let km = KeyManager::init(&conn, dir.path(), None, 3600, 600).unwrap();
         let claims = serde_json::json!({"sub": "u", "exp": now() + 60, "iss": "me"});
         let token = km.sign("at+jwt", &claims).unwrap();
         let mut v = Validation::new(jsonwebtoken::Algorithm::RS256);

@@ -132,3 +132,40 @@ async fn cli_edits_reach_a_running_server() {
     let out = cli(s.dir.path(), &["client", "show", "from-cli"]);
     assert!(!out.status.success());
 }
+
+#[tokio::test]
+async fn key_rotation_from_the_cli_reaches_a_running_server_without_breaking_old_tokens() {
+    let s = TestServer::start_with(|c| {
+        c.key_cache_ttl = 1;
+        c.key_publish_delay = 2;
+    })
+    .await;
+    let (id, secret) = s.client("rp", json!({})).await;
+    s.user("alice", json!({})).await;
+    let b = s.browser();
+    let code = s.code_for(&b, &id, "alice", &[]).await["code"].clone();
+    let (_, before, _) = s.token(Some((&id, secret.as_deref().unwrap())), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
+    let old_kid = jwt_parts(before["access_token"].as_str().unwrap()).0["kid"].as_str().unwrap().to_string();
+
+    let out = cli(s.dir.path(), &["keys", "rotate"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let new_kid = serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["kid"].as_str().unwrap().to_string();
+
+    // Within a few cache refreshes the new key signs; it was in the JWKS before that.
+    let mut signed_with_new = false;
+    for _ in 0..80 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        if s.server.app.keys.active_kid() == new_kid {
+            signed_with_new = true;
+            break;
+        }
+    }
+    assert!(signed_with_new, "the rotated key never started signing");
+    let jwks: serde_json::Value = s.http.get(s.url("/jwks")).send().await.unwrap().json().await.unwrap();
+    let kids: Vec<&str> = jwks["keys"].as_array().unwrap().iter().map(|k| k["kid"].as_str().unwrap()).collect();
+    assert!(kids.contains(&old_kid.as_str()) && kids.contains(&new_kid.as_str()), "{kids:?}");
+    assert_eq!(s.userinfo(before["access_token"].as_str().unwrap()).await.0, 200, "old tokens keep working");
+    let code = s.code_for(&b, &id, "alice", &[]).await["code"].clone();
+    let (_, after, _) = s.token(Some((&id, secret.as_deref().unwrap())), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
+    assert_eq!(jwt_parts(after["id_token"].as_str().unwrap()).0["kid"], new_kid.as_str());
+}
