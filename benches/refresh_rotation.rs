@@ -9,12 +9,11 @@
 
 mod common;
 
-use common::{summarise, Server, ADMIN};
+use common::{admin_post, summarise, Server};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
 const REDIRECT: &str = "https://rp.example/cb";
-const PASSWORD: &str = "correct horse battery";
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -37,6 +36,7 @@ async fn run(shards: usize, workers: usize, seconds: u64) {
     let server = Server::start(&[
         ("AUTHRIM_REFRESH_SHARDS", shards.to_string()),
         ("AUTHRIM_SQLITE_SYNCHRONOUS", "FULL".to_string()),
+        ("AUTHRIM_ENABLE_TEST_ENDPOINTS", "true".to_string()),
     ])
     .await;
     let base = server.base.clone();
@@ -45,8 +45,7 @@ async fn run(shards: usize, workers: usize, seconds: u64) {
         .pool_max_idle_per_host(workers)
         .build()
         .unwrap();
-    let secret = seed_client_and_user(&http, &base).await;
-    let tokens = seed_families(&http, &base, &secret, workers).await;
+    let (secret, tokens) = seed(&http, &base, workers).await;
 
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let mut set = tokio::task::JoinSet::new();
@@ -98,63 +97,19 @@ async fn run(shards: usize, workers: usize, seconds: u64) {
     );
 }
 
-async fn seed_client_and_user(http: &reqwest::Client, base: &str) -> String {
-    let created: Value = http
-        .post(format!("{base}/admin/clients"))
-        .bearer_auth(ADMIN)
-        .json(&json!({"client_id": "bench", "redirect_uris": [REDIRECT], "grant_types": ["authorization_code", "refresh_token"]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    http.post(format!("{base}/admin/users"))
-        .bearer_auth(ADMIN)
-        .json(&json!({"username": "bench", "password": PASSWORD}))
-        .send()
-        .await
-        .unwrap();
-    created["client_secret"].as_str().unwrap().to_string()
-}
-
-/// One login (with consent), then a silent authorization per family: each code becomes a family.
-async fn seed_families(http: &reqwest::Client, base: &str, secret: &str, n: usize) -> Vec<String> {
-    let browser = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).cookie_store(true).build().unwrap();
-    let query = [("response_type", "code"), ("client_id", "bench"), ("redirect_uri", REDIRECT), ("scope", "offline_access")];
-    let page = browser.get(format!("{base}/authorize")).query(&query).send().await.unwrap().text().await.unwrap();
-    let page = browser
-        .post(format!("{base}/login"))
-        .form(&[("challenge", challenge(&page).as_str()), ("username", "bench"), ("password", PASSWORD)])
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    browser.post(format!("{base}/consent")).form(&[("challenge", challenge(&page).as_str()), ("decision", "allow")]).send().await.unwrap();
-    let mut tokens = Vec::with_capacity(n);
-    for _ in 0..n {
-        let res = browser.get(format!("{base}/authorize")).query(&query).send().await.unwrap();
-        let location = res.headers()["location"].to_str().unwrap().to_string();
-        let code: String = url::Url::parse(&location).unwrap().query_pairs().find(|(k, _)| k == "code").unwrap().1.into_owned();
-        let tok: Value = http
-            .post(format!("{base}/token"))
-            .basic_auth("bench", Some(secret))
-            .form(&[("grant_type", "authorization_code"), ("code", code.as_str()), ("redirect_uri", REDIRECT)])
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        tokens.push(tok["refresh_token"].as_str().unwrap().to_string());
-    }
-    tokens
-}
-
-fn challenge(html: &str) -> String {
-    let marker = "name=\"challenge\" value=\"";
-    let start = html.find(marker).expect("challenge") + marker.len();
-    html[start..].split('"').next().unwrap().to_string()
+/// A client allowed to refresh, one user, and `n` refresh-token families seeded through the
+/// test-only bulk interface; returns the client secret and one token per family.
+async fn seed(http: &reqwest::Client, base: &str, n: usize) -> (String, Vec<String>) {
+    let client = admin_post(http, base, "/admin/clients", json!({
+        "client_id": "bench", "redirect_uris": [REDIRECT], "grant_types": ["authorization_code", "refresh_token"],
+    }))
+    .await;
+    let users = admin_post(http, base, "/test/bulk/users", json!({"count": 1, "password": "bench-password-1"})).await;
+    let tokens = admin_post(http, base, "/test/bulk/tokens", json!({
+        "client_id": "bench", "user_ids": [users["users"][0]["id"]], "per_user": n,
+        "kind": "valid", "token_type": "refresh_token", "scope": "offline_access",
+    }))
+    .await;
+    let tokens = tokens["tokens"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
+    (client["client_secret"].as_str().unwrap().to_string(), tokens)
 }

@@ -10,7 +10,7 @@
 mod common;
 
 use common::*;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -39,36 +39,30 @@ struct Seed {
     cases: Vec<Case>,
 }
 
-async fn admin(http: &reqwest::Client, base: &str, path: &str, body: Value) -> Value {
-    let res = http.post(format!("{base}{path}")).bearer_auth(ADMIN).json(&body).send().await.unwrap();
-    assert!(res.status().is_success(), "{path}: {}", res.status());
-    res.json().await.unwrap()
-}
-
 async fn seed(http: &reqwest::Client, base: &str, valid_only: bool) -> Seed {
     let audiences: Vec<String> = (0..20).map(|i| format!("https://api.example.com/service-{i}")).collect();
     let resources: Vec<String> = (0..10).map(|i| format!("https://resource.example.com/api/v{i}")).collect();
-    let exchanger = admin(http, base, "/admin/clients", json!({
+    let exchanger = admin_post(http, base, "/admin/clients", json!({
         "client_id": "exchanger", "grant_types": [GRANT], "redirect_uris": [], "scope": SCOPES[0],
         "allowed_audiences": audiences, "allowed_resources": resources,
     })).await;
-    admin(http, base, "/admin/clients", json!({"client_id": "webapp", "redirect_uris": ["https://rp.example/cb"], "scope": SCOPES[0]})).await;
+    admin_post(http, base, "/admin/clients", json!({"client_id": "webapp", "redirect_uris": ["https://rp.example/cb"], "scope": SCOPES[0]})).await;
     for s in SERVICES {
-        admin(http, base, "/admin/clients", json!({"client_id": s, "grant_types": ["client_credentials"], "redirect_uris": [], "scope": "svc"})).await;
+        admin_post(http, base, "/admin/clients", json!({"client_id": s, "grant_types": ["client_credentials"], "redirect_uris": [], "scope": "svc"})).await;
     }
-    let users = admin(http, base, "/test/bulk/users", json!({"count": 100, "password": "load-password-1"})).await;
+    let users = admin_post(http, base, "/test/bulk/users", json!({"count": 100, "password": "load-password-1"})).await;
     let ids: Vec<String> = users["users"].as_array().unwrap().iter().map(|u| u["id"].as_str().unwrap().to_string()).collect();
     let mint = |kind: &'static str, n: usize| {
         let ids = ids.clone();
         async move {
             let per_user = n.div_ceil(ids.len());
-            let v = admin(http, base, "/test/bulk/tokens", json!({"client_id": "webapp", "user_ids": ids, "per_user": per_user, "kind": kind, "scope": SCOPES[0]})).await;
+            let v = admin_post(http, base, "/test/bulk/tokens", json!({"client_id": "webapp", "user_ids": ids, "per_user": per_user, "kind": kind, "scope": SCOPES[0]})).await;
             v["tokens"].as_array().unwrap()[..n].iter().map(|t| t.as_str().unwrap().to_string()).collect::<Vec<_>>()
         }
     };
     let mut actors = Vec::new();
     for s in SERVICES {
-        let v = admin(http, base, "/test/bulk/tokens", json!({"client_id": s, "count": 1, "kind": "valid", "scope": "svc"})).await;
+        let v = admin_post(http, base, "/test/bulk/tokens", json!({"client_id": s, "count": 1, "kind": "valid", "scope": "svc"})).await;
         actors.push(v["tokens"][0].as_str().unwrap().to_string());
     }
     // The reference's 1,000-token mix.

@@ -5,6 +5,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
+. "$HERE/lib/server.sh"
 FAMILIES=1000000 SESSIONS=1000000 BIN=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -16,17 +17,14 @@ while [ $# -gt 0 ]; do
   shift
 done
 "$HERE/install-k6.sh" >/dev/null
-if [ -z "$BIN" ]; then (cd "$ROOT" && cargo build --release --locked --bin authrim); BIN="$ROOT/target/release/authrim"; fi
+[ -n "$BIN" ] || BIN=$(release_bin)
 DATA=$(mktemp -d)
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-BASE="http://127.0.0.1:$PORT"
-ADMIN="mem-$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-AUTHRIM_DATA_DIR="$DATA" AUTHRIM_LISTEN="127.0.0.1:$PORT" AUTHRIM_ISSUER="$BASE" AUTHRIM_ADMIN_TOKEN="$ADMIN" \
-  AUTHRIM_ENABLE_TEST_ENDPOINTS=true AUTHRIM_LOG=warn "$BIN" serve >"$DATA/server.log" 2>&1 &
-PID=$!
-trap 'kill -TERM $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$DATA"' EXIT
-for _ in $(seq 100); do curl -sf "$BASE/healthz" >/dev/null && break; sleep 0.1; done
-rss() { echo "$(( $(ps -o rss= -p $PID) / 1024 )) MiB"; }
+ADMIN="mem-$(random_token)"
+PORT=$(free_port)
+trap 'stop_server; rm -rf "$DATA"' EXIT
+start_server "$BIN" "$DATA" "$ADMIN" "$DATA/server.log" "$PORT"
+BASE=$SERVER_BASE
+rss() { echo "$(( $(ps -o rss= -p "$SERVER_PID") / 1024 )) MiB"; }
 sleep 1
 echo "idle RSS: $(rss)"
 
@@ -61,12 +59,9 @@ PY
 echo "RSS after seeding (includes the seeding's own transient allocations): $(rss)"
 # The steady state: restart on the same data, so the stores are loaded from disk with no
 # seeding transients, and measure again.
-kill -TERM $PID; wait $PID 2>/dev/null || true
+stop_server
 t0=$(date +%s.%N)
-AUTHRIM_DATA_DIR="$DATA" AUTHRIM_LISTEN="127.0.0.1:$PORT" AUTHRIM_ISSUER="$BASE" AUTHRIM_ADMIN_TOKEN="$ADMIN" \
-  AUTHRIM_ENABLE_TEST_ENDPOINTS=true AUTHRIM_LOG=warn "$BIN" serve >>"$DATA/server.log" 2>&1 &
-PID=$!
-for _ in $(seq 1200); do curl -sf "$BASE/healthz" >/dev/null && break; sleep 0.1; done
+start_server "$BIN" "$DATA" "$ADMIN" "$DATA/server.log" "$PORT"
 echo "restart with the seeded data: ready in $(python3 -c "import time; print(round(time.time() - $t0, 1))") s, RSS $(rss)"
 for s in refresh-rotation:refresh.json userinfo:userinfo.json; do
   echo "== ${s%%:*} at rps1000 (duration scale 0.1) on the seeded server"

@@ -11,6 +11,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
+. "$HERE/lib/server.sh"
 ALL=(token-exchange refresh-rotation authorization-code userinfo silent-auth introspection)
 SCENARIOS=() PRESETS=() SCALE=1 BIN="" QUICK=0
 while [ $# -gt 0 ]; do
@@ -32,19 +33,14 @@ fi
 
 "$HERE/install-k6.sh" >/dev/null
 K6="$HERE/.bin/k6"
-if [ -z "$BIN" ]; then
-  (cd "$ROOT" && cargo build --release --locked --bin authrim)
-  BIN="$ROOT/target/release/authrim"
-fi
+[ -n "$BIN" ] || BIN=$(release_bin)
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 
 OUT="$HERE/results/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT"
-ADMIN="load-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+ADMIN="load-$(random_token)"
 MACHINE="$(nproc) vCPU ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(free -g | awk '/Mem:/{print $2}') GiB RAM, $(uname -sr)"
 failed=()
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # How many seeds a run consumes: codes are single-use, refresh families one per VU.
 seed_count() {
@@ -66,14 +62,9 @@ for scenario in "${SCENARIOS[@]}"; do
   for preset in "${PRESETS[@]}"; do
     RUN="$OUT/$scenario/$preset"
     mkdir -p "$RUN"
-    port=$(free_port)
-    base="http://127.0.0.1:$port"
-    AUTHRIM_DATA_DIR="$RUN/data" AUTHRIM_LISTEN="127.0.0.1:$port" AUTHRIM_ISSUER="$base" \
-      AUTHRIM_ADMIN_TOKEN="$ADMIN" AUTHRIM_ENABLE_TEST_ENDPOINTS=true AUTHRIM_LOG=warn \
-      "$BIN" serve >"$RUN/server.log" 2>&1 &
-    pid=$!
-    for _ in $(seq 100); do curl -sf "$base/healthz" >/dev/null && break; sleep 0.1; done
-    echo "==> $scenario @ $preset (server pid $pid, $base)"
+    start_server "$BIN" "$RUN/data" "$ADMIN" "$RUN/server.log"
+    base=$SERVER_BASE
+    echo "==> $scenario @ $preset (server pid $SERVER_PID, $base)"
     python3 "$HERE/seed.py" --base "$base" --admin-token "$ADMIN" --scenario "$scenario" \
       --out "$RUN/seed.json" --count "$(seed_count "$scenario" "$preset" "$SCALE")"
     curl -sf "$base/metrics" >"$RUN/metrics-before.txt"
@@ -84,8 +75,7 @@ for scenario in "${SCENARIOS[@]}"; do
     rc=${PIPESTATUS[0]}
     set -e
     curl -sf "$base/metrics" >"$RUN/metrics-after.txt" || true
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
+    stop_server
     rm -rf "$RUN/data"
     target=$([ "$preset" = smoke ] && echo 10 || echo "${preset#rps}")
     python3 - "$RUN/run.json" "$scenario" "$preset" "$target" "$started" "$MACHINE" <<'PY'

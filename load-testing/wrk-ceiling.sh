@@ -7,6 +7,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
+. "$HERE/lib/server.sh"
 SECONDS_RUN=10 CONNS=64 BIN=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -20,16 +21,12 @@ done
 if ! command -v wrk >/dev/null; then
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq wrk; else sudo apt-get install -y wrk; fi
 fi
-if [ -z "$BIN" ]; then (cd "$ROOT" && cargo build --release --locked --bin authrim); BIN="$ROOT/target/release/authrim"; fi
+[ -n "$BIN" ] || BIN=$(release_bin)
 DATA=$(mktemp -d)
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-BASE="http://127.0.0.1:$PORT"
-ADMIN="wrk-$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-AUTHRIM_DATA_DIR="$DATA" AUTHRIM_LISTEN="127.0.0.1:$PORT" AUTHRIM_ISSUER="$BASE" AUTHRIM_ADMIN_TOKEN="$ADMIN" \
-  AUTHRIM_ENABLE_TEST_ENDPOINTS=true AUTHRIM_LOG=warn "$BIN" serve >"$DATA/server.log" 2>&1 &
-PID=$!
-trap 'kill -TERM $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$DATA"' EXIT
-for _ in $(seq 100); do curl -sf "$BASE/healthz" >/dev/null && break; sleep 0.1; done
+ADMIN="wrk-$(random_token)"
+trap 'stop_server; rm -rf "$DATA"' EXIT
+start_server "$BIN" "$DATA" "$ADMIN" "$DATA/server.log"
+BASE=$SERVER_BASE
 python3 "$HERE/seed.py" --base "$BASE" --admin-token "$ADMIN" --scenario introspection --out "$DATA/seed.json" --count 1000 >/dev/null
 TOKEN=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tokens"][0])' "$DATA/seed.json")
 RS_AUTH=$(python3 -c 'import base64,json,sys; s=json.load(open(sys.argv[1])); print(base64.b64encode("{}:{}".format(s["client_id"], s["client_secret"]).encode()).decode())' "$DATA/seed.json")
@@ -45,4 +42,4 @@ echo "== introspection ($CONNS connections, ${SECONDS_RUN}s)"
 wrk -t2 -c"$CONNS" -d"${SECONDS_RUN}s" --latency -s "$DATA/introspect.lua" "$BASE/introspect"
 echo "== server errors during the runs"
 curl -s "$BASE/metrics" | grep -E '^authrim_oauth_errors_total' || echo "none"
-echo "== server RSS: $(ps -o rss= -p $PID) KiB"
+echo "== server RSS: $(ps -o rss= -p "$SERVER_PID") KiB"

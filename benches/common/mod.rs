@@ -55,6 +55,13 @@ impl Drop for Server {
     }
 }
 
+/// POST a JSON body with the admin token; panics unless it succeeds (benches seed this way).
+pub async fn admin_post(http: &reqwest::Client, base: &str, path: &str, body: serde_json::Value) -> serde_json::Value {
+    let res = http.post(format!("{base}{path}")).bearer_auth(ADMIN).json(&body).send().await.unwrap();
+    assert!(res.status().is_success(), "{path}: {}", res.status());
+    res.json().await.unwrap()
+}
+
 /// `name{labels}` sample value from a Prometheus text page (0 when absent).
 pub fn sample(text: &str, name_and_labels: &str) -> f64 {
     text.lines()

@@ -4,10 +4,9 @@
 use crate::app::AppState;
 use crate::error::OAuthError;
 use crate::registry::{clients, users, ClientInput, UserInput};
-use crate::util::ct_eq;
 use axum::body::Bytes;
 use axum::extract::{Path, Request, State};
-use axum::http::{header, StatusCode};
+use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -35,13 +34,7 @@ async fn require_admin(State(app): State<AppState>, req: Request, next: Next) ->
     let Some(expected) = app.config.admin_token.as_deref().filter(|t| !t.is_empty()) else {
         return OAuthError::not_found("the admin API is disabled (set AUTHRIM_ADMIN_TOKEN)").into_response();
     };
-    let presented = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or("");
-    if !ct_eq(presented.as_bytes(), expected.as_bytes()) {
+    if !crate::http::bearer_matches(req.headers(), expected) {
         return OAuthError::invalid_token("admin token required")
             .with_challenge(crate::error::Challenge::Bearer)
             .into_response();

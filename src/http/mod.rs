@@ -102,12 +102,7 @@ fn endpoint_label(path: &str) -> &'static str {
 async fn metrics(axum::extract::State(app): axum::extract::State<AppState>, headers: axum::http::HeaderMap) -> axum::response::Response {
     use crate::metrics::{StoreLabels, METRICS};
     if let Some(expected) = app.config.metrics_token.as_deref().filter(|t| !t.is_empty()) {
-        let presented = headers
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .unwrap_or("");
-        if !crate::util::ct_eq(presented.as_bytes(), expected.as_bytes()) {
+        if !bearer_matches(&headers, expected) {
             return OAuthError::invalid_token("metrics token required").with_challenge(crate::error::Challenge::Bearer).into_response();
         }
     }
@@ -122,6 +117,17 @@ async fn metrics(axum::extract::State(app): axum::extract::State<AppState>, head
         HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
     );
     res
+}
+
+/// Whether the request's `Authorization: Bearer` token equals `expected` (constant time):
+/// the check behind the operator tokens (admin API, metrics).
+pub fn bearer_matches(headers: &axum::http::HeaderMap, expected: &str) -> bool {
+    let presented = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    crate::util::ct_eq(presented.as_bytes(), expected.as_bytes())
 }
 
 #[derive(Clone, Copy)]

@@ -10,6 +10,7 @@ use parking_lot::Mutex;
 use rusqlite::Connection;
 use serde::{de::DeserializeOwned, Serialize};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 pub type Key = [u8; 32];
 
@@ -22,6 +23,9 @@ pub struct ShardedTable<V> {
     table: &'static str,
     shards: Vec<Mutex<HashMap<Key, Entry<V>>>>,
     journal: Journal,
+    /// Built once: every write reuses the text, and the writer's statement cache its plan.
+    upsert_sql: Arc<str>,
+    delete_sql: Arc<str>,
 }
 
 impl<V> ShardedTable<V>
@@ -30,7 +34,9 @@ where
 {
     pub fn new(table: &'static str, shard_count: usize, journal: Journal) -> Self {
         let shards = (0..shard_count).map(|_| Mutex::new(HashMap::new())).collect();
-        Self { table, shards, journal }
+        let upsert_sql = format!("INSERT OR REPLACE INTO {table} (hash, shard, data, expires_at) VALUES (?1, ?2, ?3, ?4)").into();
+        let delete_sql = format!("DELETE FROM {table} WHERE hash = ?1").into();
+        Self { table, shards, journal, upsert_sql, delete_sql }
     }
 
     /// Time one store operation on `shard` (recorded on drop) under the store's seed name.
@@ -84,19 +90,18 @@ where
     /// Make `value` under `key` durable (insert or replace), waiting for the commit.
     pub async fn persist(&self, shard: usize, key: Key, value: &V, expires_at: u64) -> StoreResult<()> {
         let data = serde_json::to_string(value).map_err(|e| crate::db::StoreError::Database(e.to_string()))?;
-        let sql = format!(
-            "INSERT OR REPLACE INTO {} (hash, shard, data, expires_at) VALUES (?1, ?2, ?3, ?4)",
-            self.table
-        );
+        let sql = self.upsert_sql.clone();
         self.journal
-            .write(move |c| c.execute(&sql, (key.to_vec(), shard as i64, data, expires_at as i64)).map(|_| ()))
+            .write(move |c| {
+                c.prepare_cached(&sql)?.execute((key.to_vec(), shard as i64, data, expires_at as i64)).map(|_| ())
+            })
             .await
     }
 
     /// Delete `key` durably, waiting for the commit.
     pub async fn persist_delete(&self, key: Key) -> StoreResult<()> {
-        let sql = format!("DELETE FROM {} WHERE hash = ?1", self.table);
-        self.journal.write(move |c| c.execute(&sql, [key.to_vec()]).map(|_| ())).await
+        let sql = self.delete_sql.clone();
+        self.journal.write(move |c| c.prepare_cached(&sql)?.execute([key.to_vec()]).map(|_| ())).await
     }
 
     /// Drop expired entries from memory and, in the background, from disk.

@@ -1,0 +1,29 @@
+# Shared by run.sh, wrk-ceiling.sh and memory.sh (source it): build, start and stop an
+# Authrim server on loopback with the test-only bulk interface enabled.
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+random_token() { head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+
+# The release binary, built if needed (build output on stderr).
+release_bin() { (cd "$ROOT" && cargo build --release --locked --bin authrim) >&2; echo "$ROOT/target/release/authrim"; }
+
+# start_server BIN DATA_DIR ADMIN_TOKEN LOG [PORT]: sets SERVER_PID and SERVER_BASE and waits
+# for /healthz (up to 2 minutes: a restart on a big data set loads it first).
+start_server() {
+  local bin=$1 data=$2 admin=$3 log=$4 port=${5:-$(free_port)}
+  SERVER_BASE="http://127.0.0.1:$port"
+  AUTHRIM_DATA_DIR="$data" AUTHRIM_LISTEN="127.0.0.1:$port" AUTHRIM_ISSUER="$SERVER_BASE" \
+    AUTHRIM_ADMIN_TOKEN="$admin" AUTHRIM_ENABLE_TEST_ENDPOINTS=true AUTHRIM_LOG=warn \
+    "$bin" serve >>"$log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 1200); do
+    curl -sf "$SERVER_BASE/healthz" >/dev/null && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "authrim did not start; see $log" >&2
+  return 1
+}
+
+stop_server() { kill -TERM "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; }
