@@ -2,9 +2,10 @@
 
 use crate::audit::AuditLog;
 use crate::config::Config;
-use crate::db::Journal;
+use crate::db::Database;
 use crate::grants::GrantRegistry;
-use crate::keys::KeyManager;
+use crate::keys::{KeyManager, Vault};
+use crate::node_sync::NodeSync;
 use crate::ratelimit::LoginLimiter;
 use crate::registry::Registry;
 use crate::stores::Stores;
@@ -15,44 +16,49 @@ pub struct App {
     pub keys: KeyManager,
     pub registry: Registry,
     pub stores: Stores,
-    pub journal: Journal,
+    pub db: Database,
     pub grants: GrantRegistry,
     pub login_limiter: LoginLimiter,
     pub audit: AuditLog,
+    /// PostgreSQL only: how this node keeps its caches in step with the other nodes.
+    pub sync: Option<NodeSync>,
 }
 
 pub type AppState = Arc<App>;
 
 impl App {
-    /// Open the data directory (creating schema and first key on a first start) and load the
-    /// in-memory state. Needs a Tokio runtime (the audit writer is a task). Shut down with
-    /// `close` to flush the audit queue and pending writes.
-    pub fn open(config: Config) -> anyhow::Result<Self> {
-        let conn = crate::db::open(&config.data_dir, &config.sqlite_synchronous)?;
+    /// Open the database (creating schema and first key on a first start) and load the
+    /// in-memory state. Shut down with `close` to flush the audit queue and pending writes.
+    pub async fn open(config: Config) -> anyhow::Result<Self> {
+        let db = Database::open(&config).await?;
+        let vault = Vault::open(config.key_encryption_key.as_deref(), &config.data_dir)?;
         let retired_visibility = config.access_token_ttl.max(config.id_token_ttl);
-        let keys = KeyManager::init(
-            &conn,
-            &config.data_dir,
-            config.key_encryption_key.as_deref(),
-            retired_visibility,
-            config.key_publish_delay,
-        )?;
-        let journal = Journal::start(conn);
-        let reader = crate::db::open_reader(&config.data_dir)?;
-        let registry = Registry::load(&reader, journal.clone())?;
-        let stores = Stores::embedded(&config, &journal, &reader, keys.derived_key("authrim refresh-token mac v1"))?;
-        let audit = AuditLog::start(journal.clone());
+        let keys = KeyManager::init(db.clone(), vault, retired_visibility, config.key_publish_delay).await?;
+        let registry = Registry::load(db.clone()).await?;
+        let refresh_mac_key = keys.derived_key("authrim refresh-token mac v1");
+        let (stores, sync) = match &db {
+            Database::Sqlite(sqlite) => {
+                let stores = sqlite.with_reader(|reader| Stores::embedded(&config, &sqlite.journal, reader, refresh_mac_key))?;
+                (stores, None)
+            }
+            Database::Postgres(pg) => {
+                let (sync, freshness) = NodeSync::new(pg, std::time::Duration::from_millis(config.revocation_max_staleness_ms));
+                let (stores, revocations) = Stores::postgres(&config, pg, freshness, refresh_mac_key);
+                (stores, Some(sync.with_revocations(revocations)))
+            }
+        };
+        let audit = AuditLog::start(db.clone());
         let login_limiter = LoginLimiter::new(
             config.login_max_failures_per_account,
             config.login_max_failures_per_address,
             config.login_window,
         );
-        Ok(Self { config, keys, registry, stores, journal, grants: GrantRegistry::standard(), login_limiter, audit })
+        Ok(Self { config, keys, registry, stores, db, grants: GrantRegistry::standard(), login_limiter, audit, sync })
     }
 
     pub async fn close(&self) {
         self.audit.flush().await;
-        self.journal.shutdown().await;
+        self.db.close().await;
     }
 
     pub fn issuer(&self) -> &str {
@@ -61,5 +67,11 @@ impl App {
 
     pub fn endpoint(&self, path: &str) -> String {
         format!("{}{}", self.config.base_url(), path)
+    }
+
+    /// Whether this node can serve everything: always on SQLite; on PostgreSQL while it is
+    /// in step with the other nodes (see `NodeSync`).
+    pub fn is_ready(&self) -> bool {
+        self.sync.as_ref().is_none_or(NodeSync::is_fresh)
     }
 }

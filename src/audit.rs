@@ -1,10 +1,9 @@
 //! The security audit log: login success and failure, code reuse, refresh reuse, family and
 //! token revocation. Requests hand events over without waiting for the disk; a task writes
-//! them in batches through the journal. Nothing is dropped: a full queue makes the caller
-//! wait (back-pressure), and shutdown flushes the queue before the journal stops.
+//! them in batches (one transaction each). Nothing is dropped: a full queue makes the caller
+//! wait (back-pressure), and shutdown flushes the queue before the database closes.
 
-use crate::db::Journal;
-use rusqlite::Connection;
+use crate::db::{Database, Sql, StoreResult};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -63,9 +62,9 @@ pub struct AuditLog {
 
 impl AuditLog {
     /// Start the writer task (needs a Tokio runtime).
-    pub fn start(journal: Journal) -> Self {
+    pub fn start(db: Database) -> Self {
         let (tx, rx) = mpsc::channel(QUEUE);
-        tokio::spawn(write_loop(rx, journal));
+        tokio::spawn(write_loop(rx, db));
         Self { tx }
     }
 
@@ -85,7 +84,7 @@ impl AuditLog {
     }
 }
 
-async fn write_loop(mut rx: mpsc::Receiver<Msg>, journal: Journal) {
+async fn write_loop(mut rx: mpsc::Receiver<Msg>, db: Database) {
     let mut batch = Vec::with_capacity(BATCH);
     let mut waiters = Vec::new();
     while let Some(first) = rx.recv().await {
@@ -104,7 +103,7 @@ async fn write_loop(mut rx: mpsc::Receiver<Msg>, journal: Journal) {
             let mut attempt = 0;
             loop {
                 let copy = events.clone();
-                match journal.write(move |c| insert_all(c, &copy)).await {
+                match db.write(move |sql| insert_all(sql, &copy)).await {
                     Ok(()) => break,
                     Err(e) if attempt < 5 => {
                         attempt += 1;
@@ -124,33 +123,35 @@ async fn write_loop(mut rx: mpsc::Receiver<Msg>, journal: Journal) {
     }
 }
 
-fn insert_all(conn: &Connection, events: &[AuditEvent]) -> rusqlite::Result<()> {
-    let mut stmt = conn.prepare_cached(
-        "INSERT INTO audit_events (at, event, client_id, user_id, address, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?;
+fn insert_all(sql: &mut dyn Sql, events: &[AuditEvent]) -> StoreResult<()> {
     for e in events {
-        stmt.execute((e.at as i64, &e.event, &e.client_id, &e.user_id, &e.address, e.detail.to_string()))?;
+        sql.execute(
+            "INSERT INTO audit_events (at, event, client_id, user_id, address, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            crate::params![e.at as i64, &e.event, e.client_id.clone(), e.user_id.clone(), e.address.clone(), e.detail.to_string()],
+        )?;
     }
     Ok(())
 }
 
 /// The newest `limit` events, optionally of one kind, newest first.
-pub fn list(conn: &Connection, limit: u32, event: Option<&str>) -> rusqlite::Result<Vec<AuditEvent>> {
-    let mut stmt = conn.prepare(
+pub fn list(sql: &mut dyn Sql, limit: u32, event: Option<&str>) -> StoreResult<Vec<AuditEvent>> {
+    let rows = sql.query(
         "SELECT at, event, client_id, user_id, address, detail FROM audit_events
-         WHERE ?1 IS NULL OR event = ?1 ORDER BY id DESC LIMIT ?2",
+         WHERE CAST(?1 AS TEXT) IS NULL OR event = CAST(?1 AS TEXT) ORDER BY id DESC LIMIT ?2",
+        crate::params![event, limit as i64],
     )?;
-    let rows = stmt.query_map((event, limit), |r| {
-        Ok(AuditEvent {
-            at: r.get::<_, i64>(0)? as u64,
-            event: r.get(1)?,
-            client_id: r.get(2)?,
-            user_id: r.get(3)?,
-            address: r.get(4)?,
-            detail: serde_json::from_str(&r.get::<_, String>(5)?).unwrap_or(Value::Null),
+    rows.iter()
+        .map(|r| {
+            Ok(AuditEvent {
+                at: r.i64(0)? as u64,
+                event: r.text(1)?,
+                client_id: r.opt_text(2)?,
+                user_id: r.opt_text(3)?,
+                address: r.opt_text(4)?,
+                detail: serde_json::from_str(&r.text(5)?).unwrap_or(Value::Null),
+            })
         })
-    })?;
-    rows.collect()
+        .collect()
 }
 
 #[cfg(test)]
@@ -160,8 +161,9 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn events_are_batched_flushed_and_listed() {
         let dir = tempfile::tempdir().unwrap();
-        let journal = Journal::start(crate::db::open(dir.path(), "NORMAL").unwrap());
-        let log = AuditLog::start(journal.clone());
+        let config = crate::config::Config { data_dir: dir.path().into(), ..Default::default() };
+        let db = Database::open(&config).await.unwrap();
+        let log = AuditLog::start(db.clone());
         // More than the queue holds: senders wait rather than lose events.
         let mut set = tokio::task::JoinSet::new();
         for i in 0..(QUEUE + 1000) {
@@ -174,9 +176,10 @@ mod tests {
         let reader = crate::db::open_reader(dir.path()).unwrap();
         let n: i64 = reader.query_row("SELECT COUNT(*) FROM audit_events", [], |r| r.get(0)).unwrap();
         assert_eq!(n as usize, QUEUE + 1001);
-        let commits = journal.stats().commits.load(std::sync::atomic::Ordering::Relaxed);
+        let Database::Sqlite(sqlite) = &db else { unreachable!() };
+        let commits = sqlite.journal.stats().commits.load(std::sync::atomic::Ordering::Relaxed);
         assert!(commits < 200, "events were not batched: {commits} commits");
-        let reuse = list(&reader, 10, Some("refresh_reuse")).unwrap();
+        let reuse = list(&mut crate::db::SqliteSql(&reader), 10, Some("refresh_reuse")).unwrap();
         assert_eq!(reuse.len(), 1);
         assert_eq!(reuse[0].client_id.as_deref(), Some("c"));
     }

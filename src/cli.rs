@@ -1,6 +1,6 @@
 //! Command line: `serve`, `migrate`, and administration of clients and users without SQL.
-//! Admin commands work on the database directly; a running server picks their changes up
-//! within a second through the registry change log.
+//! Admin commands work on the database directly (SQLite or PostgreSQL); running servers pick
+//! their changes up within a second (SQLite: the change log) or at once (PostgreSQL: NOTIFY).
 
 use crate::config::Config;
 use crate::registry::{clients, users, ClientInput, UserInput};
@@ -171,23 +171,38 @@ pub enum KeysCommand {
 }
 
 pub fn run_admin(config: &Config, command: Command) -> anyhow::Result<()> {
-    let conn = crate::db::open(&config.data_dir, &config.sqlite_synchronous)?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let db = crate::db::Database::open(config).await?;
+        let result = admin(config, &db, command).await;
+        db.close().await;
+        result
+    })
+}
+
+/// One admin command, on either backend. Each reads or writes in one transaction.
+async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> anyhow::Result<()> {
     let print = |v: serde_json::Value| println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     match command {
         Command::Serve { .. } => unreachable!("serve is not an admin command"),
         Command::Migrate => {
-            println!("schema at version {}", crate::db::current_version(&conn)?);
+            println!("schema at version {}", db.schema_version().await?);
         }
         Command::Client(cmd) => match cmd {
             ClientCommand::Create(args) => {
-                let input = args.input();
-                if let Some(id) = &input.client_id {
-                    if clients::load_one(&conn, id)?.is_some() {
-                        anyhow::bail!("a client {id:?} already exists");
-                    }
+                let (client, secret) = clients::new_client(args.input()).map_err(anyhow::Error::msg)?;
+                let c = client.clone();
+                let created = db
+                    .write(move |sql| {
+                        if clients::load_one(sql, c.id())?.is_some() {
+                            return Ok(false);
+                        }
+                        clients::save(sql, &c).map(|_| true)
+                    })
+                    .await?;
+                if !created {
+                    anyhow::bail!("a client {:?} already exists", client.id());
                 }
-                let (client, secret) = clients::new_client(input).map_err(anyhow::Error::msg)?;
-                clients::save(&conn, &client)?;
                 let mut v = serde_json::to_value(&client.meta)?;
                 if let Some(s) = secret {
                     v["client_secret"] = s.into();
@@ -196,13 +211,14 @@ pub fn run_admin(config: &Config, command: Command) -> anyhow::Result<()> {
                 print(v);
             }
             ClientCommand::List => {
-                print(serde_json::to_value(clients::load_all(&conn)?.iter().map(|c| &c.meta).collect::<Vec<_>>())?)
+                let all = db.read(clients::load_all).await?;
+                print(serde_json::to_value(all.iter().map(|c| &c.meta).collect::<Vec<_>>())?)
             }
-            ClientCommand::Show { client_id } => print(serde_json::to_value(&find_client(&conn, &client_id)?.meta)?),
+            ClientCommand::Show { client_id } => print(serde_json::to_value(&find_client(db, &client_id).await?.meta)?),
             ClientCommand::Update { client_id, args } => {
-                let existing = find_client(&conn, &client_id)?;
+                let existing = find_client(db, &client_id).await?;
                 let (client, secret) = clients::update_client(&existing, args.input()).map_err(anyhow::Error::msg)?;
-                clients::save(&conn, &client)?;
+                save_client(db, &client).await?;
                 let mut v = serde_json::to_value(&client.meta)?;
                 if let Some(s) = secret {
                     v["client_secret"] = s.into();
@@ -210,14 +226,15 @@ pub fn run_admin(config: &Config, command: Command) -> anyhow::Result<()> {
                 print(v);
             }
             ClientCommand::Delete { client_id } => {
-                if !clients::delete(&conn, &client_id)? {
+                let id = client_id.clone();
+                if !db.write(move |sql| clients::delete(sql, &id)).await? {
                     anyhow::bail!("no client {client_id:?}");
                 }
                 eprintln!("deleted client {client_id}");
             }
             ClientCommand::RotateSecret { client_id } => {
-                let (client, secret) = clients::rotate_secret(&find_client(&conn, &client_id)?).map_err(anyhow::Error::msg)?;
-                clients::save(&conn, &client)?;
+                let (client, secret) = clients::rotate_secret(&find_client(db, &client_id).await?).map_err(anyhow::Error::msg)?;
+                save_client(db, &client).await?;
                 print(serde_json::json!({ "client_id": client_id, "client_secret": secret }));
             }
         },
@@ -231,49 +248,67 @@ pub fn run_admin(config: &Config, command: Command) -> anyhow::Result<()> {
                     input.password = Some(line.trim_end_matches(['\n', '\r']).to_string());
                 }
                 let user = users::new_user(input).map_err(anyhow::Error::msg)?;
-                if users::find(&conn, &user.username)?.is_some() {
+                let u = user.clone();
+                let created = db
+                    .write(move |sql| {
+                        if users::find(sql, &u.username)?.is_some() {
+                            return Ok(false);
+                        }
+                        users::save(sql, &u).map(|_| true)
+                    })
+                    .await?;
+                if !created {
                     anyhow::bail!("a user {:?} already exists", user.username);
                 }
-                users::save(&conn, &user)?;
                 print(serde_json::to_value(&user)?);
             }
-            UserCommand::List => print(serde_json::to_value(users::load_all(&conn)?)?),
-            UserCommand::Show { user } => print(serde_json::to_value(find_user(&conn, &user)?)?),
+            UserCommand::List => print(serde_json::to_value(db.read(users::load_all).await?)?),
+            UserCommand::Show { user } => print(serde_json::to_value(find_user(db, &user).await?)?),
             UserCommand::Update { user, args } => {
-                let existing = find_user(&conn, &user)?;
+                let existing = find_user(db, &user).await?;
                 let updated = users::update_user(&existing, args.input()?).map_err(anyhow::Error::msg)?;
-                users::save(&conn, &updated)?;
+                let u = updated.clone();
+                db.write(move |sql| users::save(sql, &u)).await?;
                 print(serde_json::to_value(&updated)?);
             }
             UserCommand::Delete { user } => {
-                let existing = find_user(&conn, &user)?;
-                users::delete(&conn, &existing.id)?;
+                let existing = find_user(db, &user).await?;
+                let id = existing.id.clone();
+                db.write(move |sql| users::delete(sql, &id)).await?;
                 eprintln!("deleted user {}", existing.username);
             }
         },
         Command::Audit { limit, event } => {
-            print(serde_json::to_value(crate::audit::list(&conn, limit, event.as_deref())?)?);
+            print(serde_json::to_value(db.read(move |sql| crate::audit::list(sql, limit, event.as_deref())).await?)?);
         }
         Command::Keys(KeysCommand::Rotate) => {
-            let kid = crate::keys::KeyManager::rotate(&conn, &config.data_dir, config.key_encryption_key.as_deref())?;
+            let vault = crate::keys::Vault::open(config.key_encryption_key.as_deref(), &config.data_dir)?;
+            let kid = crate::keys::KeyManager::rotate(db, &vault).await?;
             print(serde_json::json!({"kid": kid, "state": "next", "signs_after_seconds": config.key_publish_delay}));
         }
         Command::Keys(KeysCommand::List) => {
-            let mut stmt = conn.prepare("SELECT kid, alg, state, created_at FROM signing_keys ORDER BY created_at")?;
-            let rows = stmt.query_map([], |r| {
-                Ok(serde_json::json!({"kid": r.get::<_, String>(0)?, "alg": r.get::<_, String>(1)?,
-                    "state": r.get::<_, String>(2)?, "created_at": r.get::<_, i64>(3)?}))
-            })?;
-            print(serde_json::Value::Array(rows.collect::<Result<_, _>>()?));
+            let rows = db.read(|sql| sql.query("SELECT kid, alg, state, created_at FROM signing_keys ORDER BY created_at", &[])).await?;
+            let keys = rows
+                .iter()
+                .map(|r| Ok(serde_json::json!({"kid": r.text(0)?, "alg": r.text(1)?, "state": r.text(2)?, "created_at": r.i64(3)?})))
+                .collect::<crate::db::StoreResult<Vec<_>>>()?;
+            print(serde_json::Value::Array(keys));
         }
     }
     Ok(())
 }
 
-fn find_client(conn: &rusqlite::Connection, id: &str) -> anyhow::Result<clients::Client> {
-    clients::load_one(conn, id)?.ok_or_else(|| anyhow::anyhow!("no client {id:?}"))
+async fn save_client(db: &crate::db::Database, client: &clients::Client) -> anyhow::Result<()> {
+    let c = client.clone();
+    Ok(db.write(move |sql| clients::save(sql, &c)).await?)
 }
 
-fn find_user(conn: &rusqlite::Connection, key: &str) -> anyhow::Result<users::User> {
-    users::find(conn, key)?.ok_or_else(|| anyhow::anyhow!("no user {key:?}"))
+async fn find_client(db: &crate::db::Database, id: &str) -> anyhow::Result<clients::Client> {
+    let owned = id.to_string();
+    db.read(move |sql| clients::load_one(sql, &owned)).await?.ok_or_else(|| anyhow::anyhow!("no client {id:?}"))
+}
+
+async fn find_user(db: &crate::db::Database, key: &str) -> anyhow::Result<users::User> {
+    let owned = key.to_string();
+    db.read(move |sql| users::find(sql, &owned)).await?.ok_or_else(|| anyhow::anyhow!("no user {key:?}"))
 }

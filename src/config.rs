@@ -53,6 +53,20 @@ pub struct Config {
     /// How long a rotated-in key is published (state `next`) before it signs: longer than
     /// every node's key cache and every relying party's JWKS cache (`/jwks` says max-age=300).
     pub key_publish_delay: u64,
+    /// `postgres://user:password@host:port/db`: run on PostgreSQL (several nodes may share it).
+    /// Unset: the embedded SQLite database in `data_dir` (one process).
+    pub database_url: Option<String>,
+    /// PostgreSQL connections per node.
+    pub database_pool_size: usize,
+    /// Waiting for a PostgreSQL connection or a connect gives up after this (then 503);
+    /// a statement after ten times this.
+    pub database_timeout_ms: u64,
+    /// At start, how long to wait for PostgreSQL to come up before failing.
+    pub database_startup_wait: u64,
+    /// PostgreSQL: a node answers revocation checks only while it has heard every revocation
+    /// committed more than this many milliseconds ago (otherwise 503). The bound on how long a
+    /// revoked token can still be accepted by another node.
+    pub revocation_max_staleness_ms: u64,
     /// SQLite `synchronous`: FULL (default; survives power loss) or NORMAL (survives process crash).
     pub sqlite_synchronous: String,
     pub max_body_bytes: usize,
@@ -104,6 +118,11 @@ impl Default for Config {
             key_encryption_key: None,
             key_cache_ttl: 300,
             key_publish_delay: 600,
+            database_url: None,
+            database_pool_size: 16,
+            database_timeout_ms: 2000,
+            database_startup_wait: 30,
+            revocation_max_staleness_ms: 1000,
             sqlite_synchronous: "FULL".into(),
             max_body_bytes: 64 * 1024,
             trust_proxy: false,
@@ -144,6 +163,11 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_KEY_ENCRYPTION_KEY", "key_encryption_key"),
     ("AUTHRIM_KEY_CACHE_TTL", "key_cache_ttl"),
     ("AUTHRIM_KEY_PUBLISH_DELAY", "key_publish_delay"),
+    ("AUTHRIM_DATABASE_URL", "database_url"),
+    ("AUTHRIM_DATABASE_POOL_SIZE", "database_pool_size"),
+    ("AUTHRIM_DATABASE_TIMEOUT_MS", "database_timeout_ms"),
+    ("AUTHRIM_DATABASE_STARTUP_WAIT", "database_startup_wait"),
+    ("AUTHRIM_REVOCATION_MAX_STALENESS_MS", "revocation_max_staleness_ms"),
     ("AUTHRIM_SQLITE_SYNCHRONOUS", "sqlite_synchronous"),
     ("AUTHRIM_MAX_BODY_BYTES", "max_body_bytes"),
     ("AUTHRIM_TRUST_PROXY", "trust_proxy"),
@@ -159,7 +183,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "code_shards", "session_shards", "challenge_shards", "revocation_shards", "refresh_shards", "key_cache_ttl", "key_publish_delay",
     "refresh_reuse_grace", "refresh_token_ttl", "refresh_token_idle_ttl",
     "max_body_bytes", "login_max_failures_per_account", "login_max_failures_per_address",
-    "login_window",
+    "login_window", "database_pool_size", "database_timeout_ms", "database_startup_wait", "revocation_max_staleness_ms",
 ];
 const BOOL_KEYS: &[&str] =
     &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints"];
@@ -233,6 +257,26 @@ impl Config {
         }
         if self.tls_cert.is_some() != self.tls_key.is_some() {
             anyhow::bail!("tls_cert and tls_key must be given together");
+        }
+        if let Some(url) = &self.database_url {
+            if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+                anyhow::bail!("AUTHRIM_DATABASE_URL must be a postgres:// URL (leave it unset for the embedded SQLite database)");
+            }
+            if self.key_encryption_key.is_none() {
+                anyhow::bail!(
+                    "with PostgreSQL every node must hold the same key-encryption key: set AUTHRIM_KEY_ENCRYPTION_KEY \
+                     (32 random bytes, base64url); it must not live in the database it protects"
+                );
+            }
+            if self.database_pool_size == 0 || self.database_timeout_ms == 0 || self.revocation_max_staleness_ms < 100 {
+                anyhow::bail!("database_pool_size and database_timeout_ms must be positive, revocation_max_staleness_ms at least 100");
+            }
+        }
+        if self.key_publish_delay <= self.key_cache_ttl {
+            anyhow::bail!(
+                "key_publish_delay ({}) must exceed key_cache_ttl ({}): a new key must be published by every node before it signs",
+                self.key_publish_delay, self.key_cache_ttl
+            );
         }
         if !matches!(self.sqlite_synchronous.to_ascii_uppercase().as_str(), "FULL" | "NORMAL" | "EXTRA") {
             anyhow::bail!("sqlite_synchronous must be FULL, NORMAL or EXTRA");
@@ -320,6 +364,23 @@ mod tests {
         forced.push(("AUTHRIM_FORCE_TEST_ENDPOINTS", "true"));
         assert!(Config::from_sources(None, &env(&forced)).is_ok());
         assert!(Config::from_sources(None, &env(&remote[..2])).is_ok(), "localhost issuer");
+    }
+
+    #[test]
+    fn postgres_needs_a_shared_key_encryption_key() {
+        let url = ("AUTHRIM_DATABASE_URL", "postgres://authrim@127.0.0.1/authrim");
+        let err = Config::from_sources(None, &env(&[url])).unwrap_err();
+        assert!(err.to_string().contains("AUTHRIM_KEY_ENCRYPTION_KEY"), "{err}");
+        let kek = ("AUTHRIM_KEY_ENCRYPTION_KEY", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
+        assert!(Config::from_sources(None, &env(&[url, kek])).is_ok());
+        let err = Config::from_sources(None, &env(&[("AUTHRIM_DATABASE_URL", "mysql://x"), kek])).unwrap_err();
+        assert!(err.to_string().contains("postgres://"));
+    }
+
+    #[test]
+    fn a_key_signs_only_after_every_cache_has_seen_it() {
+        let err = Config::from_sources(None, &env(&[("AUTHRIM_KEY_PUBLISH_DELAY", "60"), ("AUTHRIM_KEY_CACHE_TTL", "60")])).unwrap_err();
+        assert!(err.to_string().contains("key_publish_delay"));
     }
 
     #[test]

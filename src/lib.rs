@@ -3,7 +3,8 @@
 //! Layers, from the wire inwards: `http` (the axum shell: routing, extractors, pages, server),
 //! `endpoints` (one module per endpoint), `grants` (one module per grant type), `tokens`
 //! (JWT claims), `keys` (KeyManager), `registry` (clients, users, consents: cached in memory),
-//! `stores` (the sharded state stores), `db` (SQLite and its group-commit journal).
+//! `stores` (the sharded state stores), `db` (SQLite with its group-commit journal, or
+//! PostgreSQL), `node_sync` (how a PostgreSQL node follows the others).
 
 pub mod app;
 pub mod audit;
@@ -16,6 +17,7 @@ pub mod grants;
 pub mod http;
 pub mod keys;
 pub mod metrics;
+pub mod node_sync;
 pub mod ratelimit;
 pub mod registry;
 pub mod stores;

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
-type WriteFn = Box<dyn FnOnce(&Connection) -> rusqlite::Result<()> + Send>;
+type WriteFn = Box<dyn FnOnce(&Connection) -> StoreResult<()> + Send>;
 type Ack = Option<oneshot::Sender<StoreResult<()>>>;
 
 enum Msg {
@@ -50,13 +50,14 @@ impl Journal {
     }
 
     /// Perform `f` in the next group commit and wait until it is durable.
-    pub async fn write<F>(&self, f: F) -> StoreResult<()>
+    pub async fn write<F, E>(&self, f: F) -> StoreResult<()>
     where
-        F: FnOnce(&Connection) -> rusqlite::Result<()> + Send + 'static,
+        F: FnOnce(&Connection) -> Result<(), E> + Send + 'static,
+        E: Into<StoreError>,
     {
         let (ack, done) = oneshot::channel();
         self.tx
-            .send(Msg::Write(Box::new(f), Some(ack)))
+            .send(Msg::Write(Box::new(move |c| f(c).map_err(Into::into)), Some(ack)))
             .await
             .map_err(|_| StoreError::WriterGone)?;
         done.await.map_err(|_| StoreError::WriterGone)?
@@ -64,11 +65,12 @@ impl Journal {
 
     /// Queue `f` without waiting for its commit: for housekeeping whose loss costs nothing
     /// (expiry sweeps). Still ordered after every write queued before it.
-    pub async fn write_detached<F>(&self, f: F) -> StoreResult<()>
+    pub async fn write_detached<F, E>(&self, f: F) -> StoreResult<()>
     where
-        F: FnOnce(&Connection) -> rusqlite::Result<()> + Send + 'static,
+        F: FnOnce(&Connection) -> Result<(), E> + Send + 'static,
+        E: Into<StoreError>,
     {
-        self.tx.send(Msg::Write(Box::new(f), None)).await.map_err(|_| StoreError::WriterGone)
+        self.tx.send(Msg::Write(Box::new(move |c| f(c).map_err(Into::into)), None)).await.map_err(|_| StoreError::WriterGone)
     }
 
     /// Commit everything queued so far and stop the writer. Waits for the thread to finish.
@@ -130,12 +132,13 @@ fn commit_batch(
         // A savepoint per write: one failing statement must not take its neighbours down.
         let r = conn
             .execute_batch("SAVEPOINT w")
+            .map_err(StoreError::from)
             .and_then(|_| f(conn))
-            .and_then(|_| conn.execute_batch("RELEASE w"));
+            .and_then(|_| conn.execute_batch("RELEASE w").map_err(StoreError::from));
         if r.is_err() {
             let _ = conn.execute_batch("ROLLBACK TO w; RELEASE w");
         }
-        results.push((r.map_err(StoreError::from), ack));
+        results.push((r, ack));
     }
     let commit = conn.execute_batch("COMMIT");
     stats.commits.fetch_add(1, Ordering::Relaxed);

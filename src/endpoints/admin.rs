@@ -110,14 +110,8 @@ struct AuditQuery {
 async fn list_audit(State(app): State<AppState>, axum::extract::Query(q): axum::extract::Query<AuditQuery>) -> AdminResult {
     // Make events recorded just before this call visible.
     app.audit.flush().await;
-    let dir = app.config.data_dir.clone();
-    let events = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
-        let conn = crate::db::open_reader(&dir)?;
-        Ok(crate::audit::list(&conn, q.limit.unwrap_or(100).min(10_000), q.event.as_deref())?)
-    })
-    .await
-    .map_err(|e| OAuthError::internal("audit", e))?
-    .map_err(|e| OAuthError::internal("audit", e))?;
+    let limit = q.limit.unwrap_or(100).min(10_000);
+    let events = app.db.read(move |sql| crate::audit::list(sql, limit, q.event.as_deref())).await?;
     Ok(Json(json!({ "events": events })).into_response())
 }
 

@@ -56,6 +56,13 @@ fn cached_json(body: String, cache: &'static str) -> Response {
     res
 }
 
-pub async fn healthz() -> Response {
-    axum::Json(json!({"status": "ok"})).into_response()
+/// 200 when this node can serve everything; 503 while a PostgreSQL node is out of step with
+/// the others (a load balancer then sends its traffic elsewhere).
+pub async fn healthz(State(app): State<AppState>) -> Response {
+    if app.is_ready() {
+        axum::Json(json!({"status": "ok"})).into_response()
+    } else {
+        let body = axum::Json(json!({"status": "unavailable", "reason": "not in step with the database"}));
+        (axum::http::StatusCode::SERVICE_UNAVAILABLE, body).into_response()
+    }
 }

@@ -1,5 +1,5 @@
 //! Start, run and stop: bind, serve (plain HTTP or TLS), run housekeeping in the background,
-//! and on shutdown finish in-flight requests, then flush the journal.
+//! and on shutdown finish in-flight requests, then flush pending writes.
 
 use crate::app::{App, AppState};
 use crate::config::Config;
@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 
 /// Run until SIGINT or SIGTERM.
 pub async fn serve(config: Config) -> anyhow::Result<()> {
-    let app = Arc::new(App::open(config)?);
+    let app = Arc::new(App::open(config).await?);
     if app.config.demo {
         super::demo::prepare(&app).await?;
     }
@@ -37,7 +37,7 @@ pub struct RunningServer {
 
 impl RunningServer {
     pub async fn start(config: Config) -> anyhow::Result<Self> {
-        let app = Arc::new(App::open(config)?);
+        let app = Arc::new(App::open(config).await?);
         let listener = bind(&app.config)?;
         let addr = listener.local_addr()?;
         let (stop, stopped) = oneshot::channel();
@@ -63,6 +63,10 @@ impl RunningServer {
 pub async fn run(app: AppState, listener: std::net::TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
     let router = super::router(app.clone());
     let housekeeping = spawn_housekeeping(app.clone());
+    if let Some(sync) = &app.sync {
+        // A node takes traffic only once it is in step with the others (revocations).
+        sync.wait_fresh(Duration::from_secs(app.config.database_startup_wait.max(5))).await?;
+    }
     let service = router.into_make_service_with_connect_info::<SocketAddr>();
     let result = match (&app.config.tls_cert, &app.config.tls_key) {
         (Some(cert), Some(key)) => {
@@ -104,35 +108,35 @@ fn spawn_housekeeping(app: AppState) -> Vec<JoinHandle<()>> {
             }
         })
     };
-    // Pick up registry edits made by other processes (the CLI) within a second.
-    let registry_poll = {
-        let app = app.clone();
-        tokio::spawn(async move {
-            let Ok(reader) = crate::db::open_reader(&app.config.data_dir) else { return };
-            let reader = Arc::new(parking_lot::Mutex::new(reader));
-            let mut tick = tokio::time::interval(Duration::from_secs(1));
-            loop {
-                tick.tick().await;
-                let (app, reader) = (app.clone(), reader.clone());
-                let r = tokio::task::spawn_blocking(move || app.registry.apply_changes(&reader.lock())).await;
-                if let Ok(Err(e)) = r {
-                    tracing::warn!(error = %e, "registry poll failed");
+    // SQLite: pick up registry edits made by other processes (the CLI) within a second.
+    // PostgreSQL: other nodes' edits arrive as notifications (NodeSync).
+    let follow = match crate::node_sync::NodeSync::spawn(app.clone()) {
+        Some(task) => task,
+        None => {
+            let app = app.clone();
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_secs(1));
+                loop {
+                    tick.tick().await;
+                    if let Err(e) = app.registry.poll_changes().await {
+                        tracing::warn!(error = %e, "registry poll failed");
+                    }
                 }
-            }
-        })
+            })
+        }
     };
+    // Also what promotes a rotated key once its publish delay has passed.
     let key_refresh = tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(app.config.key_cache_ttl.max(1)));
         tick.tick().await;
         loop {
             tick.tick().await;
-            let app = app.clone();
-            if let Ok(Err(e)) = tokio::task::spawn_blocking(move || app.keys.refresh()).await {
+            if let Err(e) = app.keys.refresh().await {
                 tracing::warn!(error = %e, "key cache refresh failed");
             }
         }
     });
-    vec![sweeper, registry_poll, key_refresh]
+    vec![sweeper, follow, key_refresh]
 }
 
 async fn shutdown_signal() {

@@ -3,7 +3,9 @@
 //!
 //! Key states follow DESIGN.md §4: `next` (published, not yet signing), `active` (signing),
 //! `retired` (published until tokens it signed have expired). The cache is re-read every
-//! `key_cache_ttl` seconds by a background task; a request never waits on it.
+//! `key_cache_ttl` seconds by a background task, and at once when another node notifies a
+//! change (PostgreSQL); a request never waits on it. `key_publish_delay` > `key_cache_ttl`
+//! (checked by the config) is what makes a key published by every node before it signs.
 
 mod signing_key;
 mod vault;
@@ -14,10 +16,10 @@ pub use vault::Vault;
 use crate::util::now;
 use jsonwebtoken::{jwk::Jwk, DecodingKey, TokenData, Validation};
 use parking_lot::RwLock;
-use rusqlite::{Connection, OptionalExtension};
+use crate::db::sql::AppLock;
+use crate::db::{Database, Sql, StoreResult};
 use serde::{de::DeserializeOwned, Serialize};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub struct KeySet {
@@ -38,7 +40,7 @@ pub enum VerifyError {
 
 pub struct KeyManager {
     vault: Vault,
-    data_dir: PathBuf,
+    db: Database,
     /// Retired keys stay published this long after retirement.
     retired_visibility: u64,
     /// A `next` key signs only after being published this long.
@@ -46,26 +48,31 @@ pub struct KeyManager {
     cache: RwLock<Arc<KeySet>>,
 }
 
+/// A stored key as read: (kid, state, sealed private key, public JWK).
+type KeyRow = (String, String, Vec<u8>, String);
+
 impl KeyManager {
     /// Load the key set, generating the first signing key if there is none. Runs before the
-    /// server accepts requests, on the connection that will become the journal's.
-    pub fn init(conn: &Connection, data_dir: &Path, kek: Option<&str>, retired_visibility: u64, publish_delay: u64) -> anyhow::Result<Self> {
-        let vault = Vault::open(kek, data_dir)?;
-        ensure_active_key(conn, &vault)?;
-        promote_due(conn, publish_delay)?;
-        let set = load_key_set(conn, &vault, retired_visibility)?;
-        Ok(Self { vault, data_dir: data_dir.to_path_buf(), retired_visibility, publish_delay, cache: RwLock::new(Arc::new(set)) })
+    /// server accepts requests.
+    pub async fn init(db: Database, vault: Vault, retired_visibility: u64, publish_delay: u64) -> anyhow::Result<Self> {
+        ensure_active_key(&db, &vault).await?;
+        let set = build_key_set(&vault, load_key_rows(&db, publish_delay, retired_visibility).await?)?;
+        Ok(Self { vault, db, retired_visibility, publish_delay, cache: RwLock::new(Arc::new(set)) })
     }
 
     /// Start a rotation: a new key, published at once as `next`, signing only after
-    /// `publish_delay` (see `promote_due`). Returns its kid.
-    pub fn rotate(conn: &Connection, data_dir: &Path, kek: Option<&str>) -> anyhow::Result<String> {
-        let vault = Vault::open(kek, data_dir)?;
+    /// `publish_delay` (see `promote_due`). Every node is told at commit. Returns its kid.
+    pub async fn rotate(db: &Database, vault: &Vault) -> anyhow::Result<String> {
         let (key, pkcs8) = SigningKey::generate()?;
-        conn.execute(
-            "INSERT INTO signing_keys (kid, alg, state, private_key, public_jwk, created_at) VALUES (?1, ?2, 'next', ?3, ?4, ?5)",
-            (&key.kid, ALG_RS256, vault.seal(&key.kid, &pkcs8), key.public_jwk.to_string(), now() as i64),
-        )?;
+        let (kid, sealed, jwk) = (key.kid.clone(), vault.seal(&key.kid, &pkcs8), key.public_jwk.to_string());
+        db.write(move |sql| {
+            sql.execute(
+                "INSERT INTO signing_keys (kid, alg, state, private_key, public_jwk, created_at) VALUES (?1, ?2, 'next', ?3, ?4, ?5)",
+                crate::params![&kid, ALG_RS256, sealed, jwk, now() as i64],
+            )?;
+            crate::db::notify(sql, crate::db::postgres::CHANNEL_KEYS, &kid)
+        })
+        .await?;
         tracing::info!(kid = %key.kid, "rotation started: new key published");
         Ok(key.kid)
     }
@@ -118,93 +125,89 @@ impl KeyManager {
         jsonwebtoken::decode::<T>(token, key, validation).map_err(|e| VerifyError::Invalid(e.into_kind()))
     }
 
-    /// Re-read the key set from the database (the cache refresh).
-    pub fn refresh(&self) -> anyhow::Result<()> {
-        let conn = crate::db::open_reader(&self.data_dir)?;
-        crate::metrics::METRICS.db_reads.inc();
-        promote_due(&conn, self.publish_delay)?;
-        let set = load_key_set(&conn, &self.vault, self.retired_visibility)?;
-        *self.cache.write() = Arc::new(set);
+    /// Re-read the key set from the database (the cache refresh), promoting a due key first.
+    pub async fn refresh(&self) -> anyhow::Result<()> {
+        let rows = load_key_rows(&self.db, self.publish_delay, self.retired_visibility).await?;
+        *self.cache.write() = Arc::new(build_key_set(&self.vault, rows)?);
         Ok(())
     }
 }
 
-fn ensure_active_key(conn: &Connection, vault: &Vault) -> anyhow::Result<()> {
-    conn.execute_batch("BEGIN IMMEDIATE")?;
-    let result = (|| -> anyhow::Result<()> {
-        let active: i64 =
-            conn.query_row("SELECT COUNT(*) FROM signing_keys WHERE state = 'active'", [], |r| r.get(0))?;
-        if active == 0 {
-            let (key, pkcs8) = SigningKey::generate()?;
+async fn ensure_active_key(db: &Database, vault: &Vault) -> anyhow::Result<()> {
+    let count = "SELECT COUNT(*) FROM signing_keys WHERE state = 'active'";
+    if db.read(move |sql| sql.query(count, &[])?[0].i64(0)).await? > 0 {
+        return Ok(());
+    }
+    // Generated outside the transaction (it takes a while); inserted only if no other node
+    // or process got there first, which the lock makes a clean decision.
+    let (key, pkcs8) = SigningKey::generate()?;
+    let (kid, sealed, jwk) = (key.kid.clone(), vault.seal(&key.kid, &pkcs8), key.public_jwk.to_string());
+    let inserted = db
+        .write(move |sql| {
+            sql.lock_exclusive(AppLock::SigningKeys)?;
+            if sql.query(count, &[])?[0].i64(0)? > 0 {
+                return Ok(false);
+            }
             let t = now() as i64;
-            conn.execute(
+            sql.execute(
                 "INSERT INTO signing_keys (kid, alg, state, private_key, public_jwk, created_at, activated_at)
                  VALUES (?1, ?2, 'active', ?3, ?4, ?5, ?5)",
-                (&key.kid, ALG_RS256, vault.seal(&key.kid, &pkcs8), key.public_jwk.to_string(), t),
+                crate::params![&kid, ALG_RS256, sealed, jwk, t],
             )?;
-            tracing::info!(kid = %key.kid, "generated signing key");
-        }
-        Ok(())
-    })();
-    match result {
-        Ok(()) => conn.execute_batch("COMMIT")?,
-        Err(e) => {
-            let _ = conn.execute_batch("ROLLBACK");
-            return Err(e);
-        }
+            Ok(true)
+        })
+        .await?;
+    if inserted {
+        tracing::info!(kid = %key.kid, "generated signing key");
     }
     Ok(())
 }
 
 /// Finish a rotation whose new key has been published long enough: it becomes `active`, the
 /// previous active key `retired` (still published until its tokens have expired). One
-/// transaction, so two processes doing this at once promote once.
-fn promote_due(conn: &Connection, publish_delay: u64) -> anyhow::Result<()> {
+/// transaction under the key lock, so nodes doing this at once promote once.
+fn promote_due(sql: &mut dyn Sql, publish_delay: u64) -> StoreResult<()> {
     let t = now() as i64;
     let cutoff = t - publish_delay as i64;
-    conn.execute_batch("BEGIN IMMEDIATE")?;
-    let result = (|| -> rusqlite::Result<()> {
-        let due: Option<String> = conn
-            .query_row(
-                "SELECT kid FROM signing_keys WHERE state = 'next' AND created_at <= ?1 ORDER BY created_at DESC LIMIT 1",
-                [cutoff],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if let Some(kid) = due {
-            conn.execute("UPDATE signing_keys SET state = 'retired', retired_at = ?1 WHERE state = 'active'", [t])?;
-            conn.execute("UPDATE signing_keys SET state = 'active', activated_at = ?1 WHERE kid = ?2", (t, &kid))?;
-            // Older pending keys (two rotations started back to back) retire with it.
-            conn.execute("UPDATE signing_keys SET state = 'retired', retired_at = ?1 WHERE state = 'next' AND created_at <= ?2", (t, cutoff))?;
-            tracing::info!(%kid, "rotation finished: key is now signing");
-        }
-        Ok(())
-    })();
-    match result {
-        Ok(()) => conn.execute_batch("COMMIT")?,
-        Err(e) => {
-            let _ = conn.execute_batch("ROLLBACK");
-            return Err(e.into());
-        }
+    let due_sql = "SELECT kid FROM signing_keys WHERE state = 'next' AND created_at <= ?1 ORDER BY created_at DESC LIMIT 1";
+    if sql.query_opt(due_sql, crate::params![cutoff])?.is_none() {
+        return Ok(());
     }
+    sql.lock_exclusive(AppLock::SigningKeys)?;
+    let Some(row) = sql.query_opt(due_sql, crate::params![cutoff])? else { return Ok(()) };
+    let kid = row.text(0)?;
+    sql.execute("UPDATE signing_keys SET state = 'retired', retired_at = ?1 WHERE state = 'active'", crate::params![t])?;
+    sql.execute("UPDATE signing_keys SET state = 'active', activated_at = ?1 WHERE kid = ?2", crate::params![t, &kid])?;
+    // Older pending keys (two rotations started back to back) retire with it.
+    sql.execute(
+        "UPDATE signing_keys SET state = 'retired', retired_at = ?1 WHERE state = 'next' AND created_at <= ?2",
+        crate::params![t, cutoff],
+    )?;
+    crate::db::notify(sql, crate::db::postgres::CHANNEL_KEYS, &kid)?;
+    tracing::info!(%kid, "rotation finished: key is now signing");
     Ok(())
 }
 
-fn load_key_set(conn: &Connection, vault: &Vault, retired_visibility: u64) -> anyhow::Result<KeySet> {
-    let mut stmt = conn.prepare(
-        "SELECT kid, state, private_key, public_jwk FROM signing_keys
-         WHERE state IN ('next', 'active') OR (state = 'retired' AND retired_at > ?1)
-         ORDER BY activated_at DESC",
-    )?;
+async fn load_key_rows(db: &Database, publish_delay: u64, retired_visibility: u64) -> StoreResult<Vec<KeyRow>> {
+    db.write(move |sql| promote_due(sql, publish_delay)).await?;
     let cutoff = now().saturating_sub(retired_visibility) as i64;
-    let rows = stmt.query_map([cutoff], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Vec<u8>>(2)?, r.get::<_, String>(3)?))
-    })?;
+    db.read(move |sql| {
+        let rows = sql.query(
+            "SELECT kid, state, private_key, public_jwk FROM signing_keys
+             WHERE state IN ('next', 'active') OR (state = 'retired' AND retired_at > ?1)
+             ORDER BY activated_at DESC",
+            crate::params![cutoff],
+        )?;
+        rows.iter().map(|r| Ok((r.text(0)?, r.text(1)?, r.blob(2)?, r.text(3)?))).collect()
+    })
+    .await
+}
+
+fn build_key_set(vault: &Vault, rows: Vec<KeyRow>) -> anyhow::Result<KeySet> {
     let mut signer = None;
     let mut verifiers = HashMap::new();
     let mut published = Vec::new();
-    for row in rows {
-        let (kid, state, sealed, public_jwk) = row?;
+    for (kid, state, sealed, public_jwk) in rows {
         let jwk_value: serde_json::Value = serde_json::from_str(&public_jwk)?;
         let jwk: Jwk = serde_json::from_value(jwk_value.clone())?;
         verifiers.insert(kid.clone(), DecodingKey::from_jwk(&jwk)?);
@@ -226,13 +229,19 @@ fn load_key_set(conn: &Connection, vault: &Vault, retired_visibility: u64) -> an
 mod tests {
     use super::*;
 
-    #[test]
-    fn first_start_generates_one_key_and_later_starts_reuse_it() {
+    async fn open(dir: &std::path::Path, publish_delay: u64) -> (Database, KeyManager) {
+        let config = crate::config::Config { data_dir: dir.into(), ..Default::default() };
+        let db = Database::open(&config).await.unwrap();
+        let km = KeyManager::init(db.clone(), Vault::open(None, dir).unwrap(), 3600, publish_delay).await.unwrap();
+        (db, km)
+    }
+
+    #[tokio::test]
+    async fn first_start_generates_one_key_and_later_starts_reuse_it() {
         let dir = tempfile::tempdir().unwrap();
-        let conn = crate::db::open(dir.path(), "NORMAL").unwrap();
-        let km = KeyManager::init(&conn, dir.path(), None, 3600, 600).unwrap();
+        let (db, km) = open(dir.path(), 600).await;
         let kid = km.active_kid();
-        let again = KeyManager::init(&conn, dir.path(), None, 3600, 600).unwrap();
+        let again = KeyManager::init(db, Vault::open(None, dir.path()).unwrap(), 3600, 600).await.unwrap();
         assert_eq!(again.active_kid(), kid);
         let jwks: serde_json::Value = serde_json::from_str(&km.jwks_json()).unwrap();
         assert_eq!(jwks["keys"].as_array().unwrap().len(), 1);
@@ -240,26 +249,25 @@ mod tests {
         assert!(jwks["keys"][0].get("d").is_none(), "private part published");
     }
 
-    #[test]
-    fn a_rotated_key_is_published_before_it_signs_and_the_old_one_stays_published() {
+    #[tokio::test]
+    async fn a_rotated_key_is_published_before_it_signs_and_the_old_one_stays_published() {
         let dir = tempfile::tempdir().unwrap();
-        let conn = crate::db::open(dir.path(), "NORMAL").unwrap();
-        let km = KeyManager::init(&conn, dir.path(), None, 3600, 2).unwrap();
+        let (db, km) = open(dir.path(), 2).await;
         let old = km.active_kid();
         let mut v = Validation::new(jsonwebtoken::Algorithm::RS256);
         v.validate_aud = false;
         v.set_required_spec_claims(&["exp"]);
         let before = km.sign("JWT", &serde_json::json!({"exp": now() + 600})).unwrap();
-        let new = KeyManager::rotate(&conn, dir.path(), None).unwrap();
-        km.refresh().unwrap();
+        let new = KeyManager::rotate(&db, &Vault::open(None, dir.path()).unwrap()).await.unwrap();
+        km.refresh().await.unwrap();
         let kids = |km: &KeyManager| -> Vec<String> {
             let jwks: serde_json::Value = serde_json::from_str(&km.jwks_json()).unwrap();
             jwks["keys"].as_array().unwrap().iter().map(|k| k["kid"].as_str().unwrap().to_string()).collect()
         };
         assert!(kids(&km).contains(&new), "published at once");
         assert_eq!(km.active_kid(), old, "but not signing yet");
-        std::thread::sleep(std::time::Duration::from_millis(2100));
-        km.refresh().unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+        km.refresh().await.unwrap();
         assert_eq!(km.active_kid(), new, "signing after the publish delay");
         assert!(kids(&km).contains(&old), "the retired key stays published");
         assert!(km.verify::<serde_json::Value>(&before, None, &v).is_ok(), "tokens of the old key still verify");
@@ -267,11 +275,10 @@ mod tests {
         assert_eq!(jsonwebtoken::decode_header(&after).unwrap().kid.as_deref(), Some(new.as_str()));
     }
 
-    #[test]
-    fn verify_checks_kid_typ_and_signature() {
+    #[tokio::test]
+    async fn verify_checks_kid_typ_and_signature() {
         let dir = tempfile::tempdir().unwrap();
-        let conn = crate::db::open(dir.path(), "NORMAL").unwrap();
-        let km = KeyManager::init(&conn, dir.path(), None, 3600, 600).unwrap();
+        let (_db, km) = open(dir.path(), 600).await;
         let claims = serde_json::json!({"sub": "u", "exp": now() + 60, "iss": "me"});
         let token = km.sign("at+jwt", &claims).unwrap();
         let mut v = Validation::new(jsonwebtoken::Algorithm::RS256);

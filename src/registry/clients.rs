@@ -3,7 +3,7 @@
 //! request without adding strength to a value that is not guessable).
 
 use crate::util::{ct_eq, now, random_token, secret_hash, split_list};
-use rusqlite::{Connection, OptionalExtension};
+use crate::db::{Row, Sql, StoreResult};
 use serde::{Deserialize, Serialize};
 
 pub const AUTH_BASIC: &str = "client_secret_basic";
@@ -275,48 +275,44 @@ fn validate_redirect_uri(uri: &str) -> Result<(), String> {
     }
 }
 
-// --- persistence: the same functions serve the server (through the journal) and the CLI ---
+// --- persistence: the same functions serve the server and the CLI, on either backend ---
 
-pub fn save(conn: &Connection, client: &Client) -> rusqlite::Result<()> {
+pub fn save(sql: &mut dyn Sql, client: &Client) -> StoreResult<()> {
     let t = now() as i64;
-    conn.execute(
+    sql.execute(
         "INSERT INTO clients (client_id, secret_hash, metadata, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)
          ON CONFLICT(client_id) DO UPDATE SET secret_hash = excluded.secret_hash, metadata = excluded.metadata,
          updated_at = excluded.updated_at",
-        (
+        crate::params![
             client.id(),
             client.secret_hash.map(|h| h.to_vec()),
             serde_json::to_string(&client.meta).expect("metadata serialises"),
             t,
-        ),
+        ],
     )?;
-    super::record_change(conn, "client", client.id())
+    super::record_change(sql, "client", client.id())
 }
 
-pub fn delete(conn: &Connection, client_id: &str) -> rusqlite::Result<bool> {
-    let n = conn.execute("DELETE FROM clients WHERE client_id = ?1", [client_id])?;
-    conn.execute("DELETE FROM consents WHERE client_id = ?1", [client_id])?;
-    super::record_change(conn, "client", client_id)?;
+pub fn delete(sql: &mut dyn Sql, client_id: &str) -> StoreResult<bool> {
+    let n = sql.execute("DELETE FROM clients WHERE client_id = ?1", crate::params![client_id])?;
+    sql.execute("DELETE FROM consents WHERE client_id = ?1", crate::params![client_id])?;
+    super::record_change(sql, "client", client_id)?;
     Ok(n > 0)
 }
 
-pub fn load_one(conn: &Connection, client_id: &str) -> rusqlite::Result<Option<Client>> {
-    conn.query_row("SELECT secret_hash, metadata FROM clients WHERE client_id = ?1", [client_id], row_to_client)
-        .optional()
-        .map(Option::flatten)
+pub fn load_one(sql: &mut dyn Sql, client_id: &str) -> StoreResult<Option<Client>> {
+    let row = sql.query_opt("SELECT secret_hash, metadata FROM clients WHERE client_id = ?1", crate::params![client_id])?;
+    Ok(row.map(|r| row_to_client(&r)).transpose()?.flatten())
 }
 
-pub fn load_all(conn: &Connection) -> rusqlite::Result<Vec<Client>> {
-    let mut stmt = conn.prepare("SELECT secret_hash, metadata FROM clients ORDER BY client_id")?;
-    let rows = stmt.query_map([], row_to_client)?;
-    Ok(rows.filter_map(|r| r.ok().flatten()).collect())
+pub fn load_all(sql: &mut dyn Sql) -> StoreResult<Vec<Client>> {
+    let rows = sql.query("SELECT secret_hash, metadata FROM clients ORDER BY client_id", &[])?;
+    Ok(rows.iter().filter_map(|r| row_to_client(r).ok().flatten()).collect())
 }
 
-fn row_to_client(r: &rusqlite::Row) -> rusqlite::Result<Option<Client>> {
-    let hash: Option<Vec<u8>> = r.get(0)?;
-    let meta: String = r.get(1)?;
-    let Ok(meta) = serde_json::from_str::<ClientMetadata>(&meta) else { return Ok(None) };
-    let secret_hash = hash.and_then(|h| <[u8; 32]>::try_from(h.as_slice()).ok());
+fn row_to_client(r: &Row) -> StoreResult<Option<Client>> {
+    let Ok(meta) = serde_json::from_str::<ClientMetadata>(&r.text(1)?) else { return Ok(None) };
+    let secret_hash = r.opt_blob(0)?.and_then(|h| <[u8; 32]>::try_from(h.as_slice()).ok());
     Ok(Some(Client { meta, secret_hash }))
 }
 
@@ -384,12 +380,13 @@ mod tests {
     fn saved_clients_load_back() {
         let dir = tempfile::tempdir().unwrap();
         let conn = crate::db::open(dir.path(), "NORMAL").unwrap();
+        let conn = &mut crate::db::SqliteSql(&conn);
         let (c, secret) = new_client(input(&["https://rp.example/cb"])).unwrap();
-        save(&conn, &c).unwrap();
-        let loaded = load_one(&conn, c.id()).unwrap().unwrap();
+        save(conn, &c).unwrap();
+        let loaded = load_one(conn, c.id()).unwrap().unwrap();
         assert_eq!(loaded.meta, c.meta);
         assert!(loaded.check_secret(&secret.unwrap()));
-        assert!(delete(&conn, c.id()).unwrap());
-        assert!(load_one(&conn, c.id()).unwrap().is_none());
+        assert!(delete(conn, c.id()).unwrap());
+        assert!(load_one(conn, c.id()).unwrap().is_none());
     }
 }

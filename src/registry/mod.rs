@@ -1,6 +1,7 @@
 //! Clients, users and consents: kept in memory so that no request reads the database for them,
-//! written through the journal, and kept in step with edits made by other processes (the CLI,
-//! other nodes) by polling the `registry_changes` log.
+//! written through the database, and kept in step with edits made elsewhere: on SQLite (the
+//! CLI in another process) by polling the `registry_changes` log; on PostgreSQL (other nodes,
+//! the CLI) by the notifications `record_change` sends, with a full reload on reconnect.
 
 pub mod clients;
 pub mod users;
@@ -8,24 +9,30 @@ pub mod users;
 pub use clients::{Client, ClientInput, ClientMetadata};
 pub use users::{User, UserInput};
 
-use crate::db::{Journal, StoreResult};
+use crate::db::{Database, Dialect, Sql, StoreResult};
 use parking_lot::RwLock;
-use rusqlite::{Connection, OptionalExtension};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
-pub fn record_change(conn: &Connection, kind: &str, id: &str) -> rusqlite::Result<()> {
-    conn.execute("INSERT INTO registry_changes (kind, id) VALUES (?1, ?2)", (kind, id)).map(|_| ())
+/// Tell every other holder of a registry that `kind`/`id` changed: SQLite appends to the
+/// `registry_changes` log (polled); PostgreSQL notifies the other nodes at commit.
+pub fn record_change(sql: &mut dyn Sql, kind: &str, id: &str) -> StoreResult<()> {
+    match sql.dialect() {
+        Dialect::Sqlite => {
+            sql.execute("INSERT INTO registry_changes (kind, id) VALUES (?1, ?2)", crate::params![kind, id]).map(|_| ())
+        }
+        Dialect::Postgres => crate::db::notify(sql, crate::db::postgres::CHANNEL_REGISTRY, &format!("{kind}:{id}")),
+    }
 }
 
-pub fn save_consent(conn: &Connection, user_id: &str, client_id: &str, scope: &str) -> rusqlite::Result<()> {
-    conn.execute(
+pub fn save_consent(sql: &mut dyn Sql, user_id: &str, client_id: &str, scope: &str) -> StoreResult<()> {
+    sql.execute(
         "INSERT INTO consents (user_id, client_id, scope, updated_at) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT(user_id, client_id) DO UPDATE SET scope = excluded.scope, updated_at = excluded.updated_at",
-        (user_id, client_id, scope, crate::util::now() as i64),
+        crate::params![user_id, client_id, scope, crate::util::now() as i64],
     )?;
-    record_change(conn, "consent", &consent_key(user_id, client_id))
+    record_change(sql, "consent", &consent_key(user_id, client_id))
 }
 
 fn consent_key(user_id: &str, client_id: &str) -> String {
@@ -59,36 +66,85 @@ impl Users {
     }
 }
 
+/// Everything in the registry tables, read in one transaction.
+struct Snapshot {
+    last_seq: i64,
+    clients: Vec<Client>,
+    users: Vec<User>,
+    consents: Vec<(String, String)>,
+}
+
+fn read_snapshot(sql: &mut dyn Sql) -> StoreResult<Snapshot> {
+    // Read the log position first: a change racing with the load is then re-applied, not missed.
+    let last_seq = match sql.dialect() {
+        Dialect::Sqlite => sql.query("SELECT COALESCE(MAX(seq), 0) FROM registry_changes", &[])?[0].i64(0)?,
+        Dialect::Postgres => 0,
+    };
+    let clients = clients::load_all(sql)?;
+    let users = users::load_all(sql)?;
+    let consents = sql
+        .query("SELECT user_id, client_id, scope FROM consents", &[])?
+        .iter()
+        .map(|r| Ok((consent_key(&r.text(0)?, &r.text(1)?), r.text(2)?)))
+        .collect::<StoreResult<_>>()?;
+    Ok(Snapshot { last_seq, clients, users, consents })
+}
+
+/// The current state of one changed entity.
+enum Change {
+    Client(String, Option<Client>),
+    User(String, Option<User>),
+    Consent(String, Option<String>),
+    Unknown,
+}
+
+fn read_change(sql: &mut dyn Sql, kind: &str, id: &str) -> StoreResult<Change> {
+    Ok(match kind {
+        "client" => Change::Client(id.to_string(), clients::load_one(sql, id)?),
+        "user" => Change::User(id.to_string(), users::load_one(sql, id)?),
+        "consent" => {
+            let Some((u, c)) = id.split_once('\u{1f}') else { return Ok(Change::Unknown) };
+            let row = sql.query_opt("SELECT scope FROM consents WHERE user_id = ?1 AND client_id = ?2", crate::params![u, c])?;
+            Change::Consent(id.to_string(), row.map(|r| r.text(0)).transpose()?)
+        }
+        _ => Change::Unknown,
+    })
+}
+
 pub struct Registry {
     clients: RwLock<HashMap<String, Arc<Client>>>,
     users: RwLock<Users>,
     consents: RwLock<HashMap<String, String>>,
     last_seq: AtomicI64,
-    journal: Journal,
+    db: Database,
 }
 
 impl Registry {
-    pub fn load(conn: &Connection, journal: Journal) -> anyhow::Result<Self> {
-        // Read the log position first: a change racing with the load is then re-applied, not missed.
-        let last_seq: i64 = conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM registry_changes", [], |r| r.get(0))?;
-        let clients = clients::load_all(conn)?.into_iter().map(|c| (c.id().to_string(), Arc::new(c))).collect();
+    pub async fn load(db: Database) -> anyhow::Result<Self> {
+        let registry = Self {
+            clients: RwLock::default(),
+            users: RwLock::default(),
+            consents: RwLock::default(),
+            last_seq: AtomicI64::new(0),
+            db,
+        };
+        registry.resync().await?;
+        Ok(registry)
+    }
+
+    /// Replace everything with the database's current state (start, and a PostgreSQL node
+    /// that may have missed notifications while disconnected).
+    pub async fn resync(&self) -> StoreResult<()> {
+        let snap = self.db.read(read_snapshot).await?;
         let mut users = Users::default();
-        for u in users::load_all(conn)? {
+        for u in snap.users {
             users.put(u);
         }
-        let mut consents = HashMap::new();
-        let mut stmt = conn.prepare("SELECT user_id, client_id, scope FROM consents")?;
-        for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)))? {
-            let (u, c, s) = row?;
-            consents.insert(consent_key(&u, &c), s);
-        }
-        Ok(Self {
-            clients: RwLock::new(clients),
-            users: RwLock::new(users),
-            consents: RwLock::new(consents),
-            last_seq: AtomicI64::new(last_seq),
-            journal,
-        })
+        *self.clients.write() = snap.clients.into_iter().map(|c| (c.id().to_string(), Arc::new(c))).collect();
+        *self.users.write() = users;
+        *self.consents.write() = snap.consents.into_iter().collect();
+        self.last_seq.store(snap.last_seq, Ordering::Release);
+        Ok(())
     }
 
     pub fn client(&self, client_id: &str) -> Option<Arc<Client>> {
@@ -125,28 +181,28 @@ impl Registry {
 
     pub async fn save_client(&self, client: Client) -> StoreResult<()> {
         let c = client.clone();
-        self.journal.write(move |conn| clients::save(conn, &c)).await?;
+        self.db.write(move |sql| clients::save(sql, &c)).await?;
         self.clients.write().insert(client.id().to_string(), Arc::new(client));
         Ok(())
     }
 
     pub async fn delete_client(&self, client_id: &str) -> StoreResult<bool> {
         let id = client_id.to_string();
-        self.journal.write(move |conn| clients::delete(conn, &id).map(|_| ())).await?;
+        self.db.write(move |sql| clients::delete(sql, &id)).await?;
         self.consents.write().retain(|k, _| !k.ends_with(&format!("\u{1f}{client_id}")));
         Ok(self.clients.write().remove(client_id).is_some())
     }
 
     pub async fn save_user(&self, user: User) -> StoreResult<()> {
         let u = user.clone();
-        self.journal.write(move |conn| users::save(conn, &u)).await?;
+        self.db.write(move |sql| users::save(sql, &u)).await?;
         self.users.write().put(user);
         Ok(())
     }
 
     pub async fn delete_user(&self, id: &str) -> StoreResult<bool> {
         let owned = id.to_string();
-        self.journal.write(move |conn| users::delete(conn, &owned).map(|_| ())).await?;
+        self.db.write(move |sql| users::delete(sql, &owned)).await?;
         self.consents.write().retain(|k, _| !k.starts_with(&format!("{id}\u{1f}")));
         let existed = self.users.read().by_id.contains_key(id);
         self.users.write().remove(id);
@@ -155,45 +211,48 @@ impl Registry {
 
     pub async fn remember_consent(&self, user_id: &str, client_id: &str, scope: &str) -> StoreResult<()> {
         let (u, c, s) = (user_id.to_string(), client_id.to_string(), scope.to_string());
-        self.journal.write(move |conn| save_consent(conn, &u, &c, &s)).await?;
+        self.db.write(move |sql| save_consent(sql, &u, &c, &s)).await?;
         self.consents.write().insert(consent_key(user_id, client_id), scope.to_string());
         Ok(())
     }
 
-    /// Re-read every entity changed since the last call (by anyone). Off the request path.
-    pub fn apply_changes(&self, conn: &Connection) -> rusqlite::Result<usize> {
+    /// SQLite: re-read every entity changed since the last call (by anyone, the CLI included).
+    pub async fn poll_changes(&self) -> StoreResult<usize> {
         let from = self.last_seq.load(Ordering::Acquire);
-        crate::metrics::METRICS.db_reads.inc();
-        let mut stmt = conn.prepare("SELECT seq, kind, id FROM registry_changes WHERE seq > ?1 ORDER BY seq")?;
-        let changes: Vec<(i64, String, String)> =
-            stmt.query_map([from], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<_, _>>()?;
-        for (_, kind, id) in &changes {
-            match kind.as_str() {
-                "client" => match clients::load_one(conn, id)? {
-                    Some(c) => drop(self.clients.write().insert(id.clone(), Arc::new(c))),
-                    None => drop(self.clients.write().remove(id)),
-                },
-                "user" => match users::load_one(conn, id)? {
-                    Some(u) => self.users.write().put(u),
-                    None => self.users.write().remove(id),
-                },
-                "consent" => {
-                    let Some((u, c)) = id.split_once('\u{1f}') else { continue };
-                    let scope: Option<String> = conn
-                        .query_row("SELECT scope FROM consents WHERE user_id = ?1 AND client_id = ?2", (u, c), |r| r.get(0))
-                        .optional()?;
-                    match scope {
-                        Some(s) => drop(self.consents.write().insert(id.clone(), s)),
-                        None => drop(self.consents.write().remove(id)),
-                    }
-                }
-                _ => {}
-            }
-        }
-        if let Some((seq, _, _)) = changes.last() {
+        let changes = self
+            .db
+            .read(move |sql| {
+                let log = sql.query("SELECT seq, kind, id FROM registry_changes WHERE seq > ?1 ORDER BY seq", crate::params![from])?;
+                log.iter().map(|r| Ok((r.i64(0)?, read_change(sql, &r.text(1)?, &r.text(2)?)?))).collect::<StoreResult<Vec<_>>>()
+            })
+            .await?;
+        let n = changes.len();
+        if let Some((seq, _)) = changes.last() {
             self.last_seq.store(*seq, Ordering::Release);
         }
-        Ok(changes.len())
+        changes.into_iter().for_each(|(_, change)| self.apply(change));
+        Ok(n)
+    }
+
+    /// PostgreSQL: one `kind:id` notification from another node (or the CLI).
+    pub async fn apply_notification(&self, payload: &str) -> StoreResult<()> {
+        let Some((kind, id)) = payload.split_once(':') else { return Ok(()) };
+        let (kind, id) = (kind.to_string(), id.to_string());
+        let change = self.db.read(move |sql| read_change(sql, &kind, &id)).await?;
+        self.apply(change);
+        Ok(())
+    }
+
+    fn apply(&self, change: Change) {
+        match change {
+            Change::Client(id, Some(c)) => drop(self.clients.write().insert(id, Arc::new(c))),
+            Change::Client(id, None) => drop(self.clients.write().remove(&id)),
+            Change::User(_, Some(u)) => self.users.write().put(u),
+            Change::User(id, None) => self.users.write().remove(&id),
+            Change::Consent(key, Some(scope)) => drop(self.consents.write().insert(key, scope)),
+            Change::Consent(key, None) => drop(self.consents.write().remove(&key)),
+            Change::Unknown => {}
+        }
     }
 }
 
@@ -204,22 +263,22 @@ mod tests {
     #[tokio::test]
     async fn edits_by_another_connection_are_picked_up() {
         let dir = tempfile::tempdir().unwrap();
-        let conn = crate::db::open(dir.path(), "NORMAL").unwrap();
-        let reader = crate::db::open_reader(dir.path()).unwrap();
-        let registry = Registry::load(&reader, Journal::start(conn)).unwrap();
+        let config = crate::config::Config { data_dir: dir.path().into(), ..Default::default() };
+        let registry = Registry::load(Database::open(&config).await.unwrap()).await.unwrap();
         // Another process (the CLI) creates a client directly in the database.
         let cli = crate::db::open(dir.path(), "NORMAL").unwrap();
+        let cli = &mut crate::db::SqliteSql(&cli);
         let (client, _) = clients::new_client(ClientInput {
             redirect_uris: Some(vec!["https://rp.example/cb".into()]),
             ..Default::default()
         })
         .unwrap();
-        clients::save(&cli, &client).unwrap();
+        clients::save(cli, &client).unwrap();
         assert!(registry.client(client.id()).is_none());
-        assert_eq!(registry.apply_changes(&reader).unwrap(), 1);
+        assert_eq!(registry.poll_changes().await.unwrap(), 1);
         assert!(registry.client(client.id()).is_some());
-        clients::delete(&cli, client.id()).unwrap();
-        registry.apply_changes(&reader).unwrap();
+        clients::delete(cli, client.id()).unwrap();
+        registry.poll_changes().await.unwrap();
         assert!(registry.client(client.id()).is_none());
     }
 }

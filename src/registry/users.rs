@@ -4,7 +4,7 @@
 use crate::util::{now, random_token};
 use argon2::password_hash::{phc::PasswordHash, PasswordHasher, PasswordVerifier};
 use argon2::Argon2;
-use rusqlite::{Connection, OptionalExtension};
+use crate::db::{Row, Sql, StoreResult};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -166,15 +166,15 @@ fn apply_claims(claims: &mut Map<String, Value>, input: Map<String, Value>) -> R
 
 // --- persistence ---
 
-pub fn save(conn: &Connection, user: &User) -> rusqlite::Result<()> {
+pub fn save(sql: &mut dyn Sql, user: &User) -> StoreResult<()> {
     let t = now() as i64;
-    conn.execute(
+    sql.execute(
         "INSERT INTO users (id, username, email, password_hash, profile, disabled, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
          ON CONFLICT(id) DO UPDATE SET username = excluded.username, email = excluded.email,
            password_hash = excluded.password_hash, profile = excluded.profile, disabled = excluded.disabled,
            updated_at = excluded.updated_at",
-        (
+        crate::params![
             &user.id,
             &user.username,
             user.email().map(str::to_ascii_lowercase),
@@ -182,49 +182,43 @@ pub fn save(conn: &Connection, user: &User) -> rusqlite::Result<()> {
             Value::Object(user.claims.clone()).to_string(),
             user.disabled,
             t,
-        ),
+        ],
     )?;
-    super::record_change(conn, "user", &user.id)
+    super::record_change(sql, "user", &user.id)
 }
 
-pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
-    let n = conn.execute("DELETE FROM users WHERE id = ?1", [id])?;
-    conn.execute("DELETE FROM consents WHERE user_id = ?1", [id])?;
-    super::record_change(conn, "user", id)?;
+pub fn delete(sql: &mut dyn Sql, id: &str) -> StoreResult<bool> {
+    let n = sql.execute("DELETE FROM users WHERE id = ?1", crate::params![id])?;
+    sql.execute("DELETE FROM consents WHERE user_id = ?1", crate::params![id])?;
+    super::record_change(sql, "user", id)?;
     Ok(n > 0)
 }
 
 const SELECT: &str = "SELECT id, username, password_hash, profile, disabled, updated_at FROM users";
 
-pub fn load_one(conn: &Connection, id: &str) -> rusqlite::Result<Option<User>> {
-    conn.query_row(&format!("{SELECT} WHERE id = ?1"), [id], row_to_user).optional()
+pub fn load_one(sql: &mut dyn Sql, id: &str) -> StoreResult<Option<User>> {
+    sql.query_opt(&format!("{SELECT} WHERE id = ?1"), crate::params![id])?.map(|r| row_to_user(&r)).transpose()
 }
 
 /// Find by id, username or e-mail (for the CLI).
-pub fn find(conn: &Connection, key: &str) -> rusqlite::Result<Option<User>> {
-    conn.query_row(
-        &format!("{SELECT} WHERE id = ?1 OR username = ?1 OR email = lower(?1) LIMIT 1"),
-        [key],
-        row_to_user,
-    )
-    .optional()
+pub fn find(sql: &mut dyn Sql, key: &str) -> StoreResult<Option<User>> {
+    sql.query_opt(&format!("{SELECT} WHERE id = ?1 OR username = ?1 OR email = lower(?1) LIMIT 1"), crate::params![key])?
+        .map(|r| row_to_user(&r))
+        .transpose()
 }
 
-pub fn load_all(conn: &Connection) -> rusqlite::Result<Vec<User>> {
-    let mut stmt = conn.prepare(&format!("{SELECT} ORDER BY username"))?;
-    let rows = stmt.query_map([], row_to_user)?;
-    rows.collect()
+pub fn load_all(sql: &mut dyn Sql) -> StoreResult<Vec<User>> {
+    sql.query(&format!("{SELECT} ORDER BY username"), &[])?.iter().map(row_to_user).collect()
 }
 
-fn row_to_user(r: &rusqlite::Row) -> rusqlite::Result<User> {
-    let profile: String = r.get(3)?;
+fn row_to_user(r: &Row) -> StoreResult<User> {
     Ok(User {
-        id: r.get(0)?,
-        username: r.get(1)?,
-        password_hash: r.get(2)?,
-        claims: serde_json::from_str(&profile).unwrap_or_default(),
-        disabled: r.get(4)?,
-        updated_at: r.get::<_, i64>(5)? as u64,
+        id: r.text(0)?,
+        username: r.text(1)?,
+        password_hash: r.text(2)?,
+        claims: serde_json::from_str(&r.text(3)?).unwrap_or_default(),
+        disabled: r.i64(4)? != 0,
+        updated_at: r.i64(5)? as u64,
     })
 }
 
@@ -280,10 +274,11 @@ mod tests {
     fn find_by_username_or_email() {
         let dir = tempfile::tempdir().unwrap();
         let conn = crate::db::open(dir.path(), "NORMAL").unwrap();
+        let conn = &mut crate::db::SqliteSql(&conn);
         let u = alice();
-        save(&conn, &u).unwrap();
-        assert_eq!(find(&conn, "alice").unwrap().unwrap().id, u.id);
-        assert_eq!(find(&conn, "ALICE@example.com").unwrap().unwrap().id, u.id);
-        assert_eq!(load_one(&conn, &u.id).unwrap().unwrap().password_hash, u.password_hash);
+        save(conn, &u).unwrap();
+        assert_eq!(find(conn, "alice").unwrap().unwrap().id, u.id);
+        assert_eq!(find(conn, "ALICE@example.com").unwrap().unwrap().id, u.id);
+        assert_eq!(load_one(conn, &u.id).unwrap().unwrap().password_hash, u.password_hash);
     }
 }

@@ -1,10 +1,12 @@
 //! The reference's state stores, each behind a small trait so that a backend can be swapped
-//! without touching protocol code. The embedded backend keeps every shard's state in memory
-//! (one lock per shard: the single writer) and makes changes durable through the SQLite
-//! group-commit journal before answering.
+//! without touching protocol code. Two backends:
+//! - embedded (one process): every shard's state in memory, one lock per shard (the single
+//!   writer), made durable through the SQLite group-commit journal before answering;
+//! - `postgres` (several nodes): the database decides, one conditional statement per decision.
 
 pub mod challenges;
 pub mod codes;
+pub mod postgres;
 pub mod refresh;
 pub mod revocations;
 pub mod sessions;
@@ -41,13 +43,8 @@ impl Stores {
         let sessions = sessions::EmbeddedSessionStore::new(config.session_shards, journal.clone());
         let challenges = challenges::EmbeddedChallengeStore::new(config.challenge_shards, journal.clone());
         let revocations = revocations::EmbeddedRevocationStore::new(config.revocation_shards, journal.clone());
-        let policy = refresh::RotationPolicy {
-            rotate: config.refresh_token_rotation,
-            grace: config.refresh_reuse_grace,
-            ttl: config.refresh_token_ttl,
-            idle_ttl: config.refresh_token_idle_ttl,
-        };
-        let refresh = refresh::EmbeddedRefreshRotator::new(config.refresh_shards, journal.clone(), refresh_mac_key, policy);
+        let refresh =
+            refresh::EmbeddedRefreshRotator::new(config.refresh_shards, journal.clone(), refresh_mac_key, rotation_policy(config));
         let families = refresh.load(reader)?;
         let loaded = (
             codes.load(reader)?,
@@ -63,6 +60,31 @@ impl Stores {
             revocations: Arc::new(revocations),
             refresh: Arc::new(refresh),
         })
+    }
+
+    /// The PostgreSQL backend. Also returns the revocation store itself: the node keeps its
+    /// in-memory list in step with the notifications (`crate::node_sync`).
+    pub fn postgres(
+        config: &Config,
+        db: &crate::db::postgres::PgDb,
+        freshness: Arc<crate::db::postgres::Freshness>,
+        refresh_mac_key: [u8; 32],
+    ) -> (Self, Arc<postgres::revocations::PgRevocationStore>) {
+        let reuse_window = config.access_token_ttl.max(config.code_expiry);
+        let revocations = Arc::new(postgres::revocations::PgRevocationStore::new(db.clone(), config.revocation_shards, freshness));
+        let stores = Self {
+            codes: Arc::new(postgres::codes::PgCodeStore::new(db.clone(), config.code_shards, reuse_window)),
+            sessions: Arc::new(postgres::sessions::PgSessionStore::new(db.clone(), config.session_shards)),
+            challenges: Arc::new(postgres::challenges::PgChallengeStore::new(db.clone(), config.challenge_shards)),
+            revocations: revocations.clone(),
+            refresh: Arc::new(postgres::refresh::PgRefreshRotator::new(
+                db.clone(),
+                config.refresh_shards,
+                refresh_mac_key,
+                rotation_policy(config),
+            )),
+        };
+        (stores, revocations)
     }
 
     /// Entries per shard of every store, by the seed names (for the `/metrics` gauges).
@@ -82,5 +104,14 @@ impl Stores {
             + self.challenges.sweep_expired().await?
             + self.revocations.sweep_expired().await?
             + self.refresh.sweep_expired().await?)
+    }
+}
+
+fn rotation_policy(config: &Config) -> refresh::RotationPolicy {
+    refresh::RotationPolicy {
+        rotate: config.refresh_token_rotation,
+        grace: config.refresh_reuse_grace,
+        ttl: config.refresh_token_ttl,
+        idle_ttl: config.refresh_token_idle_ttl,
     }
 }

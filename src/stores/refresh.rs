@@ -105,16 +105,26 @@ pub fn family_shard(user_id: &str, client_id: &str, shards: usize) -> usize {
     hash_shard(format!("{user_id}:{client_id}").as_bytes(), shards)
 }
 
-struct Codec {
+pub(crate) struct Codec {
     key: hmac::Key,
 }
 
 impl Codec {
+    pub(crate) fn new(mac_key: [u8; 32]) -> Self {
+        Self { key: hmac::Key::new(hmac::HMAC_SHA256, &mac_key) }
+    }
+
+    /// (shard, SHA-256 of the family id, version) of an authentic token.
+    pub(crate) fn locate(&self, token: &str, shards: usize) -> Option<(usize, [u8; 32], u64)> {
+        let (shard, family, version) = self.decode(token)?;
+        Some((shard % shards, sha256(family.as_bytes()), version))
+    }
+
     fn mac(&self, shard: usize, family: &str, version: u64) -> String {
         b64(hmac::sign(&self.key, format!("{shard}.{family}.{version}").as_bytes()).as_ref())
     }
 
-    fn encode(&self, shard: usize, family: &str, version: u64) -> String {
+    pub(crate) fn encode(&self, shard: usize, family: &str, version: u64) -> String {
         format!("{shard}.{family}.{version}.{}", self.mac(shard, family, version))
     }
 
@@ -132,6 +142,65 @@ impl Codec {
     }
 }
 
+/// What presenting `version` of family `f` at time `t` amounts to. The one rule both backends
+/// apply: only the current version rotates; the one before it, within the grace period, gets
+/// the same successor again; any older one is theft.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Verdict {
+    Rotate,
+    GraceRetry,
+    Reuse,
+    Revoked,
+    Expired,
+    Unknown,
+}
+
+pub(crate) fn judge(f: &Family, version: u64, t: u64, p: &RotationPolicy) -> Verdict {
+    if f.revoked {
+        Verdict::Revoked
+    } else if t >= f.expires_at || t >= f.last_used.saturating_add(p.idle_ttl) {
+        Verdict::Expired
+    } else if version == f.version {
+        Verdict::Rotate
+    } else if version + 1 == f.version && p.grace > 0 && t.saturating_sub(f.rotated_at) <= p.grace {
+        Verdict::GraceRetry
+    } else if version < f.version {
+        Verdict::Reuse
+    } else {
+        Verdict::Unknown
+    }
+}
+
+/// `peek`'s reading of the same rule: nothing changes, a grace retry is just superseded.
+pub(crate) fn presented(f: Family, version: u64, t: u64, p: &RotationPolicy) -> Presented {
+    match judge(&f, version, t, p) {
+        Verdict::Revoked => Presented::Revoked,
+        Verdict::Expired => Presented::Expired,
+        Verdict::Rotate => Presented::Current(f),
+        Verdict::GraceRetry | Verdict::Reuse => Presented::Superseded(f),
+        Verdict::Unknown => Presented::Unknown,
+    }
+}
+
+pub(crate) fn new_family(family_id: &str, new: NewFamily, t: u64, ttl: u64) -> Family {
+    Family {
+        id: family_id.to_string(),
+        user_id: new.user_id,
+        client_id: new.client_id,
+        scope: new.scope,
+        auth_time: new.auth_time,
+        sid: new.sid,
+        acr: new.acr,
+        userinfo_claims: new.userinfo_claims,
+        version: 0,
+        created_at: t,
+        last_used: t,
+        rotated_at: t,
+        expires_at: t + ttl,
+        revoked: false,
+    }
+}
+
 pub struct EmbeddedRefreshRotator {
     table: ShardedTable<Family>,
     codec: Codec,
@@ -142,7 +211,7 @@ impl EmbeddedRefreshRotator {
     pub fn new(shards: usize, journal: Journal, mac_key: [u8; 32], policy: RotationPolicy) -> Self {
         Self {
             table: ShardedTable::new("refresh_families", shards, journal),
-            codec: Codec { key: hmac::Key::new(hmac::HMAC_SHA256, &mac_key) },
+            codec: Codec::new(mac_key),
             policy,
         }
     }
@@ -152,12 +221,7 @@ impl EmbeddedRefreshRotator {
     }
 
     fn locate(&self, token: &str) -> Option<(usize, [u8; 32], u64)> {
-        let (shard, family, version) = self.codec.decode(token)?;
-        Some((shard % self.table.shard_count(), sha256(family.as_bytes()), version))
-    }
-
-    fn expired(&self, f: &Family, t: u64) -> bool {
-        t >= f.expires_at || t >= f.last_used.saturating_add(self.policy.idle_ttl)
+        self.codec.locate(token, self.table.shard_count())
     }
 }
 
@@ -166,22 +230,7 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
     async fn create(&self, family_id: &str, new: NewFamily) -> StoreResult<String> {
         let t = now();
         let shard = family_shard(&new.user_id, &new.client_id, self.table.shard_count());
-        let family = Family {
-            id: family_id.to_string(),
-            user_id: new.user_id,
-            client_id: new.client_id,
-            scope: new.scope,
-            auth_time: new.auth_time,
-            sid: new.sid,
-            acr: new.acr,
-            userinfo_claims: new.userinfo_claims,
-            version: 0,
-            created_at: t,
-            last_used: t,
-            rotated_at: t,
-            expires_at: t + self.policy.ttl,
-            revoked: false,
-        };
+        let family = new_family(family_id, new, t, self.policy.ttl);
         let key = sha256(family_id.as_bytes());
         let _timer = self.table.timer(shard);
         let expires_at = family.expires_at;
@@ -194,13 +243,9 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
         let Some((shard, key, version)) = self.locate(token) else { return Ok(Presented::Unknown) };
         let _timer = self.table.timer(shard);
         let t = now();
-        Ok(self.table.with_shard(shard, |m| match m.get(&key).map(|e| &e.value) {
+        Ok(self.table.with_shard(shard, |m| match m.get(&key) {
             None => Presented::Unknown,
-            Some(f) if f.revoked => Presented::Revoked,
-            Some(f) if self.expired(f, t) => Presented::Expired,
-            Some(f) if version == f.version => Presented::Current(f.clone()),
-            Some(f) if version < f.version => Presented::Superseded(f.clone()),
-            Some(_) => Presented::Unknown,
+            Some(e) => presented(e.value.clone(), version, t, &self.policy),
         }))
     }
 
@@ -214,30 +259,28 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
         let (outcome, changed) = self.table.with_shard(shard, |m| {
             let Some(entry) = m.get_mut(&key) else { return (Rotation::Unknown, None) };
             let f = &mut entry.value;
-            if f.revoked {
-                return (Rotation::Revoked, None);
-            }
-            if self.expired(f, t) {
-                return (Rotation::Expired, None);
-            }
-            if version == f.version {
-                f.last_used = t;
-                if p.rotate {
-                    f.version += 1;
-                    f.rotated_at = t;
+            match judge(f, version, t, &p) {
+                Verdict::Revoked => (Rotation::Revoked, None),
+                Verdict::Expired => (Rotation::Expired, None),
+                Verdict::Rotate => {
+                    f.last_used = t;
+                    if p.rotate {
+                        f.version += 1;
+                        f.rotated_at = t;
+                    }
+                    let token = self.codec.encode(shard, &f.id, f.version);
+                    (Rotation::Rotated { family: f.clone(), token }, Some(f.clone()))
                 }
-                let token = self.codec.encode(shard, &f.id, f.version);
-                return (Rotation::Rotated { family: f.clone(), token }, Some(f.clone()));
+                Verdict::GraceRetry => {
+                    let token = self.codec.encode(shard, &f.id, f.version);
+                    (Rotation::GraceRetry { family: f.clone(), token }, None)
+                }
+                Verdict::Reuse => {
+                    f.revoked = true;
+                    (Rotation::Reused { family: f.clone() }, Some(f.clone()))
+                }
+                Verdict::Unknown => (Rotation::Unknown, None),
             }
-            if version + 1 == f.version && p.grace > 0 && t.saturating_sub(f.rotated_at) <= p.grace {
-                let token = self.codec.encode(shard, &f.id, f.version);
-                return (Rotation::GraceRetry { family: f.clone(), token }, None);
-            }
-            if version < f.version {
-                f.revoked = true;
-                return (Rotation::Reused { family: f.clone() }, Some(f.clone()));
-            }
-            (Rotation::Unknown, None)
         });
         if let Some(f) = changed {
             let expires_at = f.expires_at;

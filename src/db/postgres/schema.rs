@@ -1,0 +1,107 @@
+//! PostgreSQL migrations: versioned, forward-only, each applied once. The whole run is one
+//! transaction under an advisory lock, so nodes starting together apply each migration
+//! exactly once and none of them serves before the schema is complete.
+//!
+//! The tables mirror the SQLite schema, except that the stores keep their mutable state in
+//! columns (a code's redemption, a family's version) so that conditional statements can
+//! decide on them.
+
+use crate::db::sql::{AppLock, Sql};
+use crate::db::StoreResult;
+
+const MIGRATIONS: &[(i64, &str)] = &[(
+    1,
+    r#"
+    CREATE TABLE clients (
+        client_id   TEXT PRIMARY KEY,
+        secret_hash BYTEA,
+        metadata    TEXT NOT NULL,
+        created_at  BIGINT NOT NULL,
+        updated_at  BIGINT NOT NULL
+    );
+    CREATE TABLE users (
+        id            TEXT PRIMARY KEY,
+        username      TEXT NOT NULL UNIQUE,
+        email         TEXT UNIQUE,
+        password_hash TEXT NOT NULL,
+        profile       TEXT NOT NULL,
+        disabled      BIGINT NOT NULL DEFAULT 0,
+        created_at    BIGINT NOT NULL,
+        updated_at    BIGINT NOT NULL
+    );
+    CREATE TABLE consents (
+        user_id    TEXT NOT NULL,
+        client_id  TEXT NOT NULL,
+        scope      TEXT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        PRIMARY KEY (user_id, client_id)
+    );
+    CREATE TABLE signing_keys (
+        kid          TEXT PRIMARY KEY,
+        alg          TEXT NOT NULL,
+        state        TEXT NOT NULL,
+        private_key  BYTEA NOT NULL,
+        public_jwk   TEXT NOT NULL,
+        created_at   BIGINT NOT NULL,
+        activated_at BIGINT,
+        retired_at   BIGINT
+    );
+    CREATE TABLE audit_events (
+        id        BIGSERIAL PRIMARY KEY,
+        at        BIGINT NOT NULL,
+        event     TEXT NOT NULL,
+        client_id TEXT,
+        user_id   TEXT,
+        address   TEXT,
+        detail    TEXT NOT NULL
+    );
+    CREATE INDEX audit_events_at ON audit_events(at);
+
+    -- Sharded stores: `hash` is SHA-256 of the secret (code, session id, challenge, jti,
+    -- family id); the secret itself is never written. `shard` is the shard the value names.
+    CREATE TABLE auth_codes (
+        hash BYTEA PRIMARY KEY, shard INT NOT NULL, data TEXT NOT NULL,
+        redeemed TEXT, code_expires_at BIGINT NOT NULL, expires_at BIGINT NOT NULL
+    );
+    CREATE TABLE sessions (
+        hash BYTEA PRIMARY KEY, shard INT NOT NULL, data TEXT NOT NULL, expires_at BIGINT NOT NULL
+    );
+    CREATE TABLE challenges (
+        hash BYTEA PRIMARY KEY, shard INT NOT NULL, data TEXT NOT NULL, expires_at BIGINT NOT NULL
+    );
+    CREATE TABLE revoked_tokens (
+        hash BYTEA PRIMARY KEY, shard INT NOT NULL, expires_at BIGINT NOT NULL
+    );
+    CREATE TABLE refresh_families (
+        hash BYTEA PRIMARY KEY, shard INT NOT NULL, data TEXT NOT NULL,
+        version BIGINT NOT NULL, last_used BIGINT NOT NULL, rotated_at BIGINT NOT NULL,
+        revoked BOOLEAN NOT NULL DEFAULT false, expires_at BIGINT NOT NULL
+    );
+    CREATE INDEX auth_codes_expiry ON auth_codes(expires_at);
+    CREATE INDEX sessions_expiry ON sessions(expires_at);
+    CREATE INDEX challenges_expiry ON challenges(expires_at);
+    CREATE INDEX revoked_tokens_expiry ON revoked_tokens(expires_at);
+    CREATE INDEX refresh_families_expiry ON refresh_families(expires_at);
+    "#,
+)];
+
+/// Bring the schema up to date; returns the version reached. Call inside a write transaction.
+pub fn migrate(sql: &mut dyn Sql) -> StoreResult<i64> {
+    sql.lock_exclusive(AppLock::Migrations)?;
+    sql.batch("CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL)")?;
+    for (version, ddl) in MIGRATIONS {
+        if sql.query_opt("SELECT 1 FROM schema_migrations WHERE version = ?1", crate::params![*version])?.is_none() {
+            sql.batch(ddl)?;
+            sql.execute(
+                "INSERT INTO schema_migrations (version, applied_at) VALUES (?1, ?2)",
+                crate::params![*version, crate::util::now() as i64],
+            )?;
+            tracing::info!(version, "applied PostgreSQL migration");
+        }
+    }
+    current_version(sql)
+}
+
+pub fn current_version(sql: &mut dyn Sql) -> StoreResult<i64> {
+    sql.query("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", &[])?[0].i64(0)
+}

@@ -1,0 +1,58 @@
+//! ChallengeStore on PostgreSQL: consumption is a `DELETE … RETURNING`, so exactly one post
+//! takes a challenge, whichever node it reaches.
+
+use super::{col, decode, encode, PgTable};
+use crate::db::postgres::PgDb;
+use crate::db::StoreResult;
+use crate::stores::challenges::{ChallengeRecord, ChallengeStore};
+use crate::stores::shard::{mint_prefixed, parse_prefixed};
+use crate::util::now;
+use async_trait::async_trait;
+
+pub struct PgChallengeStore {
+    table: PgTable,
+}
+
+impl PgChallengeStore {
+    pub fn new(db: PgDb, shards: usize) -> Self {
+        Self { table: PgTable::new(db, "challenges", "ChallengeStore", shards) }
+    }
+}
+
+#[async_trait]
+impl ChallengeStore for PgChallengeStore {
+    async fn issue(&self, record: ChallengeRecord, ttl: u64) -> StoreResult<String> {
+        let (shard, id) = mint_prefixed(self.table.shard_count());
+        let (_, key) = parse_prefixed(&id, self.table.shard_count()).expect("minted id parses");
+        let _timer = self.table.timer(shard);
+        let expires_at = (now() + ttl) as i64;
+        self.table
+            .write(
+                "INSERT INTO challenges (hash, shard, data, expires_at) VALUES ($1, $2, $3, $4)",
+                &[&key.as_slice(), &(shard as i32), &encode(&record), &expires_at],
+            )
+            .await?;
+        Ok(id)
+    }
+
+    async fn consume(&self, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>> {
+        let Some((shard, key)) = parse_prefixed(id, self.table.shard_count()) else { return Ok(None) };
+        let _timer = self.table.timer(shard);
+        let row = self
+            .table
+            .write("DELETE FROM challenges WHERE hash = $1 RETURNING data, expires_at", &[&key.as_slice()])
+            .await?;
+        let Some(row) = row else { return Ok(None) };
+        let record: ChallengeRecord = decode("challenges", &col::<String>(&row, 0)?)?;
+        let live = col::<i64>(&row, 1)? > now() as i64;
+        Ok((live && record.kind == kind).then_some(record))
+    }
+
+    async fn sweep_expired(&self) -> StoreResult<usize> {
+        self.table.sweep(now()).await
+    }
+
+    fn shard_lens(&self) -> Vec<usize> {
+        self.table.shard_lens()
+    }
+}
