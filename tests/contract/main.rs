@@ -1,0 +1,259 @@
+//! The store contract, one suite for both backends. Every test in `contract!` runs twice: on
+//! the embedded SQLite backend and on PostgreSQL (a fresh database per test on the cluster
+//! that `scripts/test.sh` starts; see `backend.rs`). The PostgreSQL-only tests at the end are
+//! about several nodes on one database, which the embedded backend does not offer.
+
+mod backend;
+mod multi_node;
+
+use authrim::stores::{ChallengeRecord, CodeGrant, IssuedToken, NewFamily, Presented, Redemption, Rotation, Session};
+use backend::Backend;
+use std::time::Duration;
+
+macro_rules! contract {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                super::$name(super::Backend::sqlite()).await
+            })*
+        }
+        mod postgres {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                super::$name(super::Backend::postgres().await).await
+            })*
+        }
+    };
+}
+
+contract!(
+    a_code_redeems_once_and_reuse_names_the_first_tokens,
+    concurrent_redemptions_have_exactly_one_winner,
+    unknown_malformed_and_expired_codes,
+    reuse_after_the_code_expired_is_still_reuse,
+    rotation_supersedes_and_reuse_revokes_the_family,
+    concurrent_rotations_have_exactly_one_winner,
+    forged_refresh_tokens_are_unknown_and_harmless,
+    grace_period_resends_the_same_successor,
+    idle_families_expire,
+    revoking_a_family_is_reported_once,
+    sessions_live_until_deleted_or_expired,
+    a_challenge_is_consumed_once_and_only_for_its_kind,
+    revocations_hold_until_expiry,
+    state_survives_a_restart,
+);
+
+fn grant() -> CodeGrant {
+    CodeGrant {
+        client_id: "c1".into(),
+        redirect_uri: "https://rp.example/cb".into(),
+        user_id: "u1".into(),
+        scope: "openid".into(),
+        nonce: Some("n".into()),
+        code_challenge: None,
+        auth_time: 1,
+        sid: "s".into(),
+        acr: None,
+        claims: None,
+    }
+}
+
+fn jti(s: &str) -> Vec<IssuedToken> {
+    vec![IssuedToken { jti: s.into(), expires_at: authrim::util::now() + 60 }]
+}
+
+fn family(user: &str) -> NewFamily {
+    NewFamily {
+        user_id: user.into(),
+        client_id: "c".into(),
+        scope: "openid offline_access".into(),
+        auth_time: 1,
+        sid: "s".into(),
+        acr: None,
+        userinfo_claims: vec![],
+    }
+}
+
+fn new_id() -> String {
+    authrim::stores::refresh::new_family_id()
+}
+
+async fn a_code_redeems_once_and_reuse_names_the_first_tokens(b: Backend) {
+    let node = b.node(|_| {}).await;
+    let s = &node.app.stores.codes;
+    let code = s.issue(grant(), 60).await.unwrap();
+    assert_eq!(s.consume(&code, jti("a")).await.unwrap(), Redemption::Fresh(grant()));
+    assert_eq!(s.consume(&code, jti("b")).await.unwrap(), Redemption::AlreadyUsed { client_id: "c1".into(), issued: jti("a") });
+}
+
+async fn concurrent_redemptions_have_exactly_one_winner(b: Backend) {
+    let node = b.node(|_| {}).await;
+    let code = node.app.stores.codes.issue(grant(), 60).await.unwrap();
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..32 {
+        let (codes, code) = (node.app.stores.codes.clone(), code.clone());
+        set.spawn(async move { codes.consume(&code, jti(&i.to_string())).await.unwrap() });
+    }
+    let outcomes = set.join_all().await;
+    assert_eq!(outcomes.iter().filter(|o| matches!(o, Redemption::Fresh(_))).count(), 1);
+    assert_eq!(outcomes.iter().filter(|o| matches!(o, Redemption::AlreadyUsed { .. })).count(), 31);
+}
+
+async fn unknown_malformed_and_expired_codes(b: Backend) {
+    let node = b.node(|_| {}).await;
+    let s = &node.app.stores.codes;
+    assert_eq!(s.consume("garbage", vec![]).await.unwrap(), Redemption::NotFound);
+    let (_, other) = authrim::stores::shard::mint_prefixed(8);
+    assert_eq!(s.consume(&other, vec![]).await.unwrap(), Redemption::NotFound);
+    let code = s.issue(grant(), 1).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert_eq!(s.consume(&code, vec![]).await.unwrap(), Redemption::Expired);
+}
+
+async fn reuse_after_the_code_expired_is_still_reuse(b: Backend) {
+    // OpenID certification: "code reuse after 30 s" must still revoke what the code issued.
+    let node = b.node(|_| {}).await;
+    let s = &node.app.stores.codes;
+    let code = s.issue(grant(), 1).await.unwrap();
+    assert!(matches!(s.consume(&code, jti("a")).await.unwrap(), Redemption::Fresh(_)));
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    s.sweep_expired().await.unwrap();
+    assert!(matches!(s.consume(&code, jti("b")).await.unwrap(), Redemption::AlreadyUsed { .. }));
+}
+
+async fn rotation_supersedes_and_reuse_revokes_the_family(b: Backend) {
+    let node = b.node(|_| {}).await;
+    let r = &node.app.stores.refresh;
+    let t0 = r.create(&new_id(), family("u")).await.unwrap();
+    let Rotation::Rotated { token: t1, family } = r.rotate(&t0).await.unwrap() else { panic!("first use rotates") };
+    assert_eq!(family.version, 1);
+    assert!(matches!(r.peek(&t0).await.unwrap(), Presented::Superseded(_)));
+    assert!(matches!(r.peek(&t1).await.unwrap(), Presented::Current(_)));
+    assert!(matches!(r.rotate(&t0).await.unwrap(), Rotation::Reused { .. }));
+    assert_eq!(r.rotate(&t1).await.unwrap(), Rotation::Revoked, "the whole family is gone");
+    assert_eq!(r.peek(&t1).await.unwrap(), Presented::Revoked);
+}
+
+async fn concurrent_rotations_have_exactly_one_winner(b: Backend) {
+    let node = b.node(|_| {}).await;
+    let t0 = node.app.stores.refresh.create(&new_id(), family("u")).await.unwrap();
+    let mut set = tokio::task::JoinSet::new();
+    for _ in 0..50 {
+        let (r, t) = (node.app.stores.refresh.clone(), t0.clone());
+        set.spawn(async move { r.rotate(&t).await.unwrap() });
+    }
+    let outcomes = set.join_all().await;
+    assert_eq!(outcomes.iter().filter(|o| matches!(o, Rotation::Rotated { .. })).count(), 1);
+}
+
+async fn forged_refresh_tokens_are_unknown_and_harmless(b: Backend) {
+    let node = b.node(|_| {}).await;
+    let r = &node.app.stores.refresh;
+    let t0 = r.create(&new_id(), family("u")).await.unwrap();
+    let parts: Vec<&str> = t0.split('.').collect();
+    // Same family, a lower version, but no valid MAC: must not revoke the family.
+    let forged = format!("{}.{}.0.{}", parts[0], parts[1], authrim::util::b64(&[0u8; 32]));
+    let higher = format!("{}.{}.7.{}", parts[0], parts[1], parts[3]);
+    for bad in [forged.as_str(), higher.as_str(), "garbage", "1.2.3.4.5", ""] {
+        assert_eq!(r.rotate(bad).await.unwrap(), Rotation::Unknown, "{bad}");
+    }
+    assert!(matches!(r.rotate(&t0).await.unwrap(), Rotation::Rotated { .. }));
+}
+
+async fn grace_period_resends_the_same_successor(b: Backend) {
+    let node = b.node(|c| c.refresh_reuse_grace = 30).await;
+    let r = &node.app.stores.refresh;
+    let t0 = r.create(&new_id(), family("u")).await.unwrap();
+    let Rotation::Rotated { token: t1, .. } = r.rotate(&t0).await.unwrap() else { panic!() };
+    let Rotation::GraceRetry { token: again, .. } = r.rotate(&t0).await.unwrap() else { panic!("grace retry") };
+    assert_eq!(again, t1);
+    assert!(matches!(r.rotate(&t1).await.unwrap(), Rotation::Rotated { .. }));
+    // Two versions back is outside the grace rule: theft.
+    assert!(matches!(r.rotate(&t0).await.unwrap(), Rotation::Reused { .. }));
+}
+
+async fn idle_families_expire(b: Backend) {
+    let node = b.node(|c| c.refresh_token_idle_ttl = 1).await;
+    let r = &node.app.stores.refresh;
+    let t0 = r.create(&new_id(), family("u")).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert_eq!(r.rotate(&t0).await.unwrap(), Rotation::Expired);
+    assert_eq!(r.peek(&t0).await.unwrap(), Presented::Expired);
+}
+
+async fn revoking_a_family_is_reported_once(b: Backend) {
+    let node = b.node(|_| {}).await;
+    let r = &node.app.stores.refresh;
+    let id = new_id();
+    let t0 = r.create(&id, family("u")).await.unwrap();
+    assert!(r.revoke_family(&id).await.unwrap());
+    assert!(!r.revoke_family(&id).await.unwrap(), "already revoked");
+    assert!(!r.revoke_family(&new_id()).await.unwrap(), "unknown family");
+    assert_eq!(r.rotate(&t0).await.unwrap(), Rotation::Revoked);
+}
+
+async fn sessions_live_until_deleted_or_expired(b: Backend) {
+    let node = b.node(|_| {}).await;
+    let s = &node.app.stores.sessions;
+    let session = Session { user_id: "u".into(), sid: "sid".into(), auth_time: 5, amr: vec!["pwd".into()], acr: "1".into() };
+    let id = s.create(session.clone(), 60).await.unwrap();
+    assert_eq!(s.get(&id).await.unwrap(), Some(session.clone()));
+    s.delete(&id).await.unwrap();
+    assert_eq!(s.get(&id).await.unwrap(), None);
+    assert_eq!(s.get("not-a-session").await.unwrap(), None);
+    let short = s.create(session, 1).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert_eq!(s.get(&short).await.unwrap(), None);
+}
+
+async fn a_challenge_is_consumed_once_and_only_for_its_kind(b: Backend) {
+    let node = b.node(|_| {}).await;
+    let s = &node.app.stores.challenges;
+    let rec = ChallengeRecord { kind: "login".into(), binding: [7; 32], payload: serde_json::json!({"a": 1}) };
+    let id = s.issue(rec.clone(), 60).await.unwrap();
+    assert_eq!(s.consume(&id, "login").await.unwrap(), Some(rec.clone()));
+    assert_eq!(s.consume(&id, "login").await.unwrap(), None);
+    let id = s.issue(rec, 60).await.unwrap();
+    assert_eq!(s.consume(&id, "consent").await.unwrap(), None);
+    assert_eq!(s.consume(&id, "login").await.unwrap(), None, "a mis-kinded use still burns it");
+}
+
+async fn revocations_hold_until_expiry(b: Backend) {
+    let node = b.node(|_| {}).await;
+    let s = &node.app.stores.revocations;
+    let now = authrim::util::now();
+    s.revoke("a", now + 1).await.unwrap();
+    s.revoke("b", now + 3600).await.unwrap();
+    s.revoke("c", now - 1).await.unwrap();
+    assert!(s.is_revoked("a").await.unwrap());
+    assert!(s.is_revoked("b").await.unwrap());
+    assert!(!s.is_revoked("c").await.unwrap(), "an expired token needs no entry");
+    assert!(!s.is_revoked("d").await.unwrap());
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    s.sweep_expired().await.unwrap();
+    assert!(!s.is_revoked("a").await.unwrap());
+    assert!(s.is_revoked("b").await.unwrap());
+}
+
+async fn state_survives_a_restart(b: Backend) {
+    let (code, t1, session, family_token) = {
+        let node = b.node(|_| {}).await;
+        let st = &node.app.stores;
+        let code = st.codes.issue(grant(), 60).await.unwrap();
+        assert!(matches!(st.codes.consume(&code, jti("a")).await.unwrap(), Redemption::Fresh(_)));
+        let t0 = st.refresh.create(&new_id(), family("u")).await.unwrap();
+        let Rotation::Rotated { token: t1, .. } = st.refresh.rotate(&t0).await.unwrap() else { panic!() };
+        let session = st.sessions.create(Session { user_id: "u".into(), sid: "s".into(), auth_time: 1, amr: vec![], acr: "1".into() }, 60).await.unwrap();
+        st.revocations.revoke("gone", authrim::util::now() + 600).await.unwrap();
+        node.stop().await;
+        (code, t1, session, t0)
+    };
+    let node = b.node(|_| {}).await;
+    let st = &node.app.stores;
+    assert!(matches!(st.codes.consume(&code, jti("b")).await.unwrap(), Redemption::AlreadyUsed { .. }));
+    assert!(matches!(st.refresh.peek(&t1).await.unwrap(), Presented::Current(_)));
+    assert!(matches!(st.refresh.peek(&family_token).await.unwrap(), Presented::Superseded(_)));
+    assert!(st.sessions.get(&session).await.unwrap().is_some());
+    assert!(st.revocations.is_revoked("gone").await.unwrap());
+}

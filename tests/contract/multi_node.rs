@@ -1,0 +1,140 @@
+//! PostgreSQL only: several nodes (here, several `App`s in one process, each with its own
+//! pool, caches and notification connection) on one database. The same properties with
+//! separate processes are tested in `tests/integration/multinode.rs`.
+
+use super::backend::{fresh_database, Backend};
+use super::{family, grant, jti, new_id};
+use authrim::db::StoreError;
+use authrim::stores::{Redemption, Rotation, Session};
+use std::time::{Duration, Instant};
+
+async fn two_nodes(tweak: fn(&mut authrim::config::Config)) -> Option<(Backend, super::backend::Node, super::backend::Node)> {
+    let mut b = Backend::sqlite();
+    b.url = Some(fresh_database().await?);
+    let (n1, n2) = (b.node(tweak).await, b.node(tweak).await);
+    Some((b, n1, n2))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_code_is_consumed_once_across_nodes() {
+    let Some((_b, n1, n2)) = two_nodes(|_| {}).await else { return };
+    let code = n1.app.stores.codes.issue(grant(), 60).await.unwrap();
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..40 {
+        let codes = if i % 2 == 0 { n1.app.stores.codes.clone() } else { n2.app.stores.codes.clone() };
+        let code = code.clone();
+        set.spawn(async move { codes.consume(&code, jti(&i.to_string())).await.unwrap() });
+    }
+    let outcomes = set.join_all().await;
+    assert_eq!(outcomes.iter().filter(|o| matches!(o, Redemption::Fresh(_))).count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rotation_is_exactly_once_across_nodes_and_theft_is_seen_by_all() {
+    let Some((_b, n1, n2)) = two_nodes(|_| {}).await else { return };
+    let t0 = n1.app.stores.refresh.create(&new_id(), family("u")).await.unwrap();
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..50 {
+        let r = if i % 2 == 0 { n1.app.stores.refresh.clone() } else { n2.app.stores.refresh.clone() };
+        let t = t0.clone();
+        set.spawn(async move { r.rotate(&t).await.unwrap() });
+    }
+    let outcomes = set.join_all().await;
+    let winners: Vec<_> = outcomes.iter().filter_map(|o| match o { Rotation::Rotated { token, .. } => Some(token.clone()), _ => None }).collect();
+    assert_eq!(winners.len(), 1, "exactly one rotation");
+    // Every loser presented a superseded token: theft. The family is revoked on both nodes.
+    assert_eq!(n2.app.stores.refresh.rotate(&winners[0]).await.unwrap(), Rotation::Revoked);
+    assert_eq!(n1.app.stores.refresh.rotate(&winners[0]).await.unwrap(), Rotation::Revoked);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_made_on_one_node_works_on_another() {
+    let Some((_b, n1, n2)) = two_nodes(|_| {}).await else { return };
+    let session = Session { user_id: "u".into(), sid: "s".into(), auth_time: 1, amr: vec![], acr: "1".into() };
+    let id = n1.app.stores.sessions.create(session.clone(), 60).await.unwrap();
+    assert_eq!(n2.app.stores.sessions.get(&id).await.unwrap(), Some(session));
+    n2.app.stores.sessions.delete(&id).await.unwrap();
+    assert_eq!(n1.app.stores.sessions.get(&id).await.unwrap(), None);
+}
+
+/// The stated bound: once `revocation_max_staleness_ms` has passed after a revocation was
+/// acknowledged, every node either refuses the token or refuses to answer (503); never
+/// accepts it. How soon it is refused in practice is printed (docs/benchmarks.md).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revocation_is_honoured_by_every_node_within_the_bound() {
+    let Some((_b, n1, n2)) = two_nodes(|c| c.revocation_max_staleness_ms = 500).await else { return };
+    let bound = Duration::from_millis(500);
+    let mut seen_after = Vec::new();
+    for i in 0..200 {
+        let jti = format!("jti-{i}");
+        assert!(!n2.app.stores.revocations.is_revoked(&jti).await.unwrap());
+        n1.app.stores.revocations.revoke(&jti, authrim::util::now() + 600).await.unwrap();
+        let acked = Instant::now();
+        loop {
+            match n2.app.stores.revocations.is_revoked(&jti).await {
+                Ok(true) => break,
+                Ok(false) => assert!(acked.elapsed() <= bound, "node 2 still accepts {jti} {:?} after the revocation", acked.elapsed()),
+                Err(StoreError::Unavailable(_)) => {}
+                Err(e) => panic!("{e}"),
+            }
+            tokio::time::sleep(Duration::from_micros(200)).await;
+        }
+        seen_after.push(acked.elapsed());
+    }
+    seen_after.sort();
+    let p = |q: f64| seen_after[((seen_after.len() - 1) as f64 * q) as usize];
+    println!("revocation seen by the other node after: p50 {:?}, p99 {:?}, max {:?}", p(0.5), p(0.99), p(1.0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registry_edits_reach_the_other_nodes() {
+    let Some((_b, n1, n2)) = two_nodes(|_| {}).await else { return };
+    let (client, _) = authrim::registry::clients::new_client(authrim::registry::ClientInput {
+        redirect_uris: Some(vec!["https://rp.example/cb".into()]),
+        ..Default::default()
+    })
+    .unwrap();
+    n1.app.registry.save_client(client.clone()).await.unwrap();
+    let start = Instant::now();
+    while n2.app.registry.client(client.id()).is_none() {
+        assert!(start.elapsed() < Duration::from_secs(5), "the client never reached node 2");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    n1.app.registry.delete_client(client.id()).await.unwrap();
+    while n2.app.registry.client(client.id()).is_some() {
+        assert!(start.elapsed() < Duration::from_secs(5), "the deletion never reached node 2");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_rotated_on_one_node_is_published_by_all_before_it_signs() {
+    let Some((_b, n1, n2)) = two_nodes(|c| {
+        c.key_cache_ttl = 1;
+        c.key_publish_delay = 3;
+    })
+    .await
+    else {
+        return;
+    };
+    let old = n1.app.keys.active_kid();
+    let vault = authrim::keys::Vault::open(n1.app.config.key_encryption_key.as_deref(), &n1.app.config.data_dir).unwrap();
+    let new = authrim::keys::KeyManager::rotate(&n1.app.db, &vault).await.unwrap();
+    let published = |n: &super::backend::Node| n.app.keys.jwks_json().contains(&new);
+    let start = Instant::now();
+    while !published(&n2) {
+        assert!(start.elapsed() < Duration::from_secs(2), "node 2 did not publish the new key");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(n2.app.keys.active_kid(), old, "published, not yet signing");
+    assert_eq!(n1.app.keys.active_kid(), old);
+    tokio::time::sleep(Duration::from_millis(3100)).await;
+    // The first node to refresh after the delay promotes the key and tells the others.
+    n1.app.keys.refresh().await.unwrap();
+    assert_eq!(n1.app.keys.active_kid(), new);
+    while n2.app.keys.active_kid() != new {
+        assert!(start.elapsed() < Duration::from_secs(8), "node 2 never switched to the new key");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(n2.app.keys.jwks_json().contains(&old), "the old key stays published");
+}
