@@ -3,6 +3,8 @@
 #   1. Rust unit and integration tests (the integration tests start real servers).
 #   2. End-to-end tests driven by a third-party OpenID Connect client (Python Authlib)
 #      against the built `authrim` binary.
+#   PostgreSQL: a throwaway cluster on a free loopback port (installed from Debian's packages
+#   if missing; scripts/pg.sh), for the store contract and multi-node tests; removed at exit.
 #   3. The load-testing pipeline at smoke rates: k6 (built with `go install`), the seeder,
 #      every scenario, /metrics snapshots and the reports.
 set -euo pipefail
@@ -26,6 +28,14 @@ need cc || apt_install build-essential
 need python3 || apt_install python3
 python3 -c 'import venv, ensurepip' 2>/dev/null || apt_install python3-venv
 need curl || apt_install curl
+
+echo "==> PostgreSQL for the tests (throwaway cluster)"
+PG_DIR=$(mktemp -d)
+PG_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+trap 'scripts/pg.sh stop "$PG_DIR" >/dev/null 2>&1 || true; rm -rf "$PG_DIR"' EXIT
+AUTHRIM_TEST_POSTGRES_URL=$(scripts/pg.sh start "$PG_DIR" "$PG_PORT")
+export AUTHRIM_TEST_POSTGRES_URL
+echo "    $AUTHRIM_TEST_POSTGRES_URL"
 
 echo "==> cargo test"
 cargo build --locked --bins

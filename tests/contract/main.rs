@@ -5,6 +5,8 @@
 
 mod backend;
 mod multi_node;
+#[path = "../common/postgres.rs"]
+mod postgres;
 
 use authrim::stores::{ChallengeRecord, CodeGrant, IssuedToken, NewFamily, Presented, Redemption, Rotation, Session};
 use backend::Backend;

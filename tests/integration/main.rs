@@ -6,7 +6,10 @@ mod authorize;
 mod crash;
 mod exchange;
 mod harness;
+mod multinode;
 mod ops;
+#[path = "../common/postgres.rs"]
+mod postgres;
 mod refresh;
 mod revocation;
 mod token;

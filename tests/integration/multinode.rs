@@ -1,0 +1,296 @@
+//! Several `authrim` processes on one PostgreSQL (issue 6): a login, a redemption, a refresh
+//! and a revocation each on a different node; a refresh race spread over the nodes; a node
+//! killed mid-load; and a database outage with its recovery.
+
+use crate::harness::*;
+use crate::postgres::{cluster_script, fresh_database};
+use serde_json::{json, Value};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Node {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+const KEK: &str = "bm9kZXMtc2hhcmUtb25lLWtleS1lbmNyeXB0aW9uLWs";
+
+fn spawn_node(url: &str, log_dir: &std::path::Path, n: usize, extra: &[(&str, &str)]) -> Node {
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let log = std::fs::File::create(log_dir.join(format!("node{n}.log"))).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_authrim"));
+    cmd.arg("serve")
+        .env("AUTHRIM_DATABASE_URL", url)
+        .env("AUTHRIM_KEY_ENCRYPTION_KEY", KEK)
+        .env("AUTHRIM_DATA_DIR", log_dir.join(format!("data{n}")))
+        .env("AUTHRIM_LISTEN", format!("127.0.0.1:{port}"))
+        .env("AUTHRIM_ISSUER", "http://localhost:9999") // one issuer for the whole fleet
+        .env("AUTHRIM_ADMIN_TOKEN", ADMIN)
+        .env("AUTHRIM_DATABASE_POOL_SIZE", "8")
+        .env_remove("AUTHRIM_CONFIG")
+        .stdout(Stdio::null())
+        .stderr(log);
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    Node { child: cmd.spawn().expect("start authrim"), base }
+}
+
+async fn wait_healthy(base: &str) {
+    for _ in 0..150 {
+        if reqwest::get(format!("{base}/healthz")).await.is_ok_and(|r| r.status().is_success()) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("node at {base} did not become healthy");
+}
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
+}
+
+async fn refresh(http: &reqwest::Client, base: &str, secret: &str, token: &str) -> (u16, Value) {
+    let res = http
+        .post(format!("{base}/token"))
+        .basic_auth("rp", Some(secret))
+        .form(&[("grant_type", "refresh_token"), ("refresh_token", token)])
+        .send()
+        .await
+        .unwrap();
+    (res.status().as_u16(), res.json().await.unwrap_or(Value::Null))
+}
+
+/// Register the client and user on `admin_node` and wait until every node knows them.
+async fn client_and_user(http: &reqwest::Client, admin_node: &Node, nodes: &[&Node]) -> String {
+    let created: Value = http
+        .post(format!("{}/admin/clients", admin_node.base))
+        .bearer_auth(ADMIN)
+        .json(&json!({"client_id": "rp", "redirect_uris": [REDIRECT], "grant_types": ["authorization_code", "refresh_token"]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let user = json!({"username": "alice", "password": PASSWORD});
+    http.post(format!("{}/admin/users", admin_node.base)).bearer_auth(ADMIN).json(&user).send().await.unwrap();
+    for n in nodes {
+        let start = Instant::now();
+        while http.get(format!("{}/admin/clients/rp", n.base)).bearer_auth(ADMIN).send().await.unwrap().status() != 200 {
+            assert!(start.elapsed() < Duration::from_secs(5), "client never reached {}", n.base);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    created["client_secret"].as_str().unwrap().to_string()
+}
+
+/// A login on `node` through its pages; returns the code.
+async fn login(node: &Node) -> String {
+    let browser = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).cookie_store(true).build().unwrap();
+    let q = [("response_type", "code"), ("client_id", "rp"), ("redirect_uri", REDIRECT), ("scope", "openid offline_access")];
+    let page = Page::from(browser.get(format!("{}/authorize", node.base)).query(&q).send().await.unwrap()).await;
+    let form = [("challenge", page.challenge()), ("username", "alice".into()), ("password", PASSWORD.into())];
+    let page = Page::from(browser.post(format!("{}/login", node.base)).form(&form).send().await.unwrap()).await;
+    let form = [("challenge", page.challenge()), ("decision", "allow".into())];
+    let page = Page::from(browser.post(format!("{}/consent", node.base)).form(&form).send().await.unwrap()).await;
+    page.redirect_params()["code"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_nodes_share_one_database() {
+    let Some(url) = fresh_database().await else { return };
+    let logs = tempfile::tempdir().unwrap();
+    let nodes: Vec<Node> = (1..=3).map(|n| spawn_node(&url, logs.path(), n, &[])).collect();
+    for n in &nodes {
+        wait_healthy(&n.base).await;
+    }
+    let (n1, n2, n3) = (&nodes[0], &nodes[1], &nodes[2]);
+    let http = http();
+    let secret = client_and_user(&http, n1, &[n2, n3]).await;
+
+    // Log in on node 1, redeem on node 2, refresh on node 3.
+    let code = login(n1).await;
+    let res = http
+        .post(format!("{}/token", n2.base))
+        .basic_auth("rp", Some(&secret))
+        .form(&[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200, "code redeemed on another node");
+    let first: Value = res.json().await.unwrap();
+    let (st, second) = refresh(&http, &n3.base, &secret, first["refresh_token"].as_str().unwrap()).await;
+    assert_eq!(st, 200, "refresh on a third node: {second}");
+    let access = second["access_token"].as_str().unwrap().to_string();
+    let userinfo = |base: String, token: String| {
+        let http = http.clone();
+        async move { http.get(format!("{base}/userinfo")).bearer_auth(token).send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(userinfo(n2.base.clone(), access.clone()).await, 200);
+
+    // Revoke on node 1; node 2 refuses it within the stated bound (1 s by default).
+    let res = http.post(format!("{}/revoke", n1.base)).basic_auth("rp", Some(&secret)).form(&[("token", access.as_str())]).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    let revoked_at = Instant::now();
+    loop {
+        match userinfo(n2.base.clone(), access.clone()).await {
+            401 => break,
+            200 | 503 => assert!(revoked_at.elapsed() < Duration::from_secs(1), "node 2 still accepts a revoked token"),
+            other => panic!("unexpected status {other}"),
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+
+    // The same refresh token presented at once on every node: exactly one rotation.
+    let current = second["refresh_token"].as_str().unwrap().to_string();
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..30 {
+        let (http, base, secret, token) = (http.clone(), nodes[i % 3].base.clone(), secret.clone(), current.clone());
+        set.spawn(async move { refresh(&http, &base, &secret, &token).await });
+    }
+    let outcomes = set.join_all().await;
+    let winners: Vec<&Value> = outcomes.iter().filter(|(st, _)| *st == 200).map(|(_, b)| b).collect();
+    assert_eq!(winners.len(), 1, "exactly one winner: {outcomes:?}");
+    assert!(outcomes.iter().all(|(st, b)| *st == 200 || (*st == 400 && b["error"] == "invalid_grant")), "{outcomes:?}");
+    // The losers presented a superseded token: the family is revoked everywhere.
+    let (st, _) = refresh(&http, &n2.base, &secret, winners[0]["refresh_token"].as_str().unwrap()).await;
+    assert_eq!(st, 400);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_a_node_mid_load_loses_no_acknowledged_rotation() {
+    let Some(url) = fresh_database().await else { return };
+    let logs = tempfile::tempdir().unwrap();
+    // A grace period lets a chain whose last request died with the node continue: a rotation
+    // committed but never answered is re-sent, not taken for theft.
+    let extra = [("AUTHRIM_REFRESH_REUSE_GRACE", "60"), ("AUTHRIM_ENABLE_TEST_ENDPOINTS", "true")];
+    let survivor = spawn_node(&url, logs.path(), 1, &extra);
+    let mut victim = spawn_node(&url, logs.path(), 2, &extra);
+    wait_healthy(&survivor.base).await;
+    wait_healthy(&victim.base).await;
+    let http = http();
+    let secret = client_and_user(&http, &survivor, &[&victim]).await;
+    let users: Value = http.get(format!("{}/admin/users", survivor.base)).bearer_auth(ADMIN).send().await.unwrap().json().await.unwrap();
+    let user_id = users["users"][0]["id"].as_str().unwrap().to_string();
+    let seeded: Value = http
+        .post(format!("{}/test/bulk/tokens", survivor.base))
+        .bearer_auth(ADMIN)
+        .json(&json!({"client_id": "rp", "user_ids": [user_id], "per_user": 16, "kind": "valid",
+                      "token_type": "refresh_token", "scope": "openid offline_access"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let chains: Vec<String> = seeded["tokens"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
+
+    // Each chain rotates against the victim until it dies; the last token it was answered with
+    // is what the client holds.
+    let mut set = tokio::task::JoinSet::new();
+    for token in chains {
+        let (http, base, secret) = (http.clone(), victim.base.clone(), secret.clone());
+        set.spawn(async move {
+            let (mut held, mut acknowledged) = (token, 0);
+            loop {
+                let res = http
+                    .post(format!("{base}/token"))
+                    .basic_auth("rp", Some(&secret))
+                    .form(&[("grant_type", "refresh_token"), ("refresh_token", held.as_str())])
+                    .send()
+                    .await;
+                let Ok(res) = res else { return (held, acknowledged) };
+                if res.status() != 200 {
+                    return (held, acknowledged);
+                }
+                let Ok(body) = res.json::<Value>().await else { return (held, acknowledged) };
+                held = body["refresh_token"].as_str().unwrap().to_string();
+                acknowledged += 1;
+            }
+        });
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    victim.child.kill().unwrap(); // SIGKILL, mid-load
+    victim.child.wait().unwrap();
+    let outcomes = set.join_all().await;
+    let total: usize = outcomes.iter().map(|(_, n)| n).sum();
+    assert!(total > 16, "the load did run before the kill ({total} rotations)");
+    // Every chain continues on the surviving node from the last token it was answered with.
+    for (held, acknowledged) in outcomes {
+        let (st, body) = refresh(&http, &survivor.base, &secret, &held).await;
+        assert_eq!(st, 200, "chain with {acknowledged} acknowledged rotations lost its last one: {body}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_outage_gives_503_and_recovers() {
+    if fresh_database().await.is_none() {
+        return;
+    }
+    // A cluster of our own, to take down.
+    let cluster = tempfile::tempdir().unwrap();
+    let dir = cluster.path().join("pg");
+    let port = free_port().to_string();
+    let pg = |args: &[&str]| {
+        let out = Command::new(cluster_script()).args(args).output().expect("run scripts/pg.sh");
+        assert!(out.status.success(), "pg.sh {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let url = pg(&["start", dir.to_str().unwrap(), &port]);
+    let server = TestServer::start_with(|c| {
+        c.database_url = Some(url.clone());
+        c.key_encryption_key = Some(KEK.into());
+        c.database_timeout_ms = 500;
+        c.revocation_max_staleness_ms = 500;
+    })
+    .await;
+    let (id, secret) = server.client("rp", json!({"grant_types": ["authorization_code", "refresh_token"]})).await;
+    let secret = secret.unwrap();
+    server.user("alice", json!({})).await;
+    let code = server.code_for(&server.browser(), &id, "alice", &[("scope", "openid offline_access")]).await["code"].clone();
+    let (st, tokens, _) = server.token(Some((&id, &secret)), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
+    assert_eq!(st, 200);
+    let (access, mut refresh_token) = (tokens["access_token"].as_str().unwrap().to_string(), tokens["refresh_token"].as_str().unwrap().to_string());
+
+    pg(&["kill", dir.to_str().unwrap()]);
+    let (st, body, _) = server.token(Some((&id, &secret)), &[("grant_type", "refresh_token"), ("refresh_token", &refresh_token)]).await;
+    assert_eq!((st, body["error"].as_str()), (503, Some("temporarily_unavailable")), "refresh during the outage");
+    // Revocation checks stop once the node can no longer vouch for its list.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(server.userinfo(&access).await.0, 503, "userinfo during the outage");
+    assert_eq!(reqwest::get(server.url("/healthz")).await.unwrap().status(), 503);
+
+    pg(&["start", dir.to_str().unwrap(), &port]);
+    let back = Instant::now();
+    loop {
+        let (st, body, _) = server.token(Some((&id, &secret)), &[("grant_type", "refresh_token"), ("refresh_token", &refresh_token)]).await;
+        if st == 200 {
+            refresh_token = body["refresh_token"].as_str().unwrap().to_string();
+            break;
+        }
+        assert_eq!(st, 503, "only 503 while recovering: {body}");
+        assert!(back.elapsed() < Duration::from_secs(15), "no recovery after the database came back");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    while server.userinfo(&access).await.0 != 200 {
+        assert!(back.elapsed() < Duration::from_secs(15), "userinfo did not recover");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(reqwest::get(server.url("/healthz")).await.unwrap().status(), 200);
+    let (st, _, _) = server.token(Some((&id, &secret)), &[("grant_type", "refresh_token"), ("refresh_token", &refresh_token)]).await;
+    assert_eq!(st, 200, "the chain goes on after the outage");
+    pg(&["stop", dir.to_str().unwrap()]);
+}
