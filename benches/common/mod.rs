@@ -14,11 +14,13 @@ pub struct Server {
 }
 
 impl Server {
-    /// Start `authrim serve` on a free loopback port with `env` on top of bench defaults.
+    /// Start `authrim serve` on a free loopback port with `env` on top of bench defaults (which
+    /// `env` overrides, e.g. AUTHRIM_ISSUER for several nodes sharing one issuer).
     pub async fn start(env: &[(&str, String)]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let base = format!("http://127.0.0.1:{port}");
+        let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_authrim"));
         cmd.arg("serve")
             .env("AUTHRIM_DATA_DIR", dir.path())
@@ -27,7 +29,7 @@ impl Server {
             .env("AUTHRIM_ADMIN_TOKEN", ADMIN)
             .env("AUTHRIM_LOG", "warn")
             .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stderr(log);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -45,6 +47,11 @@ impl Server {
 
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// What the server has written to stderr so far (its log, at AUTHRIM_LOG's level).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self._dir.path().join("server.log")).unwrap_or_default()
     }
 }
 

@@ -69,21 +69,3 @@ impl ChallengeStore for EmbeddedChallengeStore {
         self.table.shard_lens()
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn a_challenge_is_consumed_once_and_only_for_its_kind() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = EmbeddedChallengeStore::new(4, Journal::start(crate::db::open(dir.path(), "NORMAL").unwrap()));
-        let rec = ChallengeRecord { kind: "login".into(), binding: [7; 32], payload: serde_json::json!({"a": 1}) };
-        let id = s.issue(rec.clone(), 60).await.unwrap();
-        assert_eq!(s.consume(&id, "login").await.unwrap(), Some(rec.clone()));
-        assert_eq!(s.consume(&id, "login").await.unwrap(), None);
-        let id = s.issue(rec, 60).await.unwrap();
-        assert_eq!(s.consume(&id, "consent").await.unwrap(), None);
-        assert_eq!(s.consume(&id, "login").await.unwrap(), None, "a mis-kinded use still burns it");
-    }
-}

@@ -319,93 +319,9 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
 
 #[cfg(test)]
 mod tests {
+    // Rotation, reuse, grace, concurrency and expiry are tested for both backends in
+    // tests/contract.
     use super::*;
-
-    fn policy(grace: u64) -> RotationPolicy {
-        RotationPolicy { rotate: true, grace, ttl: 3600, idle_ttl: 3600 }
-    }
-
-    fn rotator(dir: &std::path::Path, grace: u64) -> EmbeddedRefreshRotator {
-        let journal = Journal::start(crate::db::open(dir, "NORMAL").unwrap());
-        EmbeddedRefreshRotator::new(8, journal, [3; 32], policy(grace))
-    }
-
-    fn new(user: &str) -> NewFamily {
-        NewFamily {
-            user_id: user.into(),
-            client_id: "c".into(),
-            scope: "openid offline_access".into(),
-            auth_time: 1,
-            sid: "s".into(),
-            acr: None,
-            userinfo_claims: vec![],
-        }
-    }
-
-    #[tokio::test]
-    async fn rotation_supersedes_and_reuse_revokes() {
-        let dir = tempfile::tempdir().unwrap();
-        let r = rotator(dir.path(), 0);
-        let t0 = r.create(&new_family_id(), new("u")).await.unwrap();
-        let Rotation::Rotated { token: t1, family } = r.rotate(&t0).await.unwrap() else { panic!() };
-        assert_eq!(family.version, 1);
-        assert!(matches!(r.peek(&t0).await.unwrap(), Presented::Superseded(_)));
-        assert!(matches!(r.peek(&t1).await.unwrap(), Presented::Current(_)));
-        assert!(matches!(r.rotate(&t0).await.unwrap(), Rotation::Reused { .. }));
-        assert_eq!(r.rotate(&t1).await.unwrap(), Rotation::Revoked, "the whole family is gone");
-    }
-
-    #[tokio::test]
-    async fn forged_and_tampered_tokens_are_unknown_and_harmless() {
-        let dir = tempfile::tempdir().unwrap();
-        let r = rotator(dir.path(), 0);
-        let t0 = r.create(&new_family_id(), new("u")).await.unwrap();
-        let parts: Vec<&str> = t0.split('.').collect();
-        // Same family, a lower version, but no valid MAC: must not revoke the family.
-        let forged = format!("{}.{}.0.{}", parts[0], parts[1], b64(&[0u8; 32]));
-        let higher = format!("{}.{}.7.{}", parts[0], parts[1], parts[3]);
-        for bad in [forged.as_str(), higher.as_str(), "garbage", "1.2.3.4.5", ""] {
-            assert_eq!(r.rotate(bad).await.unwrap(), Rotation::Unknown, "{bad}");
-        }
-        assert!(matches!(r.rotate(&t0).await.unwrap(), Rotation::Rotated { .. }));
-    }
-
-    #[tokio::test]
-    async fn grace_period_resends_the_same_successor() {
-        let dir = tempfile::tempdir().unwrap();
-        let r = rotator(dir.path(), 30);
-        let t0 = r.create(&new_family_id(), new("u")).await.unwrap();
-        let Rotation::Rotated { token: t1, .. } = r.rotate(&t0).await.unwrap() else { panic!() };
-        let Rotation::GraceRetry { token: again, .. } = r.rotate(&t0).await.unwrap() else { panic!() };
-        assert_eq!(again, t1);
-        assert!(matches!(r.rotate(&t1).await.unwrap(), Rotation::Rotated { .. }));
-        // Two versions back is outside the grace rule: theft.
-        assert!(matches!(r.rotate(&t0).await.unwrap(), Rotation::Reused { .. }));
-    }
-
-    #[tokio::test]
-    async fn concurrent_presentations_rotate_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let r = std::sync::Arc::new(rotator(dir.path(), 0));
-        let t0 = r.create(&new_family_id(), new("u")).await.unwrap();
-        let mut set = tokio::task::JoinSet::new();
-        for _ in 0..50 {
-            let (r, t) = (r.clone(), t0.clone());
-            set.spawn(async move { r.rotate(&t).await.unwrap() });
-        }
-        let outcomes = set.join_all().await;
-        assert_eq!(outcomes.iter().filter(|o| matches!(o, Rotation::Rotated { .. })).count(), 1);
-    }
-
-    #[tokio::test]
-    async fn idle_families_expire() {
-        let dir = tempfile::tempdir().unwrap();
-        let journal = Journal::start(crate::db::open(dir.path(), "NORMAL").unwrap());
-        let r = EmbeddedRefreshRotator::new(2, journal, [3; 32], RotationPolicy { rotate: true, grace: 0, ttl: 3600, idle_ttl: 1 });
-        let t0 = r.create(&new_family_id(), new("u")).await.unwrap();
-        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
-        assert_eq!(r.rotate(&t0).await.unwrap(), Rotation::Expired);
-    }
 
     #[test]
     fn families_spread_evenly_over_shards() {

@@ -58,22 +58,3 @@ impl TokenRevocationStore for EmbeddedRevocationStore {
         self.table.shard_lens()
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn revoked_until_expiry_then_swept() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = EmbeddedRevocationStore::new(4, Journal::start(crate::db::open(dir.path(), "NORMAL").unwrap()));
-        s.revoke("a", now() + 1).await.unwrap();
-        s.revoke("b", now() + 3600).await.unwrap();
-        assert!(s.is_revoked("a").await.unwrap());
-        assert!(!s.is_revoked("c").await.unwrap());
-        tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
-        assert_eq!(s.sweep_expired().await.unwrap(), 1);
-        assert!(!s.is_revoked("a").await.unwrap());
-        assert!(s.is_revoked("b").await.unwrap());
-    }
-}

@@ -27,6 +27,7 @@ pub async fn fresh_database() -> Option<String> {
 
 
 /// `scripts/pg.sh`, for tests that run a cluster of their own (to take it down).
+#[allow(dead_code)] // used by the integration tests, not by the contract suite
 pub fn cluster_script() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/pg.sh")
 }

@@ -1,6 +1,6 @@
 //! The two backends the contract runs on (PostgreSQL: see `tests/common/postgres.rs`).
 
-pub use crate::postgres::fresh_database;
+pub use crate::pg_cluster::fresh_database;
 use authrim::app::{App, AppState};
 use authrim::config::Config;
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 mod backend;
 mod multi_node;
 #[path = "../common/postgres.rs"]
-mod postgres;
+mod pg_cluster;
 
 use authrim::stores::{ChallengeRecord, CodeGrant, IssuedToken, NewFamily, Presented, Redemption, Rotation, Session};
 use backend::Backend;

@@ -1,7 +1,7 @@
 //! Durability across a real crash: `kill -9` of the server process.
 
 use crate::harness::*;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::process::{Child, Command, Stdio};
 
 struct Process {
@@ -25,16 +25,6 @@ fn spawn(dir: &std::path::Path, port: u16) -> Process {
     Process { child, base }
 }
 
-async fn wait_healthy(base: &str) {
-    for _ in 0..100 {
-        if reqwest::get(format!("{base}/healthz")).await.is_ok_and(|r| r.status().is_success()) {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    panic!("server at {base} did not become healthy");
-}
-
 async fn post_token(http: &reqwest::Client, base: &str, secret: &str, form: &[(&str, &str)]) -> (u16, Value) {
     let res = http.post(format!("{base}/token")).basic_auth("rp", Some(secret)).form(form).send().await.unwrap();
     (res.status().as_u16(), res.json::<Value>().await.unwrap())
@@ -47,30 +37,8 @@ async fn an_acknowledged_rotation_survives_kill_9() {
     let mut p = spawn(dir.path(), port);
     wait_healthy(&p.base).await;
     let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    let created: Value = http
-        .post(format!("{}/admin/clients", p.base))
-        .bearer_auth(ADMIN)
-        .json(&json!({"client_id": "rp", "redirect_uris": [REDIRECT], "grant_types": ["authorization_code", "refresh_token"]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let secret = created["client_secret"].as_str().unwrap().to_string();
-    http.post(format!("{}/admin/users", p.base)).bearer_auth(ADMIN).json(&json!({"username": "alice", "password": PASSWORD})).send().await.unwrap();
-
-    let browser = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).cookie_store(true).build().unwrap();
-    let res = browser
-        .get(format!("{}/authorize", p.base))
-        .query(&[("response_type", "code"), ("client_id", "rp"), ("redirect_uri", REDIRECT), ("scope", "offline_access")])
-        .send()
-        .await
-        .unwrap();
-    let page = Page::from(res).await;
-    let page = Page::from(browser.post(format!("{}/login", p.base)).form(&[("challenge", page.challenge().as_str()), ("username", "alice"), ("password", PASSWORD)]).send().await.unwrap()).await;
-    let page = Page::from(browser.post(format!("{}/consent", p.base)).form(&[("challenge", page.challenge().as_str()), ("decision", "allow")]).send().await.unwrap()).await;
-    let code = page.redirect_params()["code"].clone();
+    let secret = register_rp_and_alice(&http, &p.base).await;
+    let code = login_at(&p.base).await;
     let (st, first) = post_token(&http, &p.base, &secret, &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
     assert_eq!(st, 200);
     let old = first["refresh_token"].as_str().unwrap().to_string();

@@ -207,3 +207,46 @@ pub fn jwt_parts(token: &str) -> (Value, Value) {
     let mut it = token.split('.');
     (dec(it.next().unwrap()), dec(it.next().unwrap()))
 }
+
+// --- servers running as separate processes (crash and multi-node tests) ---
+
+pub async fn wait_healthy(base: &str) {
+    for _ in 0..150 {
+        if reqwest::get(format!("{base}/healthz")).await.is_ok_and(|r| r.status().is_success()) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("server at {base} did not become healthy");
+}
+
+/// Through the admin API of `base`: the confidential client `rp` (code + refresh grants) and
+/// the user `alice`. Returns the client secret.
+pub async fn register_rp_and_alice(http: &reqwest::Client, base: &str) -> String {
+    let created: Value = http
+        .post(format!("{base}/admin/clients"))
+        .bearer_auth(ADMIN)
+        .json(&json!({"client_id": "rp", "redirect_uris": [REDIRECT], "grant_types": ["authorization_code", "refresh_token"]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let user = json!({"username": "alice", "password": PASSWORD});
+    http.post(format!("{base}/admin/users")).bearer_auth(ADMIN).json(&user).send().await.unwrap();
+    created["client_secret"].as_str().unwrap().to_string()
+}
+
+/// Alice signs in to `rp` through the pages of `base` (scope `openid offline_access`);
+/// returns the code.
+pub async fn login_at(base: &str) -> String {
+    let browser = reqwest::Client::builder().redirect(Policy::none()).cookie_store(true).build().unwrap();
+    let q = [("response_type", "code"), ("client_id", "rp"), ("redirect_uri", REDIRECT), ("scope", "openid offline_access")];
+    let page = Page::from(browser.get(format!("{base}/authorize")).query(&q).send().await.unwrap()).await;
+    let form = [("challenge", page.challenge()), ("username", "alice".into()), ("password", PASSWORD.into())];
+    let page = Page::from(browser.post(format!("{base}/login")).form(&form).send().await.unwrap()).await;
+    let form = [("challenge", page.challenge()), ("decision", "allow".into())];
+    let page = Page::from(browser.post(format!("{base}/consent")).form(&form).send().await.unwrap()).await;
+    page.redirect_params()["code"].clone()
+}

@@ -9,7 +9,7 @@ mod harness;
 mod multinode;
 mod ops;
 #[path = "../common/postgres.rs"]
-mod postgres;
+mod pg_cluster;
 mod refresh;
 mod revocation;
 mod token;

@@ -3,7 +3,7 @@
 //! killed mid-load; and a database outage with its recovery.
 
 use crate::harness::*;
-use crate::postgres::{cluster_script, fresh_database};
+use crate::pg_cluster::{cluster_script, fresh_database};
 use serde_json::{json, Value};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -48,16 +48,6 @@ fn spawn_node(url: &str, log_dir: &std::path::Path, n: usize, extra: &[(&str, &s
     Node { child: cmd.spawn().expect("start authrim"), base }
 }
 
-async fn wait_healthy(base: &str) {
-    for _ in 0..150 {
-        if reqwest::get(format!("{base}/healthz")).await.is_ok_and(|r| r.status().is_success()) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("node at {base} did not become healthy");
-}
-
 fn http() -> reqwest::Client {
     reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
 }
@@ -75,18 +65,7 @@ async fn refresh(http: &reqwest::Client, base: &str, secret: &str, token: &str) 
 
 /// Register the client and user on `admin_node` and wait until every node knows them.
 async fn client_and_user(http: &reqwest::Client, admin_node: &Node, nodes: &[&Node]) -> String {
-    let created: Value = http
-        .post(format!("{}/admin/clients", admin_node.base))
-        .bearer_auth(ADMIN)
-        .json(&json!({"client_id": "rp", "redirect_uris": [REDIRECT], "grant_types": ["authorization_code", "refresh_token"]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let user = json!({"username": "alice", "password": PASSWORD});
-    http.post(format!("{}/admin/users", admin_node.base)).bearer_auth(ADMIN).json(&user).send().await.unwrap();
+    let secret = register_rp_and_alice(http, &admin_node.base).await;
     for n in nodes {
         let start = Instant::now();
         while http.get(format!("{}/admin/clients/rp", n.base)).bearer_auth(ADMIN).send().await.unwrap().status() != 200 {
@@ -94,19 +73,7 @@ async fn client_and_user(http: &reqwest::Client, admin_node: &Node, nodes: &[&No
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
-    created["client_secret"].as_str().unwrap().to_string()
-}
-
-/// A login on `node` through its pages; returns the code.
-async fn login(node: &Node) -> String {
-    let browser = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).cookie_store(true).build().unwrap();
-    let q = [("response_type", "code"), ("client_id", "rp"), ("redirect_uri", REDIRECT), ("scope", "openid offline_access")];
-    let page = Page::from(browser.get(format!("{}/authorize", node.base)).query(&q).send().await.unwrap()).await;
-    let form = [("challenge", page.challenge()), ("username", "alice".into()), ("password", PASSWORD.into())];
-    let page = Page::from(browser.post(format!("{}/login", node.base)).form(&form).send().await.unwrap()).await;
-    let form = [("challenge", page.challenge()), ("decision", "allow".into())];
-    let page = Page::from(browser.post(format!("{}/consent", node.base)).form(&form).send().await.unwrap()).await;
-    page.redirect_params()["code"].clone()
+    secret
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -122,7 +89,7 @@ async fn three_nodes_share_one_database() {
     let secret = client_and_user(&http, n1, &[n2, n3]).await;
 
     // Log in on node 1, redeem on node 2, refresh on node 3.
-    let code = login(n1).await;
+    let code = login_at(&n1.base).await;
     let res = http
         .post(format!("{}/token", n2.base))
         .basic_auth("rp", Some(&secret))

@@ -1,11 +1,11 @@
 //! ChallengeStore on PostgreSQL: consumption is a `DELETE … RETURNING`, so exactly one post
 //! takes a challenge, whichever node it reaches.
 
-use super::{col, decode, encode, PgTable};
+use super::{col, decode, PgTable};
 use crate::db::postgres::PgDb;
 use crate::db::StoreResult;
 use crate::stores::challenges::{ChallengeRecord, ChallengeStore};
-use crate::stores::shard::{mint_prefixed, parse_prefixed};
+use crate::stores::shard::parse_prefixed;
 use crate::util::now;
 use async_trait::async_trait;
 
@@ -22,17 +22,7 @@ impl PgChallengeStore {
 #[async_trait]
 impl ChallengeStore for PgChallengeStore {
     async fn issue(&self, record: ChallengeRecord, ttl: u64) -> StoreResult<String> {
-        let (shard, id) = mint_prefixed(self.table.shard_count());
-        let (_, key) = parse_prefixed(&id, self.table.shard_count()).expect("minted id parses");
-        let _timer = self.table.timer(shard);
-        let expires_at = (now() + ttl) as i64;
-        self.table
-            .write(
-                "INSERT INTO challenges (hash, shard, data, expires_at) VALUES ($1, $2, $3, $4)",
-                &[&key.as_slice(), &(shard as i32), &encode(&record), &expires_at],
-            )
-            .await?;
-        Ok(id)
+        self.table.insert_minted(&record, ttl).await
     }
 
     async fn consume(&self, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>> {

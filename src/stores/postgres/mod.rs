@@ -62,6 +62,18 @@ impl PgTable {
         Ok(self.run(sql, params).await?.into_iter().next())
     }
 
+    /// Store `value` under a freshly minted `{shard}_{random}` id (sessions, challenges: tables
+    /// of `hash, shard, data, expires_at`); returns the id.
+    pub async fn insert_minted<T: serde::Serialize>(&self, value: &T, ttl: u64) -> StoreResult<String> {
+        let (shard, id) = crate::stores::shard::mint_prefixed(self.shards);
+        let (_, key) = crate::stores::shard::parse_prefixed(&id, self.shards).expect("minted id parses");
+        let _timer = self.timer(shard);
+        let expires_at = (crate::util::now() + ttl) as i64;
+        let sql = format!("INSERT INTO {} (hash, shard, data, expires_at) VALUES ($1, $2, $3, $4)", self.table);
+        self.write(&sql, &[&key.as_slice(), &(shard as i32), &encode(value), &expires_at]).await?;
+        Ok(id)
+    }
+
     /// Delete expired rows and refresh the per-shard counts.
     pub async fn sweep(&self, now: u64) -> StoreResult<usize> {
         let now = now as i64;

@@ -1,10 +1,10 @@
 //! SessionStore on PostgreSQL: a session created on one node is read by every node.
 
-use super::{col, decode, encode, PgTable};
+use super::{col, decode, PgTable};
 use crate::db::postgres::PgDb;
 use crate::db::StoreResult;
 use crate::stores::sessions::{Session, SessionStore};
-use crate::stores::shard::{mint_prefixed, parse_prefixed};
+use crate::stores::shard::parse_prefixed;
 use crate::util::now;
 use async_trait::async_trait;
 
@@ -21,17 +21,7 @@ impl PgSessionStore {
 #[async_trait]
 impl SessionStore for PgSessionStore {
     async fn create(&self, session: Session, ttl: u64) -> StoreResult<String> {
-        let (shard, id) = mint_prefixed(self.table.shard_count());
-        let (_, key) = parse_prefixed(&id, self.table.shard_count()).expect("minted id parses");
-        let _timer = self.table.timer(shard);
-        let expires_at = (now() + ttl) as i64;
-        self.table
-            .write(
-                "INSERT INTO sessions (hash, shard, data, expires_at) VALUES ($1, $2, $3, $4)",
-                &[&key.as_slice(), &(shard as i32), &encode(&session), &expires_at],
-            )
-            .await?;
-        Ok(id)
+        self.table.insert_minted(&session, ttl).await
     }
 
     async fn get(&self, id: &str) -> StoreResult<Option<Session>> {
