@@ -86,6 +86,22 @@ async fn three_nodes_share_one_database() {
     }
     let (n1, n2, n3) = (&nodes[0], &nodes[1], &nodes[2]);
     let http = http();
+    // Three nodes started at once on an empty database: one schema, one signing key.
+    let mut jwks = Vec::new();
+    for n in &nodes {
+        jwks.push(http.get(format!("{}/jwks", n.base)).send().await.unwrap().json::<Value>().await.unwrap());
+    }
+    assert_eq!(jwks[0]["keys"].as_array().unwrap().len(), 1, "{jwks:?}");
+    assert!(jwks.iter().all(|j| j == &jwks[0]), "every node publishes the same key set");
+    let migrate = Command::new(env!("CARGO_BIN_EXE_authrim"))
+        .arg("migrate")
+        .env("AUTHRIM_DATABASE_URL", &url)
+        .env("AUTHRIM_KEY_ENCRYPTION_KEY", KEK)
+        .env_remove("AUTHRIM_CONFIG")
+        .output()
+        .unwrap();
+    assert!(migrate.status.success());
+    assert_eq!(String::from_utf8_lossy(&migrate.stdout).trim(), "schema at version 1");
     let secret = client_and_user(&http, n1, &[n2, n3]).await;
 
     // Log in on node 1, redeem on node 2, refresh on node 3.
