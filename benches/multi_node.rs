@@ -15,12 +15,16 @@
 //!
 //! Every (deployment, workload) gets fresh server processes and, on PostgreSQL, a fresh
 //! database in a throwaway cluster this bench starts and stops (`scripts/pg.sh`). Seeding goes
-//! through the first node; the load starts once every node knows the seeded clients and users.
-//! Reported: requests, errors (non-200), RPS, p50/p99, the authrim processes' CPU per request
-//! (user + system, all nodes) and PostgreSQL's (postmaster and its children), and how the
-//! requests split over the nodes. The load generator shares the machine with all of them.
-//! Knobs: AUTHRIM_BENCH_WORKERS (64), AUTHRIM_BENCH_SECONDS (10),
-//! AUTHRIM_BENCH_DEPLOYMENTS ("sqlite,pg1,pg2").
+//! through the first node; the load starts once every node knows the seeded clients and users,
+//! after AUTHRIM_BENCH_SETTLE_MS (default 0) of quiet. (A first version of the node sync
+//! applied registry notifications on the same task as heartbeats: a seeding burst under full
+//! load then held heartbeats back past the revocation bound and the node answered 503; this
+//! bench found it, and runs with no settle time to keep it found.)
+//! Reported: requests, errors (non-200), RPS, p50/p99, CPU per request of the authrim processes
+//! (all nodes) and of PostgreSQL (postmaster and children), and the requests per node. The load
+//! generator shares the machine with all of them. Knobs: AUTHRIM_BENCH_WORKERS (64),
+//! AUTHRIM_BENCH_SECONDS (10), AUTHRIM_BENCH_DEPLOYMENTS ("sqlite,pg1,pg2"),
+//! AUTHRIM_BENCH_SETTLE_MS (0).
 
 mod common;
 
@@ -60,13 +64,8 @@ fn pg_script() -> std::path::PathBuf {
 impl Cluster {
     fn start() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let out = Command::new(pg_script())
-            .arg("start")
-            .arg(dir.path())
-            .arg(free_port().to_string())
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("run scripts/pg.sh");
+        let (script, port) = (pg_script(), free_port().to_string());
+        let out = Command::new(script).arg("start").arg(dir.path()).arg(port).stderr(Stdio::inherit()).output().expect("scripts/pg.sh");
         assert!(out.status.success(), "scripts/pg.sh start failed");
         Self { url: String::from_utf8(out.stdout).unwrap().trim().to_string(), dir }
     }
@@ -105,7 +104,7 @@ impl Drop for Cluster {
 
 /// Start the nodes of one deployment (`sqlite`, `pg1`, `pg2`), one after the other.
 async fn deploy(kind: &str, cluster: Option<&Cluster>, db: &str) -> Vec<Server> {
-    let mut env = vec![("AUTHRIM_ENABLE_TEST_ENDPOINTS", "true".to_string())];
+    let mut env = vec![("AUTHRIM_ENABLE_TEST_ENDPOINTS", "true".to_string()), ("NO_COLOR", "1".to_string())];
     let nodes = match kind {
         "sqlite" => {
             env.push(("AUTHRIM_SQLITE_SYNCHRONOUS", "FULL".to_string()));
@@ -172,8 +171,7 @@ async fn seed(http: &reqwest::Client, nodes: &[Server], workload: &str, workers:
     };
     // Every other node must know the clients and users before the load starts.
     let users = strings(&users["users"], |u| &u["id"]);
-    let paths = clients.iter().map(|c| format!("/admin/clients/{c}")).chain(users.iter().map(|u| format!("/admin/users/{u}")));
-    let paths: Vec<String> = paths.collect();
+    let paths: Vec<String> = clients.iter().map(|c| format!("/admin/clients/{c}")).chain(users.iter().map(|u| format!("/admin/users/{u}"))).collect();
     for node in &nodes[1..] {
         let start = Instant::now();
         for path in &paths {
@@ -205,7 +203,7 @@ async fn token(http: &reqwest::Client, base: &str, client: &str, secret: &str, f
     (t.elapsed(), out)
 }
 
-/// One worker's record.
+/// One worker's record: latencies, requests sent to each node, what went wrong.
 struct Tally {
     latencies: Vec<Duration>,
     per_node: Vec<usize>,
@@ -213,10 +211,9 @@ struct Tally {
 }
 
 impl Tally {
-    fn new(nodes: usize) -> Self {
-        Self { latencies: Vec::new(), per_node: vec![0; nodes], errors: Vec::new() }
+    fn new(n: usize) -> Self {
+        Self { latencies: Vec::new(), per_node: vec![0; n], errors: Vec::new() }
     }
-
     fn record<T>(&mut self, node: usize, d: Duration, out: &Result<T, String>) {
         self.latencies.push(d);
         self.per_node[node] += 1;
@@ -267,14 +264,8 @@ async fn load(http: &reqwest::Client, nodes: &[Server], plan: Plan, workers: usi
                     while Instant::now() < deadline {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let [subject, audience, resource] = &cases[i % cases.len()];
-                        let form = [
-                            ("grant_type", GRANT),
-                            ("subject_token", subject.as_str()),
-                            ("subject_token_type", AT),
-                            ("audience", audience.as_str()),
-                            ("resource", resource.as_str()),
-                            ("scope", SCOPES[i % 4]),
-                        ];
+                        let form = [("grant_type", GRANT), ("subject_token", subject.as_str()), ("subject_token_type", AT),
+                                    ("audience", audience.as_str()), ("resource", resource.as_str()), ("scope", SCOPES[i % 4])];
                         let (d, out) = token(&http, &bases[i % n], "exchanger", &secret, &form).await;
                         tally.record(i % n, d, &out);
                     }
@@ -292,29 +283,27 @@ async fn main() {
     let workers: usize = env_or("AUTHRIM_BENCH_WORKERS", 64);
     let seconds: u64 = env_or("AUTHRIM_BENCH_SECONDS", 10);
     let list: String = env_or("AUTHRIM_BENCH_DEPLOYMENTS", "sqlite,pg1,pg2".to_string());
+    let settle: u64 = env_or("AUTHRIM_BENCH_SETTLE_MS", 0);
     let deployments: Vec<&str> = list.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
     let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).pool_max_idle_per_host(1024).build().unwrap();
 
     let cluster = deployments.iter().any(|d| d.starts_with("pg")).then(Cluster::start);
     let pg = match &cluster {
         Some(c) => {
-            let client = c.connect().await;
-            let mut show = Vec::new();
-            for setting in ["server_version", "fsync", "synchronous_commit", "max_connections"] {
-                show.push(client.query_one(&format!("SHOW {setting}"), &[]).await.unwrap().get::<_, String>(0));
-            }
+            let settings = ["server_version", "fsync", "synchronous_commit", "max_connections"].map(|s| format!("current_setting('{s}')"));
+            let row = c.connect().await.query_one(&format!("SELECT {}", settings.join(", ")), &[]).await.unwrap();
+            let show = |i: usize| row.get::<_, String>(i);
             format!(
-                "PostgreSQL {} (fsync={}, synchronous_commit={}, max_connections={}; throwaway cluster on loopback, \
-                 default pool of each node)",
-                show[0], show[1], show[2], show[3]
+                "PostgreSQL {} (fsync={}, synchronous_commit={}, max_connections={}; throwaway cluster on loopback; each node its default pool)",
+                show(0), show(1), show(2), show(3)
             )
         }
         None => "no PostgreSQL".to_string(),
     };
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!(
-        "multi-node: {workers} workers (closed loop), {seconds} s per run, {cores} cores shared by load generator, \
-         nodes and database; SQLite synchronous=FULL; {pg}"
+        "multi-node: {workers} workers (closed loop), {seconds} s per run after {settle} ms settle, {cores} cores shared \
+         by load generator, nodes and database; SQLite synchronous=FULL; {pg}"
     );
     println!("exchange: valid subject tokens only (no actor, expired, invalid or revoked tokens); refresh: scope offline_access");
     println!("| deployment | workload | requests | errors | RPS | p50 ms | p99 ms | authrim CPU/req | PostgreSQL CPU/req | requests per node |");
@@ -324,8 +313,9 @@ async fn main() {
         for workload in ["refresh", "exchange"] {
             let nodes = deploy(deployment, cluster.as_ref(), &format!("bench_{deployment}_{workload}")).await;
             let plan = seed(&http, &nodes, workload, workers).await;
+            tokio::time::sleep(Duration::from_millis(settle)).await;
             let cpu = || nodes.iter().map(|s| process_cpu_seconds(s.pid())).sum::<f64>();
-            let pg_cpu = || cluster.as_ref().filter(|_| deployment.starts_with("pg")).map_or(0.0, Cluster::cpu_seconds);
+            let pg_cpu = || cluster.as_ref().map_or(0.0, Cluster::cpu_seconds);
             let (cpu0, pg0) = (cpu(), pg_cpu());
             let (tallies, elapsed) = load(&http, &nodes, plan, workers, seconds).await;
             let (cpu1, pg1) = (cpu(), pg_cpu());
@@ -337,28 +327,20 @@ async fn main() {
                 errors.extend(t.errors.iter().cloned());
             }
             let sum = summarise(tallies.into_iter().flat_map(|t| t.latencies).collect());
-            let per_req = |s: f64| if deployment.starts_with("pg") || s > 0.0 { format!("{:.0} µs", s / sum.n.max(1) as f64 * 1e6) } else { "–".into() };
+            let per_req = |s: f64| format!("{:.0} µs", s / sum.n.max(1) as f64 * 1e6);
             let split = per_node.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" / ");
-            println!(
-                "| {deployment} | {workload} | {} | {} | {:.0} | {:.2} | {:.2} | {} | {} | {split} |",
-                sum.n,
-                errors.len(),
-                sum.n as f64 / elapsed,
-                sum.p50,
-                sum.p99,
-                per_req(cpu1 - cpu0),
-                per_req(pg1 - pg0),
-            );
+            let pg = if deployment.starts_with("pg") { per_req(pg1 - pg0) } else { "–".into() };
+            let (n, e, rps, cpu) = (sum.n, errors.len(), sum.n as f64 / elapsed, per_req(cpu1 - cpu0));
+            println!("| {deployment} | {workload} | {n} | {e} | {rps:.0} | {:.2} | {:.2} | {cpu} | {pg} | {split} |", sum.p50, sum.p99);
             let mut kinds = std::collections::BTreeMap::<String, usize>::new();
             errors.iter().for_each(|e| *kinds.entry(e.clone()).or_default() += 1);
             for (e, count) in kinds.iter().take(5) {
                 notes.push(format!("{deployment}/{workload}: {count}× {e}"));
             }
-            for (i, node) in nodes.iter().enumerate() {
-                let log = node.log();
+            for (i, log) in nodes.iter().map(Server::log).enumerate() {
                 let bad: Vec<&str> = log.lines().filter(|l| l.contains("ERROR") || l.contains("panicked")).collect();
-                if !bad.is_empty() {
-                    notes.push(format!("{deployment}/{workload}: node {} logged {} ERROR/panic lines, first: {}", i + 1, bad.len(), bad[0]));
+                if let Some(first) = bad.first() {
+                    notes.push(format!("{deployment}/{workload}: node {} logged {} ERROR/panic lines, first: {first}", i + 1, bad.len()));
                 }
             }
         }
