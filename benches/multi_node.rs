@@ -15,16 +15,13 @@
 //!
 //! Every (deployment, workload) gets fresh server processes and, on PostgreSQL, a fresh
 //! database in a throwaway cluster this bench starts and stops (`scripts/pg.sh`). Seeding goes
-//! through the first node; the load starts once every node knows the seeded clients and users,
-//! after AUTHRIM_BENCH_SETTLE_MS (default 0) of quiet. (A first version of the node sync
-//! applied registry notifications on the same task as heartbeats: a seeding burst under full
-//! load then held heartbeats back past the revocation bound and the node answered 503; this
-//! bench found it, and runs with no settle time to keep it found.)
+//! through the first node; the load starts as soon as every node knows the seeded clients and
+//! users, with no quiet period: a node must serve correctly while it is still applying a
+//! burst of registry changes (a first node-sync version did not; see docs/benchmarks.md).
 //! Reported: requests, errors (non-200), RPS, p50/p99, CPU per request of the authrim processes
 //! (all nodes) and of PostgreSQL (postmaster and children), and the requests per node. The load
 //! generator shares the machine with all of them. Knobs: AUTHRIM_BENCH_WORKERS (64),
-//! AUTHRIM_BENCH_SECONDS (10), AUTHRIM_BENCH_DEPLOYMENTS ("sqlite,pg1,pg2"),
-//! AUTHRIM_BENCH_SETTLE_MS (0).
+//! AUTHRIM_BENCH_SECONDS (10), AUTHRIM_BENCH_DEPLOYMENTS ("sqlite,pg1,pg2").
 
 mod common;
 
@@ -35,9 +32,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+const GRANT: &str = EXCHANGE_GRANT;
 const AT: &str = "urn:ietf:params:oauth:token-type:access_token";
-const SCOPES: [&str; 4] = ["openid profile email address phone", "openid profile email", "openid profile", "openid"];
+const SCOPES: [&str; 4] = EXCHANGE_SCOPES;
 /// 32 bytes, base64url: the key-encryption key every PostgreSQL node shares.
 const KEK: &str = "YmVuY2gtbm9kZXMtc2hhcmUtb25lLWtleS1lbmNyeXA";
 /// One issuer for a PostgreSQL fleet (loopback, so the test endpoints are allowed).
@@ -134,29 +131,10 @@ enum Plan {
 async fn seed(http: &reqwest::Client, nodes: &[Server], workload: &str, workers: usize) -> Plan {
     let base = &nodes[0].base;
     let (plan, clients, users) = if workload == "refresh" {
-        let client = admin_post(http, base, "/admin/clients", json!({
-            "client_id": "bench", "redirect_uris": ["https://rp.example/cb"], "grant_types": ["authorization_code", "refresh_token"],
-        }))
-        .await;
-        let users = admin_post(http, base, "/test/bulk/users", json!({"count": 1, "password": "bench-password-1"})).await;
-        let tokens = admin_post(http, base, "/test/bulk/tokens", json!({
-            "client_id": "bench", "user_ids": [users["users"][0]["id"]], "per_user": workers,
-            "kind": "valid", "token_type": "refresh_token", "scope": "offline_access",
-        }))
-        .await;
-        let tokens = strings(&tokens["tokens"], |t| t);
-        (Plan::Refresh { secret: client["client_secret"].as_str().unwrap().into(), tokens }, vec!["bench"], users)
+        let (secret, tokens, users) = seed_refresh_families(http, base, workers).await;
+        (Plan::Refresh { secret, tokens }, vec!["bench"], users)
     } else {
-        let audiences: Vec<String> = (0..20).map(|i| format!("https://api.example.com/service-{i}")).collect();
-        let resources: Vec<String> = (0..10).map(|i| format!("https://resource.example.com/api/v{i}")).collect();
-        let exchanger = admin_post(http, base, "/admin/clients", json!({
-            "client_id": "exchanger", "grant_types": [GRANT], "redirect_uris": [], "scope": SCOPES[0],
-            "allowed_audiences": audiences, "allowed_resources": resources,
-        }))
-        .await;
-        admin_post(http, base, "/admin/clients", json!({"client_id": "webapp", "redirect_uris": ["https://rp.example/cb"], "scope": SCOPES[0]})).await;
-        let users = admin_post(http, base, "/test/bulk/users", json!({"count": 100, "password": "load-password-1"})).await;
-        let ids = strings(&users["users"], |u| &u["id"]);
+        let (secret, ids, users) = seed_exchange_parties(http, base).await;
         let tokens = admin_post(http, base, "/test/bulk/tokens", json!({
             "client_id": "webapp", "user_ids": ids, "per_user": 10, "kind": "valid", "scope": SCOPES[0],
         }))
@@ -164,9 +142,10 @@ async fn seed(http: &reqwest::Client, nodes: &[Server], workload: &str, workers:
         let cases = strings(&tokens["tokens"], |t| t)
             .into_iter()
             .enumerate()
-            .map(|(i, subject)| [subject, audiences[i % 20].clone(), resources[i % 10].clone()])
+            .map(|(i, subject)| {
+                [subject, format!("https://api.example.com/service-{}", i % 20), format!("https://resource.example.com/api/v{}", i % 10)]
+            })
             .collect();
-        let secret = exchanger["client_secret"].as_str().unwrap().into();
         (Plan::Exchange { secret, cases: Arc::new(cases) }, vec!["exchanger", "webapp"], users)
     };
     // Every other node must know the clients and users before the load starts.
@@ -182,10 +161,6 @@ async fn seed(http: &reqwest::Client, nodes: &[Server], workload: &str, workers:
         }
     }
     plan
-}
-
-fn strings(list: &Value, field: impl Fn(&Value) -> &Value) -> Vec<String> {
-    list.as_array().unwrap().iter().map(|v| field(v).as_str().unwrap().to_string()).collect()
 }
 
 /// One POST to `/token`; the body of a 200, or a description of the failure.
@@ -283,7 +258,6 @@ async fn main() {
     let workers: usize = env_or("AUTHRIM_BENCH_WORKERS", 64);
     let seconds: u64 = env_or("AUTHRIM_BENCH_SECONDS", 10);
     let list: String = env_or("AUTHRIM_BENCH_DEPLOYMENTS", "sqlite,pg1,pg2".to_string());
-    let settle: u64 = env_or("AUTHRIM_BENCH_SETTLE_MS", 0);
     let deployments: Vec<&str> = list.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
     let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).pool_max_idle_per_host(1024).build().unwrap();
 
@@ -302,7 +276,7 @@ async fn main() {
     };
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!(
-        "multi-node: {workers} workers (closed loop), {seconds} s per run after {settle} ms settle, {cores} cores shared \
+        "multi-node: {workers} workers (closed loop), {seconds} s per run, {cores} cores shared \
          by load generator, nodes and database; SQLite synchronous=FULL; {pg}"
     );
     println!("exchange: valid subject tokens only (no actor, expired, invalid or revoked tokens); refresh: scope offline_access");
@@ -313,7 +287,6 @@ async fn main() {
         for workload in ["refresh", "exchange"] {
             let nodes = deploy(deployment, cluster.as_ref(), &format!("bench_{deployment}_{workload}")).await;
             let plan = seed(&http, &nodes, workload, workers).await;
-            tokio::time::sleep(Duration::from_millis(settle)).await;
             let cpu = || nodes.iter().map(|s| process_cpu_seconds(s.pid())).sum::<f64>();
             let pg_cpu = || cluster.as_ref().map_or(0.0, Cluster::cpu_seconds);
             let (cpu0, pg0) = (cpu(), pg_cpu());

@@ -9,11 +9,9 @@
 
 mod common;
 
-use common::{admin_post, summarise, Server};
-use serde_json::{json, Value};
+use common::{seed_refresh_families, summarise, Server};
+use serde_json::Value;
 use std::time::{Duration, Instant};
-
-const REDIRECT: &str = "https://rp.example/cb";
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -45,7 +43,7 @@ async fn run(shards: usize, workers: usize, seconds: u64) {
         .pool_max_idle_per_host(workers)
         .build()
         .unwrap();
-    let (secret, tokens) = seed(&http, &base, workers).await;
+    let (secret, tokens, _) = seed_refresh_families(&http, &base, workers).await;
 
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let mut set = tokio::task::JoinSet::new();
@@ -97,19 +95,3 @@ async fn run(shards: usize, workers: usize, seconds: u64) {
     );
 }
 
-/// A client allowed to refresh, one user, and `n` refresh-token families seeded through the
-/// test-only bulk interface; returns the client secret and one token per family.
-async fn seed(http: &reqwest::Client, base: &str, n: usize) -> (String, Vec<String>) {
-    let client = admin_post(http, base, "/admin/clients", json!({
-        "client_id": "bench", "redirect_uris": [REDIRECT], "grant_types": ["authorization_code", "refresh_token"],
-    }))
-    .await;
-    let users = admin_post(http, base, "/test/bulk/users", json!({"count": 1, "password": "bench-password-1"})).await;
-    let tokens = admin_post(http, base, "/test/bulk/tokens", json!({
-        "client_id": "bench", "user_ids": [users["users"][0]["id"]], "per_user": n,
-        "kind": "valid", "token_type": "refresh_token", "scope": "offline_access",
-    }))
-    .await;
-    let tokens = tokens["tokens"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
-    (client["client_secret"].as_str().unwrap().to_string(), tokens)
-}

@@ -15,9 +15,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+const GRANT: &str = EXCHANGE_GRANT;
 const AT: &str = "urn:ietf:params:oauth:token-type:access_token";
-const SCOPES: [&str; 4] = ["openid profile email address phone", "openid profile email", "openid profile", "openid"];
+const SCOPES: [&str; 4] = EXCHANGE_SCOPES;
 const SERVICES: [&str; 5] = ["service-gateway", "service-bff", "service-worker", "service-scheduler", "service-notifier"];
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -40,18 +40,10 @@ struct Seed {
 }
 
 async fn seed(http: &reqwest::Client, base: &str, valid_only: bool) -> Seed {
-    let audiences: Vec<String> = (0..20).map(|i| format!("https://api.example.com/service-{i}")).collect();
-    let resources: Vec<String> = (0..10).map(|i| format!("https://resource.example.com/api/v{i}")).collect();
-    let exchanger = admin_post(http, base, "/admin/clients", json!({
-        "client_id": "exchanger", "grant_types": [GRANT], "redirect_uris": [], "scope": SCOPES[0],
-        "allowed_audiences": audiences, "allowed_resources": resources,
-    })).await;
-    admin_post(http, base, "/admin/clients", json!({"client_id": "webapp", "redirect_uris": ["https://rp.example/cb"], "scope": SCOPES[0]})).await;
+    let (secret, ids, _) = seed_exchange_parties(http, base).await;
     for s in SERVICES {
         admin_post(http, base, "/admin/clients", json!({"client_id": s, "grant_types": ["client_credentials"], "redirect_uris": [], "scope": "svc"})).await;
     }
-    let users = admin_post(http, base, "/test/bulk/users", json!({"count": 100, "password": "load-password-1"})).await;
-    let ids: Vec<String> = users["users"].as_array().unwrap().iter().map(|u| u["id"].as_str().unwrap().to_string()).collect();
     let mint = |kind: &'static str, n: usize| {
         let ids = ids.clone();
         async move {
@@ -89,7 +81,7 @@ async fn seed(http: &reqwest::Client, base: &str, valid_only: bool) -> Seed {
             scope: SCOPES[i % 4],
         })
         .collect();
-    Seed { secret: exchanger["client_secret"].as_str().unwrap().to_string(), cases }
+    Seed { secret, cases }
 }
 
 async fn exchange(http: &reqwest::Client, base: &str, secret: &str, c: &Case) -> (Duration, bool) {

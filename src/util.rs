@@ -72,6 +72,10 @@ pub fn split_list(s: &str) -> impl Iterator<Item = &str> {
     s.split(' ').filter(|v| !v.is_empty())
 }
 
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,8 +112,4 @@ mod tests {
     fn html_escape_neutralises_markup() {
         assert_eq!(html_escape("<a href=\"x\">'&"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;");
     }
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

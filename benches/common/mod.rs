@@ -124,3 +124,46 @@ pub fn rsa_sign_cost() -> Duration {
     samples.sort();
     samples[4]
 }
+
+pub const EXCHANGE_GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+/// The reference's four requested scopes, widest first.
+pub const EXCHANGE_SCOPES: [&str; 4] = ["openid profile email address phone", "openid profile email", "openid profile", "openid"];
+
+/// The strings of a JSON list (`field` picks each item's string).
+pub fn strings(list: &serde_json::Value, field: impl Fn(&serde_json::Value) -> &serde_json::Value) -> Vec<String> {
+    list.as_array().unwrap().iter().map(|v| field(v).as_str().unwrap().to_string()).collect()
+}
+
+/// A client `bench` allowed to refresh, one user, and `n` refresh-token families (scope
+/// `offline_access`) through the test-only bulk interface: (client secret, one token per family,
+/// the bulk-users answer).
+pub async fn seed_refresh_families(http: &reqwest::Client, base: &str, n: usize) -> (String, Vec<String>, serde_json::Value) {
+    let client = admin_post(http, base, "/admin/clients", serde_json::json!({
+        "client_id": "bench", "redirect_uris": ["https://rp.example/cb"], "grant_types": ["authorization_code", "refresh_token"],
+    }))
+    .await;
+    let users = admin_post(http, base, "/test/bulk/users", serde_json::json!({"count": 1, "password": "bench-password-1"})).await;
+    let tokens = admin_post(http, base, "/test/bulk/tokens", serde_json::json!({
+        "client_id": "bench", "user_ids": [users["users"][0]["id"]], "per_user": n,
+        "kind": "valid", "token_type": "refresh_token", "scope": "offline_access",
+    }))
+    .await;
+    (client["client_secret"].as_str().unwrap().to_string(), strings(&tokens["tokens"], |t| t), users)
+}
+
+/// The token-exchange setup of the reference: the confidential client `exchanger` (20
+/// audiences, 10 resources), the client `webapp` whose tokens are the subjects, and 100 users.
+/// Returns (exchanger secret, user ids, bulk-users answer).
+pub async fn seed_exchange_parties(http: &reqwest::Client, base: &str) -> (String, Vec<String>, serde_json::Value) {
+    let audiences: Vec<String> = (0..20).map(|i| format!("https://api.example.com/service-{i}")).collect();
+    let resources: Vec<String> = (0..10).map(|i| format!("https://resource.example.com/api/v{i}")).collect();
+    let exchanger = admin_post(http, base, "/admin/clients", serde_json::json!({
+        "client_id": "exchanger", "grant_types": [EXCHANGE_GRANT], "redirect_uris": [], "scope": EXCHANGE_SCOPES[0],
+        "allowed_audiences": audiences, "allowed_resources": resources,
+    }))
+    .await;
+    let webapp = serde_json::json!({"client_id": "webapp", "redirect_uris": ["https://rp.example/cb"], "scope": EXCHANGE_SCOPES[0]});
+    admin_post(http, base, "/admin/clients", webapp).await;
+    let users = admin_post(http, base, "/test/bulk/users", serde_json::json!({"count": 100, "password": "load-password-1"})).await;
+    (exchanger["client_secret"].as_str().unwrap().to_string(), strings(&users["users"], |u| &u["id"]), users)
+}

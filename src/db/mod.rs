@@ -47,6 +47,8 @@ impl From<StoreError> for crate::error::OAuthError {
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
+// One per process, cloned a handful of times at start: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone)]
 pub enum Database {
     Sqlite(SqliteDb),

@@ -166,15 +166,14 @@ async fn ensure_active_key(db: &Database, vault: &Vault) -> anyhow::Result<()> {
 /// Finish a rotation whose new key has been published long enough: it becomes `active`, the
 /// previous active key `retired` (still published until its tokens have expired). One
 /// transaction under the key lock, so nodes doing this at once promote once.
+const DUE_SQL: &str = "SELECT kid FROM signing_keys WHERE state = 'next' AND created_at <= ?1 ORDER BY created_at DESC LIMIT 1";
+
 fn promote_due(sql: &mut dyn Sql, publish_delay: u64) -> StoreResult<()> {
     let t = now() as i64;
     let cutoff = t - publish_delay as i64;
-    let due_sql = "SELECT kid FROM signing_keys WHERE state = 'next' AND created_at <= ?1 ORDER BY created_at DESC LIMIT 1";
-    if sql.query_opt(due_sql, crate::params![cutoff])?.is_none() {
-        return Ok(());
-    }
     sql.lock_exclusive(AppLock::SigningKeys)?;
-    let Some(row) = sql.query_opt(due_sql, crate::params![cutoff])? else { return Ok(()) };
+    // Again under the lock: another node may have promoted it meanwhile.
+    let Some(row) = sql.query_opt(DUE_SQL, crate::params![cutoff])? else { return Ok(()) };
     let kid = row.text(0)?;
     sql.execute("UPDATE signing_keys SET state = 'retired', retired_at = ?1 WHERE state = 'active'", crate::params![t])?;
     sql.execute("UPDATE signing_keys SET state = 'active', activated_at = ?1 WHERE kid = ?2", crate::params![t, &kid])?;
@@ -189,7 +188,11 @@ fn promote_due(sql: &mut dyn Sql, publish_delay: u64) -> StoreResult<()> {
 }
 
 async fn load_key_rows(db: &Database, publish_delay: u64, retired_visibility: u64) -> StoreResult<Vec<KeyRow>> {
-    db.write(move |sql| promote_due(sql, publish_delay)).await?;
+    // A write transaction (a commit, an fsync on SQLite) only when a rotation is due.
+    let cutoff = now() as i64 - publish_delay as i64;
+    if db.read(move |sql| sql.query_opt(DUE_SQL, crate::params![cutoff])).await?.is_some() {
+        db.write(move |sql| promote_due(sql, publish_delay)).await?;
+    }
     let cutoff = now().saturating_sub(retired_visibility) as i64;
     db.read(move |sql| {
         let rows = sql.query(

@@ -15,6 +15,12 @@ pub trait TokenRevocationStore: Send + Sync {
     fn shard_lens(&self) -> Vec<usize>;
 }
 
+/// Where a revoked `jti` lives, on either backend: (its shard by SHA-256, the SHA-256 itself),
+/// or `None` when it needs no entry because the token has expired anyway.
+pub(crate) fn route(jti: &str, expires_at: u64, shards: usize) -> Option<(usize, [u8; 32])> {
+    (expires_at > now()).then(|| (hash_shard(jti.as_bytes(), shards), sha256(jti.as_bytes())))
+}
+
 pub struct EmbeddedRevocationStore {
     table: ShardedTable<()>,
 }
@@ -32,12 +38,8 @@ impl EmbeddedRevocationStore {
 #[async_trait]
 impl TokenRevocationStore for EmbeddedRevocationStore {
     async fn revoke(&self, jti: &str, expires_at: u64) -> StoreResult<()> {
-        if expires_at <= now() {
-            return Ok(()); // an expired token needs no entry: it is refused anyway
-        }
-        let shard = hash_shard(jti.as_bytes(), self.table.shard_count());
+        let Some((shard, key)) = route(jti, expires_at, self.table.shard_count()) else { return Ok(()) };
         let _timer = self.table.timer(shard);
-        let key = sha256(jti.as_bytes());
         self.table.persist(shard, key, &(), expires_at).await?;
         self.table.with_shard(shard, |m| m.insert(key, Entry { value: (), expires_at }));
         Ok(())

@@ -152,7 +152,7 @@ struct PgSql<'a> {
 }
 
 impl PgSql<'_> {
-    fn params<'p>(params: &'p [Value]) -> Vec<&'p (dyn tokio_postgres::types::ToSql + Sync)> {
+    fn params(params: &[Value]) -> Vec<&(dyn tokio_postgres::types::ToSql + Sync)> {
         params.iter().map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync)).collect()
     }
 }

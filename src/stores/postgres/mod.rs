@@ -55,6 +55,12 @@ impl PgTable {
         Ok(self.run(sql, params).await?.into_iter().next())
     }
 
+    /// Every row a read returns (reloads, off the request path).
+    pub async fn read_all(&self, sql: &str, params: Params<'_>) -> StoreResult<Vec<Row>> {
+        crate::metrics::METRICS.db_reads.inc();
+        self.run(sql, params).await
+    }
+
     /// A write (autocommitted, so durable when it returns); its `RETURNING` row, if any.
     pub async fn write(&self, sql: &str, params: Params<'_>) -> StoreResult<Option<Row>> {
         crate::metrics::METRICS.db_writes.inc();

@@ -20,6 +20,10 @@ pub struct PgRefreshRotator {
     table: PgTable,
     codec: Codec,
     policy: RotationPolicy,
+    /// Built once: every call reuses the text, and each connection its prepared plan.
+    load_sql: String,
+    rotate_sql: String,
+    revoke_sql: String,
 }
 
 /// A family row: the JSON holds what never changes; the columns hold what does.
@@ -35,18 +39,28 @@ fn family(row: &Row) -> StoreResult<Family> {
 
 impl PgRefreshRotator {
     pub fn new(db: PgDb, shards: usize, mac_key: [u8; 32], policy: RotationPolicy) -> Self {
-        Self { table: PgTable::new(db, "refresh_families", "RefreshTokenRotator", shards), codec: Codec::new(mac_key), policy }
+        Self {
+            table: PgTable::new(db, "refresh_families", "RefreshTokenRotator", shards),
+            codec: Codec::new(mac_key),
+            policy,
+            load_sql: format!("SELECT {COLUMNS} FROM refresh_families WHERE hash = $1"),
+            rotate_sql: format!(
+                "UPDATE refresh_families SET version = version + $3, last_used = $4,
+                   rotated_at = CASE WHEN $3 = 1 THEN $4 ELSE rotated_at END
+                 WHERE hash = $1 AND version = $2 AND NOT revoked AND expires_at > $4 AND last_used + $5 > $4
+                 RETURNING {COLUMNS}"
+            ),
+            revoke_sql: format!("UPDATE refresh_families SET revoked = true WHERE hash = $1 RETURNING {COLUMNS}"),
+        }
     }
 
     async fn load(&self, key: &[u8; 32]) -> StoreResult<Option<Family>> {
-        let sql = format!("SELECT {COLUMNS} FROM refresh_families WHERE hash = $1");
-        self.table.read(&sql, &[&key.as_slice()]).await?.map(|r| family(&r)).transpose()
+        self.table.read(&self.load_sql, &[&key.as_slice()]).await?.map(|r| family(&r)).transpose()
     }
 
     /// Revoke the family; the row as revoked, if it exists.
     async fn revoke(&self, key: &[u8; 32]) -> StoreResult<Option<Family>> {
-        let sql = format!("UPDATE refresh_families SET revoked = true WHERE hash = $1 RETURNING {COLUMNS}");
-        self.table.write(&sql, &[&key.as_slice()]).await?.map(|r| family(&r)).transpose()
+        self.table.write(&self.revoke_sql, &[&key.as_slice()]).await?.map(|r| family(&r)).transpose()
     }
 }
 
@@ -81,15 +95,9 @@ impl RefreshTokenRotator for PgRefreshRotator {
         let _timer = self.table.timer(shard);
         let (t, p) = (now(), self.policy);
         let step: i64 = p.rotate.into();
-        let sql = format!(
-            "UPDATE refresh_families SET version = version + $3, last_used = $4,
-               rotated_at = CASE WHEN $3 = 1 THEN $4 ELSE rotated_at END
-             WHERE hash = $1 AND version = $2 AND NOT revoked AND expires_at > $4 AND last_used + $5 > $4
-             RETURNING {COLUMNS}"
-        );
         let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
             [&key.as_slice(), &(version as i64), &step, &(t as i64), &(p.idle_ttl.min(i64::MAX as u64 / 2) as i64)];
-        if let Some(row) = self.table.write(&sql, &params).await? {
+        if let Some(row) = self.table.write(&self.rotate_sql, &params).await? {
             let f = family(&row)?;
             let token = self.codec.encode(shard, &f.id, f.version);
             return Ok(Rotation::Rotated { family: f, token });
@@ -113,10 +121,8 @@ impl RefreshTokenRotator for PgRefreshRotator {
     }
 
     async fn revoke_family(&self, family_id: &str) -> StoreResult<bool> {
-        let sql = "UPDATE refresh_families SET revoked = true WHERE hash = $1 AND NOT revoked";
-        let key = sha256(family_id.as_bytes());
-        let client_rows = self.table.write(&format!("{sql} RETURNING hash"), &[&key.as_slice()]).await?;
-        Ok(client_rows.is_some())
+        let sql = "UPDATE refresh_families SET revoked = true WHERE hash = $1 AND NOT revoked RETURNING hash";
+        Ok(self.table.write(sql, &[&sha256(family_id.as_bytes()).as_slice()]).await?.is_some())
     }
 
     async fn sweep_expired(&self) -> StoreResult<usize> {

@@ -11,7 +11,7 @@
 use super::{col, PgTable};
 use crate::db::postgres::{Freshness, PgDb};
 use crate::db::{StoreError, StoreResult};
-use crate::stores::revocations::TokenRevocationStore;
+use crate::stores::revocations::{route, TokenRevocationStore};
 use crate::stores::shard::hash_shard;
 use crate::util::{now, sha256};
 use async_trait::async_trait;
@@ -23,7 +23,6 @@ type Key = [u8; 32];
 
 pub struct PgRevocationStore {
     table: PgTable,
-    db: PgDb,
     /// jti hash → expiry, one map per shard.
     cache: Vec<Mutex<HashMap<Key, u64>>>,
     freshness: Arc<Freshness>,
@@ -32,7 +31,7 @@ pub struct PgRevocationStore {
 impl PgRevocationStore {
     pub fn new(db: PgDb, shards: usize, freshness: Arc<Freshness>) -> Self {
         let cache = (0..shards).map(|_| Mutex::new(HashMap::new())).collect();
-        Self { table: PgTable::new(db.clone(), "revoked_tokens", "TokenRevocationStore", shards), db, cache, freshness }
+        Self { table: PgTable::new(db, "revoked_tokens", "TokenRevocationStore", shards), cache, freshness }
     }
 
     fn remember(&self, key: Key, expires_at: u64) {
@@ -55,12 +54,7 @@ impl PgRevocationStore {
 
     /// Add every unexpired revocation in the database (after a (re)connect of the listener).
     pub async fn resync(&self) -> StoreResult<usize> {
-        let client = self.db.client().await?;
-        let rows = client
-            .query("SELECT hash, expires_at FROM revoked_tokens WHERE expires_at > $1", &[&(now() as i64)])
-            .await
-            .map_err(crate::db::postgres::classify)?;
-        crate::metrics::METRICS.db_reads.inc();
+        let rows = self.table.read_all("SELECT hash, expires_at FROM revoked_tokens WHERE expires_at > $1", &[&(now() as i64)]).await?;
         for r in &rows {
             let hash: Vec<u8> = col(r, 0)?;
             if let Ok(key) = Key::try_from(hash.as_slice()) {
@@ -85,12 +79,8 @@ fn decode_hex(s: &str) -> Option<Key> {
 #[async_trait]
 impl TokenRevocationStore for PgRevocationStore {
     async fn revoke(&self, jti: &str, expires_at: u64) -> StoreResult<()> {
-        if expires_at <= now() {
-            return Ok(()); // an expired token needs no entry: it is refused anyway
-        }
-        let shard = hash_shard(jti.as_bytes(), self.table.shard_count());
+        let Some((shard, key)) = route(jti, expires_at, self.table.shard_count()) else { return Ok(()) };
         let _timer = self.table.timer(shard);
-        let key = sha256(jti.as_bytes());
         // One statement: the row and the announcement commit (or fail) together.
         self.table
             .write(
