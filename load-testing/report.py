@@ -876,8 +876,8 @@ def render_report(runs: list[Run], svg_name: str | None = "latency.svg") -> str:
     rows = [[lab, fmt_int(r.server.count if r.server else None)] + _quantile_cells(r.server) for r, lab in zip(runs, labels)]
     w(md_table(["RPS", "Total"] + [n for _, n in QUANTILES], rows) + "\n")
     w("> From `authrim_http_request_duration_seconds` (after − before, summed over status), quantiles "
-      "interpolated linearly inside the buckets as Prometheus' `histogram_quantile` does. Buckets double "
-      "from 10 µs, so a quantile is exact only to its bucket's width.\n")
+      "interpolated linearly inside the buckets as Prometheus' `histogram_quantile` does. Buckets grow by "
+      "√2 from 10 µs, so a quantile is exact only to its bucket's width.\n")
     statuses = sorted({s for r in runs for s in r.server_status}, key=lambda s: (len(s), s))
     if statuses:
         rows = [[lab] + [fmt_int(r.server_status.get(s)) if r.has_metrics else "-" for s in statuses] for r, lab in zip(runs, labels)]

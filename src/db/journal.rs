@@ -10,10 +10,12 @@ use super::{StoreError, StoreResult};
 use rusqlite::Connection;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::sync::{mpsc, oneshot};
 
 type WriteFn = Box<dyn FnOnce(&Connection) -> StoreResult<()> + Send>;
-type Ack = Option<oneshot::Sender<StoreResult<()>>>;
+/// Answered with the instant the write's transaction committed (durable).
+type Ack = Option<oneshot::Sender<StoreResult<Instant>>>;
 
 enum Msg {
     Write(WriteFn, Ack),
@@ -49,8 +51,9 @@ impl Journal {
         Journal { tx, stats }
     }
 
-    /// Perform `f` in the next group commit and wait until it is durable.
-    pub async fn write<F, E>(&self, f: F) -> StoreResult<()>
+    /// Perform `f` in the next group commit and wait until it is durable. Returns the instant
+    /// it became so: the store's answer was ready then, whenever the caller's task next runs.
+    pub async fn write<F, E>(&self, f: F) -> StoreResult<Instant>
     where
         F: FnOnce(&Connection) -> Result<(), E> + Send + 'static,
         E: Into<StoreError>,
@@ -141,6 +144,7 @@ fn commit_batch(
         results.push((r, ack));
     }
     let commit = conn.execute_batch("COMMIT");
+    let committed_at = Instant::now();
     stats.commits.fetch_add(1, Ordering::Relaxed);
     crate::metrics::METRICS.db_commits.inc();
     for (r, ack) in results {
@@ -155,7 +159,7 @@ fn commit_batch(
             crate::metrics::METRICS.db_writes.inc();
         }
         if let Some(ack) = ack {
-            let _ = ack.send(r);
+            let _ = ack.send(r.map(|()| committed_at));
         }
     }
     if let Err(e) = commit {

@@ -46,18 +46,18 @@ impl ChallengeStore for EmbeddedChallengeStore {
     async fn issue(&self, record: ChallengeRecord, ttl: u64) -> StoreResult<String> {
         let (shard, id) = mint_prefixed(self.table.shard_count());
         let (_, key) = parse_prefixed(&id, self.table.shard_count()).expect("minted id parses");
-        let _timer = self.table.timer(shard);
+        let mut timer = self.table.timer(shard);
         let expires_at = now() + ttl;
-        self.table.persist(shard, key, &record, expires_at).await?;
+        timer.answered_at(self.table.persist(shard, key, &record, expires_at).await?);
         self.table.with_shard(shard, |m| m.insert(key, Entry { value: record, expires_at }));
         Ok(id)
     }
 
     async fn consume(&self, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>> {
         let Some((shard, key)) = parse_prefixed(id, self.table.shard_count()) else { return Ok(None) };
-        let _timer = self.table.timer(shard);
+        let mut timer = self.table.timer(shard);
         let Some(entry) = self.table.with_shard(shard, |m| m.remove(&key)) else { return Ok(None) };
-        self.table.persist_delete(key).await?;
+        timer.answered_at(self.table.persist_delete(key).await?);
         Ok((entry.expires_at > now() && entry.value.kind == kind).then_some(entry.value))
     }
 

@@ -82,10 +82,10 @@ impl AuthorizationCodeStore for EmbeddedCodeStore {
     async fn issue(&self, grant: CodeGrant, lifetime: u64) -> StoreResult<String> {
         let (shard, code) = mint_prefixed(self.table.shard_count());
         let (_, key) = parse_prefixed(&code, self.table.shard_count()).expect("minted code parses");
-        let _timer = self.table.timer(shard);
+        let mut timer = self.table.timer(shard);
         let code_expires_at = now() + lifetime;
         let record = CodeRecord { grant, redeemed: None, code_expires_at };
-        self.table.persist(shard, key, &record, code_expires_at).await?;
+        timer.answered_at(self.table.persist(shard, key, &record, code_expires_at).await?);
         self.table.with_shard(shard, |m| m.insert(key, Entry { value: record, expires_at: code_expires_at }));
         Ok(code)
     }
@@ -94,7 +94,7 @@ impl AuthorizationCodeStore for EmbeddedCodeStore {
         let Some((shard, key)) = parse_prefixed(code, self.table.shard_count()) else {
             return Ok(Redemption::NotFound);
         };
-        let _timer = self.table.timer(shard);
+        let mut timer = self.table.timer(shard);
         let t = now();
         let retained_until = t + self.reuse_window;
         let (outcome, spent) = self.table.with_shard(shard, |m| {
@@ -114,7 +114,7 @@ impl AuthorizationCodeStore for EmbeddedCodeStore {
         });
         // The winner answers only once its redemption is durable.
         if let Some((record, keep_until)) = spent {
-            self.table.persist(shard, key, &record, keep_until).await?;
+            timer.answered_at(self.table.persist(shard, key, &record, keep_until).await?);
         }
         Ok(outcome)
     }

@@ -232,9 +232,9 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
         let shard = family_shard(&new.user_id, &new.client_id, self.table.shard_count());
         let family = new_family(family_id, new, t, self.policy.ttl);
         let key = sha256(family_id.as_bytes());
-        let _timer = self.table.timer(shard);
+        let mut timer = self.table.timer(shard);
         let expires_at = family.expires_at;
-        self.table.persist(shard, key, &family, expires_at).await?;
+        timer.answered_at(self.table.persist(shard, key, &family, expires_at).await?);
         self.table.with_shard(shard, |m| m.insert(key, Entry { value: family, expires_at }));
         Ok(self.codec.encode(shard, family_id, 0))
     }
@@ -251,7 +251,7 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
 
     async fn rotate(&self, token: &str) -> StoreResult<Rotation> {
         let Some((shard, key, version)) = self.locate(token) else { return Ok(Rotation::Unknown) };
-        let _timer = self.table.timer(shard);
+        let mut timer = self.table.timer(shard);
         let t = now();
         let p = self.policy;
         // The whole decision is one turn under the shard lock: of N concurrent presentations of
@@ -284,7 +284,7 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
         });
         if let Some(f) = changed {
             let expires_at = f.expires_at;
-            self.table.persist(shard, key, &f, expires_at).await?;
+            timer.answered_at(self.table.persist(shard, key, &f, expires_at).await?);
         }
         Ok(outcome)
     }

@@ -39,8 +39,8 @@ impl EmbeddedRevocationStore {
 impl TokenRevocationStore for EmbeddedRevocationStore {
     async fn revoke(&self, jti: &str, expires_at: u64) -> StoreResult<()> {
         let Some((shard, key)) = route(jti, expires_at, self.table.shard_count()) else { return Ok(()) };
-        let _timer = self.table.timer(shard);
-        self.table.persist(shard, key, &(), expires_at).await?;
+        let mut timer = self.table.timer(shard);
+        timer.answered_at(self.table.persist(shard, key, &(), expires_at).await?);
         self.table.with_shard(shard, |m| m.insert(key, Entry { value: (), expires_at }));
         Ok(())
     }

@@ -46,9 +46,9 @@ impl SessionStore for EmbeddedSessionStore {
     async fn create(&self, session: Session, ttl: u64) -> StoreResult<String> {
         let (shard, id) = mint_prefixed(self.table.shard_count());
         let (_, key) = parse_prefixed(&id, self.table.shard_count()).expect("minted id parses");
-        let _timer = self.table.timer(shard);
+        let mut timer = self.table.timer(shard);
         let expires_at = now() + ttl;
-        self.table.persist(shard, key, &session, expires_at).await?;
+        timer.answered_at(self.table.persist(shard, key, &session, expires_at).await?);
         self.table.with_shard(shard, |m| m.insert(key, Entry { value: session, expires_at }));
         Ok(id)
     }
@@ -64,9 +64,9 @@ impl SessionStore for EmbeddedSessionStore {
 
     async fn delete(&self, id: &str) -> StoreResult<()> {
         let Some((shard, key)) = parse_prefixed(id, self.table.shard_count()) else { return Ok(()) };
-        let _timer = self.table.timer(shard);
+        let mut timer = self.table.timer(shard);
         if self.table.with_shard(shard, |m| m.remove(&key)).is_some() {
-            self.table.persist_delete(key).await?;
+            timer.answered_at(self.table.persist_delete(key).await?);
         }
         Ok(())
     }

@@ -11,6 +11,7 @@ use rusqlite::Connection;
 use serde::{de::DeserializeOwned, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 pub type Key = [u8; 32];
 
@@ -87,8 +88,9 @@ where
         f(&mut self.shards[shard].lock())
     }
 
-    /// Make `value` under `key` durable (insert or replace), waiting for the commit.
-    pub async fn persist(&self, shard: usize, key: Key, value: &V, expires_at: u64) -> StoreResult<()> {
+    /// Make `value` under `key` durable (insert or replace), waiting for the commit; returns
+    /// when it committed (for the store timer).
+    pub async fn persist(&self, shard: usize, key: Key, value: &V, expires_at: u64) -> StoreResult<Instant> {
         let data = serde_json::to_string(value).map_err(|e| crate::db::StoreError::Database(e.to_string()))?;
         let sql = self.upsert_sql.clone();
         self.journal
@@ -98,8 +100,8 @@ where
             .await
     }
 
-    /// Delete `key` durably, waiting for the commit.
-    pub async fn persist_delete(&self, key: Key) -> StoreResult<()> {
+    /// Delete `key` durably, waiting for the commit; returns when it committed.
+    pub async fn persist_delete(&self, key: Key) -> StoreResult<Instant> {
         let sql = self.delete_sql.clone();
         self.journal.write(move |c| c.prepare_cached(&sql)?.execute([key.to_vec()]).map(|_| ())).await
     }
