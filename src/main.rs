@@ -2,6 +2,11 @@ use authrim::cli::{Cli, Command};
 use authrim::config::{Config, LogFormat};
 use clap::Parser;
 
+// glibc's malloc showed as ~6 % of the server's CPU under load (token issuance, userinfo);
+// mimalloc's thread-local free lists cost a fraction of that.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let mut config = match Config::load(cli.config.as_deref()) {

@@ -1,6 +1,7 @@
 //! Prometheus metrics at `/metrics`, standing where the reference used Cloudflare analytics:
 //! request duration per endpoint and grant type, CPU time per request, store wall time per
-//! store and shard, database reads/writes/commits, and errors by OAuth error code.
+//! store and shard, CPU time per token signature, database reads/writes/commits, and errors
+//! by OAuth error code.
 //!
 //! Metrics are process-global (the Prometheus convention): stores, the journal and the HTTP
 //! layer record into them without plumbing. Recording costs a label lookup and an atomic
@@ -48,6 +49,7 @@ pub struct Metrics {
     pub request_cpu: Family<EndpointLabels, Histogram>,
     pub errors: Family<ErrorLabels, Counter>,
     pub store_wall: Family<StoreLabels, Histogram>,
+    pub signing_cpu: Histogram,
     pub store_entries: Family<StoreLabels, Gauge>,
     pub db_reads: Counter,
     pub db_writes: Counter,
@@ -65,6 +67,7 @@ pub static METRICS: LazyLock<Metrics> = LazyLock::new(|| Metrics {
     request_cpu: Family::new_with_constructor(|| Histogram::new(latency_buckets())),
     errors: Family::default(),
     store_wall: Family::new_with_constructor(|| Histogram::new(latency_buckets())),
+    signing_cpu: Histogram::new(latency_buckets()),
     store_entries: Family::default(),
     db_reads: Counter::default(),
     db_writes: Counter::default(),
@@ -79,6 +82,11 @@ pub fn render() -> String {
     r.register("http_request_cpu_seconds", "CPU time spent on a request (its own task)", m.request_cpu.clone());
     r.register("oauth_errors", "Error responses by OAuth error code", m.errors.clone());
     r.register("store_operation_seconds", "Store wall time per operation, by store and shard", m.store_wall.clone());
+    r.register(
+        "token_signing_cpu_seconds",
+        "CPU time of each token signature, as made under the running load (the denominator of CPU per issuance)",
+        m.signing_cpu.clone(),
+    );
     r.register("store_entries", "Entries held per store shard", m.store_entries.clone());
     r.register("db_reads", "Database read queries", m.db_reads.clone());
     r.register("db_writes", "Database writes (statements committed)", m.db_writes.clone());
