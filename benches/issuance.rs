@@ -21,10 +21,6 @@ use std::time::{Duration, Instant};
 const AT: &str = "urn:ietf:params:oauth:token-type:access_token";
 const REDIRECT: &str = "https://rp.example/cb";
 
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
 /// What a worker sends: a form, with Basic credentials, and how it learns its next form.
 #[derive(Clone)]
 enum Load {

@@ -40,10 +40,6 @@ const KEK: &str = "YmVuY2gtbm9kZXMtc2hhcmUtb25lLWtleS1lbmNyeXA";
 /// One issuer for a PostgreSQL fleet (loopback, so the test endpoints are allowed).
 const FLEET_ISSUER: &str = "http://localhost:9999";
 
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }

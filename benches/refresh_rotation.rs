@@ -9,13 +9,9 @@
 
 mod common;
 
-use common::{seed_refresh_families, summarise, Server};
+use common::{env_or, seed_refresh_families, summarise, Server};
 use serde_json::Value;
 use std::time::{Duration, Instant};
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
 
 #[tokio::main]
 async fn main() {

@@ -20,10 +20,6 @@ const AT: &str = "urn:ietf:params:oauth:token-type:access_token";
 const SCOPES: [&str; 4] = EXCHANGE_SCOPES;
 const SERVICES: [&str; 5] = ["service-gateway", "service-bff", "service-worker", "service-scheduler", "service-notifier"];
 
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
 #[derive(Clone)]
 struct Case {
     subject: String,

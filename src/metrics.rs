@@ -125,6 +125,12 @@ impl Drop for StoreTimer {
     }
 }
 
+/// The value of the sample `name{labels}` in the current rendering (tests read metrics back).
+#[cfg(test)]
+pub fn rendered_sample(name_and_labels: &str) -> Option<f64> {
+    render().lines().find_map(|l| l.strip_prefix(name_and_labels)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
 /// CPU time of the calling thread.
 pub fn thread_cpu_time() -> Duration {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
@@ -194,12 +200,7 @@ mod tests {
         timer.answered_at(std::time::Instant::now());
         std::thread::sleep(Duration::from_millis(50));
         drop(timer);
-        let text = render();
-        let sum = text
-            .lines()
-            .find_map(|l| l.strip_prefix("authrim_store_operation_seconds_sum{store=\"answered_store\",shard=\"0\"} "))
-            .expect("the observation is rendered");
-        let seconds: f64 = sum.trim().parse().unwrap();
+        let seconds = rendered_sample("authrim_store_operation_seconds_sum{store=\"answered_store\",shard=\"0\"}").expect("the observation is rendered");
         assert!(seconds < 0.05, "recorded {seconds} s: the caller's wait after the answer was counted");
     }
 }

@@ -62,6 +62,11 @@ impl Drop for Server {
     }
 }
 
+/// A bench knob from the environment, or its default.
+pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
 /// POST a JSON body with the admin token; panics unless it succeeds (benches seed this way).
 pub async fn admin_post(http: &reqwest::Client, base: &str, path: &str, body: serde_json::Value) -> serde_json::Value {
     let res = http.post(format!("{base}{path}")).bearer_auth(ADMIN).json(&body).send().await.unwrap();
