@@ -35,7 +35,16 @@ where
 {
     pub fn new(table: &'static str, shard_count: usize, journal: Journal) -> Self {
         let shards = (0..shard_count).map(|_| Mutex::new(HashMap::new())).collect();
-        let upsert_sql = format!("INSERT OR REPLACE INTO {table} (hash, shard, data, expires_at) VALUES (?1, ?2, ?3, ?4)").into();
+        // An upsert, not INSERT OR REPLACE: REPLACE deletes the row and inserts it under a new
+        // rowid, dirtying the old and the new table page and both entries in each index (about
+        // six pages per write, measured); an update in place dirties the row's page and, when
+        // the expiry moved, the expiry index. Fewer pages per commit: smaller fsyncs, rarer
+        // checkpoints.
+        let upsert_sql = format!(
+            "INSERT INTO {table} (hash, shard, data, expires_at) VALUES (?1, ?2, ?3, ?4) \
+             ON CONFLICT (hash) DO UPDATE SET shard = excluded.shard, data = excluded.data, expires_at = excluded.expires_at"
+        )
+        .into();
         let delete_sql = format!("DELETE FROM {table} WHERE hash = ?1").into();
         Self { table, shards, journal, upsert_sql, delete_sql }
     }
@@ -130,5 +139,33 @@ where
 
     pub fn shard_lens(&self) -> Vec<usize> {
         self.shards.iter().map(|s| s.lock().len()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_second_write_of_a_key_updates_its_row_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::start(crate::db::open(dir.path(), "NORMAL").unwrap());
+        let table: ShardedTable<String> = ShardedTable::new("challenges", 2, journal.clone());
+        let key = [7u8; 32];
+        let rowid = || {
+            let reader = crate::db::open_reader(dir.path()).unwrap();
+            reader
+                .query_row("SELECT rowid, data, expires_at FROM challenges WHERE hash = ?1", [key.to_vec()], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?))
+                })
+                .unwrap()
+        };
+        table.persist(1, key, &"first".to_string(), 100).await.unwrap();
+        table.persist(0, [8u8; 32], &"other".to_string(), 100).await.unwrap();
+        let (first_rowid, _, _) = rowid();
+        table.persist(1, key, &"second".to_string(), 200).await.unwrap();
+        // Same row (a REPLACE would have deleted it and inserted a new one at the end), new values.
+        assert_eq!(rowid(), (first_rowid, "\"second\"".to_string(), 200));
+        journal.shutdown().await;
     }
 }
