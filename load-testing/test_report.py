@@ -98,6 +98,13 @@ authrim_store_operation_seconds_count{store="RefreshTokenRotator",shard="1"} 50
 authrim_store_operation_seconds_bucket{le="0.001",store="RefreshTokenRotator",shard="1"} 50
 authrim_store_operation_seconds_bucket{le="0.01",store="RefreshTokenRotator",shard="1"} 50
 authrim_store_operation_seconds_bucket{le="+Inf",store="RefreshTokenRotator",shard="1"} 50
+# HELP authrim_store_durable_write_seconds Store wall time of the operations that waited for a durable commit.
+# TYPE authrim_store_durable_write_seconds histogram
+authrim_store_durable_write_seconds_sum{store="RefreshTokenRotator"} 0.2
+authrim_store_durable_write_seconds_count{store="RefreshTokenRotator"} 100
+authrim_store_durable_write_seconds_bucket{le="0.001",store="RefreshTokenRotator"} 50
+authrim_store_durable_write_seconds_bucket{le="0.01",store="RefreshTokenRotator"} 100
+authrim_store_durable_write_seconds_bucket{le="+Inf",store="RefreshTokenRotator"} 100
 # HELP authrim_store_entries Entries held per store shard.
 # TYPE authrim_store_entries gauge
 authrim_store_entries{store="RefreshTokenRotator",shard="0"} 6
@@ -408,6 +415,9 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(self._row(md, "## 6. Server CPU Time", "100")[:3], ["100", "100", "0.500"])
         store = self._row(md, "## 7. Store Wall Time", "100")
         self.assertEqual(store[1:3], ["RefreshTokenRotator", "200"])
+        # 100 durable writes of the 200 operations, half of them under 1 ms
+        durable = self._row(md, "**Durable writes alone**", "100")
+        self.assertEqual(durable[1:4], ["RefreshTokenRotator", "100", "1.00"])
         shard = self._row(md, "**Per-shard load", "100")
         # 4 shards (config, entries), 150 + 50 + 0 + 0 operations: max/mean = 150 / 50
         self.assertEqual(shard[1:], ["RefreshTokenRotator", "4", "200", "0", "150", "3.00", "8"])
