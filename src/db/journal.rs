@@ -145,7 +145,7 @@ mod sched_slice {
         if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
     }
 
-    /// The calling thread's requested slice (0: the default), as the kernel reports it.
+    /// The calling thread's slice as the kernel reports it (0 on kernels without custom slices).
     #[cfg(test)]
     pub fn requested() -> u64 {
         current().map(|a| a.runtime).unwrap_or(0)
