@@ -223,19 +223,15 @@ pub async fn wait_healthy(base: &str) {
 /// Through the admin API of `base`: the confidential client `rp` (code + refresh grants) and
 /// the user `alice`. Returns the client secret.
 pub async fn register_rp_and_alice(http: &reqwest::Client, base: &str) -> String {
-    let created: Value = http
-        .post(format!("{base}/admin/clients"))
-        .bearer_auth(ADMIN)
-        .json(&json!({"client_id": "rp", "redirect_uris": [REDIRECT], "grant_types": ["authorization_code", "refresh_token"]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let user = json!({"username": "alice", "password": PASSWORD});
-    http.post(format!("{base}/admin/users")).bearer_auth(ADMIN).json(&user).send().await.unwrap();
+    let created = admin_post(http, base, "/admin/clients", json!({"client_id": "rp", "redirect_uris": [REDIRECT], "grant_types": ["authorization_code", "refresh_token"]})).await;
+    admin_post(http, base, "/admin/users", json!({"username": "alice", "password": PASSWORD})).await;
     created["client_secret"].as_str().unwrap().to_string()
+}
+
+/// POST `body` to the operator interface (admin API, test-only bulk interface) of the server
+/// at `base`; returns the JSON answer.
+pub async fn admin_post(http: &reqwest::Client, base: &str, path: &str, body: Value) -> Value {
+    http.post(format!("{base}{path}")).bearer_auth(ADMIN).json(&body).send().await.unwrap().json().await.unwrap()
 }
 
 /// Alice signs in to `rp` through the pages of `base` (scope `openid offline_access`);

@@ -168,17 +168,9 @@ async fn killing_a_node_mid_load_loses_no_acknowledged_rotation() {
     let secret = client_and_user(&http, &survivor, &[&victim]).await;
     let users: Value = http.get(format!("{}/admin/users", survivor.base)).bearer_auth(ADMIN).send().await.unwrap().json().await.unwrap();
     let user_id = users["users"][0]["id"].as_str().unwrap().to_string();
-    let seeded: Value = http
-        .post(format!("{}/test/bulk/tokens", survivor.base))
-        .bearer_auth(ADMIN)
-        .json(&json!({"client_id": "rp", "user_ids": [user_id], "per_user": 16, "kind": "valid",
-                      "token_type": "refresh_token", "scope": "openid offline_access"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let seeded = admin_post(&http, &survivor.base, "/test/bulk/tokens", json!({"client_id": "rp", "user_ids": [user_id], "per_user": 16,
+        "kind": "valid", "token_type": "refresh_token", "scope": "openid offline_access"}))
+    .await;
     let chains: Vec<String> = seeded["tokens"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
 
     // Each chain rotates against the victim until it dies; the last token it was answered with
