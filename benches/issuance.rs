@@ -163,15 +163,19 @@ async fn run(server: &Server, http: &reqwest::Client, load: Load, workers: usize
     }
 }
 
-#[tokio::main]
-async fn main() {
+fn main() {
+    load_generator_runtime().block_on(bench());
+}
+
+async fn bench() {
     let workers: usize = env_or("AUTHRIM_BENCH_WORKERS", 64);
     let seconds: u64 = env_or("AUTHRIM_BENCH_SECONDS", 10);
     let http = reqwest::Client::builder().pool_max_idle_per_host(1024).build().unwrap();
     let env = [("AUTHRIM_ENABLE_TEST_ENDPOINTS", "true".to_string())];
     let quiet = rsa_sign_cost().as_secs_f64();
     let us = |s: f64| s * 1e6;
-    println!("token issuance, {workers} closed-loop workers, {seconds} s per grant; RSA-2048 signature in a quiet loop: {:.1} µs", us(quiet));
+    let policy: String = env_or("AUTHRIM_BENCH_GENERATOR_POLICY", "batch".to_string());
+    println!("token issuance, {workers} closed-loop workers (generator policy: {policy}), {seconds} s per grant; RSA-2048 signature in a quiet loop: {:.1} µs", us(quiet));
     println!("| grant | requests | errors | RPS | p50 ms | p99 ms | signatures/req | signature under load | handler CPU/req | process CPU/req | ÷ signatures (quiet) | ÷ signatures (under load) |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let grants: String = env_or("AUTHRIM_BENCH_GRANTS", "client_credentials,refresh_token,exchange,authorization_code".to_string());

@@ -58,7 +58,7 @@ impl Cluster {
     fn start() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let (script, port) = (pg_script(), free_port().to_string());
-        let out = Command::new(script).arg("start").arg(dir.path()).arg(port).stderr(Stdio::inherit()).output().expect("scripts/pg.sh");
+        let out = server_side(&mut Command::new(script)).arg("start").arg(dir.path()).arg(port).stderr(Stdio::inherit()).output().expect("scripts/pg.sh");
         assert!(out.status.success(), "scripts/pg.sh start failed");
         Self { url: String::from_utf8(out.stdout).unwrap().trim().to_string(), dir }
     }
@@ -249,8 +249,11 @@ async fn load(http: &reqwest::Client, nodes: &[Server], plan: Plan, workers: usi
     (tallies, started.elapsed().as_secs_f64())
 }
 
-#[tokio::main]
-async fn main() {
+fn main() {
+    load_generator_runtime().block_on(bench());
+}
+
+async fn bench() {
     let workers: usize = env_or("AUTHRIM_BENCH_WORKERS", 64);
     let seconds: u64 = env_or("AUTHRIM_BENCH_SECONDS", 10);
     let list: String = env_or("AUTHRIM_BENCH_DEPLOYMENTS", "sqlite,pg1,pg2".to_string());

@@ -9,12 +9,15 @@
 
 mod common;
 
-use common::{env_or, seed_refresh_families, summarise, Server};
+use common::{env_or, load_generator_runtime, seed_refresh_families, summarise, Server};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
-#[tokio::main]
-async fn main() {
+fn main() {
+    load_generator_runtime().block_on(bench());
+}
+
+async fn bench() {
     let workers: usize = env_or("AUTHRIM_BENCH_WORKERS", 64);
     let seconds: u64 = env_or("AUTHRIM_BENCH_SECONDS", 10);
     let shard_list: String = env_or("AUTHRIM_BENCH_SHARDS", "1,8,32".to_string());

@@ -198,8 +198,11 @@ fn row(name: &str, r: &Run, sign: Duration, signatures: f64) {
     );
 }
 
-#[tokio::main]
-async fn main() {
+fn main() {
+    load_generator_runtime().block_on(bench());
+}
+
+async fn bench() {
     let workers: usize = env_or("AUTHRIM_BENCH_WORKERS", 64);
     let seconds: u64 = env_or("AUTHRIM_BENCH_SECONDS", 10);
     let rate: usize = env_or("AUTHRIM_BENCH_RATE", 1000);

@@ -2,6 +2,7 @@
 //! metrics, and summarise latencies.
 #![allow(dead_code)]
 
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -33,6 +34,7 @@ impl Server {
         for (k, v) in env {
             cmd.env(k, v);
         }
+        server_side(&mut cmd);
         // Owned by the guard at once, so that Drop stops and reaps it on every path.
         let server = Self { child: cmd.spawn().expect("start authrim"), base, _dir: dir };
         let http = reqwest::Client::new();
@@ -59,6 +61,39 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
         let _ = self.child.wait();
+    }
+}
+
+/// The runtime the load generator runs on. The generator shares the machine's two cores with
+/// the server; under the default policy every response wakes a generator thread that preempts
+/// a server worker on the spot (about 0.8 involuntary switches per request, each with its IPI
+/// and cache refill billed to the server's CPU time), which a generator on another machine
+/// would not do. So by default its threads run under SCHED_BATCH, which the scheduler never
+/// lets preempt on wake-up (they still get their fair share at the tick); the server is started
+/// back under SCHED_OTHER. AUTHRIM_BENCH_GENERATOR_POLICY=other keeps the default policy.
+pub fn load_generator_runtime() -> tokio::runtime::Runtime {
+    let policy: String = env_or("AUTHRIM_BENCH_GENERATOR_POLICY", "batch".to_string());
+    if policy == "batch" {
+        // Threads inherit their creator's policy: set it before the runtime spawns its workers.
+        set_policy(libc::SCHED_BATCH).expect("SCHED_BATCH for the load generator");
+    }
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap()
+}
+
+/// Makes `cmd` start under the default policy rather than the load generator's (see
+/// `load_generator_runtime`): what it starts is the system under test.
+pub fn server_side(cmd: &mut Command) -> &mut Command {
+    // SAFETY: between fork and exec the closure makes one async-signal-safe system call.
+    unsafe { cmd.pre_exec(|| set_policy(libc::SCHED_OTHER)) }
+}
+
+/// Sets the calling thread's scheduling policy (static priority 0, as both fair policies need).
+fn set_policy(policy: libc::c_int) -> std::io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` is a valid sched_param for the duration of the call.
+    match unsafe { libc::sched_setscheduler(0, policy, &param) } {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
     }
 }
 
