@@ -65,7 +65,7 @@ start_server "$BIN" "$DATA" "$ADMIN" "$DATA/server.log" "$PORT"
 echo "restart with the seeded data: ready in $(python3 -c "import time; print(round(time.time() - $t0, 1))") s, RSS $(rss)"
 for s in refresh-rotation:refresh.json userinfo:userinfo.json; do
   echo "== ${s%%:*} at rps1000 (duration scale 0.1) on the seeded server"
-  "$HERE/.bin/k6" run --quiet --no-usage-report --address 127.0.0.1:0 -e BASE_URL="$BASE" -e SEED_FILE="$DATA/${s#*:}" \
+  generator "$HERE/.bin/k6" run --quiet --no-usage-report --address 127.0.0.1:0 -e BASE_URL="$BASE" -e SEED_FILE="$DATA/${s#*:}" \
     -e PRESET=rps1000 -e DURATION_SCALE=0.1 -e SUMMARY_FILE="$DATA/${s%%:*}-summary.json" "$HERE/scenarios/${s%%:*}.js" | grep -E 'http_req_duration \(benchmark\)|scenario_success \(benchmark\)|FAIL' || true
 done
 echo "RSS after load: $(rss)"

@@ -70,7 +70,7 @@ for scenario in "${SCENARIOS[@]}"; do
     curl -sf "$base/metrics" >"$RUN/metrics-before.txt"
     started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
     set +e
-    "$K6" run --quiet --no-usage-report --address 127.0.0.1:0 -e BASE_URL="$base" -e SEED_FILE="$RUN/seed.json" -e PRESET="$preset" \
+    generator "$K6" run --quiet --no-usage-report --address 127.0.0.1:0 -e BASE_URL="$base" -e SEED_FILE="$RUN/seed.json" -e PRESET="$preset" \
       -e DURATION_SCALE="$SCALE" -e SUMMARY_FILE="$RUN/summary.json" "$HERE/scenarios/$scenario.js" 2>&1 | tee "$RUN/k6.log"
     rc=${PIPESTATUS[0]}
     set -e
