@@ -32,8 +32,8 @@ stop_server() { kill -TERM "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID"
 # generator CMD...: runs a load generator (k6, wrk) under AUTHRIM_LOAD_GENERATOR_POLICY.
 # The generator shares the machine's cores with the server. Under the default policy every
 # response wakes a generator thread that preempts the server on the spot, which a generator on
-# another machine would not do: wrk took 42k userinfo requests a second from the server under
-# SCHED_BATCH against 33k under the default. Batch threads never preempt on wake-up and still
+# another machine would not do: wrk drew 48k userinfo requests a second from the server under
+# SCHED_BATCH against 36–38k under the default. Batch threads never preempt on wake-up and still
 # get their fair share at the tick. `other` keeps the default policy.
 generator() {
   case "${AUTHRIM_LOAD_GENERATOR_POLICY:-batch}" in
