@@ -1,133 +1,188 @@
 #!/usr/bin/env bash
-# Authrim beside a peer, node-oidc-provider (load-testing/peers/), on this machine in one run,
-# driven by the same wrk commands under the same generator policy as the rest of the suite:
+# Authrim beside its peers (load-testing/peers/: node-oidc-provider, Ory Hydra) on this machine
+# in one run, driven by the same wrk commands under the same generator policy as the rest of
+# the suite:
 #   issuance       POST token endpoint, client credentials (Basic), an RS256 JWT access token
 #                  signed with an RSA-2048 key
-#   introspection  POST introspection endpoint (Basic, a resource server) of one such token
-# Each measurement alternates the two servers, for --rounds rounds. Reported per run: RPS, p99,
-# non-2xx answers, and the server process's CPU per request (user + system, /proc). Both
-# servers stay up for the whole run; the one not under load is idle.
-#   load-testing/peers.sh [--seconds 10] [--connections 64] [--rounds 2] [--bin PATH]
+#   introspection  POST introspection endpoint of one such token (see peers/README.md for how
+#                  each peer introspects)
+# Each measurement runs every server in turn, for --rounds rounds. Reported per run: RPS, p99,
+# non-2xx answers, the server's CPU per request (user + system, /proc), and for issuance that
+# CPU over the server's own signature cost. All servers stay up; those not under load idle.
+#   load-testing/peers.sh [--seconds 10] [--connections 64] [--rounds 2] [--peer NAME]... [--bin PATH]
+# NAME is node-oidc-provider or ory-hydra (default: both).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 . "$HERE/lib/server.sh"
-SECONDS_RUN=10 CONNS=64 ROUNDS=2 BIN=""
+SECONDS_RUN=10 CONNS=64 ROUNDS=2 BIN="" PEERS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) SECONDS_RUN="$2"; shift ;;
     --connections) CONNS="$2"; shift ;;
     --rounds) ROUNDS="$2"; shift ;;
+    --peer) PEERS+=("$2"); shift ;;
     --bin) BIN="$2"; shift ;;
     *) echo "peers.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
+[ ${#PEERS[@]} -gt 0 ] || PEERS=(node-oidc-provider ory-hydra)
 if ! command -v wrk >/dev/null; then
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq wrk; else sudo apt-get install -y wrk; fi
 fi
-PEER_DIR="$HERE/peers/node-oidc-provider"
-(cd "$PEER_DIR" && npm ci --silent --no-audit --no-fund >/dev/null)
 [ -n "$BIN" ] || BIN=$(release_bin)
 DATA=$(mktemp -d)
-ADMIN="peers-$(random_token)"
-PEER_PID=""
-trap 'stop_server; [ -z "$PEER_PID" ] || kill "$PEER_PID" 2>/dev/null; rm -rf "$DATA"' EXIT
+PIDS=()
+trap 'stop_server; for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$DATA"' EXIT
 
-# Authrim: a client-credentials client and a resource server, through the operator interface.
-start_server "$BIN" "$DATA/authrim" "$ADMIN" "$DATA/authrim.log"
-AUTHRIM=$SERVER_BASE
-admin_client() { curl -sf -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' -d "$1" "$AUTHRIM/admin/clients" | python3 -c 'import json,sys; print(json.load(sys.stdin)["client_secret"])'; }
-A_SVC=$(admin_client '{"client_id": "svc", "grant_types": ["client_credentials"], "redirect_uris": [], "scope": "svc"}')
-A_RS=$(admin_client '{"client_id": "rs", "grant_types": ["client_credentials"], "redirect_uris": [], "scope": "rs"}')
-
-# The peer, with the same two clients.
-PEER_PORT=$(free_port) P_SVC="svc-$(random_token)" P_RS="rs-$(random_token)"
-PORT=$PEER_PORT CLIENT_SECRET=$P_SVC RS_SECRET=$P_RS NODE_ENV=production \
-  $(policy_prefix --other) node "$PEER_DIR/server.mjs" >"$DATA/peer.log" 2>&1 &
-PEER_PID=$!
-PEER="http://127.0.0.1:$PEER_PORT"
-for _ in $(seq 100); do grep -q ready "$DATA/peer.log" 2>/dev/null && break; sleep 0.1; done
-grep -q ready "$DATA/peer.log" || { echo "the peer did not start; see below" >&2; cat "$DATA/peer.log" >&2; exit 1; }
-PEER_VERSION=$(node -p "require('$PEER_DIR/node_modules/oidc-provider/package.json').version")
-
-endpoint() { curl -sf "$1/.well-known/openid-configuration" | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
 b64() { printf '%s' "$1" | base64 -w0; }
-# lua NAME AUTH BODY: a wrk script POSTing BODY with Basic AUTH.
-lua() {
-  cat >"$DATA/$1.lua" <<LUA
-wrk.method = "POST"
-wrk.body = "$3"
-wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"
-wrk.headers["Authorization"] = "Basic $2"
-LUA
+json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+endpoint() { curl -sf "$1/.well-known/openid-configuration" | json_field "$2"; }
+# wrk_script SIDE TEST BODY [BASIC_AUTH]: the wrk script POSTing BODY.
+wrk_script() {
+  {
+    echo 'wrk.method = "POST"'
+    echo "wrk.body = \"$3\""
+    echo 'wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"'
+    [ -z "${4:-}" ] || echo "wrk.headers[\"Authorization\"] = \"Basic $(b64 "$4")\""
+  } >"$DATA/$1/$2.lua"
 }
-# token_of ENDPOINT ID:SECRET [curl args]: a client-credentials access token.
+# token_of ENDPOINT ID:SECRET [curl args]: a client-credentials access token, checked to be an
+# RS256 JWT unless the curl args ask for something else.
 token_of() {
   local ep=$1 auth=$2; shift 2
-  curl -sf -u "$auth" -d grant_type=client_credentials -d scope=svc "$@" "$ep" | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])'
+  curl -sf -u "$auth" -d grant_type=client_credentials -d scope=svc "$@" "$ep" | json_field access_token
+}
+require_rs256() {
+  local header
+  header=$(printf '%s' "$2" | cut -d. -f1 | tr '_-' '/+' | base64 -d 2>/dev/null || true)
+  case "$header" in *RS256*) ;; *) echo "$1: the access token is not an RS256 JWT: $header" >&2; exit 1 ;; esac
+}
+# require_active SIDE: one introspection with the side's own script is `active: true`.
+require_active() {
+  local body auth
+  body=$(sed -n 's/^wrk.body = "\(.*\)"$/\1/p' "$DATA/$1/introspection.lua")
+  auth=$(sed -n 's/^wrk.headers\["Authorization"\] = "\(.*\)"$/\1/p' "$DATA/$1/introspection.lua")
+  [ "$(curl -sf ${auth:+-H "Authorization: $auth"} -d "$body" "$(cat "$DATA/$1/introspection.url")" | json_field active)" = True ] ||
+    { echo "$1: the token to introspect is not active" >&2; exit 1; }
+}
+# finish_side SIDE PID TOKEN_URL INTROSPECTION_URL SIGNATURE: what the measurement loop reads.
+finish_side() {
+  echo "$2" >"$DATA/$1/pid"; echo "$3" >"$DATA/$1/issuance.url"; echo "$4" >"$DATA/$1/introspection.url"; echo "$5" >"$DATA/$1/sign"
+  require_active "$1"
 }
 
-for side in authrim peer; do
-  if [ $side = authrim ]; then base=$AUTHRIM svc=$A_SVC rs=$A_RS; else base=$PEER svc=$P_SVC rs=$P_RS; fi
-  tok_ep=$(endpoint "$base" token_endpoint) intro_ep=$(endpoint "$base" introspection_endpoint)
-  tok=$(token_of "$tok_ep" "svc:$svc")
-  header=$(printf '%s' "$tok" | cut -d. -f1 | tr '_-' '/+' | base64 -d 2>/dev/null || true)
-  case "$header" in *RS256*) ;; *) echo "$side: the access token is not an RS256 JWT: $header" >&2; exit 1 ;; esac
-  lua "$side-issuance" "$(b64 "svc:$svc")" "grant_type=client_credentials&scope=svc"
-  # oidc-provider does not introspect JWT access tokens: it gets an opaque one (peers/README.md).
-  intro_tok=$tok
-  [ $side = authrim ] || intro_tok=$(token_of "$tok_ep" "svc:$svc" -d resource=https://opaque.api.example.com)
-  active=$(curl -sf -u "rs:$rs" -d "token=$intro_tok" "$intro_ep" | python3 -c 'import json,sys; print(json.load(sys.stdin)["active"])')
-  [ "$active" = True ] || { echo "$side: the token to introspect is not active" >&2; exit 1; }
-  lua "$side-introspection" "$(b64 "rs:$rs")" "token=$intro_tok"
-  printf '%s\n' "$tok_ep" >"$DATA/$side-issuance.url"
-  printf '%s\n' "$intro_ep" >"$DATA/$side-introspection.url"
+setup_authrim() {
+  local admin base svc rs tok_ep tok
+  admin="peers-$(random_token)"
+  start_server "$BIN" "$DATA/authrim/data" "$admin" "$DATA/authrim/log"
+  base=$SERVER_BASE AUTHRIM=$SERVER_BASE
+  client() { curl -sf -H "Authorization: Bearer $admin" -H 'Content-Type: application/json' -d "$1" "$base/admin/clients" | json_field client_secret; }
+  svc=$(client '{"client_id": "svc", "grant_types": ["client_credentials"], "redirect_uris": [], "scope": "svc"}')
+  rs=$(client '{"client_id": "rs", "grant_types": ["client_credentials"], "redirect_uris": [], "scope": "rs"}')
+  tok_ep=$(endpoint "$base" token_endpoint)
+  tok=$(token_of "$tok_ep" "svc:$svc"); require_rs256 authrim "$tok"
+  wrk_script authrim issuance "grant_type=client_credentials&scope=svc" "svc:$svc"
+  wrk_script authrim introspection "token=$tok" "rs:$rs"
+  # Authrim's signatures are measured where it makes them, under the load (its metrics).
+  finish_side authrim "$SERVER_PID" "$tok_ep" "$(endpoint "$base" introspection_endpoint)" metrics
+  echo "authrim $("$BIN" --version | awk '{print $2}')" >"$DATA/authrim/version"
+}
+
+setup_node_oidc_provider() {
+  local dir="$HERE/peers/node-oidc-provider" port svc rs base tok_ep tok opaque sign
+  (cd "$dir" && npm ci --silent --no-audit --no-fund >/dev/null)
+  port=$(free_port) svc="svc-$(random_token)" rs="rs-$(random_token)"
+  PORT=$port CLIENT_SECRET=$svc RS_SECRET=$rs NODE_ENV=production \
+    $(policy_prefix --other) node "$dir/server.mjs" >"$DATA/node-oidc-provider/log" 2>&1 &
+  PIDS+=($!)
+  base="http://127.0.0.1:$port"
+  for _ in $(seq 100); do grep -qs ready "$DATA/node-oidc-provider/log" && break; sleep 0.1; done
+  grep -q ready "$DATA/node-oidc-provider/log" || { cat "$DATA/node-oidc-provider/log" >&2; exit 1; }
+  tok_ep=$(endpoint "$base" token_endpoint)
+  tok=$(token_of "$tok_ep" "svc:$svc"); require_rs256 node-oidc-provider "$tok"
+  # It does not introspect JWT access tokens: an opaque one, from the same instance.
+  opaque=$(token_of "$tok_ep" "svc:$svc" -d resource=https://opaque.api.example.com)
+  wrk_script node-oidc-provider issuance "grant_type=client_credentials&scope=svc" "svc:$svc"
+  wrk_script node-oidc-provider introspection "token=$opaque" "rs:$rs"
+  sign=$(node -e "
+    const c = require('crypto'); const { privateKey } = c.generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const m = Buffer.from('bench message'); for (let i = 0; i < 50; i++) c.sign('sha256', m, privateKey);
+    const t = process.hrtime.bigint(); for (let i = 0; i < 500; i++) c.sign('sha256', m, privateKey);
+    console.log((Number(process.hrtime.bigint() - t) / 500 / 1000).toFixed(1));")
+  finish_side node-oidc-provider "${PIDS[-1]}" "$tok_ep" "$(endpoint "$base" introspection_endpoint)" "$sign"
+  echo "node-oidc-provider $(node -p "require('$dir/node_modules/oidc-provider/package.json').version") (node $(node --version))" >"$DATA/node-oidc-provider/version"
+}
+
+setup_ory_hydra() {
+  local dir="$HERE/peers/ory-hydra" bin port admin_port base admin svc tok_ep tok
+  bin=$("$dir/build.sh")
+  port=$(free_port) admin_port=$(free_port) svc="svc-$(random_token)"
+  $(policy_prefix --other) "$dir/start.sh" "$port" "$admin_port" "$DATA/ory-hydra/data" >"$DATA/ory-hydra/log" 2>&1 &
+  PIDS+=($!)
+  base="http://127.0.0.1:$port" admin="http://127.0.0.1:$admin_port"
+  for _ in $(seq 300); do curl -sf "$base/health/ready" >/dev/null 2>&1 && break; sleep 0.1; done
+  curl -sf "$base/health/ready" >/dev/null || { cat "$DATA/ory-hydra/log" >&2; exit 1; }
+  curl -sf -H 'Content-Type: application/json' "$admin/admin/clients" -d "{\"client_id\": \"svc\", \"client_secret\": \"$svc\",
+    \"grant_types\": [\"client_credentials\"], \"token_endpoint_auth_method\": \"client_secret_basic\", \"scope\": \"svc\"}" >/dev/null
+  tok_ep=$(endpoint "$base" token_endpoint)
+  tok=$(token_of "$tok_ep" "svc:$svc"); require_rs256 ory-hydra "$tok"
+  wrk_script ory-hydra issuance "grant_type=client_credentials&scope=svc" "svc:$svc"
+  # Introspection is on the admin port and takes no client authentication.
+  wrk_script ory-hydra introspection "token=$tok"
+  finish_side ory-hydra "${PIDS[-1]}" "$tok_ep" "$admin/admin/oauth2/introspect" "$(cd "$dir" && go run signcost.go)"
+  echo "ory-hydra $("$bin" version 2>/dev/null | awk '/Version:/{print $2}')" >"$DATA/ory-hydra/version"
+}
+
+SIDES=(authrim "${PEERS[@]}")
+for side in "${SIDES[@]}"; do
+  mkdir -p "$DATA/$side"
+  case "$side" in
+    authrim) setup_authrim ;;
+    node-oidc-provider) setup_node_oidc_provider ;;
+    ory-hydra) setup_ory_hydra ;;
+    *) echo "peers.sh: unknown peer $side" >&2; exit 2 ;;
+  esac
 done
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-# Authrim's signatures: total thread CPU and count, from its own metrics.
+# Authrim's signatures: total thread CPU and count.
 signing() { curl -sf "$AUTHRIM/metrics" | awk '/^authrim_token_signing_cpu_seconds_(sum|count) /{printf "%s ", $2}'; }
-# The peer's: an RSA-2048 RS256 signature through node's crypto in a quiet loop, in µs.
-NODE_SIGN=$(node -e "
-const c = require('crypto'); const { privateKey } = c.generateKeyPairSync('rsa', { modulusLength: 2048 });
-const m = Buffer.from('bench message'); for (let i = 0; i < 50; i++) c.sign('sha256', m, privateKey);
-const t = process.hrtime.bigint(); for (let i = 0; i < 500; i++) c.sign('sha256', m, privateKey);
-console.log((Number(process.hrtime.bigint() - t) / 500 / 1000).toFixed(1));")
-echo "RSA-2048 signature through node's crypto in a quiet loop: $NODE_SIGN µs"
+for side in "${SIDES[@]}"; do
+  echo "- $(cat "$DATA/$side/version"); RS256 signature: $(sed 's/^metrics$/measured under load/; s/^[0-9.]*$/& µs in a quiet loop/' "$DATA/$side/sign")"
+done
+echo "- generator policy: ${AUTHRIM_LOAD_GENERATOR_POLICY:-batch}; wrk -t2 -c$CONNS -d${SECONDS_RUN}s"
 echo
 echo "| round | test | server | requests | RPS | p99 | non-2xx | server CPU/request | ÷ its signature |"
 echo "|---:|---|---|---:|---:|---:|---:|---:|---:|"
 for round in $(seq "$ROUNDS"); do
   for test in issuance introspection; do
-    for side in authrim peer; do
-      pid=$([ $side = authrim ] && echo "$SERVER_PID" || echo "$PEER_PID")
+    for side in "${SIDES[@]}"; do
+      pid=$(cat "$DATA/$side/pid")
       before=$(cpu_ticks "$pid") sig_before=$(signing)
-      generator wrk -t2 -c"$CONNS" -d"${SECONDS_RUN}s" --latency -s "$DATA/$side-$test.lua" "$(cat "$DATA/$side-$test.url")" >"$DATA/wrk.out"
+      generator wrk -t2 -c"$CONNS" -d"${SECONDS_RUN}s" --latency -s "$DATA/$side/$test.lua" "$(cat "$DATA/$side/$test.url")" >"$DATA/wrk.out"
       after=$(cpu_ticks "$pid") sig_after=$(signing)
-      python3 - "$round" "$test" "$side" "$before" "$after" "$(getconf CLK_TCK)" "$DATA/wrk.out" "$sig_before" "$sig_after" "$NODE_SIGN" <<'PY'
+      python3 - "$round" "$test" "$side" "$before" "$after" "$(getconf CLK_TCK)" "$DATA/wrk.out" "$sig_before" "$sig_after" "$(cat "$DATA/$side/sign")" <<'PY'
 import re, sys
-rnd, test, side, before, after, hz, out, sig_before, sig_after, node_sign = sys.argv[1:]
+rnd, test, side, before, after, hz, out, sig_before, sig_after, sign = sys.argv[1:]
 text = open(out).read()
 n = int(re.search(r"(\d+) requests in", text).group(1))
 rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
 p99 = re.search(r"99%\s+(\S+)", text).group(1)
 bad = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
 cpu = (float(after) - float(before)) / float(hz) / max(n, 1) * 1e6
-# Issuance makes one signature a request: Authrim's under this load (its metrics), the peer's
-# from the quiet loop.
+# Issuance makes one signature a request.
 ratio = "–"
 if test == "issuance":
-    if side == "authrim":
+    if sign == "metrics":
         (s0, c0), (s1, c1) = (map(float, v.split()) for v in (sig_before, sig_after))
         sign_us = (s1 - s0) / max(c1 - c0, 1) * 1e6
     else:
-        sign_us = float(node_sign)
+        sign_us = float(sign)
     ratio = f"{cpu / sign_us:.2f}× of {sign_us:.0f} µs"
 print(f"| {rnd} | {test} | {side} | {n:,} | {rps:,.0f} | {p99} | {bad.group(1) if bad else 0} | {cpu:.0f} µs | {ratio} |")
 PY
     done
   done
 done
-echo
-echo "Authrim: $("$BIN" --version 2>/dev/null || echo "$BIN"); peer: node-oidc-provider $PEER_VERSION on node $(node --version); generator policy: ${AUTHRIM_LOAD_GENERATOR_POLICY:-batch}"
