@@ -174,7 +174,7 @@ async fn bench() {
     let env = [("AUTHRIM_ENABLE_TEST_ENDPOINTS", "true".to_string())];
     let quiet = rsa_sign_cost().as_secs_f64();
     let us = |s: f64| s * 1e6;
-    let policy: String = env_or("AUTHRIM_BENCH_GENERATOR_POLICY", "batch".to_string());
+    let policy = generator_policy();
     println!("token issuance, {workers} closed-loop workers (generator policy: {policy}), {seconds} s per grant; RSA-2048 signature in a quiet loop: {:.1} µs", us(quiet));
     println!("| grant | requests | errors | RPS | p50 ms | p99 ms | signatures/req | signature under load | handler CPU/req | process CPU/req | ÷ signatures (quiet) | ÷ signatures (under load) |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");

@@ -28,9 +28,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ ${#PEERS[@]} -gt 0 ] || PEERS=(node-oidc-provider ory-hydra)
-if ! command -v wrk >/dev/null; then
-  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq wrk; else sudo apt-get install -y wrk; fi
-fi
+need_wrk
 [ -n "$BIN" ] || BIN=$(release_bin)
 DATA=$(mktemp -d)
 PIDS=()
@@ -48,8 +46,7 @@ wrk_script() {
     [ -z "${4:-}" ] || echo "wrk.headers[\"Authorization\"] = \"Basic $(b64 "$4")\""
   } >"$DATA/$1/$2.lua"
 }
-# token_of ENDPOINT ID:SECRET [curl args]: a client-credentials access token, checked to be an
-# RS256 JWT unless the curl args ask for something else.
+# token_of ENDPOINT ID:SECRET [curl args]: a client-credentials access token.
 token_of() {
   local ep=$1 auth=$2; shift 2
   curl -sf -u "$auth" -d grant_type=client_credentials -d scope=svc "$@" "$ep" | json_field access_token
@@ -59,19 +56,16 @@ require_rs256() {
   header=$(printf '%s' "$2" | cut -d. -f1 | tr '_-' '/+' | base64 -d 2>/dev/null || true)
   case "$header" in *RS256*) ;; *) echo "$1: the access token is not an RS256 JWT: $header" >&2; exit 1 ;; esac
 }
-# require_active SIDE: one introspection with the side's own script is `active: true`.
-require_active() {
-  local body auth
-  body=$(sed -n 's/^wrk.body = "\(.*\)"$/\1/p' "$DATA/$1/introspection.lua")
-  auth=$(sed -n 's/^wrk.headers\["Authorization"\] = "\(.*\)"$/\1/p' "$DATA/$1/introspection.lua")
-  [ "$(curl -sf ${auth:+-H "Authorization: $auth"} -d "$body" "$(cat "$DATA/$1/introspection.url")" | json_field active)" = True ] ||
+# introspection SIDE URL BODY [BASIC_AUTH]: checks that one such request answers
+# `active: true`, then writes the side's wrk script and URL for it.
+introspection() {
+  [ "$(curl -sf ${4:+-u "$4"} -d "$3" "$2" | json_field active)" = True ] ||
     { echo "$1: the token to introspect is not active" >&2; exit 1; }
+  wrk_script "$1" introspection "$3" "${4:-}"
+  echo "$2" >"$DATA/$1/introspection.url"
 }
-# finish_side SIDE PID TOKEN_URL INTROSPECTION_URL SIGNATURE: what the measurement loop reads.
-finish_side() {
-  echo "$2" >"$DATA/$1/pid"; echo "$3" >"$DATA/$1/issuance.url"; echo "$4" >"$DATA/$1/introspection.url"; echo "$5" >"$DATA/$1/sign"
-  require_active "$1"
-}
+# finish_side SIDE PID TOKEN_URL SIGNATURE: what the measurement loop reads.
+finish_side() { echo "$2" >"$DATA/$1/pid"; echo "$3" >"$DATA/$1/issuance.url"; echo "$4" >"$DATA/$1/sign"; }
 
 setup_authrim() {
   local admin base svc rs tok_ep tok
@@ -84,9 +78,9 @@ setup_authrim() {
   tok_ep=$(endpoint "$base" token_endpoint)
   tok=$(token_of "$tok_ep" "svc:$svc"); require_rs256 authrim "$tok"
   wrk_script authrim issuance "grant_type=client_credentials&scope=svc" "svc:$svc"
-  wrk_script authrim introspection "token=$tok" "rs:$rs"
+  introspection authrim "$(endpoint "$base" introspection_endpoint)" "token=$tok" "rs:$rs"
   # Authrim's signatures are measured where it makes them, under the load (its metrics).
-  finish_side authrim "$SERVER_PID" "$tok_ep" "$(endpoint "$base" introspection_endpoint)" metrics
+  finish_side authrim "$SERVER_PID" "$tok_ep" metrics
   echo "authrim $("$BIN" --version | awk '{print $2}')" >"$DATA/authrim/version"
 }
 
@@ -105,13 +99,13 @@ setup_node_oidc_provider() {
   # It does not introspect JWT access tokens: an opaque one, from the same instance.
   opaque=$(token_of "$tok_ep" "svc:$svc" -d resource=https://opaque.api.example.com)
   wrk_script node-oidc-provider issuance "grant_type=client_credentials&scope=svc" "svc:$svc"
-  wrk_script node-oidc-provider introspection "token=$opaque" "rs:$rs"
+  introspection node-oidc-provider "$(endpoint "$base" introspection_endpoint)" "token=$opaque" "rs:$rs"
   sign=$(node -e "
     const c = require('crypto'); const { privateKey } = c.generateKeyPairSync('rsa', { modulusLength: 2048 });
     const m = Buffer.from('bench message'); for (let i = 0; i < 50; i++) c.sign('sha256', m, privateKey);
     const t = process.hrtime.bigint(); for (let i = 0; i < 500; i++) c.sign('sha256', m, privateKey);
     console.log((Number(process.hrtime.bigint() - t) / 500 / 1000).toFixed(1));")
-  finish_side node-oidc-provider "${PIDS[-1]}" "$tok_ep" "$(endpoint "$base" introspection_endpoint)" "$sign"
+  finish_side node-oidc-provider "${PIDS[-1]}" "$tok_ep" "$sign"
   echo "node-oidc-provider $(node -p "require('$dir/node_modules/oidc-provider/package.json').version") (node $(node --version))" >"$DATA/node-oidc-provider/version"
 }
 
@@ -130,8 +124,8 @@ setup_ory_hydra() {
   tok=$(token_of "$tok_ep" "svc:$svc"); require_rs256 ory-hydra "$tok"
   wrk_script ory-hydra issuance "grant_type=client_credentials&scope=svc" "svc:$svc"
   # Introspection is on the admin port and takes no client authentication.
-  wrk_script ory-hydra introspection "token=$tok"
-  finish_side ory-hydra "${PIDS[-1]}" "$tok_ep" "$admin/admin/oauth2/introspect" "$(cd "$dir" && go run signcost.go)"
+  introspection ory-hydra "$admin/admin/oauth2/introspect" "token=$tok"
+  finish_side ory-hydra "${PIDS[-1]}" "$tok_ep" "$(cd "$dir" && go run signcost.go)"
   echo "ory-hydra $("$bin" version 2>/dev/null | awk '/Version:/{print $2}')" >"$DATA/ory-hydra/version"
 }
 

@@ -18,9 +18,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-if ! command -v wrk >/dev/null; then
-  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq wrk; else sudo apt-get install -y wrk; fi
-fi
+need_wrk
 [ -n "$BIN" ] || BIN=$(release_bin)
 DATA=$(mktemp -d)
 ADMIN="wrk-$(random_token)"

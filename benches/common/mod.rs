@@ -72,14 +72,18 @@ impl Drop for Server {
 /// lets preempt on wake-up (they still get their fair share at the tick); the server is started
 /// back under SCHED_OTHER. AUTHRIM_BENCH_GENERATOR_POLICY=other keeps the default policy.
 pub fn load_generator_runtime() -> tokio::runtime::Runtime {
-    let policy: String = env_or("AUTHRIM_BENCH_GENERATOR_POLICY", "batch".to_string());
-    if policy == "batch" {
+    if generator_policy() == "batch" {
         // Threads inherit their creator's policy: set it before the runtime spawns its workers.
         if let Err(e) = set_policy(libc::SCHED_BATCH) {
             eprintln!("warning: the load generator keeps the default policy (SCHED_BATCH refused: {e})");
         }
     }
     tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap()
+}
+
+/// AUTHRIM_BENCH_GENERATOR_POLICY: `batch` (the default) or `other`.
+pub fn generator_policy() -> String {
+    env_or("AUTHRIM_BENCH_GENERATOR_POLICY", "batch".to_string())
 }
 
 /// Makes `cmd` start under the default policy rather than the load generator's (see

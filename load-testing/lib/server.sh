@@ -9,6 +9,12 @@ random_token() { head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 # The release binary, built if needed (build output on stderr).
 release_bin() { (cd "$ROOT" && cargo build --release --locked --bin authrim) >&2; echo "$ROOT/target/release/authrim"; }
 
+# wrk from Debian, installed if missing.
+need_wrk() {
+  command -v wrk >/dev/null && return 0
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq wrk; else sudo apt-get install -y wrk; fi
+}
+
 # start_server BIN DATA_DIR ADMIN_TOKEN LOG [PORT]: sets SERVER_PID and SERVER_BASE and waits
 # for /healthz (up to 2 minutes: a restart on a big data set loads it first).
 start_server() {
