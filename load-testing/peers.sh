@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Authrim beside its peers (load-testing/peers/: node-oidc-provider, Ory Hydra) on this machine
-# in one run, driven by the same wrk commands under the same generator policy as the rest of
-# the suite:
+# Authrim beside its peers (load-testing/peers/: node-oidc-provider, Ory Hydra, Keycloak) on this
+# machine in one run, driven by the same wrk commands under the same generator policy as the rest
+# of the suite:
 #   issuance       POST token endpoint, client credentials (Basic), an RS256 JWT access token
 #                  signed with an RSA-2048 key
 #   introspection  POST introspection endpoint of one such token (see peers/README.md for how
@@ -9,16 +9,20 @@
 # Each measurement runs every server in turn, for --rounds rounds. Reported per run: RPS, p99,
 # non-2xx answers, the server's CPU per request (user + system, /proc), and for issuance that
 # CPU over the server's own signature cost. All servers stay up; those not under load idle.
-#   load-testing/peers.sh [--seconds 10] [--connections 64] [--rounds 2] [--peer NAME]... [--bin PATH]
-# NAME is node-oidc-provider or ory-hydra (default: both).
+# Before the first round, every server gets --warmup seconds of each test, unmeasured: a JVM
+# (Keycloak) compiles its hot paths only after thousands of requests, and a cold figure would
+# overstate its cost.
+#   load-testing/peers.sh [--seconds 10] [--warmup 20] [--connections 64] [--rounds 2] [--peer NAME]... [--bin PATH]
+# NAME is node-oidc-provider, ory-hydra or keycloak (default: all three).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 . "$HERE/lib/server.sh"
-SECONDS_RUN=10 CONNS=64 ROUNDS=2 BIN="" PEERS=()
+SECONDS_RUN=10 WARMUP=20 CONNS=64 ROUNDS=2 BIN="" PEERS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) SECONDS_RUN="$2"; shift ;;
+    --warmup) WARMUP="$2"; shift ;;
     --connections) CONNS="$2"; shift ;;
     --rounds) ROUNDS="$2"; shift ;;
     --peer) PEERS+=("$2"); shift ;;
@@ -27,7 +31,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ ${#PEERS[@]} -gt 0 ] || PEERS=(node-oidc-provider ory-hydra)
+[ ${#PEERS[@]} -gt 0 ] || PEERS=(node-oidc-provider ory-hydra keycloak)
 need_wrk
 [ -n "$BIN" ] || BIN=$(release_bin)
 DATA=$(mktemp -d)
@@ -113,7 +117,9 @@ setup_ory_hydra() {
   local dir="$HERE/peers/ory-hydra" bin port admin_port base admin svc tok_ep tok
   bin=$("$dir/build.sh")
   port=$(free_port) admin_port=$(free_port) svc="svc-$(random_token)"
-  $(policy_prefix --other) "$dir/start.sh" "$port" "$admin_port" "$DATA/ory-hydra/data" >"$DATA/ory-hydra/log" 2>&1 &
+  # HYDRA_PBKDF2_ITERATIONS=N: its client-secret hasher at N iterations instead of 25,000.
+  PBKDF2_ITERATIONS=${HYDRA_PBKDF2_ITERATIONS:-} \
+    $(policy_prefix --other) "$dir/start.sh" "$port" "$admin_port" "$DATA/ory-hydra/data" >"$DATA/ory-hydra/log" 2>&1 &
   PIDS+=($!)
   base="http://127.0.0.1:$port" admin="http://127.0.0.1:$admin_port"
   for _ in $(seq 300); do curl -sf "$base/health/ready" >/dev/null 2>&1 && break; sleep 0.1; done
@@ -126,7 +132,33 @@ setup_ory_hydra() {
   # Introspection is on the admin port and takes no client authentication.
   introspection ory-hydra "$admin/admin/oauth2/introspect" "token=$tok"
   finish_side ory-hydra "${PIDS[-1]}" "$tok_ep" "$(cd "$dir" && go run signcost.go)"
-  echo "ory-hydra $("$bin" version 2>/dev/null | awk '/Version:/{print $2}')" >"$DATA/ory-hydra/version"
+  echo "ory-hydra $("$bin" version 2>/dev/null | awk '/Version:/{print $2}') (client secrets: PBKDF2-SHA256, ${HYDRA_PBKDF2_ITERATIONS:-25000} iterations)" >"$DATA/ory-hydra/version"
+}
+
+setup_keycloak() {
+  local dir="$HERE/peers/keycloak" home port svc rs base tok_ep tok
+  home=$("$dir/fetch.sh")
+  port=$(free_port) svc="svc-$(random_token)" rs="rs-$(random_token)"
+  CLIENT_SECRET=$svc RS_SECRET=$rs \
+    $(policy_prefix --other) "$dir/start.sh" "$port" "$DATA/keycloak/data" >"$DATA/keycloak/log" 2>&1 &
+  PIDS+=($!)
+  base="http://127.0.0.1:$port/realms/bench"
+  # Up to 3 minutes: the first start after a fetch builds the server image (kc.sh build), then
+  # each fresh data directory takes a realm import and a JVM start (~25 s on 2 cores).
+  for _ in $(seq 1800); do
+    curl -sf "$base/.well-known/openid-configuration" >/dev/null 2>&1 && break
+    kill -0 "${PIDS[-1]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  curl -sf "$base/.well-known/openid-configuration" >/dev/null || { cat "$DATA/keycloak/log" >&2; exit 1; }
+  tok_ep=$(endpoint "$base" token_endpoint)
+  tok=$(token_of "$tok_ep" "svc:$svc"); require_rs256 keycloak "$tok"
+  wrk_script keycloak issuance "grant_type=client_credentials&scope=svc" "svc:$svc"
+  # The client-credentials token is introspectable as it carries `rs` in its audience (scope
+  # `svc` maps it there): Keycloak 26.6.2+ answers active: false to a client not in it.
+  introspection keycloak "$(endpoint "$base" introspection_endpoint)" "token=$tok" "rs:$rs"
+  finish_side keycloak "${PIDS[-1]}" "$tok_ep" "$(cd "$dir" && java SignCost.java)"
+  echo "keycloak $(sed -n 's/^Keycloak - Version //p' "$home/version.txt") (java $(java -version 2>&1 | awk -F'"' '/version/{print $2; exit}'))" >"$DATA/keycloak/version"
 }
 
 SIDES=(authrim "${PEERS[@]}")
@@ -136,6 +168,7 @@ for side in "${SIDES[@]}"; do
     authrim) setup_authrim ;;
     node-oidc-provider) setup_node_oidc_provider ;;
     ory-hydra) setup_ory_hydra ;;
+    keycloak) setup_keycloak ;;
     *) echo "peers.sh: unknown peer $side" >&2; exit 2 ;;
   esac
 done
@@ -146,10 +179,17 @@ signing() { curl -sf "$AUTHRIM/metrics" | awk '/^authrim_token_signing_cpu_secon
 for side in "${SIDES[@]}"; do
   echo "- $(cat "$DATA/$side/version"); RS256 signature: $(sed 's/^metrics$/measured under load/; s/^[0-9.]*$/& µs in a quiet loop/' "$DATA/$side/sign")"
 done
-echo "- generator policy: ${AUTHRIM_LOAD_GENERATOR_POLICY:-batch}; wrk -t2 -c$CONNS -d${SECONDS_RUN}s"
+echo "- generator policy: ${AUTHRIM_LOAD_GENERATOR_POLICY:-batch}; wrk -t2 -c$CONNS -d${SECONDS_RUN}s, after ${WARMUP} s of warm-up per server and test"
 echo
 echo "| round | test | server | requests | RPS | p99 | non-2xx | server CPU/request | ÷ its signature |"
 echo "|---:|---|---|---:|---:|---:|---:|---:|---:|"
+if [ "$WARMUP" -gt 0 ]; then
+  for test in issuance introspection; do
+    for side in "${SIDES[@]}"; do
+      generator wrk -t2 -c"$CONNS" -d"${WARMUP}s" -s "$DATA/$side/$test.lua" "$(cat "$DATA/$side/$test.url")" >/dev/null
+    done
+  done
+fi
 for round in $(seq "$ROUNDS"); do
   for test in issuance introspection; do
     for side in "${SIDES[@]}"; do
@@ -163,7 +203,8 @@ rnd, test, side, before, after, hz, out, sig_before, sig_after, sign = sys.argv[
 text = open(out).read()
 n = int(re.search(r"(\d+) requests in", text).group(1))
 rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
-p99 = re.search(r"99%\s+(\S+)", text).group(1)
+# The latency distribution's line, not a stats column that ends in "99%" (91.99%).
+p99 = re.search(r"^\s*99%\s+(\S+)", text, re.M).group(1)
 bad = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
 cpu = (float(after) - float(before)) / float(hz) / max(n, 1) * 1e6
 # Issuance makes one signature a request.

@@ -14,7 +14,10 @@
 #   `hydra serve admin` on ADMIN_PORT, before the real server starts;
 # - `--dev`, only because Hydra refuses a non-HTTPS issuer otherwise (driver/config/helper.go);
 #   it changes cookie flags and allows http redirect URIs, not the token endpoint;
-# - log level warn (no per-request log lines), telemetry off.
+# - log level warn (no per-request log lines), telemetry off;
+# - client secrets hashed with Hydra's default, PBKDF2-SHA256 at 25,000 iterations, checked on
+#   every token request; PBKDF2_ITERATIONS=N (N >= 1) lowers that for clients created after
+#   the start (a stored hash keeps the iterations it was made with).
 # Rerunning with the same DATA_DIR keeps the database, secret, keys and clients.
 set -euo pipefail
 if [ $# -ne 3 ]; then echo "usage: $0 PORT ADMIN_PORT DATA_DIR" >&2; exit 2; fi
@@ -50,6 +53,9 @@ log:
 sqa:
   opt_out: true
 YML
+if [ -n "${PBKDF2_ITERATIONS:-}" ]; then
+  printf 'oauth2:\n  hashers:\n    pbkdf2:\n      iterations: %d\n' "$PBKDF2_ITERATIONS" >>"$DATA/hydra.yml"
+fi
 export DSN="sqlite://$DATA/db.sqlite?_fk=true"
 "$BIN" migrate sql up -e --yes -c "$DATA/hydra.yml" >"$DATA/migrate.log" 2>&1 ||
   { echo "start.sh: migration failed:" >&2; cat "$DATA/migrate.log" >&2; exit 1; }
