@@ -48,7 +48,8 @@ impl RunningServer {
     }
 
     pub fn url(&self, path: &str) -> String {
-        format!("http://{}{}", self.addr, path)
+        let scheme = if self.app.config.tls_cert.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}{}", self.addr, path)
     }
 
     /// Graceful stop: in-flight requests finish, pending writes are committed.

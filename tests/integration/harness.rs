@@ -49,9 +49,24 @@ impl TestServer {
         Self::start_in(dir, config).await
     }
 
+    /// The server over HTTPS, with a self-signed certificate for 127.0.0.1 that the suite's
+    /// clients accept: for relying parties that refuse plain-HTTP endpoints.
+    pub async fn start_tls() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = test_config(dir.path());
+        let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
+        let (cert_path, key_path) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+        std::fs::write(&cert_path, cert.cert.pem()).unwrap();
+        std::fs::write(&key_path, cert.signing_key.serialize_pem()).unwrap();
+        config.issuer = config.issuer.replace("http://", "https://");
+        config.tls_cert = Some(cert_path);
+        config.tls_key = Some(key_path);
+        Self::start_in(dir, config).await
+    }
+
     pub async fn start_in(dir: tempfile::TempDir, config: Config) -> Self {
         let server = RunningServer::start(config).await.expect("server starts");
-        let http = reqwest::Client::builder().redirect(Policy::none()).build().unwrap();
+        let http = http_client(&server).build().unwrap();
         Self { server, dir, http }
     }
 
@@ -94,7 +109,7 @@ impl TestServer {
     }
 
     pub fn browser(&self) -> Browser {
-        let client = reqwest::Client::builder().redirect(Policy::none()).cookie_store(true).build().unwrap();
+        let client = http_client(&self.server).cookie_store(true).build().unwrap();
         Browser { client, base: self.url("") }
     }
 
@@ -132,6 +147,12 @@ impl TestServer {
         let res = browser.authorize(&q).await;
         browser.finish_login(res, username, PASSWORD).await
     }
+}
+
+/// A client that follows no redirect and, when the server runs TLS, accepts its test certificate.
+fn http_client(server: &RunningServer) -> reqwest::ClientBuilder {
+    let tls = server.app.config.tls_cert.is_some();
+    reqwest::Client::builder().redirect(Policy::none()).danger_accept_invalid_certs(tls)
 }
 
 pub struct Browser {

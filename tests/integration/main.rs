@@ -7,6 +7,7 @@ mod crash;
 mod exchange;
 mod harness;
 mod multinode;
+mod openidconnect_rp;
 mod ops;
 #[path = "../common/postgres.rs"]
 mod pg_cluster;
