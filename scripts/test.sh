@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, runnable on a fresh machine: it installs what it needs.
 #   1. Rust unit and integration tests (the integration tests start real servers).
-#   2. End-to-end tests driven by a third-party OpenID Connect client (Python Authlib)
-#      against the built `authrim` binary.
+#   2. End-to-end tests driven by third-party OpenID Connect clients (Python Authlib, and
+#      panva's openid-client on Node.js 20+) against the built `authrim` binary.
 #   PostgreSQL: a throwaway cluster on a free loopback port (installed from Debian's packages
 #   if missing; scripts/pg.sh), for the store contract and multi-node tests; removed at exit.
 #   3. The load-testing pipeline at smoke rates: k6 (built with `go install`), the seeder,
@@ -41,7 +41,11 @@ echo "==> cargo test"
 cargo build --locked --bins
 cargo test --locked
 
-echo "==> end-to-end tests with Authlib"
+echo "==> end-to-end tests with Authlib and openid-client"
+{ need node && need npm; } || apt_install nodejs npm
+node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' ||
+  { echo "openid-client needs Node.js 20 or newer (found $(node --version))" >&2; exit 1; }
+(cd tests/e2e/openid-client && npm ci --silent --no-audit --no-fund)
 VENV=target/e2e-venv
 [ -x "$VENV/bin/pytest" ] || python3 -m venv "$VENV"
 "$VENV/bin/pip" install --quiet --disable-pip-version-check -r tests/e2e/requirements.txt
