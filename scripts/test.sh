@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, runnable on a fresh machine: it installs what it needs.
 #   1. Rust unit and integration tests (the integration tests start real servers).
-#   2. End-to-end tests driven by third-party OpenID Connect clients (Python Authlib, and
-#      panva's openid-client on Node.js 20+) against the built `authrim` binary.
+#   2. End-to-end tests driven by third-party OpenID Connect clients (Python Authlib,
+#      panva's openid-client on Node.js 20+, Go's go-oidc) against the built `authrim` binary.
 #   PostgreSQL: a throwaway cluster on a free loopback port (installed from Debian's packages
 #   if missing; scripts/pg.sh), for the store contract and multi-node tests; removed at exit.
 #   3. The load-testing pipeline at smoke rates: k6 (built with `go install`), the seeder,
@@ -24,6 +24,9 @@ apt_install() {
 if ! need cargo; then
   echo "cargo not found: install Rust from https://rustup.rs (1.85 or newer)" >&2; exit 1
 fi
+if ! need go; then
+  echo "go not found: install Go from https://go.dev/dl (k6 and the go-oidc tests are built with it)" >&2; exit 1
+fi
 need cc || apt_install build-essential
 need python3 || apt_install python3
 python3 -c 'import venv, ensurepip' 2>/dev/null || apt_install python3-venv
@@ -41,7 +44,7 @@ echo "==> cargo test"
 cargo build --locked --bins
 cargo test --locked
 
-echo "==> end-to-end tests with Authlib and openid-client"
+echo "==> end-to-end tests with Authlib, openid-client and go-oidc"
 { need node && need npm; } || apt_install nodejs npm
 node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' ||
   { echo "openid-client needs Node.js 20 or newer (found $(node --version))" >&2; exit 1; }
