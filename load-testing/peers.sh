@@ -183,11 +183,11 @@ echo "- generator policy: ${AUTHRIM_LOAD_GENERATOR_POLICY:-batch}; wrk -t2 -c$CO
 echo
 echo "| round | test | server | requests | RPS | p99 | non-2xx | server CPU/request | ÷ its signature |"
 echo "|---:|---|---|---:|---:|---:|---:|---:|---:|"
+# drive SIDE TEST SECONDS [WRK_OPTION]...: the test's wrk command against the side.
+drive() { generator wrk -t2 -c"$CONNS" -d"$3s" "${@:4}" -s "$DATA/$1/$2.lua" "$(cat "$DATA/$1/$2.url")"; }
 if [ "$WARMUP" -gt 0 ]; then
   for test in issuance introspection; do
-    for side in "${SIDES[@]}"; do
-      generator wrk -t2 -c"$CONNS" -d"${WARMUP}s" -s "$DATA/$side/$test.lua" "$(cat "$DATA/$side/$test.url")" >/dev/null
-    done
+    for side in "${SIDES[@]}"; do drive "$side" "$test" "$WARMUP" >/dev/null; done
   done
 fi
 for round in $(seq "$ROUNDS"); do
@@ -195,7 +195,7 @@ for round in $(seq "$ROUNDS"); do
     for side in "${SIDES[@]}"; do
       pid=$(cat "$DATA/$side/pid")
       before=$(cpu_ticks "$pid") sig_before=$(signing)
-      generator wrk -t2 -c"$CONNS" -d"${SECONDS_RUN}s" --latency -s "$DATA/$side/$test.lua" "$(cat "$DATA/$side/$test.url")" >"$DATA/wrk.out"
+      drive "$side" "$test" "$SECONDS_RUN" --latency >"$DATA/wrk.out"
       after=$(cpu_ticks "$pid") sig_after=$(signing)
       python3 - "$round" "$test" "$side" "$before" "$after" "$(getconf CLK_TCK)" "$DATA/wrk.out" "$sig_before" "$sig_after" "$(cat "$DATA/$side/sign")" <<'PY'
 import re, sys

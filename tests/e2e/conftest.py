@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import secrets
+import json
+import shutil
 import signal
 import socket
 import subprocess
@@ -240,3 +242,39 @@ def pytest_runtest_makereport(item, call):
         report.sections.append(
             ("authrim server log (tail)", _log_tail(log_path, max_chars=8000))
         )
+
+
+RP_REDIRECT_URI = "http://127.0.0.1:9999/cb"
+
+
+@pytest.fixture
+def run_relying_party(authrim_server: AuthrimServer, alice: dict):
+    """Run a relying-party program written with another library (openid-client, go-oidc).
+
+    ``run(name, argv, cwd)`` registers a confidential client (client_secret_basic, code and
+    refresh grants), runs ``argv`` with ISSUER, CLIENT_ID, CLIENT_SECRET, REDIRECT_URI,
+    USERNAME and PASSWORD (Alice's) in its environment, fails the test with the program's
+    output if it exits non-zero, and returns ``(client_id, what it printed)``: the JSON of
+    its last line.
+    """
+
+    def run(name: str, argv: list[str], cwd: Path, timeout: float = 60) -> tuple[str, dict]:
+        if shutil.which(argv[0]) is None:
+            pytest.fail(f"needs {argv[0]} (scripts/test.sh installs or asks for it)", pytrace=False)
+        client_id = authrim_server.unique(name)
+        reg = authrim_server.create_client(
+            client_id=client_id,
+            redirect_uris=[RP_REDIRECT_URI],
+            token_endpoint_auth_method="client_secret_basic",
+            grant_types=["authorization_code", "refresh_token"],
+            scope="openid profile email offline_access",
+        )
+        env = dict(os.environ, ISSUER=authrim_server.issuer, CLIENT_ID=client_id,
+                   CLIENT_SECRET=reg["client_secret"], REDIRECT_URI=RP_REDIRECT_URI,
+                   USERNAME="alice", PASSWORD=alice["password"])
+        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
+                              timeout=timeout)
+        assert done.returncode == 0, f"{name} failed:\n{done.stderr}\n{done.stdout}"
+        return client_id, json.loads(done.stdout.strip().splitlines()[-1])
+
+    return run

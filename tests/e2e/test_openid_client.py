@@ -13,37 +13,18 @@ which ``scripts/test.sh`` does).
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 FLOW = Path(__file__).resolve().parent / "openid-client" / "flow.mjs"
-REDIRECT_URI = "http://127.0.0.1:9999/cb"
 
 
-def test_openid_client_session(authrim_server, alice):
-    node = shutil.which("node")
-    if node is None or not (FLOW.parent / "node_modules" / "openid-client").is_dir():
-        pytest.fail("needs node and `npm ci` in tests/e2e/openid-client (scripts/test.sh does both)",
+def test_openid_client_session(authrim_server, alice, run_relying_party):
+    if not (FLOW.parent / "node_modules" / "openid-client").is_dir():
+        pytest.fail("needs `npm ci` in tests/e2e/openid-client (scripts/test.sh does it)",
                     pytrace=False)
-    client_id = authrim_server.unique("openid-client")
-    reg = authrim_server.create_client(
-        client_id=client_id,
-        redirect_uris=[REDIRECT_URI],
-        token_endpoint_auth_method="client_secret_basic",
-        grant_types=["authorization_code", "refresh_token"],
-        scope="openid profile email offline_access",
-    )
-    env = dict(os.environ, ISSUER=authrim_server.issuer, CLIENT_ID=client_id,
-               CLIENT_SECRET=reg["client_secret"], REDIRECT_URI=REDIRECT_URI,
-               USERNAME="alice", PASSWORD=alice["password"])
-    run = subprocess.run([node, str(FLOW)], env=env, capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, f"openid-client failed:\n{run.stderr}\n{run.stdout}"
-    seen = json.loads(run.stdout.strip().splitlines()[-1])
+    client_id, seen = run_relying_party("openid-client", ["node", str(FLOW)], FLOW.parent)
 
     assert seen["id_token"]["sub"] == alice["id"], seen
     assert seen["id_token"]["iss"] == authrim_server.issuer, seen

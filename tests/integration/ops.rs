@@ -84,26 +84,14 @@ async fn rfc7515_a2_vector_verifies_with_our_verification_path() {
 
 #[tokio::test]
 async fn serves_https_with_secure_cookies_when_given_a_certificate() {
-    let dir = tempfile::tempdir().unwrap();
-    let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
-    let (cert_path, key_path) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-    std::fs::write(&cert_path, cert.cert.pem()).unwrap();
-    std::fs::write(&key_path, cert.signing_key.serialize_pem()).unwrap();
-    let mut config = test_config(dir.path());
-    config.issuer = config.issuer.replace("http://", "https://");
-    config.tls_cert = Some(cert_path);
-    config.tls_key = Some(key_path);
-    let server = authrim::http::server::RunningServer::start(config).await.unwrap();
-    let https = reqwest::Client::builder()
-        .danger_accept_invalid_certs(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let base = format!("https://{}", server.addr);
+    let s = TestServer::start_tls().await;
+    let https = &s.http;
+    let base = s.url("");
+    assert!(base.starts_with("https://"));
     let d: serde_json::Value = https.get(format!("{base}/.well-known/openid-configuration")).send().await.unwrap().json().await.unwrap();
     assert!(d["token_endpoint"].as_str().unwrap().starts_with("https://"));
     // Plain HTTP on the TLS port is not served.
-    assert!(reqwest::get(format!("http://{}/healthz", server.addr)).await.map(|r| !r.status().is_success()).unwrap_or(true));
+    assert!(reqwest::get(format!("http://{}/healthz", s.server.addr)).await.map(|r| !r.status().is_success()).unwrap_or(true));
     // Cookies are Secure under an https issuer.
     let admin = |m: reqwest::Method, p: &str| https.request(m, format!("{base}{p}")).bearer_auth(ADMIN);
     admin(reqwest::Method::POST, "/admin/clients").json(&json!({"client_id": "rp", "redirect_uris": [REDIRECT]})).send().await.unwrap();
@@ -115,7 +103,7 @@ async fn serves_https_with_secure_cookies_when_given_a_certificate() {
         .unwrap();
     let cookie = res.headers()["set-cookie"].to_str().unwrap().to_string();
     assert!(cookie.contains("; Secure"), "{cookie}");
-    server.stop().await.unwrap();
+    s.server.stop().await.unwrap();
 }
 
 /// Value of a Prometheus sample line `name{labels} value`.

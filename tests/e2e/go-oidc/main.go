@@ -143,7 +143,10 @@ func main() {
 	// A token altered after signing must not verify: go-oidc is really checking.
 	// (A character inside the signature: the last one may carry only padding bits.)
 	at := strings.LastIndex(rawID, ".") + 10
-	swap := map[bool]string{true: "B", false: "A"}[rawID[at] == 'A']
+	swap := "A"
+	if rawID[at] == 'A' {
+		swap = "B"
+	}
 	tampered := rawID[:at] + swap + rawID[at+1:]
 	_, tamperedErr := idVerifier.Verify(ctx, tampered)
 
