@@ -6,7 +6,8 @@ use crate::db::Database;
 use crate::grants::GrantRegistry;
 use crate::keys::{KeyManager, Vault};
 use crate::node_sync::NodeSync;
-use crate::ratelimit::LoginLimiter;
+use crate::http::sealed::Sealer;
+use crate::ratelimit::{HashSlots, LoginLimiter};
 use crate::registry::Registry;
 use crate::stores::Stores;
 use std::sync::Arc;
@@ -19,6 +20,10 @@ pub struct App {
     pub db: Database,
     pub grants: GrantRegistry,
     pub login_limiter: LoginLimiter,
+    /// At most a few password hashes at once (`password_hash_concurrency`).
+    pub hash_slots: HashSlots,
+    /// Seals the pending authorization request into the login and consent forms.
+    pub sealer: Sealer,
     pub audit: AuditLog,
     /// PostgreSQL only: how this node keeps its caches in step with the other nodes.
     pub sync: Option<NodeSync>,
@@ -52,8 +57,25 @@ impl App {
             config.login_max_failures_per_account,
             config.login_max_failures_per_address,
             config.login_window,
+            config.login_throttle_max_keys,
         );
-        Ok(Self { config, keys, registry, stores, db, grants: GrantRegistry::standard(), login_limiter, audit, sync })
+        let hash_slots = HashSlots::new(config.password_hash_slots(), config.password_hash_max_waiting);
+        // A sealed form carries a request of at most max_authorization_request_bytes (as the
+        // validated, re-encoded request), so anything much larger is not ours.
+        let sealer = Sealer::new(keys.derived_key("authrim interaction state v1"), 4 * config.max_authorization_request_bytes + 1024);
+        Ok(Self {
+            config,
+            keys,
+            registry,
+            stores,
+            db,
+            grants: GrantRegistry::standard(),
+            login_limiter,
+            hash_slots,
+            sealer,
+            audit,
+            sync,
+        })
     }
 
     pub async fn close(&self) {

@@ -258,7 +258,7 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
                     })
                     .await?;
                 if !created {
-                    anyhow::bail!("a user {:?} already exists", user.username);
+                    anyhow::bail!("the login name {:?} belongs to another user", user.username);
                 }
                 print(serde_json::to_value(&user)?);
             }

@@ -76,6 +76,17 @@ pub struct Config {
     pub login_max_failures_per_account: u32,
     pub login_max_failures_per_address: u32,
     pub login_window: u64,
+    /// Account and address buckets the login throttle tracks at most; past this the buckets
+    /// whose last failure is oldest are dropped first.
+    pub login_throttle_max_keys: usize,
+    /// Password hashes (Argon2id) computed at once; 0 = half the cores, at least one. Keeps
+    /// a flood of sign-in attempts from taking every core from token issuance.
+    pub password_hash_concurrency: usize,
+    /// Sign-in attempts that may wait for a hashing slot; more are refused at once (503).
+    pub password_hash_max_waiting: usize,
+    /// The largest authorization request accepted: bytes of the encoded query string (GET)
+    /// or form body (POST). A larger one is refused before it is parsed.
+    pub max_authorization_request_bytes: usize,
     /// The test-only bulk interface (`/test/...`), for load-test seeding. Never in production.
     pub enable_test_endpoints: bool,
     /// Allow the test endpoints with a non-localhost issuer (a deliberate, loud override).
@@ -129,6 +140,10 @@ impl Default for Config {
             login_max_failures_per_account: 5,
             login_max_failures_per_address: 20,
             login_window: 900,
+            login_throttle_max_keys: 100_000,
+            password_hash_concurrency: 0,
+            password_hash_max_waiting: 64,
+            max_authorization_request_bytes: 8 * 1024,
             enable_test_endpoints: false,
             force_test_endpoints: false,
         }
@@ -174,6 +189,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_LOGIN_MAX_FAILURES_PER_ACCOUNT", "login_max_failures_per_account"),
     ("AUTHRIM_LOGIN_MAX_FAILURES_PER_ADDRESS", "login_max_failures_per_address"),
     ("AUTHRIM_LOGIN_WINDOW", "login_window"),
+    ("AUTHRIM_LOGIN_THROTTLE_MAX_KEYS", "login_throttle_max_keys"),
+    ("AUTHRIM_PASSWORD_HASH_CONCURRENCY", "password_hash_concurrency"),
+    ("AUTHRIM_PASSWORD_HASH_MAX_WAITING", "password_hash_max_waiting"),
+    ("AUTHRIM_MAX_AUTHORIZATION_REQUEST_BYTES", "max_authorization_request_bytes"),
     ("AUTHRIM_ENABLE_TEST_ENDPOINTS", "enable_test_endpoints"),
     ("AUTHRIM_FORCE_TEST_ENDPOINTS", "force_test_endpoints"),
 ];
@@ -183,7 +202,8 @@ const NUMERIC_KEYS: &[&str] = &[
     "code_shards", "session_shards", "challenge_shards", "revocation_shards", "refresh_shards", "key_cache_ttl", "key_publish_delay",
     "refresh_reuse_grace", "refresh_token_ttl", "refresh_token_idle_ttl",
     "max_body_bytes", "login_max_failures_per_account", "login_max_failures_per_address",
-    "login_window", "database_pool_size", "database_timeout_ms", "database_startup_wait", "revocation_max_staleness_ms",
+    "login_window", "login_throttle_max_keys", "password_hash_concurrency", "password_hash_max_waiting",
+    "max_authorization_request_bytes", "database_pool_size", "database_timeout_ms", "database_startup_wait", "revocation_max_staleness_ms",
 ];
 const BOOL_KEYS: &[&str] =
     &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints"];
@@ -255,6 +275,9 @@ impl Config {
                 );
             }
         }
+        if self.login_throttle_max_keys < 1_000 || self.max_authorization_request_bytes < 1_024 {
+            anyhow::bail!("login_throttle_max_keys must be at least 1000 and max_authorization_request_bytes at least 1024");
+        }
         if self.tls_cert.is_some() != self.tls_key.is_some() {
             anyhow::bail!("tls_cert and tls_key must be given together");
         }
@@ -287,6 +310,14 @@ impl Config {
     /// The issuer without a trailing slash, the prefix of every endpoint URL.
     pub fn base_url(&self) -> &str {
         self.issuer.trim_end_matches('/')
+    }
+
+    /// Password hashes computed at once (`password_hash_concurrency`, 0 = half the cores).
+    pub fn password_hash_slots(&self) -> usize {
+        match self.password_hash_concurrency {
+            0 => (std::thread::available_parallelism().map_or(1, |n| n.get()) / 2).max(1),
+            n => n,
+        }
     }
 
     pub fn secure_cookies(&self) -> bool {

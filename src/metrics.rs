@@ -125,8 +125,10 @@ impl StoreTimer {
         Self { store, shard: shard as u32, start: std::time::Instant::now(), end: None }
     }
 
-    pub fn answered_at(&mut self, at: std::time::Instant) {
-        self.end = Some(at);
+    /// The store had its answer at `at` (a durable write's commit); `None` for an answer
+    /// that needed no write.
+    pub fn answered_at(&mut self, at: impl Into<Option<std::time::Instant>>) {
+        self.end = at.into();
     }
 }
 

@@ -1,64 +1,214 @@
-//! Failed-login throttling, per account name and per client address, over a sliding window.
-//! Keys are what the form says, whether or not such a user exists, so the limiter reveals
-//! nothing about which accounts exist.
+//! Sign-in throttling: failed logins per account and per client address over a sliding
+//! window, and a bound on how many password hashes run at once.
+//!
+//! An attempt is *reserved* before its password is checked and settled after: attempts in
+//! flight count against the limits, so N parallel guesses against one account evaluate at
+//! most as many passwords as the limit allows, and a locked account refuses the right
+//! password too until its window has slid past the failures. The account bucket is keyed by
+//! the account (whatever name or e-mail was typed for it); a name that matches no account has
+//! a bucket of its own, so the limiter behaves the same either way and reveals nothing about
+//! which accounts exist.
 
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio::sync::Semaphore;
 
 pub struct LoginLimiter {
     per_account: u32,
     per_address: u32,
     window: u64,
-    failures: Mutex<HashMap<String, VecDeque<u64>>>,
+    max_keys: usize,
+    buckets: Mutex<HashMap<String, Bucket>>,
 }
 
-const MAX_TRACKED_KEYS: usize = 100_000;
+#[derive(Default)]
+struct Bucket {
+    failures: VecDeque<u64>,
+    in_flight: u32,
+}
+
+impl Bucket {
+    fn slide(&mut self, now: u64, window: u64) {
+        while self.failures.front().is_some_and(|t| t + window <= now) {
+            self.failures.pop_front();
+        }
+    }
+
+    fn idle(&self) -> bool {
+        self.in_flight == 0 && self.failures.is_empty()
+    }
+}
+
+/// A reserved sign-in attempt. Settle it with `failed` or `succeeded`; one dropped unsettled
+/// (its request was abandoned mid-check) counts as a failure.
+pub struct Attempt<'a> {
+    limiter: &'a LoginLimiter,
+    keys: [String; 2],
+    settled: bool,
+}
 
 impl LoginLimiter {
-    pub fn new(per_account: u32, per_address: u32, window: u64) -> Self {
-        Self { per_account, per_address, window, failures: Mutex::new(HashMap::new()) }
+    pub fn new(per_account: u32, per_address: u32, window: u64, max_keys: usize) -> Self {
+        Self { per_account, per_address, window, max_keys, buckets: Mutex::new(HashMap::new()) }
     }
 
-    fn keys(login: &str, address: &str) -> [(String, bool); 2] {
-        [(format!("acct:{}", login.trim().to_lowercase()), true), (format!("addr:{address}"), false)]
-    }
-
-    /// Whether another attempt for this account from this address may be tried now.
-    pub fn allowed(&self, login: &str, address: &str, now: u64) -> bool {
-        let mut map = self.failures.lock();
-        Self::keys(login, address).iter().all(|(key, is_account)| {
-            let limit = if *is_account { self.per_account } else { self.per_address } as usize;
-            match map.get_mut(key) {
-                Some(q) => {
-                    while q.front().is_some_and(|t| *t + self.window <= now) {
-                        q.pop_front();
-                    }
-                    q.len() < limit
+    /// Reserve an attempt for the account bucket `account` (see `account_key`) from `address`,
+    /// or `None` while either bucket's failures and attempts in flight reach its limit.
+    pub fn begin(&self, account: &str, address: &str, now: u64) -> Option<Attempt<'_>> {
+        let keys = [format!("acct:{account}"), format!("addr:{address}")];
+        let limits = [self.per_account, self.per_address];
+        let mut map = self.buckets.lock();
+        for (key, limit) in keys.iter().zip(limits) {
+            if let Some(b) = map.get_mut(key) {
+                b.slide(now, self.window);
+                if b.failures.len() as u64 + u64::from(b.in_flight) >= u64::from(limit) {
+                    return None;
                 }
-                None => true,
             }
-        })
+        }
+        for key in &keys {
+            if !map.contains_key(key) {
+                self.make_room(&mut map, now);
+            }
+            map.entry(key.clone()).or_default().in_flight += 1;
+        }
+        Some(Attempt { limiter: self, keys, settled: false })
     }
 
-    pub fn record_failure(&self, login: &str, address: &str, now: u64) {
-        let mut map = self.failures.lock();
-        if map.len() >= MAX_TRACKED_KEYS {
-            let window = self.window;
-            map.retain(|_, q| q.back().is_some_and(|t| t + window > now));
+    /// Keep the map within `max_keys`: drop idle buckets, then those whose last failure is
+    /// oldest. Buckets with attempts in flight are never dropped.
+    fn make_room(&self, map: &mut HashMap<String, Bucket>, now: u64) {
+        if map.len() < self.max_keys {
+            return;
         }
-        for (key, _) in Self::keys(login, address) {
-            map.entry(key).or_default().push_back(now);
+        let window = self.window;
+        map.retain(|_, b| {
+            b.slide(now, window);
+            !b.idle()
+        });
+        if map.len() < self.max_keys {
+            return;
+        }
+        let mut by_age: Vec<(u64, String)> = map
+            .iter()
+            .filter(|(_, b)| b.in_flight == 0)
+            .map(|(k, b)| (b.failures.back().copied().unwrap_or(0), k.clone()))
+            .collect();
+        by_age.sort_unstable();
+        let excess = map.len() - self.max_keys * 9 / 10;
+        for (_, key) in by_age.into_iter().take(excess) {
+            map.remove(&key);
         }
     }
 
-    /// A successful login clears the account's failures (not the address's).
-    pub fn record_success(&self, login: &str) {
-        self.failures.lock().remove(&format!("acct:{}", login.trim().to_lowercase()));
+    fn settle(&self, keys: &[String; 2], outcome: Outcome) {
+        let mut map = self.buckets.lock();
+        for (i, key) in keys.iter().enumerate() {
+            let Some(b) = map.get_mut(key) else { continue };
+            b.in_flight = b.in_flight.saturating_sub(1);
+            match outcome {
+                Outcome::Failed(t) => b.failures.push_back(t),
+                // A success clears the account's failures, not the address's.
+                Outcome::Succeeded if i == 0 => b.failures.clear(),
+                Outcome::Succeeded | Outcome::Unchecked => {}
+            }
+            if b.idle() {
+                map.remove(key);
+            }
+        }
     }
 
     pub fn prune(&self, now: u64) {
         let window = self.window;
-        self.failures.lock().retain(|_, q| q.back().is_some_and(|t| t + window > now));
+        self.buckets.lock().retain(|_, b| {
+            b.slide(now, window);
+            !b.idle()
+        });
+    }
+
+    pub fn tracked_keys(&self) -> usize {
+        self.buckets.lock().len()
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Outcome {
+    Failed(u64),
+    Succeeded,
+    /// The password was never checked (the server was too busy): nothing to count.
+    Unchecked,
+}
+
+impl Attempt<'_> {
+    pub fn failed(mut self, now: u64) {
+        self.settled = true;
+        self.limiter.settle(&self.keys, Outcome::Failed(now));
+    }
+
+    pub fn succeeded(mut self) {
+        self.settled = true;
+        self.limiter.settle(&self.keys, Outcome::Succeeded);
+    }
+
+    /// Give the place back without a verdict: the password was not checked.
+    pub fn unchecked(mut self) {
+        self.settled = true;
+        self.limiter.settle(&self.keys, Outcome::Unchecked);
+    }
+}
+
+impl Drop for Attempt<'_> {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.limiter.settle(&self.keys, Outcome::Failed(crate::util::now()));
+        }
+    }
+}
+
+/// The account bucket for what was typed into the login form: the account's id when the name
+/// or e-mail belongs to one, else the typed name in its normalized form.
+pub fn account_key(user_id: Option<&str>, typed: &str) -> String {
+    match user_id {
+        Some(id) => format!("user:{id}"),
+        None => format!("name:{}", crate::registry::users::login_key(typed)),
+    }
+}
+
+/// At most `slots` password hashes at once, on the blocking pool; at most `max_waiting`
+/// callers queue for a slot, and the rest are turned away at once.
+pub struct HashSlots {
+    slots: Semaphore,
+    waiting: AtomicUsize,
+    max_waiting: usize,
+}
+
+impl HashSlots {
+    pub fn new(slots: usize, max_waiting: usize) -> Self {
+        Self { slots: Semaphore::new(slots.max(1)), waiting: AtomicUsize::new(0), max_waiting }
+    }
+
+    /// Run `f` (a password hash) when a slot is free; `None` when too many already wait.
+    pub async fn run<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+        let _permit = match self.slots.try_acquire() {
+            Ok(p) => p,
+            Err(_) => {
+                if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.max_waiting {
+                    self.waiting.fetch_sub(1, Ordering::AcqRel);
+                    return None;
+                }
+                // Leaves the queue however the wait ends, also when the caller gives up.
+                struct Queued<'a>(&'a AtomicUsize);
+                impl Drop for Queued<'_> {
+                    fn drop(&mut self) {
+                        self.0.fetch_sub(1, Ordering::AcqRel);
+                    }
+                }
+                let _queued = Queued(&self.waiting);
+                self.slots.acquire().await.ok()?
+            }
+        };
+        tokio::task::spawn_blocking(f).await.ok()
     }
 }
 
@@ -68,22 +218,95 @@ mod tests {
 
     #[test]
     fn account_limit_then_window_expiry() {
-        let l = LoginLimiter::new(3, 100, 60);
+        let l = LoginLimiter::new(3, 100, 60, 1_000);
         for _ in 0..3 {
-            assert!(l.allowed("Alice", "1.2.3.4", 1000));
-            l.record_failure("Alice", "1.2.3.4", 1000);
+            l.begin("alice", "1.2.3.4", 1000).unwrap().failed(1000);
         }
-        assert!(!l.allowed("alice", "5.6.7.8", 1001), "account limit is per account, any address");
-        assert!(l.allowed("bob", "1.2.3.4", 1001));
-        assert!(l.allowed("alice", "5.6.7.8", 1060), "window slid past the failures");
+        assert!(l.begin("alice", "5.6.7.8", 1001).is_none(), "account limit is per account, any address");
+        assert!(l.begin("bob", "1.2.3.4", 1001).is_some());
+        assert!(l.begin("alice", "5.6.7.8", 1060).is_some(), "window slid past the failures");
     }
 
     #[test]
     fn address_limit_spans_accounts() {
-        let l = LoginLimiter::new(100, 2, 60);
-        l.record_failure("a", "9.9.9.9", 10);
-        l.record_failure("b", "9.9.9.9", 10);
-        assert!(!l.allowed("c", "9.9.9.9", 11));
-        assert!(l.allowed("c", "8.8.8.8", 11));
+        let l = LoginLimiter::new(100, 2, 60, 1_000);
+        l.begin("a", "9.9.9.9", 10).unwrap().failed(10);
+        l.begin("b", "9.9.9.9", 10).unwrap().failed(10);
+        assert!(l.begin("c", "9.9.9.9", 11).is_none());
+        assert!(l.begin("c", "8.8.8.8", 11).is_some());
+    }
+
+    #[test]
+    fn attempts_in_flight_count_against_the_limit() {
+        let l = LoginLimiter::new(5, 100, 60, 1_000);
+        let held: Vec<_> = (0..5).map(|i| l.begin("alice", &format!("10.0.0.{i}"), 1).unwrap()).collect();
+        assert!(l.begin("alice", "10.0.0.9", 1).is_none(), "five guesses in flight fill the bucket");
+        let mut held = held.into_iter();
+        held.next().unwrap().succeeded();
+        assert!(l.begin("alice", "10.0.0.9", 1).is_some(), "a settled success frees its place");
+    }
+
+    #[test]
+    fn an_abandoned_attempt_counts_as_a_failure() {
+        let l = LoginLimiter::new(1, 100, 60, 1_000);
+        drop(l.begin("alice", "1.1.1.1", crate::util::now()).unwrap());
+        assert!(l.begin("alice", "1.1.1.1", crate::util::now()).is_none());
+    }
+
+    #[test]
+    fn the_map_stays_bounded_and_keeps_busy_buckets() {
+        let l = LoginLimiter::new(5, 1_000_000, 60, 1_000);
+        let busy = l.begin("victim", "1.1.1.1", 1).unwrap();
+        for i in 0..5_000 {
+            l.begin(&format!("spray{i}"), "1.1.1.1", 1).unwrap().failed(1);
+        }
+        assert!(l.tracked_keys() <= 1_000, "{} buckets", l.tracked_keys());
+        busy.failed(1);
+        let map = l.buckets.lock();
+        assert_eq!(map.get("acct:victim").map(|b| b.failures.len()), Some(1), "a bucket in use was not evicted");
+    }
+
+    #[test]
+    fn the_account_key_is_the_account_whatever_was_typed() {
+        assert_eq!(account_key(Some("u1"), "bob"), account_key(Some("u1"), "BOB@EXAMPLE.COM"));
+        assert_eq!(account_key(None, " Bob "), account_key(None, "bob"));
+        assert_ne!(account_key(None, "bob"), account_key(Some("bob"), "bob"));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn hash_slots_bound_concurrency_and_turn_away_the_excess() {
+        use std::sync::Arc;
+        let slots = Arc::new(HashSlots::new(1, 2));
+        let running = Arc::new(AtomicUsize::new(0));
+        let peak = Arc::new(AtomicUsize::new(0));
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let released = Arc::new(parking_lot::Mutex::new(released));
+        let mut tasks = Vec::new();
+        for _ in 0..3 {
+            let (slots, running, peak, released) = (slots.clone(), running.clone(), peak.clone(), released.clone());
+            tasks.push(tokio::spawn(async move {
+                slots
+                    .run(move || {
+                        let n = running.fetch_add(1, Ordering::SeqCst) + 1;
+                        peak.fetch_max(n, Ordering::SeqCst);
+                        let _ = released.lock().recv();
+                        running.fetch_sub(1, Ordering::SeqCst);
+                    })
+                    .await
+            }));
+        }
+        // One hashing, two queued: a fourth finds the queue full and is turned away at once.
+        while slots.waiting.load(Ordering::SeqCst) < 2 {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        assert!(slots.run(|| ()).await.is_none());
+        for _ in 0..3 {
+            release.send(()).unwrap();
+        }
+        for t in tasks {
+            assert!(t.await.unwrap().is_some());
+        }
+        assert_eq!(peak.load(Ordering::SeqCst), 1, "one hash at a time");
+        assert!(HashSlots::new(1, 0).run(|| ()).await.is_some(), "a free slot needs no queue");
     }
 }

@@ -3,6 +3,11 @@
 //! committed. Everything queued while one transaction commits goes into the next, so the cost
 //! of a commit (an fsync under `synchronous=FULL`) is shared by every request in the batch.
 //!
+//! A write may carry an `OnCommit` callback, which the writer thread runs once the write's
+//! fate is known (committed, or not) and before the caller is answered. The stores apply a
+//! change to memory there, so memory never holds what the disk does not, and an abandoned
+//! caller (a client that hung up) cannot leave the two apart.
+//!
 //! The queue is bounded: when it is full, senders wait (back-pressure) rather than dropping
 //! writes. Shutdown drains the queue before the thread exits.
 
@@ -17,8 +22,38 @@ type WriteFn = Box<dyn FnOnce(&Connection) -> StoreResult<()> + Send>;
 /// Answered with the instant the write's transaction committed (durable).
 type Ack = Option<oneshot::Sender<StoreResult<Instant>>>;
 
+/// Runs exactly once with whether the write committed: explicitly by the writer, or on drop
+/// (false) when the write never reached a transaction (queue dropped, writer gone).
+pub struct OnCommit(Option<Box<dyn FnOnce(bool) + Send>>);
+
+impl OnCommit {
+    pub fn new(f: impl FnOnce(bool) + Send + 'static) -> Self {
+        Self(Some(Box::new(f)))
+    }
+
+    fn run(mut self, committed: bool) {
+        if let Some(f) = self.0.take() {
+            f(committed);
+        }
+    }
+}
+
+impl Drop for OnCommit {
+    fn drop(&mut self) {
+        if let Some(f) = self.0.take() {
+            f(false);
+        }
+    }
+}
+
+struct Job {
+    f: WriteFn,
+    ack: Ack,
+    then: Option<OnCommit>,
+}
+
 enum Msg {
-    Write(WriteFn, Ack),
+    Write(Job),
     Stop(std::sync::mpsc::Sender<()>),
 }
 
@@ -38,9 +73,39 @@ pub struct Journal {
     stats: Arc<JournalStats>,
 }
 
+/// A place in the writer's queue, taken before a store decides anything, so that sending the
+/// decided write cannot wait (and so cannot be abandoned half-way).
+pub struct Slot<'a>(mpsc::Permit<'a, Msg>);
+
+impl Slot<'_> {
+    /// Queue `f`; `then` runs on the writer thread once its fate is known, before the answer.
+    pub fn send<F, E>(self, f: F, then: OnCommit) -> Pending
+    where
+        F: FnOnce(&Connection) -> Result<(), E> + Send + 'static,
+        E: Into<StoreError>,
+    {
+        let (ack, done) = oneshot::channel();
+        self.0.send(Msg::Write(Job { f: Box::new(move |c| f(c).map_err(Into::into)), ack: Some(ack), then: Some(then) }));
+        Pending(done)
+    }
+}
+
+/// The answer to a write sent through a `Slot`.
+pub struct Pending(oneshot::Receiver<StoreResult<Instant>>);
+
+impl Pending {
+    pub async fn committed(self) -> StoreResult<Instant> {
+        self.0.await.map_err(|_| StoreError::WriterGone)?
+    }
+}
+
 impl Journal {
     /// Start the writer thread on `conn`.
     pub fn start(conn: Connection) -> Self {
+        Self::start_with(conn, Faults::none())
+    }
+
+    fn start_with(conn: Connection, faults: Faults) -> Self {
         let (tx, rx) = mpsc::channel(QUEUE_CAPACITY);
         let stats = Arc::new(JournalStats::default());
         let thread_stats = stats.clone();
@@ -48,7 +113,7 @@ impl Journal {
             .name("authrim-journal".into())
             .spawn(move || {
                 ask_for_short_slices();
-                run(conn, rx, thread_stats)
+                run(conn, rx, thread_stats, faults)
             })
             .expect("cannot spawn the database writer thread");
         Journal { tx, stats }
@@ -63,10 +128,15 @@ impl Journal {
     {
         let (ack, done) = oneshot::channel();
         self.tx
-            .send(Msg::Write(Box::new(move |c| f(c).map_err(Into::into)), Some(ack)))
+            .send(Msg::Write(Job { f: Box::new(move |c| f(c).map_err(Into::into)), ack: Some(ack), then: None }))
             .await
             .map_err(|_| StoreError::WriterGone)?;
         done.await.map_err(|_| StoreError::WriterGone)?
+    }
+
+    /// Reserve a place in the queue (waits while the queue is full).
+    pub async fn reserve(&self) -> StoreResult<Slot<'_>> {
+        self.tx.reserve().await.map(Slot).map_err(|_| StoreError::WriterGone)
     }
 
     /// Queue `f` without waiting for its commit: for housekeeping whose loss costs nothing
@@ -76,7 +146,10 @@ impl Journal {
         F: FnOnce(&Connection) -> Result<(), E> + Send + 'static,
         E: Into<StoreError>,
     {
-        self.tx.send(Msg::Write(Box::new(move |c| f(c).map_err(Into::into)), None)).await.map_err(|_| StoreError::WriterGone)
+        self.tx
+            .send(Msg::Write(Job { f: Box::new(move |c| f(c).map_err(Into::into)), ack: None, then: None }))
+            .await
+            .map_err(|_| StoreError::WriterGone)
     }
 
     /// Commit everything queued so far and stop the writer. Waits for the thread to finish.
@@ -89,6 +162,53 @@ impl Journal {
 
     pub fn stats(&self) -> &JournalStats {
         &self.stats
+    }
+}
+
+/// Injected failures, for the tests that prove what a failed or interrupted write leaves
+/// behind. Production journals have none (`Faults::none`), and pay one branch per batch.
+#[derive(Clone, Default)]
+struct Faults(Option<Arc<FaultPlan>>);
+
+#[derive(Default)]
+struct FaultPlan {
+    /// The writer "dies" when it is about to run this many-th write (1-based; 0 = never):
+    /// that write's transaction is rolled back, nothing more is written and no one is answered
+    /// but with an error, as after a kill between two statements.
+    crash_at_write: AtomicU64,
+    /// Roll back (instead of committing) each batch with this probability, per mille: a disk
+    /// that refuses a commit.
+    fail_commit_per_mille: AtomicU64,
+    seed: AtomicU64,
+    writes_seen: AtomicU64,
+}
+
+impl Faults {
+    fn none() -> Self {
+        Self(None)
+    }
+
+    /// Whether the writer dies now, before running one more write.
+    fn crash_now(&self) -> bool {
+        let Some(p) = &self.0 else { return false };
+        let n = p.writes_seen.fetch_add(1, Ordering::Relaxed) + 1;
+        let at = p.crash_at_write.load(Ordering::Relaxed);
+        at != 0 && n >= at
+    }
+
+    fn fail_commit(&self) -> bool {
+        let Some(p) = &self.0 else { return false };
+        let per_mille = p.fail_commit_per_mille.load(Ordering::Relaxed);
+        if per_mille == 0 {
+            return false;
+        }
+        // xorshift: deterministic for a given seed, so a failing trial can be replayed.
+        let mut x = p.seed.load(Ordering::Relaxed) | 1;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        p.seed.store(x, Ordering::Relaxed);
+        x % 1000 < per_mille
     }
 }
 
@@ -152,24 +272,33 @@ mod sched_slice {
     }
 }
 
-fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>, stats: Arc<JournalStats>) {
-    let mut batch: Vec<(WriteFn, Ack)> = Vec::with_capacity(MAX_BATCH);
+fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>, stats: Arc<JournalStats>, faults: Faults) {
+    let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     let mut stop: Option<std::sync::mpsc::Sender<()>> = None;
     while stop.is_none() {
         match rx.blocking_recv() {
-            Some(Msg::Write(f, ack)) => batch.push((f, ack)),
+            Some(Msg::Write(job)) => batch.push(job),
             Some(Msg::Stop(done)) => stop = Some(done),
             None => break,
         }
         while batch.len() < MAX_BATCH && stop.is_none() {
             match rx.try_recv() {
-                Ok(Msg::Write(f, ack)) => batch.push((f, ack)),
+                Ok(Msg::Write(job)) => batch.push(job),
                 Ok(Msg::Stop(done)) => stop = Some(done),
                 Err(_) => break,
             }
         }
-        if !batch.is_empty() {
-            commit_batch(&conn, &mut batch, &stats);
+        if !batch.is_empty() && commit_batch(&conn, &mut batch, &stats, &faults).is_err() {
+            // Injected crash: the connection goes as a killed process's would, and every
+            // write from now on is dropped unanswered (each OnCommit reports `false` as it
+            // drops) until the last sender is gone.
+            drop(conn);
+            while let Some(msg) = rx.blocking_recv() {
+                if let Msg::Stop(done) = msg {
+                    let _ = done.send(());
+                }
+            }
+            return;
         }
     }
     // Stop arrived: everything sent before it has been committed above.
@@ -178,24 +307,29 @@ fn run(conn: Connection, mut rx: mpsc::Receiver<Msg>, stats: Arc<JournalStats>) 
     }
 }
 
-fn commit_batch(
-    conn: &Connection,
-    batch: &mut Vec<(WriteFn, Ack)>,
-    stats: &JournalStats,
-) {
-    let mut results: Vec<(StoreResult<()>, Ack)> = Vec::with_capacity(batch.len());
+/// Err only for an injected crash.
+fn commit_batch(conn: &Connection, batch: &mut Vec<Job>, stats: &JournalStats, faults: &Faults) -> Result<(), ()> {
+    let mut results: Vec<(StoreResult<()>, Ack, Option<OnCommit>)> = Vec::with_capacity(batch.len());
     if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
         tracing::error!(error = %e, "journal: cannot begin transaction");
-        for (_, ack) in batch.drain(..) {
+        for job in batch.drain(..) {
             stats.failed_writes.fetch_add(1, Ordering::Relaxed);
-            if let Some(ack) = ack {
+            if let Some(then) = job.then {
+                then.run(false);
+            }
+            if let Some(ack) = job.ack {
                 let _ = ack.send(Err(StoreError::Database(e.to_string())));
             }
         }
-        return;
+        return Ok(());
     }
-    for (f, ack) in batch.drain(..) {
+    for job in batch.drain(..) {
+        if faults.crash_now() {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(());
+        }
         // A savepoint per write: one failing statement must not take its neighbours down.
+        let f = job.f;
         let r = conn
             .execute_batch("SAVEPOINT w")
             .map_err(StoreError::from)
@@ -204,13 +338,23 @@ fn commit_batch(
         if r.is_err() {
             let _ = conn.execute_batch("ROLLBACK TO w; RELEASE w");
         }
-        results.push((r, ack));
+        results.push((r, job.ack, job.then));
     }
-    let commit = conn.execute_batch("COMMIT");
+    let commit = if faults.fail_commit() {
+        Err(rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL), Some("injected".into())))
+    } else {
+        conn.execute_batch("COMMIT")
+    };
     let committed_at = Instant::now();
+    if let Err(e) = &commit {
+        tracing::error!(error = %e, "journal: commit failed");
+        // A failed COMMIT may leave the transaction open; end it before anyone hears back,
+        // so that the next batch starts clean and nothing of this one survives.
+        let _ = conn.execute_batch("ROLLBACK");
+    }
     stats.commits.fetch_add(1, Ordering::Relaxed);
     crate::metrics::METRICS.db_commits.inc();
-    for (r, ack) in results {
+    for (r, ack, then) in results {
         let r = match (&commit, r) {
             (Err(e), _) => Err(StoreError::Database(e.to_string())),
             (Ok(()), r) => r,
@@ -221,13 +365,43 @@ fn commit_batch(
             stats.writes.fetch_add(1, Ordering::Relaxed);
             crate::metrics::METRICS.db_writes.inc();
         }
+        // Memory first, then the answer: a caller that hears "done" reads its own write.
+        if let Some(then) = then {
+            then.run(r.is_ok());
+        }
         if let Some(ack) = ack {
             let _ = ack.send(r.map(|()| committed_at));
         }
     }
-    if let Err(e) = commit {
-        tracing::error!(error = %e, "journal: commit failed");
-        let _ = conn.execute_batch("ROLLBACK");
+    Ok(())
+}
+
+/// Test-only handles on a journal with injected faults.
+#[cfg(test)]
+pub(crate) mod faults {
+    use super::*;
+
+    pub struct FaultyJournal {
+        pub journal: Journal,
+        plan: Arc<FaultPlan>,
+    }
+
+    impl FaultyJournal {
+        pub fn start(conn: Connection, seed: u64) -> Self {
+            let plan = Arc::new(FaultPlan { seed: AtomicU64::new(seed), ..Default::default() });
+            let journal = Journal::start_with(conn, Faults(Some(plan.clone())));
+            Self { journal, plan }
+        }
+
+        /// Die when about to run the `n`-th write from now on (n ≥ 1).
+        pub fn crash_after(&self, n: u64) {
+            let seen = self.plan.writes_seen.load(Ordering::Relaxed);
+            self.plan.crash_at_write.store(seen + n, Ordering::Relaxed);
+        }
+
+        pub fn fail_commits(&self, per_mille: u64) {
+            self.plan.fail_commit_per_mille.store(per_mille, Ordering::Relaxed);
+        }
     }
 }
 

@@ -8,7 +8,7 @@
 //! Code off the hot path (registry, keys, audit, CLI) talks to either through the small
 //! [`Sql`] seam; the hot-path stores have one implementation per backend.
 
-mod journal;
+pub(crate) mod journal;
 pub mod postgres;
 mod schema;
 pub mod sql;
@@ -31,6 +31,9 @@ pub enum StoreError {
     Unavailable(String),
     #[error("the database writer has stopped")]
     WriterGone,
+    /// The write would break a uniqueness rule (a login name taken by another user): 409.
+    #[error("conflict: {0}")]
+    Conflict(String),
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -41,7 +44,12 @@ impl From<rusqlite::Error> for StoreError {
 
 impl From<StoreError> for crate::error::OAuthError {
     fn from(e: StoreError) -> Self {
-        crate::error::OAuthError::internal("store", e)
+        match e {
+            StoreError::Conflict(what) => {
+                crate::error::OAuthError::invalid_request(what).with_status(axum::http::StatusCode::CONFLICT)
+            }
+            e => crate::error::OAuthError::internal("store", e),
+        }
     }
 }
 
@@ -71,6 +79,17 @@ impl SqliteDb {
 impl Database {
     /// Open the configured backend and bring its schema up to date.
     pub async fn open(config: &Config) -> anyhow::Result<Self> {
+        let db = Self::open_backend(config).await?;
+        // Data written before a migration that needs filling from Rust (login names are
+        // normalized by Unicode rules SQL does not have). A no-op once done.
+        let conflicts = db.write(crate::registry::users::backfill_login_names).await?;
+        if conflicts > 0 {
+            tracing::warn!(conflicts, "some users share a login name; each such name signs in its first owner only");
+        }
+        Ok(db)
+    }
+
+    async fn open_backend(config: &Config) -> anyhow::Result<Self> {
         match config.database_url.as_deref() {
             Some(url) => {
                 let options = postgres::PgOptions {

@@ -85,6 +85,14 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     );
     CREATE INDEX audit_events_at ON audit_events(at);
     "#,
+), (
+    3,
+    // Every name a user signs in with (username, e-mail), in its normalized form
+    // (`users::login_key`): one owner per name, across both kinds, whatever the case.
+    r#"
+    CREATE TABLE login_names (name TEXT PRIMARY KEY, user_id TEXT NOT NULL);
+    CREATE INDEX login_names_user ON login_names(user_id);
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

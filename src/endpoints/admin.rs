@@ -123,16 +123,14 @@ async fn list_users(State(app): State<AppState>) -> AdminResult {
 async fn create_user(State(app): State<AppState>, body: Bytes) -> AdminResult {
     let input: UserInput = parse(&body)?;
     let username = input.username.clone().unwrap_or_default();
+    // Checked again, atomically, when the user is saved; this spares a password hash.
     if app.registry.user_by_login(&username).is_some() {
-        return Err(OAuthError::invalid_request("a user with this username already exists"));
+        return Err(crate::db::StoreError::Conflict("a user with this login name already exists".into()).into());
     }
     let user = tokio::task::spawn_blocking(move || users::new_user(input))
         .await
         .map_err(|e| OAuthError::internal("hashing", e))?
         .map_err(OAuthError::invalid_request)?;
-    if user.email().is_some_and(|e| app.registry.user_by_login(e).is_some()) {
-        return Err(OAuthError::invalid_request("a user with this e-mail already exists"));
-    }
     app.registry.save_user(user.clone()).await?;
     Ok((StatusCode::CREATED, Json(user)).into_response())
 }

@@ -11,9 +11,9 @@ use crate::http::cookies;
 use crate::http::pages::{self, LoginPage};
 use crate::http::params::{is_form, Params};
 use crate::registry::Client;
-use crate::stores::{ChallengeRecord, CodeGrant, Session};
+use crate::stores::{CodeGrant, Session};
 use crate::tokens::claims_request;
-use crate::util::{now, random_token, sha256, split_list};
+use crate::util::{now, random_token, split_list};
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -53,15 +53,31 @@ enum Rejection {
 }
 
 pub async fn get(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
-    let params = Params::parse(query.unwrap_or_default().as_bytes());
-    authorize(&app, &headers, params).await
+    let query = query.unwrap_or_default();
+    if let Some(refused) = too_large(&app, query.len()) {
+        return refused;
+    }
+    authorize(&app, &headers, Params::parse(query.as_bytes())).await
 }
 
 pub async fn post(State(app): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
     if !is_form(&headers) {
         return pages::error_page(StatusCode::BAD_REQUEST, "The authorization request must be a form post.");
     }
+    if let Some(refused) = too_large(&app, body.len()) {
+        return refused;
+    }
     authorize(&app, &headers, Params::parse(&body)).await
+}
+
+/// The request is refused unread past `max_authorization_request_bytes`: not redirected, since
+/// nothing in it, the redirect URI included, has been looked at.
+fn too_large(app: &App, len: usize) -> Option<Response> {
+    let max = app.config.max_authorization_request_bytes;
+    (len > max).then(|| {
+        let e = OAuthError::invalid_request(format!("the authorization request is larger than {max} bytes"));
+        pages::error_page(StatusCode::BAD_REQUEST, &format!("Invalid request ({}): {}.", e.code, e.description))
+    })
 }
 
 async fn authorize(app: &App, headers: &HeaderMap, params: Result<Params, OAuthError>) -> Response {
@@ -215,8 +231,10 @@ pub async fn continue_authorization(
         None => true,
         Some(_) if fresh_login => false,
         Some((_, s)) => {
+            // OpenID Connect Core §3.1.2.1: max_age=0 is prompt=login, however recent the
+            // sign-in (a comparison of whole seconds would let one in the same second pass).
             req.prompts("login")
-                || req.max_age.is_some_and(|max| t.saturating_sub(s.auth_time) > max)
+                || req.max_age.is_some_and(|max| max == 0 || t.saturating_sub(s.auth_time) > max)
                 || req.id_token_hint_sub.as_ref().is_some_and(|sub| *sub != s.user_id)
         }
     };
@@ -250,10 +268,7 @@ pub async fn render_login(
 ) -> Response {
     let existing = cookies::get(headers, cookies::BROWSER).map(str::to_string);
     let browser = existing.clone().unwrap_or_else(random_token);
-    let challenge = match issue_challenge(app, "login", &browser, req).await {
-        Ok(c) => c,
-        Err(res) => return res,
-    };
+    let challenge = seal_request(app, "login", &browser, req);
     let client_name = client_display_name(app, &req.client_id);
     let mut res = pages::login(LoginPage { challenge: &challenge, client_name: &client_name, login_hint: req.login_hint.as_deref(), error });
     if error.is_some() {
@@ -266,24 +281,16 @@ pub async fn render_login(
 }
 
 async fn render_consent(app: &App, cookie: &str, session: &Session, req: &AuthorizationRequest) -> Response {
-    let challenge = match issue_challenge(app, "consent", cookie, req).await {
-        Ok(c) => c,
-        Err(res) => return res,
-    };
+    let challenge = seal_request(app, "consent", cookie, req);
     let username = app.registry.user(&session.user_id).map(|u| u.username.clone()).unwrap_or_default();
     let scopes: Vec<&str> = split_list(&req.scope).collect();
     pages::consent(&challenge, &client_display_name(app, &req.client_id), &username, &scopes)
 }
 
-/// A one-time challenge of `kind` carrying `req`, bound to the value of the cookie the form
-/// post must send back (see `interaction::take_challenge`).
-async fn issue_challenge(app: &App, kind: &str, cookie_value: &str, req: &AuthorizationRequest) -> Result<String, Response> {
-    let record = ChallengeRecord {
-        kind: kind.into(),
-        binding: sha256(cookie_value.as_bytes()),
-        payload: serde_json::to_value(req).unwrap_or_default(),
-    };
-    app.stores.challenges.issue(record, app.config.challenge_ttl).await.map_err(unavailable)
+/// The form's sealed state of `kind` carrying `req`, bound to the value of the cookie the form
+/// post must send back (see `interaction::take_state`). Nothing is stored (`http::sealed`).
+fn seal_request(app: &App, kind: &str, cookie_value: &str, req: &AuthorizationRequest) -> String {
+    app.sealer.seal(kind, cookie_value, app.config.challenge_ttl, req)
 }
 
 pub async fn issue_code(app: &App, req: &AuthorizationRequest, session: &Session, status: StatusCode) -> Response {

@@ -1,5 +1,5 @@
-//! The login and consent form posts. Each consumes the one-time challenge its page was
-//! rendered with, checks the cookie the challenge is bound to, then hands the authorization
+//! The login and consent form posts. Each opens the sealed state its page was rendered with
+//! (`http::sealed`), checks the cookie that state is bound to, then hands the authorization
 //! request back to `authorize::continue_authorization`.
 
 use super::authorize::{continue_authorization, issue_code, redirect_error, render_login, unavailable, AuthorizationRequest};
@@ -11,13 +11,16 @@ use crate::http::pages::error_page;
 use crate::http::params::{FormParams, Params};
 use crate::stores::Session;
 use crate::tokens::ACR_PASSWORD;
-use crate::util::{ct_eq, now, random_token, sha256, split_list};
+use crate::http::sealed::Unsealed;
+use crate::util::{now, random_token, split_list};
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use std::net::SocketAddr;
 
 const EXPIRED: &str = "This form has expired or was already used. Return to the application and sign in again.";
+const TOO_MANY: &str = "Too many failed sign-in attempts. Wait a few minutes and try again.";
+const BUSY: &str = "The service is busy. Please try again in a moment.";
 const NO_COOKIE: &str = "Your browser did not send back the cookie this form relies on. Allow cookies for this site and try again.";
 
 pub async fn login(
@@ -26,7 +29,7 @@ pub async fn login(
     headers: HeaderMap,
     form: Result<FormParams, OAuthError>,
 ) -> Response {
-    let (params, _, req) = match take_challenge(&app, &headers, form, "login", cookies::BROWSER).await {
+    let (params, _, req) = match take_state(&app, &headers, form, "login", cookies::BROWSER) {
         Ok(taken) => taken,
         Err(res) => return res,
     };
@@ -37,17 +40,24 @@ pub async fn login(
     let username = params.get("username").unwrap_or("").to_string();
     let password = params.get("password").unwrap_or("").to_string();
     let address = client_address(&app, &headers, peer);
-    if !app.login_limiter.allowed(&username, &address, now()) {
-        return render_login(&app, &headers, &req, Some("Too many failed sign-in attempts. Wait a few minutes and try again."), StatusCode::TOO_MANY_REQUESTS).await;
-    }
     let user = app.registry.user_by_login(&username);
-    // Argon2 takes tens of milliseconds of CPU: keep it off the async workers.
+    // The attempt is reserved before the password is looked at, so that parallel guesses
+    // count while they are in flight, and a locked account refuses even the right password.
+    let account = crate::ratelimit::account_key(user.as_ref().map(|u| u.id.as_str()), &username);
+    let Some(attempt) = app.login_limiter.begin(&account, &address, now()) else {
+        let retry = AuthorizationRequest { login_hint: Some(username.clone()), ..req };
+        return render_login(&app, &headers, &retry, Some(TOO_MANY), StatusCode::TOO_MANY_REQUESTS).await;
+    };
+    // Argon2 takes tens of milliseconds of CPU: off the async workers, and only a few at once.
     let candidate = user.clone();
-    let ok = tokio::task::spawn_blocking(move || crate::registry::users::verify_password(candidate.as_deref(), &password))
-        .await
-        .unwrap_or(false);
+    let Some(ok) = app.hash_slots.run(move || crate::registry::users::verify_password(candidate.as_deref(), &password)).await
+    else {
+        // Not the user's fault: the attempt does not count against the account.
+        attempt.unchecked();
+        return error_page(StatusCode::SERVICE_UNAVAILABLE, BUSY);
+    };
     let Some(user) = user.clone().filter(|_| ok) else {
-        app.login_limiter.record_failure(&username, &address, now());
+        attempt.failed(now());
         let mut event = AuditEvent::new("login_failure").address(&address).client(&req.client_id);
         if let Some(u) = &user {
             event = event.user(&u.id);
@@ -57,7 +67,7 @@ pub async fn login(
         let retry = AuthorizationRequest { login_hint: Some(username.clone()), ..req };
         return render_login(&app, &headers, &retry, Some("Incorrect username or password."), StatusCode::UNAUTHORIZED).await;
     };
-    app.login_limiter.record_success(&username);
+    attempt.succeeded();
 
     // A new session id on every sign-in (no fixation); the old session ends.
     if let Some(old) = cookies::get(&headers, cookies::SESSION) {
@@ -81,7 +91,7 @@ pub async fn login(
 }
 
 pub async fn consent(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
-    let (params, cookie, req) = match take_challenge(&app, &headers, form, "consent", cookies::SESSION).await {
+    let (params, cookie, req) = match take_state(&app, &headers, form, "consent", cookies::SESSION) {
         Ok(taken) => taken,
         Err(res) => return res,
     };
@@ -104,9 +114,9 @@ pub async fn consent(State(app): State<AppState>, headers: HeaderMap, form: Resu
     }
 }
 
-/// Consume the form's challenge of `kind` and check that the browser sent back the cookie it
+/// Open the form's sealed state of `kind` and check that the browser sent back the cookie it
 /// is bound to. Returns the form, that cookie's value and the pending authorization request.
-async fn take_challenge(
+fn take_state(
     app: &App,
     headers: &HeaderMap,
     form: Result<FormParams, OAuthError>,
@@ -115,17 +125,13 @@ async fn take_challenge(
 ) -> Result<(Params, String, AuthorizationRequest), Response> {
     let expired = || error_page(StatusCode::BAD_REQUEST, EXPIRED);
     let FormParams(params) = form.map_err(|_| expired())?;
-    let challenge = params.get("challenge").ok_or_else(expired)?;
-    let record = match app.stores.challenges.consume(challenge, kind).await {
-        Ok(Some(r)) => r,
-        Ok(None) => return Err(expired()),
-        Err(e) => return Err(unavailable(e)),
-    };
-    let cookie = cookies::get(headers, cookie_name)
-        .filter(|c| ct_eq(&sha256(c.as_bytes()), &record.binding))
-        .ok_or_else(|| error_page(StatusCode::BAD_REQUEST, NO_COOKIE))?
-        .to_string();
-    let req = serde_json::from_value::<AuthorizationRequest>(record.payload).map_err(|_| expired())?;
+    let sealed = params.get("challenge").ok_or_else(expired)?;
+    let cookie = cookies::get(headers, cookie_name);
+    let req = app.sealer.open::<AuthorizationRequest>(kind, cookie, sealed).map_err(|e| match e {
+        Unsealed::Invalid => expired(),
+        Unsealed::WrongBinding => error_page(StatusCode::BAD_REQUEST, NO_COOKIE),
+    })?;
+    let cookie = cookie.expect("a bound state came with its cookie").to_string();
     Ok((params, cookie, req))
 }
 

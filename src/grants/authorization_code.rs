@@ -29,17 +29,21 @@ impl GrantHandler for AuthorizationCodeGrant {
             check_verifier_syntax(v)?;
         }
 
-        // The ids of what this code will issue (the access token, and the refresh-token family
-        // if any) are fixed before redemption, so the store records them in the same atomic
-        // step: a concurrent reuse of the code always finds them to revoke.
+        // The ids of what this code will issue (the access token, and the grant every token of
+        // this redemption carries, which is also the refresh-token family's id if there is one)
+        // are fixed before redemption, so the store records them in the same atomic step: a
+        // concurrent reuse of the code always finds them to revoke.
         let (jti, exp) = tokens::new_token_id(app);
         let wants_refresh = client.allows_grant("refresh_token");
-        let family_id = wants_refresh.then(new_family_id);
-        let mut issued = vec![IssuedToken { jti: jti.clone(), expires_at: exp }];
-        if let Some(f) = &family_id {
-            let until = now() + app.config.refresh_token_ttl + app.config.access_token_ttl;
-            issued.push(IssuedToken { jti: tokens::grant_revocation_key(f), expires_at: until });
-        }
+        let grant_id = new_family_id();
+        let grant_lives = if wants_refresh { app.config.refresh_token_ttl } else { 0 };
+        let issued = vec![
+            IssuedToken { jti: jti.clone(), expires_at: exp },
+            IssuedToken {
+                jti: tokens::grant_revocation_key(&grant_id),
+                expires_at: now() + grant_lives + tokens::grant_revocation_ttl(app),
+            },
+        ];
         let grant = match app.stores.codes.consume(code, issued).await? {
             Redemption::Fresh(grant) => grant,
             Redemption::NotFound | Redemption::Expired => {
@@ -82,8 +86,8 @@ impl GrantHandler for AuthorizationCodeGrant {
         let userinfo_claims = claims_request::requested(grant.claims.as_ref(), "userinfo");
         // OpenID Connect Core §11: a refresh token for offline use only when offline_access was granted.
         let offline = split_list(&grant.scope).any(|s| s == "offline_access");
-        let (refresh_token, grant_id) = match family_id.filter(|_| offline) {
-            Some(f) => {
+        let refresh_token = match wants_refresh && offline {
+            true => {
                 let new = NewFamily {
                     user_id: user.id.clone(),
                     client_id: client.id().to_string(),
@@ -93,9 +97,9 @@ impl GrantHandler for AuthorizationCodeGrant {
                     acr: grant.acr.clone(),
                     userinfo_claims: userinfo_claims.clone(),
                 };
-                (Some(app.stores.refresh.create(&f, new).await?), Some(f))
+                Some(app.stores.refresh.create(&grant_id, new).await?)
             }
-            None => (None, None),
+            false => None,
         };
         issue_tokens(
             app,
@@ -109,7 +113,7 @@ impl GrantHandler for AuthorizationCodeGrant {
                 nonce: grant.nonce.as_deref(),
                 userinfo_claims,
                 id_token_claims: claims_request::requested(grant.claims.as_ref(), "id_token"),
-                grant_id: grant_id.as_deref(),
+                grant_id: Some(&grant_id),
                 jti,
                 exp,
                 refresh_token,
@@ -125,7 +129,8 @@ fn check_verifier_syntax(v: &str) -> OAuthResult<()> {
     if ok { Ok(()) } else { Err(OAuthError::invalid_grant("code_verifier is malformed (RFC 7636 §4.1)")) }
 }
 
-/// Revoke what a reused code issued: its access token, and its refresh-token family.
+/// Revoke what a reused code issued: its access token, its grant (every token carrying it),
+/// and its refresh-token family if it has one.
 async fn revoke_all(app: &App, issued: &[IssuedToken]) -> OAuthResult<()> {
     for t in issued {
         app.stores.revocations.revoke(&t.jti, t.expires_at).await?;

@@ -126,6 +126,7 @@ pub fn issue_tokens(app: &App, i: Issuance<'_>) -> OAuthResult<TokenResponse> {
             acr: i.acr,
             access_token: Some(&access_token),
             requested: &i.id_token_claims,
+            grant_id: i.grant_id,
         };
         Some(tokens::mint_id_token(app, spec).map_err(|e| OAuthError::internal("signing", e))?)
     } else {

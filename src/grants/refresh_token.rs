@@ -100,7 +100,7 @@ fn narrowed_scope(granted: &str, requested: Option<&str>) -> OAuthResult<String>
 /// key, which every consumer checks), and record why.
 pub async fn revoke_family(app: &App, family: &Family, reason: &str) -> OAuthResult<()> {
     app.stores.refresh.revoke_family(&family.id).await?;
-    let until = now() + app.config.access_token_ttl;
+    let until = now() + tokens::grant_revocation_ttl(app);
     app.stores.revocations.revoke(&tokens::grant_revocation_key(&family.id), until).await?;
     if reason == "refresh_reuse" {
         app.audit.record(AuditEvent::new("refresh_reuse").client(&family.client_id).user(&family.user_id)).await;

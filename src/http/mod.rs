@@ -5,6 +5,7 @@ pub mod cookies;
 pub mod demo;
 pub mod pages;
 pub mod params;
+pub mod sealed;
 pub mod server;
 
 use crate::app::AppState;

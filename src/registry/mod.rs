@@ -49,18 +49,18 @@ struct Users {
 impl Users {
     fn put(&mut self, user: User) {
         self.remove(&user.id);
-        self.by_username.insert(user.username.to_lowercase(), user.id.clone());
+        self.by_username.insert(users::login_key(&user.username), user.id.clone());
         if let Some(e) = user.email() {
-            self.by_email.insert(e.to_lowercase(), user.id.clone());
+            self.by_email.insert(users::login_key(e), user.id.clone());
         }
         self.by_id.insert(user.id.clone(), Arc::new(user));
     }
 
     fn remove(&mut self, id: &str) {
         if let Some(old) = self.by_id.remove(id) {
-            self.by_username.remove(&old.username.to_lowercase());
+            self.by_username.remove(&users::login_key(&old.username));
             if let Some(e) = old.email() {
-                self.by_email.remove(&e.to_lowercase());
+                self.by_email.remove(&users::login_key(e));
             }
         }
     }
@@ -157,7 +157,7 @@ impl Registry {
 
     /// The user a login form names, by username or e-mail (case-insensitive).
     pub fn user_by_login(&self, login: &str) -> Option<Arc<User>> {
-        let key = login.trim().to_lowercase();
+        let key = users::login_key(login);
         let users = self.users.read();
         let id = users.by_username.get(&key).or_else(|| users.by_email.get(&key))?;
         users.by_id.get(id).cloned()

@@ -4,7 +4,7 @@
 use crate::util::{now, random_token};
 use argon2::password_hash::{phc::PasswordHash, PasswordHasher, PasswordVerifier};
 use argon2::Argon2;
-use crate::db::{Row, Sql, StoreResult};
+use crate::db::{Row, Sql, StoreError, StoreResult};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -73,6 +73,23 @@ impl User {
             _ => self.claims.get(name).cloned(),
         }
     }
+}
+
+/// The form of a login name that sign-in, uniqueness and the login throttle compare: NFKC
+/// (so that full-width and half-width forms are one name), lower case, no outer spaces.
+/// `ALICE`, `alice` and `ａｌｉｃｅ` are one name.
+pub fn login_key(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    name.trim().nfkc().collect::<String>().to_lowercase()
+}
+
+/// The names `user` signs in with, normalized: the username and, if set, the e-mail.
+pub fn login_names(user: &User) -> Vec<String> {
+    let mut names = vec![login_key(&user.username)];
+    if let Some(e) = user.email().map(login_key).filter(|e| !names.contains(e)) {
+        names.push(e);
+    }
+    names
 }
 
 pub fn hash_password(password: &str) -> Result<String, String> {
@@ -166,7 +183,17 @@ fn apply_claims(claims: &mut Map<String, Value>, input: Map<String, Value>) -> R
 
 // --- persistence ---
 
+/// Insert or update `user`. Refused with `StoreError::Conflict`, before anything is written,
+/// when one of its login names belongs to another user (in any case or width).
 pub fn save(sql: &mut dyn Sql, user: &User) -> StoreResult<()> {
+    let names = login_names(user);
+    for name in &names {
+        if let Some(row) = sql.query_opt("SELECT user_id FROM login_names WHERE name = ?1", crate::params![name])? {
+            if row.text(0)? != user.id {
+                return Err(StoreError::Conflict(format!("the login name {name:?} belongs to another user")));
+            }
+        }
+    }
     let t = now() as i64;
     sql.execute(
         "INSERT INTO users (id, username, email, password_hash, profile, disabled, created_at, updated_at)
@@ -184,11 +211,40 @@ pub fn save(sql: &mut dyn Sql, user: &User) -> StoreResult<()> {
             t,
         ],
     )?;
+    sql.execute("DELETE FROM login_names WHERE user_id = ?1", crate::params![&user.id])?;
+    for name in &names {
+        sql.execute("INSERT INTO login_names (name, user_id) VALUES (?1, ?2)", crate::params![name, &user.id])?;
+    }
     super::record_change(sql, "user", &user.id)
+}
+
+/// Fill `login_names` for users saved before it existed. A name two old users share stays
+/// with the first; the other is reported and signs in by its other name until renamed.
+pub fn backfill_login_names(sql: &mut dyn Sql) -> StoreResult<usize> {
+    let missing = sql.query("SELECT COUNT(*) FROM users WHERE id NOT IN (SELECT user_id FROM login_names)", &[])?[0].i64(0)?;
+    if missing == 0 {
+        return Ok(0);
+    }
+    let mut conflicts = 0;
+    for user in load_all(sql)? {
+        for name in login_names(&user) {
+            let n = sql.execute(
+                "INSERT INTO login_names (name, user_id) VALUES (?1, ?2) ON CONFLICT (name) DO NOTHING",
+                crate::params![&name, &user.id],
+            )?;
+            let owner = sql.query("SELECT user_id FROM login_names WHERE name = ?1", crate::params![&name])?[0].text(0)?;
+            if n == 0 && owner != user.id {
+                conflicts += 1;
+                tracing::warn!(user = %user.id, name = %name, "login name already taken by another user: rename one of them");
+            }
+        }
+    }
+    Ok(conflicts)
 }
 
 pub fn delete(sql: &mut dyn Sql, id: &str) -> StoreResult<bool> {
     let n = sql.execute("DELETE FROM users WHERE id = ?1", crate::params![id])?;
+    sql.execute("DELETE FROM login_names WHERE user_id = ?1", crate::params![id])?;
     sql.execute("DELETE FROM consents WHERE user_id = ?1", crate::params![id])?;
     super::record_change(sql, "user", id)?;
     Ok(n > 0)
@@ -202,7 +258,11 @@ pub fn load_one(sql: &mut dyn Sql, id: &str) -> StoreResult<Option<User>> {
 
 /// Find by id, username or e-mail (for the CLI).
 pub fn find(sql: &mut dyn Sql, key: &str) -> StoreResult<Option<User>> {
-    sql.query_opt(&format!("{SELECT} WHERE id = ?1 OR username = ?1 OR email = lower(?1) LIMIT 1"), crate::params![key])?
+    let name = login_key(key);
+    sql.query_opt(
+        &format!("{SELECT} WHERE id = ?1 OR id = (SELECT user_id FROM login_names WHERE name = ?2) LIMIT 1"),
+        crate::params![key, &name],
+    )?
         .map(|r| row_to_user(&r))
         .transpose()
 }
@@ -268,6 +328,39 @@ mod tests {
     fn short_passwords_refused() {
         assert!(new_user(UserInput { username: Some("bob".into()), password: Some("short".into()), ..Default::default() })
             .is_err());
+    }
+
+    #[test]
+    fn login_names_are_one_whatever_the_case_or_width() {
+        assert_eq!(login_key(" ALICE "), "alice");
+        assert_eq!(login_key("ａｌｉｃｅ"), "alice");
+        assert_eq!(login_key("Bob@Example.COM"), "bob@example.com");
+    }
+
+    #[test]
+    fn a_login_name_has_one_owner() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::db::open(dir.path(), "NORMAL").unwrap();
+        let conn = &mut crate::db::SqliteSql(&conn);
+        let a = alice();
+        save(conn, &a).unwrap();
+        let other = |name: &str, email: Option<&str>| {
+            let mut claims = Map::new();
+            if let Some(e) = email {
+                claims.insert("email".into(), e.into());
+            }
+            new_user(UserInput { username: Some(name.into()), password: Some("password-2".into()), claims, disabled: None }).unwrap()
+        };
+        for (name, email) in [("ALICE", None), ("alice", None), ("carol", Some("Alice@Example.com")), ("alice@example.com", None)] {
+            let err = save(conn, &other(name, email)).unwrap_err();
+            assert!(matches!(err, StoreError::Conflict(_)), "{name} {email:?}: {err}");
+        }
+        let n: i64 = conn.query("SELECT COUNT(*) FROM users", &[]).unwrap()[0].i64(0).unwrap();
+        assert_eq!(n, 1, "a refused save wrote nothing");
+        // Renaming oneself to another case of one's own name is fine.
+        let renamed = update_user(&a, UserInput { username: Some("Alice".into()), ..Default::default() }).unwrap();
+        save(conn, &renamed).unwrap();
+        assert_eq!(find(conn, "ALICE").unwrap().unwrap().username, "Alice");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! consent). A challenge is consumed once; a replayed or forged form finds nothing.
 
 use super::shard::{mint_prefixed, parse_prefixed};
-use super::table::{Entry, ShardedTable};
+use super::table::{ShardedTable, Turn};
 use crate::db::{Journal, StoreResult};
 use crate::util::now;
 use async_trait::async_trait;
@@ -48,17 +48,26 @@ impl ChallengeStore for EmbeddedChallengeStore {
         let (_, key) = parse_prefixed(&id, self.table.shard_count()).expect("minted id parses");
         let mut timer = self.table.timer(shard);
         let expires_at = now() + ttl;
-        timer.answered_at(self.table.persist(shard, key, &record, expires_at).await?);
-        self.table.with_shard(shard, |m| m.insert(key, Entry { value: record, expires_at }));
+        let mut record = Some(record);
+        let ((), at) =
+            self.table.update(shard, key, |_| Turn::put((), record.take().expect("a fresh key is never busy"), expires_at)).await?;
+        timer.answered_at(at);
         Ok(id)
     }
 
     async fn consume(&self, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>> {
         let Some((shard, key)) = parse_prefixed(id, self.table.shard_count()) else { return Ok(None) };
         let mut timer = self.table.timer(shard);
-        let Some(entry) = self.table.with_shard(shard, |m| m.remove(&key)) else { return Ok(None) };
-        timer.answered_at(self.table.persist_delete(key).await?);
-        Ok((entry.expires_at > now() && entry.value.kind == kind).then_some(entry.value))
+        let t = now();
+        let (taken, at) = self
+            .table
+            .update(shard, key, |entry| match entry {
+                None => Turn::read(None),
+                Some(e) => Turn::delete((e.expires_at > t && e.value.kind == kind).then(|| e.value.clone())),
+            })
+            .await?;
+        timer.answered_at(at);
+        Ok(taken)
     }
 
     async fn sweep_expired(&self) -> StoreResult<usize> {

@@ -1,7 +1,7 @@
 //! AuthorizationCodeStore: one-time authorization codes (RFC 6749 §4.1.2, §10.5).
 
 use super::shard::{mint_prefixed, parse_prefixed};
-use super::table::{Entry, ShardedTable};
+use super::table::{ShardedTable, Turn};
 use crate::db::{Journal, StoreResult};
 use crate::util::now;
 use async_trait::async_trait;
@@ -84,9 +84,12 @@ impl AuthorizationCodeStore for EmbeddedCodeStore {
         let (_, key) = parse_prefixed(&code, self.table.shard_count()).expect("minted code parses");
         let mut timer = self.table.timer(shard);
         let code_expires_at = now() + lifetime;
-        let record = CodeRecord { grant, redeemed: None, code_expires_at };
-        timer.answered_at(self.table.persist(shard, key, &record, code_expires_at).await?);
-        self.table.with_shard(shard, |m| m.insert(key, Entry { value: record, expires_at: code_expires_at }));
+        let mut record = Some(CodeRecord { grant, redeemed: None, code_expires_at });
+        let ((), at) = self
+            .table
+            .update(shard, key, |_| Turn::put((), record.take().expect("a fresh key is never busy"), code_expires_at))
+            .await?;
+        timer.answered_at(at);
         Ok(code)
     }
 
@@ -97,25 +100,24 @@ impl AuthorizationCodeStore for EmbeddedCodeStore {
         let mut timer = self.table.timer(shard);
         let t = now();
         let retained_until = t + self.reuse_window;
-        let (outcome, spent) = self.table.with_shard(shard, |m| {
-            let Some(entry) = m.get_mut(&key) else { return (Redemption::NotFound, None) };
-            let record = &mut entry.value;
-            if let Some(previous) = &record.redeemed {
-                let used = Redemption::AlreadyUsed { client_id: record.grant.client_id.clone(), issued: previous.clone() };
-                return (used, None);
-            }
-            if record.code_expires_at <= t {
-                return (Redemption::Expired, None);
-            }
-            record.redeemed = Some(issued);
-            entry.expires_at = entry.expires_at.max(retained_until);
-            let spent = CodeRecord { grant: record.grant.clone(), redeemed: record.redeemed.clone(), code_expires_at: record.code_expires_at };
-            (Redemption::Fresh(record.grant.clone()), Some((spent, entry.expires_at)))
-        });
-        // The winner answers only once its redemption is durable.
-        if let Some((record, keep_until)) = spent {
-            timer.answered_at(self.table.persist(shard, key, &record, keep_until).await?);
-        }
+        // The winner answers only once its redemption is durable; a concurrent redemption
+        // waits for that write and then finds the code spent, with the tokens to revoke.
+        let (outcome, at) = self
+            .table
+            .update(shard, key, |entry| {
+                let Some(entry) = entry else { return Turn::read(Redemption::NotFound) };
+                let record = &entry.value;
+                if let Some(previous) = &record.redeemed {
+                    return Turn::read(Redemption::AlreadyUsed { client_id: record.grant.client_id.clone(), issued: previous.clone() });
+                }
+                if record.code_expires_at <= t {
+                    return Turn::read(Redemption::Expired);
+                }
+                let spent = CodeRecord { grant: record.grant.clone(), redeemed: Some(issued.clone()), code_expires_at: record.code_expires_at };
+                Turn::put(Redemption::Fresh(record.grant.clone()), spent, entry.expires_at.max(retained_until))
+            })
+            .await?;
+        timer.answered_at(at);
         Ok(outcome)
     }
 

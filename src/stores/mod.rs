@@ -13,6 +13,9 @@ pub mod sessions;
 pub mod shard;
 pub mod table;
 
+#[cfg(test)]
+mod durability_tests;
+
 pub use challenges::{ChallengeRecord, ChallengeStore};
 pub use codes::{AuthorizationCodeStore, CodeGrant, IssuedToken, Redemption};
 pub use refresh::{Family, NewFamily, Presented, RefreshTokenRotator, Rotation};

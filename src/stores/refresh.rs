@@ -10,7 +10,7 @@
 //! which is what makes every reuse detectable however long the chain.
 
 use super::shard::hash_shard;
-use super::table::{Entry, ShardedTable};
+use super::table::{ShardedTable, Turn};
 use crate::db::{Journal, StoreResult};
 use crate::util::{b64, now, random_bytes, sha256};
 use async_trait::async_trait;
@@ -223,6 +223,13 @@ impl EmbeddedRefreshRotator {
     fn locate(&self, token: &str) -> Option<(usize, [u8; 32], u64)> {
         self.codec.locate(token, self.table.shard_count())
     }
+
+    /// The family's committed state (tests).
+    #[cfg(test)]
+    pub(crate) fn family(&self, family_id: &str) -> Option<Family> {
+        let key = sha256(family_id.as_bytes());
+        (0..self.table.shard_count()).find_map(|s| self.table.read(s, |m| m.get(&key).map(|e| e.value.clone())))
+    }
 }
 
 #[async_trait]
@@ -234,8 +241,16 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
         let key = sha256(family_id.as_bytes());
         let mut timer = self.table.timer(shard);
         let expires_at = family.expires_at;
-        timer.answered_at(self.table.persist(shard, key, &family, expires_at).await?);
-        self.table.with_shard(shard, |m| m.insert(key, Entry { value: family, expires_at }));
+        let mut family = Some(family);
+        let ((), at) = self
+            .table
+            .update(shard, key, |existing| match existing {
+                // A family id is 128 random bits; one that exists already is never overwritten.
+                Some(_) => Turn::read(()),
+                None => Turn::put((), family.take().expect("decided once when absent"), expires_at),
+            })
+            .await?;
+        timer.answered_at(at);
         Ok(self.codec.encode(shard, family_id, 0))
     }
 
@@ -243,7 +258,7 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
         let Some((shard, key, version)) = self.locate(token) else { return Ok(Presented::Unknown) };
         let _timer = self.table.timer(shard);
         let t = now();
-        Ok(self.table.with_shard(shard, |m| match m.get(&key) {
+        Ok(self.table.read(shard, |m| match m.get(&key) {
             None => Presented::Unknown,
             Some(e) => presented(e.value.clone(), version, t, &self.policy),
         }))
@@ -254,38 +269,41 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
         let mut timer = self.table.timer(shard);
         let t = now();
         let p = self.policy;
-        // The whole decision is one turn under the shard lock: of N concurrent presentations of
-        // the same token exactly one finds `version == f.version`.
-        let (outcome, changed) = self.table.with_shard(shard, |m| {
-            let Some(entry) = m.get_mut(&key) else { return (Rotation::Unknown, None) };
-            let f = &mut entry.value;
-            match judge(f, version, t, &p) {
-                Verdict::Revoked => (Rotation::Revoked, None),
-                Verdict::Expired => (Rotation::Expired, None),
-                Verdict::Rotate => {
-                    f.last_used = t;
-                    if p.rotate {
-                        f.version += 1;
-                        f.rotated_at = t;
+        // The whole decision is one turn on the family: of N concurrent presentations of the
+        // same token exactly one finds `version == f.version`; the others decide after its
+        // rotation is durable, and see a superseded token.
+        let (outcome, at) = self
+            .table
+            .update(shard, key, |entry| {
+                let Some(entry) = entry else { return Turn::read(Rotation::Unknown) };
+                let mut f = entry.value.clone();
+                match judge(&f, version, t, &p) {
+                    Verdict::Revoked => Turn::read(Rotation::Revoked),
+                    Verdict::Expired => Turn::read(Rotation::Expired),
+                    Verdict::Rotate => {
+                        f.last_used = t;
+                        if p.rotate {
+                            f.version += 1;
+                            f.rotated_at = t;
+                        }
+                        let token = self.codec.encode(shard, &f.id, f.version);
+                        let expires_at = f.expires_at;
+                        Turn::put(Rotation::Rotated { family: f.clone(), token }, f, expires_at)
                     }
-                    let token = self.codec.encode(shard, &f.id, f.version);
-                    (Rotation::Rotated { family: f.clone(), token }, Some(f.clone()))
+                    Verdict::GraceRetry => {
+                        let token = self.codec.encode(shard, &f.id, f.version);
+                        Turn::read(Rotation::GraceRetry { family: f, token })
+                    }
+                    Verdict::Reuse => {
+                        f.revoked = true;
+                        let expires_at = f.expires_at;
+                        Turn::put(Rotation::Reused { family: f.clone() }, f, expires_at)
+                    }
+                    Verdict::Unknown => Turn::read(Rotation::Unknown),
                 }
-                Verdict::GraceRetry => {
-                    let token = self.codec.encode(shard, &f.id, f.version);
-                    (Rotation::GraceRetry { family: f.clone(), token }, None)
-                }
-                Verdict::Reuse => {
-                    f.revoked = true;
-                    (Rotation::Reused { family: f.clone() }, Some(f.clone()))
-                }
-                Verdict::Unknown => (Rotation::Unknown, None),
-            }
-        });
-        if let Some(f) = changed {
-            let expires_at = f.expires_at;
-            timer.answered_at(self.table.persist(shard, key, &f, expires_at).await?);
-        }
+            })
+            .await?;
+        timer.answered_at(at);
         Ok(outcome)
     }
 
@@ -293,17 +311,21 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
         let key = sha256(family_id.as_bytes());
         // The family id alone does not say its shard; revocation is rare, so look in each.
         for shard in 0..self.table.shard_count() {
-            let revoked = self.table.with_shard(shard, |m| {
-                m.get_mut(&key).filter(|e| !e.value.revoked).map(|e| {
-                    e.value.revoked = true;
-                    e.value.clone()
-                })
-            });
-            if let Some(f) = revoked {
-                let expires_at = f.expires_at;
-                self.table.persist(shard, key, &f, expires_at).await?;
-                return Ok(true);
+            if !self.table.read(shard, |m| m.contains_key(&key)) {
+                continue;
             }
+            let (revoked, _) = self
+                .table
+                .update(shard, key, |entry| match entry {
+                    Some(e) if !e.value.revoked => {
+                        let f = Family { revoked: true, ..e.value.clone() };
+                        let expires_at = f.expires_at;
+                        Turn::put(true, f, expires_at)
+                    }
+                    _ => Turn::read(false),
+                })
+                .await?;
+            return Ok(revoked);
         }
         Ok(false)
     }

@@ -2,7 +2,7 @@
 //! expired anyway. Sharded by SHA-256 of the `jti`.
 
 use super::shard::hash_shard;
-use super::table::{Entry, ShardedTable};
+use super::table::{ShardedTable, Turn};
 use crate::db::{Journal, StoreResult};
 use crate::util::{now, sha256};
 use async_trait::async_trait;
@@ -40,8 +40,15 @@ impl TokenRevocationStore for EmbeddedRevocationStore {
     async fn revoke(&self, jti: &str, expires_at: u64) -> StoreResult<()> {
         let Some((shard, key)) = route(jti, expires_at, self.table.shard_count()) else { return Ok(()) };
         let mut timer = self.table.timer(shard);
-        timer.answered_at(self.table.persist(shard, key, &(), expires_at).await?);
-        self.table.with_shard(shard, |m| m.insert(key, Entry { value: (), expires_at }));
+        // A key revoked already keeps the later of the two expiries, and is not written again.
+        let ((), at) = self
+            .table
+            .update(shard, key, |e| match e {
+                Some(e) if e.expires_at >= expires_at => Turn::read(()),
+                _ => Turn::put((), (), expires_at),
+            })
+            .await?;
+        timer.answered_at(at);
         Ok(())
     }
 
@@ -49,7 +56,7 @@ impl TokenRevocationStore for EmbeddedRevocationStore {
         let shard = hash_shard(jti.as_bytes(), self.table.shard_count());
         let _timer = self.table.timer(shard);
         let key = sha256(jti.as_bytes());
-        Ok(self.table.with_shard(shard, |m| m.contains_key(&key)))
+        Ok(self.table.read(shard, |m| m.contains_key(&key)))
     }
 
     async fn sweep_expired(&self) -> StoreResult<usize> {

@@ -1,7 +1,7 @@
 //! SessionStore: browser sessions behind the `authrim_session` cookie.
 
 use super::shard::{mint_prefixed, parse_prefixed};
-use super::table::{Entry, ShardedTable};
+use super::table::{ShardedTable, Turn};
 use crate::db::{Journal, StoreResult};
 use crate::util::now;
 use async_trait::async_trait;
@@ -48,8 +48,10 @@ impl SessionStore for EmbeddedSessionStore {
         let (_, key) = parse_prefixed(&id, self.table.shard_count()).expect("minted id parses");
         let mut timer = self.table.timer(shard);
         let expires_at = now() + ttl;
-        timer.answered_at(self.table.persist(shard, key, &session, expires_at).await?);
-        self.table.with_shard(shard, |m| m.insert(key, Entry { value: session, expires_at }));
+        let mut session = Some(session);
+        let ((), at) =
+            self.table.update(shard, key, |_| Turn::put((), session.take().expect("a fresh key is never busy"), expires_at)).await?;
+        timer.answered_at(at);
         Ok(id)
     }
 
@@ -57,17 +59,14 @@ impl SessionStore for EmbeddedSessionStore {
         let Some((shard, key)) = parse_prefixed(id, self.table.shard_count()) else { return Ok(None) };
         let _timer = self.table.timer(shard);
         let t = now();
-        Ok(self.table.with_shard(shard, |m| {
-            m.get(&key).filter(|e| e.expires_at > t).map(|e| e.value.clone())
-        }))
+        Ok(self.table.read(shard, |m| m.get(&key).filter(|e| e.expires_at > t).map(|e| e.value.clone())))
     }
 
     async fn delete(&self, id: &str) -> StoreResult<()> {
         let Some((shard, key)) = parse_prefixed(id, self.table.shard_count()) else { return Ok(()) };
         let mut timer = self.table.timer(shard);
-        if self.table.with_shard(shard, |m| m.remove(&key)).is_some() {
-            timer.answered_at(self.table.persist_delete(key).await?);
-        }
+        let ((), at) = self.table.update(shard, key, |e| if e.is_some() { Turn::delete(()) } else { Turn::read(()) }).await?;
+        timer.answered_at(at);
         Ok(())
     }
 

@@ -5,24 +5,62 @@
 //!
 //! Rows are `(hash, shard, data, expires_at)`: the key is always a SHA-256, never the secret.
 
-use crate::db::{Journal, StoreResult};
+use crate::db::journal::{OnCommit, Pending, Slot};
+use crate::db::{Journal, StoreError, StoreResult};
 use parking_lot::Mutex;
 use rusqlite::Connection;
 use serde::{de::DeserializeOwned, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
+use std::pin::Pin;
+use tokio::sync::futures::OwnedNotified;
+use tokio::sync::Notify;
 
 pub type Key = [u8; 32];
 
+#[derive(Clone)]
 pub struct Entry<V> {
     pub value: V,
     pub expires_at: u64,
 }
 
+/// What one turn decided to do to its key.
+pub enum Write<V> {
+    Put(Entry<V>),
+    Delete,
+}
+
+/// A turn's outcome: the answer for the caller and the change, if any, to make durable.
+pub struct Turn<V, R> {
+    pub answer: R,
+    pub write: Option<Write<V>>,
+}
+
+impl<V, R> Turn<V, R> {
+    /// Answer without changing anything.
+    pub fn read(answer: R) -> Self {
+        Self { answer, write: None }
+    }
+
+    pub fn put(answer: R, value: V, expires_at: u64) -> Self {
+        Self { answer, write: Some(Write::Put(Entry { value, expires_at })) }
+    }
+
+    pub fn delete(answer: R) -> Self {
+        Self { answer, write: Some(Write::Delete) }
+    }
+}
+
+struct Shard<V> {
+    map: HashMap<Key, Entry<V>>,
+    /// Keys with a write on its way to disk, and, once someone waits for one, how to wake them.
+    busy: HashMap<Key, Option<Arc<Notify>>>,
+}
+
 pub struct ShardedTable<V> {
     table: &'static str,
-    shards: Vec<Mutex<HashMap<Key, Entry<V>>>>,
+    shards: Arc<[Mutex<Shard<V>>]>,
     journal: Journal,
     /// Built once: every write reuses the text, and the writer's statement cache its plan.
     upsert_sql: Arc<str>,
@@ -34,7 +72,7 @@ where
     V: Serialize + DeserializeOwned + Send + Sync + 'static,
 {
     pub fn new(table: &'static str, shard_count: usize, journal: Journal) -> Self {
-        let shards = (0..shard_count).map(|_| Mutex::new(HashMap::new())).collect();
+        let shards = (0..shard_count).map(|_| Mutex::new(Shard { map: HashMap::new(), busy: HashMap::new() })).collect();
         // An upsert, not INSERT OR REPLACE: REPLACE deletes the row and inserts it under a new
         // rowid, dirtying the old and the new table page and both entries in each index (about
         // six pages per write, measured); an update in place dirties the row's page and, when
@@ -86,43 +124,92 @@ where
                 continue;
             };
             let shard = shard as usize % self.shards.len();
-            self.shards[shard].lock().insert(key, Entry { value, expires_at: expires_at as u64 });
+            self.shards[shard].lock().map.insert(key, Entry { value, expires_at: expires_at as u64 });
             loaded += 1;
         }
         Ok(loaded)
     }
 
-    /// Run `f` with the shard's map locked. Keep `f` short and free of I/O.
-    pub fn with_shard<R>(&self, shard: usize, f: impl FnOnce(&mut HashMap<Key, Entry<V>>) -> R) -> R {
-        f(&mut self.shards[shard].lock())
+    /// Read the shard's committed state. Keep `f` short and free of I/O.
+    pub fn read<R>(&self, shard: usize, f: impl FnOnce(&HashMap<Key, Entry<V>>) -> R) -> R {
+        f(&self.shards[shard].lock().map)
     }
 
-    /// Make `value` under `key` durable (insert or replace), waiting for the commit; returns
-    /// when it committed (for the store timer).
-    pub async fn persist(&self, shard: usize, key: Key, value: &V, expires_at: u64) -> StoreResult<Instant> {
-        let data = serde_json::to_string(value).map_err(|e| crate::db::StoreError::Database(e.to_string()))?;
-        let sql = self.upsert_sql.clone();
-        self.journal
-            .write(move |c| {
-                c.prepare_cached(&sql)?.execute((key.to_vec(), shard as i64, data, expires_at as i64)).map(|_| ())
-            })
-            .await
+    /// One atomic, durable turn on `key`: `decide` sees the key's committed entry and says
+    /// what to answer and what to write. The write is committed before it is applied to
+    /// memory, and the caller hears back after both. So:
+    /// - an answer that is an error changed nothing, in memory or on disk;
+    /// - two writes of one key never overlap: a turn on a key whose write is still on its way
+    ///   waits for it and then decides on the result, so the disk receives each key's writes
+    ///   in the order memory applies them, and a crash can only cut that sequence short.
+    ///
+    /// `decide` may run more than once (again after each wait), and must be free of I/O.
+    pub async fn update<R>(&self, shard: usize, key: Key, mut decide: impl FnMut(Option<&Entry<V>>) -> Turn<V, R>) -> StoreResult<(R, Option<Instant>)> {
+        // Taken before deciding, so that a decided write is sent at once, under the lock.
+        let mut slot = Some(self.journal.reserve().await?);
+        loop {
+            match self.step(shard, key, &mut decide, &mut slot)? {
+                Step::Wait(woken) => woken.await,
+                Step::Answered(answer) => return Ok((answer, None)),
+                Step::Sent(answer, pending) => return Ok((answer, Some(pending.committed().await?))),
+            }
+        }
     }
 
-    /// Delete `key` durably, waiting for the commit; returns when it committed.
-    pub async fn persist_delete(&self, key: Key) -> StoreResult<Instant> {
-        let sql = self.delete_sql.clone();
-        self.journal.write(move |c| c.prepare_cached(&sql)?.execute([key.to_vec()]).map(|_| ())).await
+    /// One attempt at a turn, all under the shard lock (no await in here).
+    fn step<R>(
+        &self,
+        shard: usize,
+        key: Key,
+        decide: &mut impl FnMut(Option<&Entry<V>>) -> Turn<V, R>,
+        slot: &mut Option<Slot<'_>>,
+    ) -> StoreResult<Step<R>> {
+        let mut guard = self.shards[shard].lock();
+        let sh = &mut *guard;
+        if let Some(waker) = sh.busy.get_mut(&key) {
+            let notify = waker.get_or_insert_with(|| Arc::new(Notify::new())).clone();
+            // Registered under the lock, so the wake-up cannot slip in between.
+            let mut woken = Box::pin(notify.notified_owned());
+            woken.as_mut().enable();
+            return Ok(Step::Wait(woken));
+        }
+        let Turn { answer, write } = decide(sh.map.get(&key));
+        let Some(write) = write else { return Ok(Step::Answered(answer)) };
+        let job = match &write {
+            Write::Put(e) => JobSql::Upsert {
+                sql: self.upsert_sql.clone(),
+                data: serde_json::to_string(&e.value).map_err(|e| StoreError::Database(e.to_string()))?,
+                shard: shard as i64,
+                expires_at: e.expires_at as i64,
+            },
+            Write::Delete => JobSql::Delete { sql: self.delete_sql.clone() },
+        };
+        sh.busy.insert(key, None);
+        let shards = self.shards.clone();
+        let then = OnCommit::new(move |committed| {
+            let mut sh = shards[shard].lock();
+            if committed {
+                match write {
+                    Write::Put(e) => sh.map.insert(key, e),
+                    Write::Delete => sh.map.remove(&key),
+                };
+            }
+            if let Some(Some(waiters)) = sh.busy.remove(&key) {
+                waiters.notify_waiters();
+            }
+        });
+        let slot = slot.take().expect("one write per turn");
+        Ok(Step::Sent(answer, slot.send(move |c| job.run(c, key), then)))
     }
 
     /// Drop expired entries from memory and, in the background, from disk.
     pub async fn sweep(&self, now: u64) -> StoreResult<usize> {
         let mut removed = 0;
-        for shard in &self.shards {
-            let mut map = shard.lock();
-            let before = map.len();
-            map.retain(|_, e| e.expires_at > now);
-            removed += before - map.len();
+        for shard in self.shards.iter() {
+            let mut sh = shard.lock();
+            let before = sh.map.len();
+            sh.map.retain(|_, e| e.expires_at > now);
+            removed += before - sh.map.len();
         }
         let sql = format!("DELETE FROM {} WHERE expires_at <= ?1", self.table);
         self.journal.write_detached(move |c| c.execute(&sql, [now as i64]).map(|_| ())).await?;
@@ -130,7 +217,7 @@ where
     }
 
     pub fn len(&self) -> usize {
-        self.shards.iter().map(|s| s.lock().len()).sum()
+        self.shards.iter().map(|s| s.lock().map.len()).sum()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -138,7 +225,31 @@ where
     }
 
     pub fn shard_lens(&self) -> Vec<usize> {
-        self.shards.iter().map(|s| s.lock().len()).collect()
+        self.shards.iter().map(|s| s.lock().map.len()).collect()
+    }
+}
+
+enum Step<R> {
+    /// The key's previous write is on its way: wait for it, then decide again.
+    Wait(Pin<Box<OwnedNotified>>),
+    Answered(R),
+    Sent(R, Pending),
+}
+
+/// The statement a turn's write runs on the writer thread.
+enum JobSql {
+    Upsert { sql: Arc<str>, data: String, shard: i64, expires_at: i64 },
+    Delete { sql: Arc<str> },
+}
+
+impl JobSql {
+    fn run(self, c: &Connection, key: Key) -> rusqlite::Result<()> {
+        match self {
+            JobSql::Upsert { sql, data, shard, expires_at } => {
+                c.prepare_cached(&sql)?.execute((key.to_vec(), shard, data, expires_at)).map(|_| ())
+            }
+            JobSql::Delete { sql } => c.prepare_cached(&sql)?.execute([key.to_vec()]).map(|_| ()),
+        }
     }
 }
 
@@ -160,10 +271,15 @@ mod tests {
                 })
                 .unwrap()
         };
-        table.persist(1, key, &"first".to_string(), 100).await.unwrap();
-        table.persist(0, [8u8; 32], &"other".to_string(), 100).await.unwrap();
+        let put = |shard: usize, key: Key, v: &str, exp: u64| {
+            let v = v.to_string();
+            let table = &table;
+            async move { table.update(shard, key, |_| Turn::put((), v.clone(), exp)).await.unwrap() }
+        };
+        put(1, key, "first", 100).await;
+        put(0, [8u8; 32], "other", 100).await;
         let (first_rowid, _, _) = rowid();
-        table.persist(1, key, &"second".to_string(), 200).await.unwrap();
+        put(1, key, "second", 200).await;
         // Same row (a REPLACE would have deleted it and inserted a new one at the end), new values.
         assert_eq!(rowid(), (first_rowid, "\"second\"".to_string(), 200));
         journal.shutdown().await;

@@ -111,6 +111,9 @@ pub struct IdTokenSpec<'a> {
     pub access_token: Option<&'a str>,
     /// Claims requested for the ID token through the `claims` parameter.
     pub requested: &'a [String],
+    /// The grant the ID token was issued in: revoking the grant revokes it too (where ID
+    /// tokens are accepted: token exchange).
+    pub grant_id: Option<&'a str>,
 }
 
 pub fn mint_id_token(app: &App, spec: IdTokenSpec<'_>) -> anyhow::Result<String> {
@@ -139,6 +142,9 @@ pub fn mint_id_token(app: &App, spec: IdTokenSpec<'_>) -> anyhow::Result<String>
     if let Some(at) = spec.access_token {
         c.insert("at_hash".into(), left_half_hash(at).into());
     }
+    if let Some(g) = spec.grant_id {
+        c.insert("grant_id".into(), g.into());
+    }
     app.keys.sign("JWT", &Value::Object(c))
 }
 
@@ -156,6 +162,12 @@ pub fn verify_access_token(app: &App, token: &str) -> Result<AccessTokenClaims, 
     v.leeway = 0;
     v.set_required_spec_claims(&["exp", "iss", "sub"]);
     app.keys.verify::<AccessTokenClaims>(token, Some(ACCESS_TOKEN_TYP), &v).map(|d| d.claims)
+}
+
+/// How long a grant's revocation entry must live from the moment of revocation: as long as
+/// any token already issued with its `grant_id` (access and ID tokens) may still be presented.
+pub fn grant_revocation_ttl(app: &App) -> u64 {
+    app.config.access_token_ttl.max(app.config.id_token_ttl)
 }
 
 /// The TokenRevocationStore key under which a whole grant is revoked.

@@ -79,7 +79,7 @@ async fn user_lifecycle_never_shows_password_hash() {
     let (_, listed) = s.admin(Method::GET, "/admin/users", None).await;
     assert!(!listed.to_string().contains("argon2"), "{listed}");
     let (st, _) = s.admin(Method::POST, "/admin/users", Some(json!({"username": "alice", "password": PASSWORD}))).await;
-    assert_eq!(st, 400, "duplicate username");
+    assert_eq!(st, 409, "duplicate username");
     let (st, _) = s.admin(Method::POST, "/admin/users", Some(json!({"username": "bob", "password": "short"}))).await;
     assert_eq!(st, 400);
     let (st, _) = s.admin(Method::POST, "/admin/users", Some(json!({"username": "bob", "password": PASSWORD, "claims": {"email_verified": "yes"}}))).await;
@@ -168,4 +168,37 @@ async fn key_rotation_from_the_cli_reaches_a_running_server_without_breaking_old
     let code = s.code_for(&b, &id, "alice", &[]).await["code"].clone();
     let (_, after, _) = s.token(Some((&id, secret.as_deref().unwrap())), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
     assert_eq!(jwt_parts(after["id_token"].as_str().unwrap()).0["kid"], new_kid.as_str());
+}
+
+#[tokio::test]
+async fn login_names_are_unique_whatever_the_case() {
+    let s = TestServer::start().await;
+    s.client("rp", json!({})).await;
+    let alice = s.user("alice", json!({"email": "alice@example.com"})).await;
+    let bob = s.user("bob", json!({})).await;
+    for body in [
+        json!({"username": "ALICE", "password": PASSWORD}),
+        json!({"username": "ａｌｉｃｅ", "password": PASSWORD}),
+        json!({"username": "Alice@Example.com", "password": PASSWORD}),
+        json!({"username": "carol", "password": PASSWORD, "claims": {"email": "ALICE@example.com"}}),
+    ] {
+        let (st, v) = s.admin(Method::POST, "/admin/users", Some(body.clone())).await;
+        assert_eq!((st, v["error"].as_str()), (409, Some("invalid_request")), "{body}: {v}");
+    }
+    // Renaming bob to one of alice's names, exactly or in another case: 409, and bob is unchanged.
+    for name in ["alice", "Alice", "alice@example.com"] {
+        let (st, v) = s.admin(Method::PATCH, &format!("/admin/users/{bob}"), Some(json!({"username": name}))).await;
+        assert_eq!(st, 409, "{name}: {v}");
+    }
+    let (_, b) = s.admin(Method::GET, &format!("/admin/users/{bob}"), None).await;
+    assert_eq!(b["username"], "bob");
+    // Alice may change the case of her own name.
+    let (st, _) = s.admin(Method::PATCH, &format!("/admin/users/{alice}"), Some(json!({"username": "Alice"}))).await;
+    assert_eq!(st, 200);
+    // The CLI is held to the same rule (it writes to the database itself).
+    let out = cli(s.dir.path(), &["user", "create", "--username", "ALICE", "--password", PASSWORD]);
+    assert!(!out.status.success(), "the CLI created a second ALICE");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("belongs to another user"), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = cli(s.dir.path(), &["user", "create", "--username", "dave", "--password", PASSWORD]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }

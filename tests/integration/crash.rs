@@ -2,28 +2,6 @@
 
 use crate::harness::*;
 use serde_json::Value;
-use std::process::{Child, Command, Stdio};
-
-struct Process {
-    child: Child,
-    base: String,
-}
-
-fn spawn(dir: &std::path::Path, port: u16) -> Process {
-    let base = format!("http://127.0.0.1:{port}");
-    let child = Command::new(env!("CARGO_BIN_EXE_authrim"))
-        .arg("serve")
-        .env("AUTHRIM_DATA_DIR", dir)
-        .env("AUTHRIM_LISTEN", format!("127.0.0.1:{port}"))
-        .env("AUTHRIM_ISSUER", &base)
-        .env("AUTHRIM_ADMIN_TOKEN", ADMIN)
-        .env_remove("AUTHRIM_CONFIG")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start authrim");
-    Process { child, base }
-}
 
 async fn post_token(http: &reqwest::Client, base: &str, secret: &str, form: &[(&str, &str)]) -> (u16, Value) {
     let res = http.post(format!("{base}/token")).basic_auth("rp", Some(secret)).form(form).send().await.unwrap();
@@ -34,7 +12,7 @@ async fn post_token(http: &reqwest::Client, base: &str, secret: &str, form: &[(&
 async fn an_acknowledged_rotation_survives_kill_9() {
     let dir = tempfile::tempdir().unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut p = spawn(dir.path(), port);
+    let mut p = spawn_server(dir.path(), port, &[]);
     wait_healthy(&p.base).await;
     let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     let secret = register_rp_and_alice(&http, &p.base).await;
@@ -50,7 +28,7 @@ async fn an_acknowledged_rotation_survives_kill_9() {
     p.child.kill().unwrap(); // SIGKILL
     p.child.wait().unwrap();
 
-    let mut p = spawn(dir.path(), port);
+    let mut p = spawn_server(dir.path(), port, &[]);
     wait_healthy(&p.base).await;
     let (st, after) = post_token(&http, &p.base, &secret, &[("grant_type", "refresh_token"), ("refresh_token", &new)]).await;
     assert_eq!(st, 200, "the acknowledged successor works after the crash: {after}");

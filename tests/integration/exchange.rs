@@ -361,3 +361,41 @@ async fn a_revoked_grant_revokes_what_was_exchanged_from_it() {
     let (st, _) = w.exchange(&[("subject_token", exchanged["access_token"].as_str().unwrap()), ("subject_token_type", AT)]).await;
     assert_eq!(st, 400);
 }
+
+/// Every token of a grant dies with it, the ID token included: after theft detection revoked
+/// the family, its ID token no longer exchanges (and the same after a code reuse, for a grant
+/// without a refresh token).
+#[tokio::test]
+async fn an_id_token_dies_with_its_grant() {
+    let w = world(json!({"subject_token_types": [AT, ID]})).await;
+    let (st, _) = w.s.admin(Method::PATCH, "/admin/clients/exchanger", Some(json!({"grant_types": [GRANT, "authorization_code", "refresh_token"], "redirect_uris": [REDIRECT], "scope": "openid email offline_access"}))).await;
+    assert_eq!(st, 200);
+    let b = w.s.browser();
+    let ex = (w.exchanger.0.as_str(), w.exchanger.1.as_str());
+    let code = w.s.code_for(&b, "exchanger", "alice", &[("scope", "openid email offline_access")]).await["code"].clone();
+    let (_, tok, _) = w.s.token(Some(ex), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
+    let id_token = tok["id_token"].as_str().unwrap().to_string();
+    let (_, idt) = jwt_parts(&id_token);
+    assert!(idt["grant_id"].is_string(), "the ID token names its grant: {idt}");
+    let (st, b0) = w.exchange(&[("subject_token", &id_token), ("subject_token_type", ID)]).await;
+    assert_eq!(st, 200, "{b0}");
+    // Theft detection: the first refresh token used again after it was rotated.
+    let first = tok["refresh_token"].as_str().unwrap();
+    let (st, _, _) = w.s.token(Some(ex), &[("grant_type", "refresh_token"), ("refresh_token", first)]).await;
+    assert_eq!(st, 200);
+    let (st, _, _) = w.s.token(Some(ex), &[("grant_type", "refresh_token"), ("refresh_token", first)]).await;
+    assert_eq!(st, 400);
+    let (st, b1) = w.exchange(&[("subject_token", &id_token), ("subject_token_type", ID)]).await;
+    assert_eq!((st, b1["error"].as_str()), (400, Some("invalid_request")), "the ID token outlived its revoked family");
+    let (st, _) = w.exchange(&[("subject_token", b0["access_token"].as_str().unwrap()), ("subject_token_type", AT)]).await;
+    assert_eq!(st, 400, "what was exchanged from it went too");
+
+    // No refresh token: a reused code revokes the grant, and its ID token with it.
+    let code = w.s.code_for(&b, "exchanger", "alice", &[("scope", "openid email")]).await["code"].clone();
+    let form = [("grant_type", "authorization_code"), ("code", code.as_str()), ("redirect_uri", REDIRECT)];
+    let (_, tok, _) = w.s.token(Some(ex), &form).await;
+    let id_token = tok["id_token"].as_str().unwrap().to_string();
+    assert_eq!(w.exchange(&[("subject_token", &id_token), ("subject_token_type", ID)]).await.0, 200);
+    assert_eq!(w.s.token(Some(ex), &form).await.0, 400);
+    assert_eq!(w.exchange(&[("subject_token", &id_token), ("subject_token_type", ID)]).await.0, 400, "code reuse left the ID token standing");
+}

@@ -231,6 +231,37 @@ pub fn jwt_parts(token: &str) -> (Value, Value) {
 
 // --- servers running as separate processes (crash and multi-node tests) ---
 
+/// An `authrim serve` process of its own (its memory is its own to measure; it can be killed).
+pub struct Process {
+    pub child: std::process::Child,
+    pub base: String,
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn spawn_server(dir: &std::path::Path, port: u16, extra: &[(&str, &str)]) -> Process {
+    let base = format!("http://127.0.0.1:{port}");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_authrim"));
+    cmd.arg("serve")
+        .env("AUTHRIM_DATA_DIR", dir)
+        .env("AUTHRIM_LISTEN", format!("127.0.0.1:{port}"))
+        .env("AUTHRIM_ISSUER", &base)
+        .env("AUTHRIM_ADMIN_TOKEN", ADMIN)
+        .env_remove("AUTHRIM_CONFIG")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    let child = cmd.spawn().expect("start authrim");
+    Process { child, base }
+}
+
 pub async fn wait_healthy(base: &str) {
     for _ in 0..150 {
         if reqwest::get(format!("{base}/healthz")).await.is_ok_and(|r| r.status().is_success()) {

@@ -4,6 +4,7 @@
 mod admin;
 mod authorize;
 mod crash;
+mod disk_full;
 mod exchange;
 mod harness;
 mod multinode;
@@ -11,7 +12,9 @@ mod openidconnect_rp;
 mod ops;
 #[path = "../common/postgres.rs"]
 mod pg_cluster;
+mod preauth;
 mod refresh;
 mod revocation;
+mod throttle;
 mod token;
 mod userinfo;

@@ -83,6 +83,13 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     CREATE INDEX revoked_tokens_expiry ON revoked_tokens(expires_at);
     CREATE INDEX refresh_families_expiry ON refresh_families(expires_at);
     "#,
+), (
+    2,
+    // As SQLite's migration 3: every name a user signs in with, normalized, one owner each.
+    r#"
+    CREATE TABLE login_names (name TEXT PRIMARY KEY, user_id TEXT NOT NULL);
+    CREATE INDEX login_names_user ON login_names(user_id);
+    "#,
 )];
 
 /// Bring the schema up to date; returns the version reached. Call inside a write transaction.

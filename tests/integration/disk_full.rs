@@ -1,0 +1,81 @@
+//! A write that cannot become durable changes nothing: with the data directory on a real,
+//! full file system (a small tmpfs this test mounts), a refresh and a code redemption answer
+//! 503, and once space is freed the same token and the same code work.
+
+use crate::harness::*;
+use serde_json::json;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A tmpfs of `size` mounted for the test, unmounted when dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(at: &Path, size: &str) -> Result<Self, String> {
+        std::fs::create_dir_all(at).map_err(|e| e.to_string())?;
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0700"), "tmpfs"])
+            .arg(at)
+            .output()
+            .map_err(|e| format!("cannot run mount: {e}"))?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+        }
+        Ok(Self(at.to_path_buf()))
+    }
+
+    /// Fill the file system with one file until the kernel says no more; returns that file.
+    fn fill(&self) -> PathBuf {
+        let path = self.0.join("filler");
+        let mut f = std::fs::File::create(&path).unwrap();
+        let chunk = vec![0u8; 4096];
+        while f.write_all(&chunk).is_ok() {}
+        let _ = f.sync_all();
+        path
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_write_changes_nothing_and_the_retry_succeeds() {
+    let outer = tempfile::tempdir().unwrap();
+    let fs = match Tmpfs::mount(&outer.path().join("data"), "8m") {
+        Ok(fs) => fs,
+        Err(why) => {
+            eprintln!("SKIPPED a_refused_write_changes_nothing_and_the_retry_succeeds: cannot mount a tmpfs here ({why}); it needs root");
+            return;
+        }
+    };
+    let mut config = test_config(&fs.0);
+    config.sqlite_synchronous = "FULL".into();
+    let s = TestServer::start_in(tempfile::tempdir().unwrap(), config).await;
+    let (id, secret) = s.client("rp", json!({"grant_types": ["authorization_code", "refresh_token"], "scope": "openid offline_access"})).await;
+    let secret = secret.unwrap();
+    s.user("alice", json!({})).await;
+    let b = s.browser();
+    let scope = [("scope", "openid offline_access")];
+    let first = s.code_for(&b, &id, "alice", &scope).await["code"].clone();
+    let (st, tokens, _) = s.token(Some((&id, &secret)), &[("grant_type", "authorization_code"), ("code", &first), ("redirect_uri", REDIRECT)]).await;
+    assert_eq!(st, 200, "{tokens}");
+    let refresh = tokens["refresh_token"].as_str().unwrap().to_string();
+    let code = s.code_for(&b, &id, "alice", &scope).await["code"].clone();
+
+    let filler = fs.fill();
+    let (st, body, _) = s.token(Some((&id, &secret)), &[("grant_type", "refresh_token"), ("refresh_token", &refresh)]).await;
+    assert_eq!((st, body["error"].as_str()), (503, Some("temporarily_unavailable")), "refresh on a full disk: {body}");
+    let (st, body, _) = s.token(Some((&id, &secret)), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
+    assert_eq!((st, body["error"].as_str()), (503, Some("temporarily_unavailable")), "redemption on a full disk: {body}");
+
+    std::fs::remove_file(filler).unwrap();
+    let (st, body, _) = s.token(Some((&id, &secret)), &[("grant_type", "refresh_token"), ("refresh_token", &refresh)]).await;
+    assert_eq!(st, 200, "the same refresh token works once the disk has room: {body}");
+    let (st, body, _) = s.token(Some((&id, &secret)), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
+    assert_eq!(st, 200, "the same code redeems once the disk has room: {body}");
+    s.server.stop().await.unwrap();
+}
