@@ -52,7 +52,14 @@ pub enum ClientCommand {
     Create(ClientArgs),
     List,
     Show { client_id: String },
-    Update { client_id: String, #[command(flatten)] args: ClientArgs },
+    Update {
+        /// Its own arg id: `ClientArgs` has a `--client-id` too, and clap refuses two args
+        /// with one id (a panic in debug builds).
+        #[arg(id = "target_client_id", value_name = "CLIENT_ID")]
+        client_id: String,
+        #[command(flatten)]
+        args: ClientArgs,
+    },
     Delete { client_id: String },
     /// Issue a new secret (the old one stops working).
     RotateSecret { client_id: String },
@@ -311,4 +318,15 @@ async fn find_client(db: &crate::db::Database, id: &str) -> anyhow::Result<clien
 async fn find_user(db: &crate::db::Database, key: &str) -> anyhow::Result<users::User> {
     let owned = key.to_string();
     db.read(move |sql| users::find(sql, &owned)).await?.ok_or_else(|| anyhow::anyhow!("no user {key:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    /// clap checks a command line's definition only when it is built, and in debug builds
+    /// panics on a bad one (two args with one id, say): check every subcommand here.
+    #[test]
+    fn the_command_line_definition_is_valid() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }
