@@ -4,17 +4,22 @@
 
 use crate::app::{App, AppState};
 use crate::error::{Challenge, OAuthError};
-use crate::http::params::{is_form, Params};
+use crate::http::params::{is_form, Body, Params};
 use crate::registry::users::SCOPE_CLAIMS;
 use crate::tokens::verify_access_token;
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, Method};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 
-pub async fn userinfo(State(app): State<AppState>, method: Method, headers: HeaderMap, body: Bytes) -> Response {
-    match handle(&app, &method, &headers, &body).await {
+/// The body is read even for GET: RFC 6750 §2.2 allows the token in a form body only with
+/// POST, but a body over the limit is refused the same way (413, JSON, with a challenge).
+pub async fn userinfo(State(app): State<AppState>, method: Method, headers: HeaderMap, body: Result<Body, OAuthError>) -> Response {
+    let result = match body {
+        Ok(Body(body)) => handle(&app, &method, &headers, &body).await,
+        Err(e) => Err(e),
+    };
+    match result {
         Ok(claims) => {
             let mut res = axum::Json(Value::Object(claims)).into_response();
             res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

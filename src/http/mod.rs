@@ -3,6 +3,7 @@
 pub mod client_auth;
 pub mod cookies;
 pub mod demo;
+pub mod json_errors;
 pub mod pages;
 pub mod params;
 pub mod server;
@@ -44,6 +45,8 @@ pub fn router(app: AppState) -> Router {
                 .into_response()
         })
         .layer(DefaultBodyLimit::max(app.config.max_body_bytes))
+        // Inside `track`, so that the error metrics count what it answers.
+        .layer(axum::middleware::from_fn(json_errors::json_errors))
         .layer(axum::middleware::from_fn(track))
         .layer(CatchPanicLayer::custom(|_| {
             tracing::error!("handler panicked");

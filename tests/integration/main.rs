@@ -6,6 +6,7 @@ mod authorize;
 mod crash;
 mod exchange;
 mod harness;
+mod json_errors;
 mod multinode;
 mod openidconnect_rp;
 mod ops;
