@@ -4,6 +4,7 @@
 mod admin;
 mod authorize;
 mod crash;
+mod demo;
 mod exchange;
 mod harness;
 mod json_errors;
