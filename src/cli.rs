@@ -92,6 +92,10 @@ pub struct ClientArgs {
     /// A resource URI the client may request tokens for (repeat for several).
     #[arg(long = "resource")]
     pub resources: Vec<String>,
+    /// An origin (scheme://host[:port]) whose pages may call /token, /revoke and /userinfo
+    /// (CORS; repeat for several). Default: the origins of the redirect URIs.
+    #[arg(long = "cors-origin")]
+    pub cors_origins: Vec<String>,
 }
 
 impl ClientArgs {
@@ -106,6 +110,7 @@ impl ClientArgs {
             scope: self.scope,
             allowed_audiences: (!self.audiences.is_empty()).then_some(self.audiences),
             allowed_resources: (!self.resources.is_empty()).then_some(self.resources),
+            allowed_cors_origins: (!self.cors_origins.is_empty()).then_some(self.cors_origins),
             token_exchange: None,
         }
     }

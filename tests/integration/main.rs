@@ -3,6 +3,7 @@
 
 mod admin;
 mod authorize;
+mod cors;
 mod crash;
 mod demo;
 mod exchange;
