@@ -52,7 +52,14 @@ pub enum ClientCommand {
     Create(ClientArgs),
     List,
     Show { client_id: String },
-    Update { client_id: String, #[command(flatten)] args: ClientArgs },
+    Update {
+        /// Its own arg id: `ClientArgs` has a `--client-id` too, and clap refuses two args
+        /// with one id (a panic in debug builds).
+        #[arg(id = "target_client_id", value_name = "CLIENT_ID")]
+        client_id: String,
+        #[command(flatten)]
+        args: ClientArgs,
+    },
     Delete { client_id: String },
     /// Issue a new secret (the old one stops working).
     RotateSecret { client_id: String },
@@ -85,6 +92,10 @@ pub struct ClientArgs {
     /// A resource URI the client may request tokens for (repeat for several).
     #[arg(long = "resource")]
     pub resources: Vec<String>,
+    /// An origin (scheme://host[:port]) whose pages may call /token, /revoke and /userinfo
+    /// (CORS; repeat for several). Default: the origins of the redirect URIs.
+    #[arg(long = "cors-origin")]
+    pub cors_origins: Vec<String>,
 }
 
 impl ClientArgs {
@@ -99,6 +110,7 @@ impl ClientArgs {
             scope: self.scope,
             allowed_audiences: (!self.audiences.is_empty()).then_some(self.audiences),
             allowed_resources: (!self.resources.is_empty()).then_some(self.resources),
+            allowed_cors_origins: (!self.cors_origins.is_empty()).then_some(self.cors_origins),
             token_exchange: None,
         }
     }
@@ -311,4 +323,15 @@ async fn find_client(db: &crate::db::Database, id: &str) -> anyhow::Result<clien
 async fn find_user(db: &crate::db::Database, key: &str) -> anyhow::Result<users::User> {
     let owned = key.to_string();
     db.read(move |sql| users::find(sql, &owned)).await?.ok_or_else(|| anyhow::anyhow!("no user {key:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    /// clap checks a command line's definition only when it is built, and in debug builds
+    /// panics on a bad one (two args with one id, say): check every subcommand here.
+    #[test]
+    fn the_command_line_definition_is_valid() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

@@ -3,8 +3,8 @@
 
 use crate::app::AppState;
 use crate::error::OAuthError;
+use crate::http::params::Body;
 use crate::registry::{clients, users, ClientInput, UserInput};
-use axum::body::Bytes;
 use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::Next;
@@ -65,7 +65,7 @@ async fn list_clients(State(app): State<AppState>) -> AdminResult {
     Ok(Json(json!({ "clients": list })).into_response())
 }
 
-async fn create_client(State(app): State<AppState>, body: Bytes) -> AdminResult {
+async fn create_client(State(app): State<AppState>, Body(body): Body) -> AdminResult {
     let input: ClientInput = parse(&body)?;
     if input.client_id.as_deref().is_some_and(|id| app.registry.client(id).is_some()) {
         return Err(invalid_metadata("a client with this client_id already exists".into()));
@@ -80,7 +80,7 @@ async fn show_client(State(app): State<AppState>, Path(id): Path<String>) -> Adm
     Ok(Json(client_json(&c, None)).into_response())
 }
 
-async fn update_client(State(app): State<AppState>, Path(id): Path<String>, body: Bytes) -> AdminResult {
+async fn update_client(State(app): State<AppState>, Path(id): Path<String>, Body(body): Body) -> AdminResult {
     let existing = app.registry.client(&id).ok_or_else(|| OAuthError::not_found("no such client"))?;
     let (client, secret) = clients::update_client(&existing, parse(&body)?).map_err(invalid_metadata)?;
     app.registry.save_client(client.clone()).await?;
@@ -120,7 +120,7 @@ async fn list_users(State(app): State<AppState>) -> AdminResult {
     Ok(Json(json!({ "users": list })).into_response())
 }
 
-async fn create_user(State(app): State<AppState>, body: Bytes) -> AdminResult {
+async fn create_user(State(app): State<AppState>, Body(body): Body) -> AdminResult {
     let input: UserInput = parse(&body)?;
     let username = input.username.clone().unwrap_or_default();
     // Checked again, atomically, when the user is saved; this spares a password hash.
@@ -140,7 +140,7 @@ async fn show_user(State(app): State<AppState>, Path(id): Path<String>) -> Admin
     Ok(Json(u.as_ref().clone()).into_response())
 }
 
-async fn update_user(State(app): State<AppState>, Path(id): Path<String>, body: Bytes) -> AdminResult {
+async fn update_user(State(app): State<AppState>, Path(id): Path<String>, Body(body): Body) -> AdminResult {
     let existing = app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
     let input: UserInput = parse(&body)?;
     let user = tokio::task::spawn_blocking(move || users::update_user(&existing, input))

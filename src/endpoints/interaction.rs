@@ -31,7 +31,7 @@ pub async fn login(
 ) -> Response {
     let (params, _, req) = match take_state(&app, &headers, form, "login", cookies::BROWSER) {
         Ok(taken) => taken,
-        Err(res) => return res,
+        Err(res) => return *res,
     };
     if app.registry.client(&req.client_id).is_none() {
         return error_page(StatusCode::BAD_REQUEST, "The application that sent you here is no longer registered.");
@@ -93,7 +93,7 @@ pub async fn login(
 pub async fn consent(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     let (params, cookie, req) = match take_state(&app, &headers, form, "consent", cookies::SESSION) {
         Ok(taken) => taken,
-        Err(res) => return res,
+        Err(res) => return *res,
     };
     let Some((_, session)) = super::authorize::current_session(&app, &headers).await.filter(|(c, _)| *c == cookie) else {
         return error_page(StatusCode::BAD_REQUEST, "Your session has ended. Return to the application and sign in again.");
@@ -122,14 +122,14 @@ fn take_state(
     form: Result<FormParams, OAuthError>,
     kind: &str,
     cookie_name: &str,
-) -> Result<(Params, String, AuthorizationRequest), Response> {
-    let expired = || error_page(StatusCode::BAD_REQUEST, EXPIRED);
+) -> Result<(Params, String, AuthorizationRequest), Box<Response>> {
+    let expired = || Box::new(error_page(StatusCode::BAD_REQUEST, EXPIRED));
     let FormParams(params) = form.map_err(|_| expired())?;
     let sealed = params.get("challenge").ok_or_else(expired)?;
     let cookie = cookies::get(headers, cookie_name);
     let req = app.sealer.open::<AuthorizationRequest>(kind, cookie, sealed).map_err(|e| match e {
         Unsealed::Invalid => expired(),
-        Unsealed::WrongBinding => error_page(StatusCode::BAD_REQUEST, NO_COOKIE),
+        Unsealed::WrongBinding => Box::new(error_page(StatusCode::BAD_REQUEST, NO_COOKIE)),
     })?;
     let cookie = cookie.expect("a bound state came with its cookie").to_string();
     Ok((params, cookie, req))

@@ -7,6 +7,7 @@ use crate::audit::AuditEvent;
 use crate::error::OAuthError;
 use crate::grants::refresh_token::revoke_family;
 use crate::http::client_auth::authenticate_client;
+use crate::http::cors::ServedClient;
 use crate::http::params::FormParams;
 use crate::stores::Presented;
 use crate::tokens::verify_access_token;
@@ -16,14 +17,19 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 pub async fn revoke(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
-    match handle(&app, &headers, form).await {
+    let mut served = None;
+    let mut res = match handle(&app, &headers, form, &mut served).await {
         Ok(()) => {
             let mut res = StatusCode::OK.into_response();
             res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             res
         }
         Err(e) => e.into_response(),
+    };
+    if let Some(client) = served {
+        res.extensions_mut().insert(client);
     }
+    res
 }
 
 /// Which of our token kinds a presented string is.
@@ -55,9 +61,16 @@ pub async fn classify(app: &App, token: &str, hint: Option<&str>) -> Result<Know
     Ok(refresh().await?.unwrap_or(Known::Neither))
 }
 
-async fn handle(app: &App, headers: &HeaderMap, form: Result<FormParams, OAuthError>) -> Result<(), OAuthError> {
+/// `served`: the authenticated client (for CORS), set before anything else can fail.
+async fn handle(
+    app: &App,
+    headers: &HeaderMap,
+    form: Result<FormParams, OAuthError>,
+    served: &mut Option<ServedClient>,
+) -> Result<(), OAuthError> {
     let FormParams(params) = form?;
     let client = authenticate_client(app, headers, &params)?;
+    *served = Some(ServedClient(client.clone()));
     let token = params.require("token")?;
     let not_yours = || OAuthError::unauthorized_client("the token was not issued to this client");
     match classify(app, token, params.get("token_type_hint")).await? {

@@ -7,11 +7,11 @@
 
 use crate::app::{App, AppState};
 use crate::error::OAuthError;
+use crate::http::params::Body;
 use crate::registry::{clients, users, ClientInput, User};
 use crate::stores::{CodeGrant, NewFamily, Session};
 use crate::tokens::{self, AccessTokenSpec, ACR_PASSWORD};
 use crate::util::{now, random_token};
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -87,7 +87,7 @@ fn default_client_prefix() -> String {
 
 /// `{count, prefix, client: {…metadata}}` → `{clients: [{client_id, client_secret}]}`. Client ids
 /// are `{prefix}-{i}`; existing ones are replaced (with a new secret).
-async fn bulk_clients(State(app): State<AppState>, body: Bytes) -> TestResult {
+async fn bulk_clients(State(app): State<AppState>, Body(body): Body) -> TestResult {
     let req: ClientsReq = parse(&body)?;
     let mut out = Vec::new();
     for i in 0..count(req.count)? {
@@ -113,7 +113,7 @@ fn default_user_prefix() -> String {
 }
 
 /// `{count, prefix, password}` → `{users: [{id, username}]}`. One Argon2 hash serves them all.
-async fn bulk_users(State(app): State<AppState>, body: Bytes) -> TestResult {
+async fn bulk_users(State(app): State<AppState>, Body(body): Body) -> TestResult {
     let req: UsersReq = parse(&body)?;
     let n = count(req.count)?;
     let password = req.password.clone();
@@ -163,7 +163,7 @@ fn default_scope() -> String {
 
 /// `{user_ids, consent_client_id?, scope?}` → `{sessions: [{user_id, cookie}]}`: session
 /// cookie values (`authrim_session`) for silent-authentication load.
-async fn bulk_sessions(State(app): State<AppState>, body: Bytes) -> TestResult {
+async fn bulk_sessions(State(app): State<AppState>, Body(body): Body) -> TestResult {
     let req: SessionsReq = parse(&body)?;
     count(req.user_ids.len() * req.per_user)?;
     for uid in &req.user_ids {
@@ -215,7 +215,7 @@ fn one() -> usize {
 }
 
 /// `{client_id, redirect_uri, user_ids, per_user?, scope?, code_challenge?, expires_in?}` → `{codes: [...]}`.
-async fn bulk_codes(State(app): State<AppState>, body: Bytes) -> TestResult {
+async fn bulk_codes(State(app): State<AppState>, Body(body): Body) -> TestResult {
     let req: CodesReq = parse(&body)?;
     count(req.user_ids.len() * req.per_user)?;
     let c = client(&app, &req.client_id)?;
@@ -281,7 +281,7 @@ fn access() -> String {
 
 /// Mint tokens: `{client_id, user_ids | count, kind: valid|expired|revoked, scope?, audience?,
 /// token_type?: access_token|refresh_token}` → `{tokens: [...]}`.
-async fn bulk_tokens(State(app): State<AppState>, body: Bytes) -> TestResult {
+async fn bulk_tokens(State(app): State<AppState>, Body(body): Body) -> TestResult {
     let req: TokensReq = parse(&body)?;
     let c = client(&app, &req.client_id)?;
     let subjects: Vec<Option<String>> = if req.user_ids.is_empty() {

@@ -4,6 +4,7 @@
 use crate::app::AppState;
 use crate::error::OAuthError;
 use crate::http::client_auth::authenticate_client;
+use crate::http::cors::ServedClient;
 use crate::http::params::FormParams;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue};
@@ -16,7 +17,8 @@ pub struct GrantTypeLabel(pub &'static str);
 
 pub async fn token(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     let mut grant: &'static str = "";
-    let mut res = match handle(&app, &headers, form, &mut grant).await {
+    let mut served = None;
+    let mut res = match handle(&app, &headers, form, &mut grant, &mut served).await {
         Ok(res) => res,
         Err(e) => {
             tracing::debug!(error = e.code, description = %e.description, "token request refused");
@@ -24,17 +26,24 @@ pub async fn token(State(app): State<AppState>, headers: HeaderMap, form: Result
         }
     };
     res.extensions_mut().insert(GrantTypeLabel(grant));
+    if let Some(client) = served {
+        res.extensions_mut().insert(client);
+    }
     res
 }
 
+/// `grant` and `served` (the authenticated client, for CORS) are set as soon as known, so that
+/// an error answer carries them too.
 async fn handle(
     app: &crate::app::App,
     headers: &HeaderMap,
     form: Result<FormParams, OAuthError>,
     grant: &mut &'static str,
+    served: &mut Option<ServedClient>,
 ) -> Result<Response, OAuthError> {
     let FormParams(params) = form?;
     let client = authenticate_client(app, headers, &params)?;
+    *served = Some(ServedClient(client.clone()));
     let grant_type = params.require("grant_type")?;
     let handler = app
         .grants

@@ -4,17 +4,24 @@
 
 use crate::app::{App, AppState};
 use crate::error::{Challenge, OAuthError};
-use crate::http::params::{is_form, Params};
+use crate::http::cors::ServedClient;
+use crate::http::params::{is_form, Body, Params};
 use crate::registry::users::SCOPE_CLAIMS;
 use crate::tokens::verify_access_token;
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, Method};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 
-pub async fn userinfo(State(app): State<AppState>, method: Method, headers: HeaderMap, body: Bytes) -> Response {
-    match handle(&app, &method, &headers, &body).await {
+/// The body is read even for GET: RFC 6750 §2.2 allows the token in a form body only with
+/// POST, but a body over the limit is refused the same way (413, JSON, with a challenge).
+pub async fn userinfo(State(app): State<AppState>, method: Method, headers: HeaderMap, body: Result<Body, OAuthError>) -> Response {
+    let mut served = None;
+    let result = match body {
+        Ok(Body(body)) => handle(&app, &method, &headers, &body, &mut served).await,
+        Err(e) => Err(e),
+    };
+    let mut res = match result {
         Ok(claims) => {
             let mut res = axum::Json(Value::Object(claims)).into_response();
             res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -22,12 +29,25 @@ pub async fn userinfo(State(app): State<AppState>, method: Method, headers: Head
         }
         Err(e) if e.challenge.is_some() => e.into_response(),
         Err(e) => e.with_challenge(Challenge::Bearer).into_response(),
+    };
+    if let Some(client) = served {
+        res.extensions_mut().insert(client);
     }
+    res
 }
 
-async fn handle(app: &App, method: &Method, headers: &HeaderMap, body: &[u8]) -> Result<Map<String, Value>, OAuthError> {
+/// `served` is set as soon as the token names a client, so that the client's page may also
+/// read the refusals that follow (revoked, insufficient scope).
+async fn handle(
+    app: &App,
+    method: &Method,
+    headers: &HeaderMap,
+    body: &[u8],
+    served: &mut Option<ServedClient>,
+) -> Result<Map<String, Value>, OAuthError> {
     let token = bearer_token(method, headers, body)?;
     let claims = verify_access_token(app, &token).map_err(|_| OAuthError::invalid_token("the access token is invalid or expired"))?;
+    *served = app.registry.client(&claims.client_id).map(ServedClient);
     if !claims.aud.iter().any(|a| a == app.issuer()) {
         return Err(OAuthError::invalid_token("the access token is not meant for this resource"));
     }

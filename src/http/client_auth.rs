@@ -51,7 +51,11 @@ pub fn authenticate_client(app: &App, headers: &HeaderMap, params: &Params) -> R
     }
 }
 
-/// `Authorization: Basic base64(urlencode(id):urlencode(secret))` (RFC 6749 §2.3.1).
+/// `Authorization: Basic base64(urlencode(id):urlencode(secret))` (RFC 6749 §2.3.1): split the
+/// decoded value at the first ':' and percent-decode each half, nothing more. Parsing it as a
+/// form would end the secret at a '&' (so `secret&anything` would pass as `secret`) and read
+/// `=` and `+` as syntax. A '+' stays a '+': no client id or secret of ours holds a space, and
+/// clients that skip the encoding (most do) mean a literal '+'.
 fn basic_credentials(headers: &HeaderMap) -> Result<Option<(String, String)>, OAuthError> {
     let Some(value) = headers.get(AUTHORIZATION) else { return Ok(None) };
     let value = value.to_str().map_err(|_| OAuthError::invalid_request("malformed Authorization header"))?;
@@ -65,14 +69,28 @@ fn basic_credentials(headers: &HeaderMap) -> Result<Option<(String, String)>, OA
     let decoded = STANDARD.decode(rest.trim()).map_err(|_| malformed())?;
     let decoded = String::from_utf8(decoded).map_err(|_| malformed())?;
     let (id, secret) = decoded.split_once(':').ok_or_else(malformed)?;
-    let unescape = |s: &str| {
-        url::form_urlencoded::parse(format!("v={s}").as_bytes()).next().map(|(_, v)| v.into_owned()).unwrap_or_default()
-    };
-    let (id, secret) = (unescape(id), unescape(secret));
+    let (id, secret) = (percent_decode(id).ok_or_else(malformed)?, percent_decode(secret).ok_or_else(malformed)?);
     if id.is_empty() {
         return Err(malformed());
     }
     Ok(Some((id, secret)))
+}
+
+/// RFC 3986 §2.1 percent-decoding, strictly: a '%' must start two hex digits, and the result
+/// must be UTF-8. `None` otherwise (never a guess).
+fn percent_decode(s: &str) -> Option<String> {
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(s.len());
+    let mut bytes = s.bytes();
+    while let Some(b) = bytes.next() {
+        if b == b'%' {
+            let (hi, lo) = (hex(bytes.next()?)?, hex(bytes.next()?)?);
+            out.push(hi << 4 | lo);
+        } else {
+            out.push(b);
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 impl OAuthError {
@@ -93,18 +111,47 @@ mod tests {
         h
     }
 
+    fn basic(raw: &str) -> Result<Option<(String, String)>, OAuthError> {
+        basic_credentials(&headers(&format!("Basic {}", STANDARD.encode(raw))))
+    }
+
+    fn pair(id: &str, secret: &str) -> Option<(String, String)> {
+        Some((id.into(), secret.into()))
+    }
+
     #[test]
-    fn basic_credentials_are_form_decoded() {
-        // "my%3Aclient:p%40ss+word" → id "my:client", secret "p@ss word"
-        let h = headers(&format!("Basic {}", STANDARD.encode("my%3Aclient:p%40ss+word")));
-        assert_eq!(basic_credentials(&h).unwrap(), Some(("my:client".into(), "p@ss word".into())));
+    fn basic_credentials_are_percent_decoded() {
+        assert_eq!(basic("my%3Aclient:p%40ss%20word").unwrap(), pair("my:client", "p@ss word"));
+        // Multi-byte UTF-8 survives the round trip.
+        assert_eq!(basic("caf%C3%A9:s").unwrap(), pair("café", "s"));
+    }
+
+    #[test]
+    fn basic_credentials_are_not_a_form() {
+        // A form parser would stop the secret at '&' and read '+' as a space.
+        assert_eq!(basic("rp:secret&anything").unwrap(), pair("rp", "secret&anything"));
+        assert_eq!(basic("rp&x=1:a=b+c").unwrap(), pair("rp&x=1", "a=b+c"));
+        // Only the first ':' separates; the secret may hold more.
+        assert_eq!(basic("rp:a:b").unwrap(), pair("rp", "a:b"));
+        assert_eq!(basic("rp:").unwrap(), pair("rp", ""));
+    }
+
+    #[test]
+    fn bad_percent_encoding_is_invalid_client_not_a_panic() {
+        for raw in ["rp:%", "rp:%4", "rp:%zz", "%g0:x", "rp:%FF", "rp:%C3", "rp:abc%"] {
+            let e = basic(raw).unwrap_err();
+            assert_eq!((e.code, e.status.as_u16()), ("invalid_client", 401), "{raw}");
+            assert_eq!(e.challenge, Some(Challenge::Basic), "{raw}");
+        }
     }
 
     #[test]
     fn malformed_basic_is_invalid_client() {
-        for v in ["Basic !!!", "Basic", &format!("Basic {}", STANDARD.encode("nocolon"))] {
+        for v in ["Basic !!!", "Basic", &format!("Basic {}", STANDARD.encode("nocolon")), &format!("Basic {}", STANDARD.encode(":x"))] {
             assert!(basic_credentials(&headers(v)).is_err(), "{v}");
         }
+        // Not UTF-8 once base64-decoded.
+        assert!(basic_credentials(&headers(&format!("Basic {}", STANDARD.encode([0xff, b':', b'x'])))).is_err());
         assert!(basic_credentials(&HeaderMap::new()).unwrap().is_none());
     }
 }

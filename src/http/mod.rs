@@ -2,7 +2,9 @@
 
 pub mod client_auth;
 pub mod cookies;
+pub mod cors;
 pub mod demo;
+pub mod json_errors;
 pub mod pages;
 pub mod params;
 pub mod sealed;
@@ -45,6 +47,9 @@ pub fn router(app: AppState) -> Router {
                 .into_response()
         })
         .layer(DefaultBodyLimit::max(app.config.max_body_bytes))
+        // Inside `track`, so that the error metrics count what these two answer.
+        .layer(axum::middleware::from_fn(json_errors::json_errors))
+        .layer(axum::middleware::from_fn_with_state(app.clone(), cors::cors))
         .layer(axum::middleware::from_fn(track))
         .layer(CatchPanicLayer::custom(|_| {
             tracing::error!("handler panicked");

@@ -4,6 +4,7 @@
 use crate::error::OAuthError;
 use axum::extract::{FromRequest, Request};
 use axum::http::header::CONTENT_TYPE;
+use axum::http::StatusCode;
 use std::collections::HashMap;
 
 /// Longest value we accept for any single parameter.
@@ -68,11 +69,28 @@ impl<S: Send + Sync> FromRequest<S> for FormParams {
         if !is_form(req.headers()) {
             return Err(OAuthError::invalid_request("the body must be application/x-www-form-urlencoded"));
         }
-        let body = axum::body::Bytes::from_request(req, state).await.map_err(|e| {
-            OAuthError::invalid_request(format!("cannot read the request body: {}", e.body_text()))
-                .with_status(e.status())
-        })?;
+        let Body(body) = Body::from_request(req, state).await?;
         Params::parse(&body).map(FormParams)
+    }
+}
+
+/// The raw request body, within `max_body_bytes`. Use it instead of `Bytes`, whose rejection
+/// is a plain-text 413 or 400: this one is an `OAuthError` with the same status, so the
+/// handler can answer it like any other error (with its `WWW-Authenticate` challenge, say).
+pub struct Body(pub axum::body::Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for Body {
+    type Rejection = OAuthError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        axum::body::Bytes::from_request(req, state).await.map(Body).map_err(|rejection| {
+            let status = rejection.status();
+            let error = match status {
+                StatusCode::PAYLOAD_TOO_LARGE => OAuthError::invalid_request("the request body is too large"),
+                _ => OAuthError::invalid_request(format!("cannot read the request body: {}", rejection.body_text())),
+            };
+            error.with_status(status)
+        })
     }
 }
 

@@ -40,6 +40,10 @@ pub struct ClientMetadata {
     /// RFC 8693 policy; the grant itself is enabled through `grant_types`. Authrim extension.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_exchange: Option<TokenExchangePolicy>,
+    /// Origins (`scheme://host[:port]`) whose pages may call /token, /revoke and /userinfo for
+    /// this client (CORS). Empty: the origins of its web redirect URIs. Authrim extension.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_cors_origins: Vec<String>,
     #[serde(default)]
     pub client_id_issued_at: u64,
 }
@@ -89,15 +93,43 @@ pub struct ClientInput {
     pub allowed_audiences: Option<Vec<String>>,
     pub allowed_resources: Option<Vec<String>>,
     pub token_exchange: Option<TokenExchangePolicy>,
+    pub allowed_cors_origins: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone)]
 pub struct Client {
     pub meta: ClientMetadata,
     secret_hash: Option<[u8; 32]>,
+    /// Worked out once from the metadata: CORS checks run on every cross-origin request.
+    cors_origins: Vec<String>,
 }
 
 impl Client {
+    fn build(meta: ClientMetadata, secret_hash: Option<[u8; 32]>) -> Self {
+        let cors_origins = if meta.allowed_cors_origins.is_empty() {
+            let mut derived: Vec<String> = meta.redirect_uris.iter().filter_map(|u| web_origin(u)).collect();
+            derived.sort();
+            derived.dedup();
+            derived
+        } else {
+            meta.allowed_cors_origins.clone()
+        };
+        Self { meta, secret_hash, cors_origins }
+    }
+
+    /// The origins whose pages may call the token, revocation and userinfo endpoints for this
+    /// client: `allowed_cors_origins` if set, else the origins of its http(s) redirect URIs
+    /// (a private-use scheme of a native app has no web origin).
+    pub fn cors_origins(&self) -> &[String] {
+        &self.cors_origins
+    }
+
+    /// `origin` as the browser sent it in the `Origin` header: compared exactly, since both
+    /// sides are in the RFC 6454 serialised form.
+    pub fn allows_origin(&self, origin: &str) -> bool {
+        self.cors_origins.iter().any(|o| o == origin)
+    }
+
     pub fn id(&self) -> &str {
         &self.meta.client_id
     }
@@ -150,12 +182,13 @@ pub fn new_client(input: ClientInput) -> Result<(Client, Option<String>), String
         allowed_audiences: input.allowed_audiences.clone().unwrap_or_default(),
         allowed_resources: input.allowed_resources.clone().unwrap_or_default(),
         token_exchange: input.token_exchange.clone(),
+        allowed_cors_origins: input.allowed_cors_origins.clone().unwrap_or_default(),
         client_id_issued_at: now(),
     };
     validate(&meta)?;
     let secret = (meta.token_endpoint_auth_method != AUTH_NONE).then(random_token);
     let secret_hash = secret.as_deref().map(secret_hash);
-    Ok((Client { meta, secret_hash }, secret))
+    Ok((Client::build(meta, secret_hash), secret))
 }
 
 /// Apply `input` to an existing client. Changing a public client into a confidential one
@@ -174,6 +207,7 @@ pub fn update_client(existing: &Client, input: ClientInput) -> Result<(Client, O
     if let Some(v) = input.allowed_audiences { meta.allowed_audiences = v }
     if let Some(v) = input.allowed_resources { meta.allowed_resources = v }
     if let Some(v) = input.token_exchange { meta.token_exchange = Some(v) }
+    if let Some(v) = input.allowed_cors_origins { meta.allowed_cors_origins = v }
     validate(&meta)?;
     let (secret_hash, secret) = match (existing.secret_hash, meta.token_endpoint_auth_method == AUTH_NONE) {
         (_, true) => (None, None),
@@ -183,7 +217,7 @@ pub fn update_client(existing: &Client, input: ClientInput) -> Result<(Client, O
             (Some(crate::util::secret_hash(&s)), Some(s))
         }
     };
-    Ok((Client { meta, secret_hash }, secret))
+    Ok((Client::build(meta, secret_hash), secret))
 }
 
 /// A fresh secret for a confidential client (the old one stops working).
@@ -192,7 +226,7 @@ pub fn rotate_secret(existing: &Client) -> Result<(Client, String), String> {
         return Err("a public client has no secret".into());
     }
     let s = random_token();
-    Ok((Client { meta: existing.meta.clone(), secret_hash: Some(secret_hash(&s)) }, s))
+    Ok((Client::build(existing.meta.clone(), Some(secret_hash(&s))), s))
 }
 
 fn validate(meta: &ClientMetadata) -> Result<(), String> {
@@ -244,6 +278,31 @@ fn validate(meta: &ClientMetadata) -> Result<(), String> {
     }
     if meta.allowed_audiences.iter().any(|a| a.is_empty() || a.chars().any(char::is_whitespace)) {
         return Err("allowed_audiences must be non-empty strings without spaces".into());
+    }
+    for o in &meta.allowed_cors_origins {
+        validate_cors_origin(o)?;
+    }
+    Ok(())
+}
+
+/// The web origin of a URI (RFC 6454 §6.2 serialisation), for http and https only.
+fn web_origin(uri: &str) -> Option<String> {
+    let u = url::Url::parse(uri).ok()?;
+    matches!(u.scheme(), "https" | "http").then(|| u.origin().ascii_serialization())
+}
+
+/// An origin exactly as a browser sends it in `Origin`, so that the check is a string
+/// comparison: scheme, lower-case host, port only if not the default, nothing after. The
+/// scheme rule is the redirect URIs': https, or http on a loopback host.
+fn validate_cors_origin(o: &str) -> Result<(), String> {
+    let u = url::Url::parse(o).map_err(|_| format!("allowed_cors_origins: {o:?} is not an origin (scheme://host[:port])"))?;
+    let loopback = matches!(u.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
+    if !(u.scheme() == "https" || u.scheme() == "http" && loopback) {
+        return Err(format!("allowed_cors_origins: {o:?} must use https (http only for loopback hosts)"));
+    }
+    let canonical = u.origin().ascii_serialization();
+    if canonical != o {
+        return Err(format!("allowed_cors_origins: {o:?} is not an origin as browsers send it; write {canonical:?}"));
     }
     Ok(())
 }
@@ -313,7 +372,7 @@ pub fn load_all(sql: &mut dyn Sql) -> StoreResult<Vec<Client>> {
 fn row_to_client(r: &Row) -> StoreResult<Option<Client>> {
     let Ok(meta) = serde_json::from_str::<ClientMetadata>(&r.text(1)?) else { return Ok(None) };
     let secret_hash = r.opt_blob(0)?.and_then(|h| <[u8; 32]>::try_from(h.as_slice()).ok());
-    Ok(Some(Client { meta, secret_hash }))
+    Ok(Some(Client::build(meta, secret_hash)))
 }
 
 #[cfg(test)]
@@ -374,6 +433,57 @@ mod tests {
         let mut i = input(&["https://rp.example/cb"]);
         i.token_endpoint_auth_method = Some("private_key_jwt".into());
         assert!(new_client(i).is_err());
+    }
+
+    #[test]
+    fn cors_origins_come_from_web_redirect_uris_unless_listed() {
+        let (c, _) = new_client(input(&[
+            "https://spa.example/cb",
+            "https://spa.example/other?x=1",
+            "http://127.0.0.1:9000/cb",
+            "https://SPA2.example:443/cb",
+            "com.example.app:/oauth",
+        ]))
+        .unwrap();
+        assert_eq!(c.cors_origins(), ["http://127.0.0.1:9000", "https://spa.example", "https://spa2.example"]);
+        assert!(c.allows_origin("https://spa.example"));
+        for foreign in ["https://spa.example:8443", "http://spa.example", "https://evil.example", "null", "com.example.app:"] {
+            assert!(!c.allows_origin(foreign), "{foreign}");
+        }
+        let mut i = input(&["https://spa.example/cb"]);
+        i.allowed_cors_origins = Some(vec!["https://app.example".into(), "http://localhost:3000".into()]);
+        let (c, _) = new_client(i).unwrap();
+        assert_eq!(c.cors_origins(), ["https://app.example", "http://localhost:3000"]);
+        assert!(!c.allows_origin("https://spa.example"), "an explicit list replaces the derived origins");
+        // An update back to an empty list returns to the derived origins.
+        let (c, _) = update_client(&c, ClientInput { allowed_cors_origins: Some(vec![]), ..Default::default() }).unwrap();
+        assert_eq!(c.cors_origins(), ["https://spa.example"]);
+    }
+
+    #[test]
+    fn cors_origins_must_be_origins_as_browsers_send_them() {
+        for bad in [
+            "https://app.example/",
+            "https://app.example/path",
+            "https://App.example",
+            "https://app.example:443",
+            "https://user@app.example",
+            "https://app.example?x",
+            "http://app.example",
+            "null",
+            "*",
+            "app.example",
+            "com.example.app://x",
+        ] {
+            let mut i = input(&["https://spa.example/cb"]);
+            i.allowed_cors_origins = Some(vec![bad.into()]);
+            assert!(new_client(i).is_err(), "{bad} accepted");
+        }
+        for good in ["https://app.example", "https://app.example:8443", "http://localhost:3000", "http://127.0.0.1", "https://xn--bcher-kva.example"] {
+            let mut i = input(&["https://spa.example/cb"]);
+            i.allowed_cors_origins = Some(vec![good.into()]);
+            assert!(new_client(i).is_ok(), "{good} refused");
+        }
     }
 
     #[test]

@@ -40,6 +40,37 @@ fn consent_key(user_id: &str, client_id: &str) -> String {
 }
 
 #[derive(Default)]
+struct Clients {
+    by_id: HashMap<String, Arc<Client>>,
+    /// How many clients allow each CORS origin. A preflight names no client, so it is
+    /// answered from this set; counts keep an update O(origins of one client), not O(clients).
+    cors_origins: HashMap<String, usize>,
+}
+
+impl Clients {
+    fn put(&mut self, client: Client) {
+        self.remove(client.id());
+        for o in client.cors_origins() {
+            *self.cors_origins.entry(o.clone()).or_default() += 1;
+        }
+        self.by_id.insert(client.id().to_string(), Arc::new(client));
+    }
+
+    fn remove(&mut self, id: &str) -> bool {
+        let Some(old) = self.by_id.remove(id) else { return false };
+        for o in old.cors_origins() {
+            if let Some(n) = self.cors_origins.get_mut(o) {
+                *n -= 1;
+                if *n == 0 {
+                    self.cors_origins.remove(o);
+                }
+            }
+        }
+        true
+    }
+}
+
+#[derive(Default)]
 struct Users {
     by_id: HashMap<String, Arc<User>>,
     by_username: HashMap<String, String>,
@@ -92,7 +123,8 @@ fn read_snapshot(sql: &mut dyn Sql) -> StoreResult<Snapshot> {
 
 /// The current state of one changed entity.
 enum Change {
-    Client(String, Option<Client>),
+    /// Boxed: a client is several times the size of the other variants.
+    Client(String, Option<Box<Client>>),
     User(String, Option<User>),
     Consent(String, Option<String>),
     Unknown,
@@ -100,7 +132,7 @@ enum Change {
 
 fn read_change(sql: &mut dyn Sql, kind: &str, id: &str) -> StoreResult<Change> {
     Ok(match kind {
-        "client" => Change::Client(id.to_string(), clients::load_one(sql, id)?),
+        "client" => Change::Client(id.to_string(), clients::load_one(sql, id)?.map(Box::new)),
         "user" => Change::User(id.to_string(), users::load_one(sql, id)?),
         "consent" => {
             let Some((u, c)) = id.split_once('\u{1f}') else { return Ok(Change::Unknown) };
@@ -112,7 +144,7 @@ fn read_change(sql: &mut dyn Sql, kind: &str, id: &str) -> StoreResult<Change> {
 }
 
 pub struct Registry {
-    clients: RwLock<HashMap<String, Arc<Client>>>,
+    clients: RwLock<Clients>,
     users: RwLock<Users>,
     consents: RwLock<HashMap<String, String>>,
     last_seq: AtomicI64,
@@ -140,7 +172,11 @@ impl Registry {
         for u in snap.users {
             users.put(u);
         }
-        *self.clients.write() = snap.clients.into_iter().map(|c| (c.id().to_string(), Arc::new(c))).collect();
+        let mut clients = Clients::default();
+        for c in snap.clients {
+            clients.put(c);
+        }
+        *self.clients.write() = clients;
         *self.users.write() = users;
         *self.consents.write() = snap.consents.into_iter().collect();
         self.last_seq.store(snap.last_seq, Ordering::Release);
@@ -148,7 +184,13 @@ impl Registry {
     }
 
     pub fn client(&self, client_id: &str) -> Option<Arc<Client>> {
-        self.clients.read().get(client_id).cloned()
+        self.clients.read().by_id.get(client_id).cloned()
+    }
+
+    /// Whether some client allows `origin` for CORS (what a preflight is checked against; the
+    /// request itself is then checked against its own client).
+    pub fn is_cors_origin(&self, origin: &str) -> bool {
+        self.clients.read().cors_origins.contains_key(origin)
     }
 
     pub fn user(&self, id: &str) -> Option<Arc<User>> {
@@ -168,7 +210,7 @@ impl Registry {
     }
 
     pub fn list_clients(&self) -> Vec<Arc<Client>> {
-        let mut v: Vec<_> = self.clients.read().values().cloned().collect();
+        let mut v: Vec<_> = self.clients.read().by_id.values().cloned().collect();
         v.sort_by(|a, b| a.id().cmp(b.id()));
         v
     }
@@ -182,7 +224,7 @@ impl Registry {
     pub async fn save_client(&self, client: Client) -> StoreResult<()> {
         let c = client.clone();
         self.db.write(move |sql| clients::save(sql, &c)).await?;
-        self.clients.write().insert(client.id().to_string(), Arc::new(client));
+        self.clients.write().put(client);
         Ok(())
     }
 
@@ -190,7 +232,7 @@ impl Registry {
         let id = client_id.to_string();
         self.db.write(move |sql| clients::delete(sql, &id)).await?;
         self.consents.write().retain(|k, _| !k.ends_with(&format!("\u{1f}{client_id}")));
-        Ok(self.clients.write().remove(client_id).is_some())
+        Ok(self.clients.write().remove(client_id))
     }
 
     pub async fn save_user(&self, user: User) -> StoreResult<()> {
@@ -245,8 +287,10 @@ impl Registry {
 
     fn apply(&self, change: Change) {
         match change {
-            Change::Client(id, Some(c)) => drop(self.clients.write().insert(id, Arc::new(c))),
-            Change::Client(id, None) => drop(self.clients.write().remove(&id)),
+            Change::Client(_, Some(c)) => self.clients.write().put(*c),
+            Change::Client(id, None) => {
+                self.clients.write().remove(&id);
+            }
             Change::User(_, Some(u)) => self.users.write().put(u),
             Change::User(id, None) => self.users.write().remove(&id),
             Change::Consent(key, Some(scope)) => drop(self.consents.write().insert(key, scope)),
@@ -280,5 +324,29 @@ mod tests {
         clients::delete(cli, client.id()).unwrap();
         registry.poll_changes().await.unwrap();
         assert!(registry.client(client.id()).is_none());
+    }
+
+    fn spa(id: &str, redirect: &str) -> Client {
+        let input = ClientInput { client_id: Some(id.into()), redirect_uris: Some(vec![redirect.into()]), ..Default::default() };
+        clients::new_client(input).unwrap().0
+    }
+
+    #[test]
+    fn the_cors_origin_set_follows_every_client_change() {
+        let mut c = Clients::default();
+        c.put(spa("a", "https://shared.example/a"));
+        c.put(spa("b", "https://shared.example/b"));
+        c.put(spa("c", "https://c.example/cb"));
+        let has = |c: &Clients, o: &str| c.cors_origins.contains_key(o);
+        assert!(has(&c, "https://shared.example") && has(&c, "https://c.example"));
+        // Replacing a client drops the origins it no longer has.
+        c.put(spa("c", "https://c2.example/cb"));
+        assert!(!has(&c, "https://c.example") && has(&c, "https://c2.example"));
+        // A shared origin stays while any client still has it.
+        assert!(c.remove("a"));
+        assert!(has(&c, "https://shared.example"));
+        assert!(c.remove("b") && !c.remove("b"));
+        assert!(!has(&c, "https://shared.example"));
+        assert_eq!(c.cors_origins.len(), 1);
     }
 }

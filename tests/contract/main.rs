@@ -281,8 +281,8 @@ async fn random_rotations_and_revocations_across_restarts_match_a_model(b: Backe
         rng
     };
     let mut tokens: Vec<Vec<(u64, String)>> = Vec::new();
-    let mut rotations = vec![0u64; FAMILIES];
-    let mut revoked = vec![false; FAMILIES];
+    let mut rotations = [0u64; FAMILIES];
+    let mut revoked = [false; FAMILIES];
     let ids: Vec<String> = (0..FAMILIES).map(|_| new_id()).collect();
     for round in 0..4 {
         let node = b.node(|_| {}).await;

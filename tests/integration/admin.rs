@@ -90,7 +90,7 @@ async fn user_lifecycle_never_shows_password_hash() {
     assert_eq!(s.admin(Method::GET, &format!("/admin/users/{sub}"), None).await.0, 404);
 }
 
-fn cli(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+pub fn cli(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_authrim"))
         .args(args)
         .env("AUTHRIM_DATA_DIR", dir)

@@ -3,10 +3,13 @@
 
 mod admin;
 mod authorize;
+mod cors;
 mod crash;
+mod demo;
 mod disk_full;
 mod exchange;
 mod harness;
+mod json_errors;
 mod multinode;
 mod openidconnect_rp;
 mod ops;

@@ -214,3 +214,44 @@ async fn deleted_user_cannot_redeem() {
     let (st, body, _) = s.token(Some((&id, &secret)), &redeem(&code)).await;
     assert_eq!((st, body["error"].as_str()), (400, Some("invalid_grant")));
 }
+
+/// RFC 6749 §2.3.1: the Basic value is `urlencode(id):urlencode(secret)`. Split at the first
+/// ':' and percent-decode; no form parsing (a secret must not end at an '&').
+#[tokio::test]
+async fn basic_credentials_are_percent_decoded_not_form_parsed() {
+    use base64::{engine::general_purpose::STANDARD, Engine};
+    let s = TestServer::start().await;
+    let (id, secret) = s.client("svc&x=1+y", json!({"grant_types": ["client_credentials"], "scope": "orders:read"})).await;
+    let secret = secret.unwrap();
+    let send = |raw: String| {
+        s.http
+            .post(s.url("/token"))
+            .header("authorization", format!("Basic {}", STANDARD.encode(raw)))
+            .form(&[("grant_type", "client_credentials")])
+            .send()
+    };
+    // Sent as is (most clients do not encode) and percent-encoded: the same client.
+    for raw in [format!("{id}:{secret}"), format!("svc%26x%3D1%2By:{secret}")] {
+        let res = send(raw.clone()).await.unwrap();
+        assert_eq!(res.status(), 200, "{raw}: {}", res.text().await.unwrap());
+    }
+    // What a form parser would have cut down to the secret, or to another client id.
+    let refused = [
+        format!("{id}:{secret}&anything"),
+        format!("{id}:{secret}%26anything"),
+        format!("{id}:{secret}+"),
+        format!("svc:{secret}"),
+        // Invalid percent-encoding or not UTF-8 once decoded: refused, never a 500.
+        format!("{id}:{secret}%"),
+        format!("{id}:%zz{secret}"),
+        format!("{id}:{secret}%FF"),
+        format!("svc%C3:{secret}"),
+    ];
+    for raw in refused {
+        let res = send(raw.clone()).await.unwrap();
+        assert_eq!(res.status(), 401, "{raw}");
+        assert_eq!(res.headers()["content-type"], "application/json", "{raw}");
+        assert!(res.headers()["www-authenticate"].to_str().unwrap().starts_with("Basic"), "{raw}");
+        assert_eq!(res.json::<serde_json::Value>().await.unwrap()["error"], "invalid_client", "{raw}");
+    }
+}
