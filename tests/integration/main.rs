@@ -13,5 +13,6 @@ mod ops;
 mod pg_cluster;
 mod refresh;
 mod revocation;
+mod slow_clients;
 mod token;
 mod userinfo;
