@@ -70,6 +70,23 @@ pub struct Config {
     /// SQLite `synchronous`: FULL (default; survives power loss) or NORMAL (survives process crash).
     pub sqlite_synchronous: String,
     pub max_body_bytes: usize,
+    // Slow clients and overload (src/http/connections). Durations in seconds.
+    /// A request's headers must arrive within this, counted from the connection (after the TLS
+    /// handshake) or, on a kept-alive connection, from the first byte of the next request.
+    pub header_read_timeout: u64,
+    /// A request's whole body must arrive within this after its headers (then 408 and close).
+    pub body_read_timeout: u64,
+    /// A connection with no request in flight is closed after this: the keep-alive wait for
+    /// the next request, and the time a client has to take a finished response.
+    pub idle_timeout: u64,
+    /// The TLS handshake must complete within this.
+    pub tls_handshake_timeout: u64,
+    /// Open connections, all clients together; more are refused at once (503). Unset: derived
+    /// from the open-file limit, leaving descriptors for the process (at most 10,000).
+    pub max_connections: Option<usize>,
+    /// Open connections per client address (IPv6: per /64); more are refused at once. Behind a
+    /// reverse proxy every connection comes from the proxy: raise this to `max_connections`.
+    pub max_connections_per_address: usize,
     /// Take the client address from `X-Forwarded-For` (only behind a trusted proxy).
     pub trust_proxy: bool,
     /// Failed logins allowed per account, and per client address, within `login_window`.
@@ -136,6 +153,12 @@ impl Default for Config {
             revocation_max_staleness_ms: 1000,
             sqlite_synchronous: "FULL".into(),
             max_body_bytes: 64 * 1024,
+            header_read_timeout: 10,
+            body_read_timeout: 10,
+            idle_timeout: 60,
+            tls_handshake_timeout: 10,
+            max_connections: None,
+            max_connections_per_address: 256,
             trust_proxy: false,
             login_max_failures_per_account: 5,
             login_max_failures_per_address: 20,
@@ -185,6 +208,12 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_REVOCATION_MAX_STALENESS_MS", "revocation_max_staleness_ms"),
     ("AUTHRIM_SQLITE_SYNCHRONOUS", "sqlite_synchronous"),
     ("AUTHRIM_MAX_BODY_BYTES", "max_body_bytes"),
+    ("AUTHRIM_HEADER_READ_TIMEOUT", "header_read_timeout"),
+    ("AUTHRIM_BODY_READ_TIMEOUT", "body_read_timeout"),
+    ("AUTHRIM_IDLE_TIMEOUT", "idle_timeout"),
+    ("AUTHRIM_TLS_HANDSHAKE_TIMEOUT", "tls_handshake_timeout"),
+    ("AUTHRIM_MAX_CONNECTIONS", "max_connections"),
+    ("AUTHRIM_MAX_CONNECTIONS_PER_ADDRESS", "max_connections_per_address"),
     ("AUTHRIM_TRUST_PROXY", "trust_proxy"),
     ("AUTHRIM_LOGIN_MAX_FAILURES_PER_ACCOUNT", "login_max_failures_per_account"),
     ("AUTHRIM_LOGIN_MAX_FAILURES_PER_ADDRESS", "login_max_failures_per_address"),
@@ -204,6 +233,8 @@ const NUMERIC_KEYS: &[&str] = &[
     "max_body_bytes", "login_max_failures_per_account", "login_max_failures_per_address",
     "login_window", "login_throttle_max_keys", "password_hash_concurrency", "password_hash_max_waiting",
     "max_authorization_request_bytes", "database_pool_size", "database_timeout_ms", "database_startup_wait", "revocation_max_staleness_ms",
+    "header_read_timeout", "body_read_timeout", "idle_timeout", "tls_handshake_timeout", "max_connections",
+    "max_connections_per_address",
 ];
 const BOOL_KEYS: &[&str] =
     &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints"];
@@ -304,6 +335,26 @@ impl Config {
         if !matches!(self.sqlite_synchronous.to_ascii_uppercase().as_str(), "FULL" | "NORMAL" | "EXTRA") {
             anyhow::bail!("sqlite_synchronous must be FULL, NORMAL or EXTRA");
         }
+        self.validate_connection_limits()
+    }
+
+    fn validate_connection_limits(&self) -> anyhow::Result<()> {
+        for (name, secs) in [
+            ("header_read_timeout", self.header_read_timeout),
+            ("body_read_timeout", self.body_read_timeout),
+            ("idle_timeout", self.idle_timeout),
+            ("tls_handshake_timeout", self.tls_handshake_timeout),
+        ] {
+            // Zero would close every connection at once; the upper bound keeps deadlines
+            // (now + timeout) far from overflow and still allows "practically off".
+            if !(1..=86_400).contains(&secs) {
+                anyhow::bail!("{name} must be between 1 and 86400 seconds, got {secs}");
+            }
+        }
+        if self.max_connections == Some(0) || self.max_connections_per_address == 0 {
+            anyhow::bail!("max_connections and max_connections_per_address must be positive");
+        }
+        // A per-address cap above the global one is allowed: it simply never binds.
         Ok(())
     }
 
@@ -412,6 +463,16 @@ mod tests {
     fn a_key_signs_only_after_every_cache_has_seen_it() {
         let err = Config::from_sources(None, &env(&[("AUTHRIM_KEY_PUBLISH_DELAY", "60"), ("AUTHRIM_KEY_CACHE_TTL", "60")])).unwrap_err();
         assert!(err.to_string().contains("key_publish_delay"));
+    }
+
+    #[test]
+    fn connection_limits_are_read_and_checked() {
+        let c = Config::from_sources(None, &env(&[("AUTHRIM_MAX_CONNECTIONS", "300"), ("AUTHRIM_IDLE_TIMEOUT", "5")])).unwrap();
+        assert_eq!((c.max_connections, c.idle_timeout, c.header_read_timeout), (Some(300), 5, 10));
+        let err = Config::from_sources(None, &env(&[("AUTHRIM_HEADER_READ_TIMEOUT", "0")])).unwrap_err();
+        assert!(err.to_string().contains("header_read_timeout"), "{err}");
+        assert!(Config::from_sources(None, &env(&[("AUTHRIM_MAX_CONNECTIONS", "0")])).is_err());
+        assert!(Config::from_sources(None, &env(&[("AUTHRIM_MAX_CONNECTIONS_PER_ADDRESS", "0")])).is_err());
     }
 
     #[test]

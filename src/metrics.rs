@@ -49,6 +49,18 @@ pub struct EndpointLabels {
     pub grant_type: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RefusalLabels {
+    /// `global_limit` or `address_limit`.
+    pub reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TimeoutLabels {
+    /// `tls_handshake`, `header`, `body` or `idle`.
+    pub phase: &'static str,
+}
+
 pub struct Metrics {
     pub request_duration: Family<RequestLabels, Histogram>,
     pub request_cpu: Family<EndpointLabels, Histogram>,
@@ -62,6 +74,12 @@ pub struct Metrics {
     pub db_reads: Counter,
     pub db_writes: Counter,
     pub db_commits: Counter,
+    /// Client connections open now (admitted, TLS handshakes included).
+    pub connections_open: Gauge,
+    /// Connections refused at accept because a connection cap was reached.
+    pub connections_refused: Family<RefusalLabels, Counter>,
+    /// Connections (or, for `body`, requests) cut off by a slow-client timeout.
+    pub connection_timeouts: Family<TimeoutLabels, Counter>,
 }
 
 fn latency_buckets() -> impl Iterator<Item = f64> {
@@ -81,6 +99,9 @@ pub static METRICS: LazyLock<Metrics> = LazyLock::new(|| Metrics {
     db_reads: Counter::default(),
     db_writes: Counter::default(),
     db_commits: Counter::default(),
+    connections_open: Gauge::default(),
+    connections_refused: Family::default(),
+    connection_timeouts: Family::default(),
 });
 
 /// Render every metric in the Prometheus text format.
@@ -105,6 +126,13 @@ pub fn render() -> String {
     r.register("db_reads", "Database read queries", m.db_reads.clone());
     r.register("db_writes", "Database writes (statements committed)", m.db_writes.clone());
     r.register("db_commits", "Database transactions committed (group commits)", m.db_commits.clone());
+    r.register("connections_open", "Client connections open now", m.connections_open.clone());
+    r.register("connections_refused", "Connections refused at once because a connection cap was reached, by cap", m.connections_refused.clone());
+    r.register(
+        "connection_timeouts",
+        "Slow clients cut off, by phase: TLS handshake, request headers, request body, idle keep-alive",
+        m.connection_timeouts.clone(),
+    );
     let mut out = String::new();
     prometheus_client::encoding::text::encode(&mut out, &r).expect("encoding to a String");
     out

@@ -1,6 +1,7 @@
 //! The HTTP shell around the endpoints: routing, middleware, and the server's life cycle.
 
 pub mod client_auth;
+pub mod connections;
 pub mod cookies;
 pub mod cors;
 pub mod demo;

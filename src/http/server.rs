@@ -3,6 +3,7 @@
 
 use crate::app::{App, AppState};
 use crate::config::Config;
+use super::connections;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -63,36 +64,40 @@ impl RunningServer {
 
 pub async fn run(app: AppState, listener: std::net::TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
     let router = super::router(app.clone());
+    let tls = match (&app.config.tls_cert, &app.config.tls_key) {
+        (Some(cert), Some(key)) => Some(connections::tls_acceptor(cert, key)?),
+        _ => None,
+    };
+    let listener = tokio::net::TcpListener::from_std(listener)?;
+    let limits = connections::Limits::from_config(&app.config);
+    log_limits(&limits, app.config.max_connections.is_some());
     let housekeeping = spawn_housekeeping(app.clone());
     if let Some(sync) = &app.sync {
         // A node takes traffic only once it is in step with the others (revocations).
         sync.wait_fresh(Duration::from_secs(app.config.database_startup_wait.max(5))).await?;
     }
-    let service = router.into_make_service_with_connect_info::<SocketAddr>();
-    let result = match (&app.config.tls_cert, &app.config.tls_key) {
-        (Some(cert), Some(key)) => {
-            let tls = axum_server::tls_rustls::RustlsConfig::from_pem_file(cert, key)
-                .await
-                .map_err(|e| anyhow::anyhow!("cannot load TLS certificate or key: {e}"))?;
-            let handle = axum_server::Handle::new();
-            let h = handle.clone();
-            tokio::spawn(async move {
-                shutdown.await;
-                h.graceful_shutdown(Some(Duration::from_secs(30)));
-            });
-            axum_server::from_tcp_rustls(listener, tls)?.handle(handle).serve(service).await.map_err(Into::into)
-        }
-        _ => {
-            let listener = tokio::net::TcpListener::from_std(listener)?;
-            axum::serve(listener, service).with_graceful_shutdown(shutdown).await.map_err(Into::into)
-        }
-    };
-    for task in housekeeping {
-        task.abort();
-    }
+    connections::Server::new(router, tls, limits).serve(listener, shutdown).await;
+    housekeeping.iter().for_each(JoinHandle::abort);
     app.close().await;
     tracing::info!("authrim stopped; pending writes flushed");
-    result
+    Ok(())
+}
+
+fn log_limits(limits: &connections::Limits, configured: bool) {
+    tracing::info!(
+        max_connections = limits.max_connections,
+        max_connections_per_address = limits.max_connections_per_address,
+        "connection limits"
+    );
+    match connections::descriptor_budget() {
+        Some(budget) if configured && limits.max_connections > budget => tracing::warn!(
+            max_connections = limits.max_connections,
+            budget,
+            "max_connections exceeds what the open-file limit leaves for clients: raise the limit (ulimit -n) or \
+             connections past it will wait in the backlog instead of being refused"
+        ),
+        _ => {}
+    }
 }
 
 fn spawn_housekeeping(app: AppState) -> Vec<JoinHandle<()>> {

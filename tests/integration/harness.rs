@@ -52,8 +52,13 @@ impl TestServer {
     /// The server over HTTPS, with a self-signed certificate for 127.0.0.1 that the suite's
     /// clients accept: for relying parties that refuse plain-HTTP endpoints.
     pub async fn start_tls() -> Self {
+        Self::start_tls_with(|_| {}).await
+    }
+
+    pub async fn start_tls_with(tweak: impl FnOnce(&mut Config)) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let mut config = test_config(dir.path());
+        tweak(&mut config);
         let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
         let (cert_path, key_path) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
         std::fs::write(&cert_path, cert.cert.pem()).unwrap();

@@ -18,6 +18,7 @@ mod pg_cluster;
 mod preauth;
 mod refresh;
 mod revocation;
+mod slow_clients;
 mod throttle;
 mod token;
 mod userinfo;
