@@ -5,6 +5,7 @@ mod admin;
 mod authorize;
 mod crash;
 mod exchange;
+mod fuzz_endpoints;
 mod harness;
 mod multinode;
 mod openidconnect_rp;
