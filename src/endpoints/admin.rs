@@ -149,6 +149,15 @@ async fn update_user(State(app): State<AppState>, Path(id): Path<String>, body: 
         .await
         .map_err(|e| OAuthError::internal("hashing", e))?
         .map_err(OAuthError::invalid_request)?;
+    // As at creation: a username or e-mail another user has is refused here, not by the
+    // database's unique constraint (which made it a 503).
+    let taken = |login: &str| app.registry.user_by_login(login).is_some_and(|other| other.id != user.id);
+    if taken(&user.username) {
+        return Err(OAuthError::invalid_request("a user with this username already exists"));
+    }
+    if user.email().is_some_and(taken) {
+        return Err(OAuthError::invalid_request("a user with this e-mail already exists"));
+    }
     app.registry.save_user(user.clone()).await?;
     Ok(Json(user).into_response())
 }
