@@ -1110,3 +1110,31 @@ async fn every_endpoint_survives_generated_requests() {
     }
     panic!("{summary}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// what the fuzz found, pinned down
+
+#[tokio::test]
+async fn an_oversized_authorization_post_gets_a_page() {
+    let s = TestServer::start().await;
+    let body = format!("client_id=rp&x={}", "a".repeat(70_000));
+    let res = s.http.post(s.url("/authorize")).header("content-type", "application/x-www-form-urlencoded").body(body).send().await.unwrap();
+    assert_eq!(res.status(), 413);
+    assert_eq!(res.headers()["content-type"], "text/html; charset=utf-8");
+    assert!(res.text().await.unwrap().starts_with("<!doctype html>"));
+}
+
+#[tokio::test]
+async fn an_admin_update_to_a_taken_username_or_email_is_refused() {
+    let s = TestServer::start().await;
+    let (st, _) = s.admin(Method::POST, "/admin/users", Some(json!({"username": "ann", "password": PASSWORD, "claims": {"email": "ann@example.com"}}))).await;
+    assert_eq!(st, 201);
+    let bob = s.user("bob", json!({})).await;
+    for body in [json!({"claims": {"email": "ANN@example.com"}}), json!({"username": "ann"}), json!({"username": "ann@example.com"})] {
+        let (st, v) = s.admin(Method::PATCH, &format!("/admin/users/{bob}"), Some(body.clone())).await;
+        assert_eq!((st, v["error"].as_str()), (400, Some("invalid_request")), "{body}: {v}");
+    }
+    // Bob keeps his own name and may take a free e-mail.
+    let (st, v) = s.admin(Method::PATCH, &format!("/admin/users/{bob}"), Some(json!({"username": "bob", "claims": {"email": "bob@example.com"}}))).await;
+    assert_eq!(st, 200, "{v}");
+}
