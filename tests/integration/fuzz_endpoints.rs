@@ -188,14 +188,12 @@ fn endpoint_label(req: &Req) -> String {
         "/authorize", "/login", "/consent", "/token", "/revoke", "/introspect", "/userinfo", "/jwks",
         "/.well-known/openid-configuration", "/healthz",
     ];
-    let path = if known.contains(&p) {
-        p.to_string()
-    } else if let Some(rest) = p.strip_prefix("/admin/") {
-        format!("/admin/{}", rest.split('/').next().unwrap_or(""))
-    } else {
-        "(other)".into()
-    };
-    if matches!(req.method, Method::GET | Method::POST) { format!("{} {path}", req.method) } else { format!("(other methods) {path}") }
+    let admin = p.strip_prefix("/admin/").and_then(|rest| rest.split('/').next()).filter(|c| matches!(*c, "clients" | "users" | "audit"));
+    match admin {
+        _ if known.contains(&p) => p.to_string(),
+        Some(collection) => format!("/admin/{collection}"),
+        None => "(other)".into(),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -971,7 +969,8 @@ fn judge(req: &Req, o: &Outcome) -> Option<String> {
 
 #[derive(Default)]
 struct Report {
-    per_endpoint: BTreeMap<String, usize>,
+    /// Requests per path: GET, POST, any other method.
+    per_endpoint: BTreeMap<String, [usize; 3]>,
     statuses: BTreeMap<&'static str, BTreeMap<u16, usize>>,
     /// (group, endpoint, problem) → (count, first request, its answer).
     failures: BTreeMap<(String, String, String), (usize, String, String)>,
@@ -990,11 +989,15 @@ async fn healthy(http: &reqwest::Client, base: &str) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_endpoint_survives_generated_requests() {
+    // As in src/fuzzing/tests.rs: 0x… is hexadecimal, anything else decimal.
     let seed = std::env::var("AUTHRIM_FUZZ_SEED")
         .ok()
-        .and_then(|v| u64::from_str_radix(v.trim().trim_start_matches("0x"), 16).ok())
+        .and_then(|v| match v.trim().strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(hex, 16).ok(),
+            None => v.trim().parse().ok(),
+        })
         .unwrap_or(DEFAULT_SEED);
-    eprintln!("endpoint fuzz: seed {seed:#x} (AUTHRIM_FUZZ_SEED={seed:x} replays it)");
+    eprintln!("endpoint fuzz: seed {seed:#x} (AUTHRIM_FUZZ_SEED={seed:#x} replays it)");
     let started = Instant::now();
     let s = TestServer::start().await;
     let http = reqwest::Client::builder()
@@ -1049,7 +1052,13 @@ async fn every_endpoint_survives_generated_requests() {
         for (i, result) in results {
             let req = &requests[i];
             let label = endpoint_label(req);
-            *report.per_endpoint.entry(label.clone()).or_default() += 1;
+            let column = match req.method {
+                Method::GET => 0,
+                Method::POST => 1,
+                _ => 2,
+            };
+            report.per_endpoint.entry(label.clone()).or_default()[column] += 1;
+            let label = format!("{} {label}", req.method);
             let request = format!("#{i} {}", req.describe(&base));
             match result {
                 Ok(o) => {
@@ -1093,12 +1102,12 @@ async fn every_endpoint_survives_generated_requests() {
     }
 
     eprintln!(
-        "endpoint fuzz: {} requests in {:.1}s (status 0: the connection closed on an oversized body); per endpoint:",
+        "endpoint fuzz: {} requests in {:.1}s (status 0: the connection closed on an oversized body); per path (GET, POST, other methods):",
         total - unsendable,
         started.elapsed().as_secs_f64()
     );
-    for (endpoint, n) in &report.per_endpoint {
-        eprintln!("  {n:>6}  {endpoint}");
+    for (path, [get, post, other]) in &report.per_endpoint {
+        eprintln!("  {get:>5} {post:>5} {other:>5}  {path}");
     }
     if report.failures.is_empty() {
         eprintln!("endpoint fuzz: no failure");
