@@ -13,6 +13,9 @@ pub mod config;
 pub mod db;
 pub mod endpoints;
 pub mod error;
+/// Fuzz-target bodies (for `fuzz/` and the unit tests); not an API.
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod grants;
 pub mod http;
 pub mod keys;

@@ -147,6 +147,7 @@ async fn update_user(State(app): State<AppState>, Path(id): Path<String>, Body(b
         .await
         .map_err(|e| OAuthError::internal("hashing", e))?
         .map_err(OAuthError::invalid_request)?;
+    // A login name another user has is refused atomically by the save: 409.
     app.registry.save_user(user.clone()).await?;
     Ok(Json(user).into_response())
 }

@@ -60,10 +60,20 @@ pub async fn get(State(app): State<AppState>, headers: HeaderMap, RawQuery(query
     authorize(&app, &headers, Params::parse(query.as_bytes())).await
 }
 
-pub async fn post(State(app): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn post(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Response {
     if !is_form(&headers) {
         return pages::error_page(StatusCode::BAD_REQUEST, "The authorization request must be a form post.");
     }
+    // A body over the limit (413) or unreadable: a page like every other refusal here, not
+    // axum's plain-text rejection.
+    let body = match body {
+        Ok(b) => b,
+        Err(e) => return pages::error_page(e.status(), "The authorization request is too large or could not be read."),
+    };
     if let Some(refused) = too_large(&app, body.len()) {
         return refused;
     }

@@ -8,6 +8,7 @@ mod crash;
 mod demo;
 mod disk_full;
 mod exchange;
+mod fuzz_endpoints;
 mod harness;
 mod json_errors;
 mod multinode;
