@@ -22,7 +22,9 @@ impl Server {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let base = format!("http://127.0.0.1:{port}");
         let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_authrim"));
+        // AUTHRIM_BENCH_BIN measures another build (a before/after pair in one session).
+        let bin = std::env::var("AUTHRIM_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_authrim").to_string());
+        let mut cmd = Command::new(bin);
         cmd.arg("serve")
             .env("AUTHRIM_DATA_DIR", dir.path())
             .env("AUTHRIM_LISTEN", format!("127.0.0.1:{port}"))

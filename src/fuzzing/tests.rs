@@ -9,30 +9,7 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 const ITERATIONS: usize = 3_000;
 const MAX_LEN: usize = 80_000;
 
-/// SplitMix64: small, fast, and the same on every machine.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
+use super::SplitMix as Rng;
 
 /// Tokens that matter to the parsers under test: separators, escapes, JSON edges, the
 /// bodies' placeholders and field separator.

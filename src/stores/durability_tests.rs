@@ -22,28 +22,13 @@ fn trials() -> u64 {
     std::env::var("AUTHRIM_CRASH_TRIALS").ok().and_then(|v| v.parse().ok()).unwrap_or(400)
 }
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // splitmix64: a good spread from consecutive seeds.
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use crate::fuzzing::SplitMix as Rng;
 
 /// The faults of one trial: how often commits fail, and before which write the writer dies.
 fn arm(journal: &FaultyJournal, rng: &mut Rng) -> String {
-    let per_mille = [0, 0, 100, 300][rng.below(4) as usize];
+    let per_mille = [0, 0, 100, 300][rng.below(4)];
     journal.fail_commits(per_mille);
-    let crash = if rng.below(5) == 0 { None } else { Some(1 + rng.below(30)) };
+    let crash = if rng.below(5) == 0 { None } else { Some(1 + rng.below(30) as u64) };
     if let Some(n) = crash {
         journal.crash_after(n);
     }
@@ -85,7 +70,7 @@ async fn durable_turns_match_a_model_through_failed_commits_and_crashes() {
             tasks.push(tokio::spawn(async move {
                 let mut seen = Vec::new();
                 for _ in 0..8 {
-                    let k = rng.below(KEYS as u64) as usize;
+                    let k = rng.below(KEYS);
                     let key = table_key(trial, k);
                     let shard = k % 2;
                     let op = rng.below(3);
@@ -238,7 +223,7 @@ async fn refresh_families_match_a_model_through_failed_commits_and_crashes() {
             tasks.push(tokio::spawn(async move {
                 let mut acts = Vec::new();
                 for _ in 0..6 {
-                    let family = rng.below(FAMILIES as u64) as usize;
+                    let family = rng.below(FAMILIES);
                     if rng.below(8) == 0 {
                         match rotator.revoke_family(&ids[family]).await {
                             Ok(changed) => acts.push(Act::RevokedByCall { family, changed }),
@@ -251,7 +236,7 @@ async fn refresh_families_match_a_model_through_failed_commits_and_crashes() {
                         let list = &mut t[family];
                         list.sort();
                         let stale = rng.below(6) == 0 && list.len() > 1;
-                        list[if stale { rng.below(list.len() as u64 - 1) as usize } else { list.len() - 1 }].1.clone()
+                        list[if stale { rng.below(list.len() - 1) } else { list.len() - 1 }].1.clone()
                     };
                     match rotator.rotate(&token).await {
                         Ok(Rotation::Rotated { family: f, token }) => {
@@ -310,7 +295,7 @@ async fn refresh_families_match_a_model_through_failed_commits_and_crashes() {
                 assert_eq!(recovered.rotate(newest).await.unwrap(), Rotation::Revoked, "{ctx}");
             } else {
                 if list.len() > 1 {
-                    let old = &list[rng.below(list.len() as u64 - 1) as usize].1;
+                    let old = &list[rng.below(list.len() - 1)].1;
                     let presented = recovered.peek(old).await.unwrap();
                     assert!(matches!(presented, super::Presented::Superseded(_)), "family {f}: an old token is not superseded; {ctx}");
                 }
