@@ -165,14 +165,16 @@ where
     C::Error: std::fmt::Display,
 {
     tokio::pin!(conn);
-    let timer = tokio::time::sleep(Duration::ZERO);
+    // The deadline is checked when this timer fires, never on each request: a request moves
+    // the deadline without waking anyone (see `Activity::check_every` for why none is missed).
+    let timer = tokio::time::sleep_until(activity.next_check(tokio::time::Instant::now()));
     tokio::pin!(timer);
+    // Built once: a future made anew on each pass would register and deregister a waiter
+    // every time the connection makes progress.
+    let stop = stopping.wait_for(|s| *s);
+    tokio::pin!(stop);
     let mut stopped = false;
     loop {
-        let deadline = activity.deadline();
-        if let Some((at, _)) = deadline {
-            timer.as_mut().reset(at);
-        }
         // Biased: a connection that can make progress does so before its deadline is checked.
         tokio::select! {
             biased;
@@ -182,17 +184,18 @@ where
                 }
                 return;
             }
-            _ = &mut timer, if deadline.is_some() => {
+            _ = &mut timer => {
+                let now = tokio::time::Instant::now();
                 if let Some((at, why)) = activity.deadline() {
-                    if at <= tokio::time::Instant::now() {
+                    if at <= now {
                         why.record();
                         tracing::debug!(%peer, timeout = ?why, "slow client cut off");
                         return;
                     }
                 }
+                timer.as_mut().reset(activity.next_check(now));
             }
-            _ = activity.changed() => {}
-            _ = stopping.wait_for(|s| *s), if !stopped => {
+            _ = &mut stop, if !stopped => {
                 stopped = true;
                 conn.as_mut().graceful_shutdown();
             }
