@@ -25,6 +25,8 @@ pub struct App {
     /// Seals the pending authorization request into the login and consent forms.
     pub sealer: Sealer,
     pub audit: AuditLog,
+    /// This node's side of the back-channel logout outbox (`logout::backchannel`).
+    pub backchannel: crate::logout::backchannel::Outbox,
     /// PostgreSQL only: how this node keeps its caches in step with the other nodes.
     pub sync: Option<NodeSync>,
 }
@@ -63,7 +65,9 @@ impl App {
         // A sealed form carries a request of at most max_authorization_request_bytes (as the
         // validated, re-encoded request), so anything much larger is not ours.
         let sealer = Sealer::new(keys.derived_key("authrim interaction state v1"), 4 * config.max_authorization_request_bytes + 1024);
+        let backchannel = crate::logout::backchannel::Outbox::new(std::time::Duration::from_secs(config.backchannel_logout_timeout))?;
         Ok(Self {
+            backchannel,
             config,
             keys,
             registry,

@@ -96,6 +96,15 @@ pub struct ClientArgs {
     /// (CORS; repeat for several). Default: the origins of the redirect URIs.
     #[arg(long = "cors-origin")]
     pub cors_origins: Vec<String>,
+    /// Where RP-initiated logout may send the user back (repeat for several).
+    #[arg(long = "post-logout-redirect-uri")]
+    pub post_logout_redirect_uris: Vec<String>,
+    /// Back-Channel Logout: the URL logout tokens are POSTed to ("" removes it).
+    #[arg(long)]
+    pub backchannel_logout_uri: Option<String>,
+    /// Front-Channel Logout: the page loaded in an iframe on logout ("" removes it).
+    #[arg(long)]
+    pub frontchannel_logout_uri: Option<String>,
 }
 
 impl ClientArgs {
@@ -112,6 +121,11 @@ impl ClientArgs {
             allowed_resources: (!self.resources.is_empty()).then_some(self.resources),
             allowed_cors_origins: (!self.cors_origins.is_empty()).then_some(self.cors_origins),
             token_exchange: None,
+            post_logout_redirect_uris: (!self.post_logout_redirect_uris.is_empty()).then_some(self.post_logout_redirect_uris),
+            backchannel_logout_uri: self.backchannel_logout_uri,
+            backchannel_logout_session_required: None,
+            frontchannel_logout_uri: self.frontchannel_logout_uri,
+            frontchannel_logout_session_required: None,
         }
     }
 }

@@ -29,6 +29,15 @@ pub struct Config {
     pub session_ttl: u64,
     pub challenge_ttl: u64,
 
+    /// Back-channel logout: seconds a client's endpoint has to answer one delivery.
+    pub backchannel_logout_timeout: u64,
+    /// Deliveries of one logout token before it is given up (each failure doubles the wait).
+    pub backchannel_logout_max_attempts: u64,
+    /// Seconds before the first retry of a failed delivery.
+    pub backchannel_logout_retry_initial: u64,
+    /// Deliveries in flight at once, per node.
+    pub backchannel_logout_concurrency: usize,
+
     pub code_shards: usize,
     pub session_shards: usize,
     pub challenge_shards: usize,
@@ -134,6 +143,10 @@ impl Default for Config {
             id_token_ttl: 3600,
             session_ttl: 86_400,
             challenge_ttl: 900,
+            backchannel_logout_timeout: 5,
+            backchannel_logout_max_attempts: 12,
+            backchannel_logout_retry_initial: 2,
+            backchannel_logout_concurrency: 16,
             code_shards: 64,
             session_shards: 32,
             challenge_shards: 16,
@@ -189,6 +202,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_ID_TOKEN_TTL", "id_token_ttl"),
     ("AUTHRIM_SESSION_TTL", "session_ttl"),
     ("AUTHRIM_CHALLENGE_TTL", "challenge_ttl"),
+    ("AUTHRIM_BACKCHANNEL_LOGOUT_TIMEOUT", "backchannel_logout_timeout"),
+    ("AUTHRIM_BACKCHANNEL_LOGOUT_MAX_ATTEMPTS", "backchannel_logout_max_attempts"),
+    ("AUTHRIM_BACKCHANNEL_LOGOUT_RETRY_INITIAL", "backchannel_logout_retry_initial"),
+    ("AUTHRIM_BACKCHANNEL_LOGOUT_CONCURRENCY", "backchannel_logout_concurrency"),
     ("AUTHRIM_CODE_SHARDS", "code_shards"),
     ("AUTHRIM_SESSION_SHARDS", "session_shards"),
     ("AUTHRIM_CHALLENGE_SHARDS", "challenge_shards"),
@@ -228,6 +245,8 @@ pub const ENV_VARS: &[(&str, &str)] = &[
 
 const NUMERIC_KEYS: &[&str] = &[
     "code_expiry", "access_token_ttl", "id_token_ttl", "session_ttl", "challenge_ttl",
+    "backchannel_logout_timeout", "backchannel_logout_max_attempts", "backchannel_logout_retry_initial",
+    "backchannel_logout_concurrency",
     "code_shards", "session_shards", "challenge_shards", "revocation_shards", "refresh_shards", "key_cache_ttl", "key_publish_delay",
     "refresh_reuse_grace", "refresh_token_ttl", "refresh_token_idle_ttl",
     "max_body_bytes", "login_max_failures_per_account", "login_max_failures_per_address",
@@ -308,6 +327,13 @@ impl Config {
         }
         if self.login_throttle_max_keys < 1_000 || self.max_authorization_request_bytes < 1_024 {
             anyhow::bail!("login_throttle_max_keys must be at least 1000 and max_authorization_request_bytes at least 1024");
+        }
+        if self.backchannel_logout_timeout == 0
+            || self.backchannel_logout_max_attempts == 0
+            || self.backchannel_logout_retry_initial == 0
+            || self.backchannel_logout_concurrency == 0
+        {
+            anyhow::bail!("the backchannel_logout_* settings must be positive");
         }
         if self.tls_cert.is_some() != self.tls_key.is_some() {
             anyhow::bail!("tls_cert and tls_key must be given together");

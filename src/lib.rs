@@ -19,6 +19,7 @@ pub mod fuzzing;
 pub mod grants;
 pub mod http;
 pub mod keys;
+pub mod logout;
 pub mod metrics;
 pub mod node_sync;
 pub mod ratelimit;

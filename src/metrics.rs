@@ -61,6 +61,12 @@ pub struct TimeoutLabels {
     pub phase: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OutcomeLabels {
+    /// Back-channel logout: `delivered`, `retry` or `abandoned`.
+    pub outcome: &'static str,
+}
+
 pub struct Metrics {
     pub request_duration: Family<RequestLabels, Histogram>,
     pub request_cpu: Family<EndpointLabels, Histogram>,
@@ -80,6 +86,10 @@ pub struct Metrics {
     pub connections_refused: Family<RefusalLabels, Counter>,
     /// Connections (or, for `body`, requests) cut off by a slow-client timeout.
     pub connection_timeouts: Family<TimeoutLabels, Counter>,
+    /// Back-channel logout deliveries by outcome.
+    pub backchannel_logouts: Family<OutcomeLabels, Counter>,
+    /// Logout tokens waiting in the outbox (as last counted by this node's deliverer).
+    pub backchannel_pending: Gauge,
 }
 
 fn latency_buckets() -> impl Iterator<Item = f64> {
@@ -102,6 +112,8 @@ pub static METRICS: LazyLock<Metrics> = LazyLock::new(|| Metrics {
     connections_open: Gauge::default(),
     connections_refused: Family::default(),
     connection_timeouts: Family::default(),
+    backchannel_logouts: Family::default(),
+    backchannel_pending: Gauge::default(),
 });
 
 /// Render every metric in the Prometheus text format.
@@ -133,6 +145,12 @@ pub fn render() -> String {
         "Slow clients cut off, by phase: TLS handshake, request headers, request body, idle keep-alive",
         m.connection_timeouts.clone(),
     );
+    r.register(
+        "backchannel_logouts",
+        "Back-channel logout token deliveries, by outcome: delivered, retry (failed, will be retried), abandoned (out of attempts)",
+        m.backchannel_logouts.clone(),
+    );
+    r.register("backchannel_logout_pending", "Logout tokens waiting in the outbox", m.backchannel_pending.clone());
     let mut out = String::new();
     prometheus_client::encoding::text::encode(&mut out, &r).expect("encoding to a String");
     out

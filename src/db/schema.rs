@@ -93,6 +93,17 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     CREATE TABLE login_names (name TEXT PRIMARY KEY, user_id TEXT NOT NULL);
     CREATE INDEX login_names_user ON login_names(user_id);
     "#,
+), (
+    4,
+    // Back-channel logout tokens to deliver (`logout::backchannel`): written in the commit that
+    // ends a session, deleted once delivered or given up. `id` is the token's `jti`.
+    r#"
+    CREATE TABLE logout_outbox (
+        id TEXT PRIMARY KEY, client_id TEXT NOT NULL, sub TEXT NOT NULL, sid TEXT NOT NULL,
+        attempts BIGINT NOT NULL, due_at BIGINT NOT NULL, lease_until BIGINT NOT NULL, created_at BIGINT NOT NULL
+    );
+    CREATE INDEX logout_outbox_due ON logout_outbox(due_at);
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -4,7 +4,9 @@
 use crate::app::AppState;
 use crate::error::OAuthError;
 use crate::http::params::Body;
+use crate::logout::{end_session, EndedBy};
 use crate::registry::{clients, users, ClientInput, UserInput};
+use crate::stores::SessionRef;
 use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::Next;
@@ -26,6 +28,8 @@ pub fn router(app: AppState) -> Router<AppState> {
         .route("/admin/clients/{id}/secret", post(rotate_secret))
         .route("/admin/users", get(list_users).post(create_user))
         .route("/admin/users/{id}", get(show_user).patch(update_user).put(update_user).delete(delete_user))
+        .route("/admin/users/{id}/sessions", get(list_sessions).delete(end_all_sessions))
+        .route("/admin/users/{id}/sessions/{sid}", axum::routing::delete(end_one_session))
         .route("/admin/audit", get(list_audit))
         .layer(axum::middleware::from_fn_with_state(app, require_admin))
 }
@@ -155,6 +159,42 @@ async fn update_user(State(app): State<AppState>, Path(id): Path<String>, Body(b
 async fn delete_user(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
     if !app.registry.delete_user(&id).await? {
         return Err(OAuthError::not_found("no such user"));
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// A user's live sessions: when, from where, and which applications took part.
+async fn list_sessions(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+    app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
+    let sessions = app.stores.sessions.of_user(&id).await?;
+    let list: Vec<Value> = sessions
+        .iter()
+        .map(|s| {
+            json!({
+                "sid": s.sid, "created_at": s.created_at, "auth_time": s.auth_time, "amr": s.amr, "acr": s.acr,
+                "address": s.address, "user_agent": s.user_agent, "clients": s.clients,
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "sessions": list })).into_response())
+}
+
+/// End every session of a user, with the same notifications as a logout.
+async fn end_all_sessions(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+    app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
+    let mut ended = 0;
+    for s in app.stores.sessions.of_user(&id).await? {
+        if end_session(&app, SessionRef::Sid(s.sid), EndedBy::Operator).await?.is_some() {
+            ended += 1;
+        }
+    }
+    Ok(Json(json!({ "ended": ended })).into_response())
+}
+
+async fn end_one_session(State(app): State<AppState>, Path((id, sid)): Path<(String, String)>) -> AdminResult {
+    let owned = app.stores.sessions.of_user(&id).await?.iter().any(|s| s.sid == sid);
+    if !owned || end_session(&app, SessionRef::Sid(sid), EndedBy::Operator).await?.is_none() {
+        return Err(OAuthError::not_found("no such session for this user"));
     }
     Ok(StatusCode::NO_CONTENT.into_response())
 }

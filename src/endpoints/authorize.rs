@@ -266,7 +266,7 @@ pub async fn continue_authorization(
         }
         return render_consent(app, &cookie, &session, &req).await;
     }
-    issue_code(app, &req, &session, redirect_status).await
+    issue_code(app, &req, &cookie, &session, redirect_status).await
 }
 
 pub async fn render_login(
@@ -303,7 +303,13 @@ fn seal_request(app: &App, kind: &str, cookie_value: &str, req: &AuthorizationRe
     app.sealer.seal(kind, cookie_value, app.config.challenge_ttl, req)
 }
 
-pub async fn issue_code(app: &App, req: &AuthorizationRequest, session: &Session, status: StatusCode) -> Response {
+/// The code for `req`, after recording the client in the session (`cookie`): a client that
+/// got a code is one to tell when the session ends (back- and front-channel logout).
+pub async fn issue_code(app: &App, req: &AuthorizationRequest, cookie: &str, session: &Session, status: StatusCode) -> Response {
+    if let Err(e) = app.stores.sessions.join(cookie, &req.client_id).await {
+        let err = OAuthError::internal("session store", e);
+        return redirect_error(app, &req.redirect_uri, req.state.as_deref(), &err, status);
+    }
     let grant = CodeGrant {
         client_id: req.client_id.clone(),
         redirect_uri: req.redirect_uri.clone(),

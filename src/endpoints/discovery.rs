@@ -38,6 +38,11 @@ pub async fn openid_configuration(State(app): State<AppState>) -> Response {
         "prompt_values_supported": ["none", "login", "consent", "select_account"],
         "acr_values_supported": [ACR_PASSWORD],
         "authorization_response_iss_parameter_supported": true,
+        "end_session_endpoint": app.endpoint("/logout"),
+        "backchannel_logout_supported": true,
+        "backchannel_logout_session_supported": true,
+        "frontchannel_logout_supported": true,
+        "frontchannel_logout_session_supported": true,
     });
     cached_json(doc.to_string(), "public, max-age=300")
 }

@@ -9,7 +9,7 @@ use crate::error::OAuthError;
 use crate::http::cookies;
 use crate::http::pages::error_page;
 use crate::http::params::{FormParams, Params};
-use crate::stores::Session;
+use crate::stores::{Session, SessionRef};
 use crate::tokens::ACR_PASSWORD;
 use crate::http::sealed::Unsealed;
 use crate::util::{now, random_token, split_list};
@@ -18,6 +18,8 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use std::net::SocketAddr;
 
+/// The most of a `User-Agent` a session keeps (for the operator's list of sessions).
+const MAX_USER_AGENT: usize = 256;
 const EXPIRED: &str = "This form has expired or was already used. Return to the application and sign in again.";
 const TOO_MANY: &str = "Too many failed sign-in attempts. Wait a few minutes and try again.";
 const BUSY: &str = "The service is busy. Please try again in a moment.";
@@ -69,17 +71,17 @@ pub async fn login(
     };
     attempt.succeeded();
 
-    // A new session id on every sign-in (no fixation); the old session ends.
+    // A new session id on every sign-in (no fixation); the old session is replaced, quietly:
+    // its applications keep their tokens (this is a re-authentication, not a logout).
     if let Some(old) = cookies::get(&headers, cookies::SESSION) {
-        let _ = app.stores.sessions.delete(old).await;
+        let _ = app.stores.sessions.end(SessionRef::Cookie(old.to_string()), Box::new(|_, _| Ok(()))).await;
     }
-    let session = Session {
-        user_id: user.id.clone(),
-        sid: random_token(),
-        auth_time: now(),
-        amr: vec!["pwd".into()],
-        acr: ACR_PASSWORD.into(),
-    };
+    let mut session = Session::new(&user.id, random_token(), now(), vec!["pwd".into()], ACR_PASSWORD);
+    session.address = Some(address.clone());
+    session.user_agent = headers
+        .get(axum::http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .map(|ua| ua.chars().take(MAX_USER_AGENT).collect());
     let cookie = match app.stores.sessions.create(session.clone(), app.config.session_ttl).await {
         Ok(c) => c,
         Err(e) => return unavailable(e),
@@ -104,7 +106,7 @@ pub async fn consent(State(app): State<AppState>, headers: HeaderMap, form: Resu
             if let Err(e) = app.registry.remember_consent(&session.user_id, &req.client_id, &scope).await {
                 return unavailable(e);
             }
-            issue_code(&app, &req, &session, StatusCode::SEE_OTHER).await
+            issue_code(&app, &req, &cookie, &session, StatusCode::SEE_OTHER).await
         }
         Some("deny") => {
             let e = OAuthError::access_denied("the user denied the request");

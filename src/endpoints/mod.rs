@@ -3,6 +3,7 @@
 pub mod admin;
 pub mod authorize;
 pub mod discovery;
+pub mod end_session;
 pub mod interaction;
 pub mod introspection;
 pub mod revocation;

@@ -174,7 +174,7 @@ async fn bulk_sessions(State(app): State<AppState>, Body(body): Body) -> TestRes
     let out = all_at_once(&app, owners, move |app, uid: String| {
         let (consent, scope) = (consent.clone(), scope.clone());
         async move {
-            let session = Session { user_id: uid.clone(), sid: random_token(), auth_time: now(), amr: vec!["pwd".into()], acr: ACR_PASSWORD.into() };
+            let session = Session::new(&uid, random_token(), now(), vec!["pwd".into()], ACR_PASSWORD);
             let cookie = app.stores.sessions.create(session, app.config.session_ttl).await?;
             if let Some(c) = &consent {
                 app.registry.remember_consent(&uid, c, &scope).await?;

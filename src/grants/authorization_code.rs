@@ -63,6 +63,10 @@ impl GrantHandler for AuthorizationCodeGrant {
         if grant.client_id != client.id() {
             return Err(OAuthError::invalid_grant("the authorization code was issued to another client"));
         }
+        // Signed out between the code and its redemption: the session's grants end with it.
+        if tokens::session_ended(app, &grant.sid).await? {
+            return Err(OAuthError::invalid_grant("the login session this code was issued in has ended"));
+        }
         if grant.redirect_uri != redirect_uri {
             return Err(OAuthError::invalid_grant("redirect_uri does not match the authorization request"));
         }

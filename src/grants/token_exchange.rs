@@ -191,6 +191,14 @@ async fn validate(app: &App, client: &Client, role: Role, token: &str, token_typ
                     return Err(invalid());
                 }
             }
+            // An ID token attests a login session: it ends with it. A JWT access token does too,
+            // unless its grant has offline access (`tokens::is_revoked`).
+            if let Some(sid) = str_claim("sid") {
+                let outlives = str_claim("scope").is_some_and(|s| tokens::outlives_session(&s));
+                if !outlives && tokens::session_ended(app, &sid).await? {
+                    return Err(invalid());
+                }
+            }
             Party {
                 sub: str_claim("sub").ok_or_else(invalid)?,
                 client_id: str_claim("client_id").or_else(|| str_claim("azp")),

@@ -8,7 +8,7 @@
 //! `OAuthError` with the same status. It touches error responses only: the success path pays
 //! one status check.
 //!
-//! The browser pages (`/authorize`, `/login`, `/consent`, `/demo/callback`) answer with HTML
+//! The browser pages (`/authorize`, `/login`, `/consent`, `/logout`, `/demo/callback`) answer with HTML
 //! error pages by design and are left alone.
 
 use crate::error::OAuthError;
@@ -51,7 +51,7 @@ pub async fn json_errors(req: Request, next: Next) -> Response {
 }
 
 fn is_browser_page(path: &str) -> bool {
-    matches!(path, "/authorize" | "/login" | "/consent" | "/demo/callback")
+    matches!(path, "/authorize" | "/login" | "/consent" | "/logout" | "/logout/confirm" | "/demo/callback")
 }
 
 fn content_type(headers: &HeaderMap) -> Option<&str> {

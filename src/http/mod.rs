@@ -12,7 +12,7 @@ pub mod sealed;
 pub mod server;
 
 use crate::app::AppState;
-use crate::endpoints::{admin, authorize, discovery, interaction, introspection, revocation, token, userinfo};
+use crate::endpoints::{admin, authorize, discovery, end_session, interaction, introspection, revocation, token, userinfo};
 use crate::error::OAuthError;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, Request};
@@ -31,6 +31,8 @@ pub fn router(app: AppState) -> Router {
         .route("/authorize", get(authorize::get).post(authorize::post))
         .route("/login", post(interaction::login))
         .route("/consent", post(interaction::consent))
+        .route("/logout", get(end_session::get).post(end_session::post))
+        .route("/logout/confirm", post(end_session::confirm))
         .route("/token", post(token::token))
         .route("/revoke", post(revocation::revoke))
         .route("/introspect", post(introspection::introspect))
@@ -92,6 +94,7 @@ fn endpoint_label(path: &str) -> &'static str {
         "/authorize" => "authorize",
         "/login" => "login",
         "/consent" => "consent",
+        "/logout" | "/logout/confirm" => "end_session",
         "/token" => "token",
         "/userinfo" => "userinfo",
         "/revoke" => "revoke",

@@ -10,7 +10,14 @@ h1{font-size:1.4rem}label{display:block;margin:.8rem 0 .2rem}input[type=text],in
 button{margin-top:1rem;padding:.5rem 1.2rem}.error{color:#a00;background:#fee;padding:.5rem;border-radius:4px}\
 ul{padding-left:1.2rem}.muted{color:#666;font-size:.9rem}";
 
+/// The policy of every page but the front-channel logout page.
+const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'";
+
 pub fn html(status: StatusCode, title: &str, body: &str) -> Response {
+    html_with_csp(status, title, body, CSP)
+}
+
+fn html_with_csp(status: StatusCode, title: &str, body: &str, csp: &str) -> Response {
     let page = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
          <title>{} · Authrim</title><style>{STYLE}</style></head><body>{body}</body></html>",
@@ -21,10 +28,9 @@ pub fn html(status: StatusCode, title: &str, body: &str) -> Response {
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.insert("x-frame-options", HeaderValue::from_static("DENY"));
-    h.insert(
-        "content-security-policy",
-        HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'"),
-    );
+    if let Ok(v) = HeaderValue::from_str(csp) {
+        h.insert("content-security-policy", v);
+    }
     h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
     res
 }
@@ -85,6 +91,63 @@ pub fn consent(challenge: &str, client_name: &str, username: &str, scopes: &[&st
             user = e(username),
             challenge = e(challenge),
         ),
+    )
+}
+
+/// "Sign out of Authrim?" (RP-Initiated Logout 1.0 §2: asked when the request does not prove
+/// that it comes from the signed-in user's application).
+pub fn logout_confirm(challenge: &str, username: &str) -> Response {
+    html(
+        StatusCode::OK,
+        "Sign out",
+        &format!(
+            "<h1>Sign out of Authrim?</h1><p class=\"muted\">Signed in as {user}</p>\
+             <form method=\"post\" action=\"/logout/confirm\">\
+             <input type=\"hidden\" name=\"challenge\" value=\"{challenge}\">\
+             <button type=\"submit\">Sign out</button></form>\
+             <p class=\"muted\">If you did not ask to sign out, close this page: you stay signed in.</p>",
+            user = e(username),
+            challenge = e(challenge),
+        ),
+    )
+}
+
+pub fn signed_out() -> Response {
+    html(StatusCode::OK, "Signed out", "<h1>You are signed out</h1><p class=\"muted\">You can close this page.</p>")
+}
+
+/// Front-Channel Logout 1.0 §2: each client's logout page in an invisible iframe; once all have
+/// loaded (or after five seconds) the page goes on to `next`. The script is the only one
+/// Authrim serves: inline, allowed by a per-response nonce, and the page works without it
+/// (a link to continue).
+pub fn frontchannel_logout(iframes: &[String], next: Option<&str>) -> Response {
+    let nonce = crate::util::random_token();
+    let frames: String = iframes.iter().map(|u| format!("<iframe src=\"{}\" hidden title=\"sign-out\"></iframe>", e(u))).collect();
+    let (link, script) = match next {
+        Some(next) => (
+            format!("<p><a id=\"next\" href=\"{}\">Continue</a></p>", e(next)),
+            format!(
+                "<script nonce=\"{nonce}\">(function(){{var f=document.querySelectorAll('iframe'),n=f.length,done=false;\
+                 function go(){{if(!done){{done=true;location.replace(document.getElementById('next').href);}}}}\
+                 f.forEach(function(x){{x.addEventListener('load',function(){{if(--n<=0)go();}});}});setTimeout(go,5000);}})();</script>"
+            ),
+        ),
+        None => (String::new(), String::new()),
+    };
+    // The iframes' origins, and nothing else, may be framed here.
+    let mut origins: Vec<String> =
+        iframes.iter().filter_map(|u| url::Url::parse(u).ok()).map(|u| u.origin().ascii_serialization()).collect();
+    origins.sort();
+    origins.dedup();
+    let csp = format!(
+        "default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-{nonce}'; frame-src {}; frame-ancestors 'none'; base-uri 'none'",
+        origins.join(" ")
+    );
+    html_with_csp(
+        StatusCode::OK,
+        "Signing out",
+        &format!("<h1>You are signed out</h1><p class=\"muted\">Signing you out of your applications…</p>{frames}{link}{script}"),
+        &csp,
     )
 }
 

@@ -132,7 +132,9 @@ fn spawn_housekeeping(app: AppState) -> Vec<JoinHandle<()>> {
         }
     };
     // Also what promotes a rotated key once its publish delay has passed.
-    let key_refresh = tokio::spawn(async move {
+    let key_refresh = tokio::spawn({
+        let app = app.clone();
+        async move {
         let mut tick = tokio::time::interval(Duration::from_secs(app.config.key_cache_ttl.max(1)));
         tick.tick().await;
         loop {
@@ -141,8 +143,9 @@ fn spawn_housekeeping(app: AppState) -> Vec<JoinHandle<()>> {
                 tracing::warn!(error = %e, "key cache refresh failed");
             }
         }
-    });
-    vec![sweeper, follow, key_refresh]
+    }});
+    let backchannel = tokio::spawn(crate::logout::backchannel::run(app.clone()));
+    vec![sweeper, follow, key_refresh, backchannel]
 }
 
 async fn shutdown_signal() {

@@ -44,6 +44,22 @@ pub struct ClientMetadata {
     /// this client (CORS). Empty: the origins of its web redirect URIs. Authrim extension.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_cors_origins: Vec<String>,
+    /// RP-Initiated Logout 1.0 §3.1: where the user may be sent back after logging out,
+    /// matched exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub post_logout_redirect_uris: Vec<String>,
+    /// Back-Channel Logout 1.0 §2.2: where logout tokens are POSTed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backchannel_logout_uri: Option<String>,
+    /// Whether the logout token must carry `sid` (ours always do).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub backchannel_logout_session_required: bool,
+    /// Front-Channel Logout 1.0 §2: the page the logout page loads in an iframe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frontchannel_logout_uri: Option<String>,
+    /// Whether the iframe URL must carry `iss` and `sid`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub frontchannel_logout_session_required: bool,
     #[serde(default)]
     pub client_id_issued_at: u64,
 }
@@ -94,6 +110,13 @@ pub struct ClientInput {
     pub allowed_resources: Option<Vec<String>>,
     pub token_exchange: Option<TokenExchangePolicy>,
     pub allowed_cors_origins: Option<Vec<String>>,
+    pub post_logout_redirect_uris: Option<Vec<String>>,
+    /// `Some("")` clears it.
+    pub backchannel_logout_uri: Option<String>,
+    pub backchannel_logout_session_required: Option<bool>,
+    /// `Some("")` clears it.
+    pub frontchannel_logout_uri: Option<String>,
+    pub frontchannel_logout_session_required: Option<bool>,
 }
 
 #[derive(Debug, Clone)]
@@ -157,6 +180,11 @@ impl Client {
         split_list(&self.meta.scope).any(|s| s == scope)
     }
 
+    /// Exact string comparison, as for redirect URIs (RP-Initiated Logout 1.0 §3.1).
+    pub fn has_post_logout_redirect_uri(&self, uri: &str) -> bool {
+        self.meta.post_logout_redirect_uris.iter().any(|r| r == uri)
+    }
+
     /// Exact string comparison (RFC 6749 §3.1.2.3, OAuth 2.0 Security BCP §4.1.3).
     pub fn has_redirect_uri(&self, uri: &str) -> bool {
         self.meta.redirect_uris.iter().any(|r| r == uri)
@@ -183,6 +211,11 @@ pub fn new_client(input: ClientInput) -> Result<(Client, Option<String>), String
         allowed_resources: input.allowed_resources.clone().unwrap_or_default(),
         token_exchange: input.token_exchange.clone(),
         allowed_cors_origins: input.allowed_cors_origins.clone().unwrap_or_default(),
+        post_logout_redirect_uris: input.post_logout_redirect_uris.clone().unwrap_or_default(),
+        backchannel_logout_uri: input.backchannel_logout_uri.clone().filter(|u| !u.is_empty()),
+        backchannel_logout_session_required: input.backchannel_logout_session_required.unwrap_or(false),
+        frontchannel_logout_uri: input.frontchannel_logout_uri.clone().filter(|u| !u.is_empty()),
+        frontchannel_logout_session_required: input.frontchannel_logout_session_required.unwrap_or(false),
         client_id_issued_at: now(),
     };
     validate(&meta)?;
@@ -208,6 +241,11 @@ pub fn update_client(existing: &Client, input: ClientInput) -> Result<(Client, O
     if let Some(v) = input.allowed_resources { meta.allowed_resources = v }
     if let Some(v) = input.token_exchange { meta.token_exchange = Some(v) }
     if let Some(v) = input.allowed_cors_origins { meta.allowed_cors_origins = v }
+    if let Some(v) = input.post_logout_redirect_uris { meta.post_logout_redirect_uris = v }
+    if let Some(v) = input.backchannel_logout_uri { meta.backchannel_logout_uri = Some(v).filter(|u| !u.is_empty()) }
+    if let Some(v) = input.backchannel_logout_session_required { meta.backchannel_logout_session_required = v }
+    if let Some(v) = input.frontchannel_logout_uri { meta.frontchannel_logout_uri = Some(v).filter(|u| !u.is_empty()) }
+    if let Some(v) = input.frontchannel_logout_session_required { meta.frontchannel_logout_session_required = v }
     validate(&meta)?;
     let (secret_hash, secret) = match (existing.secret_hash, meta.token_endpoint_auth_method == AUTH_NONE) {
         (_, true) => (None, None),
@@ -282,7 +320,25 @@ fn validate(meta: &ClientMetadata) -> Result<(), String> {
     for o in &meta.allowed_cors_origins {
         validate_cors_origin(o)?;
     }
+    for uri in &meta.post_logout_redirect_uris {
+        validate_redirect_uri(uri).map_err(|e| format!("post_logout_redirect_uris: {e}"))?;
+    }
+    for (name, uri) in [("backchannel_logout_uri", &meta.backchannel_logout_uri), ("frontchannel_logout_uri", &meta.frontchannel_logout_uri)] {
+        if let Some(uri) = uri {
+            validate_web_uri(uri).map_err(|e| format!("{name}: {e}"))?;
+        }
+    }
     Ok(())
+}
+
+/// An absolute https URL (http only on a loopback host) without a fragment: the logout
+/// endpoints of a relying party (Back-Channel Logout 1.0 §2.2, Front-Channel Logout 1.0 §2).
+fn validate_web_uri(uri: &str) -> Result<(), String> {
+    match url::Url::parse(uri).map(|u| u.scheme().to_string()) {
+        Ok(s) if s == "https" || s == "http" => validate_redirect_uri(uri),
+        Ok(_) => Err(format!("{uri:?} must use https (http only for loopback hosts)")),
+        Err(e) => Err(format!("{uri:?}: {e}")),
+    }
 }
 
 /// The web origin of a URI (RFC 6454 §6.2 serialisation), for http and https only.
@@ -381,6 +437,30 @@ mod tests {
 
     fn input(uris: &[&str]) -> ClientInput {
         ClientInput { redirect_uris: Some(uris.iter().map(|s| s.to_string()).collect()), ..Default::default() }
+    }
+
+    #[test]
+    fn logout_uris_are_web_urls_and_can_be_cleared() {
+        let with = |field: &str, v: &str| {
+            let mut i = input(&["https://rp.example/cb"]);
+            match field {
+                "back" => i.backchannel_logout_uri = Some(v.into()),
+                "front" => i.frontchannel_logout_uri = Some(v.into()),
+                _ => i.post_logout_redirect_uris = Some(vec![v.into()]),
+            }
+            new_client(i)
+        };
+        for field in ["back", "front", "post"] {
+            assert!(with(field, "https://rp.example/logout?x=1").is_ok(), "{field}");
+            assert!(with(field, "http://127.0.0.1:9/logout").is_ok(), "{field}: loopback http");
+            for bad in ["http://rp.example/logout", "https://rp.example/logout#frag", "javascript:alert(1)", "not a url"] {
+                assert!(with(field, bad).is_err(), "{field}: {bad} accepted");
+            }
+        }
+        let (c, _) = with("back", "https://rp.example/bc").unwrap();
+        let cleared = ClientInput { backchannel_logout_uri: Some(String::new()), ..Default::default() };
+        assert_eq!(update_client(&c, cleared).unwrap().0.meta.backchannel_logout_uri, None);
+        assert!(c.has_post_logout_redirect_uri("https://rp.example/cb") == false);
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub use challenges::{ChallengeRecord, ChallengeStore};
 pub use codes::{AuthorizationCodeStore, CodeGrant, IssuedToken, Redemption};
 pub use refresh::{Family, NewFamily, Presented, RefreshTokenRotator, Rotation};
 pub use revocations::TokenRevocationStore;
-pub use sessions::{Session, SessionStore};
+pub use sessions::{EndHook, Session, SessionRef, SessionStore};
 
 use crate::config::Config;
 use crate::db::Journal;

@@ -1,8 +1,13 @@
 //! SessionStore: browser sessions behind the `authrim_session` cookie.
+//!
+//! A session also records the clients that received a code in it (`clients`): the relying
+//! parties to tell, by back-channel and front-channel logout, when it ends. Ending a session
+//! runs the caller's `EndHook` in the same commit as the deletion, which is how the logout
+//! outbox is written atomically with the end it announces (`crate::logout`).
 
 use super::shard::{mint_prefixed, parse_prefixed};
 use super::table::{ShardedTable, Turn};
-use crate::db::{Journal, StoreResult};
+use crate::db::{Journal, Sql, StoreResult};
 use crate::util::now;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -15,16 +20,79 @@ pub struct Session {
     pub auth_time: u64,
     pub amr: Vec<String>,
     pub acr: String,
+    /// When the session began (0 for sessions stored before this field existed).
+    #[serde(default)]
+    pub created_at: u64,
+    /// The browser's `User-Agent` at sign-in, cut short, for the operator's session list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_agent: Option<String>,
+    /// The address the user signed in from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    /// Clients that received a code in this session, in order: who is told of its end.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<String>,
 }
+
+impl Session {
+    /// A session of `user_id` just signed in, with the minimum the protocol needs.
+    pub fn new(user_id: &str, sid: String, auth_time: u64, amr: Vec<String>, acr: &str) -> Self {
+        Self {
+            user_id: user_id.to_string(),
+            sid,
+            auth_time,
+            amr,
+            acr: acr.to_string(),
+            created_at: now(),
+            user_agent: None,
+            address: None,
+            clients: Vec::new(),
+        }
+    }
+}
+
+/// Which session to end: by its cookie (the browser's own logout) or by its public `sid`
+/// (operators).
+#[derive(Debug, Clone)]
+pub enum SessionRef {
+    Cookie(String),
+    Sid(String),
+}
+
+/// Runs in the transaction that deletes the session, with the session as it was: what it
+/// writes commits, or fails, with the end.
+pub type EndHook = Box<dyn FnOnce(&Session, &mut dyn Sql) -> StoreResult<()> + Send>;
 
 #[async_trait]
 pub trait SessionStore: Send + Sync {
     /// Start a session; returns the cookie value `{shard}_{random}`.
     async fn create(&self, session: Session, ttl: u64) -> StoreResult<String>;
     async fn get(&self, id: &str) -> StoreResult<Option<Session>>;
-    async fn delete(&self, id: &str) -> StoreResult<()>;
+    /// Record that `client_id` took part in the session (written only the first time).
+    async fn join(&self, id: &str, client_id: &str) -> StoreResult<()>;
+    /// End a live session and, in the same commit, run `hook`. `None` if there was none.
+    async fn end(&self, which: SessionRef, hook: EndHook) -> StoreResult<Option<Session>>;
+    /// Every live session of a user (operators: a scan, off the request path).
+    async fn of_user(&self, user_id: &str) -> StoreResult<Vec<Session>>;
     async fn sweep_expired(&self) -> StoreResult<usize>;
     fn shard_lens(&self) -> Vec<usize>;
+}
+
+/// The most clients a session remembers; beyond it the oldest are forgotten (a session is a
+/// user's, so only a signed-in user can grow it, and only by clients that exist).
+pub const MAX_SESSION_CLIENTS: usize = 64;
+
+/// `session` with `client_id` joined, or `None` if it was there already.
+pub fn joined(session: &Session, client_id: &str) -> Option<Session> {
+    if session.clients.iter().any(|c| c == client_id) {
+        return None;
+    }
+    let mut s = session.clone();
+    if s.clients.len() >= MAX_SESSION_CLIENTS {
+        s.clients.remove(0);
+    }
+    s.clients.push(client_id.to_string());
+    Some(s)
 }
 
 pub struct EmbeddedSessionStore {
@@ -38,6 +106,14 @@ impl EmbeddedSessionStore {
 
     pub fn load(&self, conn: &rusqlite::Connection) -> rusqlite::Result<usize> {
         self.table.load(conn, now())
+    }
+
+    /// Where the live session with public id `sid` is: (shard, key).
+    fn find_sid(&self, sid: &str) -> Option<(usize, [u8; 32])> {
+        let t = now();
+        (0..self.table.shard_count()).find_map(|shard| {
+            self.table.read(shard, |m| m.iter().find(|(_, e)| e.expires_at > t && e.value.sid == sid).map(|(k, _)| (shard, *k)))
+        })
     }
 }
 
@@ -62,12 +138,56 @@ impl SessionStore for EmbeddedSessionStore {
         Ok(self.table.read(shard, |m| m.get(&key).filter(|e| e.expires_at > t).map(|e| e.value.clone())))
     }
 
-    async fn delete(&self, id: &str) -> StoreResult<()> {
+    async fn join(&self, id: &str, client_id: &str) -> StoreResult<()> {
         let Some((shard, key)) = parse_prefixed(id, self.table.shard_count()) else { return Ok(()) };
+        let t = now();
         let mut timer = self.table.timer(shard);
-        let ((), at) = self.table.update(shard, key, |e| if e.is_some() { Turn::delete(()) } else { Turn::read(()) }).await?;
+        let ((), at) = self
+            .table
+            .update(shard, key, |e| match e.filter(|e| e.expires_at > t).and_then(|e| joined(&e.value, client_id).map(|s| (s, e.expires_at))) {
+                Some((s, expires_at)) => Turn::put((), s, expires_at),
+                None => Turn::read(()),
+            })
+            .await?;
         timer.answered_at(at);
         Ok(())
+    }
+
+    async fn end(&self, which: SessionRef, hook: EndHook) -> StoreResult<Option<Session>> {
+        let located = match &which {
+            SessionRef::Cookie(id) => parse_prefixed(id, self.table.shard_count()),
+            SessionRef::Sid(sid) => self.find_sid(sid),
+        };
+        let Some((shard, key)) = located else { return Ok(None) };
+        let t = now();
+        let mut timer = self.table.timer(shard);
+        let mut hook = Some(hook);
+        let (ended, at) = self
+            .table
+            .update(shard, key, |e| match e.filter(|e| e.expires_at > t) {
+                Some(e) => {
+                    let session = e.value.clone();
+                    let hook = hook.take().expect("a turn decides once per write");
+                    let ended = session.clone();
+                    Turn::delete(Some(ended)).also(move |sql| hook(&session, sql))
+                }
+                None => Turn::read(None),
+            })
+            .await?;
+        timer.answered_at(at);
+        Ok(ended)
+    }
+
+    async fn of_user(&self, user_id: &str) -> StoreResult<Vec<Session>> {
+        let t = now();
+        let mut out = Vec::new();
+        for shard in 0..self.table.shard_count() {
+            self.table.read(shard, |m| {
+                out.extend(m.values().filter(|e| e.expires_at > t && e.value.user_id == user_id).map(|e| e.value.clone()))
+            });
+        }
+        out.sort_by_key(|s| s.created_at);
+        Ok(out)
     }
 
     async fn sweep_expired(&self) -> StoreResult<usize> {

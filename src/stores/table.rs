@@ -6,7 +6,7 @@
 //! Rows are `(hash, shard, data, expires_at)`: the key is always a SHA-256, never the secret.
 
 use crate::db::journal::{OnCommit, Pending, Slot};
-use crate::db::{Journal, StoreError, StoreResult};
+use crate::db::{Journal, Sql, SqliteSql, StoreError, StoreResult};
 use parking_lot::Mutex;
 use rusqlite::Connection;
 use serde::{de::DeserializeOwned, Serialize};
@@ -31,24 +31,36 @@ pub enum Write<V> {
     Delete,
 }
 
+/// More SQL to run in the same transaction as a turn's write (an outbox row that must
+/// commit, or fail, with it).
+pub type Also = Box<dyn FnOnce(&mut dyn Sql) -> StoreResult<()> + Send>;
+
 /// A turn's outcome: the answer for the caller and the change, if any, to make durable.
 pub struct Turn<V, R> {
     pub answer: R,
     pub write: Option<Write<V>>,
+    pub also: Option<Also>,
 }
 
 impl<V, R> Turn<V, R> {
     /// Answer without changing anything.
     pub fn read(answer: R) -> Self {
-        Self { answer, write: None }
+        Self { answer, write: None, also: None }
     }
 
     pub fn put(answer: R, value: V, expires_at: u64) -> Self {
-        Self { answer, write: Some(Write::Put(Entry { value, expires_at })) }
+        Self { answer, write: Some(Write::Put(Entry { value, expires_at })), also: None }
     }
 
     pub fn delete(answer: R) -> Self {
-        Self { answer, write: Some(Write::Delete) }
+        Self { answer, write: Some(Write::Delete), also: None }
+    }
+
+    /// Run `f` in the write's transaction: both commit or neither does (a write turn only).
+    pub fn also(mut self, f: impl FnOnce(&mut dyn Sql) -> StoreResult<()> + Send + 'static) -> Self {
+        debug_assert!(self.write.is_some(), "only a write has a transaction to join");
+        self.also = Some(Box::new(f));
+        self
     }
 }
 
@@ -173,7 +185,7 @@ where
             woken.as_mut().enable();
             return Ok(Step::Wait(woken));
         }
-        let Turn { answer, write } = decide(sh.map.get(&key));
+        let Turn { answer, write, also } = decide(sh.map.get(&key));
         let Some(write) = write else { return Ok(Step::Answered(answer)) };
         let job = match &write {
             Write::Put(e) => JobSql::Upsert {
@@ -181,8 +193,9 @@ where
                 data: serde_json::to_string(&e.value).map_err(|e| StoreError::Database(e.to_string()))?,
                 shard: shard as i64,
                 expires_at: e.expires_at as i64,
+                also,
             },
-            Write::Delete => JobSql::Delete { sql: self.delete_sql.clone() },
+            Write::Delete => JobSql::Delete { sql: self.delete_sql.clone(), also },
         };
         sh.busy.insert(key, None);
         let shards = self.shards.clone();
@@ -236,19 +249,28 @@ enum Step<R> {
     Sent(R, Pending),
 }
 
-/// The statement a turn's write runs on the writer thread.
+/// The statement a turn's write runs on the writer thread, and what else joins it.
 enum JobSql {
-    Upsert { sql: Arc<str>, data: String, shard: i64, expires_at: i64 },
-    Delete { sql: Arc<str> },
+    Upsert { sql: Arc<str>, data: String, shard: i64, expires_at: i64, also: Option<Also> },
+    Delete { sql: Arc<str>, also: Option<Also> },
 }
 
 impl JobSql {
-    fn run(self, c: &Connection, key: Key) -> rusqlite::Result<()> {
-        match self {
-            JobSql::Upsert { sql, data, shard, expires_at } => {
-                c.prepare_cached(&sql)?.execute((key.to_vec(), shard, data, expires_at)).map(|_| ())
+    /// Runs inside the journal's savepoint for this write: an error undoes all of it.
+    fn run(self, c: &Connection, key: Key) -> StoreResult<()> {
+        let also = match self {
+            JobSql::Upsert { sql, data, shard, expires_at, also } => {
+                c.prepare_cached(&sql)?.execute((key.to_vec(), shard, data, expires_at))?;
+                also
             }
-            JobSql::Delete { sql } => c.prepare_cached(&sql)?.execute([key.to_vec()]).map(|_| ()),
+            JobSql::Delete { sql, also } => {
+                c.prepare_cached(&sql)?.execute([key.to_vec()])?;
+                also
+            }
+        };
+        match also {
+            Some(f) => f(&mut SqliteSql(c)),
+            None => Ok(()),
         }
     }
 }

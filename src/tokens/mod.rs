@@ -180,16 +180,44 @@ pub fn grant_of_revocation_key(key: &str) -> Option<&str> {
     key.strip_prefix("grant:")
 }
 
-/// Whether a verified access token has been revoked, by its own id or through its grant.
-/// Every consumer of access tokens asks this one question.
+/// The TokenRevocationStore key under which a whole login session is revoked (logout).
+pub fn session_revocation_key(sid: &str) -> String {
+    format!("session:{sid}")
+}
+
+/// How long a session's revocation entry lives: as long as anything issued in the session
+/// may still be presented (access and ID tokens, codes, refresh tokens without offline access).
+pub fn session_revocation_ttl(app: &App) -> u64 {
+    grant_revocation_ttl(app).max(app.config.refresh_token_ttl).max(app.config.code_expiry)
+}
+
+/// Whether the login session `sid` has ended (logout, or an operator ended it).
+pub async fn session_ended(app: &App, sid: &str) -> crate::db::StoreResult<bool> {
+    app.stores.revocations.is_revoked(&session_revocation_key(sid)).await
+}
+
+/// OpenID Connect Core §11: a grant with `offline_access` outlives the login session it was
+/// made in; every other grant of a user dies with it.
+pub fn outlives_session(scope: &str) -> bool {
+    crate::util::split_list(scope).any(|s| s == "offline_access")
+}
+
+/// Whether a verified access token has been revoked: by its own id, through its grant, or
+/// (unless its grant outlives sessions) through the end of its login session. Every consumer
+/// of access tokens asks this one question.
 pub async fn is_revoked(app: &App, claims: &AccessTokenClaims) -> crate::db::StoreResult<bool> {
     let revocations = &app.stores.revocations;
     if revocations.is_revoked(&claims.jti).await? {
         return Ok(true);
     }
-    match &claims.grant_id {
-        Some(g) => revocations.is_revoked(&grant_revocation_key(g)).await,
-        None => Ok(false),
+    if let Some(g) = &claims.grant_id {
+        if revocations.is_revoked(&grant_revocation_key(g)).await? {
+            return Ok(true);
+        }
+    }
+    match &claims.sid {
+        Some(sid) if !outlives_session(&claims.scope) => session_ended(app, sid).await,
+        _ => Ok(false),
     }
 }
 

@@ -8,7 +8,7 @@ mod multi_node;
 #[path = "../common/postgres.rs"]
 mod pg_cluster;
 
-use authrim::stores::{ChallengeRecord, CodeGrant, IssuedToken, NewFamily, Presented, Redemption, Rotation, Session};
+use authrim::stores::{ChallengeRecord, CodeGrant, IssuedToken, NewFamily, Presented, Redemption, Rotation, Session, SessionRef};
 use backend::Backend;
 use std::time::Duration;
 
@@ -40,7 +40,8 @@ contract!(
     grace_period_resends_the_same_successor,
     idle_families_expire,
     revoking_a_family_is_reported_once,
-    sessions_live_until_deleted_or_expired,
+    sessions_live_until_ended_or_expired,
+    ending_a_session_commits_its_outbox_with_it_or_not_at_all,
     a_challenge_is_consumed_once_and_only_for_its_kind,
     revocations_hold_until_expiry,
     state_survives_a_restart,
@@ -198,18 +199,62 @@ async fn revoking_a_family_is_reported_once(b: Backend) {
     assert_eq!(r.rotate(&t0).await.unwrap(), Rotation::Revoked);
 }
 
-async fn sessions_live_until_deleted_or_expired(b: Backend) {
+fn quietly() -> authrim::stores::EndHook {
+    Box::new(|_, _| Ok(()))
+}
+
+async fn sessions_live_until_ended_or_expired(b: Backend) {
     let node = b.node(|_| {}).await;
     let s = &node.app.stores.sessions;
-    let session = Session { user_id: "u".into(), sid: "sid".into(), auth_time: 5, amr: vec!["pwd".into()], acr: "1".into() };
+    let session = Session::new("u", "sid".into(), 5, vec!["pwd".into()], "1");
     let id = s.create(session.clone(), 60).await.unwrap();
     assert_eq!(s.get(&id).await.unwrap(), Some(session.clone()));
-    s.delete(&id).await.unwrap();
+    assert_eq!(s.end(SessionRef::Cookie(id.clone()), quietly()).await.unwrap(), Some(session.clone()));
     assert_eq!(s.get(&id).await.unwrap(), None);
+    assert_eq!(s.end(SessionRef::Cookie(id.clone()), quietly()).await.unwrap(), None, "ended once");
     assert_eq!(s.get("not-a-session").await.unwrap(), None);
     let short = s.create(session, 1).await.unwrap();
     tokio::time::sleep(Duration::from_millis(2100)).await;
     assert_eq!(s.get(&short).await.unwrap(), None);
+}
+
+async fn outbox_rows(node: &backend::Node) -> i64 {
+    node.app.db.read(|sql| sql.query("SELECT COUNT(*) FROM logout_outbox", &[])?[0].i64(0)).await.unwrap()
+}
+
+/// A session remembers the clients that took part, once each; ending it runs the hook in the
+/// same commit: the outbox rows exist exactly when the session is gone.
+async fn ending_a_session_commits_its_outbox_with_it_or_not_at_all(b: Backend) {
+    let node = b.node(|_| {}).await;
+    let s = &node.app.stores.sessions;
+    let id = s.create(Session::new("alice", "sid-1".into(), 5, vec![], "1"), 60).await.unwrap();
+    for c in ["rp-a", "rp-b", "rp-a"] {
+        s.join(&id, c).await.unwrap();
+    }
+    s.create(Session::new("bob", "sid-2".into(), 5, vec![], "1"), 60).await.unwrap();
+    let mine = s.of_user("alice").await.unwrap();
+    assert_eq!(mine.len(), 1);
+    assert_eq!(mine[0].clients, ["rp-a", "rp-b"]);
+
+    // A hook that fails: nothing happens, the session stays.
+    let failing: authrim::stores::EndHook = Box::new(|session, sql| {
+        let notified = session.clients.iter().cloned().collect();
+        authrim::logout::backchannel::enqueue(sql, session, &notified, 1)?;
+        Err(authrim::db::StoreError::Database("injected".into()))
+    });
+    assert!(s.end(SessionRef::Sid("sid-1".into()), failing).await.is_err());
+    assert!(s.get(&id).await.unwrap().is_some(), "a failed end leaves the session");
+    assert_eq!(outbox_rows(&node).await, 0, "and no outbox row");
+
+    let enqueue: authrim::stores::EndHook = Box::new(|session, sql| {
+        let notified = ["rp-b".to_string()].into_iter().collect();
+        authrim::logout::backchannel::enqueue(sql, session, &notified, 1)
+    });
+    let ended = s.end(SessionRef::Sid("sid-1".into()), enqueue).await.unwrap().expect("ended");
+    assert_eq!(ended.user_id, "alice");
+    assert_eq!(s.get(&id).await.unwrap(), None);
+    assert_eq!(outbox_rows(&node).await, 1, "one row, for the one client with a back-channel URI");
+    assert_eq!(s.of_user("bob").await.unwrap().len(), 1, "other users' sessions untouched");
 }
 
 async fn a_challenge_is_consumed_once_and_only_for_its_kind(b: Backend) {
@@ -249,7 +294,7 @@ async fn state_survives_a_restart(b: Backend) {
         assert!(matches!(st.codes.consume(&code, jti("a")).await.unwrap(), Redemption::Fresh(_)));
         let t0 = st.refresh.create(&new_id(), family("u")).await.unwrap();
         let Rotation::Rotated { token: t1, .. } = st.refresh.rotate(&t0).await.unwrap() else { panic!() };
-        let session = st.sessions.create(Session { user_id: "u".into(), sid: "s".into(), auth_time: 1, amr: vec![], acr: "1".into() }, 60).await.unwrap();
+        let session = st.sessions.create(Session::new("u", "s".into(), 1, vec![], "1"), 60).await.unwrap();
         st.revocations.revoke("gone", authrim::util::now() + 600).await.unwrap();
         node.stop().await;
         (code, t1, session, t0)

@@ -50,10 +50,10 @@ async fn rotation_is_exactly_once_across_nodes_and_theft_is_seen_by_all() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_made_on_one_node_works_on_another() {
     let Some((_b, n1, n2)) = two_nodes(|_| {}).await else { return };
-    let session = Session { user_id: "u".into(), sid: "s".into(), auth_time: 1, amr: vec![], acr: "1".into() };
+    let session = Session::new("u", "s".into(), 1, vec![], "1");
     let id = n1.app.stores.sessions.create(session.clone(), 60).await.unwrap();
     assert_eq!(n2.app.stores.sessions.get(&id).await.unwrap(), Some(session));
-    n2.app.stores.sessions.delete(&id).await.unwrap();
+    n2.app.stores.sessions.end(authrim::stores::SessionRef::Cookie(id.clone()), Box::new(|_, _| Ok(()))).await.unwrap();
     assert_eq!(n1.app.stores.sessions.get(&id).await.unwrap(), None);
 }
 

@@ -162,7 +162,7 @@ fn http_client(server: &RunningServer) -> reqwest::ClientBuilder {
 
 pub struct Browser {
     pub client: reqwest::Client,
-    base: String,
+    pub base: String,
 }
 
 pub struct Page {

@@ -11,6 +11,7 @@ mod exchange;
 mod fuzz_endpoints;
 mod harness;
 mod json_errors;
+mod logout;
 mod multinode;
 mod openidconnect_rp;
 mod ops;

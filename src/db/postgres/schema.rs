@@ -90,6 +90,16 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     CREATE TABLE login_names (name TEXT PRIMARY KEY, user_id TEXT NOT NULL);
     CREATE INDEX login_names_user ON login_names(user_id);
     "#,
+), (
+    3,
+    // As SQLite's migration 4: the back-channel logout outbox.
+    r#"
+    CREATE TABLE logout_outbox (
+        id TEXT PRIMARY KEY, client_id TEXT NOT NULL, sub TEXT NOT NULL, sid TEXT NOT NULL,
+        attempts BIGINT NOT NULL, due_at BIGINT NOT NULL, lease_until BIGINT NOT NULL, created_at BIGINT NOT NULL
+    );
+    CREATE INDEX logout_outbox_due ON logout_outbox(due_at);
+    "#,
 )];
 
 /// Bring the schema up to date; returns the version reached. Call inside a write transaction.

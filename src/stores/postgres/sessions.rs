@@ -1,22 +1,27 @@
 //! SessionStore on PostgreSQL: a session created on one node is read by every node.
 
-use super::{col, decode, PgTable};
+use super::{col, decode, encode, PgTable};
 use crate::db::postgres::PgDb;
-use crate::db::StoreResult;
-use crate::stores::sessions::{Session, SessionStore};
+use crate::db::{StoreError, StoreResult};
+use crate::stores::sessions::{joined, EndHook, Session, SessionRef, SessionStore};
 use crate::stores::shard::parse_prefixed;
 use crate::util::now;
 use async_trait::async_trait;
 
 pub struct PgSessionStore {
     table: PgTable,
+    db: PgDb,
 }
 
 impl PgSessionStore {
     pub fn new(db: PgDb, shards: usize) -> Self {
-        Self { table: PgTable::new(db, "sessions", "SessionStore", shards) }
+        Self { table: PgTable::new(db.clone(), "sessions", "SessionStore", shards), db }
     }
 }
+
+/// Attempts at a compare-and-set before giving up: a session's row changes only when a client
+/// joins it, so losing more than a few races in a row means something else is wrong.
+const JOIN_ATTEMPTS: usize = 5;
 
 #[async_trait]
 impl SessionStore for PgSessionStore {
@@ -34,11 +39,68 @@ impl SessionStore for PgSessionStore {
         row.map(|r| decode("sessions", &col::<String>(&r, 0)?)).transpose()
     }
 
-    async fn delete(&self, id: &str) -> StoreResult<()> {
+    async fn join(&self, id: &str, client_id: &str) -> StoreResult<()> {
         let Some((shard, key)) = parse_prefixed(id, self.table.shard_count()) else { return Ok(()) };
         let _timer = self.table.timer(shard);
-        self.table.write("DELETE FROM sessions WHERE hash = $1", &[&key.as_slice()]).await?;
-        Ok(())
+        for _ in 0..JOIN_ATTEMPTS {
+            let Some(row) = self
+                .table
+                .read("SELECT data FROM sessions WHERE hash = $1 AND expires_at > $2", &[&key.as_slice(), &(now() as i64)])
+                .await?
+            else {
+                return Ok(());
+            };
+            let before: String = col(&row, 0)?;
+            let Some(after) = joined(&decode::<Session>("sessions", &before)?, client_id) else { return Ok(()) };
+            // Compare-and-set on the whole value: a concurrent join is not overwritten.
+            let written = self
+                .table
+                .write("UPDATE sessions SET data = $2 WHERE hash = $1 AND data = $3 RETURNING 1", &[&key.as_slice(), &encode(&after), &before])
+                .await?;
+            if written.is_some() {
+                return Ok(());
+            }
+        }
+        Err(StoreError::Conflict("the session changed too often to record the client".into()))
+    }
+
+    async fn end(&self, which: SessionRef, hook: EndHook) -> StoreResult<Option<Session>> {
+        let shards = self.table.shard_count();
+        let t = now() as i64;
+        self.db
+            .run(true, move |sql| {
+                let row = match &which {
+                    SessionRef::Cookie(id) => {
+                        let Some((_, key)) = parse_prefixed(id, shards) else { return Ok(None) };
+                        sql.query_opt(
+                            "DELETE FROM sessions WHERE hash = ?1 AND expires_at > ?2 RETURNING data",
+                            crate::params![key.to_vec(), t],
+                        )?
+                    }
+                    SessionRef::Sid(sid) => sql.query_opt(
+                        "DELETE FROM sessions WHERE (data::jsonb)->>'sid' = ?1 AND expires_at > ?2 RETURNING data",
+                        crate::params![sid.as_str(), t],
+                    )?,
+                };
+                let Some(row) = row else { return Ok(None) };
+                let session: Session = decode("sessions", &row.text(0)?)?;
+                hook(&session, sql)?;
+                Ok(Some(session))
+            })
+            .await
+    }
+
+    async fn of_user(&self, user_id: &str) -> StoreResult<Vec<Session>> {
+        let rows = self
+            .table
+            .read_all(
+                "SELECT data FROM sessions WHERE (data::jsonb)->>'user_id' = $1 AND expires_at > $2",
+                &[&user_id, &(now() as i64)],
+            )
+            .await?;
+        let mut out = rows.iter().map(|r| decode::<Session>("sessions", &col::<String>(r, 0)?)).collect::<StoreResult<Vec<_>>>()?;
+        out.sort_by_key(|s| s.created_at);
+        Ok(out)
     }
 
     async fn sweep_expired(&self) -> StoreResult<usize> {

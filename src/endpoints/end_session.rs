@@ -1,0 +1,203 @@
+//! `end_session_endpoint` (OpenID Connect RP-Initiated Logout 1.0), at `/logout`.
+//!
+//! - The request (GET query or POST form) is checked before anything happens: a hint that is
+//!   not an ID token of ours, a `client_id` the hint was not issued to, or a
+//!   `post_logout_redirect_uri` the client did not register gets a page, never a redirect.
+//! - With a valid `id_token_hint` for the signed-in user (an expired one too: §2 allows it),
+//!   the session ends at once. Otherwise the user confirms on a page whose form carries the
+//!   request sealed to the session cookie (`http::sealed`), which is the CSRF protection: a
+//!   third-party page cannot make a browser sign out.
+//! - The session ends through `logout::end_session` (revocation, back-channel outbox); the
+//!   page then loads the front-channel iframes, if any client has one, and goes on to the
+//!   `post_logout_redirect_uri` with `state`, or says that the user is signed out.
+
+use crate::app::{App, AppState};
+use crate::http::cookies;
+use crate::http::pages::{self, error_page};
+use crate::http::params::{is_form, FormParams, Params};
+use crate::http::sealed::Unsealed;
+use crate::logout::{end_session, frontchannel, EndedBy};
+use crate::stores::{Session, SessionRef};
+use axum::body::Bytes;
+use axum::extract::{RawQuery, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A checked logout request: where to go afterwards. What the confirmation form carries.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct LogoutRequest {
+    /// An exact match of one of the client's `post_logout_redirect_uris`.
+    post_logout_redirect_uri: Option<String>,
+    state: Option<String>,
+}
+
+/// What the request says about who is to be signed out.
+struct Hints {
+    /// `sub` of a valid `id_token_hint`.
+    sub: Option<String>,
+    /// The user `logout_hint` names, if it names one we know; `Some(None)` if it names none.
+    logout_hint_user: Option<Option<String>>,
+}
+
+const SEALED_KIND: &str = "logout";
+
+pub async fn get(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+    let query = query.unwrap_or_default();
+    handle(&app, &headers, Params::parse(query.as_bytes()), StatusCode::FOUND).await
+}
+
+pub async fn post(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Response {
+    if !is_form(&headers) {
+        return error_page(StatusCode::BAD_REQUEST, "A logout request sent by POST must be a form.");
+    }
+    let Ok(body) = body else {
+        return error_page(StatusCode::PAYLOAD_TOO_LARGE, "The logout request is too large or could not be read.");
+    };
+    handle(&app, &headers, Params::parse(&body), StatusCode::SEE_OTHER).await
+}
+
+/// The confirmation form's post.
+pub async fn confirm(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, crate::error::OAuthError>) -> Response {
+    let Ok(FormParams(params)) = form else { return error_page(StatusCode::BAD_REQUEST, "The sign-out form could not be read.") };
+    let Some(sealed) = params.get("challenge") else { return error_page(StatusCode::BAD_REQUEST, "The sign-out form is incomplete.") };
+    let cookie = cookies::get(&headers, cookies::SESSION);
+    match app.sealer.open::<LogoutRequest>(SEALED_KIND, cookie, sealed) {
+        Ok(req) => {
+            let session = cookie.map(|c| SessionRef::Cookie(c.to_string()));
+            finish(&app, session, req, StatusCode::SEE_OTHER).await
+        }
+        // Signed out meanwhile (another tab): the form's purpose is served. Its redirect is
+        // not followed, since the form cannot be tied to this browser any more.
+        Err(Unsealed::WrongBinding) if cookie.is_none() => signed_out_response(&app),
+        Err(_) => error_page(StatusCode::BAD_REQUEST, "This sign-out form has expired or was not made for this browser. Please try again."),
+    }
+}
+
+async fn handle(app: &App, headers: &HeaderMap, params: Result<Params, crate::error::OAuthError>, status: StatusCode) -> Response {
+    let params = match params {
+        Ok(p) => p,
+        Err(e) => return error_page(StatusCode::BAD_REQUEST, &format!("Invalid logout request: {}.", e.description)),
+    };
+    let (req, hints) = match validate(app, &params) {
+        Ok(checked) => checked,
+        Err(msg) => return error_page(StatusCode::BAD_REQUEST, &msg),
+    };
+    let Some((cookie, session)) = super::authorize::current_session(app, headers).await else {
+        // Nobody is signed in here: nothing to end, and the RP may have its user back.
+        return finish(app, None, req, status).await;
+    };
+    if needs_confirmation(&hints, &session) {
+        let username = app.registry.user(&session.user_id).map(|u| u.username.clone()).unwrap_or_default();
+        let challenge = app.sealer.seal(SEALED_KIND, &cookie, app.config.challenge_ttl, &req);
+        return pages::logout_confirm(&challenge, &username);
+    }
+    finish(app, Some(SessionRef::Cookie(cookie)), req, status).await
+}
+
+/// Check everything the request names before anything is done.
+fn validate(app: &App, p: &Params) -> Result<(LogoutRequest, Hints), String> {
+    let hint = match p.get("id_token_hint") {
+        None => None,
+        Some(h) => Some(
+            crate::tokens::verify_id_token_hint(app, h)
+                .map_err(|_| "The id_token_hint was not issued by this server, or has been altered.".to_string())?,
+        ),
+    };
+    let audiences: Vec<String> = match hint.as_ref().and_then(|h| h.get("aud")) {
+        Some(Value::String(a)) => vec![a.clone()],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+        _ => Vec::new(),
+    };
+    // §2: with both, the client must be the one the ID token was issued to.
+    let client_id = match (p.get("client_id"), hint.as_ref()) {
+        (Some(id), Some(_)) if !audiences.iter().any(|a| a == id) => {
+            return Err("The client_id does not match the id_token_hint.".into());
+        }
+        (Some(id), _) => Some(id.to_string()),
+        (None, Some(h)) => h.get("azp").and_then(Value::as_str).map(str::to_string).or_else(|| (audiences.len() == 1).then(|| audiences[0].clone())),
+        (None, None) => None,
+    };
+    let client = match &client_id {
+        Some(id) => Some(app.registry.client(id).ok_or("The application that sent you here is not registered.")?),
+        None => None,
+    };
+    let post_logout_redirect_uri = match p.get("post_logout_redirect_uri") {
+        None => None,
+        Some(uri) => {
+            let client = client.as_ref().ok_or(
+                "The request asks to be sent back after logout without saying which application it is for (id_token_hint or client_id).",
+            )?;
+            if !client.has_post_logout_redirect_uri(uri) {
+                return Err("The post_logout_redirect_uri is not registered for this application.".into());
+            }
+            Some(uri.to_string())
+        }
+    };
+    let logout_hint_user =
+        p.get("logout_hint").map(|h| app.registry.user_by_login(h).map(|u| u.id.clone()).or_else(|| app.registry.user(h).map(|u| u.id.clone())));
+    let hints = Hints { sub: hint.as_ref().and_then(|h| h.get("sub")).and_then(Value::as_str).map(str::to_string), logout_hint_user };
+    Ok((LogoutRequest { post_logout_redirect_uri, state: p.get("state").map(str::to_string) }, hints))
+}
+
+/// Sign out without asking only when the request proves it comes from an application of
+/// the signed-in user: an ID token of ours for this user, and no `logout_hint` naming another.
+fn needs_confirmation(hints: &Hints, session: &Session) -> bool {
+    let hint_is_this_user = hints.sub.as_deref() == Some(session.user_id.as_str());
+    let logout_hint_agrees = match &hints.logout_hint_user {
+        None => true,
+        Some(named) => named.as_deref() == Some(session.user_id.as_str()),
+    };
+    !(hint_is_this_user && logout_hint_agrees)
+}
+
+/// End the session (if any), then the front-channel iframes, then the way out.
+async fn finish(app: &App, session: Option<SessionRef>, req: LogoutRequest, status: StatusCode) -> Response {
+    let ended = match session {
+        Some(which) => match end_session(app, which, EndedBy::User).await {
+            Ok(ended) => ended,
+            Err(e) => return super::authorize::unavailable(e),
+        },
+        None => None,
+    };
+    let next = req.post_logout_redirect_uri.as_deref().and_then(|uri| back_to_client(uri, req.state.as_deref()));
+    let iframes = ended.as_ref().map(|s| frontchannel::iframe_urls(app, s)).unwrap_or_default();
+    let mut res = if !iframes.is_empty() {
+        pages::frontchannel_logout(&iframes, next.as_deref())
+    } else if let Some(next) = next {
+        let mut res = status.into_response();
+        if let Ok(v) = HeaderValue::from_str(&next) {
+            res.headers_mut().insert(header::LOCATION, v);
+        }
+        res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        res
+    } else {
+        pages::signed_out()
+    };
+    clear_session_cookie(app, &mut res);
+    res
+}
+
+fn signed_out_response(app: &App) -> Response {
+    let mut res = pages::signed_out();
+    clear_session_cookie(app, &mut res);
+    res
+}
+
+fn clear_session_cookie(app: &App, res: &mut Response) {
+    cookies::set(res, cookies::SESSION, "", Some(0), app.config.secure_cookies());
+}
+
+/// The registered URI with `state` added, and nothing else (§3).
+fn back_to_client(uri: &str, state: Option<&str>) -> Option<String> {
+    let mut url = url::Url::parse(uri).ok()?;
+    if let Some(s) = state {
+        url.query_pairs_mut().append_pair("state", s);
+    }
+    Some(url.to_string())
+}

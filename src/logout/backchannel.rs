@@ -1,0 +1,259 @@
+//! Back-Channel Logout 1.0: a logout token POSTed to each client that took part in an ended
+//! session, from a durable outbox.
+//!
+//! The outbox is the `logout_outbox` table, written in the commit that ends the session
+//! (`enqueue`). Each node runs a `Deliverer` that claims due rows with a lease (on PostgreSQL
+//! `FOR UPDATE SKIP LOCKED`, so each row goes to one node), POSTs the token, and deletes the
+//! row on a 2xx or reschedules it with a doubled wait. A row whose lease ran out (its node
+//! died mid-delivery) is claimed again: delivery is at least once, and a token keeps its `jti`
+//! across attempts so that a relying party can tell a repeat. Bounded: a row lives for at most
+//! `backchannel_logout_max_attempts` attempts; rows exist only for sessions that ended, and a
+//! session exists only after a sign-in.
+//!
+//! A slow or dead endpoint holds one delivery slot for at most `backchannel_logout_timeout`,
+//! never the user's logout (which only wrote the row) nor other clients' deliveries (each runs
+//! in its own task, `backchannel_logout_concurrency` at once).
+
+use crate::app::{App, AppState};
+use crate::audit::AuditEvent;
+use crate::db::{Dialect, Sql, StoreResult};
+use crate::metrics::{OutcomeLabels, METRICS};
+use crate::stores::Session;
+use crate::util::{now, random_token};
+use serde_json::{json, Value};
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Notify, Semaphore};
+
+/// `events` member of every logout token (Back-Channel Logout 1.0 §2.4).
+pub const LOGOUT_EVENT: &str = "http://schemas.openid.net/event/backchannel-logout";
+/// JOSE `typ` of a logout token (§2.4, as updated by errata 1).
+pub const LOGOUT_TOKEN_TYP: &str = "logout+jwt";
+/// How long a logout token is valid after it is signed (errata 1 recommends two minutes).
+const TOKEN_LIFETIME: u64 = 120;
+/// The longest wait between two attempts.
+const MAX_BACKOFF: u64 = 3600;
+/// How often a node looks for rows that are due without being woken (retries, other nodes'
+/// rows, rows whose node died).
+const POLL: Duration = Duration::from_secs(1);
+
+/// Queue a logout token for each client of `session` in `notified`, inside the transaction
+/// that ends the session.
+pub fn enqueue(sql: &mut dyn Sql, session: &Session, notified: &HashSet<String>, t: u64) -> StoreResult<()> {
+    for client in session.clients.iter().filter(|c| notified.contains(*c)) {
+        sql.execute(
+            "INSERT INTO logout_outbox (id, client_id, sub, sid, attempts, due_at, lease_until, created_at) \
+             VALUES (?1, ?2, ?3, ?4, 0, ?5, 0, ?5)",
+            crate::params![random_token(), client.as_str(), session.user_id.as_str(), session.sid.as_str(), t as i64],
+        )?;
+    }
+    Ok(())
+}
+
+/// One claimed row.
+#[derive(Debug, Clone)]
+struct Due {
+    /// Also the token's `jti`.
+    id: String,
+    client_id: String,
+    sub: String,
+    sid: String,
+    /// Including this one.
+    attempts: u64,
+}
+
+/// The node's side of the outbox: what wakes its deliverer, and the HTTP client it sends with.
+pub struct Outbox {
+    wake: Notify,
+    http: reqwest::Client,
+}
+
+impl Outbox {
+    pub fn new(timeout: Duration) -> anyhow::Result<Self> {
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            // A relying party's endpoint answers; it does not send us elsewhere.
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("authrim/", env!("CARGO_PKG_VERSION"), " (backchannel-logout)"))
+            .build()?;
+        Ok(Self { wake: Notify::new(), http })
+    }
+
+    /// Rows were queued: look now rather than at the next poll.
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+}
+
+/// The logout token for one delivery (Back-Channel Logout 1.0 §2.4): `sub` and `sid` both,
+/// whatever the client asked for; never a `nonce`.
+pub fn logout_token(app: &App, client_id: &str, sub: &str, sid: &str, jti: &str) -> anyhow::Result<String> {
+    let iat = now();
+    let claims = json!({
+        "iss": app.issuer(),
+        "aud": client_id,
+        "iat": iat,
+        "exp": iat + TOKEN_LIFETIME,
+        "jti": jti,
+        "sub": sub,
+        "sid": sid,
+        "events": { LOGOUT_EVENT: {} },
+    });
+    app.keys.sign(LOGOUT_TOKEN_TYP, &claims)
+}
+
+/// The node's deliverer; runs until aborted (at shutdown: rows being delivered keep their
+/// lease, and are delivered again once it runs out).
+pub async fn run(app: AppState) {
+    let slots = Arc::new(Semaphore::new(app.config.backchannel_logout_concurrency));
+    loop {
+        let free = slots.available_permits();
+        if free > 0 {
+            match claim(&app, free).await {
+                Ok(rows) => {
+                    for row in rows {
+                        let Ok(permit) = slots.clone().acquire_owned().await else { return };
+                        let app = app.clone();
+                        tokio::spawn(async move {
+                            deliver(&app, row).await;
+                            drop(permit);
+                        });
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "back-channel logout: cannot read the outbox"),
+            }
+        }
+        tokio::select! {
+            _ = app.backchannel.wake.notified() => {}
+            _ = tokio::time::sleep(POLL) => {}
+        }
+    }
+}
+
+/// Claim up to `limit` due rows for this node: their lease keeps other nodes off them while
+/// they are delivered.
+async fn claim(app: &App, limit: usize) -> StoreResult<Vec<Due>> {
+    let t = now() as i64;
+    // A look first: most polls find nothing, and a read costs no commit.
+    let (pending, due) = app
+        .db
+        .read(move |sql| {
+            let r = sql.query_opt(
+                "SELECT COUNT(*), COALESCE(SUM(CASE WHEN due_at <= ?1 AND lease_until <= ?1 THEN 1 ELSE 0 END), 0) FROM logout_outbox",
+                crate::params![t],
+            )?;
+            Ok(r.map(|r| Ok::<_, crate::db::StoreError>((r.i64(0)?, r.i64(1)?))).transpose()?.unwrap_or((0, 0)))
+        })
+        .await?;
+    METRICS.backchannel_pending.set(pending);
+    if due == 0 {
+        return Ok(Vec::new());
+    }
+    let lease = t + (app.config.backchannel_logout_timeout + 30) as i64;
+    let rows = app
+        .db
+        .write(move |sql| {
+            let lock = if sql.dialect() == Dialect::Postgres { " FOR UPDATE SKIP LOCKED" } else { "" };
+            sql.query(
+                &format!(
+                    "UPDATE logout_outbox SET lease_until = ?1, attempts = attempts + 1 WHERE id IN \
+                     (SELECT id FROM logout_outbox WHERE due_at <= ?2 AND lease_until <= ?2 ORDER BY due_at LIMIT ?3{lock}) \
+                     RETURNING id, client_id, sub, sid, attempts"
+                ),
+                crate::params![lease, t, limit as i64],
+            )
+        })
+        .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(Due { id: r.text(0)?, client_id: r.text(1)?, sub: r.text(2)?, sid: r.text(3)?, attempts: r.i64(4)?.max(0) as u64 })
+        })
+        .collect()
+}
+
+/// Send one token and record the outcome.
+async fn deliver(app: &App, row: Due) {
+    let Some(uri) = app.registry.client(&row.client_id).and_then(|c| c.meta.backchannel_logout_uri.clone()) else {
+        // The client is gone or no longer asks to be told: nothing to deliver.
+        finish(app, &row, "dropped", None).await;
+        return;
+    };
+    let failure = match logout_token(app, &row.client_id, &row.sub, &row.sid, &row.id) {
+        Err(e) => Some(format!("cannot sign the logout token: {e}")),
+        Ok(token) => match app.backchannel.http.post(&uri).form(&[("logout_token", token.as_str())]).send().await {
+            Ok(res) if res.status().is_success() => None,
+            Ok(res) => Some(format!("the endpoint answered {}", res.status().as_u16())),
+            Err(e) if e.is_timeout() => Some("the endpoint did not answer in time".into()),
+            Err(e) => Some(format!("the endpoint could not be reached: {}", without_url(&e))),
+        },
+    };
+    match failure {
+        None => finish(app, &row, "delivered", None).await,
+        Some(why) if row.attempts >= app.config.backchannel_logout_max_attempts => finish(app, &row, "abandoned", Some(why)).await,
+        Some(why) => retry(app, &row, why).await,
+    }
+}
+
+/// The row is done with (delivered, abandoned, or nothing to deliver): remove it.
+async fn finish(app: &App, row: &Due, outcome: &'static str, why: Option<String>) {
+    let id = row.id.clone();
+    if let Err(e) = app.db.write(move |sql| sql.execute("DELETE FROM logout_outbox WHERE id = ?1", crate::params![id.as_str()])).await {
+        // The lease runs out and the row is delivered again: at least once, never lost.
+        tracing::warn!(error = %e, "back-channel logout: cannot remove a finished row");
+    }
+    if outcome == "dropped" {
+        return;
+    }
+    METRICS.backchannel_logouts.get_or_create(&OutcomeLabels { outcome }).inc();
+    let mut detail = json!({"sid": row.sid, "attempts": row.attempts});
+    if let Some(why) = why {
+        detail["error"] = Value::String(why);
+    }
+    let event = if outcome == "delivered" { "backchannel_logout_delivered" } else { "backchannel_logout_abandoned" };
+    app.audit.record(AuditEvent::new(event).client(&row.client_id).user(&row.sub).detail(detail)).await;
+}
+
+/// Try again after a wait that doubles with each failure.
+async fn retry(app: &App, row: &Due, why: String) {
+    METRICS.backchannel_logouts.get_or_create(&OutcomeLabels { outcome: "retry" }).inc();
+    let wait = backoff(app.config.backchannel_logout_retry_initial, row.attempts);
+    tracing::info!(client = %row.client_id, attempts = row.attempts, retry_in = wait, error = %why, "back-channel logout failed; will retry");
+    let (id, due) = (row.id.clone(), (now() + wait) as i64);
+    let released = app
+        .db
+        .write(move |sql| {
+            sql.execute("UPDATE logout_outbox SET due_at = ?2, lease_until = 0 WHERE id = ?1", crate::params![id.as_str(), due])
+        })
+        .await;
+    if let Err(e) = released {
+        tracing::warn!(error = %e, "back-channel logout: cannot reschedule; the lease will expire instead");
+    }
+}
+
+/// The wait after the `attempts`-th failure: initial, 2×initial, 4×… up to an hour.
+fn backoff(initial: u64, attempts: u64) -> u64 {
+    initial.saturating_mul(1u64 << attempts.saturating_sub(1).min(20)).min(MAX_BACKOFF)
+}
+
+/// A reqwest error's text without the URL (which a relying party may have put a secret in).
+fn without_url(e: &reqwest::Error) -> String {
+    let mut s = e.to_string();
+    if let Some(u) = e.url() {
+        s = s.replace(u.as_str(), "<backchannel_logout_uri>");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::backoff;
+
+    #[test]
+    fn the_wait_doubles_up_to_an_hour() {
+        assert_eq!((1..=4).map(|n| backoff(2, n)).collect::<Vec<_>>(), [2, 4, 8, 16]);
+        assert_eq!(backoff(2, 40), 3600);
+        assert_eq!(backoff(u64::MAX, 3), 3600);
+    }
+}

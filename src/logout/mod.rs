@@ -1,0 +1,69 @@
+//! The end of a session (OpenID Connect RP-Initiated, Back-Channel and Front-Channel Logout
+//! 1.0), whoever ends it: the user at the end-session endpoint or an operator.
+//!
+//! Ending a session does three things, in this order:
+//! 1. revoke the session's id (`tokens::session_revocation_key`): from then on every access
+//!    token, code and refresh token issued in the session without `offline_access` is refused
+//!    wherever it is presented (OpenID Connect Core §11: `offline_access` grants outlive the
+//!    session). Revoking first means a failure further on leaves the tokens dead and the
+//!    session standing, so a retry completes the logout; never the reverse;
+//! 2. delete the session and, in the same commit, queue one logout token per client of the
+//!    session that has a `backchannel_logout_uri` (`backchannel::enqueue`): a crash after the
+//!    commit loses no notification, a failed commit sends none;
+//! 3. wake the deliverer, which sends them off the request path (`backchannel::Deliverer`).
+//!
+//! The front-channel iframes are the end-session page's business (`frontchannel`).
+
+pub mod backchannel;
+pub mod frontchannel;
+
+use crate::app::App;
+use crate::audit::AuditEvent;
+use crate::db::StoreResult;
+use crate::stores::{Session, SessionRef};
+use crate::util::now;
+use serde_json::json;
+use std::collections::HashSet;
+
+/// Who ended a session, for the audit trail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndedBy {
+    /// The user, at the end-session endpoint.
+    User,
+    /// An operator, through the admin API or CLI.
+    Operator,
+}
+
+/// End the session `which` names; returns it as it was, or `None` if there was no live one.
+pub async fn end_session(app: &App, which: SessionRef, by: EndedBy) -> StoreResult<Option<Session>> {
+    let sid = match &which {
+        SessionRef::Sid(sid) => sid.clone(),
+        SessionRef::Cookie(cookie) => match app.stores.sessions.get(cookie).await? {
+            Some(s) => s.sid,
+            None => return Ok(None),
+        },
+    };
+    let until = now() + crate::tokens::session_revocation_ttl(app);
+    app.stores.revocations.revoke(&crate::tokens::session_revocation_key(&sid), until).await?;
+
+    // Who to tell is read from the registry now; the hook runs inside the store's commit.
+    let notified: HashSet<String> = app
+        .registry
+        .list_clients()
+        .iter()
+        .filter(|c| c.meta.backchannel_logout_uri.is_some())
+        .map(|c| c.id().to_string())
+        .collect();
+    let t = now();
+    let hook = Box::new(move |s: &Session, sql: &mut dyn crate::db::Sql| backchannel::enqueue(sql, s, &notified, t));
+    let Some(ended) = app.stores.sessions.end(which, hook).await? else { return Ok(None) };
+    app.backchannel.wake();
+    app.audit
+        .record(AuditEvent::new("logout").user(&ended.user_id).detail(json!({
+            "sid": ended.sid,
+            "by": match by { EndedBy::User => "user", EndedBy::Operator => "operator" },
+            "clients": ended.clients,
+        })))
+        .await;
+    Ok(Some(ended))
+}
