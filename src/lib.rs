@@ -10,6 +10,7 @@ pub mod app;
 pub mod audit;
 pub mod cli;
 pub mod config;
+pub mod consent;
 pub mod db;
 pub mod endpoints;
 pub mod error;

@@ -30,6 +30,7 @@ pub fn router(app: AppState) -> Router<AppState> {
         .route("/admin/users/{id}", get(show_user).patch(update_user).put(update_user).delete(delete_user))
         .route("/admin/users/{id}/sessions", get(list_sessions).delete(end_all_sessions))
         .route("/admin/users/{id}/sessions/{sid}", axum::routing::delete(end_one_session))
+        .route("/admin/users/{id}/consents/{client_id}", axum::routing::delete(withdraw_consent))
         .route("/admin/audit", get(list_audit))
         .layer(axum::middleware::from_fn_with_state(app, require_admin))
 }
@@ -197,4 +198,14 @@ async fn end_one_session(State(app): State<AppState>, Path((id, sid)): Path<(Str
         return Err(OAuthError::not_found("no such session for this user"));
     }
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// Withdraw a user's consent to an application: forgotten, and its refresh tokens revoked.
+async fn withdraw_consent(State(app): State<AppState>, Path((id, client_id)): Path<(String, String)>) -> AdminResult {
+    app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
+    let done = crate::consent::withdraw(&app, &id, &client_id, "operator").await?;
+    if !done.consent && done.families == 0 {
+        return Err(OAuthError::not_found("this user has no consent or grant at this client"));
+    }
+    Ok(Json(json!({ "consent_forgotten": done.consent, "families_revoked": done.families })).into_response())
 }

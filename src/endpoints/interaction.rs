@@ -109,6 +109,13 @@ pub async fn consent(State(app): State<AppState>, headers: HeaderMap, form: Resu
             issue_code(&app, &req, &cookie, &session, StatusCode::SEE_OTHER).await
         }
         Some("deny") => {
+            // A refusal also takes back what was granted before: saying no to an application
+            // must not leave it its earlier access (its refresh tokens too).
+            if app.registry.consented_scope(&session.user_id, &req.client_id).is_some() {
+                if let Err(e) = crate::consent::withdraw(&app, &session.user_id, &req.client_id, "denied").await {
+                    return unavailable(e);
+                }
+            }
             let e = OAuthError::access_denied("the user denied the request");
             redirect_error(&app, &req.redirect_uri, req.state.as_deref(), &e, StatusCode::SEE_OTHER)
         }

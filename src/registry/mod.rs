@@ -35,6 +35,12 @@ pub fn save_consent(sql: &mut dyn Sql, user_id: &str, client_id: &str, scope: &s
     record_change(sql, "consent", &consent_key(user_id, client_id))
 }
 
+pub fn delete_consent(sql: &mut dyn Sql, user_id: &str, client_id: &str) -> StoreResult<bool> {
+    let n = sql.execute("DELETE FROM consents WHERE user_id = ?1 AND client_id = ?2", crate::params![user_id, client_id])?;
+    record_change(sql, "consent", &consent_key(user_id, client_id))?;
+    Ok(n > 0)
+}
+
 fn consent_key(user_id: &str, client_id: &str) -> String {
     format!("{user_id}\u{1f}{client_id}")
 }
@@ -256,6 +262,14 @@ impl Registry {
         self.db.write(move |sql| save_consent(sql, &u, &c, &s)).await?;
         self.consents.write().insert(consent_key(user_id, client_id), scope.to_string());
         Ok(())
+    }
+
+    /// Forget what `user_id` consented to for `client_id`; whether there was anything.
+    pub async fn forget_consent(&self, user_id: &str, client_id: &str) -> StoreResult<bool> {
+        let (u, c) = (user_id.to_string(), client_id.to_string());
+        let existed = self.db.write(move |sql| delete_consent(sql, &u, &c)).await?;
+        self.consents.write().remove(&consent_key(user_id, client_id));
+        Ok(existed)
     }
 
     /// SQLite: re-read every entity changed since the last call (by anyone, the CLI included).

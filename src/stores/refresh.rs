@@ -91,6 +91,9 @@ pub trait RefreshTokenRotator: Send + Sync {
     /// Use a token: rotate, re-send within grace, or detect reuse and revoke the family.
     async fn rotate(&self, token: &str) -> StoreResult<Rotation>;
     async fn revoke_family(&self, family_id: &str) -> StoreResult<bool>;
+    /// Revoke every live family of `user_id` at `client_id` (consent withdrawn); returns their
+    /// ids. A scan: operators' business, off the request path.
+    async fn revoke_of(&self, user_id: &str, client_id: &str) -> StoreResult<Vec<String>>;
     async fn sweep_expired(&self) -> StoreResult<usize>;
     /// Number of families per shard (for metrics and the spread test).
     fn shard_lens(&self) -> Vec<usize>;
@@ -305,6 +308,25 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
             .await?;
         timer.answered_at(at);
         Ok(outcome)
+    }
+
+    async fn revoke_of(&self, user_id: &str, client_id: &str) -> StoreResult<Vec<String>> {
+        let t = now();
+        let mut ids = Vec::new();
+        for shard in 0..self.table.shard_count() {
+            let found: Vec<String> = self.table.read(shard, |m| {
+                m.values()
+                    .filter(|e| e.expires_at > t && !e.value.revoked && e.value.user_id == user_id && e.value.client_id == client_id)
+                    .map(|e| e.value.id.clone())
+                    .collect()
+            });
+            for id in found {
+                if self.revoke_family(&id).await? {
+                    ids.push(id);
+                }
+            }
+        }
+        Ok(ids)
     }
 
     async fn revoke_family(&self, family_id: &str) -> StoreResult<bool> {

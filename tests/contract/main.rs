@@ -40,6 +40,7 @@ contract!(
     grace_period_resends_the_same_successor,
     idle_families_expire,
     revoking_a_family_is_reported_once,
+    withdrawing_revokes_exactly_the_users_families_at_the_client,
     sessions_live_until_ended_or_expired,
     ending_a_session_commits_its_outbox_with_it_or_not_at_all,
     a_challenge_is_consumed_once_and_only_for_its_kind,
@@ -201,6 +202,27 @@ async fn revoking_a_family_is_reported_once(b: Backend) {
 
 fn quietly() -> authrim::stores::EndHook {
     Box::new(|_, _| Ok(()))
+}
+
+async fn withdrawing_revokes_exactly_the_users_families_at_the_client(b: Backend) {
+    let node = b.node(|_| {}).await;
+    let r = &node.app.stores.refresh;
+    let at = |user: &str, client: &str| NewFamily { client_id: client.into(), ..family(user) };
+    let (a1, a2) = (new_id(), new_id());
+    let mine = [r.create(&a1, at("u", "c")).await.unwrap(), r.create(&a2, at("u", "c")).await.unwrap()];
+    let others = [r.create(&new_id(), at("u", "other")).await.unwrap(), r.create(&new_id(), at("v", "c")).await.unwrap()];
+    let mut ids = r.revoke_of("u", "c").await.unwrap();
+    ids.sort();
+    let mut want = vec![a1, a2];
+    want.sort();
+    assert_eq!(ids, want);
+    for t in &mine {
+        assert_eq!(r.rotate(t).await.unwrap(), Rotation::Revoked);
+    }
+    for t in &others {
+        assert!(matches!(r.peek(t).await.unwrap(), Presented::Current(_)), "another user's or client's family");
+    }
+    assert!(r.revoke_of("u", "c").await.unwrap().is_empty(), "revoked once");
 }
 
 async fn sessions_live_until_ended_or_expired(b: Backend) {

@@ -3,6 +3,7 @@
 
 mod admin;
 mod authorize;
+mod consent;
 mod cors;
 mod crash;
 mod demo;

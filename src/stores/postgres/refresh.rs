@@ -125,6 +125,18 @@ impl RefreshTokenRotator for PgRefreshRotator {
         Ok(self.table.write(sql, &[&sha256(family_id.as_bytes()).as_slice()]).await?.is_some())
     }
 
+    async fn revoke_of(&self, user_id: &str, client_id: &str) -> StoreResult<Vec<String>> {
+        let rows = self
+            .table
+            .read_all(
+                "UPDATE refresh_families SET revoked = true WHERE NOT revoked AND expires_at > $3 \
+                 AND (data::jsonb)->>'user_id' = $1 AND (data::jsonb)->>'client_id' = $2 RETURNING (data::jsonb)->>'id'",
+                &[&user_id, &client_id, &(now() as i64)],
+            )
+            .await?;
+        rows.iter().map(|r| col::<String>(r, 0)).collect()
+    }
+
     async fn sweep_expired(&self) -> StoreResult<usize> {
         self.table.sweep(now()).await
     }

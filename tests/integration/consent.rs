@@ -1,0 +1,56 @@
+//! Taking a consent back: by an operator (admin API), or by the user pressing Deny on a
+//! consent page for an application they had allowed before.
+
+use crate::harness::*;
+use serde_json::json;
+
+/// `rp` with refresh tokens, `alice` signed in with offline access; returns (browser, secret,
+/// tokens).
+async fn offline_grant(s: &TestServer) -> (Browser, String, serde_json::Value) {
+    s.user("alice", json!({})).await;
+    let (id, secret) = s.client("rp", json!({"grant_types": ["authorization_code", "refresh_token"]})).await;
+    let b = s.browser();
+    let code = s.code_for(&b, &id, "alice", &[("scope", "openid offline_access")]).await["code"].clone();
+    let secret = secret.unwrap();
+    let (st, tok, _) = s.token(Some(("rp", &secret)), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
+    assert_eq!(st, 200, "{tok}");
+    assert!(tok["refresh_token"].is_string());
+    (b, secret, tok)
+}
+
+async fn authorize_page(b: &Browser, extra: &[(&str, &str)]) -> Page {
+    let mut q = vec![("response_type", "code"), ("client_id", "rp"), ("redirect_uri", REDIRECT), ("scope", "openid offline_access"), ("state", "s")];
+    q.extend_from_slice(extra);
+    Page::from(b.authorize(&q).await).await
+}
+
+#[tokio::test]
+async fn an_operator_withdraws_a_consent_and_the_refresh_tokens_with_it() {
+    let s = TestServer::start().await;
+    let (b, secret, tok) = offline_grant(&s).await;
+    let alice = jwt_parts(tok["id_token"].as_str().unwrap()).1["sub"].as_str().unwrap().to_string();
+    assert!(authorize_page(&b, &[]).await.redirect_params().contains_key("code"), "consented: no page");
+
+    let (st, v) = s.admin(reqwest::Method::DELETE, &format!("/admin/users/{alice}/consents/rp"), None).await;
+    assert_eq!((st, v), (200, json!({"consent_forgotten": true, "families_revoked": 1})));
+    let (st, e, _) = s.token(Some(("rp", &secret)), &[("grant_type", "refresh_token"), ("refresh_token", tok["refresh_token"].as_str().unwrap())]).await;
+    assert_eq!((st, e["error"].as_str()), (400, Some("invalid_grant")));
+    assert_eq!(s.userinfo(tok["access_token"].as_str().unwrap()).await.0, 401, "the grant's access token too");
+    assert!(authorize_page(&b, &[]).await.is_consent(), "the application must ask again");
+    assert_eq!(s.admin(reqwest::Method::DELETE, &format!("/admin/users/{alice}/consents/rp"), None).await.0, 404);
+    let audit = s.admin(reqwest::Method::GET, "/admin/audit?event=consent_withdrawn", None).await.1;
+    assert_eq!(audit["events"][0]["detail"]["reason"], "operator");
+}
+
+#[tokio::test]
+async fn deny_takes_back_an_earlier_consent() {
+    let s = TestServer::start().await;
+    let (b, secret, tok) = offline_grant(&s).await;
+    let page = authorize_page(&b, &[("prompt", "consent")]).await;
+    assert!(page.is_consent());
+    let denied = b.post("/consent", &[("challenge", &page.challenge()), ("decision", "deny")]).await;
+    assert_eq!(denied.redirect_params()["error"], "access_denied");
+    let (st, _, _) = s.token(Some(("rp", &secret)), &[("grant_type", "refresh_token"), ("refresh_token", tok["refresh_token"].as_str().unwrap())]).await;
+    assert_eq!(st, 400, "the refresh token of the earlier consent is revoked");
+    assert!(authorize_page(&b, &[]).await.is_consent(), "no code without asking again");
+}
