@@ -138,3 +138,84 @@ async fn a_key_rotated_on_one_node_is_published_by_all_before_it_signs() {
     }
     assert!(n2.app.keys.jwks_json().contains(&old), "the old key stays published");
 }
+
+/// Back-Channel Logout across nodes: both nodes run their deliverer on one outbox; every
+/// logout token is delivered, each once (the claim's lease, `FOR UPDATE SKIP LOCKED`), and a
+/// session ended on one node is ended for the other's token checks within the revocation bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_logout_token_is_delivered_once_by_one_of_the_nodes() {
+    use authrim::logout::{backchannel, end_session, EndedBy};
+    use authrim::stores::SessionRef;
+    use std::sync::{Arc, Mutex};
+    let Some((_b, n1, n2)) = two_nodes(|c| c.backchannel_logout_retry_initial = 1).await else { return };
+
+    let jtis: Arc<Mutex<Vec<String>>> = Arc::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let uri = format!("http://{}/bc", listener.local_addr().unwrap());
+    let seen = jtis.clone();
+    let rp = axum::Router::new().route(
+        "/bc",
+        axum::routing::post(move |body: String| {
+            let seen = seen.clone();
+            async move {
+                let token = body.strip_prefix("logout_token=").expect("a logout_token form").to_string();
+                let claims: serde_json::Value = {
+                    use base64::Engine;
+                    let payload = token.split('.').nth(1).unwrap();
+                    serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap()
+                };
+                // Slow enough that both nodes' deliverers are busy at once.
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                seen.lock().unwrap().push(claims["jti"].as_str().unwrap().to_string());
+                axum::http::StatusCode::OK
+            }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, rp).await.unwrap() });
+
+    let input: authrim::registry::ClientInput =
+        serde_json::from_value(serde_json::json!({"client_id": "rp", "redirect_uris": ["https://rp.example/cb"], "backchannel_logout_uri": uri})).unwrap();
+    let (client, _) = authrim::registry::clients::new_client(input).unwrap();
+    n1.app.registry.save_client(client).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while n2.app.registry.client("rp").is_none() {
+        assert!(Instant::now() < deadline, "the client never reached node 2");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let deliverers = [tokio::spawn(backchannel::run(n1.app.clone())), tokio::spawn(backchannel::run(n2.app.clone()))];
+
+    const SESSIONS: usize = 30;
+    let mut sids = Vec::new();
+    for i in 0..SESSIONS {
+        let sid = format!("sid-{i}");
+        let cookie = n1.app.stores.sessions.create(Session::new("u", sid.clone(), 1, vec![], "1"), 600).await.unwrap();
+        n1.app.stores.sessions.join(&cookie, "rp").await.unwrap();
+        sids.push(sid);
+    }
+    for (i, sid) in sids.iter().enumerate() {
+        let node = if i % 2 == 0 { &n1 } else { &n2 };
+        assert!(end_session(&node.app, SessionRef::Sid(sid.clone()), EndedBy::Operator).await.unwrap().is_some());
+    }
+    // Ended on node 1: node 2 refuses the session's tokens within the revocation bound.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !authrim::tokens::session_ended(&n2.app, &sids[0]).await.unwrap_or(false) {
+        assert!(Instant::now() < deadline, "node 2 never learnt of the logout on node 1");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while jtis.lock().unwrap().len() < SESSIONS {
+        assert!(Instant::now() < deadline, "only {} of {SESSIONS} delivered", jtis.lock().unwrap().len());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // A few more polls of both nodes: nothing is delivered twice.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let mut got = jtis.lock().unwrap().clone();
+    assert_eq!(got.len(), SESSIONS, "each token once");
+    got.sort();
+    got.dedup();
+    assert_eq!(got.len(), SESSIONS, "distinct tokens");
+    let left: i64 = n1.app.db.read(|sql| sql.query("SELECT COUNT(*) FROM logout_outbox", &[])?[0].i64(0)).await.unwrap();
+    assert_eq!(left, 0, "the outbox is empty once everything is delivered");
+    deliverers.iter().for_each(|d| d.abort());
+}
