@@ -255,10 +255,13 @@ def run_relying_party(authrim_server: AuthrimServer, alice: dict):
     refresh grants), runs ``argv`` with ISSUER, CLIENT_ID, CLIENT_SECRET, REDIRECT_URI,
     USERNAME and PASSWORD (Alice's) in its environment, fails the test with the program's
     output if it exits non-zero, and returns ``(client_id, what it printed)``: the JSON of
-    its last line.
+    its last line. ``metadata`` is more client metadata to register, ``extra_env`` more
+    variables for the program, ``pass_fds`` descriptors it inherits (``subprocess.run``'s).
     """
 
-    def run(name: str, argv: list[str], cwd: Path, timeout: float = 60) -> tuple[str, dict]:
+    def run(name: str, argv: list[str], cwd: Path, timeout: float = 60, *,
+            metadata: dict | None = None, extra_env: dict | None = None,
+            pass_fds: tuple = ()) -> tuple[str, dict]:
         if shutil.which(argv[0]) is None:
             pytest.fail(f"needs {argv[0]} (scripts/test.sh installs or asks for it)", pytrace=False)
         client_id = authrim_server.unique(name)
@@ -268,12 +271,13 @@ def run_relying_party(authrim_server: AuthrimServer, alice: dict):
             token_endpoint_auth_method="client_secret_basic",
             grant_types=["authorization_code", "refresh_token"],
             scope="openid profile email offline_access",
+            **(metadata or {}),
         )
         env = dict(os.environ, ISSUER=authrim_server.issuer, CLIENT_ID=client_id,
                    CLIENT_SECRET=reg["client_secret"], REDIRECT_URI=RP_REDIRECT_URI,
-                   USERNAME="alice", PASSWORD=alice["password"])
+                   USERNAME="alice", PASSWORD=alice["password"], **(extra_env or {}))
         done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
-                              timeout=timeout)
+                              timeout=timeout, pass_fds=pass_fds)
         assert done.returncode == 0, f"{name} failed:\n{done.stderr}\n{done.stdout}"
         return client_id, json.loads(done.stdout.strip().splitlines()[-1])
 

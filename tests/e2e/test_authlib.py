@@ -13,13 +13,18 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import queue
+import threading
+import time
 from dataclasses import dataclass
 from html.parser import HTMLParser
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import pytest
 import requests
 from authlib.common.security import generate_token
+from authlib.common.urls import add_params_to_uri
 from authlib.integrations.base_client import OAuthError
 from authlib.integrations.requests_client import OAuth2Session
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
@@ -27,6 +32,7 @@ from authlib.oidc.core import CodeIDToken
 from joserfc import jwt
 from joserfc.errors import BadSignatureError, InvalidClaimError, JoseError
 from joserfc.jwk import KeySet
+from joserfc.jwt import JWTClaimsRegistry
 
 from conftest import ALICE_CLAIMS, HTTP_TIMEOUT_S
 
@@ -36,6 +42,10 @@ PROFILE_CLAIMS = ("name", "given_name", "family_name")
 EMAIL_CLAIMS = ("email", "email_verified")
 PHONE_CLAIMS = ("phone_number", "phone_number_verified")
 CLOCK_LEEWAY_S = 5
+POST_LOGOUT_REDIRECT_URI = "http://127.0.0.1:9999/logged-out"
+LOGOUT_EVENT = "http://schemas.openid.net/event/backchannel-logout"
+SESSION_COOKIE = "authrim_session"
+BACKCHANNEL_WAIT_S = 10
 
 
 # --------------------------------------------------------------------------
@@ -109,12 +119,14 @@ def describe(resp: requests.Response) -> str:
     )
 
 
-def browser_authorize(server, auth_url: str, username: str, password: str):
+def browser_authorize(server, auth_url: str, username: str, password: str,
+                      browser: requests.Session | None = None):
     """Play the user agent: login form, consent form.
 
+    ``browser`` is the session (cookie jar) to use, a new one if not given.
     Returns ``(redirect Location, whether the consent page was shown)``.
     """
-    browser = requests.Session()
+    browser = browser if browser is not None else requests.Session()
 
     resp = browser.get(auth_url, allow_redirects=False, timeout=HTTP_TIMEOUT_S)
     assert resp.status_code == 200, describe(resp)
@@ -174,6 +186,8 @@ class FlowResult:
     state: str
     code_verifier: str
     redirect_location: str
+    # The user agent that signed in: it holds the session cookie.
+    browser: requests.Session | None = None
 
 
 def run_code_flow(
@@ -205,8 +219,9 @@ def run_code_flow(
     assert query["code_challenge_method"] == ["S256"]
     assert query["nonce"] == [nonce]
 
+    browser = requests.Session()
     location, consent_shown = browser_authorize(
-        server, auth_url, user["username"], user["password"])
+        server, auth_url, user["username"], user["password"], browser)
     # Every test registers a fresh client, so consent cannot have been given yet.
     assert consent_shown, "POST /login skipped the consent page for a never-consented client"
 
@@ -246,6 +261,7 @@ def run_code_flow(
         state=state,
         code_verifier=code_verifier,
         redirect_location=location,
+        browser=browser,
     )
 
 
@@ -501,3 +517,213 @@ def test_pkce_wrong_verifier_and_code_replay_rejected(authrim_server, discovery,
         client.fetch_token(discovery["token_endpoint"], authorization_response=location,
                            code_verifier=verifier, state=state)
     assert excinfo.value.error == "invalid_grant", excinfo.value
+
+
+# --------------------------------------------------------------------------
+# Logout: RP-Initiated Logout 1.0 and Back-Channel Logout 1.0
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Delivery:
+    method: str
+    path: str
+    content_type: str
+    form: dict  # parse_qs of the body
+
+
+class BackchannelReceiver:
+    """A relying party's back-channel logout endpoint: ``http.server`` in a thread on
+    127.0.0.1, on a port the kernel picks. It keeps every request and answers 200."""
+
+    def __init__(self):
+        self.received: queue.Queue[Delivery] = queue.Queue()
+        received = self.received
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                length = min(int(self.headers.get("Content-Length") or 0), 65536)
+                body = self.rfile.read(length).decode("utf-8", "replace")
+                received.put(Delivery("POST", self.path, self.headers.get("Content-Type", ""),
+                                      parse_qs(body, keep_blank_values=True)))
+                self.send_response(200)
+                self.send_header("Cache-Control", "no-store")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_GET(self):
+                received.put(Delivery("GET", self.path, self.headers.get("Content-Type", ""), {}))
+                self.send_error(405)
+
+            def log_message(self, *args):  # keep pytest's output clean
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever,
+                                       kwargs={"poll_interval": 0.1}, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/backchannel-logout"
+
+    def next(self, timeout: float) -> Delivery:
+        try:
+            return self.received.get(timeout=timeout)
+        except queue.Empty:
+            pytest.fail(f"no back-channel logout request at {self.url} within {timeout:.0f}s",
+                        pytrace=False)
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=5)
+
+
+@pytest.fixture
+def backchannel_receiver():
+    receiver = BackchannelReceiver()
+    try:
+        yield receiver
+    finally:
+        receiver.close()
+
+
+def verify_logout_token(token: str, jwks: dict, issuer: str, client_id: str, sub: str,
+                        sid: str) -> dict:
+    """Back-Channel Logout 1.0 §2.6 with Authlib's JOSE library (joserfc, which replaces the
+    deprecated ``authlib.jose``): RS256 signature against the JWKS, ``typ`` logout+jwt, and
+    the claims through a claims registry (iss, aud, sub and sid by value; iat, exp, jti and
+    events required; exp and iat checked against the clock)."""
+    decoded = jwt.decode(token, KeySet.import_key_set(jwks), algorithms=["RS256"])
+    header = decoded.header
+    assert header.get("typ") == "logout+jwt", header
+    assert header["alg"] == "RS256", header
+    assert header.get("kid") in {k.get("kid") for k in jwks["keys"]}, header
+    registry = JWTClaimsRegistry(
+        leeway=CLOCK_LEEWAY_S,
+        iss={"essential": True, "value": issuer},
+        aud={"essential": True, "value": client_id},
+        sub={"essential": True, "value": sub},
+        sid={"essential": True, "value": sid},
+        iat={"essential": True},
+        exp={"essential": True},
+        jti={"essential": True},
+        events={"essential": True},
+    )
+    registry.validate(decoded.claims)
+    return decoded.claims
+
+
+def silent_authorize(discovery, client_id: str, cookies: dict) -> dict:
+    """An authorization request with prompt=none from a browser holding ``cookies``; returns
+    the parameters of the redirect back to the client (which must come)."""
+    client = OAuth2Session(client_id=client_id, scope="openid", redirect_uri=REDIRECT_URI)
+    auth_url, state = client.create_authorization_url(
+        discovery["authorization_endpoint"], prompt="none", nonce=generate_token(20))
+    header = "; ".join(f"{k}={v}" for k, v in cookies.items())
+    resp = requests.get(auth_url, headers={"Cookie": header} if header else {},
+                        allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code in (302, 303), describe(resp)
+    loc = urlsplit(resp.headers["Location"])
+    assert f"{loc.scheme}://{loc.netloc}{loc.path}" == REDIRECT_URI, describe(resp)
+    params = parse_qs(loc.query)
+    assert params.get("state") == [state], describe(resp)
+    return params
+
+
+def test_rp_initiated_and_backchannel_logout(authrim_server, discovery, jwks, alice,
+                                             backchannel_receiver):
+    """Sign in, log out through end_session_endpoint in the same browser, receive and verify
+    the back-channel logout token; afterwards the session's tokens and cookie are dead."""
+    issuer = authrim_server.issuer
+    end_session_endpoint = discovery.get("end_session_endpoint")
+    assert end_session_endpoint == issuer + "/logout", discovery
+    assert discovery.get("backchannel_logout_supported") is True, discovery
+    assert discovery.get("backchannel_logout_session_supported") is True, discovery
+
+    client_id = authrim_server.unique("authlib-logout")
+    reg = authrim_server.create_client(
+        client_id=client_id,
+        redirect_uris=[REDIRECT_URI],
+        token_endpoint_auth_method="client_secret_basic",
+        grant_types=["authorization_code"],
+        scope=ALL_SCOPES,
+        post_logout_redirect_uris=[POST_LOGOUT_REDIRECT_URI],
+        backchannel_logout_uri=backchannel_receiver.url,
+        backchannel_logout_session_required=True,
+    )
+    assert reg.get("post_logout_redirect_uris") == [POST_LOGOUT_REDIRECT_URI], reg
+    assert reg.get("backchannel_logout_uri") == backchannel_receiver.url, reg
+    assert not reg.get("frontchannel_logout_uri"), reg
+
+    # Sign in (no offline_access: nothing of this login may outlive the session).
+    flow = run_code_flow(authrim_server, discovery, alice, client_id, reg["client_secret"],
+                         "client_secret_basic", "openid profile")
+    id_claims = verify_id_token(flow.token["id_token"], jwks, issuer, client_id, flow.nonce,
+                                flow.token["access_token"])
+    sid = id_claims.get("sid")
+    assert isinstance(sid, str) and sid, f"the ID token has no sid: {dict(id_claims)}"
+    assert fetch_userinfo(flow, discovery)["sub"] == alice["id"]
+    browser = flow.browser
+    signed_in_cookies = requests.utils.dict_from_cookiejar(browser.cookies)
+    assert signed_in_cookies.get(SESSION_COOKIE), signed_in_cookies
+
+    # RP-Initiated Logout: the URL from the server metadata's end_session_endpoint,
+    # followed by the browser that holds the session cookie.
+    logout_state = generate_token(20)
+    logout_url = add_params_to_uri(end_session_endpoint, [
+        ("id_token_hint", flow.token["id_token"]),
+        ("post_logout_redirect_uri", POST_LOGOUT_REDIRECT_URI),
+        ("state", logout_state),
+    ])
+    started = time.time()
+    resp = browser.get(logout_url, allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 302, describe(resp)
+    loc = urlsplit(resp.headers["Location"])
+    assert f"{loc.scheme}://{loc.netloc}{loc.path}" == POST_LOGOUT_REDIRECT_URI, describe(resp)
+    assert parse_qs(loc.query) == {"state": [logout_state]}, describe(resp)
+    assert SESSION_COOKIE not in browser.cookies, (
+        f"the session cookie was not removed (Set-Cookie: {resp.headers.get('Set-Cookie')!r})")
+
+    # Back-Channel Logout: one form POST with the logout token, asynchronously.
+    delivery = backchannel_receiver.next(BACKCHANNEL_WAIT_S)
+    received = time.time()
+    assert delivery.method == "POST", delivery
+    assert delivery.path == urlsplit(backchannel_receiver.url).path, delivery
+    media_type = delivery.content_type.split(";")[0].strip()
+    assert media_type == "application/x-www-form-urlencoded", delivery
+    assert list(delivery.form) == ["logout_token"], delivery
+    assert len(delivery.form["logout_token"]) == 1, delivery
+    token = delivery.form["logout_token"][0]
+
+    claims = verify_logout_token(token, jwks, issuer, client_id, alice["id"], sid)
+    assert claims["iss"] == issuer, claims
+    assert claims["aud"] in (client_id, [client_id]), claims
+    assert claims["sub"] == alice["id"], claims
+    assert claims["sid"] == sid == id_claims["sid"], claims
+    assert claims["events"] == {LOGOUT_EVENT: {}}, claims
+    assert "nonce" not in claims, claims
+    assert isinstance(claims["jti"], str) and claims["jti"], claims
+    assert started - CLOCK_LEEWAY_S <= claims["iat"] <= received + CLOCK_LEEWAY_S, claims
+    assert claims["exp"] > claims["iat"], claims
+    # The verification really verifies: another audience, another sid, a broken signature.
+    with pytest.raises(InvalidClaimError):
+        verify_logout_token(token, jwks, issuer, client_id + "-other", alice["id"], sid)
+    with pytest.raises(InvalidClaimError):
+        verify_logout_token(token, jwks, issuer, client_id, alice["id"], sid + "x")
+    head, payload, sig = token.split(".")
+    flipped = sig[:-4] + ("AAAA" if sig[-4:] != "AAAA" else "BBBB")
+    with pytest.raises((BadSignatureError, JoseError)):
+        verify_logout_token(f"{head}.{payload}.{flipped}", jwks, issuer, client_id,
+                            alice["id"], sid)
+
+    # The session is over. Its access token is refused at userinfo...
+    resp = flow.client.get(discovery["userinfo_endpoint"], timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 401, describe(resp)
+    assert resp.headers.get("WWW-Authenticate", "").startswith("Bearer"), describe(resp)
+    # ... and silent authorization needs a login: in the same browser, and with the old
+    # session cookie presented again (the session ended on the server, not only the cookie).
+    after = requests.utils.dict_from_cookiejar(browser.cookies)
+    for cookies in (after, signed_in_cookies):
+        params = silent_authorize(discovery, client_id, cookies)
+        assert params.get("error") == ["login_required"], (cookies.keys(), params)
+        assert "code" not in params, params

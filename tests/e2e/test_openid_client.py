@@ -13,17 +13,28 @@ which ``scripts/test.sh`` does).
 
 from __future__ import annotations
 
+import socket
+import time
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 FLOW = Path(__file__).resolve().parent / "openid-client" / "flow.mjs"
+LOGOUT = FLOW.parent / "logout.mjs"
+LOGOUT_EVENT = "http://schemas.openid.net/event/backchannel-logout"
+BACKCHANNEL_WAIT_S = 10
+CLOCK_LEEWAY_S = 5
 
 
-def test_openid_client_session(authrim_server, alice, run_relying_party):
+def needs_npm_ci():
     if not (FLOW.parent / "node_modules" / "openid-client").is_dir():
         pytest.fail("needs `npm ci` in tests/e2e/openid-client (scripts/test.sh does it)",
                     pytrace=False)
+
+
+def test_openid_client_session(authrim_server, alice, run_relying_party):
+    needs_npm_ci()
     client_id, seen = run_relying_party("openid-client", ["node", str(FLOW)], FLOW.parent)
 
     assert seen["id_token"]["sub"] == alice["id"], seen
@@ -38,3 +49,90 @@ def test_openid_client_session(authrim_server, alice, run_relying_party):
     assert seen["after_revocation"] == {
         "active": False, "refresh_error": {"error": "invalid_grant", "status": 400}}, seen
     assert seen["silent"] == {"state_ok": True, "has_code": True}, seen
+
+
+def test_openid_client_logout(authrim_server, discovery, alice, run_relying_party):
+    """RP-Initiated Logout and Back-Channel Logout as openid-client's relying party sees them.
+
+    ``openid-client/logout.mjs`` signs in, follows the URL from ``buildEndSessionUrl`` in the
+    same browser, receives the logout token on its own endpoint (the listening socket bound
+    here and inherited, so the registered ``backchannel_logout_uri`` is known before the
+    program starts) and verifies it with jose; this test checks what it saw.
+    """
+    needs_npm_ci()
+    assert discovery.get("end_session_endpoint") == authrim_server.issuer + "/logout", discovery
+    assert discovery.get("backchannel_logout_supported") is True, discovery
+    assert discovery.get("backchannel_logout_session_supported") is True, discovery
+
+    post_logout = "http://127.0.0.1:9999/logged-out"
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        backchannel_uri = f"http://127.0.0.1:{listener.getsockname()[1]}/backchannel-logout"
+        started = time.time()
+        client_id, seen = run_relying_party(
+            "openid-client-logout", ["node", str(LOGOUT)], LOGOUT.parent,
+            metadata={"post_logout_redirect_uris": [post_logout],
+                      "backchannel_logout_uri": backchannel_uri,
+                      "backchannel_logout_session_required": True},
+            extra_env={"POST_LOGOUT_REDIRECT_URI": post_logout,
+                       "BACKCHANNEL_FD": str(listener.fileno()),
+                       "BACKCHANNEL_WAIT_MS": str(BACKCHANNEL_WAIT_S * 1000)},
+            pass_fds=(listener.fileno(),),
+        )
+        finished = time.time()
+
+    assert seen["end_session_endpoint"] == discovery["end_session_endpoint"], seen
+    sid = seen["id_token"]["sid"]
+    assert seen["id_token"]["sub"] == alice["id"], seen
+    assert sid, f"the ID token has no sid: {seen}"
+    assert seen["userinfo_before"] == {"sub": alice["id"]}, seen
+
+    # The library's end-session URL: the endpoint, the hint, where to go back, state, and
+    # the client_id it adds itself.
+    url = seen["end_session_url"]
+    assert url["endpoint"] == discovery["end_session_endpoint"], url
+    assert url["id_token_hint_is_id_token"], url
+    assert set(url["params"]) == {"id_token_hint", "post_logout_redirect_uri", "state",
+                                  "client_id"}, url
+    assert url["params"]["post_logout_redirect_uri"] == post_logout, url
+    assert url["params"]["client_id"] == client_id, url
+    assert url["params"]["state"] == url["state"], url
+
+    # Signed out at once: back to the registered URI with only state added; cookie removed.
+    ended = seen["end_session"]
+    assert ended["status"] == 302, ended
+    location = urlsplit(ended["location"])
+    assert f"{location.scheme}://{location.netloc}{location.path}" == post_logout, ended
+    assert parse_qs(location.query) == {"state": [url["state"]]}, ended
+    assert ended["session_cookie_kept"] is False, ended
+
+    # The logout token, as received on the back channel and verified with jose.
+    bc = seen["backchannel"]
+    assert bc["verified"] is True, bc
+    assert bc["method"] == "POST", bc
+    assert bc["path"] == "/backchannel-logout", bc
+    assert bc["content_type"].split(";")[0].strip() == "application/x-www-form-urlencoded", bc
+    assert bc["fields"] == ["logout_token"], bc
+    assert bc["deliveries"] >= 1, bc
+    assert bc["header"]["typ"] == "logout+jwt", bc
+    assert bc["header"]["alg"] == "RS256", bc
+    assert bc["header"].get("kid"), bc
+    claims = bc["claims"]
+    assert claims["iss"] == authrim_server.issuer, claims
+    assert claims["aud"] in (client_id, [client_id]), claims
+    assert claims["sub"] == alice["id"], claims
+    assert claims["sid"] == sid, claims
+    assert claims["events"] == {LOGOUT_EVENT: {}}, claims
+    assert "nonce" not in claims, claims
+    assert isinstance(claims["jti"], str) and claims["jti"], claims
+    assert started - CLOCK_LEEWAY_S <= claims["iat"] <= finished + CLOCK_LEEWAY_S, claims
+    assert claims["exp"] > claims["iat"], claims
+    # jose refused the same token for another audience.
+    assert bc["wrong_audience"] == {"code": "ERR_JWT_CLAIM_VALIDATION_FAILED", "claim": "aud"}, bc
+
+    # The session is over: its access token is refused, and silent sign-in needs a login,
+    # in the same browser and with the old session cookie put back.
+    assert seen["userinfo_after"] == {
+        "status": 401, "code": "OAUTH_WWW_AUTHENTICATE_CHALLENGE",
+        "challenge": {"scheme": "bearer", "error": "invalid_token"}}, seen
+    for silent in (seen["silent_after"], seen["silent_with_old_cookie"]):
+        assert silent == {"error": "login_required", "state_ok": True, "has_code": False}, seen

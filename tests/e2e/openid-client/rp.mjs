@@ -1,0 +1,75 @@
+// What the relying-party programs here share: the configuration openid-client discovers, and
+// a browser (plain fetch with a cookie jar) that signs in and consents on Authrim's pages.
+//
+// Input, from the environment: ISSUER, CLIENT_ID, CLIENT_SECRET, USERNAME, PASSWORD (see
+// conftest.py's run_relying_party).
+import * as client from 'openid-client';
+
+export const env = (name) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+};
+
+// The client is registered for client_secret_basic (the library's default would be
+// client_secret_post, which Authrim refuses for it). The test server is plain HTTP on
+// loopback; the library refuses that unless told.
+export async function discover() {
+  const config = await client.discovery(
+    new URL(env('ISSUER')),
+    env('CLIENT_ID'),
+    undefined,
+    client.ClientSecretBasic(env('CLIENT_SECRET')),
+    { execute: [client.allowInsecureRequests] },
+  );
+  client.enableNonRepudiationChecks(config);
+  return config;
+}
+
+// A browser, as far as the login and consent pages need one. `jar` is its cookies (name ->
+// value), open to the program for the checks it makes.
+export function browser(redirectUri) {
+  const jar = new Map();
+  async function browse(url, init = {}) {
+    const headers = new Headers(init.headers);
+    if (jar.size) headers.set('cookie', [...jar].map(([k, v]) => `${k}=${v}`).join('; '));
+    const res = await fetch(url, { ...init, headers, redirect: 'manual' });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair, ...attributes] = line.split(';');
+      const eq = pair.indexOf('=');
+      const name = pair.slice(0, eq).trim();
+      // Max-Age=0 removes the cookie, as a browser does (the logout endpoint's answer).
+      if (attributes.some((a) => /^\s*max-age\s*=\s*0\s*$/i.test(a))) jar.delete(name);
+      else jar.set(name, pair.slice(eq + 1).trim());
+    }
+    return res;
+  }
+  function hidden(html, name) {
+    const m = html.match(new RegExp(`name="${name}" value="([^"]*)"`));
+    if (!m) throw new Error(`no ${name} in page: ${html.slice(0, 500)}`);
+    return m[1];
+  }
+  async function submit(base, path, fields) {
+    return browse(new URL(path, base), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields),
+    });
+  }
+  // From an authorization URL to the redirect back to the client, signing in and consenting.
+  async function authorize(url) {
+    let res = await browse(url);
+    let page = await res.text();
+    if (page.includes('action="/login"')) {
+      res = await submit(url, '/login', { challenge: hidden(page, 'challenge'), username: env('USERNAME'), password: env('PASSWORD') });
+      page = await res.text();
+    }
+    if (page.includes('action="/consent"')) {
+      res = await submit(url, '/consent', { challenge: hidden(page, 'challenge'), decision: 'allow' });
+    }
+    const location = res.headers.get('location');
+    if (!location || !location.startsWith(redirectUri)) throw new Error(`no redirect to the client (status ${res.status})`);
+    return new URL(location);
+  }
+  return { jar, browse, authorize };
+}
