@@ -33,6 +33,13 @@ pub enum Command {
     /// Manage users.
     #[command(subcommand)]
     User(UserCommand),
+    /// A user's sessions, through the running server's admin API (sessions live in the
+    /// server; needs AUTHRIM_ADMIN_TOKEN and the server at AUTHRIM_ISSUER).
+    #[command(subcommand)]
+    Session(SessionCommand),
+    /// Withdraw a user's consent to a client (its refresh tokens are revoked), through the
+    /// running server's admin API.
+    WithdrawConsent { user: String, client_id: String },
     /// Inspect signing keys.
     #[command(subcommand)]
     Keys(KeysCommand),
@@ -189,6 +196,18 @@ impl UserArgs {
 }
 
 #[derive(Subcommand)]
+pub enum SessionCommand {
+    /// List a user's live sessions (by id, username or e-mail).
+    List { user: String },
+    /// End a user's sessions (all, or the one with --sid), with back-channel logout.
+    End {
+        user: String,
+        #[arg(long)]
+        sid: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
 pub enum KeysCommand {
     List,
     /// Start a key rotation: the new key is published now and signs after the publish delay
@@ -304,6 +323,26 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
                 eprintln!("deleted user {}", existing.username);
             }
         },
+        Command::Session(cmd) => {
+            let (method, user, sid) = match cmd {
+                SessionCommand::List { user } => (reqwest::Method::GET, user, None),
+                SessionCommand::End { user, sid } => (reqwest::Method::DELETE, user, sid),
+            };
+            let id = find_user(db, &user).await?.id;
+            let path = match sid {
+                Some(sid) => format!("/admin/users/{id}/sessions/{sid}"),
+                None => format!("/admin/users/{id}/sessions"),
+            };
+            if let Some(v) = admin_api(config, method, &path).await? {
+                print(v);
+            }
+        }
+        Command::WithdrawConsent { user, client_id } => {
+            let id = find_user(db, &user).await?.id;
+            if let Some(v) = admin_api(config, reqwest::Method::DELETE, &format!("/admin/users/{id}/consents/{client_id}")).await? {
+                print(v);
+            }
+        }
         Command::Audit { limit, event } => {
             print(serde_json::to_value(db.read(move |sql| crate::audit::list(sql, limit, event.as_deref())).await?)?);
         }
@@ -322,6 +361,31 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
         }
     }
     Ok(())
+}
+
+/// One call to the running server's admin API: for what lives in the server's memory
+/// (sessions on the embedded store) or must happen where tokens are checked.
+async fn admin_api(config: &Config, method: reqwest::Method, path: &str) -> anyhow::Result<Option<serde_json::Value>> {
+    let token = config
+        .admin_token
+        .as_deref()
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| anyhow::anyhow!("this command talks to the running server's admin API: set AUTHRIM_ADMIN_TOKEN"))?;
+    let url = format!("{}{path}", config.base_url());
+    let res = reqwest::Client::new()
+        .request(method, &url)
+        .bearer_auth(token)
+        .timeout(std::time::Duration::from_secs(30))
+        .send()
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot reach the server at {} (AUTHRIM_ISSUER): {e}", config.base_url()))?;
+    let status = res.status();
+    let body: Option<serde_json::Value> = res.json().await.ok();
+    if !status.is_success() {
+        let why = body.as_ref().and_then(|b| b["error_description"].as_str()).unwrap_or("").to_string();
+        anyhow::bail!("the server answered {status}: {why}");
+    }
+    Ok(body)
 }
 
 async fn save_client(db: &crate::db::Database, client: &clients::Client) -> anyhow::Result<()> {

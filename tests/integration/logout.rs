@@ -400,3 +400,38 @@ async fn operators_list_and_end_sessions_with_the_same_notifications() {
     let ops = s.admin(reqwest::Method::GET, "/admin/audit?event=logout", None).await.1;
     assert!(ops["events"].as_array().unwrap().iter().all(|e| e["detail"]["by"] == "operator"));
 }
+
+/// The CLI reaches sessions through the running server's admin API (they live in its memory).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_lists_and_ends_sessions_through_the_server() {
+    let s = TestServer::start().await;
+    s.user("alice", json!({"email": "alice@example.com"})).await;
+    let b = s.browser();
+    let (_, tok) = signed_in(&s, &b, "rp", json!({})).await;
+    let sid = jwt_parts(tok["id_token"].as_str().unwrap()).1["sid"].as_str().unwrap().to_string();
+    let cli = |args: &'static [&'static str]| {
+        let (dir, issuer) = (s.dir.path().to_path_buf(), s.issuer());
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_authrim"))
+                .args(args)
+                .env("AUTHRIM_DATA_DIR", dir)
+                .env("AUTHRIM_ISSUER", issuer)
+                .env("AUTHRIM_ADMIN_TOKEN", ADMIN)
+                .env_remove("AUTHRIM_CONFIG")
+                .output()
+                .unwrap()
+        })
+    };
+    let listed = cli(&["session", "list", "alice@example.com"]).await.unwrap();
+    assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
+    let v: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(v["sessions"][0]["sid"], sid.as_str());
+    let ended = cli(&["session", "end", "alice"]).await.unwrap();
+    assert!(ended.status.success(), "{}", String::from_utf8_lossy(&ended.stderr));
+    assert_eq!(serde_json::from_slice::<Value>(&ended.stdout).unwrap()["ended"], 1);
+    assert_eq!(silent(&b, "rp").await["error"], "login_required");
+    let again = cli(&["withdraw-consent", "alice", "rp"]).await.unwrap();
+    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+    let none = cli(&["withdraw-consent", "alice", "rp"]).await.unwrap();
+    assert!(!none.status.success(), "nothing left to withdraw: an error");
+}
