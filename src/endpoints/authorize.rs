@@ -264,6 +264,11 @@ pub async fn continue_authorization(
             let e = OAuthError::access_denied("the user has not consented").code_as("consent_required");
             return redirect_error(app, &req.redirect_uri, state, &e, redirect_status);
         }
+        if fresh_login {
+            // Right after the login POST: send the browser to a GET of the consent page, so
+            // that Back from the application lands on a page, not on a form to resubmit.
+            return consent_redirect(app, &cookie, &req);
+        }
         return render_consent(app, &cookie, &session, &req).await;
     }
     issue_code(app, &req, &cookie, &session, redirect_status).await
@@ -290,7 +295,20 @@ pub async fn render_login(
     res
 }
 
-async fn render_consent(app: &App, cookie: &str, session: &Session, req: &AuthorizationRequest) -> Response {
+/// 303 to `GET /consent` carrying the sealed request (bound to the session cookie, so the URL
+/// is of no use in another browser).
+fn consent_redirect(app: &App, cookie: &str, req: &AuthorizationRequest) -> Response {
+    let challenge = seal_request(app, "consent", cookie, req);
+    let mut res = StatusCode::SEE_OTHER.into_response();
+    let location = format!("/consent?challenge={}", url::form_urlencoded::byte_serialize(challenge.as_bytes()).collect::<String>());
+    if let Ok(v) = HeaderValue::from_str(&location) {
+        res.headers_mut().insert(header::LOCATION, v);
+    }
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    res
+}
+
+pub async fn render_consent(app: &App, cookie: &str, session: &Session, req: &AuthorizationRequest) -> Response {
     let challenge = seal_request(app, "consent", cookie, req);
     let username = app.registry.user(&session.user_id).map(|u| u.username.clone()).unwrap_or_default();
     let scopes: Vec<&str> = split_list(&req.scope).collect();

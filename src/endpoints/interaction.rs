@@ -13,7 +13,7 @@ use crate::stores::{Session, SessionRef};
 use crate::tokens::ACR_PASSWORD;
 use crate::http::sealed::Unsealed;
 use crate::util::{now, random_token, split_list};
-use axum::extract::{ConnectInfo, State};
+use axum::extract::{ConnectInfo, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use std::net::SocketAddr;
@@ -121,6 +121,22 @@ pub async fn consent(State(app): State<AppState>, headers: HeaderMap, form: Resu
         }
         _ => error_page(StatusCode::BAD_REQUEST, "Choose Allow or Deny."),
     }
+}
+
+/// `GET /consent?challenge=…`: the consent page the login POST redirected to (see
+/// `authorize::consent_redirect`). The sealed request is opened and checked as the form post
+/// will be; the page is rendered afresh.
+pub async fn consent_page(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+    let query = query.unwrap_or_default();
+    let form = Params::parse(query.as_bytes()).map(FormParams);
+    let (_, cookie, req) = match take_state(&app, &headers, form, "consent", cookies::SESSION) {
+        Ok(taken) => taken,
+        Err(res) => return *res,
+    };
+    let Some((_, session)) = super::authorize::current_session(&app, &headers).await.filter(|(c, _)| *c == cookie) else {
+        return error_page(StatusCode::BAD_REQUEST, "Your session has ended. Return to the application and sign in again.");
+    };
+    super::authorize::render_consent(&app, &cookie, &session, &req).await
 }
 
 /// Open the form's sealed state of `kind` and check that the browser sent back the cookie it

@@ -30,7 +30,7 @@ pub fn router(app: AppState) -> Router {
         .route("/jwks", get(discovery::jwks))
         .route("/authorize", get(authorize::get).post(authorize::post))
         .route("/login", post(interaction::login))
-        .route("/consent", post(interaction::consent))
+        .route("/consent", get(interaction::consent_page).post(interaction::consent))
         .route("/logout", get(end_session::get).post(end_session::post))
         .route("/logout/confirm", post(end_session::confirm))
         .route("/token", post(token::token))

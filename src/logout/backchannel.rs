@@ -107,6 +107,15 @@ pub fn logout_token(app: &App, client_id: &str, sub: &str, sid: &str, jti: &str)
 /// The node's deliverer; runs until aborted (at shutdown: rows being delivered keep their
 /// lease, and are delivered again once it runs out).
 pub async fn run(app: AppState) {
+    // One process owns an SQLite database: a lease found at start is this process's former
+    // life's, cut short by a stop or a crash, and nobody else will ever finish it. On
+    // PostgreSQL a lease may be another live node's: it has to run out.
+    if app.db.dialect() == Dialect::Sqlite {
+        let released = app.db.write(|sql| sql.execute("UPDATE logout_outbox SET lease_until = 0 WHERE lease_until > 0", &[])).await;
+        if let Err(e) = released {
+            tracing::warn!(error = %e, "back-channel logout: cannot release the leases of the previous run");
+        }
+    }
     let slots = Arc::new(Semaphore::new(app.config.backchannel_logout_concurrency));
     loop {
         let free = slots.available_permits();

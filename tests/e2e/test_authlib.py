@@ -153,6 +153,9 @@ def browser_authorize(server, auth_url: str, username: str, password: str,
         allow_redirects=False,
         timeout=HTTP_TIMEOUT_S,
     )
+    # A first consent is asked on a GET page the login redirects to (post-redirect-get).
+    if resp.status_code == 303 and resp.headers.get("Location", "").startswith("/consent"):
+        resp = browser.get(urljoin(resp.url, resp.headers["Location"]), allow_redirects=False, timeout=HTTP_TIMEOUT_S)
     consent_shown = resp.status_code == 200
     if consent_shown:
         consent = find_form(resp.text, "/consent")

@@ -65,7 +65,7 @@ async fn session_cookie_is_httponly_and_samesite_lax() {
     let res = b.authorize(&[("response_type", "code"), ("client_id", &id), ("redirect_uri", REDIRECT), ("scope", "openid")]).await;
     let page = Page::from(res).await;
     assert!(page.set_cookie.iter().any(|c| c.starts_with("authrim_browser=") && c.contains("HttpOnly") && c.contains("SameSite=Lax")));
-    let page = b.post("/login", &[("challenge", &page.challenge()), ("username", "alice"), ("password", PASSWORD)]).await;
+    let page = b.post_no_follow("/login", &[("challenge", &page.challenge()), ("username", "alice"), ("password", PASSWORD)]).await;
     let session = page.set_cookie.iter().find(|c| c.starts_with("authrim_session=")).expect("session cookie");
     assert!(session.contains("HttpOnly") && session.contains("SameSite=Lax") && !session.contains("Secure"));
 }
@@ -361,4 +361,31 @@ async fn consent_denied_returns_access_denied() {
     let p = b.post("/consent", &[("challenge", &page.challenge()), ("decision", "deny")]).await.redirect_params();
     assert_eq!(p["error"], "access_denied");
     assert_eq!(p["state"], "d");
+}
+
+/// Post-redirect-get: the login POST sends the browser to a GET of the consent page, so
+/// pressing Back after consenting lands on a page, never on a form to resubmit. The consent
+/// page's URL is bound to the session: useless in another browser.
+#[tokio::test]
+async fn the_login_redirects_to_the_consent_page_which_is_a_get() {
+    let s = TestServer::start().await;
+    let (id, _) = s.client("rp", json!({})).await;
+    s.user("alice", json!({})).await;
+    let b = s.browser();
+    let page = Page::from(b.authorize(&[("response_type", "code"), ("client_id", &id), ("redirect_uri", REDIRECT), ("scope", "openid")]).await).await;
+    let login = b.post_no_follow("/login", &[("challenge", &page.challenge()), ("username", "alice"), ("password", PASSWORD)]).await;
+    assert_eq!(login.status, 303);
+    let to = login.location.clone().unwrap();
+    assert!(to.starts_with("/consent?challenge="), "{to}");
+    for _ in 0..2 {
+        // Shown again on Back (a GET), as often as the browser asks.
+        let consent = Page::from(b.client.get(s.url(&to)).send().await.unwrap()).await;
+        assert!(consent.is_consent(), "{}", consent.html);
+    }
+    let stranger = s.browser();
+    let refused = Page::from(stranger.client.get(s.url(&to)).send().await.unwrap()).await;
+    assert_eq!(refused.status, 400);
+    assert!(!refused.is_consent());
+    let done = b.post_no_follow("/consent", &[("challenge", &Page::from(b.client.get(s.url(&to)).send().await.unwrap()).await.challenge()), ("decision", "allow")]).await;
+    assert!(done.redirect_params().contains_key("code"));
 }

@@ -19,6 +19,9 @@ async fn sign_in(s: &TestServer) -> String {
     if page.is_login() {
         let form = [("challenge", page.challenge()), ("username", "demo".into()), ("password", "demo-password".into())];
         page = Page::from(browser.post(s.url("/login")).form(&form).send().await.unwrap()).await;
+        if let Some(consent) = page.location.clone().filter(|l| l.starts_with("/consent")) {
+            page = Page::from(browser.get(s.url(&consent)).send().await.unwrap()).await;
+        }
     }
     if page.is_consent() {
         let form = [("challenge", page.challenge()), ("decision", "allow".into())];

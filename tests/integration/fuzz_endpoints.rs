@@ -497,6 +497,9 @@ impl World {
             .unwrap();
         let session = cookie_value(&res, "authrim_session").expect("session cookie");
         let session_cookie = format!("authrim_session={session}");
+        // The login answers with a redirect to the consent page (a GET, so Back works).
+        let to_consent = res.headers()["location"].to_str().unwrap().to_string();
+        let res = http.get(format!("{base}{to_consent}")).header("cookie", &session_cookie).send().await.unwrap();
         let consent = challenge_in(&res.text().await.unwrap());
         let res = http.post(s.url("/consent")).header("cookie", &session_cookie).form(&[("challenge", consent.as_str()), ("decision", "allow")]).send().await.unwrap();
         let first_code = code_in(&res);

@@ -207,8 +207,21 @@ impl Browser {
         self.client.get(format!("{}/authorize", self.base)).query(query).send().await.unwrap()
     }
 
-    pub async fn post(&self, path: &str, form: &[(&str, &str)]) -> Page {
+    /// POST a form and take the answer as it comes (no redirect followed).
+    pub async fn post_no_follow(&self, path: &str, form: &[(&str, &str)]) -> Page {
         Page::from(self.client.post(format!("{}{path}", self.base)).form(form).send().await.unwrap()).await
+    }
+
+    /// POST a form; a 303 to one of our own pages (the consent page after a login) is
+    /// followed with a GET, as a browser does.
+    pub async fn post(&self, path: &str, form: &[(&str, &str)]) -> Page {
+        let page = Page::from(self.client.post(format!("{}{path}", self.base)).form(form).send().await.unwrap()).await;
+        match page.location.as_deref() {
+            Some(own) if page.status == 303 && own.starts_with('/') => {
+                Page::from(self.client.get(format!("{}{own}", self.base)).send().await.unwrap()).await
+            }
+            _ => page,
+        }
     }
 
     /// From an /authorize response: sign in if asked, consent if asked, return the redirect params.
@@ -299,6 +312,8 @@ pub async fn login_at(base: &str) -> String {
     let page = Page::from(browser.get(format!("{base}/authorize")).query(&q).send().await.unwrap()).await;
     let form = [("challenge", page.challenge()), ("username", "alice".into()), ("password", PASSWORD.into())];
     let page = Page::from(browser.post(format!("{base}/login")).form(&form).send().await.unwrap()).await;
+    let to_consent = page.location.expect("the login redirects to the consent page");
+    let page = Page::from(browser.get(format!("{base}{to_consent}")).send().await.unwrap()).await;
     let form = [("challenge", page.challenge()), ("decision", "allow".into())];
     let page = Page::from(browser.post(format!("{base}/consent")).form(&form).send().await.unwrap()).await;
     page.redirect_params()["code"].clone()

@@ -340,6 +340,11 @@ async fn a_queued_logout_token_is_delivered_after_a_restart() {
     assert_eq!(logout(&b, &[("id_token_hint", tok["id_token"].as_str().unwrap())]).await.status, 200);
     let TestServer { server, dir, .. } = s;
     server.stop().await.unwrap();
+    // As if the process had died in the middle of a delivery: the row is leased for an hour.
+    let db = rusqlite::Connection::open(authrim::db::db_path(dir.path())).unwrap();
+    let leased = db.execute("UPDATE logout_outbox SET lease_until = ?1", [authrim::util::now() as i64 + 3600]).unwrap();
+    assert_eq!(leased, 1, "the token is still queued");
+    drop(db);
 
     let rp = receiver_on(tokio::net::TcpListener::bind(addr).await.unwrap(), Mode::Ok);
     let mut config = test_config(dir.path());

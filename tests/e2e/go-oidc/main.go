@@ -66,8 +66,18 @@ func (b browser) page(res *http.Response, err error) (*http.Response, string) {
 	return res, string(body)
 }
 
+// submit posts a form; a 303 to one of Authrim's own pages (the consent page after the
+// login) is followed with a GET, as a browser does. Redirects to the client are not.
 func (b browser) submit(base *url.URL, path string, form url.Values) (*http.Response, string) {
-	return b.page(b.http.PostForm(base.ResolveReference(&url.URL{Path: path}).String(), form))
+	res, html := b.page(b.http.PostForm(base.ResolveReference(&url.URL{Path: path}).String(), form))
+	if loc := res.Header.Get("Location"); res.StatusCode == http.StatusSeeOther && strings.HasPrefix(loc, "/") {
+		next, err := url.Parse(loc)
+		if err != nil {
+			fail(err)
+		}
+		return b.page(b.http.Get(base.ResolveReference(next).String()))
+	}
+	return res, html
 }
 
 func (b browser) authorize(authURL, redirect string) *url.URL {

@@ -49,12 +49,17 @@ export function browser(redirectUri) {
     if (!m) throw new Error(`no ${name} in page: ${html.slice(0, 500)}`);
     return m[1];
   }
+  // POST a form; a 303 to one of Authrim's own pages (the consent page after the login) is
+  // followed with a GET, as a browser does. Redirects to the client are left to the caller.
   async function submit(base, path, fields) {
-    return browse(new URL(path, base), {
+    const res = await browse(new URL(path, base), {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams(fields),
     });
+    const location = res.headers.get('location');
+    if (res.status === 303 && location && location.startsWith('/')) return browse(new URL(location, base));
+    return res;
   }
   // From an authorization URL to the redirect back to the client, signing in and consenting.
   async function authorize(url) {
