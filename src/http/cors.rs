@@ -15,13 +15,12 @@
 
 use crate::app::AppState;
 use crate::registry::Client;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::header::{
     ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN, ACCESS_CONTROL_EXPOSE_HEADERS,
     ACCESS_CONTROL_MAX_AGE, ACCESS_CONTROL_REQUEST_METHOD, ORIGIN, VARY,
 };
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
@@ -31,7 +30,7 @@ use std::sync::Arc;
 pub struct ServedClient(pub Arc<Client>);
 
 /// The methods a page may use on each CORS-enabled path; `None` for every other path.
-fn methods(path: &str) -> Option<&'static str> {
+pub fn methods(path: &str) -> Option<&'static str> {
     match path {
         "/token" | "/revoke" => Some("POST"),
         "/userinfo" => Some("GET, POST"),
@@ -43,16 +42,29 @@ fn methods(path: &str) -> Option<&'static str> {
 /// refused, since the real request is checked against its client.
 const PREFLIGHT_MAX_AGE: &str = "600";
 
-pub async fn cors(State(app): State<AppState>, req: Request, next: Next) -> Response {
-    let Some(methods) = methods(req.uri().path()) else { return next.run(req).await };
+/// What a request on a CORS-enabled path leaves for its response (`http::edge` runs both
+/// halves around the handler).
+pub struct Pending {
+    origin: Option<HeaderValue>,
+    userinfo: bool,
+}
+
+/// Before the handler: a preflight is answered here (`Err`); any other request on a
+/// CORS-enabled path gets what `decorate` needs for its response.
+pub fn before(app: &AppState, req: &Request) -> Result<Option<Pending>, Response> {
+    let Some(methods) = methods(req.uri().path()) else { return Ok(None) };
     let origin = req.headers().get(ORIGIN).cloned();
     if let Some(origin) = origin.as_ref().and_then(|o| o.to_str().ok()) {
         if is_preflight(req.method(), req.headers(), methods) && app.registry.is_cors_origin(origin) {
-            return preflight(origin, methods);
+            return Err(preflight(origin, methods));
         }
     }
-    let userinfo = req.uri().path() == "/userinfo";
-    let mut res = next.run(req).await;
+    Ok(Some(Pending { origin, userinfo: req.uri().path() == "/userinfo" }))
+}
+
+/// After the handler: allow the origin if the client the handler served allows it.
+pub fn decorate(pending: Pending, mut res: Response) -> Response {
+    let Pending { origin, userinfo } = pending;
     // The answer's CORS headers depend on the Origin: caches must key on it.
     res.headers_mut().append(VARY, HeaderValue::from_static("origin"));
     let Some(origin) = origin else { return res };

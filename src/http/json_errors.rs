@@ -12,22 +12,31 @@
 //! error pages by design and are left alone.
 
 use crate::error::OAuthError;
-use axum::extract::Request;
 use axum::http::header::{ALLOW, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use axum::http::{HeaderMap, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 /// The longest rejection text passed on as the error description.
 const MAX_DESCRIPTION: usize = 512;
 
-pub async fn json_errors(req: Request, next: Next) -> Response {
+/// As a middleware (the server runs `needs_rewrite` and `rewrite` inside `http::edge`).
+#[cfg(test)]
+pub async fn json_errors(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let browser_page = is_browser_page(req.uri().path());
     let res = next.run(req).await;
+    if needs_rewrite(browser_page, &res) { rewrite(res).await } else { res }
+}
+
+/// Whether `res` is an error a client caused that is not yet an OAuth JSON error. The success
+/// path pays this check and nothing else.
+pub fn needs_rewrite(browser_page: bool, res: &Response) -> bool {
     let status = res.status();
-    if browser_page || !(status.is_client_error() || status.is_server_error()) || is_json(res.headers()) {
-        return res;
-    }
+    !browser_page && (status.is_client_error() || status.is_server_error()) && !is_json(res.headers())
+}
+
+/// The same error as an OAuth JSON error with the same status.
+pub async fn rewrite(res: Response) -> Response {
+    let status = res.status();
     let (parts, body) = res.into_parts();
     // axum's rejections explain themselves in a short text/plain body; keep that as the
     // description, and anything else (long, binary, HTML) out of it.
@@ -50,7 +59,7 @@ pub async fn json_errors(req: Request, next: Next) -> Response {
     out
 }
 
-fn is_browser_page(path: &str) -> bool {
+pub fn is_browser_page(path: &str) -> bool {
     matches!(path, "/authorize" | "/login" | "/consent" | "/logout" | "/logout/confirm" | "/demo/callback")
 }
 
@@ -95,7 +104,7 @@ mod tests {
     use tower::ServiceExt;
 
     async fn call(router: Router, method: &str, uri: &str, body: &'static str) -> (StatusCode, HeaderMap, serde_json::Value) {
-        let req = Request::builder().method(method).uri(uri).body(axum::body::Body::from(body)).unwrap();
+        let req = axum::extract::Request::builder().method(method).uri(uri).body(axum::body::Body::from(body)).unwrap();
         let res = router.layer(axum::middleware::from_fn(json_errors)).oneshot(req).await.unwrap();
         let (status, headers) = (res.status(), res.headers().clone());
         let bytes = axum::body::to_bytes(res.into_body(), 1 << 16).await.unwrap();

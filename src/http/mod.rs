@@ -5,6 +5,7 @@ pub mod connections;
 pub mod cookies;
 pub mod cors;
 pub mod demo;
+pub mod edge;
 pub mod json_errors;
 pub mod pages;
 pub mod params;
@@ -50,9 +51,8 @@ pub fn router(app: AppState) -> Router {
                 .into_response()
         })
         .layer(DefaultBodyLimit::max(app.config.max_body_bytes))
-        // Inside `track`, so that the error metrics count what these two answer.
-        .layer(axum::middleware::from_fn(json_errors::json_errors))
-        .layer(axum::middleware::from_fn_with_state(app.clone(), cors::cors))
+        // CORS and JSON errors, inside `track` so that the error metrics count what it answers.
+        .layer(edge::EdgeLayer::new(app.clone()))
         .layer(axum::middleware::from_fn(track))
         .layer(CatchPanicLayer::custom(|_| {
             tracing::error!("handler panicked");

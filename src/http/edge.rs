@@ -1,0 +1,121 @@
+//! The response policy every request passes through, as one tower layer: CORS (`cors`) and
+//! the guarantee that API errors are OAuth JSON (`json_errors`).
+//!
+//! Why a hand-written layer rather than two `axum::middleware::from_fn`s: each `from_fn` boxes
+//! the request's future and clones a boxed inner service per request. Measured with callgrind,
+//! the two cost userinfo about 11,700 instructions per request (2.7 % of all it executes, the
+//! RS256 verification included) and about a tenth of its throughput under load. Here the
+//! success path allocates nothing: the checks are synchronous, and only an error that must be
+//! rewritten (its body read) takes a boxed future.
+
+use super::{cors, json_errors};
+use crate::app::AppState;
+use axum::extract::Request;
+use axum::response::Response;
+use pin_project_lite::pin_project;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+use tower::{Layer, Service};
+
+#[derive(Clone)]
+pub struct EdgeLayer {
+    app: AppState,
+}
+
+impl EdgeLayer {
+    pub fn new(app: AppState) -> Self {
+        Self { app }
+    }
+}
+
+impl<S> Layer<S> for EdgeLayer {
+    type Service = Edge<S>;
+
+    fn layer(&self, inner: S) -> Edge<S> {
+        Edge { inner, app: self.app.clone() }
+    }
+}
+
+#[derive(Clone)]
+pub struct Edge<S> {
+    inner: S,
+    app: AppState,
+}
+
+/// What the response needs from its request.
+struct Policy {
+    browser_page: bool,
+    cors: Option<cors::Pending>,
+}
+
+impl Policy {
+    fn finish(self, res: Response) -> Response {
+        match self.cors {
+            Some(pending) => cors::decorate(pending, res),
+            None => res,
+        }
+    }
+}
+
+impl<S> Service<Request> for Edge<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = EdgeFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let cors = match cors::before(&self.app, &req) {
+            Ok(pending) => pending,
+            Err(preflight) => return EdgeFuture::Ready { res: Some(preflight) },
+        };
+        let policy = Policy { browser_page: json_errors::is_browser_page(req.uri().path()), cors };
+        EdgeFuture::Inner { fut: self.inner.call(req), policy: Some(policy) }
+    }
+}
+
+type Rewrite = Pin<Box<dyn Future<Output = Response> + Send>>;
+
+pin_project! {
+    #[project = EdgeProj]
+    pub enum EdgeFuture<F> {
+        Ready { res: Option<Response> },
+        Inner { #[pin] fut: F, policy: Option<Policy> },
+        Rewriting { fut: Rewrite, policy: Option<Policy> },
+    }
+}
+
+impl<F> Future for EdgeFuture<F>
+where
+    F: Future<Output = Result<Response, Infallible>>,
+{
+    type Output = Result<Response, Infallible>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        loop {
+            let next = match self.as_mut().project() {
+                EdgeProj::Ready { res } => return Poll::Ready(Ok(res.take().expect("polled after completion"))),
+                EdgeProj::Inner { fut, policy } => {
+                    let Ok(res) = ready!(fut.poll(cx));
+                    let policy = policy.take().expect("polled after completion");
+                    if !json_errors::needs_rewrite(policy.browser_page, &res) {
+                        return Poll::Ready(Ok(policy.finish(res)));
+                    }
+                    EdgeFuture::Rewriting { fut: Box::pin(json_errors::rewrite(res)), policy: Some(policy) }
+                }
+                EdgeProj::Rewriting { fut, policy } => {
+                    let res = ready!(fut.as_mut().poll(cx));
+                    return Poll::Ready(Ok(policy.take().expect("polled after completion").finish(res)));
+                }
+            };
+            self.set(next);
+        }
+    }
+}
