@@ -1,6 +1,7 @@
 //! Several `authrim` processes on one PostgreSQL (issue 6): a login, a redemption, a refresh
 //! and a revocation each on a different node; a refresh race spread over the nodes; a node
-//! killed mid-load; and a database outage with its recovery.
+//! killed mid-load; a database outage with its recovery; and a logout on one node honoured by
+//! all, its back-channel token delivered once.
 
 use crate::harness::*;
 use crate::pg_cluster::{cluster_script, fresh_database};
@@ -268,4 +269,121 @@ async fn a_database_outage_gives_503_and_recovers() {
     let (st, _, _) = server.token(Some((&id, &secret)), &[("grant_type", "refresh_token"), ("refresh_token", &refresh_token)]).await;
     assert_eq!(st, 200, "the chain goes on after the outage");
     pg(&["stop", dir.to_str().unwrap()]);
+}
+
+/// The value of cookie `name` in a response's `Set-Cookie` headers.
+fn set_cookie(page: &Page, name: &str) -> Option<String> {
+    page.set_cookie.iter().find_map(|c| c.split(';').next()?.strip_prefix(&format!("{name}=")).map(str::to_string))
+}
+
+/// Logout on PostgreSQL, end to end with real processes: signed in on node 1, tokens redeemed
+/// on node 2, signed out on node 3. The session is gone everywhere, its access token is
+/// refused on another node within the revocation bound, and the back-channel logout token is
+/// delivered once, by one of the three nodes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_logout_on_one_node_ends_the_session_on_all() {
+    let Some(url) = fresh_database().await else { return };
+    let logs = tempfile::tempdir().unwrap();
+    let nodes: Vec<Node> = (1..=3).map(|n| spawn_node(&url, logs.path(), n, &[])).collect();
+    for n in &nodes {
+        wait_healthy(&n.base).await;
+    }
+    let (n1, n2, n3) = (&nodes[0], &nodes[1], &nodes[2]);
+    let http = http();
+
+    let tokens: std::sync::Arc<std::sync::Mutex<Vec<String>>> = Default::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let receiver = format!("http://{}/bc", listener.local_addr().unwrap());
+    let seen = tokens.clone();
+    let app = axum::Router::new().route(
+        "/bc",
+        axum::routing::post(move |body: String| {
+            let seen = seen.clone();
+            async move {
+                seen.lock().unwrap().push(body.strip_prefix("logout_token=").unwrap_or(&body).to_string());
+                axum::http::StatusCode::OK
+            }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let secret = client_and_user(&http, n1, &[n2, n3]).await;
+    let back = "https://rp.example/logged-out";
+    let patch = json!({"post_logout_redirect_uris": [back], "backchannel_logout_uri": receiver});
+    let res = http.patch(format!("{}/admin/clients/rp", n1.base)).bearer_auth(ADMIN).json(&patch).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    for n in [n2, n3] {
+        let start = Instant::now();
+        loop {
+            let c: Value = http.get(format!("{}/admin/clients/rp", n.base)).bearer_auth(ADMIN).send().await.unwrap().json().await.unwrap();
+            if c["backchannel_logout_uri"] == receiver.as_str() {
+                break;
+            }
+            assert!(start.elapsed() < Duration::from_secs(5), "the client's update never reached {}", n.base);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    // Sign in on node 1 (scope openid: no offline access, so the grant ends with the session).
+    let q = [("response_type", "code"), ("client_id", "rp"), ("redirect_uri", REDIRECT), ("scope", "openid"), ("state", "s")];
+    let page = Page::from(http.get(format!("{}/authorize", n1.base)).query(&q).send().await.unwrap()).await;
+    let browser = set_cookie(&page, "authrim_browser").unwrap();
+    let form = [("challenge", page.challenge()), ("username", "alice".into()), ("password", PASSWORD.into())];
+    let login = Page::from(http.post(format!("{}/login", n1.base)).header("cookie", format!("authrim_browser={browser}")).form(&form).send().await.unwrap()).await;
+    let session = format!("authrim_session={}", set_cookie(&login, "authrim_session").expect("signed in"));
+    let consent = Page::from(http.get(format!("{}{}", n1.base, login.location.unwrap())).header("cookie", &session).send().await.unwrap()).await;
+    let form = [("challenge", consent.challenge()), ("decision", "allow".into())];
+    let done = Page::from(http.post(format!("{}/consent", n1.base)).header("cookie", &session).form(&form).send().await.unwrap()).await;
+    let code = done.redirect_params()["code"].clone();
+    let res = http
+        .post(format!("{}/token", n2.base))
+        .basic_auth("rp", Some(&secret))
+        .form(&[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)])
+        .send()
+        .await
+        .unwrap();
+    let tok: Value = res.json().await.unwrap();
+    let (id_token, access) = (tok["id_token"].as_str().unwrap().to_string(), tok["access_token"].as_str().unwrap().to_string());
+    let userinfo = |base: String| {
+        let (http, access) = (http.clone(), access.clone());
+        async move { http.get(format!("{base}/userinfo")).bearer_auth(access).send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(userinfo(n2.base.clone()).await, 200);
+
+    // Sign out on node 3, with the session cookie the browser holds.
+    let res = http
+        .get(format!("{}/logout", n3.base))
+        .header("cookie", &session)
+        .query(&[("id_token_hint", id_token.as_str()), ("post_logout_redirect_uri", back), ("state", "bye")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 302);
+    assert_eq!(res.headers()["location"], format!("{back}?state=bye").as_str());
+    let logged_out = Instant::now();
+
+    // Node 2 refuses the session's access token within the revocation bound (1 s).
+    loop {
+        match userinfo(n2.base.clone()).await {
+            401 => break,
+            200 | 503 => assert!(logged_out.elapsed() < Duration::from_secs(1), "node 2 still accepts the ended session's token"),
+            other => panic!("unexpected status {other}"),
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Node 1, where the user signed in, has no session for the cookie any more.
+    let silent = [("response_type", "code"), ("client_id", "rp"), ("redirect_uri", REDIRECT), ("scope", "openid"), ("prompt", "none")];
+    let page = Page::from(http.get(format!("{}/authorize", n1.base)).header("cookie", &session).query(&silent).send().await.unwrap()).await;
+    assert_eq!(page.redirect_params()["error"], "login_required");
+
+    // One logout token, delivered once by one of the nodes.
+    let start = Instant::now();
+    while tokens.lock().unwrap().is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(10), "no logout token delivered");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(2500)).await; // every node polls at least twice more
+    let got = tokens.lock().unwrap().clone();
+    assert_eq!(got.len(), 1, "delivered once: {got:?}");
+    assert_eq!(jwt_parts(&got[0]).1["sid"], jwt_parts(&id_token).1["sid"]);
 }
