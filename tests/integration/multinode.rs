@@ -49,6 +49,15 @@ fn spawn_node(url: &str, log_dir: &std::path::Path, n: usize, extra: &[(&str, &s
     Node { child: cmd.spawn().expect("start authrim"), base }
 }
 
+/// Three nodes on `url`, started at once, each healthy.
+async fn three_nodes(url: &str, logs: &std::path::Path) -> Vec<Node> {
+    let nodes: Vec<Node> = (1..=3).map(|n| spawn_node(url, logs, n, &[])).collect();
+    for n in &nodes {
+        wait_healthy(&n.base).await;
+    }
+    nodes
+}
+
 fn http() -> reqwest::Client {
     reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
 }
@@ -81,10 +90,7 @@ async fn client_and_user(http: &reqwest::Client, admin_node: &Node, nodes: &[&No
 async fn three_nodes_share_one_database() {
     let Some(url) = fresh_database().await else { return };
     let logs = tempfile::tempdir().unwrap();
-    let nodes: Vec<Node> = (1..=3).map(|n| spawn_node(&url, logs.path(), n, &[])).collect();
-    for n in &nodes {
-        wait_healthy(&n.base).await;
-    }
+    let nodes = three_nodes(&url, logs.path()).await;
     let (n1, n2, n3) = (&nodes[0], &nodes[1], &nodes[2]);
     let http = http();
     // Three nodes started at once on an empty database: one schema, one signing key.
@@ -284,10 +290,7 @@ fn set_cookie(page: &Page, name: &str) -> Option<String> {
 async fn a_logout_on_one_node_ends_the_session_on_all() {
     let Some(url) = fresh_database().await else { return };
     let logs = tempfile::tempdir().unwrap();
-    let nodes: Vec<Node> = (1..=3).map(|n| spawn_node(&url, logs.path(), n, &[])).collect();
-    for n in &nodes {
-        wait_healthy(&n.base).await;
-    }
+    let nodes = three_nodes(&url, logs.path()).await;
     let (n1, n2, n3) = (&nodes[0], &nodes[1], &nodes[2]);
     let http = http();
 
