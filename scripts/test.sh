@@ -2,7 +2,9 @@
 # The whole test suite, runnable on a fresh machine: it installs what it needs.
 #   1. Rust unit and integration tests (the integration tests start real servers).
 #   2. End-to-end tests driven by third-party OpenID Connect clients (Python Authlib,
-#      panva's openid-client on Node.js 20+, Go's go-oidc) against the built `authrim` binary.
+#      panva's openid-client on Node.js 20+, Go's go-oidc) against the built `authrim` binary,
+#      and the login, consent and logout pages in headless Chromium (Debian's package,
+#      installed if missing) driven by Playwright.
 #   PostgreSQL: a throwaway cluster on a free loopback port (installed from Debian's packages
 #   if missing; scripts/pg.sh), for the store contract and multi-node tests; removed at exit.
 #   3. The load-testing pipeline at smoke rates: k6 (built with `go install`), the seeder,
@@ -44,11 +46,25 @@ echo "==> cargo test"
 cargo build --locked --bins
 cargo test --locked
 
-echo "==> end-to-end tests with Authlib, openid-client and go-oidc"
+echo "==> end-to-end tests with Authlib, openid-client, go-oidc and Chromium"
 { need node && need npm; } || apt_install nodejs npm
 node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' ||
   { echo "openid-client needs Node.js 20 or newer (found $(node --version))" >&2; exit 1; }
 (cd tests/e2e/openid-client && npm ci --silent --no-audit --no-fund)
+(cd tests/e2e/browser && npm ci --silent --no-audit --no-fund)
+# The browser test (tests/e2e/test_browser.py) drives Debian's Chromium with playwright-core,
+# which never downloads a browser of its own. Installed once, quietly; if it cannot be, the
+# test is skipped and says why.
+CHROMIUM=${AUTHRIM_CHROMIUM:-/usr/bin/chromium}
+if [ ! -x "$CHROMIUM" ]; then
+  echo "==> installing Chromium for the browser test"
+  apt_log=$(mktemp)
+  if ! (export DEBIAN_FRONTEND=noninteractive; apt_install chromium) >"$apt_log" 2>&1; then
+    tail -n 20 "$apt_log" >&2
+    export AUTHRIM_E2E_NO_BROWSER="installing Debian's chromium failed (scripts/test.sh)"
+  fi
+  rm -f "$apt_log"
+fi
 VENV=target/e2e-venv
 [ -x "$VENV/bin/pytest" ] || python3 -m venv "$VENV"
 "$VENV/bin/pip" install --quiet --disable-pip-version-check -r tests/e2e/requirements.txt

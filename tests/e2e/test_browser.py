@@ -1,0 +1,243 @@
+"""Authrim's pages in a real browser: Debian's Chromium, headless, driven by Playwright.
+
+``browser/logout.mjs`` (see its header) signs in and consents through the HTML pages, presses
+Back after consenting, logs out with front-channel iframes and a way back to the client, and
+logs out again through the confirmation page; this test registers the two clients, serves
+the relying parties' pages (callbacks, front-channel logout pages, the post-logout page) from
+two local HTTP servers on two ports (two origins), runs the program and checks what the
+browser saw and what the relying parties' servers were asked for.
+
+Needs ``npm ci`` in ``browser/`` and Chromium at /usr/bin/chromium (``apt-get install
+chromium``; ``scripts/test.sh`` does both). Skipped only where Chromium cannot be installed:
+a machine without apt-get, or one where ``scripts/test.sh`` tried and failed (it then sets
+AUTHRIM_E2E_NO_BROWSER to the reason). AUTHRIM_CHROMIUM names another Chromium binary.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from joserfc import jwt
+from joserfc.jwk import KeySet
+
+PROGRAM = Path(__file__).resolve().parent / "browser" / "logout.mjs"
+CHROMIUM = os.environ.get("AUTHRIM_CHROMIUM", "/usr/bin/chromium")
+WAIT_MS = 10_000  # the longest any one step in the browser may take
+RUN_TIMEOUT_S = 90  # the whole program (it gives up by itself after 75 s)
+CSP_WORDS = ("content security policy", "content-security-policy")
+
+
+def needs_browser():
+    if not (PROGRAM.parent / "node_modules" / "playwright-core").is_dir():
+        pytest.fail("needs `npm ci` in tests/e2e/browser (scripts/test.sh does it)", pytrace=False)
+    if shutil.which("node") is None:
+        pytest.fail("needs node (scripts/test.sh installs it)", pytrace=False)
+    if os.access(CHROMIUM, os.X_OK):
+        return
+    reason = os.environ.get("AUTHRIM_E2E_NO_BROWSER")
+    if reason:
+        pytest.skip(f"Chromium could not be installed here: {reason}")
+    if shutil.which("apt-get") is None:
+        pytest.skip(f"no Chromium at {CHROMIUM} and no apt-get to install it with")
+    pytest.fail(f"no Chromium at {CHROMIUM}: `apt-get install -y chromium` (scripts/test.sh does it)",
+                pytrace=False)
+
+
+@dataclass
+class Hit:
+    seq: int
+    origin: str
+    path: str
+    query: dict
+    fetch_dest: str | None
+
+
+class RelyingPartyPages:
+    """The relying parties' side, as the browser sees it: an HTTP server on 127.0.0.1 that
+    answers every GET with a small HTML page and records what was asked for, in order."""
+
+    _seq = 0
+    _lock = threading.Lock()
+
+    def __init__(self, hits: list[Hit]):
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                url = urlsplit(self.path)
+                with RelyingPartyPages._lock:
+                    RelyingPartyPages._seq += 1
+                    hits.append(Hit(RelyingPartyPages._seq, outer.origin, url.path,
+                                    {k: v[0] for k, v in parse_qs(url.query).items()},
+                                    self.headers.get("Sec-Fetch-Dest")))
+                body = f"<!doctype html><title>{url.path}</title><p>relying party: {url.path}</p>".encode()
+                if url.path == "/favicon.ico":  # asked for by the browser; none, without an error
+                    body = b""
+                self.send_response(200 if body else 204)
+                self.send_header("Cache-Control", "no-store")
+                if body:
+                    self.send_header("Content-Type", "text/html; charset=utf-8")
+                    self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):  # keep pytest's output clean
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.origin = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever,
+                                       kwargs={"poll_interval": 0.1}, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=5)
+
+
+@pytest.fixture
+def relying_parties():
+    hits: list[Hit] = []
+    first, second = RelyingPartyPages(hits), RelyingPartyPages(hits)
+    try:
+        yield first, second, hits
+    finally:
+        first.close()
+        second.close()
+
+
+def verified_claims(token: str, jwks: dict) -> dict:
+    return jwt.decode(token, KeySet.import_key_set(jwks), algorithms=["RS256"]).claims
+
+
+def csp_messages(messages: list[dict]) -> list[dict]:
+    return [m for m in messages if any(w in m["text"].lower() for w in CSP_WORDS)]
+
+
+def test_logout_pages_in_chromium(authrim_server, jwks, relying_parties, tmp_path):
+    needs_browser()
+    first, second, hits = relying_parties
+    issuer = authrim_server.issuer
+    username = authrim_server.unique("browser-user")
+    password = "browser test password"
+    user = authrim_server.create_user(username, password, {"name": "Browser User"})
+
+    post_logout = first.origin + "/logged-out"
+    clients = []
+    for n, (rp, extra) in enumerate([(first, {"post_logout_redirect_uris": [post_logout]}), (second, {})], 1):
+        client_id = authrim_server.unique(f"browser-rp{n}")
+        reg = authrim_server.create_client(
+            client_id=client_id,
+            client_name=f"Browser RP {n}",
+            redirect_uris=[rp.origin + "/cb"],
+            token_endpoint_auth_method="client_secret_basic",
+            grant_types=["authorization_code"],
+            scope="openid",
+            frontchannel_logout_uri=rp.origin + "/frontchannel-logout",
+            frontchannel_logout_session_required=True,
+            **extra,
+        )
+        clients.append({"client_id": client_id, "client_secret": reg["client_secret"],
+                        "redirect_uri": rp.origin + "/cb"})
+
+    env = dict(os.environ, ISSUER=issuer, USERNAME=username, PASSWORD=password,
+               CLIENTS=json.dumps(clients), POST_LOGOUT_REDIRECT_URI=post_logout,
+               CHROMIUM=CHROMIUM, ARTIFACTS_DIR=str(tmp_path), WAIT_MS=str(WAIT_MS))
+    try:
+        done = subprocess.run(["node", str(PROGRAM)], cwd=PROGRAM.parent, env=env,
+                              capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the browser program ran over {RUN_TIMEOUT_S}s:\n{exc.stderr}\n{exc.stdout}")
+    assert done.returncode == 0, f"the browser program failed:\n{done.stderr}\n{done.stdout}"
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    fc_hits = [h for h in hits if h.path == "/frontchannel-logout"]
+    report = f"browser saw: {json.dumps(seen, indent=1)}\nrelying parties were asked for: {hits}"
+
+    # 1. Login form, then the consent page by a redirect after the POST (a GET of its own).
+    assert seen["login_page"] == {"status": 200, "heading": "Sign in"}, report
+    consent = seen["consent_page"]
+    assert "/consent?challenge=" in consent["url"], report
+    assert (consent["status"], consent["method"]) == (200, "GET"), report
+    assert consent["redirected_from"] == {"method": "POST", "path": "/login", "status": 303}, report
+    assert consent["heading"] == "Allow Browser RP 1 access?", report
+    assert seen["callback"]["has_code"] and seen["callback"]["state_ok"], report
+    # Back from the client: the consent page again, fetched afresh by GET, no resubmission.
+    back = seen["back"]
+    assert back["url"] == consent["url"], report
+    assert (back["status"], back["method"]) == (200, "GET"), report
+    assert back["heading"] == "Allow Browser RP 1 access?" and back["allow_button"] == 1, report
+
+    # The ID tokens: one session for both clients.
+    id1 = verified_claims(seen["id_token_1"], jwks)
+    id2 = verified_claims(seen["id_token_2"], jwks)
+    sid = id1["sid"]
+    assert sid and id2["sid"] == sid, report
+    assert id1["sub"] == id2["sub"] == user["id"], report
+    assert (id1["iss"], id1["aud"]) == (issuer, clients[0]["client_id"]), report
+    assert seen["callback_2"] == {"has_code": True, "state_ok": True}, report
+
+    # 2. Front-channel logout: both relying parties' pages framed by the browser, with iss
+    # and sid, from two origins the page's CSP allows, then on to the post-logout URI.
+    fc = seen["frontchannel_logout"]
+    assert fc["status"] == 200, report
+    assert f"frame-src {' '.join(sorted([first.origin, second.origin]))};" in fc["csp"], report
+    # Its only script is inline, allowed by the nonce alone (no 'unsafe-inline' for scripts).
+    assert "script-src 'nonce-" in fc["csp"] and "'unsafe-inline'" not in fc["csp"].split("script-src")[1].split(";")[0], report
+    page = fc["document"]
+    assert page is not None, report
+    framed = [urlsplit(u) for u in page["iframes"]]
+    assert sorted(f"{u.scheme}://{u.netloc}{u.path}" for u in framed) == sorted(
+        [first.origin + "/frontchannel-logout", second.origin + "/frontchannel-logout"]), report
+    assert all(parse_qs(u.query) == {"iss": [issuer], "sid": [sid]} for u in framed), report
+    assert page["scripts"] == [{"inline": True, "nonce": True}], report
+    assert page["next"] == post_logout + "?state=xyz", report
+    first_logout = [h for h in fc_hits if h.query.get("sid") == sid]
+    assert sorted(h.origin for h in first_logout) == sorted([first.origin, second.origin]), report
+    for h in first_logout:
+        assert h.query == {"iss": issuer, "sid": sid}, report
+        assert h.fetch_dest == "iframe", report
+    assert sorted(r["url"].split("?")[0] for r in fc["frame_responses"]) == sorted(
+        [first.origin + "/frontchannel-logout", second.origin + "/frontchannel-logout"]), report
+    assert all(r["status"] == 200 for r in fc["frame_responses"]), report
+    assert fc["ended_at"] == post_logout + "?state=xyz", report
+    landed = [h for h in hits if h.path == "/logged-out"]
+    assert len(landed) == 1 and landed[0].query == {"state": "xyz"}, report
+    assert landed[0].fetch_dest == "document", report
+    # Moved on by the script once both frames had loaded: after them, and well before the
+    # page's five-second fallback.
+    assert landed[0].seq > max(h.seq for h in first_logout), report
+    assert fc["elapsed_ms"] < 4500, report
+    assert not csp_messages(fc["console"]), report
+
+    # 3. Signed in again (consent remembered), then the confirmation page.
+    assert seen["consent_asked_again"] is False, report
+    assert seen["callback_3"] == {"has_code": True, "state_ok": True}, report
+    sid3 = verified_claims(seen["id_token_3"], jwks)["sid"]
+    assert sid3 and sid3 != sid, report
+    confirm = seen["confirm_page"]
+    assert (confirm["status"], confirm["heading"]) == (200, "Sign out of Authrim?"), report
+    assert f"Signed in as {username}" in confirm["text"], report
+    signed_out = seen["signed_out_page"]
+    assert (signed_out["status"], signed_out["method"]) == (200, "POST"), report
+    assert signed_out["heading"] == "You are signed out", report
+    # Only the first client was in this session: only its front-channel page, with the new sid.
+    second_logout = [h for h in fc_hits if h.query.get("sid") == sid3]
+    assert [h.origin for h in second_logout] == [first.origin], report
+    assert len(fc_hits) == 3, report
+    assert seen["silent_after"] == {"error": "login_required", "state_ok": True, "has_code": False}, report
+
+    # Nothing anywhere broke a Content Security Policy, and no script failed.
+    assert seen["csp_violations"] == [], report
+    assert not csp_messages(seen["console"]), report
+    assert seen["page_errors"] == [], report
