@@ -1,5 +1,7 @@
-//! OpenID Connect Discovery 1.0 §3 metadata and the JWKS document. Only what is implemented is
-//! advertised: grant types come from the grant registry, scopes and claims from the registry.
+//! OpenID Connect Discovery 1.0 §3 metadata, the same document as OAuth 2.0 Authorization
+//! Server Metadata (RFC 8414, for OAuth-only clients such as MCP clients), and the JWKS
+//! document. Only what is implemented is advertised: grant types come from the grant registry,
+//! scopes and claims from the registry.
 
 use crate::app::AppState;
 use crate::registry::clients::{AUTH_METHODS, SUPPORTED_SCOPES};
@@ -11,7 +13,28 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 pub async fn openid_configuration(State(app): State<AppState>) -> Response {
-    let doc = json!({
+    cached_json(metadata(&app).to_string(), "public, max-age=300")
+}
+
+/// RFC 8414 §3: `/.well-known/oauth-authorization-server`, with the issuer's path (if any)
+/// inserted after it (`/.well-known/oauth-authorization-server/tenant` for an issuer
+/// `https://host/tenant`). The document is the OpenID one: RFC 8414 §5 lets both carry the
+/// same metadata, and one source keeps them consistent.
+pub async fn authorization_server_metadata(State(app): State<AppState>, uri: axum::http::Uri) -> Response {
+    let suffix = uri.path().trim_start_matches("/.well-known/oauth-authorization-server");
+    if suffix != issuer_path(&app) {
+        return crate::error::OAuthError::not_found("no authorization server with this issuer here").into_response();
+    }
+    cached_json(metadata(&app).to_string(), "public, max-age=300")
+}
+
+/// The issuer's path, without a trailing slash ("" for an issuer at the host's root).
+fn issuer_path(app: &crate::app::App) -> String {
+    url::Url::parse(app.issuer()).map(|u| u.path().trim_end_matches('/').to_string()).unwrap_or_default()
+}
+
+fn metadata(app: &crate::app::App) -> serde_json::Value {
+    json!({
         "issuer": app.issuer(),
         "authorization_endpoint": app.endpoint("/authorize"),
         "token_endpoint": app.endpoint("/token"),
@@ -43,8 +66,7 @@ pub async fn openid_configuration(State(app): State<AppState>) -> Response {
         "backchannel_logout_session_supported": true,
         "frontchannel_logout_supported": true,
         "frontchannel_logout_session_supported": true,
-    });
-    cached_json(doc.to_string(), "public, max-age=300")
+    })
 }
 
 pub async fn jwks(State(app): State<AppState>) -> Response {

@@ -28,6 +28,8 @@ use tracing::Level;
 pub fn router(app: AppState) -> Router {
     let mut r = Router::new()
         .route("/.well-known/openid-configuration", get(discovery::openid_configuration))
+        .route("/.well-known/oauth-authorization-server", get(discovery::authorization_server_metadata))
+        .route("/.well-known/oauth-authorization-server/{*issuer_path}", get(discovery::authorization_server_metadata))
         .route("/jwks", get(discovery::jwks))
         .route("/authorize", get(authorize::get).post(authorize::post))
         .route("/login", post(interaction::login))
@@ -101,6 +103,7 @@ fn endpoint_label(path: &str) -> &'static str {
         "/introspect" => "introspect",
         "/jwks" => "jwks",
         "/.well-known/openid-configuration" => "discovery",
+        p if p.starts_with("/.well-known/oauth-authorization-server") => "discovery",
         "/healthz" => "healthz",
         "/metrics" => "metrics",
         p if p.starts_with("/admin/") => "admin",

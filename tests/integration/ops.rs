@@ -153,3 +153,30 @@ async fn metrics_can_require_a_token() {
     assert_eq!(ok.status(), 200);
     assert!(ok.text().await.unwrap().contains("authrim_db_commits_total"));
 }
+
+/// RFC 8414: the authorization server metadata is the discovery document, at the issuer's
+/// well-known location (the issuer's path inserted after it when there is one).
+#[tokio::test]
+async fn rfc8414_metadata_is_the_discovery_document() {
+    let s = TestServer::start().await;
+    let get = |path: &str| {
+        let (http, url) = (s.http.clone(), s.url(path));
+        async move {
+            let res = http.get(url).send().await.unwrap();
+            (res.status().as_u16(), res.json::<serde_json::Value>().await.unwrap())
+        }
+    };
+    let (st, oauth) = get("/.well-known/oauth-authorization-server").await;
+    assert_eq!(st, 200);
+    assert_eq!(oauth, get("/.well-known/openid-configuration").await.1);
+    assert_eq!(oauth["issuer"], s.issuer());
+    let (st, e) = get("/.well-known/oauth-authorization-server/elsewhere").await;
+    assert_eq!((st, e["error"].as_str()), (404, Some("not_found")));
+
+    let tenant = TestServer::start_with(|c| c.issuer = format!("{}/tenant", c.issuer)).await;
+    let res = tenant.http.get(tenant.url("/.well-known/oauth-authorization-server/tenant")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.json::<serde_json::Value>().await.unwrap()["issuer"], tenant.issuer());
+    let root = tenant.http.get(tenant.url("/.well-known/oauth-authorization-server")).send().await.unwrap();
+    assert_eq!(root.status(), 404, "the root form names the issuer without a path");
+}
