@@ -9,7 +9,7 @@ use crate::app::{App, AppState};
 use crate::error::OAuthError;
 use crate::http::cookies;
 use crate::http::pages::{self, LoginPage};
-use crate::http::params::{is_form, Params};
+use crate::http::params::Params;
 use crate::registry::Client;
 use crate::stores::{CodeGrant, Session};
 use crate::tokens::claims_request;
@@ -65,14 +65,9 @@ pub async fn post(
     headers: HeaderMap,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
-    if !is_form(&headers) {
-        return pages::error_page(StatusCode::BAD_REQUEST, "The authorization request must be a form post.");
-    }
-    // A body over the limit (413) or unreadable: a page like every other refusal here, not
-    // axum's plain-text rejection.
-    let body = match body {
+    let body = match pages::form_body(&headers, body, "authorization request") {
         Ok(b) => b,
-        Err(e) => return pages::error_page(e.status(), "The authorization request is too large or could not be read."),
+        Err(refused) => return refused,
     };
     if let Some(refused) = too_large(&app, body.len()) {
         return refused;

@@ -14,7 +14,7 @@
 use crate::app::{App, AppState};
 use crate::http::cookies;
 use crate::http::pages::{self, error_page};
-use crate::http::params::{is_form, FormParams, Params};
+use crate::http::params::{FormParams, Params};
 use crate::http::sealed::Unsealed;
 use crate::logout::{end_session, frontchannel, EndedBy};
 use crate::stores::{Session, SessionRef};
@@ -53,11 +53,9 @@ pub async fn post(
     headers: HeaderMap,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
-    if !is_form(&headers) {
-        return error_page(StatusCode::BAD_REQUEST, "A logout request sent by POST must be a form.");
-    }
-    let Ok(body) = body else {
-        return error_page(StatusCode::PAYLOAD_TOO_LARGE, "The logout request is too large or could not be read.");
+    let body = match pages::form_body(&headers, body, "logout request") {
+        Ok(b) => b,
+        Err(refused) => return refused,
     };
     handle(&app, &headers, Params::parse(&body), StatusCode::SEE_OTHER).await
 }

@@ -35,6 +35,20 @@ fn html_with_csp(status: StatusCode, title: &str, body: &str, csp: &str) -> Resp
     res
 }
 
+/// The body of a browser page's form post (`what`: "authorization request", …): a body that
+/// is not a form, over the limit (413) or unreadable is refused with a page like every other
+/// refusal there, not with axum's plain-text rejection.
+pub fn form_body(
+    headers: &axum::http::HeaderMap,
+    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    what: &str,
+) -> Result<axum::body::Bytes, Response> {
+    if !crate::http::params::is_form(headers) {
+        return Err(error_page(StatusCode::BAD_REQUEST, &format!("The {what} must be a form post.")));
+    }
+    body.map_err(|e| error_page(e.status(), &format!("The {what} is too large or could not be read.")))
+}
+
 pub fn error_page(status: StatusCode, message: &str) -> Response {
     html(
         status,

@@ -198,3 +198,21 @@ impl SessionStore for EmbeddedSessionStore {
         self.table.shard_lens()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_remembers_each_client_once_and_at_most_the_last_64() {
+        let mut s = Session::new("u", "sid".into(), 1, vec![], "1");
+        s = joined(&s, "a").unwrap();
+        assert!(joined(&s, "a").is_none(), "a client already there is not written again");
+        for i in 0..100 {
+            s = joined(&s, &format!("c{i}")).unwrap();
+        }
+        assert_eq!(s.clients.len(), MAX_SESSION_CLIENTS);
+        assert_eq!(s.clients.first().map(String::as_str), Some("c36"), "the oldest are forgotten");
+        assert_eq!(s.clients.last().map(String::as_str), Some("c99"));
+    }
+}

@@ -156,16 +156,19 @@ impl Req {
 
 /// Browser endpoints answer with pages; everything else is an API endpoint.
 fn is_browser(path: &str) -> bool {
-    matches!(path, "/authorize" | "/login" | "/consent")
+    matches!(path, "/authorize" | "/login" | "/consent" | "/logout" | "/logout/confirm")
 }
 
 fn endpoint_label(req: &Req) -> String {
     let p = req.path.as_str();
     let known = [
-        "/authorize", "/login", "/consent", "/token", "/revoke", "/introspect", "/userinfo", "/jwks",
-        "/.well-known/openid-configuration", "/healthz",
+        "/authorize", "/login", "/consent", "/logout", "/logout/confirm", "/token", "/revoke", "/introspect", "/userinfo",
+        "/jwks", "/.well-known/openid-configuration", "/.well-known/oauth-authorization-server", "/healthz",
     ];
     let admin = p.strip_prefix("/admin/").and_then(|rest| rest.split('/').next()).filter(|c| matches!(*c, "clients" | "users" | "audit"));
+    if p.starts_with("/admin/users/") && (p.contains("/sessions") || p.contains("/consents/")) {
+        return "/admin/users/…/sessions|consents".into();
+    }
     match admin {
         _ if known.contains(&p) => p.to_string(),
         Some(collection) => format!("/admin/{collection}"),
@@ -655,6 +658,44 @@ fn login(w: &World, rng: &mut Rng, i: usize) -> Req {
         .header("cookie", format!("authrim_browser={}", w.browser))
 }
 
+/// The consent page a login redirects to (a GET carrying the sealed state).
+fn consent_page(w: &World, _: &mut Rng, i: usize) -> Req {
+    let challenge = w.consent_challenges[i % w.consent_challenges.len()].clone();
+    Req::new("login+consent", Method::GET, "/consent")
+        .query(&[("challenge", challenge.as_str())])
+        .header("cookie", format!("authrim_session={}", w.session))
+}
+
+/// RP-initiated logout. Run last: a valid request ends the session the other groups use.
+fn logout(w: &World, rng: &mut Rng, _: usize) -> Req {
+    let mut p: Vec<(&str, String)> = Vec::new();
+    if rng.chance(60) {
+        p.push(("id_token_hint", w.id_token.clone()));
+    }
+    if rng.chance(40) {
+        p.push(("client_id", rng.pick(&["rp", "spa", "nobody"]).to_string()));
+    }
+    if rng.chance(50) {
+        p.push(("post_logout_redirect_uri", rng.pick(&[REDIRECT, "https://evil.example/", "javascript:alert(1)"]).to_string()));
+    }
+    if rng.chance(50) {
+        p.push(("state", "st".into()));
+    }
+    if rng.chance(20) {
+        p.push(("logout_hint", rng.pick(&["alice", "nobody"]).to_string()));
+    }
+    if rng.chance(10) {
+        p.push(("ui_locales", "ja en".into()));
+    }
+    let pairs: Vec<(&str, &str)> = p.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let r = match rng.below(3) {
+        0 => Req::new("logout", Method::POST, "/logout").form(&pairs),
+        1 => Req::new("logout", Method::POST, "/logout/confirm").form(&[("challenge", "not-a-sealed-form")]),
+        _ => Req::new("logout", Method::GET, "/logout").query(&pairs),
+    };
+    browser_cookies(w, rng, r)
+}
+
 fn consent(w: &World, rng: &mut Rng, i: usize) -> Req {
     let challenge = w.consent_challenges[i % w.consent_challenges.len()].clone();
     let decision = *rng.pick(&["allow", "deny"]);
@@ -752,7 +793,7 @@ fn userinfo(w: &World, rng: &mut Rng, _: usize) -> Req {
 }
 
 fn discovery(_: &World, rng: &mut Rng, _: usize) -> Req {
-    let path = *rng.pick(&["/.well-known/openid-configuration", "/jwks", "/healthz"]);
+    let path = *rng.pick(&["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server", "/jwks", "/healthz"]);
     Req::new("discovery+other", Method::GET, path)
 }
 
@@ -779,6 +820,11 @@ fn client_body(rng: &mut Rng, i: usize) -> Value {
         "token_endpoint_auth_method": rng.pick(&["client_secret_basic", "client_secret_post", "none"]).to_string(),
         "scope": "openid profile",
     });
+    if rng.chance(20) {
+        b["post_logout_redirect_uris"] = json!([rng.pick(&["https://rp.example/bye", "http://not-loopback.example/", "x"])]);
+        b["backchannel_logout_uri"] = json!(rng.pick(&["https://rp.example/bc", "", "https://rp.example/bc#f"]));
+        b["frontchannel_logout_uri"] = json!(rng.pick(&["https://rp.example/fc?x=1", "ftp://rp.example/"]));
+    }
     if rng.chance(30) {
         b["allowed_audiences"] = json!(["https://api.example"]);
         b["allowed_resources"] = json!(["https://api.example/r"]);
@@ -804,7 +850,7 @@ fn admin(w: &World, rng: &mut Rng, i: usize) -> Req {
     let client_id = format!("adm-{}", rng.below(8));
     let user_id = w.admin_user_ids[rng.below(w.admin_user_ids.len())].clone();
     let g = "admin";
-    let mut r = match rng.below(14) {
+    let mut r = match rng.below(17) {
         0 => Req::new(g, Method::GET, "/admin/clients"),
         1 | 2 => Req::new(g, Method::POST, "/admin/clients").json(client_body(rng, i)),
         3 => Req::new(g, Method::GET, &format!("/admin/clients/{client_id}")),
@@ -821,6 +867,9 @@ fn admin(w: &World, rng: &mut Rng, i: usize) -> Req {
             Req::new(g, rng.pick(&[Method::PATCH, Method::PUT]).clone(), &format!("/admin/users/{user_id}")).json(body)
         }
         12 => Req::new(g, Method::DELETE, &format!("/admin/users/fz-missing-{}", rng.below(3))),
+        13 => Req::new(g, Method::GET, &format!("/admin/users/{user_id}/sessions")),
+        14 => Req::new(g, Method::DELETE, &format!("/admin/users/{user_id}/sessions/{}", rng.pick(&["x", "%00", "a/b"]))),
+        15 => Req::new(g, Method::DELETE, &format!("/admin/users/{user_id}/consents/{client_id}")),
         _ => Req::new(g, Method::GET, "/admin/audit").query(&[("limit", "5"), ("event", "login_success")]),
     };
     match rng.below(10) {
@@ -836,12 +885,13 @@ fn admin(w: &World, rng: &mut Rng, i: usize) -> Req {
 fn groups() -> Vec<(&'static str, Vec<Template>, usize)> {
     vec![
         ("authorize", vec![authorize_get, authorize_post], 1_500),
-        ("login+consent", vec![login, consent], 1_000),
+        ("login+consent", vec![login, consent, consent_page], 1_200),
         ("token", vec![token_code, token_refresh, token_client_credentials, token_exchange, token_other], 2_500),
         ("userinfo", vec![userinfo], 1_000),
         ("revoke+introspect", vec![introspect, revoke], 1_500),
         ("discovery+other", vec![discovery, unknown], 1_000),
         ("admin", vec![admin], 1_500),
+        ("logout", vec![logout], 600),
     ]
 }
 
@@ -919,6 +969,10 @@ fn judge(req: &Req, o: &Outcome) -> Option<String> {
     if is_browser(&req.path) {
         if (300..400).contains(&o.status) {
             let loc = o.location.as_deref().unwrap_or("");
+            // Our own consent page, after a login (a relative reference: RFC 9110 §10.2.2).
+            if loc.starts_with("/consent?challenge=") {
+                return None;
+            }
             return match url::Url::parse(loc) {
                 Ok(u) if u.as_str().starts_with(REDIRECT) || u.scheme() == "com.example.app" => None,
                 Ok(u) => Some(format!("{} redirect to an unregistered URI {u}", o.status)),

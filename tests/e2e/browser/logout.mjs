@@ -175,13 +175,16 @@ async function main() {
     };
   }
 
-  // 3. Signed in again; /logout without parameters asks first.
+  // 3. Signed in again, with the keyboard only (the username field has the focus, Tab moves
+  //    to the password, Enter submits); /logout without parameters asks first.
   {
     const state = random();
     await page.goto(authorizeUrl(c1, state));
-    await page.fill('#username', env('USERNAME'));
-    await page.fill('#password', env('PASSWORD'));
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    if ((await page.evaluate(() => document.activeElement?.id)) !== 'username') throw new Error('the login page does not focus the username field');
+    await page.keyboard.type(env('USERNAME'));
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(env('PASSWORD'));
+    await page.keyboard.press('Enter');
     // The consent given in act 1 is remembered: straight back to the client.
     await page.waitForURL((u) => at(u.toString(), c1.redirect_uri) || u.pathname === '/consent');
     out.consent_asked_again = !at(page.url(), c1.redirect_uri);
@@ -198,7 +201,12 @@ async function main() {
     out.confirm_page = { status: ask.status(), heading: await heading.textContent(),
       text: (await page.locator('body').innerText()).replace(/\s+/g, ' ').trim() };
     const done = page.waitForResponse((r) => r.request().isNavigationRequest() && new URL(r.url()).pathname === '/logout/confirm');
-    await page.getByRole('button', { name: 'Sign out' }).click();
+    // Keyboard only: Tab to the button, Enter.
+    for (let i = 0; i < 5 && (await page.evaluate(() => document.activeElement?.textContent)) !== 'Sign out'; i++) {
+      await page.keyboard.press('Tab');
+    }
+    if ((await page.evaluate(() => document.activeElement?.textContent)) !== 'Sign out') throw new Error('Tab never reaches the Sign out button');
+    await page.keyboard.press('Enter');
     const confirmed = await done;
     await page.getByRole('heading', { name: 'You are signed out' }).waitFor();
     await page.waitForLoadState('load');
