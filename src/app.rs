@@ -29,6 +29,10 @@ pub struct App {
     pub backchannel: crate::logout::backchannel::Outbox,
     /// PostgreSQL only: how this node keeps its caches in step with the other nodes.
     pub sync: Option<NodeSync>,
+    /// Bounded GETs of documents clients name (`jwks_uri`).
+    pub fetcher: crate::http::fetch::Fetcher,
+    /// Clients' fetched key sets.
+    pub client_keys: crate::client_auth::keys::KeyCache,
 }
 
 pub type AppState = Arc<App>;
@@ -66,7 +70,10 @@ impl App {
         // validated, re-encoded request), so anything much larger is not ours.
         let sealer = Sealer::new(keys.derived_key("authrim interaction state v1"), 4 * config.max_authorization_request_bytes + 1024);
         let backchannel = crate::logout::backchannel::Outbox::new(std::time::Duration::from_secs(config.backchannel_logout_timeout))?;
+        let fetcher = crate::http::fetch::Fetcher::new(std::time::Duration::from_secs(config.fetch_timeout), config.fetch_max_bytes)?;
         Ok(Self {
+            fetcher,
+            client_keys: Default::default(),
             backchannel,
             config,
             keys,

@@ -112,11 +112,27 @@ pub struct ClientArgs {
     /// Front-Channel Logout: the page loaded in an iframe on logout ("" removes it).
     #[arg(long)]
     pub frontchannel_logout_uri: Option<String>,
+    /// Where the client publishes its public keys, for private_key_jwt ("" removes it).
+    #[arg(long)]
+    pub jwks_uri: Option<String>,
+    /// A file holding the client's public keys as a JWK Set (instead of --jwks-uri).
+    #[arg(long)]
+    pub jwks_file: Option<std::path::PathBuf>,
+    /// The one algorithm the client's authentication JWTs may use (e.g. ES256, HS256).
+    #[arg(long)]
+    pub token_endpoint_auth_signing_alg: Option<String>,
 }
 
 impl ClientArgs {
-    fn input(self) -> ClientInput {
-        ClientInput {
+    fn input(self) -> anyhow::Result<ClientInput> {
+        let jwks = match &self.jwks_file {
+            None => None,
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                Some(serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: not JSON: {e}", path.display()))?)
+            }
+        };
+        Ok(ClientInput {
             client_id: self.client_id,
             client_name: self.name,
             redirect_uris: (!self.redirect_uris.is_empty()).then_some(self.redirect_uris),
@@ -133,7 +149,10 @@ impl ClientArgs {
             backchannel_logout_session_required: None,
             frontchannel_logout_uri: self.frontchannel_logout_uri,
             frontchannel_logout_session_required: None,
-        }
+            jwks,
+            jwks_uri: self.jwks_uri,
+            token_endpoint_auth_signing_alg: self.token_endpoint_auth_signing_alg,
+        })
     }
 }
 
@@ -235,7 +254,7 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
         }
         Command::Client(cmd) => match cmd {
             ClientCommand::Create(args) => {
-                let (client, secret) = clients::new_client(args.input()).map_err(anyhow::Error::msg)?;
+                let (client, secret) = clients::new_client(args.input()?, &open_vault(config)?).map_err(anyhow::Error::msg)?;
                 let c = client.clone();
                 let created = db
                     .write(move |sql| {
@@ -262,7 +281,7 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
             ClientCommand::Show { client_id } => print(serde_json::to_value(&find_client(db, &client_id).await?.meta)?),
             ClientCommand::Update { client_id, args } => {
                 let existing = find_client(db, &client_id).await?;
-                let (client, secret) = clients::update_client(&existing, args.input()).map_err(anyhow::Error::msg)?;
+                let (client, secret) = clients::update_client(&existing, args.input()?, &open_vault(config)?).map_err(anyhow::Error::msg)?;
                 save_client(db, &client).await?;
                 let mut v = serde_json::to_value(&client.meta)?;
                 if let Some(s) = secret {
@@ -278,7 +297,7 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
                 eprintln!("deleted client {client_id}");
             }
             ClientCommand::RotateSecret { client_id } => {
-                let (client, secret) = clients::rotate_secret(&find_client(db, &client_id).await?).map_err(anyhow::Error::msg)?;
+                let (client, secret) = clients::rotate_secret(&find_client(db, &client_id).await?, &open_vault(config)?).map_err(anyhow::Error::msg)?;
                 save_client(db, &client).await?;
                 print(serde_json::json!({ "client_id": client_id, "client_secret": secret }));
             }
@@ -347,7 +366,7 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
             print(serde_json::to_value(db.read(move |sql| crate::audit::list(sql, limit, event.as_deref())).await?)?);
         }
         Command::Keys(KeysCommand::Rotate) => {
-            let vault = crate::keys::Vault::open(config.key_encryption_key.as_deref(), &config.data_dir)?;
+            let vault = open_vault(config)?;
             let kid = crate::keys::KeyManager::rotate(db, &vault).await?;
             print(serde_json::json!({"kid": kid, "state": "next", "signs_after_seconds": config.key_publish_delay}));
         }
@@ -386,6 +405,12 @@ async fn admin_api(config: &Config, method: reqwest::Method, path: &str) -> anyh
         anyhow::bail!("the server answered {status}: {why}");
     }
     Ok(body)
+}
+
+/// The vault of the data directory (or `AUTHRIM_KEY_ENCRYPTION_KEY`): it seals signing keys and
+/// `client_secret_jwt` secrets.
+fn open_vault(config: &Config) -> anyhow::Result<crate::keys::Vault> {
+    crate::keys::Vault::open(config.key_encryption_key.as_deref(), &config.data_dir)
 }
 
 async fn save_client(db: &crate::db::Database, client: &clients::Client) -> anyhow::Result<()> {

@@ -38,6 +38,23 @@ pub struct Config {
     /// Deliveries in flight at once, per node.
     pub backchannel_logout_concurrency: usize,
 
+    /// A client assertion (`private_key_jwt`, `client_secret_jwt`) may expire at most this
+    /// many seconds ahead; its `jti` is remembered that long.
+    pub client_assertion_max_lifetime: u64,
+    /// Seconds a client's fetched `jwks_uri` set is trusted.
+    pub client_jwks_cache_ttl: u64,
+    /// A JWT naming a key the cached set lacks fetches the set again, at most once per this
+    /// many seconds per client.
+    pub client_jwks_min_refetch: u64,
+    /// Seconds a fetch of a client's document (`jwks_uri`) may take.
+    pub fetch_timeout: u64,
+    /// The largest document fetched from a client, in bytes.
+    pub fetch_max_bytes: usize,
+    /// Seconds a pushed authorization request (`/par`) stays usable.
+    pub pushed_request_ttl: u64,
+    /// Every client must push its authorization requests (RFC 9126 §5).
+    pub require_pushed_authorization_requests: bool,
+
     pub code_shards: usize,
     pub session_shards: usize,
     pub challenge_shards: usize,
@@ -147,6 +164,13 @@ impl Default for Config {
             backchannel_logout_max_attempts: 12,
             backchannel_logout_retry_initial: 2,
             backchannel_logout_concurrency: 16,
+            client_assertion_max_lifetime: 3600,
+            client_jwks_cache_ttl: 300,
+            client_jwks_min_refetch: 10,
+            fetch_timeout: 5,
+            fetch_max_bytes: 64 * 1024,
+            pushed_request_ttl: 90,
+            require_pushed_authorization_requests: false,
             code_shards: 64,
             session_shards: 32,
             challenge_shards: 16,
@@ -206,6 +230,13 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_BACKCHANNEL_LOGOUT_MAX_ATTEMPTS", "backchannel_logout_max_attempts"),
     ("AUTHRIM_BACKCHANNEL_LOGOUT_RETRY_INITIAL", "backchannel_logout_retry_initial"),
     ("AUTHRIM_BACKCHANNEL_LOGOUT_CONCURRENCY", "backchannel_logout_concurrency"),
+    ("AUTHRIM_CLIENT_ASSERTION_MAX_LIFETIME", "client_assertion_max_lifetime"),
+    ("AUTHRIM_CLIENT_JWKS_CACHE_TTL", "client_jwks_cache_ttl"),
+    ("AUTHRIM_CLIENT_JWKS_MIN_REFETCH", "client_jwks_min_refetch"),
+    ("AUTHRIM_FETCH_TIMEOUT", "fetch_timeout"),
+    ("AUTHRIM_FETCH_MAX_BYTES", "fetch_max_bytes"),
+    ("AUTHRIM_PUSHED_REQUEST_TTL", "pushed_request_ttl"),
+    ("AUTHRIM_REQUIRE_PUSHED_AUTHORIZATION_REQUESTS", "require_pushed_authorization_requests"),
     ("AUTHRIM_CODE_SHARDS", "code_shards"),
     ("AUTHRIM_SESSION_SHARDS", "session_shards"),
     ("AUTHRIM_CHALLENGE_SHARDS", "challenge_shards"),
@@ -246,7 +277,8 @@ pub const ENV_VARS: &[(&str, &str)] = &[
 const NUMERIC_KEYS: &[&str] = &[
     "code_expiry", "access_token_ttl", "id_token_ttl", "session_ttl", "challenge_ttl",
     "backchannel_logout_timeout", "backchannel_logout_max_attempts", "backchannel_logout_retry_initial",
-    "backchannel_logout_concurrency",
+    "backchannel_logout_concurrency", "client_assertion_max_lifetime", "client_jwks_cache_ttl", "client_jwks_min_refetch",
+    "fetch_timeout", "fetch_max_bytes", "pushed_request_ttl",
     "code_shards", "session_shards", "challenge_shards", "revocation_shards", "refresh_shards", "key_cache_ttl", "key_publish_delay",
     "refresh_reuse_grace", "refresh_token_ttl", "refresh_token_idle_ttl",
     "max_body_bytes", "login_max_failures_per_account", "login_max_failures_per_address",
@@ -256,7 +288,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "max_connections_per_address",
 ];
 const BOOL_KEYS: &[&str] =
-    &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints"];
+    &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests"];
 
 impl Config {
     /// Load from an optional file and the process environment.
@@ -334,6 +366,9 @@ impl Config {
             || self.backchannel_logout_concurrency == 0
         {
             anyhow::bail!("the backchannel_logout_* settings must be positive");
+        }
+        if self.client_assertion_max_lifetime == 0 || self.fetch_timeout == 0 || self.fetch_max_bytes < 1024 || self.pushed_request_ttl == 0 {
+            anyhow::bail!("client_assertion_max_lifetime, fetch_timeout and pushed_request_ttl must be positive, fetch_max_bytes at least 1024");
         }
         if self.tls_cert.is_some() != self.tls_key.is_some() {
             anyhow::bail!("tls_cert and tls_key must be given together");

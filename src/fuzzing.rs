@@ -228,7 +228,7 @@ impl Fixture {
                 redirect_uris: Some(vec!["https://rp.example/cb".into()]),
                 token_endpoint_auth_method: Some(method.into()),
                 ..Default::default()
-            })
+            }, app.keys.vault())
             .expect("fuzz fixture: client");
             runtime.block_on(app.registry.save_client(client)).expect("fuzz fixture: save client");
             secrets.push((id.to_string(), secret.unwrap_or_default()));
@@ -262,7 +262,7 @@ fn sign_access_token(app: &App, exp: u64) -> String {
 // ---------------------------------------------------------------------------------------------
 // client authentication
 
-/// `client_auth::authenticate_client` (and so its Basic decoding). Modes: 0, no `Authorization`
+/// `client_auth::authenticate` (and so its Basic decoding). Modes: 0, no `Authorization`
 /// header; 1, the first field is the raw header; 2, it is `Basic ` + base64 of the field. Then
 /// the form body.
 /// `$B` and `$P` stand for the secrets of `fz-basic` and `fz-post` (the fuzzer cannot guess
@@ -288,7 +288,8 @@ pub fn client_auth(data: &[u8]) {
     };
     let Ok(params) = Params::parse(&sub(f[1])) else { return };
 
-    match crate::http::client_auth::authenticate_client(&fx.app, &headers, &params) {
+    let outcome = fx._runtime.block_on(crate::client_auth::authenticate(&fx.app, &headers, &params, "/token"));
+    match outcome {
         Ok(client) => match client.auth_method() {
             AUTH_NONE => {
                 assert!(!has_header && params.get("client_secret").is_none(), "public client authenticated with credentials");
@@ -483,10 +484,15 @@ pub fn claims_request(data: &[u8]) {
 // ---------------------------------------------------------------------------------------------
 // admin API bodies
 
+fn test_vault() -> &'static crate::keys::Vault {
+    static VAULT: OnceLock<crate::keys::Vault> = OnceLock::new();
+    VAULT.get_or_init(|| crate::keys::Vault::from_key([7; 32]))
+}
+
 fn base_client() -> &'static clients::Client {
     static BASE: OnceLock<clients::Client> = OnceLock::new();
     BASE.get_or_init(|| {
-        clients::new_client(ClientInput { client_id: Some("fz-existing".into()), redirect_uris: Some(vec!["https://rp.example/cb".into()]), ..Default::default() })
+        clients::new_client(ClientInput { client_id: Some("fz-existing".into()), redirect_uris: Some(vec!["https://rp.example/cb".into()]), ..Default::default() }, test_vault())
             .expect("base client")
             .0
     })
@@ -495,10 +501,10 @@ fn base_client() -> &'static clients::Client {
 /// The client metadata JSON of `POST /admin/clients` and `PATCH|PUT /admin/clients/{id}`.
 pub fn admin_client_json(data: &[u8]) {
     let Ok(input) = serde_json::from_slice::<ClientInput>(data) else { return };
-    if let Ok((client, secret)) = clients::new_client(input.clone()) {
+    if let Ok((client, secret)) = clients::new_client(input.clone(), test_vault()) {
         check_client(&client, secret.as_deref(), true);
     }
-    match clients::update_client(base_client(), input.clone()) {
+    match clients::update_client(base_client(), input.clone(), test_vault()) {
         Ok((client, secret)) => {
             assert_eq!(client.id(), base_client().id(), "update changed the client_id");
             check_client(&client, secret.as_deref(), false);
@@ -514,8 +520,8 @@ fn check_client(c: &clients::Client, secret: Option<&str>, created: bool) {
     assert!(!c.meta.grant_types.is_empty());
     assert!(c.meta.grant_types.iter().all(|g| clients::supported_grant_types().contains(&g.as_str())));
     assert!(c.meta.response_types.iter().all(|r| r == "code"));
-    if c.is_public() {
-        assert!(secret.is_none() && !c.check_secret(""), "a public client with a secret");
+    if matches!(c.auth_method(), AUTH_NONE | clients::AUTH_PRIVATE_KEY_JWT) {
+        assert!(secret.is_none() && !c.check_secret(""), "a client without a secret got one");
     } else if let Some(s) = secret {
         assert!(c.check_secret(s) && !c.check_secret(""), "the secret shown does not authenticate");
     } else {

@@ -104,6 +104,11 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     );
     CREATE INDEX logout_outbox_due ON logout_outbox(due_at);
     "#,
+), (
+    5,
+    // The secret of a `client_secret_jwt` client, AES-GCM-sealed under the KEK: that method
+    // needs the secret itself (an HMAC key), which a hash cannot give back.
+    "ALTER TABLE clients ADD COLUMN secret_sealed BLOB;",
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -75,7 +75,7 @@ async fn create_client(State(app): State<AppState>, Body(body): Body) -> AdminRe
     if input.client_id.as_deref().is_some_and(|id| app.registry.client(id).is_some()) {
         return Err(invalid_metadata("a client with this client_id already exists".into()));
     }
-    let (client, secret) = clients::new_client(input).map_err(invalid_metadata)?;
+    let (client, secret) = clients::new_client(input, app.keys.vault()).map_err(invalid_metadata)?;
     app.registry.save_client(client.clone()).await?;
     Ok((StatusCode::CREATED, Json(client_json(&client, secret))).into_response())
 }
@@ -87,14 +87,14 @@ async fn show_client(State(app): State<AppState>, Path(id): Path<String>) -> Adm
 
 async fn update_client(State(app): State<AppState>, Path(id): Path<String>, Body(body): Body) -> AdminResult {
     let existing = app.registry.client(&id).ok_or_else(|| OAuthError::not_found("no such client"))?;
-    let (client, secret) = clients::update_client(&existing, parse(&body)?).map_err(invalid_metadata)?;
+    let (client, secret) = clients::update_client(&existing, parse(&body)?, app.keys.vault()).map_err(invalid_metadata)?;
     app.registry.save_client(client.clone()).await?;
     Ok(Json(client_json(&client, secret)).into_response())
 }
 
 async fn rotate_secret(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
     let existing = app.registry.client(&id).ok_or_else(|| OAuthError::not_found("no such client"))?;
-    let (client, secret) = clients::rotate_secret(&existing).map_err(invalid_metadata)?;
+    let (client, secret) = clients::rotate_secret(&existing, app.keys.vault()).map_err(invalid_metadata)?;
     app.registry.save_client(client.clone()).await?;
     Ok(Json(client_json(&client, Some(secret))).into_response())
 }

@@ -4,7 +4,8 @@
 //! scopes and claims from the registry.
 
 use crate::app::AppState;
-use crate::registry::clients::{AUTH_METHODS, SUPPORTED_SCOPES};
+use crate::client_auth::keys::{ASYMMETRIC_ALGS, HMAC_ALGS};
+use crate::registry::clients::{AUTH_METHODS, AUTH_NONE, SUPPORTED_SCOPES};
 use crate::registry::users::supported_claims;
 use crate::tokens::ACR_PASSWORD;
 use axum::extract::State;
@@ -34,6 +35,7 @@ fn issuer_path(app: &crate::app::App) -> String {
 }
 
 fn metadata(app: &crate::app::App) -> serde_json::Value {
+    let jwt_algs: Vec<&str> = ASYMMETRIC_ALGS.iter().chain(HMAC_ALGS).copied().collect();
     json!({
         "issuer": app.issuer(),
         "authorization_endpoint": app.endpoint("/authorize"),
@@ -43,7 +45,11 @@ fn metadata(app: &crate::app::App) -> serde_json::Value {
         "revocation_endpoint": app.endpoint("/revoke"),
         "revocation_endpoint_auth_methods_supported": AUTH_METHODS,
         "introspection_endpoint": app.endpoint("/introspect"),
-        "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+        // Introspection is for confidential clients (resource servers) only.
+        "introspection_endpoint_auth_methods_supported": AUTH_METHODS.iter().filter(|m| **m != AUTH_NONE).collect::<Vec<_>>(),
+        "token_endpoint_auth_signing_alg_values_supported": &jwt_algs,
+        "revocation_endpoint_auth_signing_alg_values_supported": &jwt_algs,
+        "introspection_endpoint_auth_signing_alg_values_supported": &jwt_algs,
         "scopes_supported": SUPPORTED_SCOPES,
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],

@@ -6,7 +6,6 @@
 use super::revocation::{classify, Known};
 use crate::app::{App, AppState};
 use crate::error::OAuthError;
-use crate::http::client_auth::authenticate_client;
 use crate::http::params::FormParams;
 use crate::tokens::{is_revoked, AccessTokenClaims};
 use axum::extract::State;
@@ -27,7 +26,7 @@ pub async fn introspect(State(app): State<AppState>, headers: HeaderMap, form: R
 
 async fn handle(app: &App, headers: &HeaderMap, form: Result<FormParams, OAuthError>) -> Result<Value, OAuthError> {
     let FormParams(params) = form?;
-    let caller = authenticate_client(app, headers, &params)?;
+    let caller = crate::client_auth::authenticate(app, headers, &params, "/introspect").await?;
     if caller.is_public() {
         return Err(OAuthError::invalid_client("introspection requires an authenticated (confidential) client"));
     }

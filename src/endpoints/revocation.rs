@@ -6,7 +6,6 @@ use crate::app::{App, AppState};
 use crate::audit::AuditEvent;
 use crate::error::OAuthError;
 use crate::grants::refresh_token::revoke_family;
-use crate::http::client_auth::authenticate_client;
 use crate::http::cors::ServedClient;
 use crate::http::params::FormParams;
 use crate::stores::Presented;
@@ -69,7 +68,7 @@ async fn handle(
     served: &mut Option<ServedClient>,
 ) -> Result<(), OAuthError> {
     let FormParams(params) = form?;
-    let client = authenticate_client(app, headers, &params)?;
+    let client = crate::client_auth::authenticate(app, headers, &params, "/revoke").await?;
     *served = Some(ServedClient(client.clone()));
     let token = params.require("token")?;
     let not_yours = || OAuthError::unauthorized_client("the token was not issued to this client");

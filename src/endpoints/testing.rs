@@ -93,7 +93,7 @@ async fn bulk_clients(State(app): State<AppState>, Body(body): Body) -> TestResu
     for i in 0..count(req.count)? {
         let mut input = req.client.clone();
         input.client_id = Some(format!("{}-{i}", req.prefix));
-        let (client, secret) = clients::new_client(input).map_err(|e| OAuthError::invalid_request(e).code_as("invalid_client_metadata"))?;
+        let (client, secret) = clients::new_client(input, app.keys.vault()).map_err(|e| OAuthError::invalid_request(e).code_as("invalid_client_metadata"))?;
         out.push(json!({"client_id": client.id(), "client_secret": secret}));
         app.registry.save_client(client).await?;
     }

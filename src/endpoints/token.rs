@@ -3,7 +3,6 @@
 
 use crate::app::AppState;
 use crate::error::OAuthError;
-use crate::http::client_auth::authenticate_client;
 use crate::http::cors::ServedClient;
 use crate::http::params::FormParams;
 use axum::extract::State;
@@ -42,7 +41,7 @@ async fn handle(
     served: &mut Option<ServedClient>,
 ) -> Result<Response, OAuthError> {
     let FormParams(params) = form?;
-    let client = authenticate_client(app, headers, &params)?;
+    let client = crate::client_auth::authenticate(app, headers, &params, "/token").await?;
     *served = Some(ServedClient(client.clone()));
     let grant_type = params.require("grant_type")?;
     let handler = app

@@ -286,7 +286,7 @@ mod tests {
             redirect_uris: Some(vec![]),
             grant_types: Some(vec![GRANT_TYPE.into()]),
             ..Default::default()
-        })
+        }, &crate::keys::Vault::from_key([7; 32]))
         .unwrap()
         .0;
         let party = |sub: &str, may_act: Option<Value>| Party {

@@ -26,12 +26,12 @@ pub async fn prepare(app: &App) -> anyhow::Result<String> {
     };
     let (client, secret) = match app.registry.client(DEMO_CLIENT) {
         Some(existing) => {
-            let (c, _) = clients::update_client(&existing, input).map_err(anyhow::Error::msg)?;
-            let (c, s) = clients::rotate_secret(&c).map_err(anyhow::Error::msg)?;
+            let (c, _) = clients::update_client(&existing, input, app.keys.vault()).map_err(anyhow::Error::msg)?;
+            let (c, s) = clients::rotate_secret(&c, app.keys.vault()).map_err(anyhow::Error::msg)?;
             (c, s)
         }
         None => {
-            let (c, s) = clients::new_client(input).map_err(anyhow::Error::msg)?;
+            let (c, s) = clients::new_client(input, app.keys.vault()).map_err(anyhow::Error::msg)?;
             (c, s.expect("confidential client has a secret"))
         }
     };

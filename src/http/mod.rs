@@ -1,11 +1,11 @@
 //! The HTTP shell around the endpoints: routing, middleware, and the server's life cycle.
 
-pub mod client_auth;
 pub mod connections;
 pub mod cookies;
 pub mod cors;
 pub mod demo;
 pub mod edge;
+pub mod fetch;
 pub mod json_errors;
 pub mod pages;
 pub mod params;

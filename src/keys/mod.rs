@@ -77,6 +77,11 @@ impl KeyManager {
         Ok(key.kid)
     }
 
+    /// The vault that seals keys (and `client_secret_jwt` secrets) at rest.
+    pub fn vault(&self) -> &Vault {
+        &self.vault
+    }
+
     fn current(&self) -> Arc<KeySet> {
         self.cache.read().clone()
     }

@@ -21,9 +21,13 @@ impl Vault {
         if raw.len() != 32 {
             anyhow::bail!("the key-encryption key must be 32 bytes");
         }
-        let key = LessSafeKey::new(UnboundKey::new(&AES_256_GCM, &raw).map_err(|_| anyhow::anyhow!("bad KEK"))?);
-        let kek: [u8; 32] = raw.as_slice().try_into().expect("checked length");
-        Ok(Self { key, kek })
+        Ok(Self::from_key(raw.as_slice().try_into().expect("checked length")))
+    }
+
+    /// A vault under the KEK `kek` itself (tests, fuzzing).
+    pub fn from_key(kek: [u8; 32]) -> Self {
+        let key = LessSafeKey::new(UnboundKey::new(&AES_256_GCM, &kek).expect("a 32-byte AES-256 key"));
+        Self { key, kek }
     }
 
     /// A key for one purpose, derived from the KEK (HKDF-SHA256 with `purpose` as info), so

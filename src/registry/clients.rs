@@ -2,14 +2,25 @@
 //! here, shown once, and stored as SHA-256 (a slow hash would put milliseconds on every token
 //! request without adding strength to a value that is not guessable).
 
-use crate::util::{ct_eq, now, random_token, secret_hash, split_list};
+use crate::client_auth::keys::{self as client_keys, ClientKey};
 use crate::db::{Row, Sql, StoreResult};
+use crate::keys::Vault;
+use crate::util::{ct_eq, now, random_token, secret_hash, split_list};
 use serde::{Deserialize, Serialize};
 
 pub const AUTH_BASIC: &str = "client_secret_basic";
 pub const AUTH_POST: &str = "client_secret_post";
 pub const AUTH_NONE: &str = "none";
-pub const AUTH_METHODS: &[&str] = &[AUTH_BASIC, AUTH_POST, AUTH_NONE];
+/// RFC 7523 §2.2 / OIDC Core §9: a JWT signed with the client's private key.
+pub const AUTH_PRIVATE_KEY_JWT: &str = "private_key_jwt";
+/// OIDC Core §9: a JWT MACed with the client's secret.
+pub const AUTH_SECRET_JWT: &str = "client_secret_jwt";
+pub const AUTH_METHODS: &[&str] = &[AUTH_BASIC, AUTH_POST, AUTH_SECRET_JWT, AUTH_PRIVATE_KEY_JWT, AUTH_NONE];
+
+/// Whether clients of `method` are issued a secret.
+fn has_secret(method: &str) -> bool {
+    matches!(method, AUTH_BASIC | AUTH_POST | AUTH_SECRET_JWT)
+}
 
 /// Scopes that speak for a user; meaningless without one (client credentials).
 pub const USER_SCOPES: &[&str] = &["openid", "profile", "email", "address", "phone", "offline_access"];
@@ -60,6 +71,16 @@ pub struct ClientMetadata {
     /// Whether the iframe URL must carry `iss` and `sid`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub frontchannel_logout_session_required: bool,
+    /// RFC 7591 §2: the client's public keys, inline (`private_key_jwt`, signed request
+    /// objects). Exclusive with `jwks_uri`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jwks: Option<serde_json::Value>,
+    /// RFC 7591 §2: where the client publishes its public keys (fetched, cached).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jwks_uri: Option<String>,
+    /// OIDC Dynamic Registration §2: the one algorithm the client's authentication JWTs use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_endpoint_auth_signing_alg: Option<String>,
     #[serde(default)]
     pub client_id_issued_at: u64,
 }
@@ -117,18 +138,46 @@ pub struct ClientInput {
     /// `Some("")` clears it.
     pub frontchannel_logout_uri: Option<String>,
     pub frontchannel_logout_session_required: Option<bool>,
+    /// `{"keys": []}` clears it.
+    pub jwks: Option<serde_json::Value>,
+    /// `Some("")` clears it.
+    pub jwks_uri: Option<String>,
+    /// `Some("")` clears it.
+    pub token_endpoint_auth_signing_alg: Option<String>,
 }
 
 #[derive(Debug, Clone)]
 pub struct Client {
     pub meta: ClientMetadata,
     secret_hash: Option<[u8; 32]>,
+    /// `client_secret_jwt` only: the secret itself, sealed by the vault (`open_secret`).
+    secret_sealed: Option<Vec<u8>>,
     /// Worked out once from the metadata: CORS checks run on every cross-origin request.
     cors_origins: Vec<String>,
+    /// The inline `jwks`, parsed once (validated at registration).
+    keys: std::sync::Arc<[ClientKey]>,
+}
+
+/// A new secret for a client of `method`: the secret, its hash, and (for `client_secret_jwt`)
+/// its sealed copy.
+type NewSecret = (Option<String>, Option<[u8; 32]>, Option<Vec<u8>>);
+
+fn new_secret(method: &str, client_id: &str, vault: &Vault) -> NewSecret {
+    if !has_secret(method) {
+        return (None, None, None);
+    }
+    let s = random_token();
+    let sealed = (method == AUTH_SECRET_JWT).then(|| vault.seal(&sealed_secret_label(client_id), s.as_bytes()));
+    let hash = secret_hash(&s);
+    (Some(s), Some(hash), sealed)
+}
+
+fn sealed_secret_label(client_id: &str) -> String {
+    format!("client-secret:{client_id}")
 }
 
 impl Client {
-    fn build(meta: ClientMetadata, secret_hash: Option<[u8; 32]>) -> Self {
+    fn build(meta: ClientMetadata, secret_hash: Option<[u8; 32]>, secret_sealed: Option<Vec<u8>>) -> Self {
         let cors_origins = if meta.allowed_cors_origins.is_empty() {
             let mut derived: Vec<String> = meta.redirect_uris.iter().filter_map(|u| web_origin(u)).collect();
             derived.sort();
@@ -137,7 +186,19 @@ impl Client {
         } else {
             meta.allowed_cors_origins.clone()
         };
-        Self { meta, secret_hash, cors_origins }
+        let keys = meta.jwks.as_ref().and_then(|j| client_keys::parse_jwks(j).ok()).unwrap_or_default().into();
+        Self { meta, secret_hash, secret_sealed, cors_origins, keys }
+    }
+
+    /// The client's inline public keys (empty when it has none or uses `jwks_uri`).
+    pub fn inline_keys(&self) -> &std::sync::Arc<[ClientKey]> {
+        &self.keys
+    }
+
+    /// The secret itself, for a `client_secret_jwt` client (`None` for any other).
+    pub fn open_secret(&self, vault: &Vault) -> Option<Vec<u8>> {
+        let sealed = self.secret_sealed.as_ref()?;
+        vault.open_sealed(&sealed_secret_label(self.id()), sealed).ok()
     }
 
     /// The origins whose pages may call the token, revocation and userinfo endpoints for this
@@ -197,7 +258,7 @@ pub fn supported_grant_types() -> &'static [&'static str] {
 }
 
 /// Build a new client from `input`; returns it with its plain secret (confidential clients).
-pub fn new_client(input: ClientInput) -> Result<(Client, Option<String>), String> {
+pub fn new_client(input: ClientInput, vault: &Vault) -> Result<(Client, Option<String>), String> {
     let method = input.token_endpoint_auth_method.clone().unwrap_or_else(|| AUTH_BASIC.into());
     let meta = ClientMetadata {
         client_id: input.client_id.clone().unwrap_or_else(|| format!("client_{}", &random_token()[..22])),
@@ -216,17 +277,21 @@ pub fn new_client(input: ClientInput) -> Result<(Client, Option<String>), String
         backchannel_logout_session_required: input.backchannel_logout_session_required.unwrap_or(false),
         frontchannel_logout_uri: input.frontchannel_logout_uri.clone().filter(|u| !u.is_empty()),
         frontchannel_logout_session_required: input.frontchannel_logout_session_required.unwrap_or(false),
+        jwks: input.jwks.clone().filter(|j| !client_keys::is_empty_set(j)),
+        jwks_uri: input.jwks_uri.clone().filter(|u| !u.is_empty()),
+        token_endpoint_auth_signing_alg: input.token_endpoint_auth_signing_alg.clone().filter(|a| !a.is_empty()),
         client_id_issued_at: now(),
     };
     validate(&meta)?;
-    let secret = (meta.token_endpoint_auth_method != AUTH_NONE).then(random_token);
-    let secret_hash = secret.as_deref().map(secret_hash);
-    Ok((Client::build(meta, secret_hash), secret))
+    let (secret, hash, sealed) = new_secret(&meta.token_endpoint_auth_method, &meta.client_id, vault);
+    Ok((Client::build(meta, hash, sealed), secret))
 }
 
-/// Apply `input` to an existing client. Changing a public client into a confidential one
-/// issues a secret (returned); the reverse drops it.
-pub fn update_client(existing: &Client, input: ClientInput) -> Result<(Client, Option<String>), String> {
+/// Apply `input` to an existing client. A change of authentication method that needs a secret
+/// the client does not have (a public client made confidential, or `client_secret_jwt`, whose
+/// secret must be kept sealed rather than hashed) issues one (returned); a method without a
+/// secret drops it.
+pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Result<(Client, Option<String>), String> {
     if input.client_id.as_deref().is_some_and(|id| id != existing.id()) {
         return Err("client_id cannot be changed".into());
     }
@@ -246,25 +311,31 @@ pub fn update_client(existing: &Client, input: ClientInput) -> Result<(Client, O
     if let Some(v) = input.backchannel_logout_session_required { meta.backchannel_logout_session_required = v }
     if let Some(v) = input.frontchannel_logout_uri { meta.frontchannel_logout_uri = Some(v).filter(|u| !u.is_empty()) }
     if let Some(v) = input.frontchannel_logout_session_required { meta.frontchannel_logout_session_required = v }
+    if let Some(v) = input.jwks { meta.jwks = Some(v).filter(|j| !client_keys::is_empty_set(j)) }
+    if let Some(v) = input.jwks_uri { meta.jwks_uri = Some(v).filter(|u| !u.is_empty()) }
+    if let Some(v) = input.token_endpoint_auth_signing_alg { meta.token_endpoint_auth_signing_alg = Some(v).filter(|a| !a.is_empty()) }
     validate(&meta)?;
-    let (secret_hash, secret) = match (existing.secret_hash, meta.token_endpoint_auth_method == AUTH_NONE) {
-        (_, true) => (None, None),
-        (Some(h), false) => (Some(h), None),
-        (None, false) => {
-            let s = random_token();
-            (Some(crate::util::secret_hash(&s)), Some(s))
-        }
+    let method = meta.token_endpoint_auth_method.as_str();
+    let keeps = match method {
+        _ if !has_secret(method) => false,
+        AUTH_SECRET_JWT => existing.secret_sealed.is_some(),
+        _ => existing.secret_hash.is_some(),
     };
-    Ok((Client::build(meta, secret_hash), secret))
+    if keeps {
+        // A client moving from client_secret_jwt to a hashed method keeps its secret, sealed
+        // copy dropped (nothing needs it any more).
+        let sealed = (method == AUTH_SECRET_JWT).then(|| existing.secret_sealed.clone()).flatten();
+        return Ok((Client::build(meta, existing.secret_hash, sealed), None));
+    }
+    let (secret, hash, sealed) = new_secret(method, &meta.client_id, vault);
+    Ok((Client::build(meta, hash, sealed), secret))
 }
 
-/// A fresh secret for a confidential client (the old one stops working).
-pub fn rotate_secret(existing: &Client) -> Result<(Client, String), String> {
-    if existing.is_public() {
-        return Err("a public client has no secret".into());
-    }
-    let s = random_token();
-    Ok((Client::build(existing.meta.clone(), Some(secret_hash(&s))), s))
+/// A fresh secret for a client that has one (the old one stops working).
+pub fn rotate_secret(existing: &Client, vault: &Vault) -> Result<(Client, String), String> {
+    let (secret, hash, sealed) = new_secret(existing.auth_method(), existing.id(), vault);
+    let secret = secret.ok_or_else(|| format!("a client using {} has no secret", existing.auth_method()))?;
+    Ok((Client::build(existing.meta.clone(), hash, sealed), secret))
 }
 
 fn validate(meta: &ClientMetadata) -> Result<(), String> {
@@ -323,9 +394,39 @@ fn validate(meta: &ClientMetadata) -> Result<(), String> {
     for uri in &meta.post_logout_redirect_uris {
         validate_redirect_uri(uri).map_err(|e| format!("post_logout_redirect_uris: {e}"))?;
     }
-    for (name, uri) in [("backchannel_logout_uri", &meta.backchannel_logout_uri), ("frontchannel_logout_uri", &meta.frontchannel_logout_uri)] {
+    for (name, uri) in [
+        ("backchannel_logout_uri", &meta.backchannel_logout_uri),
+        ("frontchannel_logout_uri", &meta.frontchannel_logout_uri),
+        ("jwks_uri", &meta.jwks_uri),
+    ] {
         if let Some(uri) = uri {
             validate_web_uri(uri).map_err(|e| format!("{name}: {e}"))?;
+        }
+    }
+    validate_keys(meta)
+}
+
+/// RFC 7591 §2: `jwks` and `jwks_uri` are exclusive; `private_key_jwt` needs one of them;
+/// inline keys are public keys we can use; the signing algorithm suits the method.
+fn validate_keys(meta: &ClientMetadata) -> Result<(), String> {
+    if meta.jwks.is_some() && meta.jwks_uri.is_some() {
+        return Err("jwks and jwks_uri must not both be present (RFC 7591 §2)".into());
+    }
+    if let Some(jwks) = &meta.jwks {
+        client_keys::parse_jwks(jwks).map_err(|e| format!("jwks: {e}"))?;
+    }
+    let method = meta.token_endpoint_auth_method.as_str();
+    if method == AUTH_PRIVATE_KEY_JWT && meta.jwks.is_none() && meta.jwks_uri.is_none() {
+        return Err("private_key_jwt needs the client's public keys: jwks or jwks_uri".into());
+    }
+    if let Some(alg) = &meta.token_endpoint_auth_signing_alg {
+        let allowed = match method {
+            AUTH_PRIVATE_KEY_JWT => client_keys::ASYMMETRIC_ALGS,
+            AUTH_SECRET_JWT => client_keys::HMAC_ALGS,
+            _ => return Err(format!("token_endpoint_auth_signing_alg applies only to {AUTH_PRIVATE_KEY_JWT} and {AUTH_SECRET_JWT}")),
+        };
+        if !allowed.contains(&alg.as_str()) {
+            return Err(format!("token_endpoint_auth_signing_alg {alg:?} is not one of {}", allowed.join(", ")));
         }
     }
     Ok(())
@@ -395,14 +496,15 @@ fn validate_redirect_uri(uri: &str) -> Result<(), String> {
 pub fn save(sql: &mut dyn Sql, client: &Client) -> StoreResult<()> {
     let t = now() as i64;
     sql.execute(
-        "INSERT INTO clients (client_id, secret_hash, metadata, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)
+        "INSERT INTO clients (client_id, secret_hash, metadata, created_at, updated_at, secret_sealed) VALUES (?1, ?2, ?3, ?4, ?4, ?5)
          ON CONFLICT(client_id) DO UPDATE SET secret_hash = excluded.secret_hash, metadata = excluded.metadata,
-         updated_at = excluded.updated_at",
+         updated_at = excluded.updated_at, secret_sealed = excluded.secret_sealed",
         crate::params![
             client.id(),
             client.secret_hash.map(|h| h.to_vec()),
             serde_json::to_string(&client.meta).expect("metadata serialises"),
             t,
+            client.secret_sealed.clone(),
         ],
     )?;
     super::record_change(sql, "client", client.id())
@@ -416,24 +518,28 @@ pub fn delete(sql: &mut dyn Sql, client_id: &str) -> StoreResult<bool> {
 }
 
 pub fn load_one(sql: &mut dyn Sql, client_id: &str) -> StoreResult<Option<Client>> {
-    let row = sql.query_opt("SELECT secret_hash, metadata FROM clients WHERE client_id = ?1", crate::params![client_id])?;
+    let row = sql.query_opt("SELECT secret_hash, metadata, secret_sealed FROM clients WHERE client_id = ?1", crate::params![client_id])?;
     Ok(row.map(|r| row_to_client(&r)).transpose()?.flatten())
 }
 
 pub fn load_all(sql: &mut dyn Sql) -> StoreResult<Vec<Client>> {
-    let rows = sql.query("SELECT secret_hash, metadata FROM clients ORDER BY client_id", &[])?;
+    let rows = sql.query("SELECT secret_hash, metadata, secret_sealed FROM clients ORDER BY client_id", &[])?;
     Ok(rows.iter().filter_map(|r| row_to_client(r).ok().flatten()).collect())
 }
 
 fn row_to_client(r: &Row) -> StoreResult<Option<Client>> {
     let Ok(meta) = serde_json::from_str::<ClientMetadata>(&r.text(1)?) else { return Ok(None) };
     let secret_hash = r.opt_blob(0)?.and_then(|h| <[u8; 32]>::try_from(h.as_slice()).ok());
-    Ok(Some(Client::build(meta, secret_hash)))
+    Ok(Some(Client::build(meta, secret_hash, r.opt_blob(2)?)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn vault() -> Vault {
+        Vault::from_key([7; 32])
+    }
 
     fn input(uris: &[&str]) -> ClientInput {
         ClientInput { redirect_uris: Some(uris.iter().map(|s| s.to_string()).collect()), ..Default::default() }
@@ -448,7 +554,7 @@ mod tests {
                 "front" => i.frontchannel_logout_uri = Some(v.into()),
                 _ => i.post_logout_redirect_uris = Some(vec![v.into()]),
             }
-            new_client(i)
+            new_client(i, &vault())
         };
         for field in ["back", "front", "post"] {
             assert!(with(field, "https://rp.example/logout?x=1").is_ok(), "{field}");
@@ -459,13 +565,13 @@ mod tests {
         }
         let (c, _) = with("back", "https://rp.example/bc").unwrap();
         let cleared = ClientInput { backchannel_logout_uri: Some(String::new()), ..Default::default() };
-        assert_eq!(update_client(&c, cleared).unwrap().0.meta.backchannel_logout_uri, None);
+        assert_eq!(update_client(&c, cleared, &vault()).unwrap().0.meta.backchannel_logout_uri, None);
         assert!(c.has_post_logout_redirect_uri("https://rp.example/cb") == false);
     }
 
     #[test]
     fn confidential_client_gets_a_secret_checked_in_constant_time() {
-        let (c, secret) = new_client(input(&["https://rp.example/cb"])).unwrap();
+        let (c, secret) = new_client(input(&["https://rp.example/cb"]), &vault()).unwrap();
         let secret = secret.unwrap();
         assert!(c.check_secret(&secret));
         assert!(!c.check_secret("wrong"));
@@ -476,23 +582,23 @@ mod tests {
     fn public_client_has_no_secret() {
         let mut i = input(&["com.example.app:/cb"]);
         i.token_endpoint_auth_method = Some("none".into());
-        let (c, secret) = new_client(i).unwrap();
+        let (c, secret) = new_client(i, &vault()).unwrap();
         assert!(secret.is_none() && c.is_public() && !c.check_secret(""));
     }
 
     #[test]
     fn redirect_uri_rules() {
         for bad in ["http://rp.example/cb", "https://rp.example/cb#frag", "relative/path", "javascript:alert(1)", "myapp:/cb"] {
-            assert!(new_client(input(&[bad])).is_err(), "{bad} accepted");
+            assert!(new_client(input(&[bad]), &vault()).is_err(), "{bad} accepted");
         }
         for good in ["https://rp.example/cb?x=1", "http://127.0.0.1:9000/cb", "http://localhost/cb", "com.example.app:/oauth"] {
-            assert!(new_client(input(&[good])).is_ok(), "{good} refused");
+            assert!(new_client(input(&[good]), &vault()).is_ok(), "{good} refused");
         }
     }
 
     #[test]
     fn redirect_uri_match_is_exact() {
-        let (c, _) = new_client(input(&["https://rp.example/cb"])).unwrap();
+        let (c, _) = new_client(input(&["https://rp.example/cb"]), &vault()).unwrap();
         assert!(c.has_redirect_uri("https://rp.example/cb"));
         for near in ["https://rp.example/cb/", "https://RP.example/cb", "https://rp.example/cb?x", "https://rp.example/c"] {
             assert!(!c.has_redirect_uri(near), "{near} matched");
@@ -503,16 +609,16 @@ mod tests {
     fn unknown_grant_scope_or_method_refused() {
         let mut i = input(&["https://rp.example/cb"]);
         i.grant_types = Some(vec!["password".into()]);
-        assert!(new_client(i).is_err());
+        assert!(new_client(i, &vault()).is_err());
         let mut i = input(&["https://rp.example/cb"]);
         i.scope = Some("openid ad\"min".into());
-        assert!(new_client(i).is_err());
+        assert!(new_client(i, &vault()).is_err());
         let mut i = input(&["https://rp.example/cb"]);
         i.allowed_resources = Some(vec!["https://api.example/x#frag".into()]);
-        assert!(new_client(i).is_err());
+        assert!(new_client(i, &vault()).is_err());
         let mut i = input(&["https://rp.example/cb"]);
         i.token_endpoint_auth_method = Some("private_key_jwt".into());
-        assert!(new_client(i).is_err());
+        assert!(new_client(i, &vault()).is_err());
     }
 
     #[test]
@@ -523,7 +629,7 @@ mod tests {
             "http://127.0.0.1:9000/cb",
             "https://SPA2.example:443/cb",
             "com.example.app:/oauth",
-        ]))
+        ]), &vault())
         .unwrap();
         assert_eq!(c.cors_origins(), ["http://127.0.0.1:9000", "https://spa.example", "https://spa2.example"]);
         assert!(c.allows_origin("https://spa.example"));
@@ -532,11 +638,11 @@ mod tests {
         }
         let mut i = input(&["https://spa.example/cb"]);
         i.allowed_cors_origins = Some(vec!["https://app.example".into(), "http://localhost:3000".into()]);
-        let (c, _) = new_client(i).unwrap();
+        let (c, _) = new_client(i, &vault()).unwrap();
         assert_eq!(c.cors_origins(), ["https://app.example", "http://localhost:3000"]);
         assert!(!c.allows_origin("https://spa.example"), "an explicit list replaces the derived origins");
         // An update back to an empty list returns to the derived origins.
-        let (c, _) = update_client(&c, ClientInput { allowed_cors_origins: Some(vec![]), ..Default::default() }).unwrap();
+        let (c, _) = update_client(&c, ClientInput { allowed_cors_origins: Some(vec![]), ..Default::default() }, &vault()).unwrap();
         assert_eq!(c.cors_origins(), ["https://spa.example"]);
     }
 
@@ -557,12 +663,12 @@ mod tests {
         ] {
             let mut i = input(&["https://spa.example/cb"]);
             i.allowed_cors_origins = Some(vec![bad.into()]);
-            assert!(new_client(i).is_err(), "{bad} accepted");
+            assert!(new_client(i, &vault()).is_err(), "{bad} accepted");
         }
         for good in ["https://app.example", "https://app.example:8443", "http://localhost:3000", "http://127.0.0.1", "https://xn--bcher-kva.example"] {
             let mut i = input(&["https://spa.example/cb"]);
             i.allowed_cors_origins = Some(vec![good.into()]);
-            assert!(new_client(i).is_ok(), "{good} refused");
+            assert!(new_client(i, &vault()).is_ok(), "{good} refused");
         }
     }
 
@@ -571,7 +677,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let conn = crate::db::open(dir.path(), "NORMAL").unwrap();
         let conn = &mut crate::db::SqliteSql(&conn);
-        let (c, secret) = new_client(input(&["https://rp.example/cb"])).unwrap();
+        let (c, secret) = new_client(input(&["https://rp.example/cb"]), &vault()).unwrap();
         save(conn, &c).unwrap();
         let loaded = load_one(conn, c.id()).unwrap().unwrap();
         assert_eq!(loaded.meta, c.meta);

@@ -329,7 +329,7 @@ mod tests {
         let (client, _) = clients::new_client(ClientInput {
             redirect_uris: Some(vec!["https://rp.example/cb".into()]),
             ..Default::default()
-        })
+        }, &crate::keys::Vault::from_key([7; 32]))
         .unwrap();
         clients::save(cli, &client).unwrap();
         assert!(registry.client(client.id()).is_none());
@@ -342,7 +342,7 @@ mod tests {
 
     fn spa(id: &str, redirect: &str) -> Client {
         let input = ClientInput { client_id: Some(id.into()), redirect_uris: Some(vec![redirect.into()]), ..Default::default() };
-        clients::new_client(input).unwrap().0
+        clients::new_client(input, &crate::keys::Vault::from_key([7; 32])).unwrap().0
     }
 
     #[test]

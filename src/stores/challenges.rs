@@ -1,10 +1,10 @@
 //! ChallengeStore: one-time values that tie a form post to the page that rendered it (login,
 //! consent). A challenge is consumed once; a replayed or forged form finds nothing.
 
-use super::shard::{mint_prefixed, parse_prefixed};
+use super::shard::{hash_shard, mint_prefixed, parse_prefixed};
 use super::table::{ShardedTable, Turn};
 use crate::db::{Journal, StoreResult};
-use crate::util::now;
+use crate::util::{now, sha256};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
@@ -18,11 +18,21 @@ pub struct ChallengeRecord {
     pub payload: serde_json::Value,
 }
 
+impl ChallengeRecord {
+    /// What `first_use` stores: the value's hash is the key; nothing else is needed.
+    pub fn used_marker() -> Self {
+        Self { kind: "used".into(), binding: [0; 32], payload: serde_json::Value::Null }
+    }
+}
+
 #[async_trait]
 pub trait ChallengeStore: Send + Sync {
     async fn issue(&self, record: ChallengeRecord, ttl: u64) -> StoreResult<String>;
     /// Take the challenge if it exists, is unexpired and is of `kind`. Consumed either way.
     async fn consume(&self, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>>;
+    /// Mark `value` (a value we are handed, such as a client assertion's `jti`) used until
+    /// `expires_at`. `true` the first time; `false` while an earlier use is unexpired.
+    async fn first_use(&self, value: &str, expires_at: u64) -> StoreResult<bool>;
     async fn sweep_expired(&self) -> StoreResult<usize>;
     fn shard_lens(&self) -> Vec<usize>;
 }
@@ -68,6 +78,21 @@ impl ChallengeStore for EmbeddedChallengeStore {
             .await?;
         timer.answered_at(at);
         Ok(taken)
+    }
+
+    async fn first_use(&self, value: &str, expires_at: u64) -> StoreResult<bool> {
+        let shard = hash_shard(value.as_bytes(), self.table.shard_count());
+        let mut timer = self.table.timer(shard);
+        let t = now();
+        let (first, at) = self
+            .table
+            .update(shard, sha256(value.as_bytes()), |entry| match entry {
+                Some(e) if e.expires_at > t => Turn::read(false),
+                _ => Turn::put(true, ChallengeRecord::used_marker(), expires_at),
+            })
+            .await?;
+        timer.answered_at(at);
+        Ok(first)
     }
 
     async fn sweep_expired(&self) -> StoreResult<usize> {

@@ -44,6 +44,7 @@ contract!(
     sessions_live_until_ended_or_expired,
     ending_a_session_commits_its_outbox_with_it_or_not_at_all,
     a_challenge_is_consumed_once_and_only_for_its_kind,
+    a_value_is_used_first_once_until_it_expires,
     revocations_hold_until_expiry,
     state_survives_a_restart,
     random_rotations_and_revocations_across_restarts_match_a_model,
@@ -289,6 +290,32 @@ async fn a_challenge_is_consumed_once_and_only_for_its_kind(b: Backend) {
     let id = s.issue(rec, 60).await.unwrap();
     assert_eq!(s.consume(&id, "consent").await.unwrap(), None);
     assert_eq!(s.consume(&id, "login").await.unwrap(), None, "a mis-kinded use still burns it");
+}
+
+/// `first_use` (client assertion `jti`s): one winner among concurrent uses, none while the
+/// first is unexpired, and the value free again once it has expired; across a restart too.
+async fn a_value_is_used_first_once_until_it_expires(b: Backend) {
+    let node = b.node(|_| {}).await;
+    let s = node.app.stores.challenges.clone();
+    let now = authrim::util::now();
+    let racers: Vec<_> = (0..16).map(|_| {
+        let s = s.clone();
+        tokio::spawn(async move { s.first_use("jti-a", now + 3600).await.unwrap() })
+    }).collect();
+    let mut winners = 0;
+    for r in racers {
+        winners += r.await.unwrap() as usize;
+    }
+    assert_eq!(winners, 1, "exactly one first use");
+    assert!(s.first_use("jti-b", now + 1).await.unwrap());
+    assert!(!s.first_use("jti-b", now + 1).await.unwrap());
+    drop(s);
+    node.stop().await;
+    let node = b.node(|_| {}).await;
+    let s = &node.app.stores.challenges;
+    assert!(!s.first_use("jti-a", now + 3600).await.unwrap(), "remembered across a restart");
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert!(s.first_use("jti-b", now + 60).await.unwrap(), "an expired use frees the value");
 }
 
 async fn revocations_hold_until_expiry(b: Backend) {

@@ -92,7 +92,7 @@ async fn registry_edits_reach_the_other_nodes() {
     let (client, _) = authrim::registry::clients::new_client(authrim::registry::ClientInput {
         redirect_uris: Some(vec!["https://rp.example/cb".into()]),
         ..Default::default()
-    })
+    }, n1.app.keys.vault())
     .unwrap();
     n1.app.registry.save_client(client.clone()).await.unwrap();
     let start = Instant::now();
@@ -175,7 +175,7 @@ async fn each_logout_token_is_delivered_once_by_one_of_the_nodes() {
 
     let input: authrim::registry::ClientInput =
         serde_json::from_value(serde_json::json!({"client_id": "rp", "redirect_uris": ["https://rp.example/cb"], "backchannel_logout_uri": uri})).unwrap();
-    let (client, _) = authrim::registry::clients::new_client(input).unwrap();
+    let (client, _) = authrim::registry::clients::new_client(input, n1.app.keys.vault()).unwrap();
     n1.app.registry.save_client(client).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     while n2.app.registry.client("rp").is_none() {

@@ -3,6 +3,7 @@
 
 mod admin;
 mod authorize;
+mod client_jwt;
 mod consent;
 mod cors;
 mod crash;

@@ -100,6 +100,10 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     );
     CREATE INDEX logout_outbox_due ON logout_outbox(due_at);
     "#,
+), (
+    4,
+    // As SQLite's migration 5: the sealed secret of a `client_secret_jwt` client.
+    "ALTER TABLE clients ADD COLUMN secret_sealed BYTEA;",
 )];
 
 /// Bring the schema up to date; returns the version reached. Call inside a write transaction.

@@ -1,12 +1,12 @@
 //! ChallengeStore on PostgreSQL: consumption is a `DELETE … RETURNING`, so exactly one post
 //! takes a challenge, whichever node it reaches.
 
-use super::{col, decode, PgTable};
+use super::{col, decode, encode, PgTable};
 use crate::db::postgres::PgDb;
 use crate::db::StoreResult;
 use crate::stores::challenges::{ChallengeRecord, ChallengeStore};
-use crate::stores::shard::parse_prefixed;
-use crate::util::now;
+use crate::stores::shard::{hash_shard, parse_prefixed};
+use crate::util::{now, sha256};
 use async_trait::async_trait;
 
 pub struct PgChallengeStore {
@@ -36,6 +36,24 @@ impl ChallengeStore for PgChallengeStore {
         let record: ChallengeRecord = decode("challenges", &col::<String>(&row, 0)?)?;
         let live = col::<i64>(&row, 1)? > now() as i64;
         Ok((live && record.kind == kind).then_some(record))
+    }
+
+    /// One statement decides, on whichever node: the insert wins, or finds an unexpired row
+    /// and returns nothing. An expired row for the same value is taken over.
+    async fn first_use(&self, value: &str, expires_at: u64) -> StoreResult<bool> {
+        let shard = hash_shard(value.as_bytes(), self.table.shard_count());
+        let _timer = self.table.timer(shard);
+        let key = sha256(value.as_bytes());
+        let row = self
+            .table
+            .write(
+                "INSERT INTO challenges (hash, shard, data, expires_at) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (hash) DO UPDATE SET data = EXCLUDED.data, expires_at = EXCLUDED.expires_at
+                 WHERE challenges.expires_at <= $5 RETURNING 1",
+                &[&key.as_slice(), &(shard as i32), &encode(&ChallengeRecord::used_marker()), &(expires_at as i64), &(now() as i64)],
+            )
+            .await?;
+        Ok(row.is_some())
     }
 
     async fn sweep_expired(&self) -> StoreResult<usize> {

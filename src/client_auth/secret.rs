@@ -1,52 +1,46 @@
-//! Client authentication at the token endpoint (RFC 6749 §2.3): `client_secret_basic`,
-//! `client_secret_post`, or `none` for public clients. A client must use the method it is
-//! registered with, and exactly one method per request.
+//! The shared-secret methods: `client_secret_basic` and `client_secret_post` (RFC 6749
+//! §2.3.1), and the reading of Basic credentials.
 
-use super::params::Params;
-use crate::app::App;
+use super::{AuthMethod, Context, Presented, Refusal};
 use crate::error::{Challenge, OAuthError};
-use crate::registry::clients::{AUTH_BASIC, AUTH_NONE, AUTH_POST};
+use crate::registry::clients::{AUTH_BASIC, AUTH_POST};
 use crate::registry::Client;
+use async_trait::async_trait;
 use axum::http::{header::AUTHORIZATION, HeaderMap};
 use base64::{engine::general_purpose::STANDARD, Engine};
-use std::sync::Arc;
 
-pub fn authenticate_client(app: &App, headers: &HeaderMap, params: &Params) -> Result<Arc<Client>, OAuthError> {
-    let basic = basic_credentials(headers)?;
-    let body_id = params.get("client_id");
-    let body_secret = params.get("client_secret");
-    let bad_client = |basic: bool| {
-        let e = OAuthError::invalid_client("client authentication failed");
-        if basic { e.with_challenge(Challenge::Basic) } else { e }
-    };
+/// `client_secret_basic` (RFC 6749 §2.3.1): the secret in an `Authorization: Basic` header.
+pub struct Basic;
 
-    match (basic, body_secret) {
-        (Some(_), Some(_)) => Err(OAuthError::invalid_request("use only one client authentication method")),
-        (Some((id, secret)), None) => {
-            if body_id.is_some_and(|b| b != id) {
-                return Err(OAuthError::invalid_request("client_id in the body differs from the authenticated client"));
-            }
-            let client = app.registry.client(&id).ok_or_else(|| bad_client(true))?;
-            if client.auth_method() != AUTH_BASIC || !client.check_secret(&secret) {
-                return Err(bad_client(true));
-            }
-            Ok(client)
+/// `client_secret_post`: the secret as a body parameter.
+pub struct Post;
+
+#[async_trait]
+impl AuthMethod for Basic {
+    fn name(&self) -> &'static str {
+        AUTH_BASIC
+    }
+
+    async fn verify(&self, _: &Context<'_>, client: &Client, presented: &Presented) -> Result<(), Refusal> {
+        match presented {
+            Presented::Basic { secret, .. } if client.check_secret(secret) => Ok(()),
+            Presented::Basic { .. } => Err(Refusal::BadCredentials),
+            _ => Err(Refusal::WrongMethod),
         }
-        (None, Some(secret)) => {
-            let id = body_id.ok_or_else(|| OAuthError::invalid_request("client_secret without client_id"))?;
-            let client = app.registry.client(id).ok_or_else(|| bad_client(false))?;
-            if client.auth_method() != AUTH_POST || !client.check_secret(secret) {
-                return Err(bad_client(false));
-            }
-            Ok(client)
-        }
-        (None, None) => {
-            let id = body_id.ok_or_else(|| bad_client(false).with_description("client authentication is required"))?;
-            let client = app.registry.client(id).ok_or_else(|| bad_client(false))?;
-            if client.auth_method() != AUTH_NONE {
-                return Err(bad_client(false).with_description("this client must authenticate"));
-            }
-            Ok(client)
+    }
+}
+
+#[async_trait]
+impl AuthMethod for Post {
+    fn name(&self) -> &'static str {
+        AUTH_POST
+    }
+
+    async fn verify(&self, _: &Context<'_>, client: &Client, presented: &Presented) -> Result<(), Refusal> {
+        match presented {
+            Presented::Post { secret, .. } if client.check_secret(secret) => Ok(()),
+            Presented::Post { .. } => Err(Refusal::BadCredentials),
+            _ => Err(Refusal::WrongMethod),
         }
     }
 }
@@ -56,7 +50,7 @@ pub fn authenticate_client(app: &App, headers: &HeaderMap, params: &Params) -> R
 /// form would end the secret at a '&' (so `secret&anything` would pass as `secret`) and read
 /// `=` and `+` as syntax. A '+' stays a '+': no client id or secret of ours holds a space, and
 /// clients that skip the encoding (most do) mean a literal '+'.
-fn basic_credentials(headers: &HeaderMap) -> Result<Option<(String, String)>, OAuthError> {
+pub(super) fn basic_credentials(headers: &HeaderMap) -> Result<Option<(String, String)>, OAuthError> {
     let Some(value) = headers.get(AUTHORIZATION) else { return Ok(None) };
     let value = value.to_str().map_err(|_| OAuthError::invalid_request("malformed Authorization header"))?;
     let Some((scheme, rest)) = value.split_once(' ') else {
@@ -91,13 +85,6 @@ fn percent_decode(s: &str) -> Option<String> {
         }
     }
     String::from_utf8(out).ok()
-}
-
-impl OAuthError {
-    pub fn with_description(mut self, d: &'static str) -> Self {
-        self.description = d.into();
-        self
-    }
 }
 
 #[cfg(test)]

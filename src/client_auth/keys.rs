@@ -1,0 +1,191 @@
+//! A client's public keys: its inline `jwks` (parsed once, with the client) or its `jwks_uri`
+//! (fetched, cached for `client_jwks_cache_ttl`, fetched again early when a JWT names a `kid`
+//! the cached set lacks, at most once per `client_jwks_min_refetch` so that a stream of
+//! made-up kids cannot turn us into a request generator).
+
+use crate::app::App;
+use crate::registry::Client;
+use jsonwebtoken::jwk::{Jwk, PublicKeyUse};
+use jsonwebtoken::{Algorithm, DecodingKey};
+use parking_lot::Mutex;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What a client may sign its JWTs with (client authentication, request objects).
+pub const ASYMMETRIC_ALGS: &[&str] = &["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA"];
+/// What a `client_secret_jwt` client may MAC its JWTs with.
+pub const HMAC_ALGS: &[&str] = &["HS256", "HS384", "HS512"];
+/// At most this many keys in one set: a client needs a few (rotation), not hundreds.
+const MAX_KEYS: usize = 32;
+
+/// One usable public key of a client.
+#[derive(Clone)]
+pub struct ClientKey {
+    pub kid: Option<String>,
+    /// The JWK's `alg`, when it names one: the key is then good for that algorithm only.
+    pub alg: Option<Algorithm>,
+    pub key: DecodingKey,
+}
+
+impl std::fmt::Debug for ClientKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientKey").field("kid", &self.kid).field("alg", &self.alg).finish()
+    }
+}
+
+impl ClientKey {
+    /// Whether this key may check a JWT with `alg` and (if the JWT names one) `kid`.
+    pub fn fits(&self, alg: Algorithm, kid: Option<&str>) -> bool {
+        self.alg.is_none_or(|a| a == alg) && kid.is_none_or(|k| self.kid.as_deref() == Some(k))
+    }
+}
+
+/// `{"keys": []}` (or `{}`): how an update clears the inline set.
+pub fn is_empty_set(jwks: &Value) -> bool {
+    jwks.as_object().is_some_and(|o| o.get("keys").is_none_or(|k| k.as_array().is_some_and(Vec::is_empty)))
+}
+
+/// Parse a JWK Set (RFC 7517 §5) into the signature keys we can use. Encryption keys are
+/// skipped; a private or symmetric key is an error (a client must never hand us those, and
+/// a set that holds one was not meant to be published).
+pub fn parse_jwks(jwks: &Value) -> Result<Vec<ClientKey>, String> {
+    let keys = jwks.get("keys").and_then(Value::as_array).ok_or("not a JWK Set (no \"keys\" array)")?;
+    if keys.len() > MAX_KEYS {
+        return Err(format!("more than {MAX_KEYS} keys"));
+    }
+    let mut out = Vec::new();
+    for k in keys {
+        let obj = k.as_object().ok_or("a key is not a JSON object")?;
+        if ["d", "p", "q", "dp", "dq", "qi", "k"].iter().any(|m| obj.contains_key(*m)) {
+            return Err("the set holds a private or symmetric key; publish public keys only".into());
+        }
+        // A key type we do not know is skipped (RFC 7517 §5).
+        if !matches!(obj.get("kty").and_then(Value::as_str), Some("RSA" | "EC" | "OKP")) {
+            continue;
+        }
+        let jwk: Jwk = serde_json::from_value(k.clone()).map_err(|e| format!("unreadable key: {e}"))?;
+        if matches!(jwk.common.public_key_use, Some(PublicKeyUse::Encryption)) {
+            continue;
+        }
+        let alg = match obj.get("alg").and_then(Value::as_str) {
+            None => None,
+            Some(a) if ASYMMETRIC_ALGS.contains(&a) => Some(a.parse::<Algorithm>().map_err(|e| e.to_string())?),
+            Some(_) => continue, // an encryption algorithm, or one we do not verify
+        };
+        let key = DecodingKey::from_jwk(&jwk).map_err(|e| format!("unusable key: {e}"))?;
+        out.push(ClientKey { kid: jwk.common.key_id.clone(), alg, key });
+    }
+    Ok(out)
+}
+
+struct Cached {
+    keys: Arc<[ClientKey]>,
+    fetched_at: Instant,
+}
+
+/// The fetched key sets, by `jwks_uri`. Entries exist only for registered clients' URIs
+/// (bounded by the registry), and are replaced, not accumulated.
+#[derive(Default)]
+pub struct KeyCache {
+    sets: Mutex<HashMap<String, Cached>>,
+}
+
+impl KeyCache {
+    /// The keys of `client` for a JWT with `alg` and `kid`: inline ones, or its `jwks_uri`'s
+    /// (cached; fetched again when none fits and the cached set is older than the refetch
+    /// interval). An error is a set that cannot be had (the client cannot authenticate).
+    pub async fn keys_for(&self, app: &App, client: &Client, alg: Algorithm, kid: Option<&str>) -> Result<Vec<ClientKey>, String> {
+        let Some(uri) = client.meta.jwks_uri.as_deref() else {
+            return Ok(fitting(client.inline_keys(), alg, kid));
+        };
+        let ttl = Duration::from_secs(app.config.client_jwks_cache_ttl);
+        let min_refetch = Duration::from_secs(app.config.client_jwks_min_refetch);
+        let cached = self.sets.lock().get(uri).map(|c| (c.keys.clone(), c.fetched_at.elapsed()));
+        if let Some((keys, age)) = &cached {
+            let found = fitting(keys, alg, kid);
+            if *age < ttl && (!found.is_empty() || *age < min_refetch) {
+                return Ok(found);
+            }
+        }
+        match self.fetch(app, uri).await {
+            Ok(keys) => Ok(fitting(&keys, alg, kid)),
+            // The old set serves while the new one cannot be had: a brief outage of the
+            // client's key host should not lock it out.
+            Err(e) => match cached {
+                Some((keys, _)) => {
+                    tracing::warn!(client_id = client.id(), error = %e, "jwks_uri fetch failed; using the cached set");
+                    Ok(fitting(&keys, alg, kid))
+                }
+                None => Err(e),
+            },
+        }
+    }
+
+    async fn fetch(&self, app: &App, uri: &str) -> Result<Arc<[ClientKey]>, String> {
+        let doc = app.fetcher.get_json(uri).await.map_err(|e| format!("jwks_uri: {e}"))?;
+        let keys: Arc<[ClientKey]> = parse_jwks(&doc).map_err(|e| format!("jwks_uri: {e}"))?.into();
+        self.sets.lock().insert(uri.to_string(), Cached { keys: keys.clone(), fetched_at: Instant::now() });
+        Ok(keys)
+    }
+
+    /// Forget a client's fetched set (its registration changed).
+    pub fn forget(&self, uri: &str) {
+        self.sets.lock().remove(uri);
+    }
+}
+
+fn fitting(keys: &[ClientKey], alg: Algorithm, kid: Option<&str>) -> Vec<ClientKey> {
+    keys.iter().filter(|k| k.fits(alg, kid)).cloned().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    // RFC 7517 Appendix A.1: the example public keys (one EC P-256, one RSA).
+    fn rfc7517_a1() -> Value {
+        json!({"keys": [
+            {"kty":"EC","crv":"P-256","x":"MKBCTNIcKUSDii11ySs3526iDZ8AiTo7Tu6KPAqv7D4","y":"4Etl6SRW2YiLUrN5vfvVHuhp7x8PxltmWWlbbM4IFyM","use":"enc","kid":"1"},
+            {"kty":"RSA","n":"0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw","e":"AQAB","alg":"RS256","kid":"2011-04-29"}
+        ]})
+    }
+
+    #[test]
+    fn rfc7517_example_set_yields_its_signature_key() {
+        let keys = parse_jwks(&rfc7517_a1()).unwrap();
+        // The EC key is for encryption ("use":"enc") and is skipped.
+        assert_eq!(keys.len(), 1);
+        assert_eq!(keys[0].kid.as_deref(), Some("2011-04-29"));
+        assert!(keys[0].fits(Algorithm::RS256, Some("2011-04-29")));
+        assert!(keys[0].fits(Algorithm::RS256, None));
+        assert!(!keys[0].fits(Algorithm::PS256, None), "a key with alg RS256 serves RS256 only");
+        assert!(!keys[0].fits(Algorithm::RS256, Some("other")));
+    }
+
+    #[test]
+    fn private_symmetric_and_malformed_sets_are_refused() {
+        for bad in [
+            json!({"keys": [{"kty":"oct","k":"AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow"}]}),
+            json!({"keys": [{"kty":"EC","crv":"P-256","x":"MKBCTNIcKUSDii11ySs3526iDZ8AiTo7Tu6KPAqv7D4","y":"4Etl6SRW2YiLUrN5vfvVHuhp7x8PxltmWWlbbM4IFyM","d":"870MB6gfuTJ4HtUnUvYMyJpr5eUZNP4Bk43bVdj3eAE"}]}),
+            json!({"keys": [{"kty":"RSA","n":"!!","e":"AQAB"}]}),
+            json!({"keys": "nope"}),
+            json!([1, 2]),
+        ] {
+            assert!(parse_jwks(&bad).is_err(), "{bad}");
+        }
+        let many = json!({"keys": vec![rfc7517_a1()["keys"][1].clone(); MAX_KEYS + 1]});
+        assert!(parse_jwks(&many).is_err());
+        // A key type we do not know is ignored, as RFC 7517 §5 says.
+        assert!(parse_jwks(&json!({"keys": [{"kty":"future","x":"y"}]})).unwrap().is_empty());
+    }
+
+    #[test]
+    fn empty_sets_clear() {
+        assert!(is_empty_set(&json!({"keys": []})));
+        assert!(is_empty_set(&json!({})));
+        assert!(!is_empty_set(&rfc7517_a1()));
+    }
+}
