@@ -52,7 +52,7 @@ fn metadata(app: &crate::app::App) -> serde_json::Value {
         "introspection_endpoint_auth_signing_alg_values_supported": &jwt_algs,
         "scopes_supported": SUPPORTED_SCOPES,
         "response_types_supported": ["code"],
-        "response_modes_supported": ["query"],
+        "response_modes_supported": crate::endpoints::authorize::response::RESPONSE_MODES,
         "grant_types_supported": app.grants.names(),
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": ["RS256"],

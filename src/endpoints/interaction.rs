@@ -2,7 +2,7 @@
 //! (`http::sealed`), checks the cookie that state is bound to, then hands the authorization
 //! request back to `authorize::continue_authorization`.
 
-use super::authorize::{continue_authorization, issue_code, redirect_error, render_login, unavailable, AuthorizationRequest};
+use super::authorize::{continue_authorization, issue_code, render_login, response, unavailable, AuthorizationRequest};
 use crate::app::{App, AppState};
 use crate::audit::AuditEvent;
 use crate::error::OAuthError;
@@ -117,7 +117,7 @@ pub async fn consent(State(app): State<AppState>, headers: HeaderMap, form: Resu
                 }
             }
             let e = OAuthError::access_denied("the user denied the request");
-            redirect_error(&app, &req.redirect_uri, req.state.as_deref(), &e, StatusCode::SEE_OTHER)
+            response::error(&app, &req.reply_to(), &e, StatusCode::SEE_OTHER)
         }
         _ => error_page(StatusCode::BAD_REQUEST, "Choose Allow or Deny."),
     }

@@ -165,6 +165,25 @@ pub fn frontchannel_logout(iframes: &[String], next: Option<&str>) -> Response {
     )
 }
 
+/// OAuth 2.0 Form Post Response Mode §2: a page whose form posts `fields` to `action` (the
+/// client's redirect URI), submitted by a script allowed by this response's nonce; without
+/// scripts, the user presses Continue.
+pub fn form_post(action: &str, fields: &[(&str, &str)]) -> Response {
+    let nonce = crate::util::random_token();
+    let inputs: String =
+        fields.iter().map(|(k, v)| format!("<input type=\"hidden\" name=\"{}\" value=\"{}\">", e(k), e(v))).collect();
+    let body = format!(
+        "<h1>Returning to the application</h1><form method=\"post\" action=\"{}\">{inputs}\
+         <noscript><button type=\"submit\">Continue</button></noscript></form>\
+         <script nonce=\"{nonce}\">document.forms[0].submit();</script>",
+        e(action)
+    );
+    // No form-action: the form's target is the client's registered redirect URI, and the
+    // client may redirect after the POST to wherever it likes.
+    let csp = format!("default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-{nonce}'; frame-ancestors 'none'; base-uri 'none'");
+    html_with_csp(StatusCode::OK, "Returning to the application", &body, &csp)
+}
+
 fn scope_description(scope: &str) -> &str {
     match scope {
         "openid" => "know who you are",

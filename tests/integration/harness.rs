@@ -194,6 +194,27 @@ impl Page {
         self.html.contains("action=\"/consent\"")
     }
 
+    /// A form_post response page: its form's action and hidden fields (HTML-unescaped).
+    pub fn form_post(&self) -> (String, HashMap<String, String>) {
+        let unescape = |s: &str| s.replace("&quot;", "\"").replace("&#x27;", "'").replace("&#39;", "'").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&");
+        let attr = |tag: &str, name: &str| -> Option<String> {
+            let marker = format!("{name}=\"");
+            let start = tag.find(&marker)? + marker.len();
+            Some(unescape(tag[start..].split('"').next()?))
+        };
+        let form = self.html.split("<form").nth(1).unwrap_or_else(|| panic!("no form (status {}): {}", self.status, self.html));
+        let action = attr(form.split('>').next().unwrap(), "action").expect("form action");
+        let fields = form
+            .split("<input")
+            .skip(1)
+            .filter_map(|t| {
+                let tag = t.split('>').next()?;
+                Some((attr(tag, "name")?, attr(tag, "value")?))
+            })
+            .collect();
+        (action, fields)
+    }
+
     /// Query parameters of the redirect back to the client.
     pub fn redirect_params(&self) -> HashMap<String, String> {
         let loc = self.location.as_deref().unwrap_or_else(|| panic!("no redirect (status {}): {}", self.status, self.html));

@@ -10,6 +10,7 @@ mod crash;
 mod demo;
 mod disk_full;
 mod exchange;
+mod form_post;
 mod fuzz_endpoints;
 mod harness;
 mod json_errors;

@@ -12,45 +12,19 @@ use crate::http::pages::{self, LoginPage};
 use crate::http::params::Params;
 use crate::registry::Client;
 use crate::stores::{CodeGrant, Session};
-use crate::tokens::claims_request;
 use crate::util::{now, random_token, split_list};
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::sync::Arc;
 
-/// A validated authorization request: what login and consent carry through their challenges.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct AuthorizationRequest {
-    pub client_id: String,
-    pub redirect_uri: String,
-    /// Requested scopes the client may have, space-separated.
-    pub scope: String,
-    pub state: Option<String>,
-    pub nonce: Option<String>,
-    pub code_challenge: Option<String>,
-    pub prompt: Vec<String>,
-    pub max_age: Option<u64>,
-    pub login_hint: Option<String>,
-    pub id_token_hint_sub: Option<String>,
-    pub claims: Option<Value>,
-}
+mod request;
+pub mod response;
 
-impl AuthorizationRequest {
-    fn prompts(&self, p: &str) -> bool {
-        self.prompt.iter().any(|x| x == p)
-    }
-}
-
-enum Rejection {
-    /// Shown to the user: the client or redirect URI cannot be trusted.
-    Page(String),
-    /// Sent back to the client's redirect URI.
-    Redirect { redirect_uri: String, state: Option<String>, error: OAuthError },
-}
+pub use request::AuthorizationRequest;
+use request::{validate, Rejection};
+use response::ReplyTo;
 
 pub async fn get(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     let query = query.unwrap_or_default();
@@ -93,124 +67,13 @@ async fn authorize(app: &App, headers: &HeaderMap, params: Result<Params, OAuthE
     let req = match validate(app, &params) {
         Ok(r) => r,
         Err(Rejection::Page(msg)) => return pages::error_page(StatusCode::BAD_REQUEST, &msg),
-        Err(Rejection::Redirect { redirect_uri, state, error }) => {
-            return redirect_error(app, &redirect_uri, state.as_deref(), &error, StatusCode::FOUND)
+        Err(Rejection::Redirect { redirect_uri, state, mode, error }) => {
+            let to = ReplyTo { redirect_uri: &redirect_uri, state: state.as_deref(), mode };
+            return response::error(app, &to, &error, StatusCode::FOUND);
         }
     };
     let session = current_session(app, headers).await;
     continue_authorization(app, headers, req, session, false, StatusCode::FOUND).await
-}
-
-fn validate(app: &App, p: &Params) -> Result<AuthorizationRequest, Rejection> {
-    let client_id = p.get("client_id").ok_or_else(|| Rejection::Page("The request names no client (client_id is missing).".into()))?;
-    let client = app
-        .registry
-        .client(client_id)
-        .ok_or_else(|| Rejection::Page("The application that sent you here is not registered.".into()))?;
-    let redirect_uri = p
-        .get("redirect_uri")
-        .ok_or_else(|| Rejection::Page("The request has no redirect_uri.".into()))?;
-    if !client.has_redirect_uri(redirect_uri) {
-        return Err(Rejection::Page("The redirect_uri is not registered for this application.".into()));
-    }
-    let state = p.get("state").map(str::to_string);
-    let fail = |error: OAuthError| Rejection::Redirect { redirect_uri: redirect_uri.to_string(), state: state.clone(), error };
-
-    if p.contains("request") {
-        return Err(fail(OAuthError::invalid_request("request objects are not supported").code_as("request_not_supported")));
-    }
-    if p.contains("request_uri") {
-        return Err(fail(OAuthError::invalid_request("request_uri is not supported").code_as("request_uri_not_supported")));
-    }
-    match p.get("response_type") {
-        None => return Err(fail(OAuthError::invalid_request("missing parameter: response_type"))),
-        Some("code") => {}
-        Some(_) => {
-            return Err(fail(OAuthError::invalid_request("only response_type=code is supported").code_as("unsupported_response_type")))
-        }
-    }
-    if !client.allows_grant("authorization_code") {
-        return Err(fail(OAuthError::unauthorized_client("this client may not use the authorization code flow")));
-    }
-    if p.get("response_mode").is_some_and(|m| m != "query") {
-        return Err(fail(OAuthError::invalid_request("only response_mode=query is supported")));
-    }
-    let scope = requested_scope(&client, p.get("scope")).map_err(fail)?;
-    let code_challenge = pkce_challenge(&client, p).map_err(fail)?;
-    let prompt = parse_prompt(p.get("prompt")).map_err(fail)?;
-    let max_age = match p.get("max_age") {
-        None => None,
-        Some(v) => Some(v.parse::<u64>().map_err(|_| fail(OAuthError::invalid_request("max_age must be a non-negative integer")))?),
-    };
-    let claims = p.get("claims").map(claims_request::parse).transpose().map_err(fail)?;
-    let id_token_hint_sub = match p.get("id_token_hint") {
-        None => None,
-        Some(hint) => {
-            let claims = crate::tokens::verify_id_token_hint(app, hint)
-                .map_err(|_| fail(OAuthError::invalid_request("id_token_hint is not an ID token issued here")))?;
-            claims.get("sub").and_then(Value::as_str).map(str::to_string)
-        }
-    };
-    Ok(AuthorizationRequest {
-        client_id: client.id().to_string(),
-        redirect_uri: redirect_uri.to_string(),
-        scope,
-        state,
-        nonce: p.get("nonce").map(str::to_string),
-        code_challenge,
-        prompt,
-        max_age,
-        login_hint: p.get("login_hint").map(str::to_string),
-        id_token_hint_sub,
-        claims,
-    })
-}
-
-/// The requested scopes this client may have. Values we do not know or the client may not
-/// use are dropped (RFC 6749 §3.3 lets the server narrow the request); nothing left is an error.
-fn requested_scope(client: &Client, scope: Option<&str>) -> Result<String, OAuthError> {
-    let scope = scope.ok_or_else(|| OAuthError::invalid_scope("missing parameter: scope"))?;
-    let mut kept: Vec<&str> = Vec::new();
-    for s in split_list(scope) {
-        if client.allows_scope(s) && !kept.contains(&s) {
-            kept.push(s);
-        }
-    }
-    if kept.is_empty() {
-        return Err(OAuthError::invalid_scope("none of the requested scopes is available to this client"));
-    }
-    Ok(kept.join(" "))
-}
-
-/// RFC 7636: S256 only; required for public clients.
-fn pkce_challenge(client: &Client, p: &Params) -> Result<Option<String>, OAuthError> {
-    match (p.get("code_challenge"), p.get("code_challenge_method")) {
-        (None, Some(_)) => Err(OAuthError::invalid_request("code_challenge_method without code_challenge")),
-        (None, None) if client.is_public() => Err(OAuthError::invalid_request("public clients must use PKCE (code_challenge with S256)")),
-        (None, None) => Ok(None),
-        (Some(_), None | Some("plain")) => Err(OAuthError::invalid_request("code_challenge_method must be S256; plain is not allowed")),
-        (Some(_), Some(m)) if m != "S256" => Err(OAuthError::invalid_request("unsupported code_challenge_method; use S256")),
-        (Some(c), Some(_)) => {
-            // An S256 challenge is base64url of 32 bytes: exactly 43 characters.
-            if c.len() != 43 || !c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
-                return Err(OAuthError::invalid_request("code_challenge is not a base64url SHA-256 value"));
-            }
-            Ok(Some(c.to_string()))
-        }
-    }
-}
-
-fn parse_prompt(prompt: Option<&str>) -> Result<Vec<String>, OAuthError> {
-    let values: Vec<String> = prompt.map(|p| split_list(p).map(str::to_string).collect()).unwrap_or_default();
-    for v in &values {
-        if !matches!(v.as_str(), "none" | "login" | "consent" | "select_account") {
-            return Err(OAuthError::invalid_request(format!("unsupported prompt value {v:?}")));
-        }
-    }
-    if values.iter().any(|v| v == "none") && values.len() > 1 {
-        return Err(OAuthError::invalid_request("prompt=none cannot be combined with other values"));
-    }
-    Ok(values)
 }
 
 /// The signed-in user's session, if the cookie names a live one for an enabled user.
@@ -243,11 +106,10 @@ pub async fn continue_authorization(
                 || req.id_token_hint_sub.as_ref().is_some_and(|sub| *sub != s.user_id)
         }
     };
-    let state = req.state.as_deref();
     if needs_login {
         if req.prompts("none") {
             let e = OAuthError::access_denied("the user is not signed in").code_as("login_required");
-            return redirect_error(app, &req.redirect_uri, state, &e, redirect_status);
+            return response::error(app, &req.reply_to(), &e, redirect_status);
         }
         return render_login(app, headers, &req, None, StatusCode::OK).await;
     }
@@ -257,7 +119,7 @@ pub async fn continue_authorization(
     if !covered || req.prompts("consent") {
         if req.prompts("none") {
             let e = OAuthError::access_denied("the user has not consented").code_as("consent_required");
-            return redirect_error(app, &req.redirect_uri, state, &e, redirect_status);
+            return response::error(app, &req.reply_to(), &e, redirect_status);
         }
         if fresh_login {
             // Right after the login POST: send the browser to a GET of the consent page, so
@@ -321,7 +183,7 @@ fn seal_request(app: &App, kind: &str, cookie_value: &str, req: &AuthorizationRe
 pub async fn issue_code(app: &App, req: &AuthorizationRequest, cookie: &str, session: &Session, status: StatusCode) -> Response {
     if let Err(e) = app.stores.sessions.join(cookie, &req.client_id).await {
         let err = OAuthError::internal("session store", e);
-        return redirect_error(app, &req.redirect_uri, req.state.as_deref(), &err, status);
+        return response::error(app, &req.reply_to(), &err, status);
     }
     let grant = CodeGrant {
         client_id: req.client_id.clone(),
@@ -336,10 +198,10 @@ pub async fn issue_code(app: &App, req: &AuthorizationRequest, cookie: &str, ses
         claims: req.claims.clone(),
     };
     match app.stores.codes.issue(grant, app.config.code_expiry).await {
-        Ok(code) => redirect_to_client(app, &req.redirect_uri, &[("code", &code)], req.state.as_deref(), status),
+        Ok(code) => response::to_client(app, &req.reply_to(), &[("code", &code)], status),
         Err(e) => {
             let err = OAuthError::internal("code store", e);
-            redirect_error(app, &req.redirect_uri, req.state.as_deref(), &err, status)
+            response::error(app, &req.reply_to(), &err, status)
         }
     }
 }
@@ -349,35 +211,6 @@ fn client_display_name(app: &App, client_id: &str) -> String {
         .client(client_id)
         .and_then(|c: Arc<Client>| c.meta.client_name.clone())
         .unwrap_or_else(|| client_id.to_string())
-}
-
-/// Redirect to the client with `pairs`, `state` and `iss` (RFC 9207) added to its query.
-pub fn redirect_to_client(app: &App, redirect_uri: &str, pairs: &[(&str, &str)], state: Option<&str>, status: StatusCode) -> Response {
-    let Ok(mut url) = url::Url::parse(redirect_uri) else {
-        return pages::error_page(StatusCode::BAD_REQUEST, "The redirect_uri is not a valid URL.");
-    };
-    {
-        let mut q = url.query_pairs_mut();
-        for (k, v) in pairs {
-            q.append_pair(k, v);
-        }
-        if let Some(s) = state {
-            q.append_pair("state", s);
-        }
-        q.append_pair("iss", app.issuer());
-    }
-    let mut res = status.into_response();
-    if let Ok(v) = HeaderValue::from_str(url.as_str()) {
-        res.headers_mut().insert(header::LOCATION, v);
-    }
-    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    res
-}
-
-pub fn redirect_error(app: &App, redirect_uri: &str, state: Option<&str>, e: &OAuthError, status: StatusCode) -> Response {
-    let mut res = redirect_to_client(app, redirect_uri, &[("error", e.code), ("error_description", &e.description)], state, status);
-    res.extensions_mut().insert(crate::error::ErrorCode(e.code));
-    res
 }
 
 pub fn unavailable(e: impl std::fmt::Display) -> Response {

@@ -1,0 +1,165 @@
+//! The authorization request (RFC 6749 §4.1.1, OpenID Connect Core §3.1.2.1): its parameters
+//! read and checked into an `AuthorizationRequest`, the state login and consent carry.
+
+use super::response::{ReplyTo, ResponseMode};
+use crate::app::App;
+use crate::error::OAuthError;
+use crate::http::params::Params;
+use crate::registry::Client;
+use crate::tokens::claims_request;
+use crate::util::split_list;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A validated authorization request: what login and consent carry through their challenges.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AuthorizationRequest {
+    pub client_id: String,
+    pub redirect_uri: String,
+    /// Requested scopes the client may have, space-separated.
+    pub scope: String,
+    pub state: Option<String>,
+    pub nonce: Option<String>,
+    pub code_challenge: Option<String>,
+    pub prompt: Vec<String>,
+    pub max_age: Option<u64>,
+    pub login_hint: Option<String>,
+    pub id_token_hint_sub: Option<String>,
+    pub claims: Option<Value>,
+    #[serde(default)]
+    pub response_mode: ResponseMode,
+}
+
+impl AuthorizationRequest {
+    /// Where this request's response goes.
+    pub fn reply_to(&self) -> ReplyTo<'_> {
+        ReplyTo { redirect_uri: &self.redirect_uri, state: self.state.as_deref(), mode: self.response_mode }
+    }
+
+    pub fn prompts(&self, p: &str) -> bool {
+        self.prompt.iter().any(|x| x == p)
+    }
+}
+
+pub enum Rejection {
+    /// Shown to the user: the client or redirect URI cannot be trusted.
+    Page(String),
+    /// Sent back to the client's redirect URI.
+    Redirect { redirect_uri: String, state: Option<String>, mode: ResponseMode, error: OAuthError },
+}
+
+pub fn validate(app: &App, p: &Params) -> Result<AuthorizationRequest, Rejection> {
+    let client_id = p.get("client_id").ok_or_else(|| Rejection::Page("The request names no client (client_id is missing).".into()))?;
+    let client = app
+        .registry
+        .client(client_id)
+        .ok_or_else(|| Rejection::Page("The application that sent you here is not registered.".into()))?;
+    let redirect_uri = p
+        .get("redirect_uri")
+        .ok_or_else(|| Rejection::Page("The request has no redirect_uri.".into()))?;
+    if !client.has_redirect_uri(redirect_uri) {
+        return Err(Rejection::Page("The redirect_uri is not registered for this application.".into()));
+    }
+    let state = p.get("state").map(str::to_string);
+    // The response mode first: every later error travels in it. An unknown one is reported
+    // in the default mode.
+    let mode = ResponseMode::parse(p.get("response_mode"));
+    let response_mode = mode.clone().unwrap_or_default();
+    let fail = |error: OAuthError| Rejection::Redirect { redirect_uri: redirect_uri.to_string(), state: state.clone(), mode: response_mode, error };
+    mode.map_err(fail)?;
+
+    if p.contains("request") {
+        return Err(fail(OAuthError::invalid_request("request objects are not supported").code_as("request_not_supported")));
+    }
+    if p.contains("request_uri") {
+        return Err(fail(OAuthError::invalid_request("request_uri is not supported").code_as("request_uri_not_supported")));
+    }
+    match p.get("response_type") {
+        None => return Err(fail(OAuthError::invalid_request("missing parameter: response_type"))),
+        Some("code") => {}
+        Some(_) => {
+            return Err(fail(OAuthError::invalid_request("only response_type=code is supported").code_as("unsupported_response_type")))
+        }
+    }
+    if !client.allows_grant("authorization_code") {
+        return Err(fail(OAuthError::unauthorized_client("this client may not use the authorization code flow")));
+    }
+    let scope = requested_scope(&client, p.get("scope")).map_err(fail)?;
+    let code_challenge = pkce_challenge(&client, p).map_err(fail)?;
+    let prompt = parse_prompt(p.get("prompt")).map_err(fail)?;
+    let max_age = match p.get("max_age") {
+        None => None,
+        Some(v) => Some(v.parse::<u64>().map_err(|_| fail(OAuthError::invalid_request("max_age must be a non-negative integer")))?),
+    };
+    let claims = p.get("claims").map(claims_request::parse).transpose().map_err(fail)?;
+    let id_token_hint_sub = match p.get("id_token_hint") {
+        None => None,
+        Some(hint) => {
+            let claims = crate::tokens::verify_id_token_hint(app, hint)
+                .map_err(|_| fail(OAuthError::invalid_request("id_token_hint is not an ID token issued here")))?;
+            claims.get("sub").and_then(Value::as_str).map(str::to_string)
+        }
+    };
+    Ok(AuthorizationRequest {
+        client_id: client.id().to_string(),
+        redirect_uri: redirect_uri.to_string(),
+        scope,
+        state,
+        nonce: p.get("nonce").map(str::to_string),
+        code_challenge,
+        prompt,
+        max_age,
+        login_hint: p.get("login_hint").map(str::to_string),
+        id_token_hint_sub,
+        claims,
+        response_mode,
+    })
+}
+
+/// The requested scopes this client may have. Values we do not know or the client may not
+/// use are dropped (RFC 6749 §3.3 lets the server narrow the request); nothing left is an error.
+fn requested_scope(client: &Client, scope: Option<&str>) -> Result<String, OAuthError> {
+    let scope = scope.ok_or_else(|| OAuthError::invalid_scope("missing parameter: scope"))?;
+    let mut kept: Vec<&str> = Vec::new();
+    for s in split_list(scope) {
+        if client.allows_scope(s) && !kept.contains(&s) {
+            kept.push(s);
+        }
+    }
+    if kept.is_empty() {
+        return Err(OAuthError::invalid_scope("none of the requested scopes is available to this client"));
+    }
+    Ok(kept.join(" "))
+}
+
+/// RFC 7636: S256 only; required for public clients.
+fn pkce_challenge(client: &Client, p: &Params) -> Result<Option<String>, OAuthError> {
+    match (p.get("code_challenge"), p.get("code_challenge_method")) {
+        (None, Some(_)) => Err(OAuthError::invalid_request("code_challenge_method without code_challenge")),
+        (None, None) if client.is_public() => Err(OAuthError::invalid_request("public clients must use PKCE (code_challenge with S256)")),
+        (None, None) => Ok(None),
+        (Some(_), None | Some("plain")) => Err(OAuthError::invalid_request("code_challenge_method must be S256; plain is not allowed")),
+        (Some(_), Some(m)) if m != "S256" => Err(OAuthError::invalid_request("unsupported code_challenge_method; use S256")),
+        (Some(c), Some(_)) => {
+            // An S256 challenge is base64url of 32 bytes: exactly 43 characters.
+            if c.len() != 43 || !c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+                return Err(OAuthError::invalid_request("code_challenge is not a base64url SHA-256 value"));
+            }
+            Ok(Some(c.to_string()))
+        }
+    }
+}
+
+fn parse_prompt(prompt: Option<&str>) -> Result<Vec<String>, OAuthError> {
+    let values: Vec<String> = prompt.map(|p| split_list(p).map(str::to_string).collect()).unwrap_or_default();
+    for v in &values {
+        if !matches!(v.as_str(), "none" | "login" | "consent" | "select_account") {
+            return Err(OAuthError::invalid_request(format!("unsupported prompt value {v:?}")));
+        }
+    }
+    if values.iter().any(|v| v == "none") && values.len() > 1 {
+        return Err(OAuthError::invalid_request("prompt=none cannot be combined with other values"));
+    }
+    Ok(values)
+}
+
