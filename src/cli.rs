@@ -121,6 +121,9 @@ pub struct ClientArgs {
     /// The one algorithm the client's authentication JWTs may use (e.g. ES256, HS256).
     #[arg(long)]
     pub token_endpoint_auth_signing_alg: Option<String>,
+    /// The client's authorization requests must be pushed (/par) first.
+    #[arg(long)]
+    pub require_par: bool,
 }
 
 impl ClientArgs {
@@ -152,6 +155,7 @@ impl ClientArgs {
             jwks,
             jwks_uri: self.jwks_uri,
             token_endpoint_auth_signing_alg: self.token_endpoint_auth_signing_alg,
+            require_pushed_authorization_requests: self.require_par.then_some(true),
         })
     }
 }

@@ -54,6 +54,9 @@ pub struct Config {
     pub pushed_request_ttl: u64,
     /// Every client must push its authorization requests (RFC 9126 §5).
     pub require_pushed_authorization_requests: bool,
+    /// Pending pushed requests (and spent assertion ids) kept at most; `/par` answers 429
+    /// beyond it.
+    pub max_pushed_requests: usize,
 
     pub code_shards: usize,
     pub session_shards: usize,
@@ -171,6 +174,7 @@ impl Default for Config {
             fetch_max_bytes: 64 * 1024,
             pushed_request_ttl: 90,
             require_pushed_authorization_requests: false,
+            max_pushed_requests: 100_000,
             code_shards: 64,
             session_shards: 32,
             challenge_shards: 16,
@@ -237,6 +241,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_FETCH_MAX_BYTES", "fetch_max_bytes"),
     ("AUTHRIM_PUSHED_REQUEST_TTL", "pushed_request_ttl"),
     ("AUTHRIM_REQUIRE_PUSHED_AUTHORIZATION_REQUESTS", "require_pushed_authorization_requests"),
+    ("AUTHRIM_MAX_PUSHED_REQUESTS", "max_pushed_requests"),
     ("AUTHRIM_CODE_SHARDS", "code_shards"),
     ("AUTHRIM_SESSION_SHARDS", "session_shards"),
     ("AUTHRIM_CHALLENGE_SHARDS", "challenge_shards"),
@@ -278,7 +283,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "code_expiry", "access_token_ttl", "id_token_ttl", "session_ttl", "challenge_ttl",
     "backchannel_logout_timeout", "backchannel_logout_max_attempts", "backchannel_logout_retry_initial",
     "backchannel_logout_concurrency", "client_assertion_max_lifetime", "client_jwks_cache_ttl", "client_jwks_min_refetch",
-    "fetch_timeout", "fetch_max_bytes", "pushed_request_ttl",
+    "fetch_timeout", "fetch_max_bytes", "pushed_request_ttl", "max_pushed_requests",
     "code_shards", "session_shards", "challenge_shards", "revocation_shards", "refresh_shards", "key_cache_ttl", "key_publish_delay",
     "refresh_reuse_grace", "refresh_token_ttl", "refresh_token_idle_ttl",
     "max_body_bytes", "login_max_failures_per_account", "login_max_failures_per_address",

@@ -69,7 +69,12 @@ pub fn claimed_client(jwt: &str) -> Option<String> {
 /// The header's algorithm, if it is one of `allowed` and the client's registered one (if it
 /// registered one), and its `kid`.
 fn header(client: &Client, jwt: &str, allowed: &[&str]) -> Result<(Algorithm, Option<String>), Refusal> {
-    let h = jsonwebtoken::decode_header(jwt).map_err(|_| Refusal::Invalid("client_assertion is not a JWS we accept".into()))?;
+    let h = jsonwebtoken::decode_header(jwt).map_err(|_| match header_alg(jwt) {
+        // An algorithm outside our lists (or `none`): say which, so the client's developer
+        // sees it (openid-client, for one, names Ed25519 keys' JWSs "Ed25519", RFC 9864).
+        Some(alg) => Refusal::Invalid(format!("alg {alg:?} is not accepted; see token_endpoint_auth_signing_alg_values_supported")),
+        None => Refusal::Invalid("client_assertion is not a JWS".into()),
+    })?;
     let name = alg_name(h.alg);
     if !allowed.contains(&name) {
         return Err(Refusal::Invalid(format!("alg {name} is not accepted for {}", client.auth_method())));
@@ -78,6 +83,14 @@ fn header(client: &Client, jwt: &str, allowed: &[&str]) -> Result<(Algorithm, Op
         return Err(Refusal::Invalid(format!("this client signs its assertions with {}", client.meta.token_endpoint_auth_signing_alg.as_deref().unwrap_or_default())));
     }
     Ok((h.alg, h.kid))
+}
+
+/// The `alg` of a JWS header we could not read, if there is one to name.
+fn header_alg(jwt: &str) -> Option<String> {
+    let header = crate::util::b64_decode(jwt.split('.').next()?)?;
+    let v: serde_json::Value = serde_json::from_slice(&header).ok()?;
+    let alg = v.get("alg")?.as_str()?;
+    (alg.len() <= 32).then(|| alg.to_string())
 }
 
 /// The JOSE name of an algorithm.

@@ -68,6 +68,8 @@ fn metadata(app: &crate::app::App) -> serde_json::Value {
         "acr_values_supported": [ACR_PASSWORD],
         "authorization_response_iss_parameter_supported": true,
         "end_session_endpoint": app.endpoint("/logout"),
+        "pushed_authorization_request_endpoint": app.endpoint("/par"),
+        "require_pushed_authorization_requests": app.config.require_pushed_authorization_requests,
         "backchannel_logout_supported": true,
         "backchannel_logout_session_supported": true,
         "frontchannel_logout_supported": true,

@@ -6,6 +6,7 @@ pub mod discovery;
 pub mod end_session;
 pub mod interaction;
 pub mod introspection;
+pub mod par;
 pub mod revocation;
 pub mod testing;
 pub mod token;

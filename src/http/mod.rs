@@ -13,7 +13,7 @@ pub mod sealed;
 pub mod server;
 
 use crate::app::AppState;
-use crate::endpoints::{admin, authorize, discovery, end_session, interaction, introspection, revocation, token, userinfo};
+use crate::endpoints::{admin, authorize, discovery, end_session, interaction, introspection, par, revocation, token, userinfo};
 use crate::error::OAuthError;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, Request};
@@ -37,6 +37,7 @@ pub fn router(app: AppState) -> Router {
         .route("/logout", get(end_session::get).post(end_session::post))
         .route("/logout/confirm", post(end_session::confirm))
         .route("/token", post(token::token))
+        .route("/par", post(par::par))
         .route("/revoke", post(revocation::revoke))
         .route("/introspect", post(introspection::introspect))
         .route("/userinfo", get(userinfo::userinfo).post(userinfo::userinfo))

@@ -54,6 +54,11 @@ impl Params {
         self.get(key).ok_or_else(|| OAuthError::invalid_request(format!("missing parameter: {key}")))
     }
 
+    /// Set a single-valued parameter, replacing what the request sent.
+    pub fn set(&mut self, key: &str, value: &str) {
+        self.0.insert(key.to_string(), vec![value.to_string()]);
+    }
+
     pub fn contains(&self, key: &str) -> bool {
         self.0.contains_key(key)
     }

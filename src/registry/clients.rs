@@ -81,6 +81,9 @@ pub struct ClientMetadata {
     /// OIDC Dynamic Registration §2: the one algorithm the client's authentication JWTs use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_endpoint_auth_signing_alg: Option<String>,
+    /// RFC 9126 §6: the client's authorization requests must come through `/par`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub require_pushed_authorization_requests: bool,
     #[serde(default)]
     pub client_id_issued_at: u64,
 }
@@ -144,6 +147,7 @@ pub struct ClientInput {
     pub jwks_uri: Option<String>,
     /// `Some("")` clears it.
     pub token_endpoint_auth_signing_alg: Option<String>,
+    pub require_pushed_authorization_requests: Option<bool>,
 }
 
 #[derive(Debug, Clone)]
@@ -280,6 +284,7 @@ pub fn new_client(input: ClientInput, vault: &Vault) -> Result<(Client, Option<S
         jwks: input.jwks.clone().filter(|j| !client_keys::is_empty_set(j)),
         jwks_uri: input.jwks_uri.clone().filter(|u| !u.is_empty()),
         token_endpoint_auth_signing_alg: input.token_endpoint_auth_signing_alg.clone().filter(|a| !a.is_empty()),
+        require_pushed_authorization_requests: input.require_pushed_authorization_requests.unwrap_or(false),
         client_id_issued_at: now(),
     };
     validate(&meta)?;
@@ -314,6 +319,7 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.jwks { meta.jwks = Some(v).filter(|j| !client_keys::is_empty_set(j)) }
     if let Some(v) = input.jwks_uri { meta.jwks_uri = Some(v).filter(|u| !u.is_empty()) }
     if let Some(v) = input.token_endpoint_auth_signing_alg { meta.token_endpoint_auth_signing_alg = Some(v).filter(|a| !a.is_empty()) }
+    if let Some(v) = input.require_pushed_authorization_requests { meta.require_pushed_authorization_requests = v }
     validate(&meta)?;
     let method = meta.token_endpoint_auth_method.as_str();
     let keeps = match method {

@@ -17,6 +17,7 @@ mod json_errors;
 mod logout;
 mod multinode;
 mod openidconnect_rp;
+mod par;
 mod ops;
 #[path = "../common/postgres.rs"]
 mod pg_cluster;

@@ -19,11 +19,12 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
-mod request;
+pub mod pushed;
+pub mod request;
 pub mod response;
 
 pub use request::AuthorizationRequest;
-use request::{validate, Rejection};
+use request::{validate, Rejection, Via};
 use response::ReplyTo;
 
 pub async fn get(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
@@ -64,16 +65,38 @@ async fn authorize(app: &App, headers: &HeaderMap, params: Result<Params, OAuthE
         Ok(p) => p,
         Err(e) => return pages::error_page(StatusCode::BAD_REQUEST, &format!("Invalid request: {}.", e.description)),
     };
-    let req = match validate(app, &params) {
-        Ok(r) => r,
+    let req = match params.get("request_uri") {
+        Some(uri) => match from_pushed(app, &params, uri).await {
+            Ok(r) => r,
+            Err(res) => return res,
+        },
+        None => match validate(app, &params, Via::FrontChannel) {
+            Ok(r) => r,
         Err(Rejection::Page(msg)) => return pages::error_page(StatusCode::BAD_REQUEST, &msg),
         Err(Rejection::Redirect { redirect_uri, state, mode, error }) => {
             let to = ReplyTo { redirect_uri: &redirect_uri, state: state.as_deref(), mode };
             return response::error(app, &to, &error, StatusCode::FOUND);
         }
+        },
     };
     let session = current_session(app, headers).await;
     continue_authorization(app, headers, req, session, false, StatusCode::FOUND).await
+}
+
+/// RFC 9126 §4: the request pushed as `request_uri`, for the `client_id` the browser names;
+/// every other parameter of the browser's request is ignored (only the pushed ones count).
+async fn from_pushed(app: &App, params: &Params, request_uri: &str) -> Result<AuthorizationRequest, Response> {
+    let Some(client_id) = params.get("client_id") else {
+        return Err(pages::error_page(StatusCode::BAD_REQUEST, "The request names no client (client_id is missing)."));
+    };
+    match pushed::take(app, client_id, request_uri).await {
+        Ok(req) if app.registry.client(&req.client_id).is_some() => Ok(req),
+        Ok(_) | Err(pushed::Unusable::Invalid) => Err(pages::error_page(
+            StatusCode::BAD_REQUEST,
+            "This sign-in link has expired or was already used (invalid request_uri). Return to the application and start again.",
+        )),
+        Err(pushed::Unusable::Store(e)) => Err(unavailable(e)),
+    }
 }
 
 /// The signed-in user's session, if the cookie names a live one for an enabled user.

@@ -48,7 +48,16 @@ pub enum Rejection {
     Redirect { redirect_uri: String, state: Option<String>, mode: ResponseMode, error: OAuthError },
 }
 
-pub fn validate(app: &App, p: &Params) -> Result<AuthorizationRequest, Rejection> {
+/// How the request arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// In the browser's request to `/authorize`.
+    FrontChannel,
+    /// Pushed by the authenticated client to `/par`.
+    Pushed,
+}
+
+pub fn validate(app: &App, p: &Params, via: Via) -> Result<AuthorizationRequest, Rejection> {
     let client_id = p.get("client_id").ok_or_else(|| Rejection::Page("The request names no client (client_id is missing).".into()))?;
     let client = app
         .registry
@@ -71,8 +80,8 @@ pub fn validate(app: &App, p: &Params) -> Result<AuthorizationRequest, Rejection
     if p.contains("request") {
         return Err(fail(OAuthError::invalid_request("request objects are not supported").code_as("request_not_supported")));
     }
-    if p.contains("request_uri") {
-        return Err(fail(OAuthError::invalid_request("request_uri is not supported").code_as("request_uri_not_supported")));
+    if via == Via::FrontChannel && (app.config.require_pushed_authorization_requests || client.meta.require_pushed_authorization_requests) {
+        return Err(fail(OAuthError::invalid_request("authorization requests must be pushed to the PAR endpoint first (RFC 9126)")));
     }
     match p.get("response_type") {
         None => return Err(fail(OAuthError::invalid_request("missing parameter: response_type"))),

@@ -1,0 +1,49 @@
+//! `POST /par` (RFC 9126): a client pushes its authorization request over an authenticated
+//! back channel and gets a `request_uri` to send the browser to `/authorize` with. The
+//! request is checked exactly as `/authorize` would check it, but errors are answered here,
+//! as JSON (§2.3), since there is no browser to redirect.
+
+use super::authorize::{pushed, request};
+use crate::app::{App, AppState};
+use crate::error::OAuthError;
+use crate::http::params::FormParams;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+pub async fn par(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+    match handle(&app, &headers, form).await {
+        Ok((request_uri, expires_in)) => {
+            let mut res = (StatusCode::CREATED, axum::Json(json!({"request_uri": request_uri, "expires_in": expires_in}))).into_response();
+            res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            res
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn handle(app: &App, headers: &HeaderMap, form: Result<FormParams, OAuthError>) -> Result<(String, u64), OAuthError> {
+    let FormParams(params) = form?;
+    let client = crate::client_auth::authenticate(app, headers, &params, "/par").await?;
+    // §2.1: a request_uri cannot itself be pushed.
+    if params.contains("request_uri") {
+        return Err(OAuthError::invalid_request("request_uri is not allowed in a pushed request"));
+    }
+    // The authenticated client is the request's client, whether or not it named itself.
+    let mut params = params;
+    params.set("client_id", client.id());
+    let req = request::validate(app, &params, request::Via::Pushed).map_err(|rejection| match rejection {
+        request::Rejection::Page(message) => OAuthError::invalid_request(message),
+        request::Rejection::Redirect { error, .. } => error,
+    })?;
+    // Every client may push; until there is room again, no more requests are kept. A public
+    // client authenticates with nothing, so without this anyone could fill the store.
+    let held: usize = app.stores.challenges.shard_lens().iter().sum();
+    if held >= app.config.max_pushed_requests {
+        return Err(OAuthError::temporarily_unavailable("too many pending requests; try again shortly")
+            .with_status(StatusCode::TOO_MANY_REQUESTS));
+    }
+    let request_uri = pushed::push(app, &req).await.map_err(|e| OAuthError::internal("challenge store", e))?;
+    Ok((request_uri, app.config.pushed_request_ttl))
+}
