@@ -124,6 +124,9 @@ pub struct ClientArgs {
     /// The client's authorization requests must be pushed (/par) first.
     #[arg(long)]
     pub require_par: bool,
+    /// The client's authorization requests must be signed request objects (RFC 9101).
+    #[arg(long)]
+    pub require_signed_request_object: bool,
 }
 
 impl ClientArgs {
@@ -156,6 +159,8 @@ impl ClientArgs {
             jwks_uri: self.jwks_uri,
             token_endpoint_auth_signing_alg: self.token_endpoint_auth_signing_alg,
             require_pushed_authorization_requests: self.require_par.then_some(true),
+            request_object_signing_alg: None,
+            require_signed_request_object: self.require_signed_request_object.then_some(true),
         })
     }
 }

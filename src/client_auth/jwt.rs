@@ -7,13 +7,14 @@
 //! before from this client while the assertion lives (on every node: the ChallengeStore).
 
 use super::keys::{ASYMMETRIC_ALGS, HMAC_ALGS};
+use super::signed::{self, Expect};
 use super::{AuthMethod, Context, Presented, Refusal};
 use crate::error::OAuthError;
 use crate::registry::clients::{AUTH_PRIVATE_KEY_JWT, AUTH_SECRET_JWT};
 use crate::registry::Client;
 use crate::util::now;
 use async_trait::async_trait;
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use jsonwebtoken::{Algorithm, Validation};
 use serde::Deserialize;
 
 /// Clock skew tolerated on `exp`, `nbf` and `iat`, in seconds.
@@ -30,13 +31,7 @@ impl AuthMethod for PrivateKeyJwt {
 
     async fn verify(&self, cx: &Context<'_>, client: &Client, presented: &Presented) -> Result<(), Refusal> {
         let Presented::Assertion { jwt, .. } = presented else { return Err(Refusal::WrongMethod) };
-        let (alg, kid) = header(client, jwt, ASYMMETRIC_ALGS)?;
-        let keys = cx.app.client_keys.keys_for(cx.app, client, alg, kid.as_deref()).await.map_err(Refusal::Invalid)?;
-        if keys.is_empty() {
-            return Err(Refusal::Invalid(format!("no key of this client fits the assertion (alg {alg:?}, kid {kid:?})")));
-        }
-        let keys: Vec<DecodingKey> = keys.into_iter().map(|k| k.key).collect();
-        check(cx, client, jwt, alg, &keys).await
+        check(cx, client, jwt, ASYMMETRIC_ALGS).await
     }
 }
 
@@ -48,9 +43,7 @@ impl AuthMethod for ClientSecretJwt {
 
     async fn verify(&self, cx: &Context<'_>, client: &Client, presented: &Presented) -> Result<(), Refusal> {
         let Presented::Assertion { jwt, .. } = presented else { return Err(Refusal::WrongMethod) };
-        let (alg, _) = header(client, jwt, HMAC_ALGS)?;
-        let secret = client.open_secret(cx.app.keys.vault()).ok_or(Refusal::BadCredentials)?;
-        check(cx, client, jwt, alg, &[DecodingKey::from_secret(&secret)]).await
+        check(cx, client, jwt, HMAC_ALGS).await
     }
 }
 
@@ -66,53 +59,6 @@ pub fn claimed_client(jwt: &str) -> Option<String> {
     (c.iss == c.sub).then_some(c.sub)
 }
 
-/// The header's algorithm, if it is one of `allowed` and the client's registered one (if it
-/// registered one), and its `kid`.
-fn header(client: &Client, jwt: &str, allowed: &[&str]) -> Result<(Algorithm, Option<String>), Refusal> {
-    let h = jsonwebtoken::decode_header(jwt).map_err(|_| match header_alg(jwt) {
-        // An algorithm outside our lists (or `none`): say which, so the client's developer
-        // sees it (openid-client, for one, names Ed25519 keys' JWSs "Ed25519", RFC 9864).
-        Some(alg) => Refusal::Invalid(format!("alg {alg:?} is not accepted; see token_endpoint_auth_signing_alg_values_supported")),
-        None => Refusal::Invalid("client_assertion is not a JWS".into()),
-    })?;
-    let name = alg_name(h.alg);
-    if !allowed.contains(&name) {
-        return Err(Refusal::Invalid(format!("alg {name} is not accepted for {}", client.auth_method())));
-    }
-    if client.meta.token_endpoint_auth_signing_alg.as_deref().is_some_and(|a| a != name) {
-        return Err(Refusal::Invalid(format!("this client signs its assertions with {}", client.meta.token_endpoint_auth_signing_alg.as_deref().unwrap_or_default())));
-    }
-    Ok((h.alg, h.kid))
-}
-
-/// The `alg` of a JWS header we could not read, if there is one to name.
-fn header_alg(jwt: &str) -> Option<String> {
-    let header = crate::util::b64_decode(jwt.split('.').next()?)?;
-    let v: serde_json::Value = serde_json::from_slice(&header).ok()?;
-    let alg = v.get("alg")?.as_str()?;
-    (alg.len() <= 32).then(|| alg.to_string())
-}
-
-/// The JOSE name of an algorithm.
-pub fn alg_name(alg: Algorithm) -> &'static str {
-    match alg {
-        Algorithm::HS256 => "HS256",
-        Algorithm::HS384 => "HS384",
-        Algorithm::HS512 => "HS512",
-        Algorithm::RS256 => "RS256",
-        Algorithm::RS384 => "RS384",
-        Algorithm::RS512 => "RS512",
-        Algorithm::PS256 => "PS256",
-        Algorithm::PS384 => "PS384",
-        Algorithm::PS512 => "PS512",
-        Algorithm::ES256 => "ES256",
-        Algorithm::ES384 => "ES384",
-        Algorithm::EdDSA => "EdDSA",
-        // Newer variants of a non-exhaustive enum: not in our lists, so never accepted.
-        _ => "unsupported",
-    }
-}
-
 #[derive(Deserialize)]
 struct AssertionClaims {
     exp: u64,
@@ -120,41 +66,18 @@ struct AssertionClaims {
     iat: Option<u64>,
 }
 
-/// Verify the signature with any of `keys`, then the claims, then spend the `jti`.
-async fn check(cx: &Context<'_>, client: &Client, jwt: &str, alg: Algorithm, keys: &[DecodingKey]) -> Result<(), Refusal> {
+/// Verify the signature with the client's keys (`algs`), then the claims, then spend the `jti`.
+async fn check(cx: &Context<'_>, client: &Client, jwt: &str, algs: &[&str]) -> Result<(), Refusal> {
     let app = cx.app;
-    let mut v = Validation::new(alg);
+    let mut v = Validation::new(Algorithm::RS256); // the algorithm is set from the header
     v.leeway = LEEWAY;
     v.validate_nbf = true;
     v.set_required_spec_claims(&["exp", "iss", "sub", "aud"]);
     v.set_issuer(&[client.id()]);
     v.sub = Some(client.id().to_string());
     v.set_audience(&[app.issuer().to_string(), app.endpoint("/token"), app.endpoint(cx.path)]);
-    let mut outcome = Err(Refusal::BadCredentials);
-    for key in keys {
-        match jsonwebtoken::decode::<AssertionClaims>(jwt, key, &v) {
-            Ok(data) => {
-                outcome = Ok(data.claims);
-                break;
-            }
-            Err(e) => {
-                use jsonwebtoken::errors::ErrorKind as K;
-                let why = match e.kind() {
-                    K::InvalidSignature | K::InvalidAlgorithm | K::InvalidKeyFormat => continue,
-                    K::ExpiredSignature => "the assertion has expired".to_string(),
-                    K::ImmatureSignature => "the assertion is not valid yet (nbf)".to_string(),
-                    K::InvalidAudience => format!("the assertion's aud must name this server ({})", app.issuer()),
-                    K::InvalidIssuer | K::InvalidSubject => "the assertion's iss and sub must be the client_id".to_string(),
-                    K::MissingRequiredClaim(c) => format!("the assertion has no {c}"),
-                    _ => "the assertion is malformed".to_string(),
-                };
-                // The signature was good (claims are checked after it): say what is wrong.
-                outcome = Err(Refusal::Invalid(why));
-                break;
-            }
-        }
-    }
-    let claims = outcome?;
+    let expect = Expect { what: "the assertion", algs, pinned: client.meta.token_endpoint_auth_signing_alg.as_deref() };
+    let claims: AssertionClaims = signed::verify(app, client, jwt, &expect, v).await?;
     let t = now();
     let max = app.config.client_assertion_max_lifetime;
     if claims.exp > t + max + LEEWAY {

@@ -7,6 +7,7 @@ pub mod jwt;
 pub mod keys;
 mod public;
 mod secret;
+pub mod signed;
 
 use crate::app::App;
 use crate::error::{Challenge, OAuthError};

@@ -62,7 +62,8 @@ fn metadata(app: &crate::app::App) -> serde_json::Value {
             .chain(["iss", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "azp", "sid", "at_hash"])
             .collect::<Vec<_>>(),
         "claims_parameter_supported": true,
-        "request_parameter_supported": false,
+        "request_parameter_supported": true,
+        "request_object_signing_alg_values_supported": crate::endpoints::authorize::request_object_algorithms(),
         "request_uri_parameter_supported": false,
         "prompt_values_supported": ["none", "login", "consent", "select_account"],
         "acr_values_supported": [ACR_PASSWORD],

@@ -33,8 +33,9 @@ async fn handle(app: &App, headers: &HeaderMap, form: Result<FormParams, OAuthEr
     // The authenticated client is the request's client, whether or not it named itself.
     let mut params = params;
     params.set("client_id", client.id());
-    let req = request::validate(app, &params, request::Via::Pushed).map_err(|rejection| match rejection {
+    let req = request::read(app, &params, request::Via::Pushed).await.map_err(|rejection| match rejection {
         request::Rejection::Page(message) => OAuthError::invalid_request(message),
+        request::Rejection::Unredirectable(error) => error,
         request::Rejection::Redirect { error, .. } => error,
     })?;
     // Every client may push; until there is room again, no more requests are kept. A public

@@ -81,6 +81,12 @@ pub struct ClientMetadata {
     /// OIDC Dynamic Registration §2: the one algorithm the client's authentication JWTs use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_endpoint_auth_signing_alg: Option<String>,
+    /// OIDC Dynamic Registration §2: the one algorithm the client's request objects use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_object_signing_alg: Option<String>,
+    /// RFC 9101 §10.5: the client's authorization requests must be signed request objects.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub require_signed_request_object: bool,
     /// RFC 9126 §6: the client's authorization requests must come through `/par`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_pushed_authorization_requests: bool,
@@ -148,6 +154,9 @@ pub struct ClientInput {
     /// `Some("")` clears it.
     pub token_endpoint_auth_signing_alg: Option<String>,
     pub require_pushed_authorization_requests: Option<bool>,
+    /// `Some("")` clears it.
+    pub request_object_signing_alg: Option<String>,
+    pub require_signed_request_object: Option<bool>,
 }
 
 #[derive(Debug, Clone)]
@@ -285,6 +294,8 @@ pub fn new_client(input: ClientInput, vault: &Vault) -> Result<(Client, Option<S
         jwks_uri: input.jwks_uri.clone().filter(|u| !u.is_empty()),
         token_endpoint_auth_signing_alg: input.token_endpoint_auth_signing_alg.clone().filter(|a| !a.is_empty()),
         require_pushed_authorization_requests: input.require_pushed_authorization_requests.unwrap_or(false),
+        request_object_signing_alg: input.request_object_signing_alg.clone().filter(|a| !a.is_empty()),
+        require_signed_request_object: input.require_signed_request_object.unwrap_or(false),
         client_id_issued_at: now(),
     };
     validate(&meta)?;
@@ -320,6 +331,8 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.jwks_uri { meta.jwks_uri = Some(v).filter(|u| !u.is_empty()) }
     if let Some(v) = input.token_endpoint_auth_signing_alg { meta.token_endpoint_auth_signing_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.require_pushed_authorization_requests { meta.require_pushed_authorization_requests = v }
+    if let Some(v) = input.request_object_signing_alg { meta.request_object_signing_alg = Some(v).filter(|a| !a.is_empty()) }
+    if let Some(v) = input.require_signed_request_object { meta.require_signed_request_object = v }
     validate(&meta)?;
     let method = meta.token_endpoint_auth_method.as_str();
     let keeps = match method {
@@ -424,6 +437,13 @@ fn validate_keys(meta: &ClientMetadata) -> Result<(), String> {
     let method = meta.token_endpoint_auth_method.as_str();
     if method == AUTH_PRIVATE_KEY_JWT && meta.jwks.is_none() && meta.jwks_uri.is_none() {
         return Err("private_key_jwt needs the client's public keys: jwks or jwks_uri".into());
+    }
+    if let Some(alg) = &meta.request_object_signing_alg {
+        // An HMAC needs a secret we can read back: only client_secret_jwt clients keep one.
+        let allowed = if method == AUTH_SECRET_JWT { [client_keys::ASYMMETRIC_ALGS, client_keys::HMAC_ALGS].concat() } else { client_keys::ASYMMETRIC_ALGS.to_vec() };
+        if !allowed.contains(&alg.as_str()) {
+            return Err(format!("request_object_signing_alg {alg:?} is not one of {}", allowed.join(", ")));
+        }
     }
     if let Some(alg) = &meta.token_endpoint_auth_signing_alg {
         let allowed = match method {

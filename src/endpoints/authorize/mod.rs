@@ -21,10 +21,12 @@ use std::sync::Arc;
 
 pub mod pushed;
 pub mod request;
+mod request_object;
 pub mod response;
 
 pub use request::AuthorizationRequest;
-use request::{validate, Rejection, Via};
+pub use request_object::algorithms as request_object_algorithms;
+use request::{Rejection, Via};
 use response::ReplyTo;
 
 pub async fn get(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
@@ -70,9 +72,12 @@ async fn authorize(app: &App, headers: &HeaderMap, params: Result<Params, OAuthE
             Ok(r) => r,
             Err(res) => return res,
         },
-        None => match validate(app, &params, Via::FrontChannel) {
+        None => match request::read(app, &params, Via::FrontChannel).await {
             Ok(r) => r,
         Err(Rejection::Page(msg)) => return pages::error_page(StatusCode::BAD_REQUEST, &msg),
+        Err(Rejection::Unredirectable(e)) => {
+            return pages::error_page(StatusCode::BAD_REQUEST, &format!("The request cannot be used ({}): {}.", e.code, e.description))
+        }
         Err(Rejection::Redirect { redirect_uri, state, mode, error }) => {
             let to = ReplyTo { redirect_uri: &redirect_uri, state: state.as_deref(), mode };
             return response::error(app, &to, &error, StatusCode::FOUND);

@@ -44,6 +44,9 @@ impl AuthorizationRequest {
 pub enum Rejection {
     /// Shown to the user: the client or redirect URI cannot be trusted.
     Page(String),
+    /// An error with no trusted redirect URI to send it to (a request object that cannot be
+    /// used): shown to the user as a page, answered to a pushing client as itself.
+    Unredirectable(OAuthError),
     /// Sent back to the client's redirect URI.
     Redirect { redirect_uri: String, state: Option<String>, mode: ResponseMode, error: OAuthError },
 }
@@ -57,7 +60,18 @@ pub enum Via {
     Pushed,
 }
 
-pub fn validate(app: &App, p: &Params, via: Via) -> Result<AuthorizationRequest, Rejection> {
+/// Read the request in `p`: a signed request object if there is one (`request`), else the
+/// parameters themselves.
+pub async fn read(app: &App, p: &Params, via: Via) -> Result<AuthorizationRequest, Rejection> {
+    if p.contains("request") {
+        let unpacked = super::request_object::unpack(app, p).await?;
+        return validate(app, &unpacked, via, true);
+    }
+    validate(app, p, via, false)
+}
+
+/// `signed`: the parameters came from a verified request object.
+fn validate(app: &App, p: &Params, via: Via, signed: bool) -> Result<AuthorizationRequest, Rejection> {
     let client_id = p.get("client_id").ok_or_else(|| Rejection::Page("The request names no client (client_id is missing).".into()))?;
     let client = app
         .registry
@@ -77,8 +91,8 @@ pub fn validate(app: &App, p: &Params, via: Via) -> Result<AuthorizationRequest,
     let fail = |error: OAuthError| Rejection::Redirect { redirect_uri: redirect_uri.to_string(), state: state.clone(), mode: response_mode, error };
     mode.map_err(fail)?;
 
-    if p.contains("request") {
-        return Err(fail(OAuthError::invalid_request("request objects are not supported").code_as("request_not_supported")));
+    if client.meta.require_signed_request_object && !signed {
+        return Err(fail(OAuthError::invalid_request("this client's requests must be signed request objects (RFC 9101)")));
     }
     if via == Via::FrontChannel && (app.config.require_pushed_authorization_requests || client.meta.require_pushed_authorization_requests) {
         return Err(fail(OAuthError::invalid_request("authorization requests must be pushed to the PAR endpoint first (RFC 9126)")));

@@ -1,0 +1,114 @@
+//! Signed request objects (RFC 9101, OpenID Connect Core §6.1): the authorization request as
+//! a JWT in the `request` parameter, signed with one of the client's keys (or MACed with the
+//! secret of a `client_secret_jwt` client). Unsigned (`alg: none`) objects are refused.
+//!
+//! Once verified, the object's parameters are the request: RFC 9101 §6.3 has the server use
+//! only them, so the query's other parameters are dropped. `client_id` must be in the query
+//! (so that we know whose keys to use) and match the object's; `response_type`, if in both,
+//! must match (OIDC Core §6.3.3).
+
+use super::request::Rejection;
+use super::response::ResponseMode;
+use crate::app::App;
+use crate::client_auth::keys::{ASYMMETRIC_ALGS, HMAC_ALGS};
+use crate::client_auth::signed::{self, Expect};
+use crate::client_auth::Refusal;
+use crate::error::OAuthError;
+use crate::http::params::Params;
+use crate::registry::Client;
+use jsonwebtoken::{Algorithm, Validation};
+use serde_json::{Map, Value};
+
+/// The JWT claims that describe the object rather than the request.
+const ENVELOPE: &[&str] = &["iss", "aud", "exp", "nbf", "iat", "jti", "sub"];
+/// The parameters that may carry several values (as a JSON array in the object).
+const MULTI: &[&str] = &["resource", "audience"];
+
+/// Every algorithm a request object may use.
+pub fn algorithms() -> Vec<&'static str> {
+    ASYMMETRIC_ALGS.iter().chain(HMAC_ALGS).copied().collect()
+}
+
+/// The request `params["request"]` stands for, as parameters.
+pub async fn unpack(app: &App, params: &Params) -> Result<Params, Rejection> {
+    let jwt = params.get("request").unwrap_or_default();
+    let client_id = params.get("client_id").ok_or_else(|| Rejection::Page("The request names no client (client_id is missing).".into()))?;
+    let client = app
+        .registry
+        .client(client_id)
+        .ok_or_else(|| Rejection::Page("The application that sent you here is not registered.".into()))?;
+    let fail = |why: String| refuse(&client, params, OAuthError::invalid_request(why).code_as("invalid_request_object"));
+
+    let mut v = Validation::new(Algorithm::RS256); // the algorithm is set from the header
+    v.leeway = crate::client_auth::jwt::LEEWAY;
+    v.validate_nbf = true;
+    v.set_required_spec_claims(&["iss", "aud"]);
+    v.set_issuer(&[client.id()]);
+    v.set_audience(&[app.issuer()]);
+    let algs = algorithms();
+    let expect = Expect { what: "the request object", algs: &algs, pinned: client.meta.request_object_signing_alg.as_deref() };
+    let claims: Map<String, Value> = match signed::verify(app, &client, jwt, &expect, v).await {
+        Ok(c) => c,
+        Err(Refusal::Invalid(why)) => return Err(fail(why)),
+        Err(Refusal::Unavailable(e)) => return Err(refuse(&client, params, e)),
+        Err(Refusal::BadCredentials | Refusal::WrongMethod) => {
+            return Err(fail("the request object's signature does not verify with this client's keys".into()))
+        }
+    };
+    if claims.get("client_id").is_some_and(|c| c.as_str() != Some(client.id())) {
+        return Err(fail("the request object's client_id differs from the request's".into()));
+    }
+    if let (Some(outer), Some(inner)) = (params.get("response_type"), claims.get("response_type")) {
+        if inner.as_str() != Some(outer) {
+            return Err(fail("response_type differs between the request and the request object".into()));
+        }
+    }
+    let mut form = url::form_urlencoded::Serializer::new(String::new());
+    form.append_pair("client_id", client.id());
+    for (k, value) in &claims {
+        if ENVELOPE.contains(&k.as_str()) || k == "client_id" {
+            continue;
+        }
+        if k == "request" || k == "request_uri" {
+            return Err(fail(format!("a request object cannot hold {k}")));
+        }
+        match value {
+            Value::String(s) => {
+                form.append_pair(k, s);
+            }
+            Value::Number(n) => {
+                form.append_pair(k, &n.to_string());
+            }
+            Value::Bool(b) => {
+                form.append_pair(k, &b.to_string());
+            }
+            // The `claims` request (OIDC Core §5.5) is an object; as a parameter it is JSON.
+            Value::Object(_) => {
+                form.append_pair(k, &value.to_string());
+            }
+            Value::Array(items) if MULTI.contains(&k.as_str()) => {
+                for item in items {
+                    let s = item.as_str().ok_or_else(|| fail(format!("{k} values must be strings")))?;
+                    form.append_pair(k, s);
+                }
+            }
+            Value::Array(_) | Value::Null => return Err(fail(format!("{k} must be a string in the request object"))),
+        }
+    }
+    Params::parse(form.finish().as_bytes()).map_err(|e| fail(e.description.into_owned()))
+}
+
+/// A request object that cannot be used: redirected with the error to the query's
+/// `redirect_uri` if that one is registered for the client (so the client learns of it),
+/// else shown as a page.
+fn refuse(client: &Client, params: &Params, error: OAuthError) -> Rejection {
+    match params.get("redirect_uri").filter(|u| client.has_redirect_uri(u)) {
+        Some(uri) => Rejection::Redirect {
+            redirect_uri: uri.to_string(),
+            state: params.get("state").map(str::to_string),
+            mode: ResponseMode::parse(params.get("response_mode")).unwrap_or_default(),
+            error,
+        },
+        None => Rejection::Unredirectable(error),
+    }
+}
