@@ -94,6 +94,19 @@ async fn from_pushed(app: &App, params: &Params, request_uri: &str) -> Result<Au
     let Some(client_id) = params.get("client_id") else {
         return Err(pages::error_page(StatusCode::BAD_REQUEST, "The request names no client (client_id is missing)."));
     };
+    if !request_uri.starts_with(pushed::REQUEST_URI_PREFIX) {
+        // A request_uri to fetch: not supported. Said to the client if the query names one
+        // of its redirect URIs.
+        let registered = app.registry.client(client_id).zip(params.get("redirect_uri")).filter(|(c, u)| c.has_redirect_uri(u));
+        let e = OAuthError::invalid_request("only request_uri values from the PAR endpoint are accepted").code_as("request_uri_not_supported");
+        return Err(match registered {
+            Some((_, uri)) => {
+                let mode = response::ResponseMode::parse(params.get("response_mode")).unwrap_or_default();
+                response::error(app, &ReplyTo { redirect_uri: uri, state: params.get("state"), mode }, &e, StatusCode::FOUND)
+            }
+            None => pages::error_page(StatusCode::BAD_REQUEST, &format!("The request cannot be used ({}): {}.", e.code, e.description)),
+        });
+    }
     match pushed::take(app, client_id, request_uri).await {
         Ok(req) if app.registry.client(&req.client_id).is_some() => Ok(req),
         Ok(_) | Err(pushed::Unusable::Invalid) => Err(pages::error_page(
