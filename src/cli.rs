@@ -40,6 +40,15 @@ pub enum Command {
     /// Withdraw a user's consent to a client (its refresh tokens are revoked), through the
     /// running server's admin API.
     WithdrawConsent { user: String, client_id: String },
+    /// Create an initial access token for dynamic client registration (POST /register).
+    RegistrationToken {
+        /// How many clients may register with it.
+        #[arg(long, default_value_t = 1)]
+        max_uses: u32,
+        /// Seconds it stays valid.
+        #[arg(long, default_value_t = 86_400)]
+        expires_in: u64,
+    },
     /// Inspect signing keys.
     #[command(subcommand)]
     Keys(KeysCommand),
@@ -161,6 +170,7 @@ impl ClientArgs {
             require_pushed_authorization_requests: self.require_par.then_some(true),
             request_object_signing_alg: None,
             require_signed_request_object: self.require_signed_request_object.then_some(true),
+            ..Default::default()
         })
     }
 }
@@ -370,6 +380,15 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
             if let Some(v) = admin_api(config, reqwest::Method::DELETE, &format!("/admin/users/{id}/consents/{client_id}")).await? {
                 print(v);
             }
+        }
+        Command::RegistrationToken { max_uses, expires_in } => {
+            if max_uses == 0 || expires_in == 0 {
+                anyhow::bail!("--max-uses and --expires-in must be positive");
+            }
+            let expires_at = crate::util::now() + expires_in;
+            let token = db.write(move |sql| crate::registry::initial_access::create(sql, max_uses, expires_at)).await?;
+            eprintln!("The token is shown only now; give it to whoever registers the client(s).");
+            print(serde_json::json!({"initial_access_token": token, "max_uses": max_uses, "expires_at": expires_at}));
         }
         Command::Audit { limit, event } => {
             print(serde_json::to_value(db.read(move |sql| crate::audit::list(sql, limit, event.as_deref())).await?)?);

@@ -58,6 +58,16 @@ pub struct Config {
     /// beyond it.
     pub max_pushed_requests: usize,
 
+    /// Dynamic registration (RFC 7591) without an initial access token. Off: only holders
+    /// of a token from `authrim registration-token` (or the admin API) may register.
+    pub open_registration: bool,
+    /// Dynamically registered clients kept at most; registration answers 503 beyond it.
+    pub registration_max_clients: usize,
+    /// What a self-registered client may ask for (space-separated lists).
+    pub registration_grant_types: String,
+    pub registration_scopes: String,
+    pub registration_auth_methods: String,
+
     pub code_shards: usize,
     pub session_shards: usize,
     pub challenge_shards: usize,
@@ -175,6 +185,11 @@ impl Default for Config {
             pushed_request_ttl: 90,
             require_pushed_authorization_requests: false,
             max_pushed_requests: 100_000,
+            open_registration: false,
+            registration_max_clients: 10_000,
+            registration_grant_types: "authorization_code refresh_token".into(),
+            registration_scopes: "openid profile email address phone offline_access".into(),
+            registration_auth_methods: "client_secret_basic client_secret_post client_secret_jwt private_key_jwt none".into(),
             code_shards: 64,
             session_shards: 32,
             challenge_shards: 16,
@@ -242,6 +257,11 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_PUSHED_REQUEST_TTL", "pushed_request_ttl"),
     ("AUTHRIM_REQUIRE_PUSHED_AUTHORIZATION_REQUESTS", "require_pushed_authorization_requests"),
     ("AUTHRIM_MAX_PUSHED_REQUESTS", "max_pushed_requests"),
+    ("AUTHRIM_OPEN_REGISTRATION", "open_registration"),
+    ("AUTHRIM_REGISTRATION_MAX_CLIENTS", "registration_max_clients"),
+    ("AUTHRIM_REGISTRATION_GRANT_TYPES", "registration_grant_types"),
+    ("AUTHRIM_REGISTRATION_SCOPES", "registration_scopes"),
+    ("AUTHRIM_REGISTRATION_AUTH_METHODS", "registration_auth_methods"),
     ("AUTHRIM_CODE_SHARDS", "code_shards"),
     ("AUTHRIM_SESSION_SHARDS", "session_shards"),
     ("AUTHRIM_CHALLENGE_SHARDS", "challenge_shards"),
@@ -283,7 +303,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "code_expiry", "access_token_ttl", "id_token_ttl", "session_ttl", "challenge_ttl",
     "backchannel_logout_timeout", "backchannel_logout_max_attempts", "backchannel_logout_retry_initial",
     "backchannel_logout_concurrency", "client_assertion_max_lifetime", "client_jwks_cache_ttl", "client_jwks_min_refetch",
-    "fetch_timeout", "fetch_max_bytes", "pushed_request_ttl", "max_pushed_requests",
+    "fetch_timeout", "fetch_max_bytes", "pushed_request_ttl", "max_pushed_requests", "registration_max_clients",
     "code_shards", "session_shards", "challenge_shards", "revocation_shards", "refresh_shards", "key_cache_ttl", "key_publish_delay",
     "refresh_reuse_grace", "refresh_token_ttl", "refresh_token_idle_ttl",
     "max_body_bytes", "login_max_failures_per_account", "login_max_failures_per_address",
@@ -293,7 +313,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "max_connections_per_address",
 ];
 const BOOL_KEYS: &[&str] =
-    &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests"];
+    &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration"];
 
 impl Config {
     /// Load from an optional file and the process environment.
@@ -371,6 +391,16 @@ impl Config {
             || self.backchannel_logout_concurrency == 0
         {
             anyhow::bail!("the backchannel_logout_* settings must be positive");
+        }
+        for g in crate::util::split_list(&self.registration_grant_types) {
+            if !crate::grants::GRANT_TYPES.contains(&g) {
+                anyhow::bail!("registration_grant_types: {g:?} is not a grant type Authrim supports");
+            }
+        }
+        for m in crate::util::split_list(&self.registration_auth_methods) {
+            if !crate::registry::clients::AUTH_METHODS.contains(&m) {
+                anyhow::bail!("registration_auth_methods: {m:?} is not a client authentication method Authrim supports");
+            }
         }
         if self.client_assertion_max_lifetime == 0 || self.fetch_timeout == 0 || self.fetch_max_bytes < 1024 || self.pushed_request_ttl == 0 {
             anyhow::bail!("client_assertion_max_lifetime, fetch_timeout and pushed_request_ttl must be positive, fetch_max_bytes at least 1024");

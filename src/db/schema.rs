@@ -109,6 +109,16 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     // The secret of a `client_secret_jwt` client, AES-GCM-sealed under the KEK: that method
     // needs the secret itself (an HMAC key), which a hash cannot give back.
     "ALTER TABLE clients ADD COLUMN secret_sealed BLOB;",
+), (
+    6,
+    // Dynamic registration (RFC 7591/7592): the hash of a registered client's registration
+    // access token, and the operator's initial access tokens (hashed, with uses left).
+    r#"
+    ALTER TABLE clients ADD COLUMN registration_token_hash BLOB;
+    CREATE TABLE initial_access_tokens (
+        hash BLOB PRIMARY KEY, uses_left INTEGER NOT NULL, expires_at INTEGER NOT NULL, created_at INTEGER NOT NULL
+    );
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -32,6 +32,7 @@ pub fn router(app: AppState) -> Router<AppState> {
         .route("/admin/users/{id}/sessions/{sid}", axum::routing::delete(end_one_session))
         .route("/admin/users/{id}/consents/{client_id}", axum::routing::delete(withdraw_consent))
         .route("/admin/audit", get(list_audit))
+        .route("/admin/registration-tokens", post(create_registration_token))
         .layer(axum::middleware::from_fn_with_state(app, require_admin))
 }
 
@@ -64,6 +65,33 @@ fn client_json(c: &clients::Client, secret: Option<String>) -> Value {
 }
 
 type AdminResult = Result<Response, OAuthError>;
+
+/// An initial access token for dynamic registration (RFC 7591 §3): `{"max_uses": 1,
+/// "expires_in": 86400}` by default; the token is shown once.
+async fn create_registration_token(State(app): State<AppState>, Body(body): Body) -> AdminResult {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Request {
+        #[serde(default = "one")]
+        max_uses: u32,
+        #[serde(default = "a_day")]
+        expires_in: u64,
+    }
+    fn one() -> u32 {
+        1
+    }
+    fn a_day() -> u64 {
+        86_400
+    }
+    let req: Request = if body.is_empty() { parse(b"{}")? } else { parse(&body)? };
+    if req.max_uses == 0 || req.max_uses > 100_000 || req.expires_in == 0 || req.expires_in > 366 * 86_400 {
+        return Err(OAuthError::invalid_request("max_uses must be 1-100000 and expires_in 1 second to a year"));
+    }
+    let expires_at = crate::util::now() + req.expires_in;
+    let token = app.db.write(move |sql| crate::registry::initial_access::create(sql, req.max_uses, expires_at)).await?;
+    app.audit.record(crate::audit::AuditEvent::new("initial_access_token_created").detail(json!({"max_uses": req.max_uses, "expires_at": expires_at}))).await;
+    Ok((StatusCode::CREATED, Json(json!({"initial_access_token": token, "max_uses": req.max_uses, "expires_at": expires_at}))).into_response())
+}
 
 async fn list_clients(State(app): State<AppState>) -> AdminResult {
     let list: Vec<Value> = app.registry.list_clients().iter().map(|c| client_json(c, None)).collect();

@@ -7,6 +7,7 @@ pub mod end_session;
 pub mod interaction;
 pub mod introspection;
 pub mod par;
+pub mod registration;
 pub mod revocation;
 pub mod testing;
 pub mod token;

@@ -13,7 +13,7 @@ pub mod sealed;
 pub mod server;
 
 use crate::app::AppState;
-use crate::endpoints::{admin, authorize, discovery, end_session, interaction, introspection, par, revocation, token, userinfo};
+use crate::endpoints::{admin, authorize, discovery, end_session, interaction, introspection, par, registration, revocation, token, userinfo};
 use crate::error::OAuthError;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, Request};
@@ -43,6 +43,7 @@ pub fn router(app: AppState) -> Router {
         .route("/userinfo", get(userinfo::userinfo).post(userinfo::userinfo))
         .route("/healthz", get(discovery::healthz))
         .route("/metrics", get(metrics))
+        .merge(registration::router())
         .merge(admin::router(app.clone()));
     if app.config.demo {
         r = r.route("/demo/callback", get(demo::callback));

@@ -90,6 +90,20 @@ pub struct ClientMetadata {
     /// RFC 9126 §6: the client's authorization requests must come through `/par`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_pushed_authorization_requests: bool,
+    /// RFC 7591 §2 display metadata: shown to users, never acted on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_uri: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logo_uri: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tos_uri: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_uri: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contacts: Vec<String>,
+    /// OIDC Dynamic Registration §2: `web` or `native`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub application_type: Option<String>,
     #[serde(default)]
     pub client_id_issued_at: u64,
 }
@@ -157,6 +171,13 @@ pub struct ClientInput {
     /// `Some("")` clears it.
     pub request_object_signing_alg: Option<String>,
     pub require_signed_request_object: Option<bool>,
+    /// Display metadata; `Some("")` clears one.
+    pub client_uri: Option<String>,
+    pub logo_uri: Option<String>,
+    pub tos_uri: Option<String>,
+    pub policy_uri: Option<String>,
+    pub contacts: Option<Vec<String>>,
+    pub application_type: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -169,6 +190,8 @@ pub struct Client {
     cors_origins: Vec<String>,
     /// The inline `jwks`, parsed once (validated at registration).
     keys: std::sync::Arc<[ClientKey]>,
+    /// Registered through `/register`: the SHA-256 of its registration access token (RFC 7592).
+    registration_token_hash: Option<[u8; 32]>,
 }
 
 /// A new secret for a client of `method`: the secret, its hash, and (for `client_secret_jwt`)
@@ -200,7 +223,30 @@ impl Client {
             meta.allowed_cors_origins.clone()
         };
         let keys = meta.jwks.as_ref().and_then(|j| client_keys::parse_jwks(j).ok()).unwrap_or_default().into();
-        Self { meta, secret_hash, secret_sealed, cors_origins, keys }
+        Self { meta, secret_hash, secret_sealed, cors_origins, keys, registration_token_hash: None }
+    }
+
+    /// Registered dynamically (RFC 7591): it has a registration access token.
+    pub fn is_dynamic(&self) -> bool {
+        self.registration_token_hash.is_some()
+    }
+
+    /// Give the client a registration access token (returned once; its hash is kept).
+    pub fn issue_registration_token(&mut self) -> String {
+        let token = random_token();
+        self.registration_token_hash = Some(secret_hash(&token));
+        token
+    }
+
+    /// Whether `presented` is this client's registration access token (constant time).
+    pub fn check_registration_token(&self, presented: &str) -> bool {
+        self.registration_token_hash.is_some_and(|h| ct_eq(&h, &secret_hash(presented)))
+    }
+
+    /// Keep the registration token of `previous` (an update of the same client).
+    pub fn keep_registration_token(mut self, previous: &Client) -> Self {
+        self.registration_token_hash = previous.registration_token_hash;
+        self
     }
 
     /// The client's inline public keys (empty when it has none or uses `jwks_uri`).
@@ -275,7 +321,7 @@ pub fn new_client(input: ClientInput, vault: &Vault) -> Result<(Client, Option<S
     let method = input.token_endpoint_auth_method.clone().unwrap_or_else(|| AUTH_BASIC.into());
     let meta = ClientMetadata {
         client_id: input.client_id.clone().unwrap_or_else(|| format!("client_{}", &random_token()[..22])),
-        client_name: input.client_name.clone(),
+        client_name: input.client_name.clone().filter(|n| !n.is_empty()),
         redirect_uris: input.redirect_uris.clone().unwrap_or_default(),
         grant_types: input.grant_types.clone().unwrap_or_else(|| vec!["authorization_code".into()]),
         response_types: input.response_types.clone().unwrap_or_else(|| vec!["code".into()]),
@@ -296,6 +342,12 @@ pub fn new_client(input: ClientInput, vault: &Vault) -> Result<(Client, Option<S
         require_pushed_authorization_requests: input.require_pushed_authorization_requests.unwrap_or(false),
         request_object_signing_alg: input.request_object_signing_alg.clone().filter(|a| !a.is_empty()),
         require_signed_request_object: input.require_signed_request_object.unwrap_or(false),
+        client_uri: input.client_uri.clone().filter(|u| !u.is_empty()),
+        logo_uri: input.logo_uri.clone().filter(|u| !u.is_empty()),
+        tos_uri: input.tos_uri.clone().filter(|u| !u.is_empty()),
+        policy_uri: input.policy_uri.clone().filter(|u| !u.is_empty()),
+        contacts: input.contacts.clone().unwrap_or_default(),
+        application_type: input.application_type.clone().filter(|u| !u.is_empty()),
         client_id_issued_at: now(),
     };
     validate(&meta)?;
@@ -312,7 +364,7 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
         return Err("client_id cannot be changed".into());
     }
     let mut meta = existing.meta.clone();
-    if let Some(v) = input.client_name { meta.client_name = Some(v) }
+    if let Some(v) = input.client_name { meta.client_name = Some(v).filter(|n| !n.is_empty()) }
     if let Some(v) = input.redirect_uris { meta.redirect_uris = v }
     if let Some(v) = input.grant_types { meta.grant_types = v }
     if let Some(v) = input.response_types { meta.response_types = v }
@@ -333,6 +385,12 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.require_pushed_authorization_requests { meta.require_pushed_authorization_requests = v }
     if let Some(v) = input.request_object_signing_alg { meta.request_object_signing_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.require_signed_request_object { meta.require_signed_request_object = v }
+    if let Some(v) = input.client_uri { meta.client_uri = Some(v).filter(|u| !u.is_empty()) }
+    if let Some(v) = input.logo_uri { meta.logo_uri = Some(v).filter(|u| !u.is_empty()) }
+    if let Some(v) = input.tos_uri { meta.tos_uri = Some(v).filter(|u| !u.is_empty()) }
+    if let Some(v) = input.policy_uri { meta.policy_uri = Some(v).filter(|u| !u.is_empty()) }
+    if let Some(v) = input.contacts { meta.contacts = v }
+    if let Some(v) = input.application_type { meta.application_type = Some(v).filter(|u| !u.is_empty()) }
     validate(&meta)?;
     let method = meta.token_endpoint_auth_method.as_str();
     let keeps = match method {
@@ -344,17 +402,17 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
         // A client moving from client_secret_jwt to a hashed method keeps its secret, sealed
         // copy dropped (nothing needs it any more).
         let sealed = (method == AUTH_SECRET_JWT).then(|| existing.secret_sealed.clone()).flatten();
-        return Ok((Client::build(meta, existing.secret_hash, sealed), None));
+        return Ok((Client::build(meta, existing.secret_hash, sealed).keep_registration_token(existing), None));
     }
     let (secret, hash, sealed) = new_secret(method, &meta.client_id, vault);
-    Ok((Client::build(meta, hash, sealed), secret))
+    Ok((Client::build(meta, hash, sealed).keep_registration_token(existing), secret))
 }
 
 /// A fresh secret for a client that has one (the old one stops working).
 pub fn rotate_secret(existing: &Client, vault: &Vault) -> Result<(Client, String), String> {
     let (secret, hash, sealed) = new_secret(existing.auth_method(), existing.id(), vault);
     let secret = secret.ok_or_else(|| format!("a client using {} has no secret", existing.auth_method()))?;
-    Ok((Client::build(existing.meta.clone(), hash, sealed), secret))
+    Ok((Client::build(existing.meta.clone(), hash, sealed).keep_registration_token(existing), secret))
 }
 
 fn validate(meta: &ClientMetadata) -> Result<(), String> {
@@ -421,6 +479,23 @@ fn validate(meta: &ClientMetadata) -> Result<(), String> {
         if let Some(uri) = uri {
             validate_web_uri(uri).map_err(|e| format!("{name}: {e}"))?;
         }
+    }
+    for (name, uri) in [("client_uri", &meta.client_uri), ("logo_uri", &meta.logo_uri), ("tos_uri", &meta.tos_uri), ("policy_uri", &meta.policy_uri)] {
+        // Shown as links: https only (a javascript: or data: URL must never reach a page).
+        if let Some(uri) = uri {
+            if !url::Url::parse(uri).is_ok_and(|u| u.scheme() == "https" || u.scheme() == "http") {
+                return Err(format!("{name}: {uri:?} must be an http(s) URL"));
+            }
+        }
+    }
+    if meta.contacts.iter().any(|c| c.is_empty() || c.len() > 254 || c.chars().any(char::is_control)) || meta.contacts.len() > 10 {
+        return Err("contacts: at most 10 addresses, each 1-254 characters".into());
+    }
+    if meta.application_type.as_deref().is_some_and(|t| t != "web" && t != "native") {
+        return Err("application_type must be web or native".into());
+    }
+    if meta.client_name.as_deref().is_some_and(|n| n.chars().count() > 200 || n.chars().any(char::is_control)) {
+        return Err("client_name: at most 200 characters, no control characters".into());
     }
     validate_keys(meta)
 }
@@ -501,7 +576,7 @@ pub fn validate_resource(r: &str) -> Result<(), String> {
 
 /// RFC 6749 §3.1.2: absolute, no fragment. Web clients use https (http only on loopback);
 /// native apps may use a private-use scheme (RFC 8252 §7.1).
-fn validate_redirect_uri(uri: &str) -> Result<(), String> {
+pub fn validate_redirect_uri(uri: &str) -> Result<(), String> {
     let parsed = url::Url::parse(uri).map_err(|e| format!("redirect URI {uri:?}: {e}"))?;
     if parsed.fragment().is_some() {
         return Err(format!("redirect URI {uri:?} must not have a fragment"));
@@ -522,15 +597,18 @@ fn validate_redirect_uri(uri: &str) -> Result<(), String> {
 pub fn save(sql: &mut dyn Sql, client: &Client) -> StoreResult<()> {
     let t = now() as i64;
     sql.execute(
-        "INSERT INTO clients (client_id, secret_hash, metadata, created_at, updated_at, secret_sealed) VALUES (?1, ?2, ?3, ?4, ?4, ?5)
+        "INSERT INTO clients (client_id, secret_hash, metadata, created_at, updated_at, secret_sealed, registration_token_hash)
+         VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)
          ON CONFLICT(client_id) DO UPDATE SET secret_hash = excluded.secret_hash, metadata = excluded.metadata,
-         updated_at = excluded.updated_at, secret_sealed = excluded.secret_sealed",
+         updated_at = excluded.updated_at, secret_sealed = excluded.secret_sealed,
+         registration_token_hash = excluded.registration_token_hash",
         crate::params![
             client.id(),
             client.secret_hash.map(|h| h.to_vec()),
             serde_json::to_string(&client.meta).expect("metadata serialises"),
             t,
             client.secret_sealed.clone(),
+            client.registration_token_hash.map(|h| h.to_vec()),
         ],
     )?;
     super::record_change(sql, "client", client.id())
@@ -544,19 +622,21 @@ pub fn delete(sql: &mut dyn Sql, client_id: &str) -> StoreResult<bool> {
 }
 
 pub fn load_one(sql: &mut dyn Sql, client_id: &str) -> StoreResult<Option<Client>> {
-    let row = sql.query_opt("SELECT secret_hash, metadata, secret_sealed FROM clients WHERE client_id = ?1", crate::params![client_id])?;
+    let row = sql.query_opt("SELECT secret_hash, metadata, secret_sealed, registration_token_hash FROM clients WHERE client_id = ?1", crate::params![client_id])?;
     Ok(row.map(|r| row_to_client(&r)).transpose()?.flatten())
 }
 
 pub fn load_all(sql: &mut dyn Sql) -> StoreResult<Vec<Client>> {
-    let rows = sql.query("SELECT secret_hash, metadata, secret_sealed FROM clients ORDER BY client_id", &[])?;
+    let rows = sql.query("SELECT secret_hash, metadata, secret_sealed, registration_token_hash FROM clients ORDER BY client_id", &[])?;
     Ok(rows.iter().filter_map(|r| row_to_client(r).ok().flatten()).collect())
 }
 
 fn row_to_client(r: &Row) -> StoreResult<Option<Client>> {
     let Ok(meta) = serde_json::from_str::<ClientMetadata>(&r.text(1)?) else { return Ok(None) };
     let secret_hash = r.opt_blob(0)?.and_then(|h| <[u8; 32]>::try_from(h.as_slice()).ok());
-    Ok(Some(Client::build(meta, secret_hash, r.opt_blob(2)?)))
+    let mut client = Client::build(meta, secret_hash, r.opt_blob(2)?);
+    client.registration_token_hash = r.opt_blob(3)?.and_then(|h| <[u8; 32]>::try_from(h.as_slice()).ok());
+    Ok(Some(client))
 }
 
 #[cfg(test)]

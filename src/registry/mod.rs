@@ -4,6 +4,7 @@
 //! the CLI) by the notifications `record_change` sends, with a full reload on reconnect.
 
 pub mod clients;
+pub mod initial_access;
 pub mod users;
 
 pub use clients::{Client, ClientInput, ClientMetadata};
@@ -232,6 +233,27 @@ impl Registry {
         self.db.write(move |sql| clients::save(sql, &c)).await?;
         self.clients.write().put(client);
         Ok(())
+    }
+
+    /// Save a dynamically registered client, spending one use of `initial_token` (if given) in
+    /// the same transaction. `false`, and nothing saved, when the token is not good.
+    pub async fn register_client(&self, client: Client, initial_token: Option<String>) -> StoreResult<bool> {
+        let c = client.clone();
+        let saved = self
+            .db
+            .write(move |sql| {
+                if let Some(t) = initial_token {
+                    if !initial_access::spend(sql, &t)? {
+                        return Ok(false);
+                    }
+                }
+                clients::save(sql, &c).map(|()| true)
+            })
+            .await?;
+        if saved {
+            self.clients.write().put(client);
+        }
+        Ok(saved)
     }
 
     pub async fn delete_client(&self, client_id: &str) -> StoreResult<bool> {

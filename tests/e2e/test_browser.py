@@ -7,6 +7,11 @@ the relying parties' pages (callbacks, front-channel logout pages, the post-logo
 two local HTTP servers on two ports (two origins), runs the program and checks what the
 browser saw and what the relying parties' servers were asked for.
 
+``browser/form_post.mjs`` does the same for ``response_mode=form_post``: the relying party's
+redirect URI is an HTTP server here that records the form posts it receives, and the program
+reports what the page was (headers, the form, the script that submitted it) with scripts on
+and off.
+
 Needs ``npm ci`` in ``browser/`` and Chromium at /usr/bin/chromium (``apt-get install
 chromium``; ``scripts/test.sh`` does both). Skipped only where Chromium cannot be installed:
 a machine without apt-get, or one where ``scripts/test.sh`` tried and failed (it then sets
@@ -15,17 +20,21 @@ AUTHRIM_E2E_NO_BROWSER to the reason). AUTHRIM_CHROMIUM names another Chromium b
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
+import requests
 from joserfc import jwt
 from joserfc.jwk import KeySet
 
@@ -238,6 +247,245 @@ def test_logout_pages_in_chromium(authrim_server, jwks, relying_parties, tmp_pat
     assert seen["silent_after"] == {"error": "login_required", "state_ok": True, "has_code": False}, report
 
     # Nothing anywhere broke a Content Security Policy, and no script failed.
+    assert seen["csp_violations"] == [], report
+    assert not csp_messages(seen["console"]), report
+    assert seen["page_errors"] == [], report
+
+
+# --------------------------------------------------------------------------
+# response_mode=form_post
+# --------------------------------------------------------------------------
+
+FORM_POST_PROGRAM = PROGRAM.parent / "form_post.mjs"
+
+
+@dataclass
+class Received:
+    method: str
+    path: str
+    query: dict
+    content_type: str | None
+    fields: dict  # name -> list of values, as posted
+
+
+class FormPostReceiver:
+    """The relying party's redirect URI: an HTTP server on 127.0.0.1 that takes the form
+    posts (and answers anything else), records every request, and answers each with a small
+    HTML page."""
+
+    def __init__(self):
+        self.received: list[Received] = []
+        received = self.received
+
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self, fields: dict):
+                url = urlsplit(self.path)
+                received.append(Received(self.command, url.path, parse_qs(url.query),
+                                         self.headers.get("Content-Type"), fields))
+                if url.path == "/favicon.ico":
+                    self.send_response(204)
+                    self.end_headers()
+                    return
+                body = b"<!doctype html><title>callback</title><h1>relying party: received</h1>"
+                self.send_response(200)
+                self.send_header("Cache-Control", "no-store")
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self):
+                self._answer({})
+
+            def do_POST(self):
+                length = min(int(self.headers.get("Content-Length") or 0), 65536)
+                body = self.rfile.read(length).decode("utf-8", "replace")
+                self._answer(parse_qs(body, keep_blank_values=True))
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.origin = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever,
+                                       kwargs={"poll_interval": 0.1}, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=5)
+
+
+@pytest.fixture
+def form_post_receiver():
+    receiver = FormPostReceiver()
+    try:
+        yield receiver
+    finally:
+        receiver.close()
+
+
+def _s256(verifier: str) -> str:
+    digest = hashlib.sha256(verifier.encode("ascii")).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def test_form_post_response_mode_in_chromium(authrim_server, discovery, jwks, alice,
+                                             form_post_receiver, tmp_path):
+    """response_mode=form_post in Chromium: the page's nonce-allowed script submits the form
+    under its CSP (no violation, nothing else runs), the relying party receives code, state
+    and iss by POST (never in a URL), and the code redeems at /token; with scripts off the
+    page stays until its <noscript> Continue button is pressed, for an error
+    (prompt=none → login_required) as for a code."""
+    needs_browser()
+    issuer = authrim_server.issuer
+    assert "form_post" in discovery.get("response_modes_supported", []), discovery
+    rp = form_post_receiver
+    callback = rp.origin + "/cb"
+    client_id = authrim_server.unique("browser-form-post")
+    reg = authrim_server.create_client(
+        client_id=client_id, client_name="Form Post RP", redirect_uris=[callback],
+        token_endpoint_auth_method="client_secret_basic", grant_types=["authorization_code"],
+        scope="openid email")
+
+    requests_made = {}
+
+    def url(name: str, **extra) -> str:
+        verifier = secrets.token_urlsafe(48)
+        params = {"response_type": "code", "response_mode": "form_post", "client_id": client_id,
+                  "redirect_uri": callback, "scope": "openid email",
+                  "state": secrets.token_urlsafe(16), "nonce": secrets.token_urlsafe(16),
+                  "code_challenge": _s256(verifier), "code_challenge_method": "S256", **extra}
+        requests_made[name] = {**params, "verifier": verifier}
+        return discovery["authorization_endpoint"] + "?" + urlencode(params)
+
+    urls = {"scripted": url("scripted"), "again": url("again"),
+            "silent_noscript": url("silent_noscript", prompt="none"), "noscript": url("noscript")}
+    env = dict(os.environ, ISSUER=issuer, USERNAME="alice", PASSWORD=alice["password"],
+               CALLBACK=callback, URLS=json.dumps(urls), CHROMIUM=CHROMIUM,
+               ARTIFACTS_DIR=str(tmp_path), WAIT_MS=str(WAIT_MS))
+    try:
+        done = subprocess.run(["node", str(FORM_POST_PROGRAM)], cwd=FORM_POST_PROGRAM.parent,
+                              env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the browser program ran over {RUN_TIMEOUT_S}s:\n{exc.stderr}\n{exc.stdout}")
+    assert done.returncode == 0, f"the browser program failed:\n{done.stderr}\n{done.stdout}"
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    posts = [r for r in rp.received if r.method == "POST"]
+    report = (f"browser saw: {json.dumps(seen, indent=1)}\n"
+              f"the relying party received: {rp.received}")
+
+    # Everything the relying party received: four form posts to its redirect URI, in order,
+    # and nothing else but the page loads those posts led to.
+    assert [(r.method, r.path) for r in posts] == [("POST", "/cb")] * 4, report
+    assert all(r.content_type == "application/x-www-form-urlencoded" for r in posts), report
+    assert all(r.query == {} for r in posts), report
+    assert not [r for r in rp.received if r.method != "POST" and r.path != "/favicon.ico"], report
+    by_name = dict(zip(["scripted", "again", "silent_noscript", "noscript"], posts))
+
+    def check_page(fp: dict, method: str) -> str:
+        """The form_post page as served: 200 HTML, not cached, and a CSP that lets one
+        script run, by its nonce (returned), and nothing else."""
+        assert (fp["status"], fp["method"]) == (200, method), report
+        assert fp["content_type"].startswith("text/html"), report
+        assert "no-store" in fp["cache_control"], report
+        directives = {d.split()[0]: d.split()[1:] for d in fp["csp"].split(";") if d.strip()}
+        assert directives["default-src"] == ["'none'"], report
+        [nonce_source] = directives["script-src"]
+        assert nonce_source.startswith("'nonce-") and nonce_source.endswith("'"), report
+        assert directives["frame-ancestors"] == ["'none'"], report
+        return nonce_source[len("'nonce-"):-1]
+
+    def check_code(name: str) -> dict:
+        """The relying party got exactly code, state and iss; the code redeems once."""
+        req = requests_made[name]
+        fields = by_name[name].fields
+        assert set(fields) == {"code", "state", "iss"}, (name, report)
+        assert all(len(v) == 1 for v in fields.values()), (name, report)
+        assert fields["state"] == [req["state"]] and fields["iss"] == [issuer], (name, report)
+        code = fields["code"][0]
+        token_req = {"grant_type": "authorization_code", "code": code, "redirect_uri": callback,
+                     "code_verifier": req["verifier"]}
+        resp = requests.post(discovery["token_endpoint"], data=token_req, timeout=10,
+                             auth=(client_id, reg["client_secret"]))
+        assert resp.status_code == 200, (name, resp.status_code, resp.text)
+        token = resp.json()
+        assert token["scope"] == "openid email", token
+        claims = verified_claims(token["id_token"], jwks)
+        assert (claims["iss"], claims["aud"], claims["sub"]) == (issuer, client_id, alice["id"]), claims
+        assert claims["nonce"] == req["nonce"], claims
+        again = requests.post(discovery["token_endpoint"], data=token_req, timeout=10,
+                              auth=(client_id, reg["client_secret"]))
+        assert again.status_code == 400 and again.json()["error"] == "invalid_grant", again.text
+        return claims
+
+    # 1. Scripts on: the consent POST answered with the page, and its script submitted it.
+    scripted = seen["scripted"]
+    assert seen["login_page"]["status"] == 200, report
+    nonce = check_page(scripted["form_post"], "POST")
+    assert urlsplit(scripted["form_post"]["url"]).path == "/consent", report
+    # The form was submitted by the page's script, with what the relying party then received.
+    [submit] = scripted["submits"]
+    # The script is inline and carries the CSP's nonce (hidden from the DOM, as browsers do).
+    assert submit["by_script"] == {"inline": True, "nonce": nonce, "nonce_attribute": ""}, report
+    doc = submit["document"]
+    assert doc["heading"] == "Returning to the application", report
+    [form] = doc["forms"]
+    assert (form["action"], form["method"]) == (callback, "post"), report
+    assert sorted(f[0] for f in form["fields"]) == ["code", "iss", "state"], report
+    assert all(f[1] == "hidden" for f in form["fields"]), report
+    # That one script only; the Continue button is inside <noscript> (so, with scripts on,
+    # not a button at all).
+    assert doc["scripts"] == [{"inline": True, "nonce": nonce}], report
+    assert doc["noscripts"] == 1 and doc["buttons"] == 0, report
+    assert (submit["action"], submit["method"]) == (callback, "post"), report
+    assert {k: [v] for k, v in submit["fields"]} == by_name["scripted"].fields, report
+    cb = scripted["callback"]
+    assert (cb["method"], cb["navigation"], cb["main_frame"]) == ("POST", True, True), report
+    assert cb["url"] == callback, report
+    assert cb["content_type"] == "application/x-www-form-urlencoded", report
+    assert parse_qs(cb["body"]) == by_name["scripted"].fields, report
+    assert scripted["landed"] == {"url": callback, "heading": "relying party: received"}, report
+    assert scripted["ms_to_post"] < 5000, report
+    first = check_code("scripted")
+
+    # Again, consent remembered: GET /authorize answers the page, submitted the same way.
+    again = seen["again"]
+    nonce2 = check_page(again["form_post"], "GET")
+    assert nonce2 != nonce, report  # a nonce per response
+    assert urlsplit(again["form_post"]["url"]).path == "/authorize", report
+    [submit] = again["submits"]
+    assert submit["by_script"] == {"inline": True, "nonce": nonce2, "nonce_attribute": ""}, report
+    assert {k: [v] for k, v in submit["fields"]} == by_name["again"].fields, report
+    assert parse_qs(again["callback"]["body"]) == by_name["again"].fields, report
+    assert check_code("again")["sid"] == first["sid"], report
+
+    # The codes never appeared in a URL the browser asked for.
+    codes = [by_name[n].fields["code"][0] for n in ("scripted", "again", "noscript")]
+    for r in seen["requests"] + seen["noscript_requests"]:
+        assert not any(c in r["url"] for c in codes), (r, report)
+
+    # 2. Scripts off: the page stays until Continue; an error travels the same way.
+    for name, method, path in (("silent_noscript", "GET", "/authorize"),
+                               ("noscript", "POST", "/login")):
+        step = seen[name]
+        check_page(step["form_post"], method)
+        assert urlsplit(step["form_post"]["url"]).path == path, report
+        assert step["stayed"]["to_client"] == 0, report
+        assert step["stayed"]["url"] == step["form_post"]["url"], report
+        assert step["shown"]["buttons"] == 1 and step["shown"]["visible"] is True, report
+        assert step["callback"]["method"] == "POST" and step["callback"]["url"] == callback, report
+        assert parse_qs(step["callback"]["body"]) == by_name[name].fields, report
+        assert step["landed"] == callback, report
+    silent = by_name["silent_noscript"].fields
+    assert silent.get("error") == ["login_required"], report
+    assert silent.get("state") == [requests_made["silent_noscript"]["state"]], report
+    assert silent.get("iss") == [issuer] and "code" not in silent, report
+    check_code("noscript")
+
+    # No Content Security Policy was broken, and no script failed.
     assert seen["csp_violations"] == [], report
     assert not csp_messages(seen["console"]), report
     assert seen["page_errors"] == [], report

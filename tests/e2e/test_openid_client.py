@@ -18,6 +18,7 @@ import os
 import socket
 import subprocess
 import time
+import warnings
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -241,3 +242,218 @@ def test_openid_client_jwt_client_auth(authrim_server, discovery, jwks):
     assert csj["introspection"] == {"active": True, "client_id": cs["client_id"]}, csj
     assert csj["wrong_secret"]["error"] == "invalid_client", csj
     assert csj["wrong_secret"]["status"] == 401, csj
+
+
+# --------------------------------------------------------------------------
+# Pushed authorization requests (RFC 9126) and signed request objects (RFC 9101)
+# --------------------------------------------------------------------------
+
+PAR_JAR = FLOW.parent / "par_jar.mjs"
+REQUEST_URI_PREFIX = "urn:ietf:params:oauth:request_uri:"
+PAR_SCOPE = "openid email"
+SPENT_REQUEST_URI = "invalid request_uri"  # what the error page says of a spent request_uri
+
+
+def run_par_jar(authrim_server, alice, redirect_uri: str) -> tuple[dict, dict, dict]:
+    """Run par_jar.mjs: it prints its public JWK Set, the clients are registered here with
+    it, their names go to its stdin, and its last line is what it saw. Returns
+    ``(jwks it published, the registrations by role, what it saw)``."""
+    env = dict(os.environ, ISSUER=authrim_server.issuer, REDIRECT_URI=redirect_uri,
+               USERNAME="alice", PASSWORD=alice["password"])
+    proc = subprocess.Popen(["node", str(PAR_JAR)], cwd=PAR_JAR.parent, env=env, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        first = proc.stdout.readline()
+        if not first:
+            _, err = proc.communicate(timeout=10)
+            pytest.fail(f"par_jar.mjs printed no JWK Set:\n{err}")
+        published = json.loads(first)["jwks"]
+        for jwk in published["keys"]:
+            assert not {"d", "p", "q", "dp", "dq", "qi"} & jwk.keys(), jwk
+        common = {"redirect_uris": [redirect_uri], "grant_types": ["authorization_code"],
+                  "scope": PAR_SCOPE}
+        regs = {
+            "basic": authrim_server.create_client(
+                client_id=authrim_server.unique("oc-par-basic"),
+                token_endpoint_auth_method="client_secret_basic",
+                require_pushed_authorization_requests=True, **common),
+            "pkjwt": authrim_server.create_client(
+                client_id=authrim_server.unique("oc-par-pkjwt"),
+                token_endpoint_auth_method="private_key_jwt", jwks=published, **common),
+            "signed": authrim_server.create_client(
+                client_id=authrim_server.unique("oc-jar-signed"),
+                token_endpoint_auth_method="client_secret_basic", jwks=published,
+                require_signed_request_object=True, request_object_signing_alg="ES256",
+                **common),
+        }
+        assert regs["basic"].get("require_pushed_authorization_requests") is True, regs["basic"]
+        assert regs["signed"].get("require_signed_request_object") is True, regs["signed"]
+        assert regs["signed"].get("request_object_signing_alg") == "ES256", regs["signed"]
+        names = {role: {"client_id": r["client_id"], "client_secret": r.get("client_secret")}
+                 for role, r in regs.items()}
+        out, err = proc.communicate(json.dumps(names) + "\n", timeout=60)
+    except BaseException:
+        proc.kill()
+        proc.communicate()
+        raise
+    assert proc.returncode == 0, f"par_jar.mjs failed:\n{err}\n{out}"
+    return published, regs, json.loads(out.strip().splitlines()[-1])
+
+
+def check_signed_in(flow: dict, jwks: dict, issuer: str, client_id: str, user_id: str,
+                    endpoint: str) -> dict:
+    """One authorization openid-client completed: back to the client with a code, its state
+    and iss; the tokens for the scope asked; an ID token for Alice, for this client, with the
+    nonce sent (verified here against the JWKS, as the library did)."""
+    assert flow["url"]["origin_path"] == endpoint, flow["url"]
+    cb = flow["callback"]
+    assert set(cb) == {"code", "state", "iss"}, cb
+    assert cb["state"] == flow["sent"]["state"] and cb["iss"] == issuer, cb
+    assert flow["scope"] == PAR_SCOPE, flow
+    claims = jwt.decode(flow["id_token"], KeySet.import_key_set(jwks), algorithms=["RS256"]).claims
+    assert claims == flow["claims"], (claims, flow["claims"])
+    assert claims["iss"] == issuer and claims["aud"] == client_id, claims
+    assert claims["sub"] == user_id, claims
+    assert claims["nonce"] == flow["sent"]["nonce"], claims
+    assert claims["at_hash"] and claims["exp"] > time.time(), claims
+    return claims
+
+
+def check_request_object(token: str, published: dict, alg: str, client_id: str, issuer: str,
+                         sent: dict, redirect_uri: str) -> dict:
+    """A request object openid-client signed: it verifies with the published key of its kid
+    and carries the whole request, iss the client and aud the issuer."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # joserfc on EdDSA (RFC 9864)
+        decoded = jwt.decode(token, KeySet.import_key_set(published), algorithms=[alg])
+    assert decoded.header["alg"] == alg, decoded.header
+    assert decoded.header["typ"] == "oauth-authz-req+jwt", decoded.header
+    assert decoded.header["kid"] in {k["kid"] for k in published["keys"]}, decoded.header
+    claims = decoded.claims
+    assert claims["iss"] == claims["client_id"] == client_id, claims
+    assert claims["aud"] == issuer, claims
+    assert claims["response_type"] == "code" and claims["redirect_uri"] == redirect_uri, claims
+    assert claims["scope"] == PAR_SCOPE, claims
+    assert (claims["state"], claims["nonce"]) == (sent["state"], sent["nonce"]), claims
+    assert claims["code_challenge_method"] == "S256" and len(claims["code_challenge"]) == 43, claims
+    assert 0 < claims["exp"] - claims["iat"] <= 300, claims
+    return claims
+
+
+def check_pushed(pushed: dict, par_endpoint: str) -> str:
+    """A push the server took: 201, a fresh urn request_uri, 90 seconds."""
+    assert pushed["url"] == par_endpoint, pushed
+    assert pushed["status"] == 201, pushed
+    body = pushed["body"]
+    assert set(body) == {"request_uri", "expires_in"}, body
+    assert body["request_uri"].startswith(REQUEST_URI_PREFIX), body
+    assert len(body["request_uri"]) > len(REQUEST_URI_PREFIX) + 20, body
+    assert body["expires_in"] == 90, body
+    return body["request_uri"]
+
+
+def check_spent(visit: dict):
+    """The browser sent to a request_uri already used: an error page, nothing for the client."""
+    assert visit["status"] == 400, visit
+    assert visit["location"] is None and visit["to_client"] is None, visit
+    assert SPENT_REQUEST_URI in visit["page"], visit
+
+
+@pytest.mark.filterwarnings("ignore::joserfc.errors.SecurityWarning")
+def test_openid_client_par_and_jar(authrim_server, discovery, jwks, alice):
+    """openid-client's buildAuthorizationUrlWithPAR (client_secret_basic and PrivateKeyJwt),
+    buildAuthorizationUrlWithJAR (ES256, Ed25519) and a request object pushed (PS256), each to
+    authorizationCodeGrant and a verified ID token; request_uris spent after one use; a client
+    that must push refused a plain request; a client that must sign (ES256) refused an unsigned
+    request, pushed or not, and an object signed with PS256."""
+    needs_npm_ci()
+    issuer = authrim_server.issuer
+    par_endpoint = discovery.get("pushed_authorization_request_endpoint")
+    assert par_endpoint == issuer + "/par", discovery
+    assert discovery.get("require_pushed_authorization_requests") is False, discovery
+    assert discovery.get("request_parameter_supported") is True, discovery
+    assert discovery.get("request_uri_parameter_supported") is False, discovery
+    for alg in ("RS256", "PS256", "ES256", "EdDSA", "HS256"):
+        assert alg in discovery.get("request_object_signing_alg_values_supported", []), discovery
+    assert "none" not in discovery["request_object_signing_alg_values_supported"], discovery
+
+    redirect_uri = "http://127.0.0.1:9999/cb"
+    published, regs, seen = run_par_jar(authrim_server, alice, redirect_uri)
+    endpoint = discovery["authorization_endpoint"]
+    keys = KeySet.import_key_set(published)
+
+    # 1. client_secret_basic and a client that must push.
+    basic, basic_id = seen["basic"], regs["basic"]["client_id"]
+    plain = basic["plain"]  # the library's plain authorization URL: refused, to the client
+    assert plain["status"] == 302, plain
+    assert plain["to_client"]["error"] == "invalid_request", plain
+    assert "pushed" in plain["to_client"]["error_description"], plain
+    assert plain["to_client"]["state"] == plain["sent_state"], plain
+    assert plain["to_client"]["iss"] == issuer and "code" not in plain["to_client"], plain
+    [push] = basic["pushed"]
+    assert push["authorization"] == "Basic", push
+    assert "client_secret" not in push["form"] and "client_assertion" not in push["form"], push
+    assert push["form"]["response_type"] == "code", push
+    assert push["form"]["redirect_uri"] == redirect_uri, push
+    assert (push["form"]["state"], push["form"]["nonce"]) == (
+        basic["sent"]["state"], basic["sent"]["nonce"]), push
+    request_uri = check_pushed(push, par_endpoint)
+    # The browser is sent with client_id and request_uri only.
+    assert basic["url"]["params"] == {"client_id": basic_id, "request_uri": request_uri}, basic
+    check_signed_in(basic, jwks, issuer, basic_id, alice["id"], endpoint)
+    check_spent(basic["reused"])
+    check_spent(basic["reused_in_new_browser"])
+
+    # 2. private_key_jwt: pushed, with the library's assertion (aud: the issuer).
+    pk, pk_id = seen["pkjwt"], regs["pkjwt"]["client_id"]
+    [push] = pk["par"]["pushed"]
+    assert push["authorization"] is None and "client_secret" not in push["form"], push
+    assert push["form"]["client_assertion_type"] == ASSERTION_TYPE, push
+    assertion = jwt.decode(push["form"]["client_assertion"], keys, algorithms=["RS256"])
+    assert assertion.header["kid"] == "oc-jar-rs256", assertion.header
+    assert assertion.claims["iss"] == assertion.claims["sub"] == pk_id, assertion.claims
+    assert assertion.claims["aud"] == issuer and assertion.claims["jti"], assertion.claims
+    request_uri = check_pushed(push, par_endpoint)
+    assert pk["par"]["url"]["params"] == {"client_id": pk_id, "request_uri": request_uri}, pk
+    sids = {check_signed_in(pk["par"], jwks, issuer, pk_id, alice["id"], endpoint)["sid"]}
+
+    # A request object alone: client_id and request in the URL, the request inside it.
+    for name, alg in (("ES256", "ES256"), ("Ed25519", "EdDSA")):
+        flow = pk["jar"][name]
+        assert set(flow["url"]["params"]) == {"client_id", "request"}, flow["url"]
+        assert flow["url"]["params"]["client_id"] == pk_id, flow["url"]
+        check_request_object(flow["url"]["params"]["request"], published, alg, pk_id, issuer,
+                             flow["sent"], redirect_uri)
+        sids.add(check_signed_in(flow, jwks, issuer, pk_id, alice["id"], endpoint)["sid"])
+
+    # A request object pushed: the push is the object and the client's assertion only.
+    both = pk["jar_par"]
+    [push] = both["pushed"]
+    assert set(push["form"]) == {"client_id", "request", "client_assertion_type",
+                                 "client_assertion"}, push
+    check_request_object(push["form"]["request"], published, "PS256", pk_id, issuer,
+                         both["sent"], redirect_uri)
+    request_uri = check_pushed(push, par_endpoint)
+    assert both["url"]["params"] == {"client_id": pk_id, "request_uri": request_uri}, both
+    sids.add(check_signed_in(both, jwks, issuer, pk_id, alice["id"], endpoint)["sid"])
+    check_spent(both["reused"])
+    assert len(sids) == 1, sids  # one browser, one session throughout
+
+    # 3. A client that must sign its requests with ES256.
+    signed, signed_id = seen["signed"], regs["signed"]["client_id"]
+    assert signed["unsigned_push"]["status"] == 400, signed
+    assert signed["unsigned_push"]["error"] == "invalid_request", signed
+    assert "signed request object" in signed["unsigned_push"]["description"], signed
+    front = signed["unsigned_front"]
+    assert front["status"] == 302 and front["to_client"]["error"] == "invalid_request", front
+    assert front["to_client"]["state"] == front["sent_state"], front
+    assert "code" not in front["to_client"], front
+    assert signed["wrong_alg_push"]["status"] == 400, signed
+    assert signed["wrong_alg_push"]["error"] == "invalid_request_object", signed
+    assert [p["status"] for p in signed["pushed"]] == [400, 400, 201], signed["pushed"]
+    assert all(p["authorization"] == "Basic" for p in signed["pushed"]), signed["pushed"]
+    check_request_object(signed["pushed"][2]["form"]["request"], published, "ES256", signed_id,
+                         issuer, signed["sent"], redirect_uri)
+    request_uri = check_pushed(signed["pushed"][2], par_endpoint)
+    assert signed["url"]["params"] == {"client_id": signed_id, "request_uri": request_uri}
+    check_signed_in(signed, jwks, issuer, signed_id, alice["id"], endpoint)

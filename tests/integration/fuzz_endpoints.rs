@@ -163,8 +163,11 @@ fn endpoint_label(req: &Req) -> String {
     let p = req.path.as_str();
     let known = [
         "/authorize", "/login", "/consent", "/logout", "/logout/confirm", "/token", "/revoke", "/introspect", "/userinfo",
-        "/jwks", "/.well-known/openid-configuration", "/.well-known/oauth-authorization-server", "/healthz",
+        "/jwks", "/.well-known/openid-configuration", "/.well-known/oauth-authorization-server", "/healthz", "/par", "/register",
     ];
+    if p.starts_with("/register/") {
+        return "/register/{client_id}".into();
+    }
     let admin = p.strip_prefix("/admin/").and_then(|rest| rest.split('/').next()).filter(|c| matches!(*c, "clients" | "users" | "audit"));
     if p.starts_with("/admin/users/") && (p.contains("/sessions") || p.contains("/consents/")) {
         return "/admin/users/…/sessions|consents".into();
@@ -621,6 +624,14 @@ fn authorize_params(w: &World, rng: &mut Rng) -> Vec<(&'static str, String)> {
     if rng.chance(10) {
         p[1] = ("client_id", "spa".into());
     }
+    if rng.chance(15) {
+        p.push(("response_mode", rng.pick(&["form_post", "query", "fragment", "jwt"]).to_string()));
+    }
+    if rng.chance(8) {
+        // A request object we cannot verify (rp has no keys), or a request_uri not ours.
+        let (k, v) = rng.pick(&[("request", "eyJhbGciOiJub25lIn0.eyJzY29wZSI6Im9wZW5pZCJ9."), ("request", "x.y.z"), ("request_uri", "urn:ietf:params:oauth:request_uri:1_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"), ("request_uri", "https://rp.example/r")]);
+        p.push((k, v.to_string()));
+    }
     p
 }
 
@@ -733,6 +744,41 @@ fn token_client_credentials(w: &World, rng: &mut Rng, _: usize) -> Req {
         form.push(("resource", "https://api.example/r"));
     }
     Req::new("token", Method::POST, "/token").form(&form).basic("rp", &w.rp_secret)
+}
+
+/// A pushed authorization request: the authorization parameters, authenticated as rp, or
+/// with a made-up client assertion.
+fn par(w: &World, rng: &mut Rng, _: usize) -> Req {
+    let pairs = authorize_params(w, rng);
+    let mut form: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let assertion = "eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJycCIsInN1YiI6InJwIn0.c2ln";
+    if rng.chance(20) {
+        form.extend([("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"), ("client_assertion", assertion)]);
+        return Req::new("par+register", Method::POST, "/par").form(&form);
+    }
+    Req::new("par+register", Method::POST, "/par").form(&form).basic("rp", &w.rp_secret)
+}
+
+/// Dynamic registration (open in this world) and the configuration endpoint.
+fn register(_: &World, rng: &mut Rng, i: usize) -> Req {
+    match rng.below(4) {
+        0 => Req::new("par+register", Method::GET, &format!("/register/client_{i}")).header("authorization", "Bearer not-a-token".to_string()),
+        1 => Req::new("par+register", Method::DELETE, "/register/rp").header("authorization", "Bearer x".to_string()),
+        2 => Req::new("par+register", Method::PUT, "/register/rp").json(json!({"client_id": "rp", "redirect_uris": [REDIRECT]})),
+        _ => {
+            let mut body = json!({"redirect_uris": [REDIRECT], "client_name": format!("fuzz {i}")});
+            if rng.chance(30) {
+                body["token_endpoint_auth_method"] = json!(rng.pick(&["none", "private_key_jwt", "client_secret_jwt", "bogus"]));
+            }
+            if rng.chance(30) {
+                body["grant_types"] = json!(rng.pick(&[vec!["authorization_code", "refresh_token"], vec!["client_credentials"], vec![]]));
+            }
+            if rng.chance(20) {
+                body["jwks"] = json!({"keys": [{"kty": "EC", "crv": "P-256", "x": "x", "y": "y"}]});
+            }
+            Req::new("par+register", Method::POST, "/register").json(body)
+        }
+    }
 }
 
 fn token_exchange(w: &World, rng: &mut Rng, _: usize) -> Req {
@@ -891,6 +937,7 @@ fn groups() -> Vec<(&'static str, Vec<Template>, usize)> {
         ("revoke+introspect", vec![introspect, revoke], 1_500),
         ("discovery+other", vec![discovery, unknown], 1_000),
         ("admin", vec![admin], 1_500),
+        ("par+register", vec![par, register], 800),
         ("logout", vec![logout], 600),
     ]
 }
@@ -1033,7 +1080,7 @@ async fn every_endpoint_survives_generated_requests() {
         .unwrap_or(DEFAULT_SEED);
     eprintln!("endpoint fuzz: seed {seed:#x} (AUTHRIM_FUZZ_SEED={seed:#x} replays it)");
     let started = Instant::now();
-    let s = TestServer::start().await;
+    let s = TestServer::start_with(|c| c.open_registration = true).await;
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(20))

@@ -23,6 +23,7 @@ mod ops;
 mod pg_cluster;
 mod preauth;
 mod refresh;
+mod registration;
 mod request_object;
 mod revocation;
 mod slow_clients;

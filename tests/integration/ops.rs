@@ -23,7 +23,9 @@ async fn discovery_is_complete_and_truthful() {
     assert_eq!(d["request_uri_parameter_supported"], false);
     assert_eq!(d["id_token_signing_alg_values_supported"], json!(["RS256"]));
     assert_eq!(d["end_session_endpoint"], format!("{}/logout", s.issuer()));
-    assert!(d.get("registration_endpoint").is_none(), "nothing unimplemented is advertised");
+    assert_eq!(d["registration_endpoint"], format!("{}/register", s.issuer()));
+    assert_eq!(d["pushed_authorization_request_endpoint"], format!("{}/par", s.issuer()));
+    assert!(d.get("dpop_signing_alg_values_supported").is_none(), "nothing unimplemented is advertised");
     let jwks: serde_json::Value = s.http.get(s.url("/jwks")).send().await.unwrap().json().await.unwrap();
     let key = &jwks["keys"][0];
     assert_eq!((key["kty"].as_str(), key["alg"].as_str(), key["use"].as_str()), (Some("RSA"), Some("RS256"), Some("sig")));

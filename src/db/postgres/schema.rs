@@ -104,6 +104,15 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     4,
     // As SQLite's migration 5: the sealed secret of a `client_secret_jwt` client.
     "ALTER TABLE clients ADD COLUMN secret_sealed BYTEA;",
+), (
+    5,
+    // As SQLite's migration 6: dynamic registration.
+    r#"
+    ALTER TABLE clients ADD COLUMN registration_token_hash BYTEA;
+    CREATE TABLE initial_access_tokens (
+        hash BYTEA PRIMARY KEY, uses_left BIGINT NOT NULL, expires_at BIGINT NOT NULL, created_at BIGINT NOT NULL
+    );
+    "#,
 )];
 
 /// Bring the schema up to date; returns the version reached. Call inside a write transaction.

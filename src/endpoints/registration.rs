@@ -1,0 +1,286 @@
+//! Dynamic client registration (RFC 7591, OpenID Connect Dynamic Registration 1.0) at
+//! `POST /register`, and client configuration (RFC 7592) at `/register/{client_id}` with the
+//! registration access token issued at registration.
+//!
+//! Who may register: holders of an initial access token from the operator (spent in the
+//! transaction that saves the client), or anyone when `open_registration` is on. What they
+//! may ask for is the operator's policy (`registration_*` settings); the metadata rules are
+//! the admin API's (`registry::clients`), with RFC 7591's error codes.
+
+use crate::app::{App, AppState};
+use crate::audit::AuditEvent;
+use crate::error::{Challenge, OAuthError};
+use crate::http::params::Body;
+use crate::registry::clients::{self, Client, ClientInput, AUTH_BASIC};
+use crate::util::split_list;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/register", post(register))
+        .route("/register/{client_id}", axum::routing::get(read).put(update).delete(delete))
+}
+
+/// The metadata a client may send (RFC 7591 §2, OIDC Dynamic Registration §2). Fields we do
+/// not know are ignored (RFC 7591 §2); fields we know but cannot honour are refused.
+#[derive(Debug, Default, Deserialize)]
+struct Registration {
+    client_id: Option<String>,
+    client_secret: Option<String>,
+    redirect_uris: Option<Vec<String>>,
+    token_endpoint_auth_method: Option<String>,
+    grant_types: Option<Vec<String>>,
+    response_types: Option<Vec<String>>,
+    client_name: Option<String>,
+    client_uri: Option<String>,
+    logo_uri: Option<String>,
+    tos_uri: Option<String>,
+    policy_uri: Option<String>,
+    contacts: Option<Vec<String>>,
+    scope: Option<String>,
+    jwks: Option<Value>,
+    jwks_uri: Option<String>,
+    application_type: Option<String>,
+    token_endpoint_auth_signing_alg: Option<String>,
+    request_object_signing_alg: Option<String>,
+    require_signed_request_object: Option<bool>,
+    require_pushed_authorization_requests: Option<bool>,
+    post_logout_redirect_uris: Option<Vec<String>>,
+    backchannel_logout_uri: Option<String>,
+    backchannel_logout_session_required: Option<bool>,
+    frontchannel_logout_uri: Option<String>,
+    frontchannel_logout_session_required: Option<bool>,
+    software_statement: Option<String>,
+    // Known, honoured only at their default values until implemented.
+    id_token_signed_response_alg: Option<String>,
+    userinfo_signed_response_alg: Option<String>,
+    subject_type: Option<String>,
+    id_token_encrypted_response_alg: Option<String>,
+    userinfo_encrypted_response_alg: Option<String>,
+    request_object_encryption_alg: Option<String>,
+}
+
+fn invalid_metadata(msg: impl Into<std::borrow::Cow<'static, str>>) -> OAuthError {
+    OAuthError::invalid_request(msg).code_as("invalid_client_metadata")
+}
+
+fn invalid_redirect_uri(msg: impl Into<std::borrow::Cow<'static, str>>) -> OAuthError {
+    OAuthError::invalid_request(msg).code_as("invalid_redirect_uri")
+}
+
+impl Registration {
+    fn parse(body: &[u8]) -> Result<Self, OAuthError> {
+        let value: Value = serde_json::from_slice(body).map_err(|e| invalid_metadata(format!("the body is not JSON: {e}")))?;
+        if !value.is_object() {
+            return Err(invalid_metadata("the body must be a JSON object of client metadata"));
+        }
+        serde_json::from_value(value).map_err(|e| invalid_metadata(e.to_string()))
+    }
+
+    /// The metadata as the admin API's input, after the operator's policy. Every field is
+    /// set (RFC 7592 §2.2: an update replaces the registration; omitted fields are reset).
+    fn into_input(self, app: &App) -> Result<ClientInput, OAuthError> {
+        if self.software_statement.is_some() {
+            return Err(OAuthError::invalid_request("software statements from no issuer are trusted here")
+                .code_as("unapproved_software_statement"));
+        }
+        let unsupported = |name: &str, value: &Option<String>, allowed: &[&str]| match value {
+            Some(v) if !allowed.contains(&v.as_str()) => Err(invalid_metadata(format!("{name} {v:?} is not supported"))),
+            _ => Ok(()),
+        };
+        unsupported("id_token_signed_response_alg", &self.id_token_signed_response_alg, &["RS256"])?;
+        unsupported("userinfo_signed_response_alg", &self.userinfo_signed_response_alg, &[])?;
+        unsupported("subject_type", &self.subject_type, &["public"])?;
+        unsupported("id_token_encrypted_response_alg", &self.id_token_encrypted_response_alg, &[])?;
+        unsupported("userinfo_encrypted_response_alg", &self.userinfo_encrypted_response_alg, &[])?;
+        unsupported("request_object_encryption_alg", &self.request_object_encryption_alg, &[])?;
+
+        let config = &app.config;
+        let grant_types = self.grant_types.unwrap_or_else(|| vec!["authorization_code".into()]);
+        let response_types = self.response_types.unwrap_or_else(|| vec!["code".into()]);
+        let method = self.token_endpoint_auth_method.unwrap_or_else(|| AUTH_BASIC.into());
+        for g in &grant_types {
+            if !split_list(&config.registration_grant_types).any(|a| a == g) {
+                return Err(invalid_metadata(format!("grant type {g:?} is not open to registered clients")));
+            }
+        }
+        if response_types.iter().any(|r| r != "code") {
+            return Err(invalid_metadata("the only response_type is \"code\""));
+        }
+        // RFC 7591 §2.1: the grant and response types must agree.
+        let code_grant = grant_types.iter().any(|g| g == "authorization_code");
+        if code_grant != response_types.iter().any(|r| r == "code") {
+            return Err(invalid_metadata("grant_types authorization_code and response_types code go together"));
+        }
+        if !split_list(&config.registration_auth_methods).any(|m| m == method) {
+            return Err(invalid_metadata(format!("token_endpoint_auth_method {method:?} is not open to registered clients")));
+        }
+        let redirect_uris = self.redirect_uris.unwrap_or_default();
+        if code_grant && redirect_uris.is_empty() {
+            return Err(invalid_redirect_uri("redirect_uris is required for the authorization code grant"));
+        }
+        for uri in &redirect_uris {
+            clients::validate_redirect_uri(uri).map_err(invalid_redirect_uri)?;
+        }
+        // Scopes beyond the policy are dropped (RFC 7591 §2 lets the server narrow them).
+        let scope = match &self.scope {
+            None => config.registration_scopes.clone(),
+            Some(s) => {
+                let kept: Vec<&str> = split_list(s).filter(|x| split_list(&config.registration_scopes).any(|a| a == *x)).collect();
+                if kept.is_empty() {
+                    return Err(invalid_metadata("none of the requested scopes is open to registered clients"));
+                }
+                kept.join(" ")
+            }
+        };
+        let text = |v: Option<String>| Some(v.unwrap_or_default());
+        Ok(ClientInput {
+            client_id: None,
+            client_name: text(self.client_name),
+            redirect_uris: Some(redirect_uris),
+            grant_types: Some(grant_types),
+            response_types: Some(response_types),
+            token_endpoint_auth_method: Some(method),
+            scope: Some(scope),
+            // Authrim's own extensions (token exchange targets, CORS origins) are the
+            // operator's to grant, not a self-registered client's to take.
+            allowed_audiences: Some(vec![]),
+            allowed_resources: Some(vec![]),
+            token_exchange: None,
+            allowed_cors_origins: Some(vec![]),
+            post_logout_redirect_uris: Some(self.post_logout_redirect_uris.unwrap_or_default()),
+            backchannel_logout_uri: text(self.backchannel_logout_uri),
+            backchannel_logout_session_required: Some(self.backchannel_logout_session_required.unwrap_or(false)),
+            frontchannel_logout_uri: text(self.frontchannel_logout_uri),
+            frontchannel_logout_session_required: Some(self.frontchannel_logout_session_required.unwrap_or(false)),
+            jwks: Some(self.jwks.unwrap_or_else(|| json!({"keys": []}))),
+            jwks_uri: text(self.jwks_uri),
+            token_endpoint_auth_signing_alg: text(self.token_endpoint_auth_signing_alg),
+            require_pushed_authorization_requests: Some(self.require_pushed_authorization_requests.unwrap_or(false)),
+            request_object_signing_alg: text(self.request_object_signing_alg),
+            require_signed_request_object: Some(self.require_signed_request_object.unwrap_or(false)),
+            client_uri: text(self.client_uri),
+            logo_uri: text(self.logo_uri),
+            tos_uri: text(self.tos_uri),
+            policy_uri: text(self.policy_uri),
+            contacts: Some(self.contacts.unwrap_or_default()),
+            application_type: text(self.application_type),
+        })
+    }
+}
+
+/// RFC 7591 §3.2.1 / RFC 7592 §3: the client's metadata, its secret when just issued, and
+/// where and with what token it manages its registration.
+fn information(app: &App, client: &Client, secret: Option<String>, registration_token: &str) -> Value {
+    let mut v = serde_json::to_value(&client.meta).unwrap_or_default();
+    if let Some(s) = secret {
+        v["client_secret"] = Value::String(s);
+        v["client_secret_expires_at"] = json!(0);
+    }
+    v["registration_access_token"] = Value::String(registration_token.to_string());
+    v["registration_client_uri"] = Value::String(app.endpoint(&format!("/register/{}", client.id())));
+    v
+}
+
+fn no_store(status: StatusCode, body: Value) -> Response {
+    let mut res = (status, Json(body)).into_response();
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    res
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = v.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
+}
+
+fn invalid_token(description: &'static str) -> OAuthError {
+    OAuthError::invalid_token(description).with_challenge(Challenge::Bearer)
+}
+
+async fn register(State(app): State<AppState>, headers: HeaderMap, Body(body): Body) -> Response {
+    match handle_register(&app, &headers, &body).await {
+        Ok(res) => res,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn handle_register(app: &App, headers: &HeaderMap, body: &[u8]) -> Result<Response, OAuthError> {
+    let initial_token = bearer(headers).map(str::to_string);
+    if initial_token.is_none() && !app.config.open_registration {
+        return Err(OAuthError::invalid_token("registration needs an initial access token").with_challenge(Challenge::BearerBare));
+    }
+    let input = Registration::parse(body)?.into_input(app)?;
+    let held = app.registry.list_clients().iter().filter(|c| c.is_dynamic()).count();
+    if held >= app.config.registration_max_clients {
+        return Err(OAuthError::temporarily_unavailable("no more clients can register here"));
+    }
+    let (mut client, secret) = clients::new_client(input, app.keys.vault()).map_err(|e| {
+        if e.starts_with("redirect URI") { invalid_redirect_uri(e) } else { invalid_metadata(e) }
+    })?;
+    let registration_token = client.issue_registration_token();
+    if !app.registry.register_client(client.clone(), initial_token).await? {
+        return Err(invalid_token("the initial access token is not valid (unknown, expired or used up)"));
+    }
+    app.audit.record(AuditEvent::new("client_registered").client(client.id())).await;
+    Ok(no_store(StatusCode::CREATED, information(app, &client, secret, &registration_token)))
+}
+
+/// The client the registration access token is for, if it is that client's.
+fn authorized(app: &App, headers: &HeaderMap, client_id: &str) -> Result<(std::sync::Arc<Client>, String), OAuthError> {
+    let token = bearer(headers).ok_or_else(|| OAuthError::invalid_token("a registration access token is required").with_challenge(Challenge::BearerBare))?;
+    // An unknown client and a wrong token look the same.
+    let client = app.registry.client(client_id).filter(|c| c.check_registration_token(token)).ok_or_else(|| invalid_token("invalid registration access token"))?;
+    Ok((client, token.to_string()))
+}
+
+async fn read(State(app): State<AppState>, headers: HeaderMap, Path(client_id): Path<String>) -> Response {
+    match authorized(&app, &headers, &client_id) {
+        Ok((client, token)) => no_store(StatusCode::OK, information(&app, &client, None, &token)),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn update(State(app): State<AppState>, headers: HeaderMap, Path(client_id): Path<String>, Body(body): Body) -> Response {
+    let result = async {
+        let (existing, token) = authorized(&app, &headers, &client_id)?;
+        let registration = Registration::parse(&body)?;
+        // RFC 7592 §2.2: the body names the client, and a secret in it must be the current one.
+        if registration.client_id.as_deref() != Some(existing.id()) {
+            return Err(OAuthError::invalid_request("client_id in the body must be the client's"));
+        }
+        if registration.client_secret.as_deref().is_some_and(|s| !existing.check_secret(s)) {
+            return Err(OAuthError::invalid_request("client_secret does not match the client's"));
+        }
+        let input = registration.into_input(&app)?;
+        let (client, secret) = clients::update_client(&existing, input, app.keys.vault()).map_err(|e| {
+            if e.starts_with("redirect URI") { invalid_redirect_uri(e) } else { invalid_metadata(e) }
+        })?;
+        if let Some(uri) = &existing.meta.jwks_uri {
+            app.client_keys.forget(uri);
+        }
+        app.registry.save_client(client.clone()).await?;
+        Ok(no_store(StatusCode::OK, information(&app, &client, secret, &token)))
+    }
+    .await;
+    result.unwrap_or_else(IntoResponse::into_response)
+}
+
+async fn delete(State(app): State<AppState>, headers: HeaderMap, Path(client_id): Path<String>) -> Response {
+    let result = async {
+        let (client, _) = authorized(&app, &headers, &client_id)?;
+        app.registry.delete_client(client.id()).await?;
+        app.audit.record(AuditEvent::new("client_unregistered").client(client.id())).await;
+        let mut res = StatusCode::NO_CONTENT.into_response();
+        res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        Ok::<_, OAuthError>(res)
+    }
+    .await;
+    result.unwrap_or_else(IntoResponse::into_response)
+}

@@ -1,0 +1,31 @@
+//! Initial access tokens (RFC 7591 §3): what the operator hands out so that a client may
+//! register itself while open registration is off. Stored as SHA-256, with the number of
+//! registrations each may still make and an expiry.
+
+use crate::db::{Sql, StoreResult};
+use crate::util::{now, random_token, secret_hash};
+
+/// A new token good for `uses` registrations until `expires_at`; returned once.
+pub fn create(sql: &mut dyn Sql, uses: u32, expires_at: u64) -> StoreResult<String> {
+    let token = random_token();
+    sql.execute(
+        "INSERT INTO initial_access_tokens (hash, uses_left, expires_at, created_at) VALUES (?1, ?2, ?3, ?4)",
+        crate::params![secret_hash(&token).to_vec(), uses as i64, expires_at as i64, now() as i64],
+    )?;
+    Ok(token)
+}
+
+/// Spend one use of `token`: `true` if it was valid, unexpired and had a use left. Call in the
+/// transaction that saves the registered client, so that a failed save spends nothing.
+pub fn spend(sql: &mut dyn Sql, token: &str) -> StoreResult<bool> {
+    let n = sql.execute(
+        "UPDATE initial_access_tokens SET uses_left = uses_left - 1 WHERE hash = ?1 AND uses_left > 0 AND expires_at > ?2",
+        crate::params![secret_hash(token).to_vec(), now() as i64],
+    )?;
+    Ok(n == 1)
+}
+
+/// Drop tokens that are used up or expired.
+pub fn sweep(sql: &mut dyn Sql) -> StoreResult<usize> {
+    Ok(sql.execute("DELETE FROM initial_access_tokens WHERE uses_left <= 0 OR expires_at <= ?1", crate::params![now() as i64])? as usize)
+}

@@ -1,0 +1,189 @@
+//! Dynamic client registration (RFC 7591) and management (RFC 7592).
+
+use crate::client_jwt::{jwks, Signer};
+use crate::harness::*;
+use reqwest::Method;
+use serde_json::{json, Value};
+
+async fn register(s: &TestServer, token: Option<&str>, body: Value) -> (u16, Value, reqwest::header::HeaderMap) {
+    let mut req = s.http.post(s.url("/register")).json(&body);
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    let res = req.send().await.unwrap();
+    let (status, headers) = (res.status().as_u16(), res.headers().clone());
+    (status, res.json().await.unwrap_or(Value::Null), headers)
+}
+
+async fn initial_token(s: &TestServer, max_uses: u32) -> String {
+    let (st, v) = s.admin(Method::POST, "/admin/registration-tokens", Some(json!({"max_uses": max_uses}))).await;
+    assert_eq!(st, 201, "{v}");
+    v["initial_access_token"].as_str().unwrap().to_string()
+}
+
+async fn manage(s: &TestServer, method: Method, uri: &str, token: &str, body: Option<Value>) -> (u16, Value) {
+    let mut req = s.http.request(method, uri).bearer_auth(token);
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    let res = req.send().await.unwrap();
+    let status = res.status().as_u16();
+    (status, res.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn registration_needs_an_initial_access_token_spent_once_and_the_client_works() {
+    let s = TestServer::start().await;
+    let (st, body, h) = register(&s, None, json!({"redirect_uris": [REDIRECT]})).await;
+    assert_eq!((st, body["error"].as_str()), (401, Some("invalid_token")), "{body}");
+    assert!(h["www-authenticate"].to_str().unwrap().starts_with("Bearer"));
+    let d: Value = s.http.get(s.url("/.well-known/openid-configuration")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(d["registration_endpoint"], s.url("/register"));
+
+    let token = initial_token(&s, 1).await;
+    // A refused registration spends nothing.
+    let (st, body, _) = register(&s, Some(&token), json!({"redirect_uris": ["http://rp.example/cb"]})).await;
+    assert_eq!((st, body["error"].as_str()), (400, Some("invalid_redirect_uri")), "{body}");
+    let (st, c, h) = register(&s, Some(&token), json!({"redirect_uris": [REDIRECT], "client_name": "Self-made", "some_future_field": 1})).await;
+    assert_eq!(st, 201, "{c}");
+    assert_eq!(h["cache-control"], "no-store");
+    for k in ["client_id", "client_secret", "registration_access_token", "registration_client_uri"] {
+        assert!(c[k].is_string(), "{k}: {c}");
+    }
+    assert_eq!(c["client_secret_expires_at"], 0);
+    assert!(c["client_id_issued_at"].as_u64().unwrap() > 0);
+    assert_eq!((c["token_endpoint_auth_method"].as_str(), c["grant_types"].clone(), c["response_types"].clone()), (Some("client_secret_basic"), json!(["authorization_code"]), json!(["code"])));
+    assert!(c.get("some_future_field").is_none(), "unknown metadata is ignored");
+    assert_eq!(c["registration_client_uri"], s.url(&format!("/register/{}", c["client_id"].as_str().unwrap())));
+    // Used up.
+    let (st, _, _) = register(&s, Some(&token), json!({"redirect_uris": [REDIRECT]})).await;
+    assert_eq!(st, 401);
+    let (st, _, _) = register(&s, Some("made-up"), json!({"redirect_uris": [REDIRECT]})).await;
+    assert_eq!(st, 401);
+
+    // The registered client signs a user in.
+    s.user("alice", json!({})).await;
+    let id = c["client_id"].as_str().unwrap();
+    let p = s.code_for(&s.browser(), id, "alice", &[]).await;
+    let (st, tok, _) = s
+        .token(Some((id, c["client_secret"].as_str().unwrap())), &[("grant_type", "authorization_code"), ("code", &p["code"]), ("redirect_uri", REDIRECT)])
+        .await;
+    assert_eq!(st, 200, "{tok}");
+}
+
+#[tokio::test]
+async fn metadata_is_validated_with_rfc_7591_errors_and_the_operators_policy() {
+    let s = TestServer::start_with(|c| c.open_registration = true).await;
+    let key = Signer::es256("k");
+    for (what, body, code) in [
+        ("a fragment", json!({"redirect_uris": ["https://rp.example/cb#x"]}), "invalid_redirect_uri"),
+        ("no redirect URI", json!({}), "invalid_redirect_uri"),
+        ("a javascript: URI", json!({"redirect_uris": ["javascript:alert(1)"]}), "invalid_redirect_uri"),
+        ("a grant the policy withholds", json!({"redirect_uris": [REDIRECT], "grant_types": ["authorization_code", "client_credentials"]}), "invalid_client_metadata"),
+        ("an implicit response type", json!({"redirect_uris": [REDIRECT], "response_types": ["token"]}), "invalid_client_metadata"),
+        ("grant and response types that disagree", json!({"redirect_uris": [REDIRECT], "grant_types": ["refresh_token"]}), "invalid_client_metadata"),
+        ("a string for a list", json!({"redirect_uris": REDIRECT}), "invalid_client_metadata"),
+        ("a software statement", json!({"redirect_uris": [REDIRECT], "software_statement": "eyJ.x.y"}), "unapproved_software_statement"),
+        ("an ID token alg we do not sign with", json!({"redirect_uris": [REDIRECT], "id_token_signed_response_alg": "none"}), "invalid_client_metadata"),
+        ("encrypted ID tokens", json!({"redirect_uris": [REDIRECT], "id_token_encrypted_response_alg": "RSA-OAEP"}), "invalid_client_metadata"),
+        ("a javascript: logo", json!({"redirect_uris": [REDIRECT], "logo_uri": "javascript:alert(1)"}), "invalid_client_metadata"),
+        ("both jwks and jwks_uri", json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "private_key_jwt", "jwks": jwks(&[&key]), "jwks_uri": "https://rp.example/jwks"}), "invalid_client_metadata"),
+        ("an unknown auth method", json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "tls_client_auth"}), "invalid_client_metadata"),
+        ("no scope we offer", json!({"redirect_uris": [REDIRECT], "scope": "admin root"}), "invalid_client_metadata"),
+        ("not an object", json!([1]), "invalid_client_metadata"),
+    ] {
+        let (st, v, _) = register(&s, None, body).await;
+        assert_eq!((st, v["error"].as_str()), (400, Some(code)), "{what}: {v}");
+    }
+    // Scopes are narrowed to the policy; Authrim's own extensions are not the client's to set.
+    let (st, c, _) = register(&s, None, json!({"redirect_uris": [REDIRECT], "scope": "openid admin email", "allowed_audiences": ["https://api"], "token_exchange": {}})).await;
+    assert_eq!(st, 201, "{c}");
+    assert_eq!(c["scope"], "openid email");
+    assert!(c.get("allowed_audiences").is_none() && c.get("token_exchange").is_none());
+    // Keys instead of a secret; a public native client.
+    let (st, c, _) = register(&s, None, json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "private_key_jwt", "jwks": jwks(&[&key]), "application_type": "web"})).await;
+    assert_eq!(st, 201, "{c}");
+    assert!(c.get("client_secret").is_none());
+    let (st, c, _) = register(&s, None, json!({"redirect_uris": ["com.example.app:/cb", "http://127.0.0.1:8000/cb"], "token_endpoint_auth_method": "none", "application_type": "native"})).await;
+    assert_eq!(st, 201, "{c}");
+    assert!(c.get("client_secret").is_none());
+}
+
+#[tokio::test]
+async fn the_registration_access_token_reads_replaces_and_deletes_its_client_only() {
+    let s = TestServer::start_with(|c| c.open_registration = true).await;
+    let (_, c, _) = register(&s, None, json!({"redirect_uris": [REDIRECT], "client_name": "One", "contacts": ["ops@rp.example"]})).await;
+    let (_, other, _) = register(&s, None, json!({"redirect_uris": [REDIRECT]})).await;
+    let (uri, rat, id, secret) = (
+        c["registration_client_uri"].as_str().unwrap().to_string(),
+        c["registration_access_token"].as_str().unwrap().to_string(),
+        c["client_id"].as_str().unwrap().to_string(),
+        c["client_secret"].as_str().unwrap().to_string(),
+    );
+    let (st, v) = manage(&s, Method::GET, &uri, &rat, None).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!((v["client_name"].as_str(), v["client_id"].as_str()), (Some("One"), Some(id.as_str())));
+    assert!(v.get("client_secret").is_none(), "the secret is never shown again");
+    assert_eq!(v["registration_access_token"], rat.as_str());
+    for (token, what) in [("wrong", "a wrong token"), (other["registration_access_token"].as_str().unwrap(), "another client's token")] {
+        assert_eq!(manage(&s, Method::GET, &uri, token, None).await.0, 401, "{what}");
+        assert_eq!(manage(&s, Method::DELETE, &uri, token, None).await.0, 401, "{what}");
+    }
+    let (st, v) = s.http.get(&uri).send().await.map(|r| (r.status().as_u16(), ())).unwrap();
+    assert_eq!(st, 401, "{v:?}");
+    assert_eq!(manage(&s, Method::GET, &s.url("/register/nobody"), &rat, None).await.0, 401);
+
+    // PUT replaces: what it leaves out is reset.
+    let new_uri = "https://rp.example/other";
+    let (st, v) = manage(&s, Method::PUT, &uri, &rat, Some(json!({"client_id": id, "redirect_uris": [new_uri]}))).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["redirect_uris"], json!([new_uri]));
+    assert!(v.get("client_name").is_none() && v.get("contacts").is_none(), "{v}");
+    for (what, body) in [
+        ("no client_id", json!({"redirect_uris": [REDIRECT]})),
+        ("another client_id", json!({"client_id": "x", "redirect_uris": [REDIRECT]})),
+        ("a wrong secret", json!({"client_id": id, "client_secret": "nope", "redirect_uris": [REDIRECT]})),
+    ] {
+        let (st, v) = manage(&s, Method::PUT, &uri, &rat, Some(body)).await;
+        assert_eq!((st, v["error"].as_str()), (400, Some("invalid_request")), "{what}: {v}");
+    }
+    let (st, v) = manage(&s, Method::PUT, &uri, &rat, Some(json!({"client_id": id, "client_secret": secret, "redirect_uris": ["http://evil.example/cb"]}))).await;
+    assert_eq!((st, v["error"].as_str()), (400, Some("invalid_redirect_uri")), "{v}");
+    // The secret still authenticates after the updates (the grant is the one refused).
+    assert_eq!(s.token(Some((&id, &secret)), &[("grant_type", "refresh_token"), ("refresh_token", "x")]).await.1["error"], "unauthorized_client");
+
+    let res = s.http.delete(&uri).bearer_auth(&rat).send().await.unwrap();
+    assert_eq!(res.status(), 204);
+    assert_eq!(manage(&s, Method::GET, &uri, &rat, None).await.0, 401);
+    let (st, v, _) = s.token(Some((&id, &secret)), &[("grant_type", "refresh_token"), ("refresh_token", "x")]).await;
+    assert_eq!((st, v["error"].as_str()), (401, Some("invalid_client")));
+    // An operator-made client has no registration token: not manageable here.
+    s.client("admin-made", json!({})).await;
+    assert_eq!(manage(&s, Method::GET, &s.url("/register/admin-made"), &rat, None).await.0, 401);
+}
+
+#[tokio::test]
+async fn open_registration_is_bounded_and_tokens_come_from_the_cli_too() {
+    let s = TestServer::start_with(|c| {
+        c.open_registration = true;
+        c.registration_max_clients = 2;
+    })
+    .await;
+    for _ in 0..2 {
+        assert_eq!(register(&s, None, json!({"redirect_uris": [REDIRECT]})).await.0, 201);
+    }
+    let (st, v, _) = register(&s, None, json!({"redirect_uris": [REDIRECT]})).await;
+    assert_eq!((st, v["error"].as_str()), (503, Some("temporarily_unavailable")), "{v}");
+
+    let s = TestServer::start().await;
+    let out = crate::admin::cli(s.dir.path(), &["registration-token", "--max-uses", "2"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let token = v["initial_access_token"].as_str().unwrap();
+    for expected in [201, 201, 401] {
+        assert_eq!(register(&s, Some(token), json!({"redirect_uris": [REDIRECT]})).await.0, expected);
+    }
+    // Only stored hashed.
+    let db = std::fs::read(authrim::db::db_path(s.dir.path())).unwrap();
+    assert!(!db.windows(token.len()).any(|w| w == token.as_bytes()));
+}
