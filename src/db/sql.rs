@@ -127,6 +127,8 @@ pub trait Sql {
 pub enum AppLock {
     Migrations = 0x4155_5448_0001,
     SigningKeys = 0x4155_5448_0002,
+    /// Dynamic registration: the count of registered clients and the insert are one step.
+    Registration = 0x4155_5448_0003,
 }
 
 /// `?1` → `$1`. Our statements never hold a `?` inside a string literal.

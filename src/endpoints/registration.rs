@@ -12,6 +12,7 @@ use crate::audit::AuditEvent;
 use crate::error::{Challenge, OAuthError};
 use crate::http::params::Body;
 use crate::registry::clients::{self, Client, ClientInput, AUTH_BASIC};
+use crate::registry::Registered;
 use crate::util::split_list;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -51,6 +52,7 @@ struct Registration {
     request_object_signing_alg: Option<String>,
     require_signed_request_object: Option<bool>,
     require_pushed_authorization_requests: Option<bool>,
+    dpop_bound_access_tokens: Option<bool>,
     post_logout_redirect_uris: Option<Vec<String>>,
     backchannel_logout_uri: Option<String>,
     backchannel_logout_session_required: Option<bool>,
@@ -165,6 +167,7 @@ impl Registration {
             require_pushed_authorization_requests: Some(self.require_pushed_authorization_requests.unwrap_or(false)),
             request_object_signing_alg: text(self.request_object_signing_alg),
             require_signed_request_object: Some(self.require_signed_request_object.unwrap_or(false)),
+            dpop_bound_access_tokens: Some(self.dpop_bound_access_tokens.unwrap_or(false)),
             client_uri: text(self.client_uri),
             logo_uri: text(self.logo_uri),
             tos_uri: text(self.tos_uri),
@@ -213,20 +216,28 @@ async fn register(State(app): State<AppState>, headers: HeaderMap, Body(body): B
 
 async fn handle_register(app: &App, headers: &HeaderMap, body: &[u8]) -> Result<Response, OAuthError> {
     let initial_token = bearer(headers).map(str::to_string);
-    if initial_token.is_none() && !app.config.open_registration {
-        return Err(OAuthError::invalid_token("registration needs an initial access token").with_challenge(Challenge::BearerBare));
+    let bad_token = || invalid_token("the initial access token is not valid (unknown, expired or used up)");
+    match &initial_token {
+        None if !app.config.open_registration => {
+            return Err(OAuthError::invalid_token("registration needs an initial access token").with_challenge(Challenge::BearerBare))
+        }
+        Some(t) => {
+            let t = t.clone();
+            if !app.db.read(move |sql| crate::registry::initial_access::usable(sql, &t)).await? {
+                return Err(bad_token());
+            }
+        }
+        None => {}
     }
     let input = Registration::parse(body)?.into_input(app)?;
-    let held = app.registry.list_clients().iter().filter(|c| c.is_dynamic()).count();
-    if held >= app.config.registration_max_clients {
-        return Err(OAuthError::temporarily_unavailable("no more clients can register here"));
-    }
     let (mut client, secret) = clients::new_client(input, app.keys.vault()).map_err(|e| {
         if e.starts_with("redirect URI") { invalid_redirect_uri(e) } else { invalid_metadata(e) }
     })?;
     let registration_token = client.issue_registration_token();
-    if !app.registry.register_client(client.clone(), initial_token).await? {
-        return Err(invalid_token("the initial access token is not valid (unknown, expired or used up)"));
+    match app.registry.register_client(client.clone(), initial_token, app.config.registration_max_clients).await? {
+        Registered::Saved => {}
+        Registered::BadToken => return Err(bad_token()),
+        Registered::Full => return Err(OAuthError::temporarily_unavailable("no more clients can register here")),
     }
     app.audit.record(AuditEvent::new("client_registered").client(client.id())).await;
     Ok(no_store(StatusCode::CREATED, information(app, &client, secret, &registration_token)))

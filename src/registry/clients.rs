@@ -90,6 +90,9 @@ pub struct ClientMetadata {
     /// RFC 9126 §6: the client's authorization requests must come through `/par`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_pushed_authorization_requests: bool,
+    /// RFC 9449 §5.2: every token request of this client must carry a DPoP proof.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dpop_bound_access_tokens: bool,
     /// RFC 7591 §2 display metadata: shown to users, never acted on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_uri: Option<String>,
@@ -171,6 +174,7 @@ pub struct ClientInput {
     /// `Some("")` clears it.
     pub request_object_signing_alg: Option<String>,
     pub require_signed_request_object: Option<bool>,
+    pub dpop_bound_access_tokens: Option<bool>,
     /// Display metadata; `Some("")` clears one.
     pub client_uri: Option<String>,
     pub logo_uri: Option<String>,
@@ -305,10 +309,25 @@ impl Client {
         self.meta.post_logout_redirect_uris.iter().any(|r| r == uri)
     }
 
-    /// Exact string comparison (RFC 6749 §3.1.2.3, OAuth 2.0 Security BCP §4.1.3).
+    /// Exact string comparison (RFC 6749 §3.1.2.3, OAuth 2.0 Security BCP §4.1.3), except
+    /// that a native app's loopback IP redirect URI matches on any port (RFC 8252 §7.3: the
+    /// app listens on whatever port the system gives it).
     pub fn has_redirect_uri(&self, uri: &str) -> bool {
-        self.meta.redirect_uris.iter().any(|r| r == uri)
+        self.meta.redirect_uris.iter().any(|r| r == uri || same_loopback_ignoring_port(r, uri))
     }
+}
+
+/// Both `http://127.0.0.1` or `http://[::1]` URIs that differ at most in their port.
+/// (`localhost` is not included: RFC 8252 §8.3 advises against it, since the name may
+/// resolve elsewhere.)
+fn same_loopback_ignoring_port(registered: &str, presented: &str) -> bool {
+    let loopback_ip = |u: &url::Url| u.scheme() == "http" && matches!(u.host_str(), Some("127.0.0.1" | "[::1]"));
+    let (Ok(mut a), Ok(mut b)) = (url::Url::parse(registered), url::Url::parse(presented)) else { return false };
+    if !loopback_ip(&a) || !loopback_ip(&b) {
+        return false;
+    }
+    let _ = (a.set_port(None), b.set_port(None));
+    a == b
 }
 
 /// Grant types a client may be registered for. Grows as grant modules land.
@@ -342,6 +361,7 @@ pub fn new_client(input: ClientInput, vault: &Vault) -> Result<(Client, Option<S
         require_pushed_authorization_requests: input.require_pushed_authorization_requests.unwrap_or(false),
         request_object_signing_alg: input.request_object_signing_alg.clone().filter(|a| !a.is_empty()),
         require_signed_request_object: input.require_signed_request_object.unwrap_or(false),
+        dpop_bound_access_tokens: input.dpop_bound_access_tokens.unwrap_or(false),
         client_uri: input.client_uri.clone().filter(|u| !u.is_empty()),
         logo_uri: input.logo_uri.clone().filter(|u| !u.is_empty()),
         tos_uri: input.tos_uri.clone().filter(|u| !u.is_empty()),
@@ -385,6 +405,7 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.require_pushed_authorization_requests { meta.require_pushed_authorization_requests = v }
     if let Some(v) = input.request_object_signing_alg { meta.request_object_signing_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.require_signed_request_object { meta.require_signed_request_object = v }
+    if let Some(v) = input.dpop_bound_access_tokens { meta.dpop_bound_access_tokens = v }
     if let Some(v) = input.client_uri { meta.client_uri = Some(v).filter(|u| !u.is_empty()) }
     if let Some(v) = input.logo_uri { meta.logo_uri = Some(v).filter(|u| !u.is_empty()) }
     if let Some(v) = input.tos_uri { meta.tos_uri = Some(v).filter(|u| !u.is_empty()) }
@@ -706,8 +727,19 @@ mod tests {
     fn redirect_uri_match_is_exact() {
         let (c, _) = new_client(input(&["https://rp.example/cb"]), &vault()).unwrap();
         assert!(c.has_redirect_uri("https://rp.example/cb"));
-        for near in ["https://rp.example/cb/", "https://RP.example/cb", "https://rp.example/cb?x", "https://rp.example/c"] {
+        for near in ["https://rp.example/cb/", "https://RP.example/cb", "https://rp.example/cb?x", "https://rp.example/c", "https://rp.example:8443/cb"] {
             assert!(!c.has_redirect_uri(near), "{near} matched");
+        }
+    }
+
+    #[test]
+    fn loopback_ip_redirect_uris_match_on_any_port_and_nothing_else() {
+        let (c, _) = new_client(input(&["http://127.0.0.1:43210/cb", "http://[::1]/cb", "http://localhost:5000/cb"]), &vault()).unwrap();
+        for ok in ["http://127.0.0.1:43210/cb", "http://127.0.0.1:50000/cb", "http://127.0.0.1/cb", "http://[::1]:8080/cb", "http://localhost:5000/cb"] {
+            assert!(c.has_redirect_uri(ok), "{ok} refused");
+        }
+        for bad in ["http://127.0.0.1:50000/other", "http://127.0.0.1:1/cb?x=1", "https://127.0.0.1:43210/cb", "http://127.0.0.2:43210/cb", "http://localhost:5001/cb", "http://[::1]:1/cb/"] {
+            assert!(!c.has_redirect_uri(bad), "{bad} matched");
         }
     }
 

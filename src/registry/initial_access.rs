@@ -25,6 +25,16 @@ pub fn spend(sql: &mut dyn Sql, token: &str) -> StoreResult<bool> {
     Ok(n == 1)
 }
 
+/// Whether `token` could be spent now (read only: checked before the request is looked at,
+/// so that one without a good token learns nothing about the registration rules).
+pub fn usable(sql: &mut dyn Sql, token: &str) -> StoreResult<bool> {
+    let row = sql.query_opt(
+        "SELECT 1 FROM initial_access_tokens WHERE hash = ?1 AND uses_left > 0 AND expires_at > ?2",
+        crate::params![secret_hash(token).to_vec(), now() as i64],
+    )?;
+    Ok(row.is_some())
+}
+
 /// Drop tokens that are used up or expired.
 pub fn sweep(sql: &mut dyn Sql) -> StoreResult<usize> {
     Ok(sql.execute("DELETE FROM initial_access_tokens WHERE uses_left <= 0 OR expires_at <= ?1", crate::params![now() as i64])? as usize)

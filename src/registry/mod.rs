@@ -150,6 +150,16 @@ fn read_change(sql: &mut dyn Sql, kind: &str, id: &str) -> StoreResult<Change> {
     })
 }
 
+/// What became of a dynamic registration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Registered {
+    Saved,
+    /// The initial access token is unknown, expired or used up.
+    BadToken,
+    /// `registration_max_clients` are registered already.
+    Full,
+}
+
 pub struct Registry {
     clients: RwLock<Clients>,
     users: RwLock<Users>,
@@ -235,25 +245,32 @@ impl Registry {
         Ok(())
     }
 
-    /// Save a dynamically registered client, spending one use of `initial_token` (if given) in
-    /// the same transaction. `false`, and nothing saved, when the token is not good.
-    pub async fn register_client(&self, client: Client, initial_token: Option<String>) -> StoreResult<bool> {
+    /// Save a dynamically registered client, spending one use of `initial_token` (if given),
+    /// if fewer than `max` registered clients exist: the count, the spending and the insert
+    /// are one transaction, serialised across nodes, so that concurrent registrations cannot
+    /// overshoot the bound. Nothing is saved unless `Registered::Saved` is answered.
+    pub async fn register_client(&self, client: Client, initial_token: Option<String>, max: usize) -> StoreResult<Registered> {
         let c = client.clone();
-        let saved = self
+        let outcome = self
             .db
             .write(move |sql| {
+                sql.lock_exclusive(crate::db::sql::AppLock::Registration)?;
+                let held = sql.query("SELECT COUNT(*) FROM clients WHERE registration_token_hash IS NOT NULL", &[])?[0].i64(0)?;
+                if held as usize >= max {
+                    return Ok(Registered::Full);
+                }
                 if let Some(t) = initial_token {
                     if !initial_access::spend(sql, &t)? {
-                        return Ok(false);
+                        return Ok(Registered::BadToken);
                     }
                 }
-                clients::save(sql, &c).map(|()| true)
+                clients::save(sql, &c).map(|()| Registered::Saved)
             })
             .await?;
-        if saved {
+        if outcome == Registered::Saved {
             self.clients.write().put(client);
         }
-        Ok(saved)
+        Ok(outcome)
     }
 
     pub async fn delete_client(&self, client_id: &str) -> StoreResult<bool> {
