@@ -33,6 +33,8 @@ pub struct App {
     pub fetcher: crate::http::fetch::Fetcher,
     /// Clients' fetched key sets.
     pub client_keys: crate::client_auth::keys::KeyCache,
+    /// DPoP proof ids seen by this node, and the nonce key.
+    pub dpop: crate::dpop::DpopState,
 }
 
 pub type AppState = Arc<App>;
@@ -71,7 +73,13 @@ impl App {
         let sealer = Sealer::new(keys.derived_key("authrim interaction state v1"), 4 * config.max_authorization_request_bytes + 1024);
         let backchannel = crate::logout::backchannel::Outbox::new(std::time::Duration::from_secs(config.backchannel_logout_timeout))?;
         let fetcher = crate::http::fetch::Fetcher::new(std::time::Duration::from_secs(config.fetch_timeout), config.fetch_max_bytes)?;
+        let dpop = crate::dpop::DpopState::new(
+            keys.derived_key("authrim dpop nonce v1"),
+            config.dpop_replay_max_entries,
+            config.dpop_nonce_lifetime,
+        );
         Ok(Self {
+            dpop,
             fetcher,
             client_keys: Default::default(),
             backchannel,

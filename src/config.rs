@@ -58,6 +58,15 @@ pub struct Config {
     /// beyond it.
     pub max_pushed_requests: usize,
 
+    /// DPoP (RFC 9449): seconds a proof stays acceptable after its `iat`.
+    pub dpop_proof_max_age: u64,
+    /// Require a server nonce in DPoP proofs (RFC 9449 §8); nonces change every
+    /// `dpop_nonce_lifetime` seconds (the previous one stays good for one more period).
+    pub dpop_nonce: bool,
+    pub dpop_nonce_lifetime: u64,
+    /// Proof ids remembered per node to refuse replays; proofs beyond it are refused (503).
+    pub dpop_replay_max_entries: usize,
+
     /// Dynamic registration (RFC 7591) without an initial access token. Off: only holders
     /// of a token from `authrim registration-token` (or the admin API) may register.
     pub open_registration: bool,
@@ -185,6 +194,10 @@ impl Default for Config {
             pushed_request_ttl: 90,
             require_pushed_authorization_requests: false,
             max_pushed_requests: 100_000,
+            dpop_proof_max_age: 60,
+            dpop_nonce: false,
+            dpop_nonce_lifetime: 300,
+            dpop_replay_max_entries: 500_000,
             open_registration: false,
             registration_max_clients: 10_000,
             registration_grant_types: "authorization_code refresh_token".into(),
@@ -257,6 +270,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_PUSHED_REQUEST_TTL", "pushed_request_ttl"),
     ("AUTHRIM_REQUIRE_PUSHED_AUTHORIZATION_REQUESTS", "require_pushed_authorization_requests"),
     ("AUTHRIM_MAX_PUSHED_REQUESTS", "max_pushed_requests"),
+    ("AUTHRIM_DPOP_PROOF_MAX_AGE", "dpop_proof_max_age"),
+    ("AUTHRIM_DPOP_NONCE", "dpop_nonce"),
+    ("AUTHRIM_DPOP_NONCE_LIFETIME", "dpop_nonce_lifetime"),
+    ("AUTHRIM_DPOP_REPLAY_MAX_ENTRIES", "dpop_replay_max_entries"),
     ("AUTHRIM_OPEN_REGISTRATION", "open_registration"),
     ("AUTHRIM_REGISTRATION_MAX_CLIENTS", "registration_max_clients"),
     ("AUTHRIM_REGISTRATION_GRANT_TYPES", "registration_grant_types"),
@@ -304,6 +321,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "backchannel_logout_timeout", "backchannel_logout_max_attempts", "backchannel_logout_retry_initial",
     "backchannel_logout_concurrency", "client_assertion_max_lifetime", "client_jwks_cache_ttl", "client_jwks_min_refetch",
     "fetch_timeout", "fetch_max_bytes", "pushed_request_ttl", "max_pushed_requests", "registration_max_clients",
+    "dpop_proof_max_age", "dpop_nonce_lifetime", "dpop_replay_max_entries",
     "code_shards", "session_shards", "challenge_shards", "revocation_shards", "refresh_shards", "key_cache_ttl", "key_publish_delay",
     "refresh_reuse_grace", "refresh_token_ttl", "refresh_token_idle_ttl",
     "max_body_bytes", "login_max_failures_per_account", "login_max_failures_per_address",
@@ -313,7 +331,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "max_connections_per_address",
 ];
 const BOOL_KEYS: &[&str] =
-    &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration"];
+    &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration", "dpop_nonce"];
 
 impl Config {
     /// Load from an optional file and the process environment.
@@ -401,6 +419,9 @@ impl Config {
             if !crate::registry::clients::AUTH_METHODS.contains(&m) {
                 anyhow::bail!("registration_auth_methods: {m:?} is not a client authentication method Authrim supports");
             }
+        }
+        if self.dpop_proof_max_age == 0 || self.dpop_nonce_lifetime == 0 || self.dpop_replay_max_entries < 1_000 {
+            anyhow::bail!("dpop_proof_max_age and dpop_nonce_lifetime must be positive, dpop_replay_max_entries at least 1000");
         }
         if self.client_assertion_max_lifetime == 0 || self.fetch_timeout == 0 || self.fetch_max_bytes < 1024 || self.pushed_request_ttl == 0 {
             anyhow::bail!("client_assertion_max_lifetime, fetch_timeout and pushed_request_ttl must be positive, fetch_max_bytes at least 1024");

@@ -24,6 +24,8 @@ pub enum Challenge {
     Bearer,
     /// RFC 6750 §3.1: a request with no credentials at all gets a challenge without an error code.
     BearerBare,
+    /// RFC 9449 §7.1: a refused DPoP-bound request, with the algorithms proofs may use.
+    Dpop,
 }
 
 #[derive(Serialize)]
@@ -82,6 +84,12 @@ impl OAuthError {
             Challenge::BearerBare => Some("Bearer realm=\"authrim\"".into()),
             Challenge::Bearer => Some(format!(
                 "Bearer realm=\"authrim\", error=\"{}\", error_description=\"{}\"",
+                self.code,
+                self.description.replace(['"', '\\'], "'")
+            )),
+            Challenge::Dpop => Some(format!(
+                "DPoP realm=\"authrim\", algs=\"{}\", error=\"{}\", error_description=\"{}\"",
+                crate::dpop::algorithms().join(" "),
                 self.code,
                 self.description.replace(['"', '\\'], "'")
             )),

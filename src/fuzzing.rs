@@ -255,6 +255,7 @@ fn sign_access_token(app: &App, exp: u64) -> String {
         audience: vec![],
         act: None,
         may_act: None,
+        jkt: None,
     };
     tokens::mint_access_token(app, spec, "fz-jti".into(), exp).expect("fuzz fixture: sign")
 }

@@ -13,6 +13,7 @@ pub mod cli;
 pub mod config;
 pub mod consent;
 pub mod db;
+pub mod dpop;
 pub mod endpoints;
 pub mod error;
 /// Fuzz-target bodies (for `fuzz/` and the unit tests); not an API.

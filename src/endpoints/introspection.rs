@@ -69,7 +69,11 @@ fn subject_active(app: &App, claims: &AccessTokenClaims) -> bool {
 fn describe_access(app: &App, c: AccessTokenClaims) -> Value {
     let mut m = Map::new();
     m.insert("active".into(), true.into());
-    m.insert("token_type".into(), "Bearer".into());
+    // RFC 9449 §6.2: a bound token says so, and names its key for the resource to check.
+    m.insert("token_type".into(), if c.cnf.is_some() { "DPoP" } else { "Bearer" }.into());
+    if let Some(cnf) = &c.cnf {
+        m.insert("cnf".into(), serde_json::json!({"jkt": cnf.jkt}));
+    }
     m.insert("scope".into(), c.scope.into());
     m.insert("client_id".into(), c.client_id.into());
     m.insert("sub".into(), c.sub.into());

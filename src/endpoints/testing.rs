@@ -238,6 +238,7 @@ async fn bulk_codes(State(app): State<AppState>, Body(body): Body) -> TestResult
                 sid: random_token(),
                 acr: Some(ACR_PASSWORD.into()),
                 claims: None,
+                dpop_jkt: None,
             });
         }
     }
@@ -330,6 +331,7 @@ fn mint_access(app: &App, c: &clients::Client, sub: Option<&str>, req: &TokensRe
         audience: req.audience.clone(),
         act: None,
         may_act: req.may_act.clone(),
+        jkt: None,
     };
     tokens::mint_access_token(app, spec, jti, exp).map_err(|e| OAuthError::internal("signing", e))
 }
@@ -348,6 +350,7 @@ async fn mint_refresh(app: &App, c: &clients::Client, sub: Option<&str>, req: &T
         sid: random_token(),
         acr: None,
         userinfo_claims: Vec::new(),
+        jkt: None,
     };
     Ok(app.stores.refresh.create(&crate::stores::refresh::new_family_id(), new).await?)
 }

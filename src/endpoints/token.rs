@@ -25,6 +25,12 @@ pub async fn token(State(app): State<AppState>, headers: HeaderMap, form: Result
         }
     };
     res.extensions_mut().insert(GrantTypeLabel(grant));
+    if app.config.dpop_nonce {
+        // RFC 9449 §8: the nonce to use next, on every answer (success or use_dpop_nonce).
+        if let Ok(v) = HeaderValue::from_str(&app.dpop.nonce()) {
+            res.headers_mut().insert("dpop-nonce", v);
+        }
+    }
     if let Some(client) = served {
         res.extensions_mut().insert(client);
     }
@@ -52,7 +58,11 @@ async fn handle(
     if !client.allows_grant(grant_type) {
         return Err(OAuthError::unauthorized_client(format!("this client may not use grant_type {grant_type}")));
     }
-    let tokens = handler.exchange(app, &client, &params).await?;
+    let proof = crate::dpop::check(app, headers, &crate::dpop::Expected { method: "POST", url: &app.endpoint("/token"), access_token: None })?;
+    if proof.is_none() && client.meta.dpop_bound_access_tokens {
+        return Err(OAuthError::invalid_request("this client's tokens must be DPoP-bound: send a DPoP proof").code_as("invalid_dpop_proof"));
+    }
+    let tokens = handler.exchange(app, &client, &params, proof.as_ref()).await?;
     let mut res = Json(tokens).into_response();
     res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     res.headers_mut().insert(header::PRAGMA, HeaderValue::from_static("no-cache"));

@@ -1,6 +1,7 @@
 //! `/userinfo` (OpenID Connect Core §5.3), a protected resource per RFC 6750: the access token
 //! in the `Authorization: Bearer` header or in a form body, never both; errors carry a
-//! `WWW-Authenticate: Bearer` challenge.
+//! `WWW-Authenticate: Bearer` challenge. A DPoP-bound token (RFC 9449 §7) comes with the
+//! `DPoP` scheme and a proof of its key, and its errors carry a `DPoP` challenge.
 
 use crate::app::{App, AppState};
 use crate::error::{Challenge, OAuthError};
@@ -22,6 +23,9 @@ pub async fn userinfo(State(app): State<AppState>, method: Method, headers: Head
         Err(e) => Err(e),
     };
     let mut res = match result {
+        Err(e) if e.code == "use_dpop_nonce" || e.code == "invalid_dpop_proof" => {
+            e.with_status(axum::http::StatusCode::UNAUTHORIZED).with_challenge(crate::dpop::challenge()).into_response()
+        }
         Ok(claims) => {
             let mut res = axum::Json(Value::Object(claims)).into_response();
             res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -32,6 +36,11 @@ pub async fn userinfo(State(app): State<AppState>, method: Method, headers: Head
     };
     if let Some(client) = served {
         res.extensions_mut().insert(client);
+    }
+    if app.config.dpop_nonce {
+        if let Ok(v) = HeaderValue::from_str(&app.dpop.nonce()) {
+            res.headers_mut().insert("dpop-nonce", v);
+        }
     }
     res
 }
@@ -45,9 +54,28 @@ async fn handle(
     body: &[u8],
     served: &mut Option<ServedClient>,
 ) -> Result<Map<String, Value>, OAuthError> {
-    let token = bearer_token(method, headers, body)?;
-    let claims = verify_access_token(app, &token).map_err(|_| OAuthError::invalid_token("the access token is invalid or expired"))?;
+    let (token, scheme) = access_token(method, headers, body)?;
+    let dpop_challenge = |e: OAuthError| if scheme == Scheme::Dpop { e.with_challenge(crate::dpop::challenge()) } else { e };
+    let claims = verify_access_token(app, &token).map_err(|_| dpop_challenge(OAuthError::invalid_token("the access token is invalid or expired")))?;
     *served = app.registry.client(&claims.client_id).map(ServedClient);
+    // RFC 9449 §7: a bound token only with the DPoP scheme and a proof of its key; the DPoP
+    // scheme only for a bound token.
+    match (scheme, claims.jkt()) {
+        (Scheme::Dpop, Some(jkt)) => {
+            let expected = crate::dpop::Expected { method: method.as_str(), url: &app.endpoint("/userinfo"), access_token: Some(&token) };
+            match crate::dpop::check(app, headers, &expected)? {
+                Some(proof) if proof.jkt == jkt => {}
+                Some(_) => return Err(dpop_challenge(OAuthError::invalid_token("the DPoP proof is for another key than the token's"))),
+                None => return Err(OAuthError::invalid_request("a DPoP proof is required").code_as("invalid_dpop_proof")),
+            }
+        }
+        (Scheme::Dpop, None) => return Err(dpop_challenge(OAuthError::invalid_token("this access token is not DPoP-bound; use the Bearer scheme"))),
+        (Scheme::Bearer, Some(_)) => {
+            return Err(OAuthError::invalid_token("this access token is DPoP-bound; present it with the DPoP scheme and a proof")
+                .with_challenge(crate::dpop::challenge()))
+        }
+        (Scheme::Bearer, None) => {}
+    }
     if !claims.aud.iter().any(|a| a == app.issuer()) {
         return Err(OAuthError::invalid_token("the access token is not meant for this resource"));
     }
@@ -75,27 +103,38 @@ async fn handle(
     Ok(out)
 }
 
-/// RFC 6750 §2.1 (header) and §2.2 (form body). A request with no token at all gets a bare
-/// challenge without an error code (§3.1).
-fn bearer_token(method: &Method, headers: &HeaderMap, body: &[u8]) -> Result<String, OAuthError> {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scheme {
+    Bearer,
+    Dpop,
+}
+
+/// RFC 6750 §2.1 (header) and §2.2 (form body), or RFC 9449 §7.1 (`DPoP` header scheme). A
+/// request with no token at all gets a bare challenge without an error code (§3.1).
+fn access_token(method: &Method, headers: &HeaderMap, body: &[u8]) -> Result<(String, Scheme), OAuthError> {
     let from_header = match headers.get(header::AUTHORIZATION) {
         None => None,
         Some(v) => {
             let v = v.to_str().map_err(|_| OAuthError::invalid_request("malformed Authorization header"))?;
-            match v.split_once(' ') {
-                Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => {
+            let scheme = match v.split_once(' ') {
+                Some((s, _)) if s.eq_ignore_ascii_case("bearer") => Some(Scheme::Bearer),
+                Some((s, _)) if s.eq_ignore_ascii_case("dpop") => Some(Scheme::Dpop),
+                _ => None,
+            };
+            match (scheme, v.split_once(' ')) {
+                (Some(scheme), Some((_, token))) => {
                     let token = token.trim();
                     if token.is_empty() {
-                        return Err(OAuthError::invalid_request("empty bearer token"));
+                        return Err(OAuthError::invalid_request("empty access token"));
                     }
-                    Some(token.to_string())
+                    Some((token.to_string(), scheme))
                 }
                 _ => None,
             }
         }
     };
     let from_body = if method == Method::POST && is_form(headers) {
-        Params::parse(body)?.get("access_token").map(str::to_string)
+        Params::parse(body)?.get("access_token").map(|t| (t.to_string(), Scheme::Bearer))
     } else {
         None
     };

@@ -21,7 +21,7 @@ impl GrantHandler for AuthorizationCodeGrant {
         "authorization_code"
     }
 
-    async fn exchange(&self, app: &App, client: &Client, params: &Params) -> OAuthResult<TokenResponse> {
+    async fn exchange(&self, app: &App, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
         let code = params.require("code")?;
         let redirect_uri = params.require("redirect_uri")?;
         let verifier = params.get("code_verifier");
@@ -70,6 +70,12 @@ impl GrantHandler for AuthorizationCodeGrant {
         if grant.redirect_uri != redirect_uri {
             return Err(OAuthError::invalid_grant("redirect_uri does not match the authorization request"));
         }
+        // RFC 9449 §10: a code requested with dpop_jkt is redeemed with a proof of that key.
+        if let Some(jkt) = &grant.dpop_jkt {
+            if dpop.is_none_or(|k| &k.jkt != jkt) {
+                return Err(OAuthError::invalid_grant("the code must be redeemed with a DPoP proof of the key named by dpop_jkt"));
+            }
+        }
         match (&grant.code_challenge, verifier) {
             (Some(challenge), Some(v)) => {
                 if !ct_eq(b64(&sha256(v.as_bytes())).as_bytes(), challenge.as_bytes()) {
@@ -100,6 +106,9 @@ impl GrantHandler for AuthorizationCodeGrant {
                     sid: grant.sid.clone(),
                     acr: grant.acr.clone(),
                     userinfo_claims: userinfo_claims.clone(),
+                    // RFC 9449 §5: a public client's refresh tokens are bound to its DPoP key
+                    // (a confidential client's are bound to it by its authentication).
+                    jkt: dpop.filter(|_| client.is_public()).map(|k| k.jkt.clone()),
                 };
                 Some(app.stores.refresh.create(&grant_id, new).await?)
             }
@@ -121,6 +130,7 @@ impl GrantHandler for AuthorizationCodeGrant {
                 jti,
                 exp,
                 refresh_token,
+                dpop,
             },
         )
     }

@@ -19,7 +19,7 @@ impl GrantHandler for ClientCredentialsGrant {
         "client_credentials"
     }
 
-    async fn exchange(&self, app: &App, client: &Client, params: &Params) -> OAuthResult<TokenResponse> {
+    async fn exchange(&self, app: &App, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
         if client.is_public() {
             return Err(OAuthError::unauthorized_client("client credentials need a confidential client"));
         }
@@ -38,11 +38,12 @@ impl GrantHandler for ClientCredentialsGrant {
             audience,
             act: None,
             may_act: None,
+            jkt: dpop.map(|k| k.jkt.as_str()),
         };
         let access_token = tokens::mint_access_token(app, spec, jti, exp).map_err(|e| OAuthError::internal("signing", e))?;
         Ok(TokenResponse {
             access_token,
-            token_type: "Bearer",
+            token_type: super::token_type(dpop),
             expires_in: app.config.access_token_ttl,
             scope,
             id_token: None,

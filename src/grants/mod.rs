@@ -13,6 +13,7 @@ use crate::registry::User;
 use crate::tokens::{self, AccessTokenSpec, IdTokenSpec};
 use crate::http::params::Params;
 use crate::registry::Client;
+pub use crate::dpop::ProvenKey;
 use async_trait::async_trait;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -46,7 +47,8 @@ pub trait GrantHandler: Send + Sync {
     fn grant_type(&self) -> &'static str;
     /// Exchange the grant in `params` for tokens. The client is already authenticated and
     /// allowed to use this grant type.
-    async fn exchange(&self, app: &App, client: &Client, params: &Params) -> OAuthResult<TokenResponse>;
+    /// `dpop`: the key the request proved possession of (RFC 9449), to bind the tokens to.
+    async fn exchange(&self, app: &App, client: &Client, params: &Params, dpop: Option<&ProvenKey>) -> OAuthResult<TokenResponse>;
 }
 
 pub struct GrantRegistry {
@@ -93,6 +95,13 @@ pub struct Issuance<'a> {
     pub jti: String,
     pub exp: u64,
     pub refresh_token: Option<String>,
+    /// The DPoP key the access token is bound to.
+    pub dpop: Option<&'a ProvenKey>,
+}
+
+/// RFC 9449 §5: `DPoP` for a token bound to a key, else `Bearer`.
+pub fn token_type(dpop: Option<&ProvenKey>) -> &'static str {
+    if dpop.is_some() { "DPoP" } else { "Bearer" }
 }
 
 /// Sign the access token and, when `openid` was granted, the ID token.
@@ -111,6 +120,7 @@ pub fn issue_tokens(app: &App, i: Issuance<'_>) -> OAuthResult<TokenResponse> {
             audience: Vec::new(),
             act: None,
             may_act: None,
+            jkt: i.dpop.map(|k| k.jkt.as_str()),
         },
         i.jti,
         i.exp,
@@ -134,7 +144,7 @@ pub fn issue_tokens(app: &App, i: Issuance<'_>) -> OAuthResult<TokenResponse> {
     };
     Ok(TokenResponse {
         access_token,
-        token_type: "Bearer",
+        token_type: token_type(i.dpop),
         expires_in: app.config.access_token_ttl,
         scope: i.scope.to_string(),
         id_token,

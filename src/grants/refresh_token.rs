@@ -29,7 +29,7 @@ impl GrantHandler for RefreshTokenGrant {
         "refresh_token"
     }
 
-    async fn exchange(&self, app: &App, client: &Client, params: &Params) -> OAuthResult<TokenResponse> {
+    async fn exchange(&self, app: &App, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
         let presented = params.require("refresh_token")?;
         let family = match app.stores.refresh.peek(presented).await? {
             Presented::Current(f) | Presented::Superseded(f) => f,
@@ -47,6 +47,12 @@ impl GrantHandler for RefreshTokenGrant {
             return Err(invalid());
         };
         let scope = narrowed_scope(&family.scope, params.get("scope"))?;
+        // RFC 9449 §5: a family bound to a DPoP key refreshes only with a proof of that key.
+        if let Some(jkt) = &family.jkt {
+            if dpop.is_none_or(|k| &k.jkt != jkt) {
+                return Err(OAuthError::invalid_grant("this refresh token is bound to a DPoP key: send a proof of it"));
+            }
+        }
 
         let (family, refresh_token) = match app.stores.refresh.rotate(presented).await? {
             Rotation::Rotated { family, token } | Rotation::GraceRetry { family, token } => (family, token),
@@ -73,6 +79,7 @@ impl GrantHandler for RefreshTokenGrant {
                 jti,
                 exp,
                 refresh_token: Some(refresh_token),
+                dpop,
             },
         )
     }

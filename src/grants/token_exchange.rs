@@ -32,6 +32,8 @@ struct Party {
     may_act: Option<Value>,
     grant_id: Option<String>,
     auth_time: Option<u64>,
+    /// The DPoP key the token is bound to: presenting it needs a proof of that key.
+    jkt: Option<String>,
 }
 
 #[derive(Clone, Copy)]
@@ -55,13 +57,13 @@ impl GrantHandler for TokenExchangeGrant {
         GRANT_TYPE
     }
 
-    async fn exchange(&self, app: &App, client: &Client, params: &Params) -> OAuthResult<TokenResponse> {
+    async fn exchange(&self, app: &App, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
         if client.is_public() {
             return Err(OAuthError::unauthorized_client("token exchange needs a confidential client"));
         }
         let policy = client.meta.token_exchange.clone().unwrap_or_default();
         let (typ, issued_token_type, token_type) = match params.get("requested_token_type") {
-            None | Some(TOKEN_TYPE_ACCESS_TOKEN) => (ACCESS_TOKEN_TYP, TOKEN_TYPE_ACCESS_TOKEN, "Bearer"),
+            None | Some(TOKEN_TYPE_ACCESS_TOKEN) => (ACCESS_TOKEN_TYP, TOKEN_TYPE_ACCESS_TOKEN, super::token_type(dpop)),
             Some(TOKEN_TYPE_JWT) => ("JWT", TOKEN_TYPE_JWT, "N_A"),
             Some(other) => return Err(OAuthError::invalid_request(format!("requested_token_type {other:?} is not supported"))),
         };
@@ -92,6 +94,15 @@ impl GrantHandler for TokenExchangeGrant {
             }
             None => None,
         };
+        // A DPoP-bound token is of use only to the holder of its key (RFC 9449 §7): exchanging
+        // it takes a proof of that key, as using it would.
+        for (party, role) in [(Some(&subject), Role::Subject), (actor.as_ref(), Role::Actor)] {
+            if let Some(jkt) = party.and_then(|p| p.jkt.as_deref()) {
+                if dpop.is_none_or(|k| k.jkt != jkt) {
+                    return Err(OAuthError::invalid_request(format!("the {} is DPoP-bound: send a DPoP proof of its key", role.name())));
+                }
+            }
+        }
         check_may_act(&subject, actor.as_ref(), client)?;
         let scope = granted_scope(app, client, &subject, params.get("scope"))?;
 
@@ -131,6 +142,7 @@ impl GrantHandler for TokenExchangeGrant {
             audience,
             act,
             may_act: None,
+            jkt: dpop.map(|k| k.jkt.as_str()),
         };
         let token = tokens::mint_token_with_typ(app, spec, jti, exp, typ).map_err(|e| OAuthError::internal("signing", e))?;
         Ok(TokenResponse {
@@ -162,6 +174,7 @@ async fn validate(app: &App, client: &Client, role: Role, token: &str, token_typ
                 exp: c.exp,
                 act: c.act,
                 may_act: c.may_act,
+                jkt: c.cnf.map(|cnf| cnf.jkt),
                 grant_id: c.grant_id,
                 auth_time: c.auth_time,
             }
@@ -208,6 +221,7 @@ async fn validate(app: &App, client: &Client, role: Role, token: &str, token_typ
                 may_act: c.get("may_act").cloned(),
                 grant_id: str_claim("grant_id"),
                 auth_time: c.get("auth_time").and_then(Value::as_u64),
+                jkt: c.get("cnf").and_then(|v| v.get("jkt")).and_then(Value::as_str).map(str::to_string),
             }
         }
         TOKEN_TYPE_REFRESH_TOKEN => {
@@ -298,6 +312,7 @@ mod tests {
             may_act,
             grant_id: None,
             auth_time: None,
+            jkt: None,
         };
         let actor = party("svc-a", None);
         assert!(check_may_act(&party("u", None), Some(&actor), &client).is_ok());

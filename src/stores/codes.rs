@@ -21,6 +21,9 @@ pub struct CodeGrant {
     pub acr: Option<String>,
     /// The `claims` request parameter (OpenID Connect Core §5.5), if any.
     pub claims: Option<serde_json::Value>,
+    /// RFC 9449 §10: the key thumbprint the code must be redeemed with (`dpop_jkt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_jkt: Option<String>,
 }
 
 /// A token issued from a code, remembered so that a reuse of the code can revoke it.
@@ -152,6 +155,7 @@ mod tests {
             sid: "s".into(),
             acr: None,
             claims: None,
+            dpop_jkt: None,
         };
         let code = s.issue(grant, 60).await.unwrap();
         journal.shutdown().await;

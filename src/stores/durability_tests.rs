@@ -167,6 +167,7 @@ fn new_family(user: &str) -> NewFamily {
         sid: "s".into(),
         acr: None,
         userinfo_claims: vec![],
+        jkt: None,
     }
 }
 

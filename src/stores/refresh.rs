@@ -27,6 +27,8 @@ pub struct NewFamily {
     pub sid: String,
     pub acr: Option<String>,
     pub userinfo_claims: Vec<String>,
+    /// RFC 9449 §5: the DPoP key a public client's refresh tokens are bound to.
+    pub jkt: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -40,6 +42,9 @@ pub struct Family {
     pub acr: Option<String>,
     #[serde(default)]
     pub userinfo_claims: Vec<String>,
+    /// The DPoP key every refresh of this family must prove (public clients' families).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jkt: Option<String>,
     /// The version of the one token of this family that is currently valid.
     pub version: u64,
     pub created_at: u64,
@@ -195,6 +200,7 @@ pub(crate) fn new_family(family_id: &str, new: NewFamily, t: u64, ttl: u64) -> F
         sid: new.sid,
         acr: new.acr,
         userinfo_claims: new.userinfo_claims,
+        jkt: new.jkt,
         version: 0,
         created_at: t,
         last_used: t,

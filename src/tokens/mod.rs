@@ -44,9 +44,23 @@ pub struct AccessTokenClaims {
     /// RFC 8693 §4.4: who may act for the subject, if restricted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub may_act: Option<Value>,
+    /// RFC 9449 §6.1: the DPoP key the token is bound to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cnf: Option<Confirmation>,
+}
+
+/// RFC 7800 confirmation: `{"jkt": thumbprint}` for a DPoP-bound token.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Confirmation {
+    pub jkt: String,
 }
 
 impl AccessTokenClaims {
+    /// The DPoP key thumbprint this token is bound to, if it is.
+    pub fn jkt(&self) -> Option<&str> {
+        self.cnf.as_ref().map(|c| c.jkt.as_str())
+    }
+
     pub fn has_scope(&self, scope: &str) -> bool {
         crate::util::split_list(&self.scope).any(|s| s == scope)
     }
@@ -66,6 +80,8 @@ pub struct AccessTokenSpec<'a> {
     pub audience: Vec<String>,
     pub act: Option<Value>,
     pub may_act: Option<Value>,
+    /// Bind the token to this DPoP key (RFC 9449 §6).
+    pub jkt: Option<&'a str>,
 }
 
 /// A fresh token id and expiry, chosen before issuance so a code can record them atomically.
@@ -97,6 +113,7 @@ pub fn mint_token_with_typ(app: &App, spec: AccessTokenSpec<'_>, jti: String, ex
         grant_id: spec.grant_id.map(str::to_string),
         act: spec.act,
         may_act: spec.may_act,
+        cnf: spec.jkt.map(|jkt| Confirmation { jkt: jkt.to_string() }),
     };
     app.keys.sign(typ, &claims)
 }
@@ -206,6 +223,10 @@ pub fn outlives_session(scope: &str) -> bool {
 /// (unless its grant outlives sessions) through the end of its login session. Every consumer
 /// of access tokens asks this one question.
 pub async fn is_revoked(app: &App, claims: &AccessTokenClaims) -> crate::db::StoreResult<bool> {
+    // A deleted client's tokens die with it (RFC 7592 §2.3): a memory lookup, no store read.
+    if app.registry.client(&claims.client_id).is_none() {
+        return Ok(true);
+    }
     let revocations = &app.stores.revocations;
     if revocations.is_revoked(&claims.jti).await? {
         return Ok(true);

@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import time
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +31,8 @@ HTTP_TIMEOUT_S = 10.0
 
 # Shared with the reporting hook below.
 _SERVER_LOG: dict[str, Path] = {}
+# Servers a test started for itself (start_authrim), while it runs: (name, log path).
+_EXTRA_LOGS: list[tuple[str, Path]] = []
 
 ALICE_PASSWORD = "correct horse battery"
 ALICE_CLAIMS = {
@@ -75,6 +78,8 @@ class AuthrimServer:
     admin_token: str
     log_path: Path
     process: subprocess.Popen
+    # The server's AUTHRIM_DATA_DIR, for the `authrim` CLI commands that work on it.
+    data_dir: Path | None = None
     _counter: int = field(default=0)
 
     def url(self, path: str) -> str:
@@ -100,6 +105,17 @@ class AuthrimServer:
         )
         return resp.json()
 
+    def cli(self, *args: str) -> subprocess.CompletedProcess:
+        """Run ``$AUTHRIM_BIN <args>`` on this server's data directory (as its operator
+        would, next to the running server); fails the test if it exits non-zero."""
+        env = dict(os.environ, AUTHRIM_DATA_DIR=str(self.data_dir))
+        done = subprocess.run([str(_resolve_binary()), *args], cwd=str(REPO_ROOT), env=env,
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=30)
+        assert done.returncode == 0, (
+            f"authrim {' '.join(args)} -> exit {done.returncode}\n{done.stderr}\n{done.stdout}")
+        return done
+
     def create_user(self, username: str, password: str, claims: dict) -> dict:
         body = {"username": username, "password": password, "claims": claims}
         resp = self.admin_post("/admin/users", body)
@@ -109,8 +125,11 @@ class AuthrimServer:
         return resp.json()
 
 
-@pytest.fixture(scope="session")
-def authrim_server(tmp_path_factory: pytest.TempPathFactory):
+@contextmanager
+def run_authrim(tmp_path_factory: pytest.TempPathFactory, name: str = "authrim",
+                extra_env: dict | None = None):
+    """Start ``$AUTHRIM_BIN serve`` on a free loopback port with a fresh data directory and
+    ``extra_env`` on top of the usual settings; yield it once healthy, stop it with SIGTERM."""
     binary = _resolve_binary()
     if not binary.is_file() or not os.access(binary, os.X_OK):
         pytest.fail(
@@ -119,11 +138,10 @@ def authrim_server(tmp_path_factory: pytest.TempPathFactory):
             pytrace=False,
         )
 
-    workdir = tmp_path_factory.mktemp("authrim")
+    workdir = tmp_path_factory.mktemp(name)
     data_dir = workdir / "data"
     data_dir.mkdir()
     log_path = workdir / "server.log"
-    _SERVER_LOG["path"] = log_path
 
     port = _free_port()
     base_url = f"http://127.0.0.1:{port}"
@@ -136,6 +154,7 @@ def authrim_server(tmp_path_factory: pytest.TempPathFactory):
             "AUTHRIM_DATA_DIR": str(data_dir),
             "AUTHRIM_ADMIN_TOKEN": admin_token,
             "AUTHRIM_LOG_FORMAT": "json",
+            **(extra_env or {}),
         }
     )
 
@@ -195,6 +214,7 @@ def authrim_server(tmp_path_factory: pytest.TempPathFactory):
         admin_token=admin_token,
         log_path=log_path,
         process=proc,
+        data_dir=data_dir,
     )
     try:
         yield server
@@ -206,6 +226,30 @@ def authrim_server(tmp_path_factory: pytest.TempPathFactory):
             print(f"authrim exited with code {code} after SIGTERM; log: {log_path}")
         elif code is None:
             print(f"authrim ignored SIGTERM and had to be killed; log: {log_path}")
+
+
+@pytest.fixture(scope="session")
+def authrim_server(tmp_path_factory: pytest.TempPathFactory):
+    with run_authrim(tmp_path_factory) as server:
+        _SERVER_LOG["path"] = server.log_path
+        yield server
+
+
+@pytest.fixture
+def start_authrim(tmp_path_factory: pytest.TempPathFactory):
+    """Another server for one test, with its own settings: ``start(name, extra_env)``
+    returns it running (with a fresh data dir and admin token); it stops after the test.
+    Its log is attached to the report when the test fails."""
+    with ExitStack() as stack:
+        def start(name: str, extra_env: dict) -> AuthrimServer:
+            server = stack.enter_context(run_authrim(tmp_path_factory, name, extra_env))
+            _EXTRA_LOGS.append((name, server.log_path))
+            return server
+
+        try:
+            yield start
+        finally:
+            _EXTRA_LOGS.clear()
 
 
 @pytest.fixture(scope="session")
@@ -242,6 +286,11 @@ def pytest_runtest_makereport(item, call):
         report.sections.append(
             ("authrim server log (tail)", _log_tail(log_path, max_chars=8000))
         )
+    if report.failed:
+        for name, extra in _EXTRA_LOGS:
+            if extra.exists():
+                report.sections.append(
+                    (f"{name} server log (tail)", _log_tail(extra, max_chars=8000)))
 
 
 RP_REDIRECT_URI = "http://127.0.0.1:9999/cb"

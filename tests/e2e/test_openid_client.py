@@ -23,9 +23,12 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+import requests
 from joserfc import jwt
 from joserfc.jwk import KeySet, OctKey
 
+from conftest import HTTP_TIMEOUT_S, RP_REDIRECT_URI
+from test_authlib import verify_id_token
 from test_client_auth import (
     ASSERTION_TYPE,
     MAX_LIFETIME_S,
@@ -457,3 +460,127 @@ def test_openid_client_par_and_jar(authrim_server, discovery, jwks, alice):
     request_uri = check_pushed(signed["pushed"][2], par_endpoint)
     assert signed["url"]["params"] == {"client_id": signed_id, "request_uri": request_uri}
     check_signed_in(signed, jwks, issuer, signed_id, alice["id"], endpoint)
+
+
+# --------------------------------------------------------------------------
+# Dynamic client registration (RFC 7591) with the library's dynamicClientRegistration
+# --------------------------------------------------------------------------
+
+REGISTER = FLOW.parent / "register.mjs"
+
+
+@pytest.mark.filterwarnings("ignore::joserfc.errors.SecurityWarning")
+def test_openid_client_dynamic_registration(authrim_server, discovery, jwks, alice):
+    """openid-client's dynamicClientRegistration with initial access tokens from the admin
+    API (register.mjs): a client_secret_basic client and a private_key_jwt client (its jose
+    ES256 key registered inline as jwks), each then through the code flow with the
+    Configuration the library made (ID token, userinfo; a refresh for the first); a used-up
+    token (401 invalid_token) and a fragment redirect URI (400 invalid_redirect_uri) as the
+    library reports them, the refusal leaving its token for a public client's registration.
+    The test checks each registration request and response, verifies the ID tokens against
+    the JWKS and the assertion with the registered key, and reads each registration back
+    with its registration access token (RFC 7592)."""
+    needs_npm_ci()
+    issuer = authrim_server.issuer
+    assert discovery.get("registration_endpoint") == issuer + "/register", discovery
+    tokens = {}
+    for role in ("basic", "pkjwt", "spare"):
+        resp = authrim_server.admin_post("/admin/registration-tokens",
+                                         {"max_uses": 1, "expires_in": 600})
+        assert resp.status_code == 201, resp.text
+        tokens[role] = resp.json()["initial_access_token"]
+    redirect_uri = RP_REDIRECT_URI
+    env = dict(os.environ, ISSUER=issuer, REDIRECT_URI=redirect_uri, USERNAME="alice",
+               PASSWORD=alice["password"], INITIAL_ACCESS_TOKENS=json.dumps(tokens))
+    started = time.time()
+    done = subprocess.run(["node", str(REGISTER)], cwd=REGISTER.parent, env=env,
+                          capture_output=True, text=True, timeout=60)
+    finished = time.time()
+    assert done.returncode == 0, f"register.mjs failed:\n{done.stderr}\n{done.stdout}"
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+
+    def check_registration(role: str, method: str, token: str) -> dict:
+        """The library's POST to the registration endpoint (with ``token``) and the 201."""
+        reg = seen[role]["registration"]
+        assert reg["url"] == discovery["registration_endpoint"], reg
+        assert reg["authorization"] == f"Bearer {token}", reg
+        assert reg["status"] == 201 and reg["cache_control"] == "no-store", reg
+        info = reg["response"]
+        client_id = info["client_id"]
+        assert client_id == seen[role]["client_id"], seen[role]  # what the library kept
+        for name, value in reg["json"].items():
+            assert info.get(name) == value, (name, info, reg["json"])
+        assert info["token_endpoint_auth_method"] == method, info
+        assert started - CLOCK_LEEWAY_S <= info["client_id_issued_at"] <= finished + CLOCK_LEEWAY_S, info
+        assert info["registration_client_uri"] == f"{issuer}/register/{client_id}", info
+        assert len(info["registration_access_token"]) >= 32, info
+        # RFC 7592: the registration read back with its token, as the library sent it.
+        back = requests.get(info["registration_client_uri"], timeout=HTTP_TIMEOUT_S,
+                            headers={"Authorization": f"Bearer {info['registration_access_token']}"})
+        assert back.status_code == 200, back.text
+        assert back.json() == {k: v for k, v in info.items()
+                               if k not in ("client_secret", "client_secret_expires_at")}, back.json()
+        return info
+
+    def check_flow(role: str, client_id: str, scope: str) -> dict:
+        flow = seen[role]["flow"]
+        assert flow["authorization_url"] == {"client_id": client_id, "redirect_uri": redirect_uri}, flow
+        assert flow["callback"] == {"iss": issuer, "state_ok": True}, flow
+        assert set(flow["scope"].split()) == set(scope.split()), flow
+        claims = verify_id_token(flow["id_token"], jwks, issuer, client_id, flow["sent"]["nonce"],
+                                 flow["access_token"])
+        assert claims["sub"] == alice["id"] == flow["claims"]["sub"], flow["claims"]
+        assert flow["userinfo"]["sub"] == alice["id"], flow["userinfo"]
+        assert flow["userinfo"]["email"] == "alice@example.com", flow["userinfo"]
+        assert "client_secret" not in flow["token_request"]["form"], flow["token_request"]
+        return flow
+
+    # 1. client_secret_basic, with the secret the server issued.
+    basic = check_registration("basic", "client_secret_basic", tokens["basic"])
+    assert seen["basic"]["registration_endpoint"] == discovery["registration_endpoint"], seen
+    assert isinstance(basic.get("client_secret"), str) and len(basic["client_secret"]) >= 32, basic
+    assert basic["client_secret_expires_at"] == 0, basic
+    assert seen["basic"]["library_has_secret"] is True, seen["basic"]
+    flow = check_flow("basic", basic["client_id"], "openid email profile offline_access")
+    assert flow["token_request"]["authorization_scheme"] == "Basic", flow["token_request"]
+    assert flow["userinfo"]["name"] == "Alice Liddell", flow["userinfo"]
+    assert flow["refreshed"] == {"authorization_scheme": "Basic", "new_refresh_token": True,
+                                 "id_token_sub": alice["id"]}, flow["refreshed"]
+
+    # 2. private_key_jwt: no secret issued; the library's assertion verifies with the key it
+    # registered (and only a public key went out).
+    pk = check_registration("pkjwt", "private_key_jwt", tokens["pkjwt"])
+    jwk = seen["pkjwt"]["jwk"]
+    assert not {"d", "p", "q", "dp", "dq", "qi"} & jwk.keys(), jwk
+    assert pk["jwks"] == {"keys": [jwk]}, pk
+    assert pk["token_endpoint_auth_signing_alg"] == "ES256", pk
+    assert not {"client_secret", "client_secret_expires_at"} & pk.keys(), pk
+    assert seen["pkjwt"]["library_has_secret"] is False, seen["pkjwt"]
+    flow = check_flow("pkjwt", pk["client_id"], "openid email")
+    request = flow["token_request"]
+    assert request["authorization_scheme"] is None, request
+    assert request["form"]["client_assertion_type"] == ASSERTION_TYPE, request
+    decoded = jwt.decode(request["form"]["client_assertion"], KeySet.import_key_set(pk["jwks"]),
+                         algorithms=["ES256"])
+    assert decoded.header["kid"] == jwk["kid"], decoded.header
+    assert decoded.claims["iss"] == decoded.claims["sub"] == pk["client_id"], decoded.claims
+    assert decoded.claims["aud"] == issuer and decoded.claims.get("jti"), decoded.claims
+
+    # 3. What the library was told: a used-up token, and a redirect URI with a fragment.
+    assert seen["spent_token"] == {
+        "status": 401, "code": "OAUTH_WWW_AUTHENTICATE_CHALLENGE", "error": None,
+        "description": None, "challenge": {"scheme": "bearer", "error": "invalid_token"}}, seen
+    fragment = seen["fragment"]
+    assert (fragment["status"], fragment["error"]) == (400, "invalid_redirect_uri"), fragment
+    assert fragment["code"] == "OAUTH_RESPONSE_BODY_ERROR", fragment
+    # The refusal did not spend the spare token: a public client registered with it.
+    public = check_registration("public_after_refusal", "none", tokens["spare"])
+    assert public["application_type"] == "native", public
+    assert not {"client_secret", "client_secret_expires_at"} & public.keys(), public
+
+    # Each token is used up now.
+    for token in tokens.values():
+        resp = requests.post(discovery["registration_endpoint"], timeout=HTTP_TIMEOUT_S,
+                             json={"redirect_uris": [redirect_uri]},
+                             headers={"Authorization": f"Bearer {token}"})
+        assert resp.status_code == 401 and resp.json()["error"] == "invalid_token", resp.text

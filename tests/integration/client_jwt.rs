@@ -42,6 +42,19 @@ impl Signer {
         Self { alg: Algorithm::HS256, kid: String::new(), key: EncodingKey::from_secret(secret.as_bytes()), jwk: Value::Null }
     }
 
+    /// Sign `claims` under a header given as raw JSON (members jsonwebtoken's `Header` would
+    /// drop, such as a private `jwk`).
+    pub fn sign_raw(&self, header: &Value, claims: &Value) -> String {
+        let input = format!("{}.{}", b64(header.to_string().as_bytes()), b64(claims.to_string().as_bytes()));
+        let sig = jsonwebtoken::crypto::sign(input.as_bytes(), &self.key, self.alg).unwrap();
+        format!("{input}.{sig}")
+    }
+
+    /// Sign `claims` under a header of the caller's making.
+    pub fn sign_with_header(&self, header: Header, claims: &Value) -> String {
+        jsonwebtoken::encode(&header, claims, &self.key).unwrap()
+    }
+
     /// Sign `claims` as they are.
     pub fn sign(&self, claims: &Value) -> String {
         let mut h = Header::new(self.alg);

@@ -9,6 +9,7 @@ mod cors;
 mod crash;
 mod demo;
 mod disk_full;
+mod dpop;
 mod exchange;
 mod form_post;
 mod fuzz_endpoints;

@@ -152,11 +152,21 @@ async fn the_registration_access_token_reads_replaces_and_deletes_its_client_onl
     // The secret still authenticates after the updates (the grant is the one refused).
     assert_eq!(s.token(Some((&id, &secret)), &[("grant_type", "refresh_token"), ("refresh_token", "x")]).await.1["error"], "unauthorized_client");
 
+    s.user("alice", json!({})).await;
+    let (st, v) = manage(&s, Method::PUT, &uri, &rat, Some(json!({"client_id": id, "redirect_uris": [REDIRECT]}))).await;
+    assert_eq!(st, 200, "{v}");
+    let p = s.code_for(&s.browser(), &id, "alice", &[]).await;
+    let (_, tok, _) = s.token(Some((&id, &secret)), &[("grant_type", "authorization_code"), ("code", &p["code"]), ("redirect_uri", REDIRECT)]).await;
+    let at = tok["access_token"].as_str().expect("a token before the deletion").to_string();
+    assert_eq!(s.userinfo(&at).await.0, 200);
     let res = s.http.delete(&uri).bearer_auth(&rat).send().await.unwrap();
     assert_eq!(res.status(), 204);
     assert_eq!(manage(&s, Method::GET, &uri, &rat, None).await.0, 401);
     let (st, v, _) = s.token(Some((&id, &secret)), &[("grant_type", "refresh_token"), ("refresh_token", "x")]).await;
     assert_eq!((st, v["error"].as_str()), (401, Some("invalid_client")));
+    // Its access tokens die with it (RFC 7592 §2.3).
+    let (st, _, _) = s.userinfo(&at).await;
+    assert_eq!(st, 401, "a deleted client's access token still works");
     // An operator-made client has no registration token: not manageable here.
     s.client("admin-made", json!({})).await;
     assert_eq!(manage(&s, Method::GET, &s.url("/register/admin-made"), &rat, None).await.0, 401);
@@ -169,9 +179,16 @@ async fn open_registration_is_bounded_and_tokens_come_from_the_cli_too() {
         c.registration_max_clients = 2;
     })
     .await;
-    for _ in 0..2 {
-        assert_eq!(register(&s, None, json!({"redirect_uris": [REDIRECT]})).await.0, 201);
+    // Sixteen at once: the count and the insert are one step, so exactly two get in.
+    let mut set = tokio::task::JoinSet::new();
+    for _ in 0..16 {
+        let (http, url) = (s.http.clone(), s.url("/register"));
+        set.spawn(async move { http.post(url).json(&json!({"redirect_uris": [REDIRECT]})).send().await.unwrap().status().as_u16() });
     }
+    let statuses: Vec<u16> = set.join_all().await;
+    assert_eq!(statuses.iter().filter(|&&x| x == 201).count(), 2, "{statuses:?}");
+    assert!(statuses.iter().all(|&x| x == 201 || x == 503), "{statuses:?}");
+    assert_eq!(s.server.app.registry.list_clients().iter().filter(|c| c.is_dynamic()).count(), 2);
     let (st, v, _) = register(&s, None, json!({"redirect_uris": [REDIRECT]})).await;
     assert_eq!((st, v["error"].as_str()), (503, Some("temporarily_unavailable")), "{v}");
 
@@ -183,6 +200,9 @@ async fn open_registration_is_bounded_and_tokens_come_from_the_cli_too() {
     for expected in [201, 201, 401] {
         assert_eq!(register(&s, Some(token), json!({"redirect_uris": [REDIRECT]})).await.0, expected);
     }
+    // A used-up token is refused before the metadata is looked at.
+    let (st, v, _) = register(&s, Some(token), json!({"redirect_uris": ["https://rp.example/cb#x"], "grant_types": ["client_credentials"]})).await;
+    assert_eq!((st, v["error"].as_str()), (401, Some("invalid_token")), "{v}");
     // Only stored hashed.
     let db = std::fs::read(authrim::db::db_path(s.dir.path())).unwrap();
     assert!(!db.windows(token.len()).any(|w| w == token.as_bytes()));

@@ -237,6 +237,7 @@ pub async fn issue_code(app: &App, req: &AuthorizationRequest, cookie: &str, ses
         sid: session.sid.clone(),
         acr: Some(session.acr.clone()),
         claims: req.claims.clone(),
+        dpop_jkt: req.dpop_jkt.clone(),
     };
     match app.stores.codes.issue(grant, app.config.code_expiry).await {
         Ok(code) => response::to_client(app, &req.reply_to(), &[("code", &code)], status),

@@ -28,6 +28,9 @@ pub struct AuthorizationRequest {
     pub claims: Option<Value>,
     #[serde(default)]
     pub response_mode: ResponseMode,
+    /// RFC 9449 §10: the DPoP key the code must be redeemed with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_jkt: Option<String>,
 }
 
 impl AuthorizationRequest {
@@ -115,6 +118,12 @@ fn validate(app: &App, p: &Params, via: Via, signed: bool) -> Result<Authorizati
         Some(v) => Some(v.parse::<u64>().map_err(|_| fail(OAuthError::invalid_request("max_age must be a non-negative integer")))?),
     };
     let claims = p.get("claims").map(claims_request::parse).transpose().map_err(fail)?;
+    // A JWK SHA-256 thumbprint: base64url of 32 bytes.
+    let dpop_jkt = match p.get("dpop_jkt") {
+        Some(j) if j.len() == 43 && j.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') => Some(j.to_string()),
+        Some(_) => return Err(fail(OAuthError::invalid_request("dpop_jkt is not a JWK SHA-256 thumbprint"))),
+        None => None,
+    };
     let id_token_hint_sub = match p.get("id_token_hint") {
         None => None,
         Some(hint) => {
@@ -136,6 +145,7 @@ fn validate(app: &App, p: &Params, via: Via, signed: bool) -> Result<Authorizati
         id_token_hint_sub,
         claims,
         response_mode,
+        dpop_jkt,
     })
 }
 

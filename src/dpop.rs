@@ -1,0 +1,292 @@
+//! DPoP (RFC 9449): proof-of-possession JWTs that bind tokens to a client's key.
+//!
+//! A proof is checked as RFC 9449 §4.3 lists: one `DPoP` header; a JWS of `typ: dpop+jwt`
+//! with an asymmetric `alg` and a public `jwk` header that verifies it; `htm` and `htu`
+//! naming this request; `iat` within `dpop_proof_max_age`; a `jti` not seen before (§11.1);
+//! `ath` (the access token's hash) at a resource; and, when `dpop_nonce` is on, a nonce of
+//! ours that is current (§8).
+//!
+//! Replay: seen `jti`s are kept in memory on this node until their proof's window ends,
+//! bounded by `dpop_replay_max_entries`. Several nodes each keep their own, so a replay to
+//! another node inside the window goes unnoticed unless server nonces are on; a replayed
+//! proof still only works with the token and key it was made for (see docs/security.md).
+//!
+//! Nonces are stateless: the time window and a MAC of it, good for the current and the
+//! previous window, so every node accepts every node's nonces without sharing anything.
+
+use crate::app::App;
+use crate::client_auth::keys::ASYMMETRIC_ALGS;
+use crate::client_auth::signed::alg_name;
+use crate::error::{Challenge, OAuthError};
+use crate::util::{b64, b64_decode, ct_eq, now, sha256};
+use axum::http::HeaderMap;
+use jsonwebtoken::jwk::{Jwk, ThumbprintHash};
+use jsonwebtoken::{DecodingKey, Validation};
+use parking_lot::Mutex;
+use serde::Deserialize;
+use std::collections::HashMap;
+
+/// Clock skew tolerated on a proof's `iat`, in seconds.
+const LEEWAY: u64 = 30;
+const REPLAY_SHARDS: usize = 16;
+
+/// The key a request proved possession of: its RFC 7638 thumbprint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProvenKey {
+    pub jkt: String,
+}
+
+/// The algorithms a proof may use (advertised as `dpop_signing_alg_values_supported`).
+pub fn algorithms() -> &'static [&'static str] {
+    ASYMMETRIC_ALGS
+}
+
+#[derive(Deserialize)]
+struct ProofClaims {
+    jti: String,
+    htm: String,
+    htu: String,
+    iat: u64,
+    #[serde(default)]
+    ath: Option<String>,
+    #[serde(default)]
+    nonce: Option<String>,
+}
+
+/// Where a proof is checked, and with what it must agree.
+pub struct Expected<'a> {
+    pub method: &'a str,
+    /// The URL of the endpoint called, as clients reach it (`App::endpoint`).
+    pub url: &'a str,
+    /// At a resource: the access token the proof must be bound to (`ath`).
+    pub access_token: Option<&'a str>,
+}
+
+/// The proof in `headers`, if any, checked against `expected`.
+pub fn check(app: &App, headers: &HeaderMap, expected: &Expected<'_>) -> Result<Option<ProvenKey>, OAuthError> {
+    let mut values = headers.get_all("dpop").iter();
+    let Some(value) = values.next() else { return Ok(None) };
+    if values.next().is_some() {
+        return Err(invalid("more than one DPoP header"));
+    }
+    let jwt = value.to_str().map_err(|_| invalid("the DPoP header is not a JWT"))?;
+    verify(app, jwt, expected).map(Some)
+}
+
+fn invalid(why: impl Into<std::borrow::Cow<'static, str>>) -> OAuthError {
+    OAuthError::invalid_request(why).code_as("invalid_dpop_proof")
+}
+
+fn verify(app: &App, jwt: &str, expected: &Expected<'_>) -> Result<ProvenKey, OAuthError> {
+    let header = jsonwebtoken::decode_header(jwt).map_err(|_| invalid("the DPoP proof is not a JWS with an accepted alg"))?;
+    if header.typ.as_deref() != Some("dpop+jwt") {
+        return Err(invalid("the DPoP proof's typ must be dpop+jwt"));
+    }
+    if !ASYMMETRIC_ALGS.contains(&alg_name(header.alg)) {
+        return Err(invalid("the DPoP proof's alg is not accepted"));
+    }
+    let jwk = header.jwk.as_ref().ok_or_else(|| invalid("the DPoP proof has no jwk header"))?;
+    if !is_public(jwt) {
+        return Err(invalid("the DPoP proof's jwk must be a public key"));
+    }
+    let key = DecodingKey::from_jwk(jwk).map_err(|_| invalid("the DPoP proof's jwk is not a usable key"))?;
+    let mut v = Validation::new(header.alg);
+    v.validate_exp = false;
+    v.validate_aud = false;
+    v.required_spec_claims.clear();
+    let claims = jsonwebtoken::decode::<ProofClaims>(jwt, &key, &v)
+        .map_err(|e| invalid(format!("the DPoP proof does not verify: {e}")))?
+        .claims;
+    if claims.htm != expected.method {
+        return Err(invalid("the DPoP proof's htm is not this request's method"));
+    }
+    if !same_target(&claims.htu, expected.url) {
+        return Err(invalid("the DPoP proof's htu is not this endpoint's URL"));
+    }
+    let t = now();
+    if claims.iat > t + LEEWAY || claims.iat + app.config.dpop_proof_max_age < t {
+        return Err(invalid("the DPoP proof's iat is outside the accepted window"));
+    }
+    if claims.jti.is_empty() || claims.jti.len() > 256 {
+        return Err(invalid("the DPoP proof's jti must be 1-256 characters"));
+    }
+    match (expected.access_token, &claims.ath) {
+        (Some(token), Some(ath)) if ct_eq(ath.as_bytes(), b64(&sha256(token.as_bytes())).as_bytes()) => {}
+        (Some(_), _) => return Err(invalid("the DPoP proof's ath does not match the access token")),
+        (None, _) => {}
+    }
+    if app.config.dpop_nonce && !claims.nonce.as_deref().is_some_and(|n| app.dpop.nonce_is_current(n)) {
+        return Err(OAuthError::invalid_request("a current DPoP-Nonce is required").code_as("use_dpop_nonce"));
+    }
+    let jkt = thumbprint(jwk).ok_or_else(|| invalid("the DPoP proof's jwk has no thumbprint"))?;
+    // Last, after everything else passed: spending the jti of a proof refused for another
+    // reason would let a bad proof burn a good one's id.
+    let expires = claims.iat + app.config.dpop_proof_max_age + LEEWAY;
+    if !app.dpop.first_use(&jkt, &claims.jti, expires)? {
+        return Err(invalid("this DPoP proof was already used (jti)"));
+    }
+    Ok(ProvenKey { jkt })
+}
+
+/// RFC 7638 thumbprint (SHA-256, base64url) of a public JWK.
+pub fn thumbprint(jwk: &Jwk) -> Option<String> {
+    jwk.thumbprint(ThumbprintHash::SHA256).ok()
+}
+
+/// No private or symmetric members in the proof's `jwk` (RFC 9449 §4.3 step 7).
+fn is_public(jwt: &str) -> bool {
+    let Some(header) = jwt.split('.').next().and_then(b64_decode) else { return false };
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(&header) else { return false };
+    let Some(jwk) = v.get("jwk").and_then(|j| j.as_object()) else { return false };
+    !["d", "p", "q", "dp", "dq", "qi", "k"].iter().any(|m| jwk.contains_key(*m))
+}
+
+/// RFC 9449 §4.3: `htu` is compared without query and fragment, after normalisation
+/// (RFC 3986 §6: scheme and host case, default ports, dot segments).
+fn same_target(htu: &str, url: &str) -> bool {
+    let strip = |s: &str| {
+        url::Url::parse(s).ok().map(|mut u| {
+            u.set_query(None);
+            u.set_fragment(None);
+            u.to_string()
+        })
+    };
+    matches!((strip(htu), strip(url)), (Some(a), Some(b)) if a == b)
+}
+
+/// A `DPoP` challenge (RFC 9449 §7.1) for a resource's refusal.
+pub fn challenge() -> Challenge {
+    Challenge::Dpop
+}
+
+/// This node's memory of used proof ids, and the key that makes nonces.
+pub struct DpopState {
+    seen: Vec<Mutex<HashMap<[u8; 32], u64>>>,
+    max_per_shard: usize,
+    nonce_key: [u8; 32],
+    nonce_window: u64,
+}
+
+impl DpopState {
+    pub fn new(nonce_key: [u8; 32], max_entries: usize, nonce_window: u64) -> Self {
+        Self {
+            seen: (0..REPLAY_SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            max_per_shard: max_entries.div_ceil(REPLAY_SHARDS).max(1),
+            nonce_key,
+            nonce_window: nonce_window.max(1),
+        }
+    }
+
+    /// Remember (`jkt`, `jti`) until `expires`; `false` if it is already remembered. A full
+    /// shard is swept of expired entries first; if it is still full, proofs are refused
+    /// (503) rather than remembered no longer.
+    fn first_use(&self, jkt: &str, jti: &str, expires: u64) -> Result<bool, OAuthError> {
+        let key = sha256(format!("{jkt}\u{1f}{jti}").as_bytes());
+        let shard = &self.seen[key[0] as usize % REPLAY_SHARDS];
+        let mut seen = shard.lock();
+        let t = now();
+        if seen.get(&key).is_some_and(|&e| e > t) {
+            return Ok(false);
+        }
+        if seen.len() >= self.max_per_shard {
+            seen.retain(|_, e| *e > t);
+            if seen.len() >= self.max_per_shard {
+                return Err(OAuthError::temporarily_unavailable("too many DPoP proofs in flight; retry shortly"));
+            }
+        }
+        seen.insert(key, expires);
+        Ok(true)
+    }
+
+    /// Drop expired proof ids (housekeeping).
+    pub fn prune(&self) {
+        let t = now();
+        for shard in &self.seen {
+            shard.lock().retain(|_, e| *e > t);
+        }
+    }
+
+    /// A nonce for the current window (sent as `DPoP-Nonce`).
+    pub fn nonce(&self) -> String {
+        self.nonce_for(now() / self.nonce_window)
+    }
+
+    fn nonce_for(&self, window: u64) -> String {
+        let mut data = window.to_be_bytes().to_vec();
+        data.extend_from_slice(&self.mac(window)[..16]);
+        b64(&data)
+    }
+
+    fn mac(&self, window: u64) -> [u8; 32] {
+        let key = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &self.nonce_key);
+        let tag = aws_lc_rs::hmac::sign(&key, &window.to_be_bytes());
+        tag.as_ref().try_into().expect("32-byte HMAC-SHA256")
+    }
+
+    /// Ours, and of this window or the one before (a nonce handed out just before a window
+    /// ends stays good for one more).
+    pub fn nonce_is_current(&self, nonce: &str) -> bool {
+        let Some(raw) = b64_decode(nonce).filter(|r| r.len() == 24) else { return false };
+        let window = u64::from_be_bytes(raw[..8].try_into().expect("8 bytes"));
+        let current = now() / self.nonce_window;
+        (window == current || window + 1 == current) && ct_eq(&raw[8..], &self.mac(window)[..16])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc7638_thumbprint_example() {
+        // RFC 7638 §3.1.
+        let jwk: Jwk = serde_json::from_value(serde_json::json!({
+            "kty": "RSA",
+            "n": "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw",
+            "e": "AQAB", "alg": "RS256", "kid": "2011-04-29"
+        }))
+        .unwrap();
+        assert_eq!(thumbprint(&jwk).unwrap(), "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs");
+    }
+
+    #[test]
+    fn htu_is_compared_without_query_and_after_normalisation() {
+        assert!(same_target("https://AS.example:443/token?x=1#f", "https://as.example/token"));
+        assert!(same_target("https://as.example/a/../token", "https://as.example/token"));
+        assert!(!same_target("https://as.example/token/", "https://as.example/token"));
+        assert!(!same_target("http://as.example/token", "https://as.example/token"));
+        assert!(!same_target("not a url", "https://as.example/token"));
+    }
+
+    #[test]
+    fn nonces_are_ours_and_current() {
+        let s = DpopState::new([9; 32], 100, 300);
+        let n = s.nonce();
+        assert!(s.nonce_is_current(&n));
+        let w = now() / 300;
+        assert!(s.nonce_is_current(&s.nonce_for(w - 1)), "the previous window is still good");
+        assert!(!s.nonce_is_current(&s.nonce_for(w - 2)));
+        assert!(!s.nonce_is_current(&s.nonce_for(w + 1)));
+        assert!(!DpopState::new([8; 32], 100, 300).nonce_is_current(&n), "another key's nonce");
+        assert!(!s.nonce_is_current("garbage") && !s.nonce_is_current(""));
+    }
+
+    #[test]
+    fn proof_ids_are_used_once_and_the_memory_is_bounded() {
+        let s = DpopState::new([9; 32], 16, 300);
+        let later = now() + 60;
+        assert!(s.first_use("k", "a", later).unwrap());
+        assert!(!s.first_use("k", "a", later).unwrap());
+        assert!(s.first_use("other-key", "a", later).unwrap(), "per key");
+        // One entry per shard at most (16 over 16 shards): the next new id that lands in a
+        // full shard is refused, not let through unremembered.
+        let refused = (0..200).map(|i| s.first_use("k", &format!("j{i}"), later)).filter(Result::is_err).count();
+        assert!(refused > 0);
+        // Expired entries make room again.
+        let s = DpopState::new([9; 32], 16, 300);
+        for i in 0..200 {
+            let _ = s.first_use("k", &format!("old{i}"), now() - 1);
+        }
+        assert!(s.first_use("k", "fresh", later).unwrap());
+    }
+}

@@ -1,0 +1,293 @@
+//! DPoP (RFC 9449): proofs at the token endpoint, tokens bound to the key, the binding
+//! honoured by userinfo, introspection, refresh and token exchange, server nonces.
+
+use crate::client_jwt::Signer;
+use crate::harness::*;
+use authrim::util::{b64, now, random_token, sha256};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde_json::{json, Value};
+
+const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+
+/// A client's DPoP key pair.
+struct DpopKey(Signer);
+
+impl DpopKey {
+    fn new() -> Self {
+        Self(Signer::es256(""))
+    }
+
+    fn jkt(&self) -> String {
+        let jwk: jsonwebtoken::jwk::Jwk = serde_json::from_value(self.public()).unwrap();
+        authrim::dpop::thumbprint(&jwk).unwrap()
+    }
+
+    fn public(&self) -> Value {
+        let mut j = self.0.jwk.clone();
+        j.as_object_mut().unwrap().remove("kid");
+        j
+    }
+
+    /// A proof for `method url`, bound to `token` if given, with `changes` to its claims.
+    fn proof(&self, method: &str, url: &str, token: Option<&str>, changes: Value) -> String {
+        let mut claims = json!({"jti": random_token(), "htm": method, "htu": url, "iat": now()});
+        if let Some(t) = token {
+            claims["ath"] = json!(b64(&sha256(t.as_bytes())));
+        }
+        for (k, v) in changes.as_object().cloned().unwrap_or_default() {
+            if v.is_null() {
+                claims.as_object_mut().unwrap().remove(&k);
+            } else {
+                claims[k] = v;
+            }
+        }
+        let mut h = Header::new(Algorithm::ES256);
+        h.typ = Some("dpop+jwt".into());
+        h.jwk = Some(serde_json::from_value(self.public()).unwrap());
+        self.0.sign_with_header(h, &claims)
+    }
+}
+
+async fn token_with(s: &TestServer, proofs: &[&str], auth: Option<(&str, &str)>, form: &[(&str, &str)]) -> (u16, Value, reqwest::header::HeaderMap) {
+    let mut req = s.http.post(s.url("/token")).form(form);
+    for p in proofs {
+        req = req.header("DPoP", *p);
+    }
+    if let Some((id, secret)) = auth {
+        req = req.basic_auth(id, Some(secret));
+    }
+    let res = req.send().await.unwrap();
+    let (status, headers) = (res.status().as_u16(), res.headers().clone());
+    (status, res.json().await.unwrap_or(Value::Null), headers)
+}
+
+async fn userinfo_with(s: &TestServer, scheme: &str, token: &str, proof: Option<&str>) -> (u16, Value, String) {
+    let mut req = s.http.get(s.url("/userinfo")).header("authorization", format!("{scheme} {token}"));
+    if let Some(p) = proof {
+        req = req.header("DPoP", p);
+    }
+    let res = req.send().await.unwrap();
+    let status = res.status().as_u16();
+    let challenge = res.headers().get("www-authenticate").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    (status, res.json().await.unwrap_or(Value::Null), challenge)
+}
+
+fn pkce() -> String {
+    b64(&sha256(VERIFIER.as_bytes()))
+}
+
+/// A code for the public client `spa` (scope with offline_access), with `extra` parameters.
+async fn spa_code(s: &TestServer, b: &Browser, extra: &[(&str, &str)]) -> String {
+    let ch = pkce();
+    let mut q = vec![("code_challenge", ch.as_str()), ("code_challenge_method", "S256"), ("scope", "openid profile offline_access")];
+    q.extend_from_slice(extra);
+    s.code_for(b, "spa", "alice", &q).await["code"].clone()
+}
+
+fn redeem(code: &str) -> Vec<(&'static str, &str)> {
+    vec![("grant_type", "authorization_code"), ("code", code), ("redirect_uri", REDIRECT), ("client_id", "spa"), ("code_verifier", VERIFIER)]
+}
+
+async fn setup() -> (TestServer, Browser) {
+    let s = TestServer::start().await;
+    s.client("spa", json!({"token_endpoint_auth_method": "none", "grant_types": ["authorization_code", "refresh_token"]})).await;
+    s.user("alice", json!({"email": "alice@example.com"})).await;
+    let b = s.browser();
+    (s, b)
+}
+
+#[tokio::test]
+async fn a_public_clients_tokens_are_bound_to_its_key_everywhere_they_are_used() {
+    let (s, b) = setup().await;
+    let key = DpopKey::new();
+    let token_url = s.url("/token");
+    let code = spa_code(&s, &b, &[]).await;
+    let (st, tok, _) = token_with(&s, &[&key.proof("POST", &token_url, None, json!({}))], None, &redeem(&code)).await;
+    assert_eq!(st, 200, "{tok}");
+    assert_eq!(tok["token_type"], "DPoP");
+    let at = tok["access_token"].as_str().unwrap().to_string();
+    assert_eq!(jwt_parts(&at).1["cnf"]["jkt"], key.jkt());
+
+    // Userinfo: the DPoP scheme with a proof of the key, bound to this token.
+    let ui = s.url("/userinfo");
+    let (st, body, _) = userinfo_with(&s, "DPoP", &at, Some(&key.proof("GET", &ui, Some(&at), json!({})))).await;
+    assert_eq!(st, 200, "{body}");
+    assert_eq!(body["sub"], jwt_parts(&at).1["sub"]);
+    let other = DpopKey::new();
+    let replayed = key.proof("GET", &ui, Some(&at), json!({}));
+    assert_eq!(userinfo_with(&s, "DPoP", &at, Some(&replayed)).await.0, 200);
+    for (what, scheme, proof) in [
+        ("as a Bearer token", "Bearer", None),
+        ("without a proof", "DPoP", None),
+        ("a proof of another key", "DPoP", Some(other.proof("GET", &ui, Some(&at), json!({})))),
+        ("a proof for another token", "DPoP", Some(key.proof("GET", &ui, Some("another-token"), json!({})))),
+        ("a proof without ath", "DPoP", Some(key.proof("GET", &ui, None, json!({})))),
+        ("a proof for POST", "DPoP", Some(key.proof("POST", &ui, Some(&at), json!({})))),
+        ("a proof for the token endpoint", "DPoP", Some(key.proof("GET", &token_url, Some(&at), json!({})))),
+        ("a replayed proof", "DPoP", Some(replayed.clone())),
+    ] {
+        let (st, body, challenge) = userinfo_with(&s, scheme, &at, proof.as_deref()).await;
+        assert_eq!(st, 401, "{what}: {body}");
+        assert!(challenge.starts_with("DPoP ") && challenge.contains("algs="), "{what}: {challenge}");
+    }
+
+    // Introspection tells a resource server the token is bound, and to which key.
+    s.client("rs", json!({"grant_types": ["client_credentials"], "redirect_uris": []})).await;
+    let (_, rs_secret) = s.client("rs2", json!({"grant_types": ["client_credentials"], "redirect_uris": []})).await;
+    let res = s.http.post(s.url("/introspect")).basic_auth("rs2", rs_secret.as_deref()).form(&[("token", at.as_str())]).send().await.unwrap();
+    let v: Value = res.json().await.unwrap();
+    assert_eq!((v["active"].as_bool(), v["token_type"].as_str(), v["cnf"]["jkt"].as_str()), (Some(true), Some("DPoP"), Some(key.jkt().as_str())));
+
+    // The refresh token is bound too (a public client's): only a proof of the key refreshes it.
+    let rt = tok["refresh_token"].as_str().unwrap().to_string();
+    let refresh = [("grant_type", "refresh_token"), ("refresh_token", rt.as_str()), ("client_id", "spa")];
+    for (what, proofs) in [("no proof", vec![]), ("another key", vec![other.proof("POST", &token_url, None, json!({}))])] {
+        let refs: Vec<&str> = proofs.iter().map(String::as_str).collect();
+        let (st, body, _) = token_with(&s, &refs, None, &refresh).await;
+        assert_eq!((st, body["error"].as_str()), (400, Some("invalid_grant")), "{what}: {body}");
+    }
+    let (st, body, _) = token_with(&s, &[&key.proof("POST", &token_url, None, json!({}))], None, &refresh).await;
+    assert_eq!((st, body["token_type"].as_str()), (200, Some("DPoP")), "the refused refreshes did not burn the token: {body}");
+}
+
+#[tokio::test]
+async fn bad_proofs_are_refused_before_the_code_is_spent() {
+    let (s, b) = setup().await;
+    let key = DpopKey::new();
+    let url = s.url("/token");
+    let code = spa_code(&s, &b, &[]).await;
+    let t = now();
+    let mut private = key.public();
+    private["d"] = json!("870MB6gfuTJ4HtUnUvYMyJpr5eUZNP4Bk43bVdj3eAE");
+    let with_header = |typ: Option<&str>, jwk: Value| {
+        let mut h = Header::new(Algorithm::ES256);
+        h.typ = typ.map(str::to_string);
+        h.jwk = serde_json::from_value(jwk).ok();
+        key.0.sign_with_header(h, &json!({"jti": random_token(), "htm": "POST", "htu": url, "iat": t}))
+    };
+    let hs = {
+        let mut h = Header::new(Algorithm::HS256);
+        h.typ = Some("dpop+jwt".into());
+        jsonwebtoken::encode(&h, &json!({"jti": "x", "htm": "POST", "htu": url, "iat": t}), &EncodingKey::from_secret(b"k")).unwrap()
+    };
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        ("typ JWT", vec![with_header(Some("JWT"), key.public())]),
+        ("no typ", vec![with_header(None, key.public())]),
+        ("no jwk", vec![with_header(Some("dpop+jwt"), Value::Null)]),
+        ("a private jwk", vec![key.0.sign_raw(&json!({"alg": "ES256", "typ": "dpop+jwt", "jwk": private}), &json!({"jti": random_token(), "htm": "POST", "htu": url, "iat": t}))]),
+        ("HS256", vec![hs]),
+        ("signed by another key than its jwk", vec![{
+            let other = DpopKey::new();
+            let mut h = Header::new(Algorithm::ES256);
+            h.typ = Some("dpop+jwt".into());
+            h.jwk = Some(serde_json::from_value(key.public()).unwrap());
+            other.0.sign_with_header(h, &json!({"jti": random_token(), "htm": "POST", "htu": url, "iat": t}))
+        }]),
+        ("too old", vec![key.proof("POST", &url, None, json!({"iat": t - 600}))]),
+        ("from the future", vec![key.proof("POST", &url, None, json!({"iat": t + 600}))]),
+        ("for GET", vec![key.proof("GET", &url, None, json!({}))]),
+        ("for another URL", vec![key.proof("POST", &s.url("/userinfo"), None, json!({}))]),
+        ("without jti", vec![key.proof("POST", &url, None, json!({"jti": null}))]),
+        ("two proofs", vec![key.proof("POST", &url, None, json!({})), key.proof("POST", &url, None, json!({}))]),
+        ("not a JWT", vec!["nope".into()]),
+    ];
+    for (what, proofs) in cases {
+        let refs: Vec<&str> = proofs.iter().map(String::as_str).collect();
+        let (st, body, _) = token_with(&s, &refs, None, &redeem(&code)).await;
+        assert_eq!((st, body["error"].as_str()), (400, Some("invalid_dpop_proof")), "{what}: {body}");
+    }
+    // A replay of a proof the server accepted once.
+    let proof = key.proof("POST", &url, None, json!({}));
+    let (st, body, _) = token_with(&s, &[&proof], None, &redeem(&code)).await;
+    assert_eq!(st, 200, "the code survived every refusal: {body}");
+    let code2 = spa_code(&s, &b, &[]).await;
+    let (st, body, _) = token_with(&s, &[&proof], None, &redeem(&code2)).await;
+    assert_eq!((st, body["error"].as_str()), (400, Some("invalid_dpop_proof")), "replay: {body}");
+}
+
+#[tokio::test]
+async fn dpop_jkt_binds_the_code_and_clients_can_require_proofs() {
+    let (s, b) = setup().await;
+    let (k1, k2) = (DpopKey::new(), DpopKey::new());
+    let url = s.url("/token");
+    let jkt = k1.jkt();
+    for (what, proof, ok) in [("no proof", None, false), ("another key", Some(&k2), false), ("the named key", Some(&k1), true)] {
+        let code = spa_code(&s, &b, &[("dpop_jkt", &jkt)]).await;
+        let proofs: Vec<String> = proof.map(|k| k.proof("POST", &url, None, json!({}))).into_iter().collect();
+        let refs: Vec<&str> = proofs.iter().map(String::as_str).collect();
+        let (st, body, _) = token_with(&s, &refs, None, &redeem(&code)).await;
+        assert_eq!(st == 200, ok, "{what}: {body}");
+        if !ok {
+            assert_eq!(body["error"], "invalid_grant", "{what}");
+        }
+    }
+    // Through PAR, a proof sent with the push binds the code the same way.
+    let ch = pkce();
+    let push_form = [("client_id", "spa"), ("response_type", "code"), ("redirect_uri", REDIRECT), ("scope", "openid"), ("code_challenge", ch.as_str()), ("code_challenge_method", "S256")];
+    let res = s.http.post(s.url("/par")).header("DPoP", k1.proof("POST", &s.url("/par"), None, json!({}))).form(&push_form).send().await.unwrap();
+    assert_eq!(res.status(), 201);
+    let uri = res.json::<Value>().await.unwrap()["request_uri"].as_str().unwrap().to_string();
+    let p = b.finish_login(b.authorize(&[("client_id", "spa"), ("request_uri", &uri)]).await, "alice", PASSWORD).await;
+    assert_eq!(token_with(&s, &[&k2.proof("POST", &url, None, json!({}))], None, &redeem(&p["code"])).await.1["error"], "invalid_grant");
+
+    // A client that requires DPoP gets no token without a proof; a confidential client's
+    // refresh token is not bound (its authentication binds it), its access tokens are.
+    let (_, secret) = s.client("strict", json!({"dpop_bound_access_tokens": true, "grant_types": ["client_credentials"], "redirect_uris": [], "scope": "api"})).await;
+    let secret = secret.unwrap();
+    let (st, body, _) = token_with(&s, &[], Some(("strict", &secret)), &[("grant_type", "client_credentials")]).await;
+    assert_eq!((st, body["error"].as_str()), (400, Some("invalid_dpop_proof")), "{body}");
+    let (st, body, _) = token_with(&s, &[&k1.proof("POST", &url, None, json!({}))], Some(("strict", &secret)), &[("grant_type", "client_credentials")]).await;
+    assert_eq!((st, body["token_type"].as_str()), (200, Some("DPoP")), "{body}");
+    let d: Value = s.http.get(s.url("/.well-known/openid-configuration")).send().await.unwrap().json().await.unwrap();
+    assert!(d["dpop_signing_alg_values_supported"].as_array().unwrap().contains(&json!("ES256")));
+}
+
+#[tokio::test]
+async fn a_bound_token_is_exchanged_only_with_a_proof_of_its_key() {
+    let (s, b) = setup().await;
+    let key = DpopKey::new();
+    let url = s.url("/token");
+    let code = spa_code(&s, &b, &[]).await;
+    let at = token_with(&s, &[&key.proof("POST", &url, None, json!({}))], None, &redeem(&code)).await.1["access_token"].as_str().unwrap().to_string();
+    let (_, secret) = s
+        .client("gw", json!({"grant_types": ["urn:ietf:params:oauth:grant-type:token-exchange"], "redirect_uris": [], "token_exchange": {"delegation": false, "impersonation": true}}))
+        .await;
+    let form = [
+        ("grant_type", "urn:ietf:params:oauth:grant-type:token-exchange"),
+        ("subject_token", at.as_str()),
+        ("subject_token_type", "urn:ietf:params:oauth:token-type:access_token"),
+    ];
+    let gw = ("gw", secret.as_deref().unwrap());
+    let (st, body, _) = token_with(&s, &[], Some(gw), &form).await;
+    assert_eq!((st, body["error"].as_str()), (400, Some("invalid_request")), "{body}");
+    let (st, body, _) = token_with(&s, &[&DpopKey::new().proof("POST", &url, None, json!({}))], Some(gw), &form).await;
+    assert_eq!(st, 400, "{body}");
+    let (st, body, _) = token_with(&s, &[&key.proof("POST", &url, None, json!({}))], Some(gw), &form).await;
+    assert_eq!((st, body["token_type"].as_str()), (200, Some("DPoP")), "{body}");
+}
+
+#[tokio::test]
+async fn server_nonces_are_required_when_on_and_handed_out_on_every_answer() {
+    let s = TestServer::start_with(|c| c.dpop_nonce = true).await;
+    s.client("spa", json!({"token_endpoint_auth_method": "none"})).await;
+    s.user("alice", json!({})).await;
+    let b = s.browser();
+    let key = DpopKey::new();
+    let url = s.url("/token");
+    let code = spa_code(&s, &b, &[]).await;
+    let (st, body, h) = token_with(&s, &[&key.proof("POST", &url, None, json!({}))], None, &redeem(&code)).await;
+    assert_eq!((st, body["error"].as_str()), (400, Some("use_dpop_nonce")), "{body}");
+    let nonce = h["dpop-nonce"].to_str().unwrap().to_string();
+    let (st, _, _) = token_with(&s, &[&key.proof("POST", &url, None, json!({"nonce": "made-up"}))], None, &redeem(&code)).await;
+    assert_eq!(st, 400);
+    let (st, tok, h) = token_with(&s, &[&key.proof("POST", &url, None, json!({"nonce": nonce}))], None, &redeem(&code)).await;
+    assert_eq!(st, 200, "{tok}");
+    assert!(h.contains_key("dpop-nonce"));
+    let at = tok["access_token"].as_str().unwrap();
+    let ui = s.url("/userinfo");
+    let (st, body, challenge) = userinfo_with(&s, "DPoP", at, Some(&key.proof("GET", &ui, Some(at), json!({})))).await;
+    assert_eq!((st, body["error"].as_str()), (401, Some("use_dpop_nonce")), "{body}");
+    assert!(challenge.contains("use_dpop_nonce"), "{challenge}");
+    let (st, body, _) = userinfo_with(&s, "DPoP", at, Some(&key.proof("GET", &ui, Some(at), json!({"nonce": nonce})))).await;
+    assert_eq!(st, 200, "{body}");
+}
