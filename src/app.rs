@@ -46,7 +46,9 @@ impl App {
         let db = Database::open(&config).await?;
         let vault = Vault::open(config.key_encryption_key.as_deref(), &config.data_dir)?;
         let retired_visibility = config.access_token_ttl.max(config.id_token_ttl);
-        let keys = KeyManager::init(db.clone(), vault, retired_visibility, config.key_publish_delay).await?;
+        let algs = config.signing_algs()?;
+        let default_alg = crate::keys::signing_alg(&config.token_signing_alg).ok_or_else(|| anyhow::anyhow!("unknown token_signing_alg"))?;
+        let keys = KeyManager::init_with(db.clone(), vault, retired_visibility, config.key_publish_delay, &algs, default_alg).await?;
         let registry = Registry::load(db.clone()).await?;
         let refresh_mac_key = keys.derived_key("authrim refresh-token mac v1");
         let (stores, sync) = match &db {

@@ -247,10 +247,16 @@ pub enum SessionCommand {
 
 #[derive(Subcommand)]
 pub enum KeysCommand {
+    /// List the signing keys (kid, algorithm, state).
     List,
     /// Start a key rotation: the new key is published now and signs after the publish delay
     /// (AUTHRIM_KEY_PUBLISH_DELAY); running servers pick it up with their key-cache refresh.
-    Rotate,
+    /// Each algorithm rotates on its own.
+    Rotate {
+        /// The algorithm whose key to rotate (RS256, PS256, ES256, EdDSA).
+        #[arg(long, default_value = "RS256")]
+        alg: String,
+    },
 }
 
 pub fn run_admin(config: &Config, command: Command) -> anyhow::Result<()> {
@@ -393,10 +399,10 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
         Command::Audit { limit, event } => {
             print(serde_json::to_value(db.read(move |sql| crate::audit::list(sql, limit, event.as_deref())).await?)?);
         }
-        Command::Keys(KeysCommand::Rotate) => {
+        Command::Keys(KeysCommand::Rotate { alg }) => {
             let vault = open_vault(config)?;
-            let kid = crate::keys::KeyManager::rotate(db, &vault).await?;
-            print(serde_json::json!({"kid": kid, "state": "next", "signs_after_seconds": config.key_publish_delay}));
+            let kid = crate::keys::KeyManager::rotate_alg(db, &vault, &alg).await?;
+            print(serde_json::json!({"kid": kid, "alg": alg, "state": "next", "signs_after_seconds": config.key_publish_delay}));
         }
         Command::Keys(KeysCommand::List) => {
             let rows = db.read(|sql| sql.query("SELECT kid, alg, state, created_at FROM signing_keys ORDER BY created_at", &[])).await?;

@@ -58,6 +58,13 @@ pub struct Config {
     /// beyond it.
     pub max_pushed_requests: usize,
 
+    /// The algorithms Authrim keeps a signing key for (space-separated; RS256 always, as
+    /// OpenID Connect requires): RS256, PS256, ES256, EdDSA. Each rotates on its own.
+    pub signing_algorithms: String,
+    /// What access tokens (and ID tokens of clients that ask for nothing else) are signed
+    /// with; one of `signing_algorithms`. Clients may choose their own.
+    pub token_signing_alg: String,
+
     /// DPoP (RFC 9449): seconds a proof stays acceptable after its `iat`.
     pub dpop_proof_max_age: u64,
     /// Require a server nonce in DPoP proofs (RFC 9449 §8); nonces change every
@@ -194,6 +201,8 @@ impl Default for Config {
             pushed_request_ttl: 90,
             require_pushed_authorization_requests: false,
             max_pushed_requests: 100_000,
+            signing_algorithms: "RS256".into(),
+            token_signing_alg: "RS256".into(),
             dpop_proof_max_age: 60,
             dpop_nonce: false,
             dpop_nonce_lifetime: 300,
@@ -270,6 +279,8 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_PUSHED_REQUEST_TTL", "pushed_request_ttl"),
     ("AUTHRIM_REQUIRE_PUSHED_AUTHORIZATION_REQUESTS", "require_pushed_authorization_requests"),
     ("AUTHRIM_MAX_PUSHED_REQUESTS", "max_pushed_requests"),
+    ("AUTHRIM_SIGNING_ALGORITHMS", "signing_algorithms"),
+    ("AUTHRIM_TOKEN_SIGNING_ALG", "token_signing_alg"),
     ("AUTHRIM_DPOP_PROOF_MAX_AGE", "dpop_proof_max_age"),
     ("AUTHRIM_DPOP_NONCE", "dpop_nonce"),
     ("AUTHRIM_DPOP_NONCE_LIFETIME", "dpop_nonce_lifetime"),
@@ -334,6 +345,19 @@ const BOOL_KEYS: &[&str] =
     &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration", "dpop_nonce"];
 
 impl Config {
+    /// `signing_algorithms` as the static names the key manager uses; unknown names refused.
+    pub fn signing_algs(&self) -> anyhow::Result<Vec<&'static str>> {
+        let mut out = Vec::new();
+        for a in crate::util::split_list(&self.signing_algorithms) {
+            let alg = crate::keys::signing_alg(a)
+                .ok_or_else(|| anyhow::anyhow!("signing_algorithms: {a:?} is not one of {}", crate::keys::SIGNING_ALGS.join(", ")))?;
+            if !out.contains(&alg) {
+                out.push(alg);
+            }
+        }
+        Ok(out)
+    }
+
     /// Load from an optional file and the process environment.
     pub fn load(file: Option<&std::path::Path>) -> anyhow::Result<Self> {
         let env: Vec<(String, String)> = std::env::vars().collect();
@@ -419,6 +443,13 @@ impl Config {
             if !crate::registry::clients::AUTH_METHODS.contains(&m) {
                 anyhow::bail!("registration_auth_methods: {m:?} is not a client authentication method Authrim supports");
             }
+        }
+        let algs = self.signing_algs()?;
+        if !algs.contains(&"RS256") {
+            anyhow::bail!("signing_algorithms must include RS256 (OpenID Connect Discovery §3 requires it)");
+        }
+        if !algs.contains(&self.token_signing_alg.as_str()) {
+            anyhow::bail!("token_signing_alg {} is not among signing_algorithms ({})", self.token_signing_alg, self.signing_algorithms);
         }
         if self.dpop_proof_max_age == 0 || self.dpop_nonce_lifetime == 0 || self.dpop_replay_max_entries < 1_000 {
             anyhow::bail!("dpop_proof_max_age and dpop_nonce_lifetime must be positive, dpop_replay_max_entries at least 1000");

@@ -154,6 +154,16 @@ fn same_target(htu: &str, url: &str) -> bool {
     matches!((strip(htu), strip(url)), (Some(a), Some(b)) if a == b)
 }
 
+/// RFC 9449 §8: when nonces are on, every answer of an endpoint that takes proofs (`/token`,
+/// `/par`, `/userinfo`) carries the nonce to use next, success or `use_dpop_nonce` alike.
+pub fn offer_nonce(app: &App, res: &mut axum::response::Response) {
+    if app.config.dpop_nonce {
+        if let Ok(v) = axum::http::HeaderValue::from_str(&app.dpop.nonce()) {
+            res.headers_mut().insert("dpop-nonce", v);
+        }
+    }
+}
+
 /// A `DPoP` challenge (RFC 9449 §7.1) for a resource's refusal.
 pub fn challenge() -> Challenge {
     Challenge::Dpop

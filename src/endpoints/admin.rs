@@ -56,6 +56,14 @@ fn invalid_metadata(msg: String) -> OAuthError {
     OAuthError::invalid_request(msg).code_as("invalid_client_metadata")
 }
 
+/// A client may ask only for algorithms this server keeps keys for (`signing_algorithms`).
+fn check_algs(app: &crate::app::App, client: &clients::Client) -> Result<(), OAuthError> {
+    match client.unavailable_algs(app.keys.algorithms()).first() {
+        Some(alg) => Err(invalid_metadata(format!("this server does not sign with {alg}; signing_algorithms: {}", app.keys.algorithms().join(" ")))),
+        None => Ok(()),
+    }
+}
+
 fn client_json(c: &clients::Client, secret: Option<String>) -> Value {
     let mut v = serde_json::to_value(&c.meta).unwrap_or_default();
     if let Some(s) = secret {
@@ -104,6 +112,7 @@ async fn create_client(State(app): State<AppState>, Body(body): Body) -> AdminRe
         return Err(invalid_metadata("a client with this client_id already exists".into()));
     }
     let (client, secret) = clients::new_client(input, app.keys.vault()).map_err(invalid_metadata)?;
+    check_algs(&app, &client)?;
     app.registry.save_client(client.clone()).await?;
     Ok((StatusCode::CREATED, Json(client_json(&client, secret))).into_response())
 }
@@ -116,6 +125,7 @@ async fn show_client(State(app): State<AppState>, Path(id): Path<String>) -> Adm
 async fn update_client(State(app): State<AppState>, Path(id): Path<String>, Body(body): Body) -> AdminResult {
     let existing = app.registry.client(&id).ok_or_else(|| OAuthError::not_found("no such client"))?;
     let (client, secret) = clients::update_client(&existing, parse(&body)?, app.keys.vault()).map_err(invalid_metadata)?;
+    check_algs(&app, &client)?;
     app.registry.save_client(client.clone()).await?;
     Ok(Json(client_json(&client, secret)).into_response())
 }

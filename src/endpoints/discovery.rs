@@ -55,7 +55,8 @@ fn metadata(app: &crate::app::App) -> serde_json::Value {
         "response_modes_supported": crate::endpoints::authorize::response::RESPONSE_MODES,
         "grant_types_supported": app.grants.names(),
         "subject_types_supported": ["public"],
-        "id_token_signing_alg_values_supported": ["RS256"],
+        "id_token_signing_alg_values_supported": app.keys.algorithms(),
+        "userinfo_signing_alg_values_supported": app.keys.algorithms(),
         "token_endpoint_auth_methods_supported": AUTH_METHODS,
         "code_challenge_methods_supported": ["S256"],
         "claims_supported": supported_claims().into_iter()

@@ -13,14 +13,16 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 pub async fn par(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
-    match handle(&app, &headers, form).await {
+    let mut res = match handle(&app, &headers, form).await {
         Ok((request_uri, expires_in)) => {
             let mut res = (StatusCode::CREATED, axum::Json(json!({"request_uri": request_uri, "expires_in": expires_in}))).into_response();
             res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             res
         }
         Err(e) => e.into_response(),
-    }
+    };
+    crate::dpop::offer_nonce(&app, &mut res);
+    res
 }
 
 async fn handle(app: &App, headers: &HeaderMap, form: Result<FormParams, OAuthError>) -> Result<(String, u64), OAuthError> {

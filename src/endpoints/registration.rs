@@ -59,9 +59,9 @@ struct Registration {
     frontchannel_logout_uri: Option<String>,
     frontchannel_logout_session_required: Option<bool>,
     software_statement: Option<String>,
-    // Known, honoured only at their default values until implemented.
     id_token_signed_response_alg: Option<String>,
     userinfo_signed_response_alg: Option<String>,
+    // Known, honoured only at their default values until implemented.
     subject_type: Option<String>,
     id_token_encrypted_response_alg: Option<String>,
     userinfo_encrypted_response_alg: Option<String>,
@@ -96,8 +96,8 @@ impl Registration {
             Some(v) if !allowed.contains(&v.as_str()) => Err(invalid_metadata(format!("{name} {v:?} is not supported"))),
             _ => Ok(()),
         };
-        unsupported("id_token_signed_response_alg", &self.id_token_signed_response_alg, &["RS256"])?;
-        unsupported("userinfo_signed_response_alg", &self.userinfo_signed_response_alg, &[])?;
+        unsupported("id_token_signed_response_alg", &self.id_token_signed_response_alg, app.keys.algorithms())?;
+        unsupported("userinfo_signed_response_alg", &self.userinfo_signed_response_alg, app.keys.algorithms())?;
         unsupported("subject_type", &self.subject_type, &["public"])?;
         unsupported("id_token_encrypted_response_alg", &self.id_token_encrypted_response_alg, &[])?;
         unsupported("userinfo_encrypted_response_alg", &self.userinfo_encrypted_response_alg, &[])?;
@@ -168,6 +168,9 @@ impl Registration {
             request_object_signing_alg: text(self.request_object_signing_alg),
             require_signed_request_object: Some(self.require_signed_request_object.unwrap_or(false)),
             dpop_bound_access_tokens: Some(self.dpop_bound_access_tokens.unwrap_or(false)),
+            id_token_signed_response_alg: text(self.id_token_signed_response_alg),
+            userinfo_signed_response_alg: text(self.userinfo_signed_response_alg),
+            access_token_signing_alg: Some(String::new()),
             client_uri: text(self.client_uri),
             logo_uri: text(self.logo_uri),
             tos_uri: text(self.tos_uri),

@@ -25,12 +25,7 @@ pub async fn token(State(app): State<AppState>, headers: HeaderMap, form: Result
         }
     };
     res.extensions_mut().insert(GrantTypeLabel(grant));
-    if app.config.dpop_nonce {
-        // RFC 9449 §8: the nonce to use next, on every answer (success or use_dpop_nonce).
-        if let Ok(v) = HeaderValue::from_str(&app.dpop.nonce()) {
-            res.headers_mut().insert("dpop-nonce", v);
-        }
-    }
+    crate::dpop::offer_nonce(&app, &mut res);
     if let Some(client) = served {
         res.extensions_mut().insert(client);
     }

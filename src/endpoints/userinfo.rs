@@ -27,7 +27,25 @@ pub async fn userinfo(State(app): State<AppState>, method: Method, headers: Head
             e.with_status(axum::http::StatusCode::UNAUTHORIZED).with_challenge(crate::dpop::challenge()).into_response()
         }
         Ok(claims) => {
-            let mut res = axum::Json(Value::Object(claims)).into_response();
+            let signed_alg = served.as_ref().and_then(|c| c.0.meta.userinfo_signed_response_alg.clone());
+            let mut res = match signed_alg {
+                // OpenID Connect Core §5.3.2: a signed answer names us and its audience.
+                Some(alg) => {
+                    let client_id = served.as_ref().map(|c| c.0.id().to_string()).unwrap_or_default();
+                    let mut claims = claims;
+                    claims.insert("iss".into(), app.issuer().into());
+                    claims.insert("aud".into(), client_id.into());
+                    match app.keys.sign_as(&alg, "JWT", &Value::Object(claims)) {
+                        Ok(jwt) => {
+                            let mut res = jwt.into_response();
+                            res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/jwt"));
+                            res
+                        }
+                        Err(e) => OAuthError::internal("signing", e).into_response(),
+                    }
+                }
+                None => axum::Json(Value::Object(claims)).into_response(),
+            };
             res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             res
         }
@@ -37,11 +55,7 @@ pub async fn userinfo(State(app): State<AppState>, method: Method, headers: Head
     if let Some(client) = served {
         res.extensions_mut().insert(client);
     }
-    if app.config.dpop_nonce {
-        if let Ok(v) = HeaderValue::from_str(&app.dpop.nonce()) {
-            res.headers_mut().insert("dpop-nonce", v);
-        }
-    }
+    crate::dpop::offer_nonce(&app, &mut res);
     res
 }
 

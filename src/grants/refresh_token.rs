@@ -47,8 +47,13 @@ impl GrantHandler for RefreshTokenGrant {
             return Err(invalid());
         };
         let scope = narrowed_scope(&family.scope, params.get("scope"))?;
-        // RFC 9449 §5: a family bound to a DPoP key refreshes only with a proof of that key.
-        if let Some(jkt) = &family.jkt {
+        // RFC 9449 §5: a family bound to a DPoP key refreshes only with a proof of that key; a
+        // public client's unbound family is bound by its first proof (from then on, always).
+        let bound = match (&family.jkt, dpop) {
+            (None, Some(k)) if client.is_public() => app.stores.refresh.bind_key(presented, &k.jkt).await?,
+            (jkt, _) => jkt.clone(),
+        };
+        if let Some(jkt) = &bound {
             if dpop.is_none_or(|k| &k.jkt != jkt) {
                 return Err(OAuthError::invalid_grant("this refresh token is bound to a DPoP key: send a proof of it"));
             }

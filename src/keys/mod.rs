@@ -10,7 +10,7 @@
 mod signing_key;
 mod vault;
 
-pub use signing_key::{rsa_thumbprint, SigningKey, ALG_RS256};
+pub use signing_key::{rsa_thumbprint, signing_alg, SigningKey, ALG_RS256, SIGNING_ALGS};
 pub use vault::Vault;
 
 use crate::util::now;
@@ -23,8 +23,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 pub struct KeySet {
-    signer: Arc<SigningKey>,
-    verifiers: HashMap<String, DecodingKey>,
+    /// The active key of each algorithm.
+    signers: HashMap<&'static str, Arc<SigningKey>>,
+    /// Every published key, by kid, with the one algorithm it verifies.
+    verifiers: HashMap<String, (jsonwebtoken::Algorithm, DecodingKey)>,
     jwks: Arc<str>,
 }
 
@@ -46,29 +48,61 @@ pub struct KeyManager {
     /// A `next` key signs only after being published this long.
     publish_delay: u64,
     cache: RwLock<Arc<KeySet>>,
+    /// The algorithms we keep an active key for (`signing_algorithms`).
+    algs: Vec<&'static str>,
+    /// What tokens are signed with unless a client asks otherwise (`token_signing_alg`).
+    default_alg: &'static str,
 }
 
-/// A stored key as read: (kid, state, sealed private key, public JWK).
-type KeyRow = (String, String, Vec<u8>, String);
+/// A stored key as read: (kid, alg, state, sealed private key, public JWK).
+type KeyRow = (String, String, String, Vec<u8>, String);
 
 impl KeyManager {
-    /// Load the key set, generating the first signing key if there is none. Runs before the
-    /// server accepts requests.
+    /// Load the key set, generating the first signing key of each of `algs` that has none.
+    /// Runs before the server accepts requests. `default_alg` (one of `algs`) signs tokens
+    /// whose client asks for nothing else.
     pub async fn init(db: Database, vault: Vault, retired_visibility: u64, publish_delay: u64) -> anyhow::Result<Self> {
-        ensure_active_key(&db, &vault).await?;
-        let set = build_key_set(&vault, load_key_rows(&db, publish_delay, retired_visibility).await?)?;
-        Ok(Self { vault, db, retired_visibility, publish_delay, cache: RwLock::new(Arc::new(set)) })
+        Self::init_with(db, vault, retired_visibility, publish_delay, &[ALG_RS256], ALG_RS256).await
     }
 
-    /// Start a rotation: a new key, published at once as `next`, signing only after
-    /// `publish_delay` (see `promote_due`). Every node is told at commit. Returns its kid.
+    pub async fn init_with(
+        db: Database,
+        vault: Vault,
+        retired_visibility: u64,
+        publish_delay: u64,
+        algs: &[&'static str],
+        default_alg: &'static str,
+    ) -> anyhow::Result<Self> {
+        for alg in algs {
+            ensure_active_key(&db, &vault, alg).await?;
+        }
+        let set = build_key_set(&vault, load_key_rows(&db, publish_delay, retired_visibility).await?)?;
+        if !set.signers.contains_key(default_alg) {
+            anyhow::bail!("no active {default_alg} key");
+        }
+        Ok(Self { vault, db, retired_visibility, publish_delay, cache: RwLock::new(Arc::new(set)), algs: algs.to_vec(), default_alg })
+    }
+
+    /// The algorithms tokens can be signed with here.
+    pub fn algorithms(&self) -> &[&'static str] {
+        &self.algs
+    }
+
+    /// Start a rotation of the RS256 key (see `rotate_alg`).
     pub async fn rotate(db: &Database, vault: &Vault) -> anyhow::Result<String> {
-        let (key, pkcs8) = SigningKey::generate()?;
+        Self::rotate_alg(db, vault, ALG_RS256).await
+    }
+
+    /// Start a rotation of the `alg` key: a new key, published at once as `next`, signing only
+    /// after `publish_delay` (see `promote_due`). Every node is told at commit. Returns its kid.
+    pub async fn rotate_alg(db: &Database, vault: &Vault, alg: &str) -> anyhow::Result<String> {
+        let alg = signing_alg(alg).ok_or_else(|| anyhow::anyhow!("cannot sign with {alg}; supported: {}", SIGNING_ALGS.join(", ")))?;
+        let (key, pkcs8) = SigningKey::generate_for(alg)?;
         let (kid, sealed, jwk) = (key.kid.clone(), vault.seal(&key.kid, &pkcs8), key.public_jwk.to_string());
         db.write(move |sql| {
             sql.execute(
                 "INSERT INTO signing_keys (kid, alg, state, private_key, public_jwk, created_at) VALUES (?1, ?2, 'next', ?3, ?4, ?5)",
-                crate::params![&kid, ALG_RS256, sealed, jwk, now() as i64],
+                crate::params![&kid, alg, sealed, jwk, now() as i64],
             )?;
             crate::db::notify(sql, crate::db::postgres::CHANNEL_KEYS, &kid)
         })
@@ -91,8 +125,14 @@ impl KeyManager {
         self.vault.derive(purpose)
     }
 
+    /// The kid of the default algorithm's active key.
     pub fn active_kid(&self) -> String {
-        self.current().signer.kid.clone()
+        self.current().signers[self.default_alg].kid.clone()
+    }
+
+    /// The kid of `alg`'s active key, if there is one.
+    pub fn active_kid_for(&self, alg: &str) -> Option<String> {
+        self.current().signers.get(alg).map(|k| k.kid.clone())
     }
 
     /// The JWKS document, pre-serialised.
@@ -100,8 +140,14 @@ impl KeyManager {
         self.current().jwks.clone()
     }
 
+    /// Sign with the default algorithm's active key.
     pub fn sign<T: Serialize>(&self, typ: &str, claims: &T) -> anyhow::Result<String> {
-        let signer = self.current().signer.clone();
+        self.sign_as(self.default_alg, typ, claims)
+    }
+
+    /// Sign with `alg`'s active key (a client's registered algorithm).
+    pub fn sign_as<T: Serialize>(&self, alg: &str, typ: &str, claims: &T) -> anyhow::Result<String> {
+        let signer = self.current().signers.get(alg).cloned().ok_or_else(|| anyhow::anyhow!("no active {alg} signing key"))?;
         signer.sign_jwt(typ, claims)
     }
 
@@ -114,9 +160,6 @@ impl KeyManager {
         validation: &Validation,
     ) -> Result<TokenData<T>, VerifyError> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| VerifyError::Malformed)?;
-        if header.alg != jsonwebtoken::Algorithm::RS256 {
-            return Err(VerifyError::Malformed);
-        }
         if let Some(expected) = typ {
             let actual = header.typ.as_deref().unwrap_or("");
             // RFC 9068 §4: "application/at+jwt" and "at+jwt" are the same media type.
@@ -126,8 +169,19 @@ impl KeyManager {
         }
         let kid = header.kid.ok_or(VerifyError::UnknownKey)?;
         let set = self.current();
-        let key = set.verifiers.get(&kid).ok_or(VerifyError::UnknownKey)?;
-        jsonwebtoken::decode::<T>(token, key, validation).map_err(|e| VerifyError::Invalid(e.into_kind()))
+        let (alg, key) = set.verifiers.get(&kid).ok_or(VerifyError::UnknownKey)?;
+        // The key's own algorithm, and no other (no algorithm confusion across key types).
+        if header.alg != *alg {
+            return Err(VerifyError::Malformed);
+        }
+        let decoded = if validation.algorithms == [*alg] {
+            jsonwebtoken::decode::<T>(token, key, validation)
+        } else {
+            let mut v = validation.clone();
+            v.algorithms = vec![*alg];
+            jsonwebtoken::decode::<T>(token, key, &v)
+        };
+        decoded.map_err(|e| VerifyError::Invalid(e.into_kind()))
     }
 
     /// Re-read the key set from the database (the cache refresh), promoting a due key first.
@@ -138,26 +192,26 @@ impl KeyManager {
     }
 }
 
-async fn ensure_active_key(db: &Database, vault: &Vault) -> anyhow::Result<()> {
-    let count = "SELECT COUNT(*) FROM signing_keys WHERE state = 'active'";
-    if db.read(move |sql| sql.query(count, &[])?[0].i64(0)).await? > 0 {
+async fn ensure_active_key(db: &Database, vault: &Vault, alg: &'static str) -> anyhow::Result<()> {
+    let count = "SELECT COUNT(*) FROM signing_keys WHERE state = 'active' AND alg = ?1";
+    if db.read(move |sql| sql.query(count, crate::params![alg])?[0].i64(0)).await? > 0 {
         return Ok(());
     }
     // Generated outside the transaction (it takes a while); inserted only if no other node
     // or process got there first, which the lock makes a clean decision.
-    let (key, pkcs8) = SigningKey::generate()?;
+    let (key, pkcs8) = SigningKey::generate_for(alg)?;
     let (kid, sealed, jwk) = (key.kid.clone(), vault.seal(&key.kid, &pkcs8), key.public_jwk.to_string());
     let inserted = db
         .write(move |sql| {
             sql.lock_exclusive(AppLock::SigningKeys)?;
-            if sql.query(count, &[])?[0].i64(0)? > 0 {
+            if sql.query(count, crate::params![alg])?[0].i64(0)? > 0 {
                 return Ok(false);
             }
             let t = now() as i64;
             sql.execute(
                 "INSERT INTO signing_keys (kid, alg, state, private_key, public_jwk, created_at, activated_at)
                  VALUES (?1, ?2, 'active', ?3, ?4, ?5, ?5)",
-                crate::params![&kid, ALG_RS256, sealed, jwk, t],
+                crate::params![&kid, alg, sealed, jwk, t],
             )?;
             Ok(true)
         })
@@ -171,24 +225,27 @@ async fn ensure_active_key(db: &Database, vault: &Vault) -> anyhow::Result<()> {
 /// Finish a rotation whose new key has been published long enough: it becomes `active`, the
 /// previous active key `retired` (still published until its tokens have expired). One
 /// transaction under the key lock, so nodes doing this at once promote once.
-const DUE_SQL: &str = "SELECT kid FROM signing_keys WHERE state = 'next' AND created_at <= ?1 ORDER BY created_at DESC LIMIT 1";
+const DUE_SQL: &str = "SELECT kid, alg FROM signing_keys WHERE state = 'next' AND created_at <= ?1 ORDER BY created_at DESC LIMIT 1";
 
+/// Each algorithm rotates on its own: promoting a key retires the active key of its algorithm
+/// only. Repeated until no key is due (rotations of several algorithms at once).
 fn promote_due(sql: &mut dyn Sql, publish_delay: u64) -> StoreResult<()> {
     let t = now() as i64;
     let cutoff = t - publish_delay as i64;
     sql.lock_exclusive(AppLock::SigningKeys)?;
     // Again under the lock: another node may have promoted it meanwhile.
-    let Some(row) = sql.query_opt(DUE_SQL, crate::params![cutoff])? else { return Ok(()) };
-    let kid = row.text(0)?;
-    sql.execute("UPDATE signing_keys SET state = 'retired', retired_at = ?1 WHERE state = 'active'", crate::params![t])?;
-    sql.execute("UPDATE signing_keys SET state = 'active', activated_at = ?1 WHERE kid = ?2", crate::params![t, &kid])?;
-    // Older pending keys (two rotations started back to back) retire with it.
-    sql.execute(
-        "UPDATE signing_keys SET state = 'retired', retired_at = ?1 WHERE state = 'next' AND created_at <= ?2",
-        crate::params![t, cutoff],
-    )?;
-    crate::db::notify(sql, crate::db::postgres::CHANNEL_KEYS, &kid)?;
-    tracing::info!(%kid, "rotation finished: key is now signing");
+    while let Some(row) = sql.query_opt(DUE_SQL, crate::params![cutoff])? {
+        let (kid, alg) = (row.text(0)?, row.text(1)?);
+        sql.execute("UPDATE signing_keys SET state = 'retired', retired_at = ?1 WHERE state = 'active' AND alg = ?2", crate::params![t, &alg])?;
+        sql.execute("UPDATE signing_keys SET state = 'active', activated_at = ?1 WHERE kid = ?2", crate::params![t, &kid])?;
+        // Older pending keys of the algorithm (two rotations started back to back) retire with it.
+        sql.execute(
+            "UPDATE signing_keys SET state = 'retired', retired_at = ?1 WHERE state = 'next' AND alg = ?2 AND created_at <= ?3",
+            crate::params![t, &alg, cutoff],
+        )?;
+        crate::db::notify(sql, crate::db::postgres::CHANNEL_KEYS, &kid)?;
+        tracing::info!(%kid, %alg, "rotation finished: key is now signing");
+    }
     Ok(())
 }
 
@@ -201,36 +258,40 @@ async fn load_key_rows(db: &Database, publish_delay: u64, retired_visibility: u6
     let cutoff = now().saturating_sub(retired_visibility) as i64;
     db.read(move |sql| {
         let rows = sql.query(
-            "SELECT kid, state, private_key, public_jwk FROM signing_keys
+            "SELECT kid, alg, state, private_key, public_jwk FROM signing_keys
              WHERE state IN ('next', 'active') OR (state = 'retired' AND retired_at > ?1)
              ORDER BY activated_at DESC",
             crate::params![cutoff],
         )?;
-        rows.iter().map(|r| Ok((r.text(0)?, r.text(1)?, r.blob(2)?, r.text(3)?))).collect()
+        rows.iter().map(|r| Ok((r.text(0)?, r.text(1)?, r.text(2)?, r.blob(3)?, r.text(4)?))).collect()
     })
     .await
 }
 
 fn build_key_set(vault: &Vault, rows: Vec<KeyRow>) -> anyhow::Result<KeySet> {
-    let mut signer = None;
+    let mut signers = HashMap::new();
     let mut verifiers = HashMap::new();
     let mut published = Vec::new();
-    for (kid, state, sealed, public_jwk) in rows {
+    for (kid, alg, state, sealed, public_jwk) in rows {
+        let alg = signing_alg(&alg).ok_or_else(|| anyhow::anyhow!("signing key {kid} has an unknown algorithm {alg}"))?;
         let jwk_value: serde_json::Value = serde_json::from_str(&public_jwk)?;
         let jwk: Jwk = serde_json::from_value(jwk_value.clone())?;
-        verifiers.insert(kid.clone(), DecodingKey::from_jwk(&jwk)?);
+        verifiers.insert(kid.clone(), (alg.parse()?, DecodingKey::from_jwk(&jwk)?));
         published.push(jwk_value);
-        if state == "active" && signer.is_none() {
-            let key = SigningKey::from_pkcs8(&vault.open_sealed(&kid, &sealed)?)?;
+        // Rows come newest activation first: the first active key of an algorithm signs.
+        if state == "active" && !signers.contains_key(alg) {
+            let key = SigningKey::from_pkcs8_for(alg, &vault.open_sealed(&kid, &sealed)?)?;
             if key.kid != kid {
                 anyhow::bail!("signing key {kid} does not match its stored thumbprint");
             }
-            signer = Some(Arc::new(key));
+            signers.insert(alg, Arc::new(key));
         }
     }
-    let signer = signer.ok_or_else(|| anyhow::anyhow!("no active signing key"))?;
+    if signers.is_empty() {
+        anyhow::bail!("no active signing key");
+    }
     let jwks = serde_json::json!({ "keys": published }).to_string();
-    Ok(KeySet { signer, verifiers, jwks: Arc::from(jwks) })
+    Ok(KeySet { signers, verifiers, jwks: Arc::from(jwks) })
 }
 
 #[cfg(test)]
@@ -281,6 +342,30 @@ mod tests {
         assert!(km.verify::<serde_json::Value>(&before, None, &v).is_ok(), "tokens of the old key still verify");
         let after = km.sign("JWT", &serde_json::json!({"exp": now() + 600})).unwrap();
         assert_eq!(jsonwebtoken::decode_header(&after).unwrap().kid.as_deref(), Some(new.as_str()));
+    }
+
+    #[tokio::test]
+    async fn each_algorithm_rotates_on_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = crate::config::Config { data_dir: dir.path().into(), ..Default::default() };
+        let db = Database::open(&config).await.unwrap();
+        let vault = || Vault::open(None, dir.path()).unwrap();
+        let km = KeyManager::init_with(db.clone(), vault(), 3600, 2, &["RS256", "ES256", "EdDSA"], "ES256").await.unwrap();
+        let (rs, es, ed) = (km.active_kid_for("RS256").unwrap(), km.active_kid_for("ES256").unwrap(), km.active_kid_for("EdDSA").unwrap());
+        assert_eq!(km.active_kid(), es, "the default algorithm signs by default");
+        let new_es = KeyManager::rotate_alg(&db, &vault(), "ES256").await.unwrap();
+        assert!(KeyManager::rotate_alg(&db, &vault(), "HS256").await.is_err());
+        tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+        km.refresh().await.unwrap();
+        assert_eq!(km.active_kid_for("ES256"), Some(new_es), "the rotated algorithm moved on");
+        assert_eq!((km.active_kid_for("RS256"), km.active_kid_for("EdDSA")), (Some(rs), Some(ed)), "the others did not");
+        let jwks: serde_json::Value = serde_json::from_str(&km.jwks_json()).unwrap();
+        let kids: Vec<&str> = jwks["keys"].as_array().unwrap().iter().map(|k| k["kid"].as_str().unwrap()).collect();
+        assert!(kids.contains(&es.as_str()), "the retired ES256 key stays published");
+        // Restarting with the same list keeps every key; a new algorithm gets its first key.
+        let again = KeyManager::init_with(db, vault(), 3600, 2, &["RS256", "ES256", "EdDSA", "PS256"], "RS256").await.unwrap();
+        assert_eq!(again.active_kid_for("ES256"), km.active_kid_for("ES256"));
+        assert!(again.active_kid_for("PS256").is_some());
     }
 
     #[tokio::test]

@@ -101,7 +101,8 @@ pub fn logout_token(app: &App, client_id: &str, sub: &str, sid: &str, jti: &str)
         "sid": sid,
         "events": { LOGOUT_EVENT: {} },
     });
-    app.keys.sign(LOGOUT_TOKEN_TYP, &claims)
+    // Signed as the client's ID tokens are (Back-Channel Logout 1.0 §2.4).
+    app.keys.sign_as(&crate::tokens::id_token_alg(app, client_id), LOGOUT_TOKEN_TYP, &claims)
 }
 
 /// The node's deliverer; runs until aborted (at shutdown: rows being delivered keep their

@@ -90,6 +90,16 @@ pub struct ClientMetadata {
     /// RFC 9126 §6: the client's authorization requests must come through `/par`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_pushed_authorization_requests: bool,
+    /// OIDC Dynamic Registration §2: what the client's ID tokens are signed with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_token_signed_response_alg: Option<String>,
+    /// OIDC Dynamic Registration §2: userinfo answers as a JWT signed with this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub userinfo_signed_response_alg: Option<String>,
+    /// What the client's access tokens are signed with (Authrim extension; default
+    /// `token_signing_alg`), for resource servers that verify one algorithm.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_token_signing_alg: Option<String>,
     /// RFC 9449 §5.2: every token request of this client must carry a DPoP proof.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dpop_bound_access_tokens: bool,
@@ -175,6 +185,10 @@ pub struct ClientInput {
     pub request_object_signing_alg: Option<String>,
     pub require_signed_request_object: Option<bool>,
     pub dpop_bound_access_tokens: Option<bool>,
+    /// `Some("")` clears one.
+    pub id_token_signed_response_alg: Option<String>,
+    pub userinfo_signed_response_alg: Option<String>,
+    pub access_token_signing_alg: Option<String>,
     /// Display metadata; `Some("")` clears one.
     pub client_uri: Option<String>,
     pub logo_uri: Option<String>,
@@ -304,6 +318,15 @@ impl Client {
         split_list(&self.meta.scope).any(|s| s == scope)
     }
 
+    /// The signing algorithms this client asked for that `available` (the server's) lacks.
+    pub fn unavailable_algs<'a>(&'a self, available: &[&str]) -> Vec<&'a str> {
+        [&self.meta.id_token_signed_response_alg, &self.meta.userinfo_signed_response_alg, &self.meta.access_token_signing_alg]
+            .into_iter()
+            .filter_map(|a| a.as_deref())
+            .filter(|a| !available.contains(a))
+            .collect()
+    }
+
     /// Exact string comparison, as for redirect URIs (RP-Initiated Logout 1.0 §3.1).
     pub fn has_post_logout_redirect_uri(&self, uri: &str) -> bool {
         self.meta.post_logout_redirect_uris.iter().any(|r| r == uri)
@@ -362,6 +385,9 @@ pub fn new_client(input: ClientInput, vault: &Vault) -> Result<(Client, Option<S
         request_object_signing_alg: input.request_object_signing_alg.clone().filter(|a| !a.is_empty()),
         require_signed_request_object: input.require_signed_request_object.unwrap_or(false),
         dpop_bound_access_tokens: input.dpop_bound_access_tokens.unwrap_or(false),
+        id_token_signed_response_alg: input.id_token_signed_response_alg.clone().filter(|a| !a.is_empty()),
+        userinfo_signed_response_alg: input.userinfo_signed_response_alg.clone().filter(|a| !a.is_empty()),
+        access_token_signing_alg: input.access_token_signing_alg.clone().filter(|a| !a.is_empty()),
         client_uri: input.client_uri.clone().filter(|u| !u.is_empty()),
         logo_uri: input.logo_uri.clone().filter(|u| !u.is_empty()),
         tos_uri: input.tos_uri.clone().filter(|u| !u.is_empty()),
@@ -406,6 +432,9 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.request_object_signing_alg { meta.request_object_signing_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.require_signed_request_object { meta.require_signed_request_object = v }
     if let Some(v) = input.dpop_bound_access_tokens { meta.dpop_bound_access_tokens = v }
+    if let Some(v) = input.id_token_signed_response_alg { meta.id_token_signed_response_alg = Some(v).filter(|a| !a.is_empty()) }
+    if let Some(v) = input.userinfo_signed_response_alg { meta.userinfo_signed_response_alg = Some(v).filter(|a| !a.is_empty()) }
+    if let Some(v) = input.access_token_signing_alg { meta.access_token_signing_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.client_uri { meta.client_uri = Some(v).filter(|u| !u.is_empty()) }
     if let Some(v) = input.logo_uri { meta.logo_uri = Some(v).filter(|u| !u.is_empty()) }
     if let Some(v) = input.tos_uri { meta.tos_uri = Some(v).filter(|u| !u.is_empty()) }
@@ -533,6 +562,15 @@ fn validate_keys(meta: &ClientMetadata) -> Result<(), String> {
     let method = meta.token_endpoint_auth_method.as_str();
     if method == AUTH_PRIVATE_KEY_JWT && meta.jwks.is_none() && meta.jwks_uri.is_none() {
         return Err("private_key_jwt needs the client's public keys: jwks or jwks_uri".into());
+    }
+    for (name, alg) in [
+        ("id_token_signed_response_alg", &meta.id_token_signed_response_alg),
+        ("userinfo_signed_response_alg", &meta.userinfo_signed_response_alg),
+        ("access_token_signing_alg", &meta.access_token_signing_alg),
+    ] {
+        if let Some(alg) = alg.as_deref().filter(|a| crate::keys::signing_alg(a).is_none()) {
+            return Err(format!("{name} {alg:?} is not one of {}", crate::keys::SIGNING_ALGS.join(", ")));
+        }
     }
     if let Some(alg) = &meta.request_object_signing_alg {
         // An HMAC needs a secret we can read back: only client_secret_jwt clients keep one.

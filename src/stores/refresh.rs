@@ -96,6 +96,10 @@ pub trait RefreshTokenRotator: Send + Sync {
     /// Use a token: rotate, re-send within grace, or detect reuse and revoke the family.
     async fn rotate(&self, token: &str) -> StoreResult<Rotation>;
     async fn revoke_family(&self, family_id: &str) -> StoreResult<bool>;
+    /// Bind the family of `token` to the DPoP key `jkt` unless it is bound already (RFC 9449
+    /// §5: a public client's refresh tokens are bound from its first proof on). Returns the
+    /// family's key after the call (`None`: no such family).
+    async fn bind_key(&self, token: &str, jkt: &str) -> StoreResult<Option<String>>;
     /// Revoke every live family of `user_id` at `client_id` (consent withdrawn); returns their
     /// ids. A scan: operators' business, off the request path.
     async fn revoke_of(&self, user_id: &str, client_id: &str) -> StoreResult<Vec<String>>;
@@ -314,6 +318,26 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
             .await?;
         timer.answered_at(at);
         Ok(outcome)
+    }
+
+    async fn bind_key(&self, token: &str, jkt: &str) -> StoreResult<Option<String>> {
+        let Some((shard, key, _)) = self.locate(token) else { return Ok(None) };
+        let mut timer = self.table.timer(shard);
+        let (bound, at) = self
+            .table
+            .update(shard, key, |entry| match entry {
+                None => Turn::read(None),
+                Some(e) if e.value.jkt.is_some() => Turn::read(e.value.jkt.clone()),
+                Some(e) => {
+                    let mut f = e.value.clone();
+                    f.jkt = Some(jkt.to_string());
+                    let expires_at = f.expires_at;
+                    Turn::put(Some(jkt.to_string()), f, expires_at)
+                }
+            })
+            .await?;
+        timer.answered_at(at);
+        Ok(bound)
     }
 
     async fn revoke_of(&self, user_id: &str, client_id: &str) -> StoreResult<Vec<String>> {

@@ -115,7 +115,10 @@ pub fn mint_token_with_typ(app: &App, spec: AccessTokenSpec<'_>, jti: String, ex
         may_act: spec.may_act,
         cnf: spec.jkt.map(|jkt| Confirmation { jkt: jkt.to_string() }),
     };
-    app.keys.sign(typ, &claims)
+    match app.registry.client(spec.client_id).and_then(|c| c.meta.access_token_signing_alg.clone()) {
+        Some(alg) => app.keys.sign_as(&alg, typ, &claims),
+        None => app.keys.sign(typ, &claims),
+    }
 }
 
 pub struct IdTokenSpec<'a> {
@@ -156,18 +159,40 @@ pub fn mint_id_token(app: &App, spec: IdTokenSpec<'_>) -> anyhow::Result<String>
     if let Some(nonce) = spec.nonce {
         c.insert("nonce".into(), nonce.into());
     }
+    let alg = id_token_alg(app, spec.client_id);
     if let Some(at) = spec.access_token {
-        c.insert("at_hash".into(), left_half_hash(at).into());
+        c.insert("at_hash".into(), left_half_hash_for(&alg, at).into());
     }
     if let Some(g) = spec.grant_id {
         c.insert("grant_id".into(), g.into());
     }
-    app.keys.sign("JWT", &Value::Object(c))
+    app.keys.sign_as(&alg, "JWT", &Value::Object(c))
+}
+
+/// What `client_id`'s ID tokens (and logout tokens) are signed with: its registered
+/// `id_token_signed_response_alg`, else RS256 (OIDC Dynamic Registration §2's default).
+pub fn id_token_alg(app: &App, client_id: &str) -> String {
+    app.registry
+        .client(client_id)
+        .and_then(|c| c.meta.id_token_signed_response_alg.clone())
+        .unwrap_or_else(|| crate::keys::ALG_RS256.to_string())
 }
 
 /// OpenID Connect Core §3.1.3.6: base64url of the left half of SHA-256 of the token.
 pub fn left_half_hash(token: &str) -> String {
     b64(&sha256(token.as_bytes())[..16])
+}
+
+/// The same with the hash of the ID token's `alg`: SHA-256 for the *256 algorithms; for
+/// EdDSA (Ed25519), SHA-512, the hash Ed25519 itself uses (as other providers do).
+pub fn left_half_hash_for(alg: &str, token: &str) -> String {
+    match alg {
+        "EdDSA" => {
+            let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA512, token.as_bytes());
+            b64(&digest.as_ref()[..32])
+        }
+        _ => left_half_hash(token),
+    }
 }
 
 /// Verify one of our access tokens: signature by a published key, `typ`, issuer, expiry.

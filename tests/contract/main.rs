@@ -45,6 +45,7 @@ contract!(
     ending_a_session_commits_its_outbox_with_it_or_not_at_all,
     a_challenge_is_consumed_once_and_only_for_its_kind,
     a_value_is_used_first_once_until_it_expires,
+    a_family_is_bound_to_one_dpop_key_once,
     revocations_hold_until_expiry,
     state_survives_a_restart,
     random_rotations_and_revocations_across_restarts_match_a_model,
@@ -292,6 +293,27 @@ async fn a_challenge_is_consumed_once_and_only_for_its_kind(b: Backend) {
     let id = s.issue(rec, 60).await.unwrap();
     assert_eq!(s.consume(&id, "consent").await.unwrap(), None);
     assert_eq!(s.consume(&id, "login").await.unwrap(), None, "a mis-kinded use still burns it");
+}
+
+/// `bind_key`: the first binding wins, concurrent ones see it, and it survives rotation.
+async fn a_family_is_bound_to_one_dpop_key_once(b: Backend) {
+    let node = b.node(|_| {}).await;
+    let st = node.app.stores.refresh.clone();
+    let t0 = st.create(&authrim::stores::refresh::new_family_id(), family("u")).await.unwrap();
+    let racers: Vec<_> = (0..8).map(|i| {
+        let (st, t0) = (st.clone(), t0.clone());
+        tokio::spawn(async move { st.bind_key(&t0, &format!("key-{i}")).await.unwrap().unwrap() })
+    }).collect();
+    let mut seen = Vec::new();
+    for r in racers {
+        seen.push(r.await.unwrap());
+    }
+    seen.dedup();
+    assert_eq!(seen.len(), 1, "every binder sees the one winner: {seen:?}");
+    let Rotation::Rotated { family: f, token: t1 } = st.rotate(&t0).await.unwrap() else { panic!("rotates") };
+    assert_eq!(f.jkt.as_deref(), Some(seen[0].as_str()));
+    assert_eq!(st.bind_key(&t1, "another").await.unwrap(), Some(seen[0].clone()), "bound for good");
+    assert_eq!(st.bind_key("1.nope.0.x", "k").await.unwrap(), None);
 }
 
 /// `first_use` (client assertion `jti`s): one winner among concurrent uses, none while the

@@ -27,6 +27,7 @@ import requests
 from joserfc import jwt
 from joserfc.jwk import KeySet, OctKey
 
+import test_dpop as dpop
 from conftest import HTTP_TIMEOUT_S, RP_REDIRECT_URI
 from test_authlib import verify_id_token
 from test_client_auth import (
@@ -36,6 +37,7 @@ from test_client_auth import (
     register_pkjwt,
     register_secret_jwt,
 )
+from test_revocation import introspect, new_service_client, session_for
 
 FLOW = Path(__file__).resolve().parent / "openid-client" / "flow.mjs"
 LOGOUT = FLOW.parent / "logout.mjs"
@@ -584,3 +586,270 @@ def test_openid_client_dynamic_registration(authrim_server, discovery, jwks, ali
                              json={"redirect_uris": [redirect_uri]},
                              headers={"Authorization": f"Bearer {token}"})
         assert resp.status_code == 401 and resp.json()["error"] == "invalid_token", resp.text
+
+
+# --------------------------------------------------------------------------
+# DPoP (RFC 9449) with the library's DPoP handle
+# --------------------------------------------------------------------------
+
+DPOP = FLOW.parent / "dpop.mjs"
+DPOP_SCOPE = "openid email offline_access"
+# The JWS alg each jose key ends up signing with: openid-client's "Ed25519" remapped to
+# "EdDSA" (the name Authrim's discovery lists) by the handle's modifyAssertion.
+DPOP_JWS_ALG = {"ES256": "ES256", "Ed25519": "EdDSA"}
+
+
+def run_dpop(server, user: dict, *, algs: tuple = (), par_alg: str | None = None) -> tuple[dict, dict]:
+    """Register a public client (no secret, PKCE; code and refresh grants) and run dpop.mjs
+    for it as ``user``; returns (the registration, what the program saw)."""
+    needs_npm_ci()
+    reg = server.create_client(client_id=server.unique("oc-dpop"), token_endpoint_auth_method="none",
+                               redirect_uris=[RP_REDIRECT_URI], scope=DPOP_SCOPE,
+                               grant_types=["authorization_code", "refresh_token"])
+    assert "client_secret" not in reg and reg["token_endpoint_auth_method"] == "none", reg
+    env = dict(os.environ, ISSUER=server.issuer, CLIENT_ID=reg["client_id"],
+               REDIRECT_URI=RP_REDIRECT_URI, USERNAME=user["username"], PASSWORD=user["password"],
+               ALGS=",".join(algs), PAR_ALG=par_alg or "")
+    done = subprocess.run(["node", str(DPOP)], cwd=DPOP.parent, env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, f"dpop.mjs failed:\n{done.stderr}\n{done.stdout}"
+    return reg, json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def to(exchanges: list, url: str) -> list:
+    """The exchanges with one endpoint (the library also fetched the JWKS on the way)."""
+    return [x for x in exchanges if x["url"] == url]
+
+
+def check_key(run: dict) -> str:
+    """The public key the program printed: public only, and the thumbprint the library's handle
+    computed is RFC 7638's (joserfc's, and by the letter). Returns it."""
+    jwk = run["jwk"]
+    assert not {"d", "p", "q", "dp", "dq", "qi", "k"} & jwk.keys(), jwk
+    thumbprint = dpop.jkt(jwk)
+    assert run["jkt"] == thumbprint == dpop.rfc7638(jwk), run
+    return thumbprint
+
+
+def check_dpop_tokens(exchange: dict, summary: dict, run: dict, jwks: dict, issuer: str,
+                      client_id: str, user_id: str, alg: str, token_endpoint: str,
+                      nonce: str | None = None) -> dict:
+    """A token request the library made with its handle and the bound tokens it got: the proof
+    (of the printed key, for POST to the token endpoint), 200 with token_type DPoP (the library
+    lower-cases it), an access token whose cnf.jkt is the key's thumbprint."""
+    dpop.check_proof(exchange["dpop"], run["jwk"], alg, "POST", token_endpoint, nonce=nonce)
+    assert exchange["method"] == "POST" and exchange["authorization_scheme"] is None, exchange
+    assert exchange["status"] == 200, exchange
+    body = exchange["response"]
+    assert body["token_type"] == "DPoP", body
+    assert summary["token_type"] == "dpop", summary
+    assert body["access_token"] == summary["access_token"], summary
+    assert body["refresh_token"] == summary["refresh_token"], summary
+    claims = dpop.assert_bound_access_token(body["access_token"], jwks, issuer, run["jkt"])
+    assert claims["sub"] == user_id == summary["sub"] and claims["client_id"] == client_id, claims
+    assert set(summary["scope"].split()) == set(DPOP_SCOPE.split()), summary
+    return claims
+
+
+def check_userinfo_exchange(exchange: dict, run: dict, access_token: str, alg: str,
+                            userinfo_endpoint: str, nonce: str | None = None):
+    """userinfo as the library called it: the DPoP scheme and a proof with the token's ath."""
+    assert exchange["method"] == "GET" and exchange["authorization_scheme"] == "DPoP", exchange
+    dpop.check_proof(exchange["dpop"], run["jwk"], alg, "GET", userinfo_endpoint,
+                     access_token=access_token, nonce=nonce)
+
+
+def check_run_without_nonces(run: dict, seen: dict, discovery: dict, jwks: dict, issuer: str,
+                             client_id: str, user_id: str):
+    """One sign-in of dpop.mjs against a server that wants no nonces (every request once)."""
+    alg = DPOP_JWS_ALG[run["alg"]]
+    token_endpoint, userinfo_endpoint = discovery["token_endpoint"], discovery["userinfo_endpoint"]
+    assert (seen["token_endpoint"], seen["userinfo_endpoint"]) == (token_endpoint, userinfo_endpoint)
+    check_key(run)
+    [exchange] = to(run["token_exchanges"], token_endpoint)
+    check_dpop_tokens(exchange, run["tokens"], run, jwks, issuer, client_id, user_id, alg, token_endpoint)
+    for name, token in (("userinfo", run["tokens"]["access_token"]),
+                        ("userinfo_fresh_handle", run["tokens"]["access_token"]),
+                        ("userinfo_after_refresh", run["refreshed"]["access_token"])):
+        [exchange] = run[f"{name}_exchanges"]
+        assert exchange["status"] == 200, exchange
+        check_userinfo_exchange(exchange, run, token, alg, userinfo_endpoint)
+        assert run[name]["sub"] == user_id, run[name]
+    assert run["userinfo"]["email"] == "alice@example.com", run["userinfo"]
+
+    # The refresh token is bound to the key: another key's proof is refused, and the token
+    # survives that (the refresh with the right key then works, rotating it).
+    assert (run["refresh_other_key"]["error"], run["refresh_other_key"]["status"]) == ("invalid_grant", 400), run
+    [exchange] = run["refresh_other_key_exchanges"]
+    other = dpop.b64url_json(exchange["dpop"].split(".")[0])["jwk"]
+    assert other != run["jwk"], exchange
+    dpop.check_proof(exchange["dpop"], other, alg, "POST", token_endpoint)
+    [exchange] = run["refresh_exchanges"]
+    check_dpop_tokens(exchange, run["refreshed"], run, jwks, issuer, client_id, user_id, alg, token_endpoint)
+    assert run["refreshed"]["refresh_token"] != run["tokens"]["refresh_token"], run
+    assert run["refreshed"]["access_token"] != run["tokens"]["access_token"], run
+
+
+def check_bound_elsewhere(server, discovery: dict, client_id: str, run: dict, user_id: str):
+    """What the library did not try, done here with its tokens: the access tokens as Bearer
+    at userinfo (401, DPoP challenge), the DPoP scheme with the library's own userinfo proof
+    sent again (a replay: 401), the public client's refresh token without a proof
+    (invalid_grant), and introspection by a resource server (token_type DPoP, cnf.jkt)."""
+    for token in (run["tokens"]["access_token"], run["refreshed"]["access_token"]):
+        dpop.assert_dpop_challenge(dpop.userinfo(discovery, token, scheme="Bearer"), "invalid_token",
+                                   discovery)
+    captured = run["userinfo_after_refresh_exchanges"][-1]["dpop"]
+    dpop.assert_dpop_challenge(dpop.userinfo(discovery, run["refreshed"]["access_token"], captured),
+                               "invalid_dpop_proof", discovery)
+    refused = dpop.token_request(discovery, {"client_id": client_id}, grant_type="refresh_token",
+                                 refresh_token=run["refreshed"]["refresh_token"])
+    dpop.assert_token_error(refused, "invalid_grant")
+    rs = new_service_client(server, dpop.SCOPE, prefix="oc-dpop-rs")
+    for token in (run["tokens"]["access_token"], run["refreshed"]["access_token"]):
+        info = introspect(session_for(rs), discovery, token)
+        assert info.get("active") is True and info.get("token_type") == "DPoP", info
+        assert info.get("cnf") == {"jkt": run["jkt"]}, info
+        assert info.get("sub") == user_id and info.get("client_id") == client_id, info
+
+
+@pytest.mark.filterwarnings("ignore::joserfc.errors.SecurityWarning")
+def test_openid_client_dpop(authrim_server, discovery, jwks, alice):
+    """openid-client's DPoP handle (getDPoPHandle) for a public client, with a jose ES256 key and
+    an Ed25519 one (dpop.mjs): authorizationCodeGrant, fetchUserInfo and refreshTokenGrant with
+    {DPoP}, and buildAuthorizationUrlWithPAR with {DPoP}. The test checks every proof the
+    library sent against the key the program printed, that each access token is bound to that
+    key's thumbprint (computed here with joserfc: cnf.jkt, and introspection), that the
+    refresh token is bound (another key's proof: invalid_grant; none: invalid_grant), that the
+    access tokens are refused as Bearer at userinfo (401 with a DPoP challenge), and that the
+    code is bound by dpop_jkt and by the proof at /par (another key: invalid_grant)."""
+    issuer = authrim_server.issuer
+    algs = discovery["dpop_signing_alg_values_supported"]
+    assert "ES256" in algs and "EdDSA" in algs and "Ed25519" not in algs, algs
+    reg, seen = run_dpop(authrim_server, alice, algs=("ES256", "Ed25519"), par_alg="ES256")
+    client_id = reg["client_id"]
+    assert set(seen["runs"]) == {"ES256", "Ed25519"}, seen
+    for run in seen["runs"].values():
+        check_run_without_nonces(run, seen, discovery, jwks, issuer, client_id, alice["id"])
+        check_bound_elsewhere(authrim_server, discovery, client_id, run, alice["id"])
+
+    # The Ed25519 run named its key in the authorization request; its refresh with the
+    # library's own "Ed25519" header (not in discovery's list) was refused.
+    ed = seen["runs"]["Ed25519"]
+    assert ed["authorization_params"]["dpop_jkt"] == ed["jkt"], ed["authorization_params"]
+    assert "dpop_jkt" not in seen["runs"]["ES256"]["authorization_params"], seen["runs"]["ES256"]
+    assert (ed["refresh_unmapped_alg"]["error"], ed["refresh_unmapped_alg"]["status"]) == (
+        "invalid_dpop_proof", 400), ed
+    [exchange] = ed["refresh_unmapped_alg_exchanges"]
+    dpop.check_proof(exchange["dpop"], ed["jwk"], "Ed25519", "POST", discovery["token_endpoint"])
+
+    # Pushed with a proof: the code bound to that key.
+    par = seen["par"]
+    check_key(par)
+    [pushed] = par["push_exchanges"]
+    assert pushed["status"] == 201, pushed
+    assert pushed["response"]["request_uri"].startswith(REQUEST_URI_PREFIX), pushed
+    dpop.check_proof(pushed["dpop"], par["jwk"], "ES256", "POST",
+                     discovery["pushed_authorization_request_endpoint"])
+    [exchange] = to(par["token_exchanges"], discovery["token_endpoint"])
+    check_dpop_tokens(exchange, par["tokens"], par, jwks, issuer, client_id, alice["id"], "ES256",
+                      discovery["token_endpoint"])
+    [pushed] = par["second_push_exchanges"]
+    assert pushed["status"] == 201, pushed
+    dpop.check_proof(pushed["dpop"], par["jwk"], "ES256", "POST",
+                     discovery["pushed_authorization_request_endpoint"])
+    assert (par["other_key"]["error"], par["other_key"]["status"]) == ("invalid_grant", 400), par
+    [exchange] = to(par["other_key_exchanges"], discovery["token_endpoint"])
+    assert dpop.b64url_json(exchange["dpop"].split(".")[0])["jwk"] != par["jwk"], exchange
+
+    # Every proof fresh: no jti twice.
+    proofs = [x["dpop"] for run in (*seen["runs"].values(), par)
+              for name, xs in run.items() if name.endswith("exchanges") for x in xs if x["dpop"]]
+    jtis = [dpop.b64url_json(p.split(".")[1])["jti"] for p in proofs]
+    assert len(proofs) == 17 and len(set(jtis)) == len(jtis), jtis
+
+
+@pytest.mark.filterwarnings("ignore::joserfc.errors.SecurityWarning")
+def test_openid_client_dpop_nonce(start_authrim):
+    """With AUTHRIM_DPOP_NONCE=true the library must handle use_dpop_nonce itself (dpop.mjs,
+    ES256): its first token request (no nonce) is 400 use_dpop_nonce with DPoP-Nonce and it
+    retries once with that nonce; later requests carry the nonce it kept; a new handle's first
+    userinfo call is 401 with a DPoP challenge error="use_dpop_nonce" and is retried with the
+    nonce. The tokens are bound as without nonces, and refused as Bearer."""
+    server, discovery, user, jwks = dpop.nonce_server(start_authrim)
+    reg, seen = run_dpop(server, user, algs=("ES256",))
+    run = seen["runs"]["ES256"]
+    client_id, token_endpoint = reg["client_id"], discovery["token_endpoint"]
+    userinfo_endpoint = discovery["userinfo_endpoint"]
+    check_key(run)
+
+    # The code: refused for want of a nonce, then redeemed with the one the server gave.
+    first, second = to(run["token_exchanges"], token_endpoint)
+    dpop.check_proof(first["dpop"], run["jwk"], "ES256", "POST", token_endpoint)
+    assert first["status"] == 400 and first["response"]["error"] == "use_dpop_nonce", first
+    assert first["dpop_nonce"], first
+    check_dpop_tokens(second, run["tokens"], run, jwks, server.issuer, client_id, user["id"],
+                      "ES256", token_endpoint, nonce=first["dpop_nonce"])
+    assert second["dpop_nonce"], second
+    kept = second["dpop_nonce"]
+
+    # userinfo with the nonce the handle kept: at once.
+    [exchange] = run["userinfo_exchanges"]
+    assert exchange["status"] == 200, exchange
+    check_userinfo_exchange(exchange, run, run["tokens"]["access_token"], "ES256", userinfo_endpoint,
+                            nonce=kept)
+    # A new handle: 401 use_dpop_nonce (DPoP challenge, DPoP-Nonce), then with the nonce.
+    refused, accepted = run["userinfo_fresh_handle_exchanges"]
+    check_userinfo_exchange(refused, run, run["tokens"]["access_token"], "ES256", userinfo_endpoint)
+    assert refused["status"] == 401 and refused["dpop_nonce"], refused
+    scheme, params = dpop.parse_challenge(refused["www_authenticate"])
+    assert scheme == "DPoP" and params.get("error") == "use_dpop_nonce", refused
+    assert accepted["status"] == 200, accepted
+    check_userinfo_exchange(accepted, run, run["tokens"]["access_token"], "ES256", userinfo_endpoint,
+                            nonce=refused["dpop_nonce"])
+    assert run["userinfo_fresh_handle"]["sub"] == user["id"], run
+
+    # Another key's handle: a nonce first, then the refresh token's binding refuses it.
+    assert [(x["status"], x["response"]["error"]) for x in run["refresh_other_key_exchanges"]] == [
+        (400, "use_dpop_nonce"), (400, "invalid_grant")], run["refresh_other_key_exchanges"]
+    assert run["refresh_other_key"]["error"] == "invalid_grant", run
+    # The refresh with the kept nonce, and userinfo after it: at once.
+    [exchange] = run["refresh_exchanges"]
+    check_dpop_tokens(exchange, run["refreshed"], run, jwks, server.issuer, client_id, user["id"],
+                      "ES256", token_endpoint, nonce=kept)
+    [exchange] = run["userinfo_after_refresh_exchanges"]
+    assert exchange["status"] == 200, exchange
+    check_userinfo_exchange(exchange, run, run["refreshed"]["access_token"], "ES256",
+                            userinfo_endpoint, nonce=kept)
+
+    for token in (run["tokens"]["access_token"], run["refreshed"]["access_token"]):
+        dpop.assert_dpop_challenge(dpop.userinfo(discovery, token, scheme="Bearer"), "invalid_token",
+                                   discovery)
+
+
+@pytest.mark.filterwarnings("ignore::joserfc.errors.SecurityWarning")
+def test_openid_client_dpop_par_nonce(start_authrim):
+    """With AUTHRIM_DPOP_NONCE=true, a client whose first DPoP request is the push
+    (buildAuthorizationUrlWithPAR with {DPoP}, dpop.mjs with a new handle): the library can
+    only get there if /par's use_dpop_nonce answer carries DPoP-Nonce (RFC 9449 §8), which it
+    retries with; then the code flow with the bound code."""
+    server, discovery, user, jwks = dpop.nonce_server(start_authrim)
+    reg, seen = run_dpop(server, user, par_alg="ES256")
+    par = seen["par"]
+    par_endpoint = discovery["pushed_authorization_request_endpoint"]
+    check_key(par)
+    refused = par["push_exchanges"][0]
+    dpop.check_proof(refused["dpop"], par["jwk"], "ES256", "POST", par_endpoint)
+    assert refused["status"] == 400 and refused["response"]["error"] == "use_dpop_nonce", refused
+    assert refused["dpop_nonce"], (
+        f"/par answered use_dpop_nonce without a DPoP-Nonce header, so openid-client retried "
+        f"without a nonce and gave up: {par.get('error')}\n{json.dumps(par['push_exchanges'], indent=1)}")
+    assert "error" not in par, par
+    pushed = par["push_exchanges"][1]
+    assert pushed["status"] == 201, pushed
+    dpop.check_proof(pushed["dpop"], par["jwk"], "ES256", "POST", par_endpoint,
+                     nonce=refused["dpop_nonce"])
+    tokens = [x for x in to(par["token_exchanges"], discovery["token_endpoint"]) if x["status"] == 200]
+    assert len(tokens) == 1, par["token_exchanges"]
+    check_dpop_tokens(tokens[0], par["tokens"], par, jwks, server.issuer, reg["client_id"], user["id"],
+                      "ES256", discovery["token_endpoint"],
+                      nonce=dpop.b64url_json(tokens[0]["dpop"].split(".")[1]).get("nonce"))

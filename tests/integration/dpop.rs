@@ -151,6 +151,29 @@ async fn a_public_clients_tokens_are_bound_to_its_key_everywhere_they_are_used()
 }
 
 #[tokio::test]
+async fn a_public_clients_unbound_refresh_token_is_bound_by_its_first_proof() {
+    let (s, b) = setup().await;
+    let (a, other) = (DpopKey::new(), DpopKey::new());
+    let url = s.url("/token");
+    let code = spa_code(&s, &b, &[]).await;
+    let (_, tok, _) = token_with(&s, &[], None, &redeem(&code)).await;
+    assert_eq!(tok["token_type"], "Bearer");
+    let refresh = |rt: String| vec![("grant_type", "refresh_token".to_string()), ("refresh_token", rt), ("client_id", "spa".to_string())];
+    let form = refresh(tok["refresh_token"].as_str().unwrap().to_string());
+    let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (st, tok, _) = token_with(&s, &[&a.proof("POST", &url, None, json!({}))], None, &form).await;
+    assert_eq!((st, tok["token_type"].as_str()), (200, Some("DPoP")), "{tok}");
+    let form = refresh(tok["refresh_token"].as_str().unwrap().to_string());
+    let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    for (what, proofs) in [("no proof", vec![]), ("another key", vec![other.proof("POST", &url, None, json!({}))])] {
+        let refs: Vec<&str> = proofs.iter().map(String::as_str).collect();
+        let (st, body, _) = token_with(&s, &refs, None, &form).await;
+        assert_eq!((st, body["error"].as_str()), (400, Some("invalid_grant")), "{what}: {body}");
+    }
+    assert_eq!(token_with(&s, &[&a.proof("POST", &url, None, json!({}))], None, &form).await.0, 200);
+}
+
+#[tokio::test]
 async fn bad_proofs_are_refused_before_the_code_is_spent() {
     let (s, b) = setup().await;
     let key = DpopKey::new();
@@ -290,4 +313,14 @@ async fn server_nonces_are_required_when_on_and_handed_out_on_every_answer() {
     assert!(challenge.contains("use_dpop_nonce"), "{challenge}");
     let (st, body, _) = userinfo_with(&s, "DPoP", at, Some(&key.proof("GET", &ui, Some(at), json!({"nonce": nonce})))).await;
     assert_eq!(st, 200, "{body}");
+    // /par hands out nonces too (a client's first DPoP request may be its push).
+    let ch = pkce();
+    let form = [("client_id", "spa"), ("response_type", "code"), ("redirect_uri", REDIRECT), ("scope", "openid"), ("code_challenge", ch.as_str()), ("code_challenge_method", "S256")];
+    let par = s.url("/par");
+    let res = s.http.post(&par).header("DPoP", key.proof("POST", &par, None, json!({}))).form(&form).send().await.unwrap();
+    assert_eq!(res.status(), 400);
+    let nonce = res.headers()["dpop-nonce"].to_str().unwrap().to_string();
+    let res = s.http.post(&par).header("DPoP", key.proof("POST", &par, None, json!({"nonce": nonce}))).form(&form).send().await.unwrap();
+    assert_eq!(res.status(), 201);
+    assert!(res.headers().contains_key("dpop-nonce"));
 }

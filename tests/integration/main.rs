@@ -2,6 +2,7 @@
 //! real process where a crash is part of the test).
 
 mod admin;
+mod algorithms;
 mod authorize;
 mod client_jwt;
 mod consent;

@@ -120,6 +120,20 @@ impl RefreshTokenRotator for PgRefreshRotator {
         })
     }
 
+    /// One statement: set `jkt` in the row's JSON if it has none; either way the row's key is
+    /// read back (the loser of two concurrent bindings sees the winner's).
+    async fn bind_key(&self, token: &str, jkt: &str) -> StoreResult<Option<String>> {
+        let Some((shard, key, _)) = self.codec.locate(token, self.table.shard_count()) else { return Ok(None) };
+        let _timer = self.table.timer(shard);
+        let sql = "UPDATE refresh_families SET data = CASE WHEN (data::jsonb) ? 'jkt' THEN data
+                     ELSE jsonb_set(data::jsonb, '{jkt}', to_jsonb($2::text))::text END
+                   WHERE hash = $1 RETURNING (data::jsonb)->>'jkt'";
+        match self.table.write(sql, &[&key.as_slice(), &jkt]).await? {
+            Some(row) => Ok(col::<Option<String>>(&row, 0)?),
+            None => Ok(None),
+        }
+    }
+
     async fn revoke_family(&self, family_id: &str) -> StoreResult<bool> {
         let sql = "UPDATE refresh_families SET revoked = true WHERE hash = $1 AND NOT revoked RETURNING hash";
         Ok(self.table.write(sql, &[&sha256(family_id.as_bytes()).as_slice()]).await?.is_some())
