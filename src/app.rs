@@ -35,6 +35,8 @@ pub struct App {
     pub client_keys: crate::client_auth::keys::KeyCache,
     /// DPoP proof ids seen by this node, and the nonce key.
     pub dpop: crate::dpop::DpopState,
+    /// Keys pairwise subject identifiers (`tokens::subject`).
+    pub pairwise_key: [u8; 32],
 }
 
 pub type AppState = Arc<App>;
@@ -80,7 +82,9 @@ impl App {
             config.dpop_replay_max_entries,
             config.dpop_nonce_lifetime,
         );
+        let pairwise_key = keys.derived_key("authrim pairwise subject v1");
         Ok(Self {
+            pairwise_key,
             dpop,
             fetcher,
             client_keys: Default::default(),

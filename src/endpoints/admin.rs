@@ -64,6 +64,18 @@ fn check_algs(app: &crate::app::App, client: &clients::Client) -> Result<(), OAu
     }
 }
 
+/// OIDC Core §8.1 / Dynamic Registration §5: the document at a pairwise client's
+/// `sector_identifier_uri` is a JSON array that must hold every one of its redirect URIs.
+pub async fn check_sector(app: &crate::app::App, client: &clients::Client) -> Result<(), OAuthError> {
+    let Some(uri) = client.meta.sector_identifier_uri.as_deref() else { return Ok(()) };
+    let doc = app.fetcher.get_json(uri).await.map_err(|e| invalid_metadata(format!("sector_identifier_uri: {e}")))?;
+    let listed: Vec<&str> = doc.as_array().map(|a| a.iter().filter_map(|v| v.as_str()).collect()).unwrap_or_default();
+    match client.meta.redirect_uris.iter().find(|r| !listed.contains(&r.as_str())) {
+        Some(missing) => Err(invalid_metadata(format!("sector_identifier_uri does not list the redirect URI {missing}"))),
+        None => Ok(()),
+    }
+}
+
 fn client_json(c: &clients::Client, secret: Option<String>) -> Value {
     let mut v = serde_json::to_value(&c.meta).unwrap_or_default();
     if let Some(s) = secret {
@@ -113,6 +125,7 @@ async fn create_client(State(app): State<AppState>, Body(body): Body) -> AdminRe
     }
     let (client, secret) = clients::new_client(input, app.keys.vault()).map_err(invalid_metadata)?;
     check_algs(&app, &client)?;
+    check_sector(&app, &client).await?;
     app.registry.save_client(client.clone()).await?;
     Ok((StatusCode::CREATED, Json(client_json(&client, secret))).into_response())
 }
@@ -126,6 +139,7 @@ async fn update_client(State(app): State<AppState>, Path(id): Path<String>, Body
     let existing = app.registry.client(&id).ok_or_else(|| OAuthError::not_found("no such client"))?;
     let (client, secret) = clients::update_client(&existing, parse(&body)?, app.keys.vault()).map_err(invalid_metadata)?;
     check_algs(&app, &client)?;
+    check_sector(&app, &client).await?;
     app.registry.save_client(client.clone()).await?;
     Ok(Json(client_json(&client, secret)).into_response())
 }

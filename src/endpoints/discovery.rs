@@ -54,7 +54,7 @@ fn metadata(app: &crate::app::App) -> serde_json::Value {
         "response_types_supported": ["code"],
         "response_modes_supported": crate::endpoints::authorize::response::RESPONSE_MODES,
         "grant_types_supported": app.grants.names(),
-        "subject_types_supported": ["public"],
+        "subject_types_supported": ["public", "pairwise"],
         "id_token_signing_alg_values_supported": app.keys.algorithms(),
         "userinfo_signing_alg_values_supported": app.keys.algorithms(),
         "token_endpoint_auth_methods_supported": AUTH_METHODS,

@@ -35,8 +35,11 @@ struct LogoutRequest {
 
 /// What the request says about who is to be signed out.
 struct Hints {
-    /// `sub` of a valid `id_token_hint`.
+    /// `sub` of a valid `id_token_hint`, and the user it names as the `sub` that the hint's
+    /// client knows (pairwise clients know users by their own values): a closure of the
+    /// session's user id to that `sub`.
     sub: Option<String>,
+    hint_client: Option<String>,
     /// The user `logout_hint` names, if it names one we know; `Some(None)` if it names none.
     logout_hint_user: Option<Option<String>>,
 }
@@ -90,7 +93,7 @@ async fn handle(app: &App, headers: &HeaderMap, params: Result<Params, crate::er
         // Nobody is signed in here: nothing to end, and the RP may have its user back.
         return finish(app, None, req, status).await;
     };
-    if needs_confirmation(&hints, &session) {
+    if needs_confirmation(app, &hints, &session) {
         let username = app.registry.user(&session.user_id).map(|u| u.username.clone()).unwrap_or_default();
         let challenge = app.sealer.seal(SEALED_KIND, &cookie, app.config.challenge_ttl, &req);
         return pages::logout_confirm(&challenge, &username);
@@ -139,14 +142,22 @@ fn validate(app: &App, p: &Params) -> Result<(LogoutRequest, Hints), String> {
     };
     let logout_hint_user =
         p.get("logout_hint").map(|h| app.registry.user_by_login(h).map(|u| u.id.clone()).or_else(|| app.registry.user(h).map(|u| u.id.clone())));
-    let hints = Hints { sub: hint.as_ref().and_then(|h| h.get("sub")).and_then(Value::as_str).map(str::to_string), logout_hint_user };
+    let hints = Hints {
+        sub: hint.as_ref().and_then(|h| h.get("sub")).and_then(Value::as_str).map(str::to_string),
+        hint_client: client.as_ref().map(|c| c.id().to_string()),
+        logout_hint_user,
+    };
     Ok((LogoutRequest { post_logout_redirect_uri, state: p.get("state").map(str::to_string) }, hints))
 }
 
 /// Sign out without asking only when the request proves it comes from an application of
 /// the signed-in user: an ID token of ours for this user, and no `logout_hint` naming another.
-fn needs_confirmation(hints: &Hints, session: &Session) -> bool {
-    let hint_is_this_user = hints.sub.as_deref() == Some(session.user_id.as_str());
+fn needs_confirmation(app: &App, hints: &Hints, session: &Session) -> bool {
+    let known_as = match &hints.hint_client {
+        Some(c) => crate::tokens::subject::subject_for(app, c, &session.user_id),
+        None => session.user_id.clone(),
+    };
+    let hint_is_this_user = hints.sub.as_deref() == Some(known_as.as_str());
     let logout_hint_agrees = match &hints.logout_hint_user {
         None => true,
         Some(named) => named.as_deref() == Some(session.user_id.as_str()),

@@ -48,7 +48,7 @@ async fn handle(app: &App, headers: &HeaderMap, form: Result<FormParams, OAuthEr
                 "token_type": "refresh_token",
                 "scope": family.scope,
                 "client_id": family.client_id,
-                "sub": family.user_id,
+                "sub": crate::tokens::subject::subject_for(app, &family.client_id, &family.user_id),
                 "iss": app.issuer(),
                 "iat": family.created_at,
                 "exp": family.expires_at,
@@ -60,7 +60,8 @@ async fn handle(app: &App, headers: &HeaderMap, form: Result<FormParams, OAuthEr
 
 /// A user token needs its user to exist and be enabled; a client token (`sub` = client) its client.
 fn subject_active(app: &App, claims: &AccessTokenClaims) -> bool {
-    match app.registry.user(&claims.sub) {
+    let Some(id) = claims.subject_id(app) else { return false };
+    match app.registry.user(&id) {
         Some(u) => !u.disabled,
         None => claims.sub == claims.client_id && app.registry.client(&claims.client_id).is_some(),
     }

@@ -59,10 +59,11 @@ struct Registration {
     frontchannel_logout_uri: Option<String>,
     frontchannel_logout_session_required: Option<bool>,
     software_statement: Option<String>,
+    subject_type: Option<String>,
+    sector_identifier_uri: Option<String>,
     id_token_signed_response_alg: Option<String>,
     userinfo_signed_response_alg: Option<String>,
     // Known, honoured only at their default values until implemented.
-    subject_type: Option<String>,
     id_token_encrypted_response_alg: Option<String>,
     userinfo_encrypted_response_alg: Option<String>,
     request_object_encryption_alg: Option<String>,
@@ -98,7 +99,6 @@ impl Registration {
         };
         unsupported("id_token_signed_response_alg", &self.id_token_signed_response_alg, app.keys.algorithms())?;
         unsupported("userinfo_signed_response_alg", &self.userinfo_signed_response_alg, app.keys.algorithms())?;
-        unsupported("subject_type", &self.subject_type, &["public"])?;
         unsupported("id_token_encrypted_response_alg", &self.id_token_encrypted_response_alg, &[])?;
         unsupported("userinfo_encrypted_response_alg", &self.userinfo_encrypted_response_alg, &[])?;
         unsupported("request_object_encryption_alg", &self.request_object_encryption_alg, &[])?;
@@ -168,6 +168,8 @@ impl Registration {
             request_object_signing_alg: text(self.request_object_signing_alg),
             require_signed_request_object: Some(self.require_signed_request_object.unwrap_or(false)),
             dpop_bound_access_tokens: Some(self.dpop_bound_access_tokens.unwrap_or(false)),
+            subject_type: text(self.subject_type),
+            sector_identifier_uri: text(self.sector_identifier_uri),
             id_token_signed_response_alg: text(self.id_token_signed_response_alg),
             userinfo_signed_response_alg: text(self.userinfo_signed_response_alg),
             access_token_signing_alg: Some(String::new()),
@@ -236,6 +238,7 @@ async fn handle_register(app: &App, headers: &HeaderMap, body: &[u8]) -> Result<
     let (mut client, secret) = clients::new_client(input, app.keys.vault()).map_err(|e| {
         if e.starts_with("redirect URI") { invalid_redirect_uri(e) } else { invalid_metadata(e) }
     })?;
+    super::admin::check_sector(app, &client).await?;
     let registration_token = client.issue_registration_token();
     match app.registry.register_client(client.clone(), initial_token, app.config.registration_max_clients).await? {
         Registered::Saved => {}
@@ -276,6 +279,7 @@ async fn update(State(app): State<AppState>, headers: HeaderMap, Path(client_id)
         let (client, secret) = clients::update_client(&existing, input, app.keys.vault()).map_err(|e| {
             if e.starts_with("redirect URI") { invalid_redirect_uri(e) } else { invalid_metadata(e) }
         })?;
+        super::admin::check_sector(&app, &client).await?;
         if let Some(uri) = &existing.meta.jwks_uri {
             app.client_keys.forget(uri);
         }

@@ -99,14 +99,15 @@ async fn handle(
     if !claims.has_scope("openid") {
         return Err(OAuthError::insufficient_scope("userinfo requires the openid scope"));
     }
-    let user = app
-        .registry
-        .user(&claims.sub)
+    let user = claims
+        .subject_id(app)
+        .and_then(|id| app.registry.user(&id))
         .filter(|u| !u.disabled)
         .ok_or_else(|| OAuthError::invalid_token("the user of this token no longer exists"))?;
 
     let mut out = Map::new();
-    out.insert("sub".into(), Value::String(user.id.clone()));
+    // The sub the client knows the user by: the token's own (pairwise where it is).
+    out.insert("sub".into(), Value::String(claims.sub.clone()));
     let scoped = SCOPE_CLAIMS.iter().filter(|(scope, _)| claims.has_scope(scope)).flat_map(|(_, names)| names.iter().copied());
     let requested = claims.userinfo_claims.iter().map(String::as_str);
     for name in scoped.chain(requested) {

@@ -167,8 +167,10 @@ async fn validate(app: &App, client: &Client, role: Role, token: &str, token_typ
             if tokens::is_revoked(app, &c).await? {
                 return Err(invalid());
             }
+            // A pairwise client's token names its user by a value only the sealed uid maps back.
+            let Some(sub) = c.subject_id(app) else { return Err(invalid()) };
             Party {
-                sub: c.sub,
+                sub,
                 client_id: Some(c.client_id),
                 scope: Some(c.scope),
                 exp: c.exp,
@@ -180,7 +182,15 @@ async fn validate(app: &App, client: &Client, role: Role, token: &str, token_typ
             }
         }
         TOKEN_TYPE_JWT | TOKEN_TYPE_ID_TOKEN => {
-            let c = tokens::verify_our_jwt(app, token).map_err(|_| invalid())?;
+            let mut c = tokens::verify_our_jwt(app, token).map_err(|_| invalid())?;
+            // A pairwise sub cannot be mapped back to its user. Access tokens carry the user
+            // sealed in `uid`; ID tokens of pairwise clients do not, and are not exchangeable.
+            if let Some(uid) = c.get("uid").and_then(Value::as_str).map(str::to_string) {
+                let user = crate::tokens::subject::open_user(app, &uid).ok_or_else(invalid)?;
+                c.insert("sub".into(), user.into());
+            } else if c.get("aud").and_then(Value::as_str).and_then(|a| app.registry.client(a)).as_deref().and_then(crate::tokens::subject::sector).is_some() {
+                return Err(OAuthError::invalid_request(format!("the {} names its user by a pairwise sub, which cannot be exchanged", role.name())));
+            }
             let str_claim = |k: &str| c.get(k).and_then(Value::as_str).map(str::to_string);
             // An ID token speaks to its audience: only that client may exchange it, whether it
             // is presented as an id_token or as a plain jwt (our access tokens carry client_id).

@@ -97,7 +97,7 @@ pub fn logout_token(app: &App, client_id: &str, sub: &str, sid: &str, jti: &str)
         "iat": iat,
         "exp": iat + TOKEN_LIFETIME,
         "jti": jti,
-        "sub": sub,
+        "sub": crate::tokens::subject::subject_for(app, client_id, sub),
         "sid": sid,
         "events": { LOGOUT_EVENT: {} },
     });

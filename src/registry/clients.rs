@@ -103,6 +103,13 @@ pub struct ClientMetadata {
     /// RFC 9449 §5.2: every token request of this client must carry a DPoP proof.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dpop_bound_access_tokens: bool,
+    /// OIDC Core §8: `public` (default) or `pairwise` subject identifiers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject_type: Option<String>,
+    /// OIDC Core §8.1: names the sector (its host) of a pairwise client, and lists the
+    /// redirect URIs the sector holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sector_identifier_uri: Option<String>,
     /// RFC 7591 §2 display metadata: shown to users, never acted on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_uri: Option<String>,
@@ -185,6 +192,9 @@ pub struct ClientInput {
     pub request_object_signing_alg: Option<String>,
     pub require_signed_request_object: Option<bool>,
     pub dpop_bound_access_tokens: Option<bool>,
+    /// `Some("")` clears one.
+    pub subject_type: Option<String>,
+    pub sector_identifier_uri: Option<String>,
     /// `Some("")` clears one.
     pub id_token_signed_response_alg: Option<String>,
     pub userinfo_signed_response_alg: Option<String>,
@@ -385,6 +395,8 @@ pub fn new_client(input: ClientInput, vault: &Vault) -> Result<(Client, Option<S
         request_object_signing_alg: input.request_object_signing_alg.clone().filter(|a| !a.is_empty()),
         require_signed_request_object: input.require_signed_request_object.unwrap_or(false),
         dpop_bound_access_tokens: input.dpop_bound_access_tokens.unwrap_or(false),
+        subject_type: input.subject_type.clone().filter(|a| !a.is_empty()),
+        sector_identifier_uri: input.sector_identifier_uri.clone().filter(|a| !a.is_empty()),
         id_token_signed_response_alg: input.id_token_signed_response_alg.clone().filter(|a| !a.is_empty()),
         userinfo_signed_response_alg: input.userinfo_signed_response_alg.clone().filter(|a| !a.is_empty()),
         access_token_signing_alg: input.access_token_signing_alg.clone().filter(|a| !a.is_empty()),
@@ -432,6 +444,8 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.request_object_signing_alg { meta.request_object_signing_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.require_signed_request_object { meta.require_signed_request_object = v }
     if let Some(v) = input.dpop_bound_access_tokens { meta.dpop_bound_access_tokens = v }
+    if let Some(v) = input.subject_type { meta.subject_type = Some(v).filter(|a| !a.is_empty()) }
+    if let Some(v) = input.sector_identifier_uri { meta.sector_identifier_uri = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.id_token_signed_response_alg { meta.id_token_signed_response_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.userinfo_signed_response_alg { meta.userinfo_signed_response_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.access_token_signing_alg { meta.access_token_signing_alg = Some(v).filter(|a| !a.is_empty()) }
@@ -550,6 +564,31 @@ fn validate(meta: &ClientMetadata) -> Result<(), String> {
     validate_keys(meta)
 }
 
+/// OIDC Core §8.1: a pairwise client's sector is the host of its `sector_identifier_uri`
+/// (https), or, without one, the one host all its redirect URIs share.
+fn validate_subject_type(meta: &ClientMetadata) -> Result<(), String> {
+    match meta.subject_type.as_deref() {
+        None | Some("public") => {}
+        Some("pairwise") => {
+            if let Some(uri) = &meta.sector_identifier_uri {
+                validate_web_uri(uri).map_err(|e| format!("sector_identifier_uri: {e}"))?;
+            } else {
+                let mut hosts: Vec<String> =
+                    meta.redirect_uris.iter().filter_map(|u| url::Url::parse(u).ok()?.host_str().map(str::to_string)).collect();
+                hosts.dedup();
+                if hosts.len() != 1 {
+                    return Err("a pairwise client whose redirect URIs are not on one host needs a sector_identifier_uri".into());
+                }
+            }
+        }
+        Some(other) => return Err(format!("subject_type {other:?} is not public or pairwise")),
+    }
+    if meta.sector_identifier_uri.is_some() && meta.subject_type.as_deref() != Some("pairwise") {
+        return Err("sector_identifier_uri is for pairwise clients".into());
+    }
+    Ok(())
+}
+
 /// RFC 7591 §2: `jwks` and `jwks_uri` are exclusive; `private_key_jwt` needs one of them;
 /// inline keys are public keys we can use; the signing algorithm suits the method.
 fn validate_keys(meta: &ClientMetadata) -> Result<(), String> {
@@ -563,6 +602,7 @@ fn validate_keys(meta: &ClientMetadata) -> Result<(), String> {
     if method == AUTH_PRIVATE_KEY_JWT && meta.jwks.is_none() && meta.jwks_uri.is_none() {
         return Err("private_key_jwt needs the client's public keys: jwks or jwks_uri".into());
     }
+    validate_subject_type(meta)?;
     for (name, alg) in [
         ("id_token_signed_response_alg", &meta.id_token_signed_response_alg),
         ("userinfo_signed_response_alg", &meta.userinfo_signed_response_alg),

@@ -2,6 +2,7 @@
 //! Core §2), and the verification of our own access tokens by the endpoints that consume them.
 
 pub mod claims_request;
+pub mod subject;
 
 use crate::app::App;
 use crate::keys::VerifyError;
@@ -47,6 +48,10 @@ pub struct AccessTokenClaims {
     /// RFC 9449 §6.1: the DPoP key the token is bound to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cnf: Option<Confirmation>,
+    /// A pairwise client's token: the user id, sealed (see `subject`), since `sub` cannot be
+    /// mapped back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
 }
 
 /// RFC 7800 confirmation: `{"jkt": thumbprint}` for a DPoP-bound token.
@@ -56,6 +61,15 @@ pub struct Confirmation {
 }
 
 impl AccessTokenClaims {
+    /// The user (or client) the token is about, as Authrim knows it: `sub`, unless `sub` is
+    /// a pairwise value (then the sealed `uid`). `None` for a `uid` that is not ours.
+    pub fn subject_id(&self, app: &App) -> Option<String> {
+        match &self.uid {
+            None => Some(self.sub.clone()),
+            Some(sealed) => subject::open_user(app, sealed),
+        }
+    }
+
     /// The DPoP key thumbprint this token is bound to, if it is.
     pub fn jkt(&self) -> Option<&str> {
         self.cnf.as_ref().map(|c| c.jkt.as_str())
@@ -95,9 +109,17 @@ pub fn mint_access_token(app: &App, spec: AccessTokenSpec<'_>, jti: String, exp:
 
 /// The access-token claims under another JOSE `typ` (token exchange's `jwt` token type).
 pub fn mint_token_with_typ(app: &App, spec: AccessTokenSpec<'_>, jti: String, exp: u64, typ: &str) -> anyhow::Result<String> {
+    let client = app.registry.client(spec.client_id);
+    // A user's token for a pairwise client names the user by the client's pairwise `sub`;
+    // a client's own token (client credentials: sub = client_id) names the client.
+    let pairwise = client.as_deref().and_then(subject::sector).is_some() && spec.sub != spec.client_id;
+    let (sub, uid) = match pairwise {
+        true => (subject::subject(app, client.as_deref(), spec.sub), Some(subject::seal_user(app, spec.sub))),
+        false => (spec.sub.to_string(), None),
+    };
     let claims = AccessTokenClaims {
         iss: app.issuer().to_string(),
-        sub: spec.sub.to_string(),
+        sub,
         // RFC 9068 §3: without a resource indicator the audience is our default resource,
         // the issuer (whose userinfo endpoint these tokens are for).
         aud: if spec.audience.is_empty() { vec![app.issuer().to_string()] } else { spec.audience },
@@ -114,8 +136,9 @@ pub fn mint_token_with_typ(app: &App, spec: AccessTokenSpec<'_>, jti: String, ex
         act: spec.act,
         may_act: spec.may_act,
         cnf: spec.jkt.map(|jkt| Confirmation { jkt: jkt.to_string() }),
+        uid,
     };
-    match app.registry.client(spec.client_id).and_then(|c| c.meta.access_token_signing_alg.clone()) {
+    match client.and_then(|c| c.meta.access_token_signing_alg.clone()) {
         Some(alg) => app.keys.sign_as(&alg, typ, &claims),
         None => app.keys.sign(typ, &claims),
     }
@@ -145,7 +168,7 @@ pub fn mint_id_token(app: &App, spec: IdTokenSpec<'_>) -> anyhow::Result<String>
         }
     }
     c.insert("iss".into(), app.issuer().into());
-    c.insert("sub".into(), spec.user.id.clone().into());
+    c.insert("sub".into(), subject::subject_for(app, spec.client_id, &spec.user.id).into());
     c.insert("aud".into(), spec.client_id.into());
     c.insert("azp".into(), spec.client_id.into());
     c.insert("exp".into(), (t + app.config.id_token_ttl).into());

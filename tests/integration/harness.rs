@@ -149,8 +149,9 @@ impl TestServer {
             q.retain(|(qk, _)| qk != k);
             q.push((k, v));
         }
+        let redirect = q.iter().find(|(k, _)| *k == "redirect_uri").map(|(_, v)| v.to_string()).unwrap_or_default();
         let res = browser.authorize(&q).await;
-        browser.finish_login(res, username, PASSWORD).await
+        browser.finish_login_at(res, username, PASSWORD, &redirect).await
     }
 }
 
@@ -217,8 +218,13 @@ impl Page {
 
     /// Query parameters of the redirect back to the client.
     pub fn redirect_params(&self) -> HashMap<String, String> {
+        self.redirect_params_at(REDIRECT)
+    }
+
+    /// Query parameters of the redirect back to the client at `redirect_uri`.
+    pub fn redirect_params_at(&self, redirect_uri: &str) -> HashMap<String, String> {
         let loc = self.location.as_deref().unwrap_or_else(|| panic!("no redirect (status {}): {}", self.status, self.html));
-        assert!(loc.starts_with(REDIRECT), "redirect to {loc}");
+        assert!(loc.starts_with(redirect_uri), "redirect to {loc}");
         url::Url::parse(loc).unwrap().query_pairs().into_owned().collect()
     }
 }
@@ -247,6 +253,11 @@ impl Browser {
 
     /// From an /authorize response: sign in if asked, consent if asked, return the redirect params.
     pub async fn finish_login(&self, res: reqwest::Response, username: &str, password: &str) -> HashMap<String, String> {
+        self.finish_login_at(res, username, password, REDIRECT).await
+    }
+
+    /// The same, for a client redirected to `redirect_uri`.
+    pub async fn finish_login_at(&self, res: reqwest::Response, username: &str, password: &str, redirect_uri: &str) -> HashMap<String, String> {
         let mut page = Page::from(res).await;
         if page.is_login() {
             page = self.post("/login", &[("challenge", &page.challenge()), ("username", username), ("password", password)]).await;
@@ -254,7 +265,7 @@ impl Browser {
         if page.is_consent() {
             page = self.post("/consent", &[("challenge", &page.challenge()), ("decision", "allow")]).await;
         }
-        page.redirect_params()
+        page.redirect_params_at(redirect_uri)
     }
 }
 

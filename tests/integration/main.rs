@@ -19,6 +19,7 @@ mod json_errors;
 mod logout;
 mod multinode;
 mod openidconnect_rp;
+mod pairwise;
 mod par;
 mod ops;
 #[path = "../common/postgres.rs"]

@@ -144,7 +144,7 @@ pub async fn continue_authorization(
             // sign-in (a comparison of whole seconds would let one in the same second pass).
             req.prompts("login")
                 || req.max_age.is_some_and(|max| max == 0 || t.saturating_sub(s.auth_time) > max)
-                || req.id_token_hint_sub.as_ref().is_some_and(|sub| *sub != s.user_id)
+                || req.id_token_hint_sub.as_ref().is_some_and(|sub| *sub != crate::tokens::subject::subject_for(app, &req.client_id, &s.user_id))
         }
     };
     if needs_login {
