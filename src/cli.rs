@@ -93,7 +93,8 @@ pub struct ClientArgs {
     /// Repeat for several grant types.
     #[arg(long = "grant-type")]
     pub grant_types: Vec<String>,
-    /// client_secret_basic (default), client_secret_post or none.
+    /// client_secret_basic (default), client_secret_post, client_secret_jwt, private_key_jwt
+    /// (with --jwks-uri or --jwks-file) or none.
     #[arg(long)]
     pub auth_method: Option<String>,
     /// Shorthand for --auth-method none (a public client, which must use PKCE).

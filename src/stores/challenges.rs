@@ -30,6 +30,8 @@ pub trait ChallengeStore: Send + Sync {
     async fn issue(&self, record: ChallengeRecord, ttl: u64) -> StoreResult<String>;
     /// Take the challenge if it exists, is unexpired and is of `kind`. Consumed either way.
     async fn consume(&self, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>>;
+    /// Read the challenge if it exists, is unexpired and is of `kind`, leaving it in place.
+    async fn peek(&self, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>>;
     /// Mark `value` (a value we are handed, such as a client assertion's `jti`) used until
     /// `expires_at`. `true` the first time; `false` while an earlier use is unexpired.
     async fn first_use(&self, value: &str, expires_at: u64) -> StoreResult<bool>;
@@ -78,6 +80,13 @@ impl ChallengeStore for EmbeddedChallengeStore {
             .await?;
         timer.answered_at(at);
         Ok(taken)
+    }
+
+    async fn peek(&self, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>> {
+        let Some((shard, key)) = parse_prefixed(id, self.table.shard_count()) else { return Ok(None) };
+        let _timer = self.table.timer(shard);
+        let t = now();
+        Ok(self.table.read(shard, |m| m.get(&key).filter(|e| e.expires_at > t && e.value.kind == kind).map(|e| e.value.clone())))
     }
 
     async fn first_use(&self, value: &str, expires_at: u64) -> StoreResult<bool> {

@@ -288,7 +288,12 @@ async fn a_challenge_is_consumed_once_and_only_for_its_kind(b: Backend) {
     let s = &node.app.stores.challenges;
     let rec = ChallengeRecord { kind: "login".into(), binding: [7; 32], payload: serde_json::json!({"a": 1}) };
     let id = s.issue(rec.clone(), 60).await.unwrap();
+    // A peek reads without taking, and only for the right kind.
+    assert_eq!(s.peek(&id, "login").await.unwrap(), Some(rec.clone()));
+    assert_eq!(s.peek(&id, "consent").await.unwrap(), None);
+    assert_eq!(s.peek("1_nope", "login").await.unwrap(), None);
     assert_eq!(s.consume(&id, "login").await.unwrap(), Some(rec.clone()));
+    assert_eq!(s.peek(&id, "login").await.unwrap(), None);
     assert_eq!(s.consume(&id, "login").await.unwrap(), None);
     let id = s.issue(rec, 60).await.unwrap();
     assert_eq!(s.consume(&id, "consent").await.unwrap(), None);

@@ -85,6 +85,23 @@ def assert_error_page(resp: requests.Response, *words: str):
         assert w in resp.text, describe(resp)
 
 
+def assert_no_second_code(resp: requests.Response, state: str):
+    """A request_uri whose code was issued, presented again by a signed-in browser: the
+    error goes back to the client, and no code with it."""
+    assert resp.status_code in (302, 303), describe(resp)
+    back = {k: v[0] for k, v in parse_qs(urlsplit(resp.headers["Location"]).query).items()}
+    assert back.get("error") == "invalid_request" and "code" not in back, back
+    assert back.get("state") == state, back
+
+
+def assert_only_a_sign_in_page(resp: requests.Response):
+    """A browser that is not signed in may still load the page (the request_uri is spent
+    when a code is issued): the sign-in form, nothing sent to any client."""
+    assert resp.status_code == 200, describe(resp)
+    assert "Location" not in resp.headers, describe(resp)
+    assert 'action="/login"' in resp.text, describe(resp)
+
+
 def assert_json_error(resp: requests.Response, status: int, error: str):
     assert resp.status_code == status, describe(resp)
     assert resp.headers.get("Content-Type", "").startswith("application/json"), describe(resp)
@@ -287,10 +304,12 @@ def test_pushed_authorization_request(authrim_server, discovery, jwks, alice, me
                              params["nonce"], token["access_token"])
     assert claims["sub"] == alice["id"], dict(claims)
 
-    # Spent: neither the same browser nor another gets anywhere with it again.
-    assert_error_page(browser.get(url, allow_redirects=False, timeout=HTTP_TIMEOUT_S), SPENT)
-    assert_error_page(fresh_browser_get(
-        authorize_url(discovery, client_id=rp.client_id, request_uri=request_uri)), SPENT)
+    # Spent once its code was issued (RFC 9126 §4; the FAPI tests' "one-time use at the
+    # point of authorization"): the signed-in browser gets an error back at the client and
+    # no code; another browser may load the sign-in page, but no code will come of it.
+    assert_no_second_code(browser.get(url, allow_redirects=False, timeout=HTTP_TIMEOUT_S), params["state"])
+    assert_only_a_sign_in_page(fresh_browser_get(
+        authorize_url(discovery, client_id=rp.client_id, request_uri=request_uri)))
 
 
 def test_pushed_request_refusals(authrim_server, discovery, alice):
@@ -431,8 +450,8 @@ def test_signed_request_object(authrim_server, discovery, jwks, alice, alg, meth
                              params["nonce"], token["access_token"])
     assert claims["sub"] == alice["id"], dict(claims)
     if pushed:
-        assert_error_page(fresh_browser_get(
-            authorize_url(discovery, client_id=client_id, request_uri=request_uri)), SPENT)
+        assert_only_a_sign_in_page(fresh_browser_get(
+            authorize_url(discovery, client_id=client_id, request_uri=request_uri)))
 
 
 def test_request_object_refusals(authrim_server, discovery, alice):

@@ -107,7 +107,7 @@ async fn from_pushed(app: &App, params: &Params, request_uri: &str) -> Result<Au
             None => pages::error_page(StatusCode::BAD_REQUEST, &format!("The request cannot be used ({}): {}.", e.code, e.description)),
         });
     }
-    match pushed::take(app, client_id, request_uri).await {
+    match pushed::load(app, client_id, request_uri).await {
         Ok(req) if app.registry.client(&req.client_id).is_some() => Ok(req),
         Ok(_) | Err(pushed::Unusable::Invalid) => Err(pages::error_page(
             StatusCode::BAD_REQUEST,
@@ -222,6 +222,16 @@ fn seal_request(app: &App, kind: &str, cookie_value: &str, req: &AuthorizationRe
 /// The code for `req`, after recording the client in the session (`cookie`): a client that
 /// got a code is one to tell when the session ends (back- and front-channel logout).
 pub async fn issue_code(app: &App, req: &AuthorizationRequest, cookie: &str, session: &Session, status: StatusCode) -> Response {
+    if let Some(uri) = &req.pushed {
+        match pushed::spend(app, uri).await {
+            Ok(true) => {}
+            Ok(false) => {
+                let e = OAuthError::invalid_request("this request_uri was already used");
+                return response::error(app, &req.reply_to(), &e, status);
+            }
+            Err(e) => return response::error(app, &req.reply_to(), &OAuthError::internal("challenge store", e), status),
+        }
+    }
     if let Err(e) = app.stores.sessions.join(cookie, &req.client_id).await {
         let err = OAuthError::internal("session store", e);
         return response::error(app, &req.reply_to(), &err, status);

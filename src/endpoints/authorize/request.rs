@@ -31,6 +31,9 @@ pub struct AuthorizationRequest {
     /// RFC 9449 §10: the DPoP key the code must be redeemed with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dpop_jkt: Option<String>,
+    /// The `request_uri` this request was pushed as (RFC 9126), spent when its code is issued.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pushed: Option<String>,
 }
 
 impl AuthorizationRequest {
@@ -146,6 +149,7 @@ fn validate(app: &App, p: &Params, via: Via, signed: bool) -> Result<Authorizati
         claims,
         response_mode,
         dpop_jkt,
+        pushed: None,
     })
 }
 

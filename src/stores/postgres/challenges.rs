@@ -38,6 +38,18 @@ impl ChallengeStore for PgChallengeStore {
         Ok((live && record.kind == kind).then_some(record))
     }
 
+    async fn peek(&self, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>> {
+        let Some((shard, key)) = parse_prefixed(id, self.table.shard_count()) else { return Ok(None) };
+        let _timer = self.table.timer(shard);
+        let row = self
+            .table
+            .read("SELECT data FROM challenges WHERE hash = $1 AND expires_at > $2", &[&key.as_slice(), &(now() as i64)])
+            .await?;
+        let Some(row) = row else { return Ok(None) };
+        let record: ChallengeRecord = decode("challenges", &col::<String>(&row, 0)?)?;
+        Ok((record.kind == kind).then_some(record))
+    }
+
     /// One statement decides, on whichever node: the insert wins, or finds an unexpired row
     /// and returns nothing. An expired row for the same value is taken over.
     async fn first_use(&self, value: &str, expires_at: u64) -> StoreResult<bool> {
