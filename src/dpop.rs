@@ -78,6 +78,21 @@ fn invalid(why: impl Into<std::borrow::Cow<'static, str>>) -> OAuthError {
 }
 
 fn verify(app: &App, jwt: &str, expected: &Expected<'_>) -> Result<ProvenKey, OAuthError> {
+    let (claims, jwk) = read_proof(jwt)?;
+    check_claims(app, &claims, expected)?;
+    let jkt = thumbprint(&jwk).ok_or_else(|| invalid("the DPoP proof's jwk has no thumbprint"))?;
+    // Last, after everything else passed: spending the jti of a proof refused for another
+    // reason would let a bad proof burn a good one's id.
+    let expires = claims.iat + app.config.dpop_proof_max_age + LEEWAY;
+    if !app.dpop.first_use(&jkt, &claims.jti, expires)? {
+        return Err(invalid("this DPoP proof was already used (jti)"));
+    }
+    Ok(ProvenKey { jkt })
+}
+
+/// The proof's form and signature (RFC 9449 §4.3 steps 2-6): its claims and key, whatever
+/// the time and the request.
+fn read_proof(jwt: &str) -> Result<(ProofClaims, Jwk), OAuthError> {
     let header = jsonwebtoken::decode_header(jwt).map_err(|_| invalid("the DPoP proof is not a JWS with an accepted alg"))?;
     if header.typ.as_deref() != Some("dpop+jwt") {
         return Err(invalid("the DPoP proof's typ must be dpop+jwt"));
@@ -97,6 +112,11 @@ fn verify(app: &App, jwt: &str, expected: &Expected<'_>) -> Result<ProvenKey, OA
     let claims = jsonwebtoken::decode::<ProofClaims>(jwt, &key, &v)
         .map_err(|e| invalid(format!("the DPoP proof does not verify: {e}")))?
         .claims;
+    Ok((claims, jwk.clone()))
+}
+
+/// The proof's claims against this request (RFC 9449 §4.3 steps 8-12, replay aside).
+fn check_claims(app: &App, claims: &ProofClaims, expected: &Expected<'_>) -> Result<(), OAuthError> {
     if claims.htm != expected.method {
         return Err(invalid("the DPoP proof's htm is not this request's method"));
     }
@@ -118,14 +138,7 @@ fn verify(app: &App, jwt: &str, expected: &Expected<'_>) -> Result<ProvenKey, OA
     if app.config.dpop_nonce && !claims.nonce.as_deref().is_some_and(|n| app.dpop.nonce_is_current(n)) {
         return Err(OAuthError::invalid_request("a current DPoP-Nonce is required").code_as("use_dpop_nonce"));
     }
-    let jkt = thumbprint(jwk).ok_or_else(|| invalid("the DPoP proof's jwk has no thumbprint"))?;
-    // Last, after everything else passed: spending the jti of a proof refused for another
-    // reason would let a bad proof burn a good one's id.
-    let expires = claims.iat + app.config.dpop_proof_max_age + LEEWAY;
-    if !app.dpop.first_use(&jkt, &claims.jti, expires)? {
-        return Err(invalid("this DPoP proof was already used (jti)"));
-    }
-    Ok(ProvenKey { jkt })
+    Ok(())
 }
 
 /// RFC 7638 thumbprint (SHA-256, base64url) of a public JWK.
@@ -257,6 +270,29 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(thumbprint(&jwk).unwrap(), "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs");
+    }
+
+    /// RFC 9449 §4.1's example proof: its form and signature pass, its claims read back, its
+    /// key's thumbprint is the one RFC 9449 §6.1 binds; and §7.1's example `ath`.
+    #[test]
+    fn rfc9449_example_proof() {
+        let proof = concat!(
+            "eyJ0eXAiOiJkcG9wK2p3dCIsImFsZyI6IkVTMjU2IiwiandrIjp7Imt0eSI6IkVDIiwieCI6Imw4dEZyaHgtMz",
+            "R0VjNoUklDUkRZOXpDa0RscEJoRjQyVVFVZldWQVdCRnMiLCJ5IjoiOVZFNGpmX09rX282NHpiVFRsY3VOSmFq",
+            "SG10NnY5VERWclUwQ2R2R1JEQSIsImNydiI6IlAtMjU2In19.eyJqdGkiOiItQndDM0VTYzZhY2MybFRjIiwia",
+            "HRtIjoiUE9TVCIsImh0dSI6Imh0dHBzOi8vc2VydmVyLmV4YW1wbGUuY29tL3Rva2VuIiwiaWF0IjoxNTYyMjY",
+            "yNjE2fQ.2-GxA6T8lP4vfrg8v-FdWP0A0zdrj8igiMLvqRMUvwnQg4PtFLbdLXiOSsX0x7NVY-FNyJK70nfbV37",
+            "xRZT3Lg",
+        );
+        let (claims, jwk) = read_proof(proof).unwrap();
+        assert_eq!((claims.jti.as_str(), claims.htm.as_str(), claims.htu.as_str(), claims.iat), ("-BwC3ESc6acc2lTc", "POST", "https://server.example.com/token", 1562262616));
+        assert_eq!(thumbprint(&jwk).unwrap(), "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I");
+        assert_eq!(b64(&sha256(b"Kz~8mXK1EalYznwH-LC-1fBAo.4Ljp~zsPE_NeO.gxU")), "fUHyO2r2Z3DZ53EsNrWBb0xWXoaNy59IiKCAqksmQEo");
+        // One byte of the signature changed: refused.
+        let mut forged = proof.to_string();
+        let last = forged.pop().unwrap();
+        forged.push(if last == 'g' { 'h' } else { 'g' });
+        assert!(read_proof(&forged).is_err());
     }
 
     #[test]

@@ -174,6 +174,56 @@ pub fn rsa_sign_cost() -> Duration {
     samples[4]
 }
 
+/// Median cost of one signature of `alg` (RS256, PS256, ES256 or EdDSA; aws-lc-rs, key parsed
+/// once) on this machine, now: the quiet-loop baseline for servers that sign with it.
+pub fn sign_cost(alg: &str) -> Duration {
+    use aws_lc_rs::signature::{EcdsaKeyPair, Ed25519KeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
+    let rng = aws_lc_rs::rand::SystemRandom::new();
+    let sign: Box<dyn Fn()> = match alg {
+        "RS256" | "PS256" => return if alg == "RS256" { rsa_sign_cost() } else { rsa_pss_sign_cost() },
+        "ES256" => {
+            let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+            let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref()).unwrap();
+            Box::new(move || { std::hint::black_box(pair.sign(&rng, b"bench message").unwrap()); })
+        }
+        "EdDSA" => {
+            let pkcs8 = Ed25519KeyPair::generate_pkcs8(&rng).unwrap();
+            let pair = Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).unwrap();
+            Box::new(move || { std::hint::black_box(pair.sign(b"bench message")); })
+        }
+        other => panic!("no signing cost for {other}"),
+    };
+    let mut samples: Vec<Duration> = (0..9)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            for _ in 0..500 {
+                sign();
+            }
+            t.elapsed() / 500
+        })
+        .collect();
+    samples.sort();
+    samples[4]
+}
+
+fn rsa_pss_sign_cost() -> Duration {
+    let (_, pkcs8) = authrim::keys::SigningKey::generate().unwrap();
+    let pair = aws_lc_rs::rsa::KeyPair::from_pkcs8(&pkcs8).unwrap();
+    let rng = aws_lc_rs::rand::SystemRandom::new();
+    let mut sig = vec![0u8; 256];
+    let mut samples: Vec<Duration> = (0..9)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            for _ in 0..100 {
+                pair.sign(&aws_lc_rs::signature::RSA_PSS_SHA256, &rng, b"bench message", &mut sig).unwrap();
+            }
+            t.elapsed() / 100
+        })
+        .collect();
+    samples.sort();
+    samples[4]
+}
+
 pub const EXCHANGE_GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 /// The reference's four requested scopes, widest first.
 pub const EXCHANGE_SCOPES: [&str; 4] = ["openid profile email address phone", "openid profile email", "openid profile", "openid"];

@@ -182,6 +182,36 @@ mod tests {
         assert!(parse_jwks(&json!({"keys": [{"kty":"future","x":"y"}]})).unwrap().is_empty());
     }
 
+    /// The keys parse_jwks makes verify the RFCs' own signatures (jsonwebtoken's raw
+    /// verification, the one `signed::verify` goes through).
+    #[test]
+    fn rfc_signature_vectors_verify_with_the_parsed_keys() {
+        let vectors = [
+            // RFC 7515 Appendix A.3 (ES256).
+            (
+                json!({"kty": "EC", "crv": "P-256", "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", "y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}),
+                Algorithm::ES256,
+                "eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ",
+                "DtEhU3ljbEg8L38VWAfUAqOyKAM6-Xx-F4GawxaepmXFCgfTjDxw5djxLa8ISlSApmWQxfKTUJqPP3-Kg6NU1Q",
+            ),
+            // RFC 8037 Appendix A.4 (Ed25519).
+            (
+                json!({"kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}),
+                Algorithm::EdDSA,
+                "eyJhbGciOiJFZERTQSJ9.RXhhbXBsZSBvZiBFZDI1NTE5IHNpZ25pbmc",
+                "hgyY0il_MGCjP0JzlnLWG1PPOt7-09PGcvMg3AIbQR6dWbhijcNR4ki4iylGjg5BhVsPt9g7sVvpAr_MuM0KAg",
+            ),
+        ];
+        for (jwk, alg, input, sig) in vectors {
+            let keys = parse_jwks(&json!({"keys": [jwk]})).unwrap();
+            assert_eq!(keys.len(), 1);
+            assert!(jsonwebtoken::crypto::verify(sig, input.as_bytes(), &keys[0].key, alg).unwrap(), "{alg:?}");
+            let mut tampered = input.to_string();
+            tampered.push('x');
+            assert!(!jsonwebtoken::crypto::verify(sig, tampered.as_bytes(), &keys[0].key, alg).unwrap_or(false), "{alg:?}");
+        }
+    }
+
     #[test]
     fn empty_sets_clear() {
         assert!(is_empty_set(&json!({"keys": []})));

@@ -23,8 +23,7 @@
 // ARTIFACTS_DIR (screenshot and HTML on failure) and WAIT_MS. Output: one line of JSON, what
 // the browser saw. Any failed step exits 1 with the console, CSP reports and the page on stderr.
 import { chromium } from 'playwright-core';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { runAndReport } from './report.mjs';
 
 const env = (name) => {
   const value = process.env[name];
@@ -35,7 +34,6 @@ const ISSUER = env('ISSUER');
 const CALLBACK = env('CALLBACK');
 const URLS = JSON.parse(env('URLS'));
 const WAIT_MS = Number(process.env.WAIT_MS || 10000);
-const ARTIFACTS = process.env.ARTIFACTS_DIR;
 
 const watchdog = setTimeout(() => {
   process.stderr.write('browser test: gave up after 75 s\n');
@@ -203,29 +201,6 @@ async function main() {
   return out;
 }
 
-let code = 0;
-try {
-  const out = await main();
-  process.stdout.write(JSON.stringify(out) + '\n');
-} catch (e) {
-  code = 1;
-  process.stderr.write(`browser test failed: ${e.stack || e}\n`);
-  if (page) {
-    process.stderr.write(`at ${page.url()}\n`);
-    try {
-      const html = await page.content();
-      process.stderr.write(`page: ${html.slice(0, 3000)}\n`);
-      if (ARTIFACTS) {
-        writeFileSync(join(ARTIFACTS, 'failure.html'), html);
-        await page.screenshot({ path: join(ARTIFACTS, 'failure.png'), timeout: 5000 });
-        process.stderr.write(`screenshot and HTML in ${ARTIFACTS}\n`);
-      }
-    } catch (inner) {
-      process.stderr.write(`(no page content: ${inner.message})\n`);
-    }
-  }
-  process.stderr.write(`browser console, CSP reports, errors: ${JSON.stringify(seen, null, 1)}\n`);
-} finally {
+await runAndReport(main, () => ({ page, seen }), async () => {
   await browser?.close().catch(() => {});
-}
-process.exit(code);
+});

@@ -20,9 +20,10 @@
 // Output: one line of JSON, what the browser saw. Any failed step exits 1 with the browser's
 // console, CSP reports and the current page on stderr.
 import { chromium } from 'playwright-core';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runAndReport } from './report.mjs';
 import { randomBytes } from 'node:crypto';
 
 const env = (name) => {
@@ -34,7 +35,6 @@ const ISSUER = env('ISSUER');
 const CLIENTS = JSON.parse(env('CLIENTS'));
 const POST_LOGOUT = env('POST_LOGOUT_REDIRECT_URI');
 const WAIT_MS = Number(process.env.WAIT_MS || 10000);
-const ARTIFACTS = process.env.ARTIFACTS_DIR;
 
 // The whole program is bounded, whatever hangs.
 const watchdog = setTimeout(() => {
@@ -228,30 +228,7 @@ async function main() {
   return out;
 }
 
-let code = 0;
-try {
-  const out = await main();
-  process.stdout.write(JSON.stringify(out) + '\n');
-} catch (e) {
-  code = 1;
-  process.stderr.write(`browser test failed: ${e.stack || e}\n`);
-  if (page) {
-    process.stderr.write(`at ${page.url()}\n`);
-    try {
-      const html = await page.content();
-      process.stderr.write(`page: ${html.slice(0, 3000)}\n`);
-      if (ARTIFACTS) {
-        writeFileSync(join(ARTIFACTS, 'failure.html'), html);
-        await page.screenshot({ path: join(ARTIFACTS, 'failure.png'), timeout: 5000 });
-        process.stderr.write(`screenshot and HTML in ${ARTIFACTS}\n`);
-      }
-    } catch (inner) {
-      process.stderr.write(`(no page content: ${inner.message})\n`);
-    }
-  }
-  process.stderr.write(`browser console, CSP reports, errors: ${JSON.stringify(seen, null, 1)}\n`);
-} finally {
+await runAndReport(main, () => ({ page, seen }), async () => {
   await context?.close().catch(() => {});
   rmSync(profile, { recursive: true, force: true });
-}
-process.exit(code);
+});

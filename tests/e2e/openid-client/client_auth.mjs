@@ -22,7 +22,7 @@
 import http from 'node:http';
 import * as client from 'openid-client';
 import { exportJWK, generateKeyPair } from 'jose';
-import { env } from './rp.mjs';
+import { env, remapEd25519 } from './rp.mjs';
 
 const SCOPE = 'api.read';
 const ALGS = ['RS256', 'PS256', 'ES256', 'Ed25519'];
@@ -80,7 +80,6 @@ async function failure(promise) {
     return { error: e.error ?? null, status: e.status ?? null, code: e.code ?? null };
   }
 }
-const remapEd25519 = { [client.modifyAssertion]: (header) => { if (header.alg === 'Ed25519') header.alg = 'EdDSA'; } };
 
 // private_key_jwt, each key: a token, then introspection with the same authentication.
 const pkjwt = {};

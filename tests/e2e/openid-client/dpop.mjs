@@ -33,7 +33,7 @@
 // fails is reported (par.error) instead, and ends the program there.
 import * as client from 'openid-client';
 import { exportJWK, generateKeyPair } from 'jose';
-import { browser, env } from './rp.mjs';
+import { authorizationRequest, browser, env, remapEd25519 } from './rp.mjs';
 
 const redirectUri = env('REDIRECT_URI');
 const ALGS = (process.env.ALGS ?? '').split(',').filter(Boolean);
@@ -65,7 +65,6 @@ const config = await client.discovery(new URL(env('ISSUER')), env('CLIENT_ID'), 
 });
 client.enableNonRepudiationChecks(config);
 
-const remapEd25519 = { [client.modifyAssertion]: (header) => { if (header.alg === 'Ed25519') header.alg = 'EdDSA'; } };
 async function newKey(alg) {
   const keyPair = await generateKeyPair(alg);
   return { keyPair, jwk: await exportJWK(keyPair.publicKey) };
@@ -84,22 +83,7 @@ async function failure(promise) {
 }
 const since = (mark) => exchanges.slice(mark);
 
-// Fresh request parameters (PKCE, state, nonce) for one authorization.
-async function request(extra = {}) {
-  const verifier = client.randomPKCECodeVerifier();
-  return {
-    verifier,
-    params: {
-      redirect_uri: redirectUri,
-      scope: SCOPE,
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      state: client.randomState(),
-      nonce: client.randomNonce(),
-      ...extra,
-    },
-  };
-}
+const request = (extra = {}) => authorizationRequest(redirectUri, SCOPE, extra);
 
 // Through the browser to the code; the library checks state, nonce and the ID token.
 async function redeem(url, { verifier, params }, DPoP) {

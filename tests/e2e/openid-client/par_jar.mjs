@@ -25,7 +25,7 @@
 import { createInterface } from 'node:readline';
 import * as client from 'openid-client';
 import { exportJWK, generateKeyPair } from 'jose';
-import { browser, env } from './rp.mjs';
+import { authorizationRequest, browser, env, remapEd25519 } from './rp.mjs';
 
 const redirectUri = env('REDIRECT_URI');
 const SCOPE = 'openid email';
@@ -71,24 +71,9 @@ function configFor(clientId, auth) {
   };
   return { config, pushed };
 }
-const remapEd25519 = { [client.modifyAssertion]: (header) => { if (header.alg === 'Ed25519') header.alg = 'EdDSA'; } };
 const signingKey = (alg) => ({ key: keys[alg].key, kid: keys[alg].kid });
 
-// Fresh request parameters (PKCE, state, nonce) for one authorization.
-async function request() {
-  const verifier = client.randomPKCECodeVerifier();
-  return {
-    verifier,
-    params: {
-      redirect_uri: redirectUri,
-      scope: SCOPE,
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      state: client.randomState(),
-      nonce: client.randomNonce(),
-    },
-  };
-}
+const request = () => authorizationRequest(redirectUri, SCOPE);
 
 // From the authorization URL through the browser to the tokens, the library checking state,
 // nonce and the ID token on the way.

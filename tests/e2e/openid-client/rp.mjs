@@ -78,3 +78,25 @@ export function browser(redirectUri) {
   }
   return { jar, browse, authorize };
 }
+
+// openid-client names an Ed25519 key's JWS algorithm "Ed25519" (RFC 9864); Authrim accepts
+// "EdDSA", as its discovery says. Passed where the library signs (assertions, request
+// objects, DPoP proofs), it renames the header's alg.
+export const remapEd25519 = { [client.modifyAssertion]: (header) => { if (header.alg === 'Ed25519') header.alg = 'EdDSA'; } };
+
+// Fresh parameters for one authorization request (PKCE S256, state, nonce), and the verifier.
+export async function authorizationRequest(redirectUri, scope, extra = {}) {
+  const verifier = client.randomPKCECodeVerifier();
+  return {
+    verifier,
+    params: {
+      redirect_uri: redirectUri,
+      scope,
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state: client.randomState(),
+      nonce: client.randomNonce(),
+      ...extra,
+    },
+  };
+}

@@ -1,0 +1,37 @@
+// Shared by the browser programs: run `main`, print its JSON outcome on stdout, or, when it
+// throws, what the browser saw (the page, a screenshot under ARTIFACTS_DIR, console and CSP
+// reports) on stderr and exit 1. `state()` gives the current page and the seen reports;
+// `cleanup()` closes the browser.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export async function runAndReport(main, state, cleanup) {
+  const artifacts = process.env.ARTIFACTS_DIR;
+  let code = 0;
+  try {
+    const out = await main();
+    process.stdout.write(JSON.stringify(out) + '\n');
+  } catch (e) {
+    code = 1;
+    const { page, seen } = state();
+    process.stderr.write(`browser test failed: ${e.stack || e}\n`);
+    if (page) {
+      process.stderr.write(`at ${page.url()}\n`);
+      try {
+        const html = await page.content();
+        process.stderr.write(`page: ${html.slice(0, 3000)}\n`);
+        if (artifacts) {
+          writeFileSync(join(artifacts, 'failure.html'), html);
+          await page.screenshot({ path: join(artifacts, 'failure.png'), timeout: 5000 });
+          process.stderr.write(`screenshot and HTML in ${artifacts}\n`);
+        }
+      } catch (inner) {
+        process.stderr.write(`(no page content: ${inner.message})\n`);
+      }
+    }
+    process.stderr.write(`browser console, CSP reports, errors: ${JSON.stringify(seen, null, 1)}\n`);
+  } finally {
+    await cleanup();
+  }
+  process.exit(code);
+}
