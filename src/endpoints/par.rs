@@ -35,19 +35,23 @@ async fn handle(app: &App, headers: &HeaderMap, form: Result<FormParams, OAuthEr
     // The authenticated client is the request's client, whether or not it named itself.
     let mut params = params;
     params.set("client_id", client.id());
+    let params = params;
     // RFC 9449 §10.1: a DPoP proof sent with the push binds the code to its key.
     let expected = crate::dpop::Expected { method: "POST", url: &app.endpoint("/par"), access_token: None };
-    if let Some(proof) = crate::dpop::check(app, headers, &expected)? {
-        if params.get("dpop_jkt").is_some_and(|j| j != proof.jkt) {
-            return Err(OAuthError::invalid_request("dpop_jkt differs from the DPoP proof's key").code_as("invalid_dpop_proof"));
-        }
-        params.set("dpop_jkt", &proof.jkt);
-    }
-    let req = request::read(app, &params, request::Via::Pushed).await.map_err(|rejection| match rejection {
+    let proof = crate::dpop::check(app, headers, &expected)?;
+    let mut req = request::read(app, &params, request::Via::Pushed).await.map_err(|rejection| match rejection {
         request::Rejection::Page(message) => OAuthError::invalid_request(message),
         request::Rejection::Unredirectable(error) => error,
         request::Rejection::Redirect { error, .. } => error,
     })?;
+    // Applied to the request as read (a signed request object's parameters replace the
+    // form's, so setting the form's dpop_jkt would be lost).
+    if let Some(proof) = proof {
+        if req.dpop_jkt.as_ref().is_some_and(|j| *j != proof.jkt) {
+            return Err(OAuthError::invalid_request("dpop_jkt differs from the DPoP proof's key").code_as("invalid_dpop_proof"));
+        }
+        req.dpop_jkt = Some(proof.jkt);
+    }
     // Every client may push; until there is room again, no more requests are kept. A public
     // client authenticates with nothing, so without this anyone could fill the store.
     let held: usize = app.stores.challenges.shard_lens().iter().sum();

@@ -253,6 +253,22 @@ async fn dpop_jkt_binds_the_code_and_clients_can_require_proofs() {
     let p = b.finish_login(b.authorize(&[("client_id", "spa"), ("request_uri", &uri)]).await, "alice", PASSWORD).await;
     assert_eq!(token_with(&s, &[&k2.proof("POST", &url, None, json!({}))], None, &redeem(&p["code"])).await.1["error"], "invalid_grant");
 
+    // The same with a signed request object pushed (its parameters replace the form's; the
+    // proof's key still binds the code).
+    let signer = Signer::es256("ro");
+    s.client("spa-ro", json!({"token_endpoint_auth_method": "none", "jwks": crate::client_jwt::jwks(&[&signer])})).await;
+    let object = signer.sign(&json!({
+        "iss": "spa-ro", "aud": s.issuer(), "exp": now() + 300, "client_id": "spa-ro", "response_type": "code",
+        "redirect_uri": REDIRECT, "scope": "openid", "code_challenge": ch, "code_challenge_method": "S256", "state": "ro",
+    }));
+    let res = s.http.post(s.url("/par")).header("DPoP", k1.proof("POST", &s.url("/par"), None, json!({}))).form(&[("client_id", "spa-ro"), ("request", object.as_str())]).send().await.unwrap();
+    assert_eq!(res.status(), 201);
+    let uri = res.json::<Value>().await.unwrap()["request_uri"].as_str().unwrap().to_string();
+    let p = b.finish_login(b.authorize(&[("client_id", "spa-ro"), ("request_uri", &uri)]).await, "alice", PASSWORD).await;
+    let mut form = redeem(&p["code"]);
+    form[3] = ("client_id", "spa-ro");
+    assert_eq!(token_with(&s, &[&k2.proof("POST", &url, None, json!({}))], None, &form).await.1["error"], "invalid_grant");
+
     // A client that requires DPoP gets no token without a proof; a confidential client's
     // refresh token is not bound (its authentication binds it), its access tokens are.
     let (_, secret) = s.client("strict", json!({"dpop_bound_access_tokens": true, "grant_types": ["client_credentials"], "redirect_uris": [], "scope": "api"})).await;
