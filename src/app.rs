@@ -37,6 +37,8 @@ pub struct App {
     pub dpop: crate::dpop::DpopState,
     /// Keys pairwise subject identifiers (`tokens::subject`).
     pub pairwise_key: [u8; 32],
+    /// Clients named by a metadata document URL (`registry::documents`).
+    pub documents: crate::registry::documents::ClientDocuments,
 }
 
 pub type AppState = Arc<App>;
@@ -76,7 +78,12 @@ impl App {
         // validated, re-encoded request), so anything much larger is not ours.
         let sealer = Sealer::new(keys.derived_key("authrim interaction state v1"), 4 * config.max_authorization_request_bytes + 1024);
         let backchannel = crate::logout::backchannel::Outbox::new(std::time::Duration::from_secs(config.backchannel_logout_timeout))?;
-        let fetcher = crate::http::fetch::Fetcher::new(std::time::Duration::from_secs(config.fetch_timeout), config.fetch_max_bytes)?;
+        let fetcher = crate::http::fetch::Fetcher::new(
+            std::time::Duration::from_secs(config.fetch_timeout),
+            config.fetch_max_bytes,
+            config.fetch_allow_private_addresses,
+            config.max_concurrent_fetches,
+        )?;
         let dpop = crate::dpop::DpopState::new(
             keys.derived_key("authrim dpop nonce v1"),
             config.dpop_replay_max_entries,
@@ -88,6 +95,7 @@ impl App {
             dpop,
             fetcher,
             client_keys: Default::default(),
+            documents: Default::default(),
             backchannel,
             config,
             keys,
@@ -106,6 +114,36 @@ impl App {
     pub async fn close(&self) {
         self.audit.flush().await;
         self.db.close().await;
+    }
+
+    /// A client as known right now, without I/O: registered, or a document client seen
+    /// before. Code that starts a flow uses `resolve_client`, which may fetch a document.
+    pub fn client(&self, client_id: &str) -> Option<Arc<crate::registry::Client>> {
+        match crate::registry::documents::is_document_id(client_id) {
+            true => self.documents.cached(client_id),
+            false => self.registry.client(client_id),
+        }
+    }
+
+    /// The client `client_id` names: registered (`Ok(None)` if not), or a document client,
+    /// fetched when not fresh in memory.
+    pub async fn resolve_client(
+        &self,
+        client_id: &str,
+    ) -> Result<Option<Arc<crate::registry::Client>>, crate::registry::documents::DocumentError> {
+        match crate::registry::documents::is_document_id(client_id) {
+            true => self.documents.resolve(self, client_id).await.map(Some),
+            false => Ok(self.registry.client(client_id)),
+        }
+    }
+
+    /// Whether tokens issued to `client_id` may still be honoured: a registered client that
+    /// was not deleted, or a document client whose host the policy still accepts.
+    pub fn client_is_live(&self, client_id: &str) -> bool {
+        match crate::registry::documents::is_document_id(client_id) {
+            true => crate::registry::documents::check_url(self, client_id).is_ok(),
+            false => self.registry.client(client_id).is_some(),
+        }
     }
 
     pub fn issuer(&self) -> &str {

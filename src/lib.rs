@@ -27,6 +27,7 @@ pub mod metrics;
 pub mod node_sync;
 pub mod ratelimit;
 pub mod registry;
+pub mod resources;
 pub mod stores;
 pub mod tokens;
 pub mod util;

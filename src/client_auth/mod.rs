@@ -141,7 +141,11 @@ pub async fn authenticate(app: &App, headers: &HeaderMap, params: &Params, path:
         if matches!(presented, Presented::Basic { .. }) { e.with_challenge(Challenge::Basic) } else { e }
     };
     let failed = || refuse("client authentication failed".into());
-    let client = app.registry.client(presented.client_id()).ok_or_else(failed)?;
+    let client = match app.resolve_client(presented.client_id()).await {
+        Ok(found) => found.ok_or_else(failed)?,
+        Err(e) if e.is_transient() => return Err(OAuthError::temporarily_unavailable(e.to_string())),
+        Err(e) => return Err(refuse(e.to_string())),
+    };
     let method = method(client.auth_method()).ok_or_else(failed)?;
     match method.verify(&Context { app, path }, &client, &presented).await {
         Ok(()) => Ok(client),

@@ -50,7 +50,9 @@ fn metadata(app: &crate::app::App) -> serde_json::Value {
         "token_endpoint_auth_signing_alg_values_supported": &jwt_algs,
         "revocation_endpoint_auth_signing_alg_values_supported": &jwt_algs,
         "introspection_endpoint_auth_signing_alg_values_supported": &jwt_algs,
-        "scopes_supported": SUPPORTED_SCOPES,
+        "scopes_supported": SUPPORTED_SCOPES.iter().copied()
+            .chain(app.config.resource_servers.iter().flat_map(|rs| rs.scopes.keys().map(String::as_str)))
+            .collect::<std::collections::BTreeSet<_>>(),
         "response_types_supported": ["code"],
         "response_modes_supported": crate::endpoints::authorize::response::RESPONSE_MODES,
         "grant_types_supported": app.grants.names(),
@@ -78,6 +80,8 @@ fn metadata(app: &crate::app::App) -> serde_json::Value {
         "backchannel_logout_session_supported": true,
         "frontchannel_logout_supported": true,
         "frontchannel_logout_session_supported": true,
+        // draft-ietf-oauth-client-id-metadata-document §5.
+        "client_id_metadata_document_supported": app.config.document_policy() != crate::config::agents::DocumentPolicy::Off,
     })
 }
 

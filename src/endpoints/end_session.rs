@@ -125,7 +125,7 @@ fn validate(app: &App, p: &Params) -> Result<(LogoutRequest, Hints), String> {
         (None, None) => None,
     };
     let client = match &client_id {
-        Some(id) => Some(app.registry.client(id).ok_or("The application that sent you here is not registered.")?),
+        Some(id) => Some(app.client(id).ok_or("The application that sent you here is not registered.")?),
         None => None,
     };
     let post_logout_redirect_uri = match p.get("post_logout_redirect_uri") {

@@ -35,7 +35,7 @@ pub async fn login(
         Ok(taken) => taken,
         Err(res) => return *res,
     };
-    if app.registry.client(&req.client_id).is_none() {
+    if app.client(&req.client_id).is_none() {
         return error_page(StatusCode::BAD_REQUEST, "The application that sent you here is no longer registered.");
     }
 

@@ -34,7 +34,7 @@ async fn handle(app: &App, headers: &HeaderMap, form: Result<FormParams, OAuthEr
     let inactive = json!({ "active": false });
     match classify(app, token, params.get("token_type_hint")).await? {
         Known::Access(claims) => {
-            if is_revoked(app, &claims).await? || !subject_active(app, &claims) {
+            if is_revoked(app, &claims).await? || !subject_active(app, &claims) || !meant_for(app, &caller, &claims) {
                 return Ok(inactive);
             }
             Ok(describe_access(app, claims))
@@ -58,12 +58,20 @@ async fn handle(app: &App, headers: &HeaderMap, form: Result<FormParams, OAuthEr
     }
 }
 
+/// RFC 7662 §4 lets the server tell a caller that a token is not for it: a registered resource
+/// server introspecting (as its `client_id`) learns only of tokens whose audience it is, so it
+/// cannot be fooled into honouring a token meant for another resource.
+fn meant_for(app: &App, caller: &crate::registry::Client, claims: &AccessTokenClaims) -> bool {
+    let mut own = app.config.resource_servers.iter().filter(|rs| rs.client_id.as_deref() == Some(caller.id())).peekable();
+    own.peek().is_none() || own.any(|rs| claims.aud.iter().any(|a| a == &rs.uri))
+}
+
 /// A user token needs its user to exist and be enabled; a client token (`sub` = client) its client.
 fn subject_active(app: &App, claims: &AccessTokenClaims) -> bool {
     let Some(id) = claims.subject_id(app) else { return false };
     match app.registry.user(&id) {
         Some(u) => !u.disabled,
-        None => claims.sub == claims.client_id && app.registry.client(&claims.client_id).is_some(),
+        None => claims.sub == claims.client_id && app.client(&claims.client_id).is_some(),
     }
 }
 

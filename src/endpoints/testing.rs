@@ -239,6 +239,7 @@ async fn bulk_codes(State(app): State<AppState>, Body(body): Body) -> TestResult
                 acr: Some(ACR_PASSWORD.into()),
                 claims: None,
                 dpop_jkt: None,
+                resources: vec![],
             });
         }
     }
@@ -351,6 +352,7 @@ async fn mint_refresh(app: &App, c: &clients::Client, sub: Option<&str>, req: &T
         acr: None,
         userinfo_claims: Vec::new(),
         jkt: None,
+        resources: vec![],
     };
     Ok(app.stores.refresh.create(&crate::stores::refresh::new_family_id(), new).await?)
 }

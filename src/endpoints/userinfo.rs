@@ -71,7 +71,7 @@ async fn handle(
     let (token, scheme) = access_token(method, headers, body)?;
     let dpop_challenge = |e: OAuthError| if scheme == Scheme::Dpop { e.with_challenge(crate::dpop::challenge()) } else { e };
     let claims = verify_access_token(app, &token).map_err(|_| dpop_challenge(OAuthError::invalid_token("the access token is invalid or expired")))?;
-    *served = app.registry.client(&claims.client_id).map(ServedClient);
+    *served = app.client(&claims.client_id).map(ServedClient);
     // RFC 9449 §7: a bound token only with the DPoP scheme and a proof of its key; the DPoP
     // scheme only for a bound token.
     match (scheme, claims.jkt()) {

@@ -93,6 +93,8 @@ impl GrantHandler for AuthorizationCodeGrant {
             .filter(|u| !u.disabled)
             .ok_or_else(|| OAuthError::invalid_grant("the user of this authorization no longer exists or is disabled"))?;
 
+        // RFC 8707 §2.2: the token request may pick among the authorized resources.
+        let audience = crate::resources::narrow(&grant.resources, params.get_all("resource"))?;
         let userinfo_claims = claims_request::requested(grant.claims.as_ref(), "userinfo");
         // OpenID Connect Core §11: a refresh token for offline use only when offline_access was granted.
         let offline = split_list(&grant.scope).any(|s| s == "offline_access");
@@ -109,6 +111,7 @@ impl GrantHandler for AuthorizationCodeGrant {
                     // RFC 9449 §5: a public client's refresh tokens are bound to its DPoP key
                     // (a confidential client's are bound to it by its authentication).
                     jkt: dpop.filter(|_| client.is_public()).map(|k| k.jkt.clone()),
+                    resources: grant.resources.clone(),
                 };
                 Some(app.stores.refresh.create(&grant_id, new).await?)
             }
@@ -131,6 +134,7 @@ impl GrantHandler for AuthorizationCodeGrant {
                 exp,
                 refresh_token,
                 dpop,
+                audience,
             },
         )
     }

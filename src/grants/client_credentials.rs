@@ -23,8 +23,8 @@ impl GrantHandler for ClientCredentialsGrant {
         if client.is_public() {
             return Err(OAuthError::unauthorized_client("client credentials need a confidential client"));
         }
-        let scope = machine_scope(client, params.get("scope"))?;
-        let audience = allowed_targets(client, params)?;
+        let audience = allowed_targets(app, client, params)?;
+        let scope = machine_scope(app, client, &audience, params.get("scope"))?;
         let (jti, exp) = tokens::new_token_id(app);
         let spec = AccessTokenSpec {
             sub: client.id(),
@@ -55,7 +55,7 @@ impl GrantHandler for ClientCredentialsGrant {
 
 /// The requested scopes, all of which the client must be allowed and none of which may speak
 /// for a user. No scope requested: every non-user scope the client has.
-fn machine_scope(client: &Client, requested: Option<&str>) -> OAuthResult<String> {
+fn machine_scope(app: &App, client: &Client, resources: &[String], requested: Option<&str>) -> OAuthResult<String> {
     let mut out: Vec<&str> = Vec::new();
     match requested {
         Some(r) => {
@@ -63,7 +63,7 @@ fn machine_scope(client: &Client, requested: Option<&str>) -> OAuthResult<String
                 if USER_SCOPES.contains(&s) {
                     return Err(OAuthError::invalid_scope(format!("scope {s:?} needs a user; not available with client credentials")));
                 }
-                if !client.allows_scope(s) {
+                if !crate::resources::allows_scope(app, client, s, resources) {
                     return Err(OAuthError::invalid_scope(format!("scope {s:?} is not allowed for this client")));
                 }
                 if !out.contains(&s) {

@@ -97,6 +97,8 @@ pub struct Issuance<'a> {
     pub refresh_token: Option<String>,
     /// The DPoP key the access token is bound to.
     pub dpop: Option<&'a ProvenKey>,
+    /// RFC 8707: the resources the access token is for (`aud`); empty: Authrim's userinfo.
+    pub audience: Vec<String>,
 }
 
 /// RFC 9449 §5: `DPoP` for a token bound to a key, else `Bearer`.
@@ -117,7 +119,7 @@ pub fn issue_tokens(app: &App, i: Issuance<'_>) -> OAuthResult<TokenResponse> {
             sid: Some(i.sid),
             userinfo_claims: i.userinfo_claims,
             grant_id: i.grant_id,
-            audience: Vec::new(),
+            audience: i.audience,
             act: None,
             may_act: None,
             jkt: i.dpop.map(|k| k.jkt.as_str()),
@@ -156,7 +158,7 @@ pub fn issue_tokens(app: &App, i: Issuance<'_>) -> OAuthResult<TokenResponse> {
 /// The audiences a token may carry: each requested `audience` and `resource` must be in the
 /// client's allowed lists (RFC 8693 §2.2.2 `invalid_target` otherwise). None requested: the
 /// default resource.
-pub fn allowed_targets(client: &Client, params: &Params) -> OAuthResult<Vec<String>> {
+pub fn allowed_targets(app: &App, client: &Client, params: &Params) -> OAuthResult<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
     for a in params.get_all("audience") {
         if !client.meta.allowed_audiences.iter().any(|x| x == a) {
@@ -166,13 +168,9 @@ pub fn allowed_targets(client: &Client, params: &Params) -> OAuthResult<Vec<Stri
             out.push(a.clone());
         }
     }
-    for r in params.get_all("resource") {
-        crate::registry::clients::validate_resource(r).map_err(OAuthError::invalid_target)?;
-        if !client.meta.allowed_resources.iter().any(|x| x == r) {
-            return Err(OAuthError::invalid_target(format!("resource {r:?} is not allowed for this client")));
-        }
-        if !out.contains(r) {
-            out.push(r.clone());
+    for r in crate::resources::allowed(app, client, params.get_all("resource"))? {
+        if !out.contains(&r) {
+            out.push(r);
         }
     }
     Ok(out)

@@ -47,6 +47,8 @@ impl GrantHandler for RefreshTokenGrant {
             return Err(invalid());
         };
         let scope = narrowed_scope(&family.scope, params.get("scope"))?;
+        // RFC 8707 §2.2: a refresh may ask for fewer of the granted resources, never others.
+        let audience = crate::resources::narrow(&family.resources, params.get_all("resource"))?;
         // RFC 9449 §5: a family bound to a DPoP key refreshes only with a proof of that key; a
         // public client's unbound family is bound by its first proof (from then on, always).
         let bound = match (&family.jkt, dpop) {
@@ -85,6 +87,7 @@ impl GrantHandler for RefreshTokenGrant {
                 exp,
                 refresh_token: Some(refresh_token),
                 dpop,
+                audience,
             },
         )
     }

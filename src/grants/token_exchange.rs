@@ -82,7 +82,7 @@ impl GrantHandler for TokenExchangeGrant {
         if !policy.subject_token_types.iter().any(|t| t == subject_type) {
             return Err(OAuthError::invalid_request(format!("subject_token_type {subject_type:?} is not accepted for this client")));
         }
-        let audience = allowed_targets(client, params)?;
+        let audience = allowed_targets(app, client, params)?;
 
         let subject = validate(app, client, Role::Subject, subject_token, subject_type).await?;
         let actor = match actor {
@@ -188,7 +188,7 @@ async fn validate(app: &App, client: &Client, role: Role, token: &str, token_typ
             if let Some(uid) = c.get("uid").and_then(Value::as_str).map(str::to_string) {
                 let user = crate::tokens::subject::open_user(app, &uid).ok_or_else(invalid)?;
                 c.insert("sub".into(), user.into());
-            } else if c.get("aud").and_then(Value::as_str).and_then(|a| app.registry.client(a)).as_deref().and_then(crate::tokens::subject::sector).is_some() {
+            } else if c.get("aud").and_then(Value::as_str).and_then(|a| app.client(a)).as_deref().and_then(crate::tokens::subject::sector).is_some() {
                 return Err(OAuthError::invalid_request(format!("the {} names its user by a pairwise sub, which cannot be exchanged", role.name())));
             }
             let str_claim = |k: &str| c.get(k).and_then(Value::as_str).map(str::to_string);
@@ -242,7 +242,7 @@ async fn validate(app: &App, client: &Client, role: Role, token: &str, token_typ
     // The party must still exist: an enabled user, or (for client tokens) a registered client.
     let alive = match app.registry.user(&party.sub) {
         Some(u) => !u.disabled,
-        None => party.client_id.as_deref() == Some(party.sub.as_str()) && app.registry.client(&party.sub).is_some(),
+        None => party.client_id.as_deref() == Some(party.sub.as_str()) && app.client(&party.sub).is_some(),
     };
     if !alive {
         return Err(invalid());

@@ -1,8 +1,15 @@
-//! Outgoing GETs of documents a client names (its `jwks_uri`; later request objects and
-//! client metadata documents): bounded in time and size, no redirects, JSON only. The URL's
-//! scheme was checked when it was registered (https, or http on a loopback host).
+//! Outgoing GETs of documents a client names (its `jwks_uri`, `sector_identifier_uri`, its
+//! Client ID Metadata Document; a trusted issuer's keys): bounded in time and size, no
+//! redirects, no proxies, JSON only, and (unless `fetch_allow_private_addresses`) never to a
+//! loopback, private, link-local or otherwise non-public address: the name is resolved by our
+//! own resolver, which drops such addresses, and an address written in the URL is checked
+//! before anything is sent. A document URL is chosen by whoever registers a client, so without
+//! this any visitor could make the server probe the network it sits in (SSRF).
 
 use bytes::BytesMut;
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
@@ -15,49 +22,234 @@ pub enum FetchError {
     TooLarge(usize),
     #[error("the document is not JSON: {0}")]
     NotJson(String),
+    #[error("the URL is not allowed: {0}")]
+    Forbidden(String),
+    #[error("too many documents are being fetched; try again")]
+    Busy,
+}
+
+/// A fetched JSON document and what its response said about caching it.
+pub struct Fetched {
+    pub json: serde_json::Value,
+    /// `Cache-Control: max-age` (or `s-maxage`), if given; 0 for `no-store` / `no-cache`.
+    pub max_age: Option<u64>,
 }
 
 pub struct Fetcher {
     http: reqwest::Client,
     max_bytes: usize,
+    allow_private: bool,
+    /// Fetches in flight at once (`max_concurrent_fetches`): a flood of requests naming new
+    /// documents must not turn into a flood of outgoing connections.
+    slots: tokio::sync::Semaphore,
 }
 
 impl Fetcher {
-    pub fn new(timeout: Duration, max_bytes: usize) -> anyhow::Result<Self> {
+    pub fn new(timeout: Duration, max_bytes: usize, allow_private: bool, max_concurrent: usize) -> anyhow::Result<Self> {
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(timeout)
             // A redirect could lead anywhere, a private address included; the registered URL
             // is the document's address.
             .redirect(reqwest::redirect::Policy::none())
+            // A proxy would resolve the name itself, past our resolver's checks.
+            .no_proxy()
+            .dns_resolver(Arc::new(PublicOnly { allow_private }))
             .user_agent(concat!("authrim/", env!("CARGO_PKG_VERSION")))
             .build()?;
-        Ok(Self { http, max_bytes })
+        Ok(Self { http, max_bytes, allow_private, slots: tokio::sync::Semaphore::new(max_concurrent) })
+    }
+
+    /// Whether non-public addresses may be fetched (tests, private deployments).
+    pub fn allows_private(&self) -> bool {
+        self.allow_private
     }
 
     /// GET `url` and parse the body as JSON, reading at most `max_bytes` of it.
     pub async fn get_json(&self, url: &str) -> Result<serde_json::Value, FetchError> {
+        self.get(url).await.map(|f| f.json)
+    }
+
+    /// GET `url` as `get_json` does, with the response's caching directives.
+    pub async fn get(&self, url: &str) -> Result<Fetched, FetchError> {
+        let parsed = url::Url::parse(url).map_err(|_| FetchError::Forbidden("not an absolute URL".into()))?;
+        self.check_url(&parsed)?;
+        let _slot = self.slots.try_acquire().map_err(|_| FetchError::Busy)?;
         let mut res = self
             .http
-            .get(url)
+            .get(parsed)
             .header(reqwest::header::ACCEPT, "application/json")
             .send()
             .await
-            .map_err(|e| FetchError::Transport(e.without_url().to_string()))?;
+            .map_err(|e| FetchError::Transport(transport_message(&e)))?;
         if !res.status().is_success() {
             return Err(FetchError::Status(res.status().as_u16()));
         }
         if res.content_length().is_some_and(|n| n > self.max_bytes as u64) {
             return Err(FetchError::TooLarge(self.max_bytes));
         }
+        let max_age = res.headers().get(reqwest::header::CACHE_CONTROL).and_then(|v| v.to_str().ok()).and_then(cache_max_age);
         // The declared length may be absent or false: count what arrives.
         let mut body = BytesMut::new();
-        while let Some(chunk) = res.chunk().await.map_err(|e| FetchError::Transport(e.without_url().to_string()))? {
+        while let Some(chunk) = res.chunk().await.map_err(|e| FetchError::Transport(transport_message(&e)))? {
             if body.len() + chunk.len() > self.max_bytes {
                 return Err(FetchError::TooLarge(self.max_bytes));
             }
             body.extend_from_slice(&chunk);
         }
-        serde_json::from_slice(&body).map_err(|e| FetchError::NotJson(e.to_string()))
+        let json = serde_json::from_slice(&body).map_err(|e| FetchError::NotJson(e.to_string()))?;
+        Ok(Fetched { json, max_age })
+    }
+
+    /// The scheme, and an address written as the host (the resolver never sees those).
+    fn check_url(&self, url: &url::Url) -> Result<(), FetchError> {
+        if !matches!(url.scheme(), "https" | "http") {
+            return Err(FetchError::Forbidden(format!("scheme {:?}", url.scheme())));
+        }
+        let literal = match url.host() {
+            Some(url::Host::Ipv4(a)) => Some(IpAddr::V4(a)),
+            Some(url::Host::Ipv6(a)) => Some(IpAddr::V6(a)),
+            Some(url::Host::Domain(_)) => None,
+            None => return Err(FetchError::Forbidden("no host".into())),
+        };
+        if let Some(ip) = literal.filter(|ip| !self.allow_private && !is_public(*ip)) {
+            return Err(FetchError::Forbidden(format!("{ip} is not a public address")));
+        }
+        Ok(())
+    }
+}
+
+/// The innermost cause's text, without the URL (which may carry a client's path).
+fn transport_message(e: &reqwest::Error) -> String {
+    let mut source: &dyn std::error::Error = e;
+    while let Some(next) = source.source() {
+        source = next;
+    }
+    if e.is_timeout() { "timed out".into() } else { source.to_string() }
+}
+
+/// RFC 9111 §5.2.2: the lifetime a response allows, in seconds.
+fn cache_max_age(value: &str) -> Option<u64> {
+    let mut max_age = None;
+    for directive in value.split(',').map(str::trim) {
+        let (name, arg) = directive.split_once('=').map_or((directive, None), |(n, a)| (n.trim(), Some(a.trim().trim_matches('"'))));
+        match name.to_ascii_lowercase().as_str() {
+            "no-store" | "no-cache" => return Some(0),
+            "s-maxage" | "max-age" => {
+                if let Some(n) = arg.and_then(|a| a.parse::<u64>().ok()) {
+                    max_age = Some(max_age.map_or(n, |m: u64| m.min(n)));
+                }
+            }
+            _ => {}
+        }
+    }
+    max_age
+}
+
+/// Resolves names as the system does, then keeps public addresses only.
+struct PublicOnly {
+    allow_private: bool,
+}
+
+impl Resolve for PublicOnly {
+    fn resolve(&self, name: Name) -> Resolving {
+        let allow_private = self.allow_private;
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let kept: Vec<SocketAddr> = found.into_iter().filter(|a| allow_private || is_public(a.ip())).collect();
+            if kept.is_empty() {
+                return Err(format!("{host} has no public address").into());
+            }
+            Ok(Box::new(kept.into_iter()) as Addrs)
+        })
+    }
+}
+
+/// Whether `ip` is an ordinary public unicast address: not loopback, private (RFC 1918, RFC
+/// 4193), link-local, shared (RFC 6598), documentation, benchmarking, multicast, reserved or
+/// unspecified. IPv6 forms that carry an IPv4 address (mapped, NAT64) are judged by it.
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(a) => is_public_v4(a),
+        IpAddr::V6(a) => {
+            if let Some(v4) = a.to_ipv4_mapped() {
+                return is_public_v4(v4);
+            }
+            let s = a.segments();
+            // 64:ff9b::/96 (RFC 6052 NAT64) and 64:ff9b:1::/48 (RFC 8215): the embedded IPv4.
+            if s[0] == 0x64 && s[1] == 0xff9b {
+                let [.., a1, a2, a3, a4] = a.octets();
+                return s[2] == 0 && is_public_v4(Ipv4Addr::new(a1, a2, a3, a4));
+            }
+            !(a.is_unspecified()
+                || a.is_loopback()
+                || a.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00 // unique local fc00::/7
+                || (s[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
+                || (s[0] & 0xffc0) == 0xfec0 // site-local fec0::/10 (deprecated)
+                || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
+                || (s[0] == 0x2001 && s[1] < 0x0200) // IETF protocol assignments (Teredo, ORCHID...)
+                || s[0..6] == [0; 6] && a != Ipv6Addr::UNSPECIFIED) // IPv4-compatible ::a.b.c.d
+        }
+    }
+}
+
+fn is_public_v4(a: Ipv4Addr) -> bool {
+    let [o1, o2, o3, _] = a.octets();
+    !(a.is_unspecified()
+        || a.is_loopback()
+        || a.is_private()
+        || a.is_link_local()
+        || a.is_broadcast()
+        || a.is_multicast()
+        || a.is_documentation()
+        || o1 == 0 // "this network"
+        || (o1 == 100 && (o2 & 0xc0) == 64) // shared address space 100.64/10
+        || (o1 == 192 && o2 == 0 && o3 == 0) // IETF protocol assignments 192.0.0/24
+        || (o1 == 198 && (o2 & 0xfe) == 18) // benchmarking 198.18/15
+        || o1 >= 240) // reserved 240/4
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_public_addresses_pass() {
+        for private in [
+            "127.0.0.1", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1",
+            "0.0.0.0", "0.1.2.3", "255.255.255.255", "224.0.0.1", "192.0.2.1", "198.18.0.1", "240.0.0.1", "192.0.0.8",
+            "::1", "::", "fc00::1", "fd12::1", "fe80::1", "ff02::1", "2001:db8::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1",
+            "64:ff9b::a9fe:a9fe", "::127.0.0.1", "fec0::1", "2001::1",
+        ] {
+            assert!(!is_public(private.parse().unwrap()), "{private} must be refused");
+        }
+        for public in ["8.8.8.8", "1.1.1.1", "172.32.0.1", "100.128.0.1", "2606:4700::1111", "::ffff:8.8.8.8", "64:ff9b::808:808"] {
+            assert!(is_public(public.parse().unwrap()), "{public} is public");
+        }
+    }
+
+    #[test]
+    fn cache_control_lifetimes() {
+        assert_eq!(cache_max_age("public, max-age=600"), Some(600));
+        assert_eq!(cache_max_age("max-age=600, s-maxage=60"), Some(60));
+        assert_eq!(cache_max_age("no-store"), Some(0));
+        assert_eq!(cache_max_age("max-age=60, no-cache"), Some(0));
+        assert_eq!(cache_max_age("private"), None);
+        assert_eq!(cache_max_age("max-age=abc"), None);
+    }
+
+    #[tokio::test]
+    async fn private_literals_and_names_are_refused_unless_allowed() {
+        let f = Fetcher::new(Duration::from_secs(2), 1024, false, 4).unwrap();
+        for url in ["http://127.0.0.1:9/x", "https://[::1]/x", "http://169.254.169.254/latest/meta-data", "http://localhost:9/x"] {
+            let e = f.get_json(url).await.unwrap_err();
+            assert!(
+                matches!(&e, FetchError::Forbidden(_)) || e.to_string().contains("no public address"),
+                "{url}: {e}"
+            );
+        }
+        assert!(matches!(f.get_json("file:///etc/passwd").await, Err(FetchError::Forbidden(_))));
     }
 }

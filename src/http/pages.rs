@@ -89,14 +89,41 @@ pub fn login(p: LoginPage<'_>) -> Response {
     )
 }
 
-pub fn consent(challenge: &str, client_name: &str, username: &str, scopes: &[&str]) -> Response {
-    let items: String = scopes.iter().map(|s| format!("<li>{}</li>", e(scope_description(s)))).collect();
+/// What the consent page asks about.
+pub struct ConsentPage<'a> {
+    pub challenge: &'a str,
+    pub client_name: &'a str,
+    /// A client known only by its metadata document's URL: the host that document is on,
+    /// so the user sees who is asking, whatever name the document claims.
+    pub client_host: Option<&'a str>,
+    pub username: &'a str,
+    /// (scope, the words a resource server gave for it, if any).
+    pub scopes: Vec<(&'a str, Option<&'a str>)>,
+    /// (name, URI) of each resource the access is for.
+    pub resources: Vec<(&'a str, &'a str)>,
+}
+
+pub fn consent(p: ConsentPage<'_>) -> Response {
+    let items: String =
+        p.scopes.iter().map(|(s, described)| format!("<li>{}</li>", e(described.unwrap_or_else(|| scope_description(s))))).collect();
+    let host = p
+        .client_host
+        .map(|h| format!("<p class=\"muted\">This application is not registered here; it is identified by its address on <strong>{}</strong>.</p>", e(h)))
+        .unwrap_or_default();
+    let resources = match p.resources.is_empty() {
+        true => String::new(),
+        false => format!(
+            "<p>With access to:</p><ul>{}</ul>",
+            p.resources.iter().map(|(name, uri)| format!("<li>{} <span class=\"muted\">({})</span></li>", e(name), e(uri))).collect::<String>()
+        ),
+    };
+    let (challenge, username, client_name) = (p.challenge, p.username, p.client_name);
     html(
         StatusCode::OK,
         "Allow access",
         &format!(
-            "<h1>Allow {client} access?</h1><p class=\"muted\">Signed in as {user}</p>\
-             <p>{client} asks to:</p><ul>{items}</ul>\
+            "<h1>Allow {client} access?</h1><p class=\"muted\">Signed in as {user}</p>{host}\
+             <p>{client} asks to:</p><ul>{items}</ul>{resources}\
              <form method=\"post\" action=\"/consent\">\
              <input type=\"hidden\" name=\"challenge\" value=\"{challenge}\">\
              <button type=\"submit\" name=\"decision\" value=\"allow\">Allow</button> \

@@ -185,7 +185,7 @@ async fn claim(app: &App, limit: usize) -> StoreResult<Vec<Due>> {
 
 /// Send one token and record the outcome.
 async fn deliver(app: &App, row: Due) {
-    let Some(uri) = app.registry.client(&row.client_id).and_then(|c| c.meta.backchannel_logout_uri.clone()) else {
+    let Some(uri) = app.client(&row.client_id).and_then(|c| c.meta.backchannel_logout_uri.clone()) else {
         // The client is gone or no longer asks to be told: nothing to deliver.
         finish(app, &row, "dropped", None).await;
         return;

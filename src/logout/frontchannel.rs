@@ -12,7 +12,7 @@ pub fn iframe_urls(app: &App, session: &Session) -> Vec<String> {
     session
         .clients
         .iter()
-        .filter_map(|id| app.registry.client(id))
+        .filter_map(|id| app.client(id))
         .filter_map(|c| c.meta.frontchannel_logout_uri.clone())
         .filter_map(|uri| {
             let mut url = url::Url::parse(&uri).ok()?;

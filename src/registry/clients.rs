@@ -370,8 +370,28 @@ pub fn supported_grant_types() -> &'static [&'static str] {
 
 /// Build a new client from `input`; returns it with its plain secret (confidential clients).
 pub fn new_client(input: ClientInput, vault: &Vault) -> Result<(Client, Option<String>), String> {
+    let meta = metadata_of(input);
+    validate_id(&meta.client_id)?;
+    validate(&meta)?;
+    let (secret, hash, sealed) = new_secret(&meta.token_endpoint_auth_method, &meta.client_id, vault);
+    Ok((Client::build(meta, hash, sealed), secret))
+}
+
+/// A client described by a Client ID Metadata Document at `url` (`registry::documents`): its
+/// id is the URL, and it has no secret.
+pub fn document_client(mut input: ClientInput, url: &str) -> Result<Client, String> {
+    input.client_id = Some(url.to_string());
+    let meta = metadata_of(input);
+    if has_secret(&meta.token_endpoint_auth_method) {
+        return Err("a document client has no secret".into());
+    }
+    validate(&meta)?;
+    Ok(Client::build(meta, None, None))
+}
+
+fn metadata_of(input: ClientInput) -> ClientMetadata {
     let method = input.token_endpoint_auth_method.clone().unwrap_or_else(|| AUTH_BASIC.into());
-    let meta = ClientMetadata {
+    ClientMetadata {
         client_id: input.client_id.clone().unwrap_or_else(|| format!("client_{}", &random_token()[..22])),
         client_name: input.client_name.clone().filter(|n| !n.is_empty()),
         redirect_uris: input.redirect_uris.clone().unwrap_or_default(),
@@ -407,10 +427,7 @@ pub fn new_client(input: ClientInput, vault: &Vault) -> Result<(Client, Option<S
         contacts: input.contacts.clone().unwrap_or_default(),
         application_type: input.application_type.clone().filter(|u| !u.is_empty()),
         client_id_issued_at: now(),
-    };
-    validate(&meta)?;
-    let (secret, hash, sealed) = new_secret(&meta.token_endpoint_auth_method, &meta.client_id, vault);
-    Ok((Client::build(meta, hash, sealed), secret))
+    }
 }
 
 /// Apply `input` to an existing client. A change of authentication method that needs a secret
@@ -479,12 +496,15 @@ pub fn rotate_secret(existing: &Client, vault: &Vault) -> Result<(Client, String
     Ok((Client::build(existing.meta.clone(), hash, sealed).keep_registration_token(existing), secret))
 }
 
-fn validate(meta: &ClientMetadata) -> Result<(), String> {
-    if meta.client_id.is_empty() || meta.client_id.len() > 128
-        || !meta.client_id.bytes().all(|b| b.is_ascii_graphic() && b != b':' && b != b'%')
-    {
+/// A registered client's id: no ':' keeps it apart from document clients' URLs.
+fn validate_id(client_id: &str) -> Result<(), String> {
+    if client_id.is_empty() || client_id.len() > 128 || !client_id.bytes().all(|b| b.is_ascii_graphic() && b != b':' && b != b'%') {
         return Err("client_id must be 1-128 printable ASCII characters without ':' or '%'".into());
     }
+    Ok(())
+}
+
+fn validate(meta: &ClientMetadata) -> Result<(), String> {
     if !AUTH_METHODS.contains(&meta.token_endpoint_auth_method.as_str()) {
         return Err(format!("token_endpoint_auth_method must be one of {}", AUTH_METHODS.join(", ")));
     }

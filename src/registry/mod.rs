@@ -4,6 +4,7 @@
 //! the CLI) by the notifications `record_change` sends, with a full reload on reconnect.
 
 pub mod clients;
+pub mod documents;
 pub mod initial_access;
 pub mod users;
 

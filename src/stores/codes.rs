@@ -24,6 +24,9 @@ pub struct CodeGrant {
     /// RFC 9449 §10: the key thumbprint the code must be redeemed with (`dpop_jkt`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dpop_jkt: Option<String>,
+    /// RFC 8707: the resources the authorization was for; the tokens' audience.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<String>,
 }
 
 /// A token issued from a code, remembered so that a reuse of the code can revoke it.
@@ -156,6 +159,7 @@ mod tests {
             acr: None,
             claims: None,
             dpop_jkt: None,
+            resources: vec![],
         };
         let code = s.issue(grant, 60).await.unwrap();
         journal.shutdown().await;

@@ -168,6 +168,7 @@ fn new_family(user: &str) -> NewFamily {
         acr: None,
         userinfo_claims: vec![],
         jkt: None,
+        resources: vec![],
     }
 }
 

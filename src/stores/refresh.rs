@@ -29,6 +29,8 @@ pub struct NewFamily {
     pub userinfo_claims: Vec<String>,
     /// RFC 9449 §5: the DPoP key a public client's refresh tokens are bound to.
     pub jkt: Option<String>,
+    /// RFC 8707: the resources granted; a refresh may narrow them, never widen.
+    pub resources: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -45,6 +47,8 @@ pub struct Family {
     /// The DPoP key every refresh of this family must prove (public clients' families).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jkt: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<String>,
     /// The version of the one token of this family that is currently valid.
     pub version: u64,
     pub created_at: u64,
@@ -205,6 +209,7 @@ pub(crate) fn new_family(family_id: &str, new: NewFamily, t: u64, ttl: u64) -> F
         acr: new.acr,
         userinfo_claims: new.userinfo_claims,
         jkt: new.jkt,
+        resources: new.resources,
         version: 0,
         created_at: t,
         last_used: t,

@@ -109,7 +109,7 @@ pub fn mint_access_token(app: &App, spec: AccessTokenSpec<'_>, jti: String, exp:
 
 /// The access-token claims under another JOSE `typ` (token exchange's `jwt` token type).
 pub fn mint_token_with_typ(app: &App, spec: AccessTokenSpec<'_>, jti: String, exp: u64, typ: &str) -> anyhow::Result<String> {
-    let client = app.registry.client(spec.client_id);
+    let client = app.client(spec.client_id);
     // A user's token for a pairwise client names the user by the client's pairwise `sub`;
     // a client's own token (client credentials: sub = client_id) names the client.
     let pairwise = client.as_deref().and_then(subject::sector).is_some() && spec.sub != spec.client_id;
@@ -272,7 +272,7 @@ pub fn outlives_session(scope: &str) -> bool {
 /// of access tokens asks this one question.
 pub async fn is_revoked(app: &App, claims: &AccessTokenClaims) -> crate::db::StoreResult<bool> {
     // A deleted client's tokens die with it (RFC 7592 §2.3): a memory lookup, no store read.
-    if app.registry.client(&claims.client_id).is_none() {
+    if !app.client_is_live(&claims.client_id) {
         return Ok(true);
     }
     let revocations = &app.stores.revocations;

@@ -43,7 +43,7 @@ pub fn subject(app: &App, client: Option<&Client>, user_id: &str) -> String {
 
 /// The `sub` that the client `client_id` knows `user_id` by (a registry lookup).
 pub fn subject_for(app: &App, client_id: &str, user_id: &str) -> String {
-    subject(app, app.registry.client(client_id).as_deref(), user_id)
+    subject(app, app.client(client_id).as_deref(), user_id)
 }
 
 /// `user_id` sealed for an access token's `uid` claim.

@@ -64,6 +64,7 @@ fn grant() -> CodeGrant {
         acr: None,
         claims: None,
         dpop_jkt: None,
+        resources: vec![],
     }
 }
 
@@ -81,6 +82,7 @@ fn family(user: &str) -> NewFamily {
         acr: None,
         userinfo_claims: vec![],
         jkt: None,
+        resources: vec![],
     }
 }
 

@@ -154,6 +154,8 @@ def run_authrim(tmp_path_factory: pytest.TempPathFactory, name: str = "authrim",
             "AUTHRIM_DATA_DIR": str(data_dir),
             "AUTHRIM_ADMIN_TOKEN": admin_token,
             "AUTHRIM_LOG_FORMAT": "json",
+            # The tests serve client documents (jwks_uri, metadata documents) on loopback.
+            "AUTHRIM_FETCH_ALLOW_PRIVATE_ADDRESSES": "true",
             **(extra_env or {}),
         }
     )

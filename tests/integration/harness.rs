@@ -33,6 +33,8 @@ pub fn test_config(dir: &std::path::Path) -> Config {
         session_shards: 4,
         challenge_shards: 4,
         revocation_shards: 4,
+        // The suite's documents (client keys, metadata documents) are served on loopback.
+        fetch_allow_private_addresses: true,
         ..Config::default()
     }
 }

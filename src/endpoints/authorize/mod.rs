@@ -97,7 +97,7 @@ async fn from_pushed(app: &App, params: &Params, request_uri: &str) -> Result<Au
     if !request_uri.starts_with(pushed::REQUEST_URI_PREFIX) {
         // A request_uri to fetch: not supported. Said to the client if the query names one
         // of its redirect URIs.
-        let registered = app.registry.client(client_id).zip(params.get("redirect_uri")).filter(|(c, u)| c.has_redirect_uri(u));
+        let registered = app.client(client_id).zip(params.get("redirect_uri")).filter(|(c, u)| c.has_redirect_uri(u));
         let e = OAuthError::invalid_request("only request_uri values from the PAR endpoint are accepted").code_as("request_uri_not_supported");
         return Err(match registered {
             Some((_, uri)) => {
@@ -108,7 +108,7 @@ async fn from_pushed(app: &App, params: &Params, request_uri: &str) -> Result<Au
         });
     }
     match pushed::load(app, client_id, request_uri).await {
-        Ok(req) if app.registry.client(&req.client_id).is_some() => Ok(req),
+        Ok(req) if app.client(&req.client_id).is_some() => Ok(req),
         Ok(_) | Err(pushed::Unusable::Invalid) => Err(pages::error_page(
             StatusCode::BAD_REQUEST,
             "This sign-in link has expired or was already used (invalid request_uri). Return to the application and start again.",
@@ -209,8 +209,23 @@ fn consent_redirect(app: &App, cookie: &str, req: &AuthorizationRequest) -> Resp
 pub async fn render_consent(app: &App, cookie: &str, session: &Session, req: &AuthorizationRequest) -> Response {
     let challenge = seal_request(app, "consent", cookie, req);
     let username = app.registry.user(&session.user_id).map(|u| u.username.clone()).unwrap_or_default();
-    let scopes: Vec<&str> = split_list(&req.scope).collect();
-    pages::consent(&challenge, &client_display_name(app, &req.client_id), &username, &scopes)
+    let scopes = split_list(&req.scope).map(|s| (s, crate::resources::scope_description(app, &req.resource, s))).collect();
+    let resources = req
+        .resource
+        .iter()
+        .map(|r| (crate::resources::servers(app, std::slice::from_ref(r)).first().map_or(r.as_str(), |rs| rs.name.as_str()), r.as_str()))
+        .collect();
+    let client_host = crate::registry::documents::is_document_id(&req.client_id)
+        .then(|| url::Url::parse(&req.client_id).ok().and_then(|u| u.host_str().map(str::to_string)))
+        .flatten();
+    pages::consent(pages::ConsentPage {
+        challenge: &challenge,
+        client_name: &client_display_name(app, &req.client_id),
+        client_host: client_host.as_deref(),
+        username: &username,
+        scopes,
+        resources,
+    })
 }
 
 /// The form's sealed state of `kind` carrying `req`, bound to the value of the cookie the form
@@ -248,6 +263,7 @@ pub async fn issue_code(app: &App, req: &AuthorizationRequest, cookie: &str, ses
         acr: Some(session.acr.clone()),
         claims: req.claims.clone(),
         dpop_jkt: req.dpop_jkt.clone(),
+        resources: req.resource.clone(),
     };
     match app.stores.codes.issue(grant, app.config.code_expiry).await {
         Ok(code) => response::to_client(app, &req.reply_to(), &[("code", &code)], status),
@@ -259,8 +275,7 @@ pub async fn issue_code(app: &App, req: &AuthorizationRequest, cookie: &str, ses
 }
 
 fn client_display_name(app: &App, client_id: &str) -> String {
-    app.registry
-        .client(client_id)
+    app.client(client_id)
         .and_then(|c: Arc<Client>| c.meta.client_name.clone())
         .unwrap_or_else(|| client_id.to_string())
 }

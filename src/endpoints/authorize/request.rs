@@ -31,6 +31,9 @@ pub struct AuthorizationRequest {
     /// RFC 9449 §10: the DPoP key the code must be redeemed with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dpop_jkt: Option<String>,
+    /// RFC 8707: the resources the tokens are to be for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resource: Vec<String>,
     /// The `request_uri` this request was pushed as (RFC 9126), spent when its code is issued.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pushed: Option<String>,
@@ -69,6 +72,10 @@ pub enum Via {
 /// Read the request in `p`: a signed request object if there is one (`request`), else the
 /// parameters themselves.
 pub async fn read(app: &App, p: &Params, via: Via) -> Result<AuthorizationRequest, Rejection> {
+    // A client named by a metadata document is fetched now (the checks below use memory).
+    if let Some(id) = p.get("client_id") {
+        app.resolve_client(id).await.map_err(|e| Rejection::Page(format!("The application cannot be used: {e}.")))?;
+    }
     if p.contains("request") {
         let unpacked = super::request_object::unpack(app, p).await?;
         return validate(app, &unpacked, via, true);
@@ -80,7 +87,6 @@ pub async fn read(app: &App, p: &Params, via: Via) -> Result<AuthorizationReques
 fn validate(app: &App, p: &Params, via: Via, signed: bool) -> Result<AuthorizationRequest, Rejection> {
     let client_id = p.get("client_id").ok_or_else(|| Rejection::Page("The request names no client (client_id is missing).".into()))?;
     let client = app
-        .registry
         .client(client_id)
         .ok_or_else(|| Rejection::Page("The application that sent you here is not registered.".into()))?;
     let redirect_uri = p
@@ -113,7 +119,8 @@ fn validate(app: &App, p: &Params, via: Via, signed: bool) -> Result<Authorizati
     if !client.allows_grant("authorization_code") {
         return Err(fail(OAuthError::unauthorized_client("this client may not use the authorization code flow")));
     }
-    let scope = requested_scope(&client, p.get("scope")).map_err(fail)?;
+    let resource = crate::resources::allowed(app, &client, p.get_all("resource")).map_err(fail)?;
+    let scope = requested_scope(app, &client, &resource, p.get("scope")).map_err(fail)?;
     let code_challenge = pkce_challenge(&client, p).map_err(fail)?;
     let prompt = parse_prompt(p.get("prompt")).map_err(fail)?;
     let max_age = match p.get("max_age") {
@@ -149,17 +156,18 @@ fn validate(app: &App, p: &Params, via: Via, signed: bool) -> Result<Authorizati
         claims,
         response_mode,
         dpop_jkt,
+        resource,
         pushed: None,
     })
 }
 
 /// The requested scopes this client may have. Values we do not know or the client may not
 /// use are dropped (RFC 6749 §3.3 lets the server narrow the request); nothing left is an error.
-fn requested_scope(client: &Client, scope: Option<&str>) -> Result<String, OAuthError> {
+fn requested_scope(app: &App, client: &Client, resources: &[String], scope: Option<&str>) -> Result<String, OAuthError> {
     let scope = scope.ok_or_else(|| OAuthError::invalid_scope("missing parameter: scope"))?;
     let mut kept: Vec<&str> = Vec::new();
     for s in split_list(scope) {
-        if client.allows_scope(s) && !kept.contains(&s) {
+        if crate::resources::allows_scope(app, client, s, resources) && !kept.contains(&s) {
             kept.push(s);
         }
     }

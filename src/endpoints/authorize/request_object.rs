@@ -34,7 +34,6 @@ pub async fn unpack(app: &App, params: &Params) -> Result<Params, Rejection> {
     let jwt = params.get("request").unwrap_or_default();
     let client_id = params.get("client_id").ok_or_else(|| Rejection::Page("The request names no client (client_id is missing).".into()))?;
     let client = app
-        .registry
         .client(client_id)
         .ok_or_else(|| Rejection::Page("The application that sent you here is not registered.".into()))?;
     let fail = |why: String| refuse(&client, params, OAuthError::invalid_request(why).code_as("invalid_request_object"));

@@ -2,6 +2,8 @@
 //! `--config`), overridden by `AUTHRIM_*` environment variables. Every knob is listed once, in
 //! `env_overrides`, so the README's table and the code cannot drift apart silently.
 
+pub mod agents;
+
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -83,6 +85,34 @@ pub struct Config {
     pub registration_grant_types: String,
     pub registration_scopes: String,
     pub registration_auth_methods: String,
+
+    /// Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document): an https
+    /// URL as `client_id` is fetched as the client's metadata. `off`, `any` host, or the
+    /// `listed` ones in `client_id_metadata_document_hosts` (space-separated).
+    pub client_id_metadata_documents: String,
+    pub client_id_metadata_document_hosts: String,
+    /// Seconds a document is trusted when its response gives no `Cache-Control` lifetime,
+    /// and the longest it is trusted whatever the response says.
+    pub client_id_metadata_document_ttl: u64,
+    pub client_id_metadata_document_max_ttl: u64,
+    /// Documents kept in memory at most (the least recently fetched go first).
+    pub client_id_metadata_document_max_entries: usize,
+    /// Fetches of client documents in flight at once, per node; more are refused (503).
+    pub max_concurrent_fetches: usize,
+    /// Let fetches reach loopback, private and link-local addresses (and, for client ID
+    /// metadata documents, plain http on a loopback host): tests and private deployments only.
+    pub fetch_allow_private_addresses: bool,
+    /// Resource servers (RFC 8707 resource indicators) with their scopes; TOML only
+    /// (`[[resource_servers]]`, see `config::agents`).
+    pub resource_servers: Vec<agents::ResourceServer>,
+    /// Issuers whose Identity Assertion JWT Authorization Grants (ID-JAG) are accepted at the
+    /// `jwt-bearer` grant; TOML only (`[[trusted_issuers]]`).
+    pub trusted_issuers: Vec<agents::TrustedIssuer>,
+    /// Seconds an ID-JAG issued here is valid.
+    pub id_jag_lifetime: u64,
+    /// Nested `act` claims a delegated token may carry at most (RFC 8693 §4.1); a client's
+    /// token-exchange policy may lower it.
+    pub max_delegation_depth: usize,
 
     pub code_shards: usize,
     pub session_shards: usize,
@@ -212,6 +242,17 @@ impl Default for Config {
             registration_grant_types: "authorization_code refresh_token".into(),
             registration_scopes: "openid profile email address phone offline_access".into(),
             registration_auth_methods: "client_secret_basic client_secret_post client_secret_jwt private_key_jwt none".into(),
+            client_id_metadata_documents: "off".into(),
+            client_id_metadata_document_hosts: String::new(),
+            client_id_metadata_document_ttl: 300,
+            client_id_metadata_document_max_ttl: 86_400,
+            client_id_metadata_document_max_entries: 10_000,
+            max_concurrent_fetches: 32,
+            fetch_allow_private_addresses: false,
+            resource_servers: Vec::new(),
+            trusted_issuers: Vec::new(),
+            id_jag_lifetime: 300,
+            max_delegation_depth: 4,
             code_shards: 64,
             session_shards: 32,
             challenge_shards: 16,
@@ -290,6 +331,15 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_REGISTRATION_GRANT_TYPES", "registration_grant_types"),
     ("AUTHRIM_REGISTRATION_SCOPES", "registration_scopes"),
     ("AUTHRIM_REGISTRATION_AUTH_METHODS", "registration_auth_methods"),
+    ("AUTHRIM_CLIENT_ID_METADATA_DOCUMENTS", "client_id_metadata_documents"),
+    ("AUTHRIM_CLIENT_ID_METADATA_DOCUMENT_HOSTS", "client_id_metadata_document_hosts"),
+    ("AUTHRIM_CLIENT_ID_METADATA_DOCUMENT_TTL", "client_id_metadata_document_ttl"),
+    ("AUTHRIM_CLIENT_ID_METADATA_DOCUMENT_MAX_TTL", "client_id_metadata_document_max_ttl"),
+    ("AUTHRIM_CLIENT_ID_METADATA_DOCUMENT_MAX_ENTRIES", "client_id_metadata_document_max_entries"),
+    ("AUTHRIM_MAX_CONCURRENT_FETCHES", "max_concurrent_fetches"),
+    ("AUTHRIM_FETCH_ALLOW_PRIVATE_ADDRESSES", "fetch_allow_private_addresses"),
+    ("AUTHRIM_ID_JAG_LIFETIME", "id_jag_lifetime"),
+    ("AUTHRIM_MAX_DELEGATION_DEPTH", "max_delegation_depth"),
     ("AUTHRIM_CODE_SHARDS", "code_shards"),
     ("AUTHRIM_SESSION_SHARDS", "session_shards"),
     ("AUTHRIM_CHALLENGE_SHARDS", "challenge_shards"),
@@ -333,6 +383,8 @@ const NUMERIC_KEYS: &[&str] = &[
     "backchannel_logout_concurrency", "client_assertion_max_lifetime", "client_jwks_cache_ttl", "client_jwks_min_refetch",
     "fetch_timeout", "fetch_max_bytes", "pushed_request_ttl", "max_pushed_requests", "registration_max_clients",
     "dpop_proof_max_age", "dpop_nonce_lifetime", "dpop_replay_max_entries",
+    "client_id_metadata_document_ttl", "client_id_metadata_document_max_ttl", "client_id_metadata_document_max_entries",
+    "max_concurrent_fetches", "id_jag_lifetime", "max_delegation_depth",
     "code_shards", "session_shards", "challenge_shards", "revocation_shards", "refresh_shards", "key_cache_ttl", "key_publish_delay",
     "refresh_reuse_grace", "refresh_token_ttl", "refresh_token_idle_ttl",
     "max_body_bytes", "login_max_failures_per_account", "login_max_failures_per_address",
@@ -342,7 +394,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "max_connections_per_address",
 ];
 const BOOL_KEYS: &[&str] =
-    &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration", "dpop_nonce"];
+    &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration", "dpop_nonce", "fetch_allow_private_addresses"];
 
 impl Config {
     /// `signing_algorithms` as the static names the key manager uses; unknown names refused.
@@ -457,6 +509,7 @@ impl Config {
         if self.client_assertion_max_lifetime == 0 || self.fetch_timeout == 0 || self.fetch_max_bytes < 1024 || self.pushed_request_ttl == 0 {
             anyhow::bail!("client_assertion_max_lifetime, fetch_timeout and pushed_request_ttl must be positive, fetch_max_bytes at least 1024");
         }
+        self.validate_agents()?;
         if self.tls_cert.is_some() != self.tls_key.is_some() {
             anyhow::bail!("tls_cert and tls_key must be given together");
         }
@@ -540,94 +593,4 @@ fn env_value(var: &str, key: &str, raw: &str) -> anyhow::Result<toml::Value> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-    }
-
-    #[test]
-    fn defaults_are_valid() {
-        let c = Config::from_sources(None, &[]).unwrap();
-        assert_eq!(c.code_expiry, 60);
-        assert_eq!(c.listen.port(), 8080);
-    }
-
-    #[test]
-    fn env_overrides_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("authrim.toml");
-        std::fs::write(&path, "code_expiry = 30\ncode_shards = 8\n").unwrap();
-        let c = Config::from_sources(Some(&path), &env(&[("AUTHRIM_CODE_SHARDS", "4")])).unwrap();
-        assert_eq!(c.code_expiry, 30);
-        assert_eq!(c.code_shards, 4);
-    }
-
-    #[test]
-    fn plain_http_issuer_refused_unless_loopback() {
-        let err = Config::from_sources(None, &env(&[("AUTHRIM_ISSUER", "http://id.example.com")])).unwrap_err();
-        assert!(err.to_string().contains("https"));
-        assert!(Config::from_sources(None, &env(&[("AUTHRIM_ISSUER", "https://id.example.com")])).is_ok());
-        assert!(Config::from_sources(None, &env(&[("AUTHRIM_ISSUER", "http://localhost:9000")])).is_ok());
-    }
-
-    #[test]
-    fn bad_values_are_named_in_the_error() {
-        let err = Config::from_sources(None, &env(&[("AUTHRIM_CODE_EXPIRY", "soon")])).unwrap_err();
-        assert!(err.to_string().contains("AUTHRIM_CODE_EXPIRY"));
-        let err = Config::from_sources(None, &env(&[("AUTHRIM_CODE_SHARDS", "0")])).unwrap_err();
-        assert!(err.to_string().contains("code_shards"));
-    }
-
-    #[test]
-    fn test_endpoints_need_admin_token_and_loopback_or_force() {
-        let err = Config::from_sources(None, &env(&[("AUTHRIM_ENABLE_TEST_ENDPOINTS", "true")])).unwrap_err();
-        assert!(err.to_string().contains("ADMIN_TOKEN"));
-        let remote = [
-            ("AUTHRIM_ENABLE_TEST_ENDPOINTS", "true"),
-            ("AUTHRIM_ADMIN_TOKEN", "t"),
-            ("AUTHRIM_ISSUER", "https://id.example.com"),
-        ];
-        assert!(Config::from_sources(None, &env(&remote)).unwrap_err().to_string().contains("refusing"));
-        let mut forced = remote.to_vec();
-        forced.push(("AUTHRIM_FORCE_TEST_ENDPOINTS", "true"));
-        assert!(Config::from_sources(None, &env(&forced)).is_ok());
-        assert!(Config::from_sources(None, &env(&remote[..2])).is_ok(), "localhost issuer");
-    }
-
-    #[test]
-    fn postgres_needs_a_shared_key_encryption_key() {
-        let url = ("AUTHRIM_DATABASE_URL", "postgres://authrim@127.0.0.1/authrim");
-        let err = Config::from_sources(None, &env(&[url])).unwrap_err();
-        assert!(err.to_string().contains("AUTHRIM_KEY_ENCRYPTION_KEY"), "{err}");
-        let kek = ("AUTHRIM_KEY_ENCRYPTION_KEY", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
-        assert!(Config::from_sources(None, &env(&[url, kek])).is_ok());
-        let err = Config::from_sources(None, &env(&[("AUTHRIM_DATABASE_URL", "mysql://x"), kek])).unwrap_err();
-        assert!(err.to_string().contains("postgres://"));
-    }
-
-    #[test]
-    fn a_key_signs_only_after_every_cache_has_seen_it() {
-        let err = Config::from_sources(None, &env(&[("AUTHRIM_KEY_PUBLISH_DELAY", "60"), ("AUTHRIM_KEY_CACHE_TTL", "60")])).unwrap_err();
-        assert!(err.to_string().contains("key_publish_delay"));
-    }
-
-    #[test]
-    fn connection_limits_are_read_and_checked() {
-        let c = Config::from_sources(None, &env(&[("AUTHRIM_MAX_CONNECTIONS", "300"), ("AUTHRIM_IDLE_TIMEOUT", "5")])).unwrap();
-        assert_eq!((c.max_connections, c.idle_timeout, c.header_read_timeout), (Some(300), 5, 10));
-        let err = Config::from_sources(None, &env(&[("AUTHRIM_HEADER_READ_TIMEOUT", "0")])).unwrap_err();
-        assert!(err.to_string().contains("header_read_timeout"), "{err}");
-        assert!(Config::from_sources(None, &env(&[("AUTHRIM_MAX_CONNECTIONS", "0")])).is_err());
-        assert!(Config::from_sources(None, &env(&[("AUTHRIM_MAX_CONNECTIONS_PER_ADDRESS", "0")])).is_err());
-    }
-
-    #[test]
-    fn unknown_file_keys_are_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("authrim.toml");
-        std::fs::write(&path, "code_expiri = 30\n").unwrap();
-        assert!(Config::from_sources(Some(&path), &[]).is_err());
-    }
-}
+mod tests;

@@ -1,0 +1,125 @@
+//! Settings for agents and MCP clients: Client ID Metadata Documents, resource servers
+//! (RFC 8707) and the issuers whose identity assertions (ID-JAG) are trusted. Resource servers
+//! and trusted issuers are tables, so they come from the TOML file only:
+//!
+//! ```toml
+//! [[resource_servers]]
+//! uri = "https://mcp.example.com/mcp"
+//! name = "Example MCP server"
+//! client_id = "mcp-introspector"          # optional: the client it introspects as
+//! scopes = { "mcp:tools" = "Call the server's tools" }
+//!
+//! [[trusted_issuers]]
+//! issuer = "https://idp.example.com"
+//! jwks_uri = "https://idp.example.com/jwks"   # optional: else from the issuer's metadata
+//! subject = "email"                          # or "sub": how its users map to ours
+//! ```
+
+use super::Config;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ResourceServer {
+    /// The resource indicator (RFC 8707 §2): an absolute URI without a fragment; tokens for it
+    /// carry it as `aud`.
+    pub uri: String,
+    /// Shown on the consent page.
+    pub name: String,
+    /// Scopes this resource understands, with the words the consent page shows for each.
+    #[serde(default)]
+    pub scopes: BTreeMap<String, String>,
+    /// The client this resource server authenticates as at `/introspect`: it is told a token
+    /// is active only if the token was issued for this resource.
+    #[serde(default)]
+    pub client_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TrustedIssuer {
+    pub issuer: String,
+    /// Where its signing keys are; by default its RFC 8414 (or OpenID) metadata's `jwks_uri`.
+    #[serde(default)]
+    pub jwks_uri: Option<String>,
+    #[serde(default)]
+    pub subject: SubjectMapping,
+}
+
+/// How an assertion's subject names one of our users.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SubjectMapping {
+    /// The assertion's `email` claim equals a user's `email` claim, verified on both sides.
+    #[default]
+    Email,
+    /// The assertion's `sub` is our user's id or username (issuers sharing our user base).
+    Sub,
+}
+
+/// Who may use a URL as a `client_id` (Client ID Metadata Documents).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DocumentPolicy {
+    Off,
+    Any,
+    Listed(Vec<String>),
+}
+
+impl DocumentPolicy {
+    pub fn allows_host(&self, host: &str) -> bool {
+        match self {
+            DocumentPolicy::Off => false,
+            DocumentPolicy::Any => true,
+            DocumentPolicy::Listed(hosts) => hosts.iter().any(|h| h.eq_ignore_ascii_case(host)),
+        }
+    }
+}
+
+impl Config {
+    pub fn document_policy(&self) -> DocumentPolicy {
+        match self.client_id_metadata_documents.as_str() {
+            "any" => DocumentPolicy::Any,
+            "listed" => DocumentPolicy::Listed(crate::util::split_list(&self.client_id_metadata_document_hosts).map(str::to_string).collect()),
+            _ => DocumentPolicy::Off,
+        }
+    }
+
+    pub fn resource_server(&self, uri: &str) -> Option<&ResourceServer> {
+        self.resource_servers.iter().find(|r| r.uri == uri)
+    }
+
+    pub fn trusted_issuer(&self, issuer: &str) -> Option<&TrustedIssuer> {
+        self.trusted_issuers.iter().find(|t| t.issuer == issuer)
+    }
+
+    pub(super) fn validate_agents(&self) -> anyhow::Result<()> {
+        if !matches!(self.client_id_metadata_documents.as_str(), "off" | "any" | "listed") {
+            anyhow::bail!("client_id_metadata_documents must be off, any or listed");
+        }
+        if self.client_id_metadata_document_max_entries == 0 || self.max_concurrent_fetches == 0 || self.id_jag_lifetime == 0 {
+            anyhow::bail!("client_id_metadata_document_max_entries, max_concurrent_fetches and id_jag_lifetime must be positive");
+        }
+        for (i, r) in self.resource_servers.iter().enumerate() {
+            crate::registry::clients::validate_resource(&r.uri).map_err(|e| anyhow::anyhow!("resource_servers[{i}]: {e}"))?;
+            if self.resource_servers[..i].iter().any(|o| o.uri == r.uri) {
+                anyhow::bail!("resource_servers: {} is listed twice", r.uri);
+            }
+            for s in r.scopes.keys() {
+                if s.is_empty() || s.contains(' ') || s == "openid" {
+                    anyhow::bail!("resource_servers[{i}]: scope {s:?} is not a resource scope");
+                }
+            }
+        }
+        for (i, t) in self.trusted_issuers.iter().enumerate() {
+            let u = url::Url::parse(&t.issuer).map_err(|e| anyhow::anyhow!("trusted_issuers[{i}].issuer: {e}"))?;
+            if !matches!(u.scheme(), "https" | "http") || u.query().is_some() || u.fragment().is_some() {
+                anyhow::bail!("trusted_issuers[{i}].issuer must be an https URL without query or fragment");
+            }
+            if t.issuer == self.issuer {
+                anyhow::bail!("trusted_issuers[{i}]: Authrim does not trust itself as an assertion issuer");
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,89 @@
+use super::*;
+
+fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+#[test]
+fn defaults_are_valid() {
+    let c = Config::from_sources(None, &[]).unwrap();
+    assert_eq!(c.code_expiry, 60);
+    assert_eq!(c.listen.port(), 8080);
+}
+
+#[test]
+fn env_overrides_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("authrim.toml");
+    std::fs::write(&path, "code_expiry = 30\ncode_shards = 8\n").unwrap();
+    let c = Config::from_sources(Some(&path), &env(&[("AUTHRIM_CODE_SHARDS", "4")])).unwrap();
+    assert_eq!(c.code_expiry, 30);
+    assert_eq!(c.code_shards, 4);
+}
+
+#[test]
+fn plain_http_issuer_refused_unless_loopback() {
+    let err = Config::from_sources(None, &env(&[("AUTHRIM_ISSUER", "http://id.example.com")])).unwrap_err();
+    assert!(err.to_string().contains("https"));
+    assert!(Config::from_sources(None, &env(&[("AUTHRIM_ISSUER", "https://id.example.com")])).is_ok());
+    assert!(Config::from_sources(None, &env(&[("AUTHRIM_ISSUER", "http://localhost:9000")])).is_ok());
+}
+
+#[test]
+fn bad_values_are_named_in_the_error() {
+    let err = Config::from_sources(None, &env(&[("AUTHRIM_CODE_EXPIRY", "soon")])).unwrap_err();
+    assert!(err.to_string().contains("AUTHRIM_CODE_EXPIRY"));
+    let err = Config::from_sources(None, &env(&[("AUTHRIM_CODE_SHARDS", "0")])).unwrap_err();
+    assert!(err.to_string().contains("code_shards"));
+}
+
+#[test]
+fn test_endpoints_need_admin_token_and_loopback_or_force() {
+    let err = Config::from_sources(None, &env(&[("AUTHRIM_ENABLE_TEST_ENDPOINTS", "true")])).unwrap_err();
+    assert!(err.to_string().contains("ADMIN_TOKEN"));
+    let remote = [
+        ("AUTHRIM_ENABLE_TEST_ENDPOINTS", "true"),
+        ("AUTHRIM_ADMIN_TOKEN", "t"),
+        ("AUTHRIM_ISSUER", "https://id.example.com"),
+    ];
+    assert!(Config::from_sources(None, &env(&remote)).unwrap_err().to_string().contains("refusing"));
+    let mut forced = remote.to_vec();
+    forced.push(("AUTHRIM_FORCE_TEST_ENDPOINTS", "true"));
+    assert!(Config::from_sources(None, &env(&forced)).is_ok());
+    assert!(Config::from_sources(None, &env(&remote[..2])).is_ok(), "localhost issuer");
+}
+
+#[test]
+fn postgres_needs_a_shared_key_encryption_key() {
+    let url = ("AUTHRIM_DATABASE_URL", "postgres://authrim@127.0.0.1/authrim");
+    let err = Config::from_sources(None, &env(&[url])).unwrap_err();
+    assert!(err.to_string().contains("AUTHRIM_KEY_ENCRYPTION_KEY"), "{err}");
+    let kek = ("AUTHRIM_KEY_ENCRYPTION_KEY", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
+    assert!(Config::from_sources(None, &env(&[url, kek])).is_ok());
+    let err = Config::from_sources(None, &env(&[("AUTHRIM_DATABASE_URL", "mysql://x"), kek])).unwrap_err();
+    assert!(err.to_string().contains("postgres://"));
+}
+
+#[test]
+fn a_key_signs_only_after_every_cache_has_seen_it() {
+    let err = Config::from_sources(None, &env(&[("AUTHRIM_KEY_PUBLISH_DELAY", "60"), ("AUTHRIM_KEY_CACHE_TTL", "60")])).unwrap_err();
+    assert!(err.to_string().contains("key_publish_delay"));
+}
+
+#[test]
+fn connection_limits_are_read_and_checked() {
+    let c = Config::from_sources(None, &env(&[("AUTHRIM_MAX_CONNECTIONS", "300"), ("AUTHRIM_IDLE_TIMEOUT", "5")])).unwrap();
+    assert_eq!((c.max_connections, c.idle_timeout, c.header_read_timeout), (Some(300), 5, 10));
+    let err = Config::from_sources(None, &env(&[("AUTHRIM_HEADER_READ_TIMEOUT", "0")])).unwrap_err();
+    assert!(err.to_string().contains("header_read_timeout"), "{err}");
+    assert!(Config::from_sources(None, &env(&[("AUTHRIM_MAX_CONNECTIONS", "0")])).is_err());
+    assert!(Config::from_sources(None, &env(&[("AUTHRIM_MAX_CONNECTIONS_PER_ADDRESS", "0")])).is_err());
+}
+
+#[test]
+fn unknown_file_keys_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("authrim.toml");
+    std::fs::write(&path, "code_expiri = 30\n").unwrap();
+    assert!(Config::from_sources(Some(&path), &[]).is_err());
+}
