@@ -100,6 +100,12 @@ impl KeyCache {
         let Some(uri) = client.meta.jwks_uri.as_deref() else {
             return Ok(fitting(client.inline_keys(), alg, kid));
         };
+        self.keys_at(app, uri, client.id(), alg, kid).await
+    }
+
+    /// The keys at `uri` (a client's `jwks_uri`, or a trusted issuer's, named `owner` in the
+    /// log) for a JWT with `alg` and `kid`, under the same caching rules.
+    pub async fn keys_at(&self, app: &App, uri: &str, owner: &str, alg: Algorithm, kid: Option<&str>) -> Result<Vec<ClientKey>, String> {
         let ttl = Duration::from_secs(app.config.client_jwks_cache_ttl);
         let min_refetch = Duration::from_secs(app.config.client_jwks_min_refetch);
         let cached = self.sets.lock().get(uri).map(|c| (c.keys.clone(), c.fetched_at.elapsed()));
@@ -115,7 +121,7 @@ impl KeyCache {
             // client's key host should not lock it out.
             Err(e) => match cached {
                 Some((keys, _)) => {
-                    tracing::warn!(client_id = client.id(), error = %e, "jwks_uri fetch failed; using the cached set");
+                    tracing::warn!(owner, error = %e, "jwks_uri fetch failed; using the cached set");
                     Ok(fitting(&keys, alg, kid))
                 }
                 None => Err(e),

@@ -4,6 +4,8 @@
 
 pub mod authorization_code;
 pub mod client_credentials;
+pub mod id_jag;
+pub mod jwt_bearer;
 pub mod refresh_token;
 pub mod token_exchange;
 
@@ -24,6 +26,7 @@ pub const GRANT_TYPES: &[&str] = &[
     "client_credentials",
     "refresh_token",
     "urn:ietf:params:oauth:grant-type:token-exchange",
+    "urn:ietf:params:oauth:grant-type:jwt-bearer",
 ];
 
 /// RFC 6749 §5.1 (and OpenID Connect Core §3.1.3.3) successful token response.
@@ -63,6 +66,7 @@ impl GrantRegistry {
                 Box::new(client_credentials::ClientCredentialsGrant),
                 Box::new(refresh_token::RefreshTokenGrant),
                 Box::new(token_exchange::TokenExchangeGrant),
+                Box::new(jwt_bearer::JwtBearerGrant::default()),
             ];
         Self { handlers: list.into_iter().map(|h| (h.grant_type(), h)).collect() }
     }
@@ -174,6 +178,16 @@ pub fn allowed_targets(app: &App, client: &Client, params: &Params) -> OAuthResu
         }
     }
     Ok(out)
+}
+
+/// The resources of a grant that names its own (an assertion's `resource`): the request may
+/// narrow them (RFC 8707 §2.2), and each must be one this client may have.
+pub fn allowed_targets_from(app: &App, client: &Client, granted: &[String], requested: &[String]) -> OAuthResult<Vec<String>> {
+    let chosen = match granted.is_empty() {
+        true => requested.to_vec(),
+        false => crate::resources::narrow(granted, requested)?,
+    };
+    crate::resources::allowed(app, client, &chosen)
 }
 
 #[cfg(test)]

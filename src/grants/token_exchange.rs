@@ -10,7 +10,7 @@ use super::{allowed_targets, GrantHandler, TokenResponse};
 use crate::app::App;
 use crate::error::{OAuthError, OAuthResult};
 use crate::http::params::Params;
-use crate::registry::clients::{TOKEN_TYPE_ACCESS_TOKEN, TOKEN_TYPE_ID_TOKEN, TOKEN_TYPE_JWT, TOKEN_TYPE_REFRESH_TOKEN};
+use crate::registry::clients::{TokenExchangePolicy, TOKEN_TYPE_ACCESS_TOKEN, TOKEN_TYPE_ID_TOKEN, TOKEN_TYPE_JWT, TOKEN_TYPE_REFRESH_TOKEN};
 use crate::registry::Client;
 use crate::tokens::{self, AccessTokenSpec, ACCESS_TOKEN_TYP};
 use crate::util::{now, split_list};
@@ -62,6 +62,9 @@ impl GrantHandler for TokenExchangeGrant {
             return Err(OAuthError::unauthorized_client("token exchange needs a confidential client"));
         }
         let policy = client.meta.token_exchange.clone().unwrap_or_default();
+        if params.get("requested_token_type") == Some(super::id_jag::TOKEN_TYPE_ID_JAG) {
+            return super::id_jag::issue(app, client, &policy, params).await;
+        }
         let (typ, issued_token_type, token_type) = match params.get("requested_token_type") {
             None | Some(TOKEN_TYPE_ACCESS_TOKEN) => (ACCESS_TOKEN_TYP, TOKEN_TYPE_ACCESS_TOKEN, super::token_type(dpop)),
             Some(TOKEN_TYPE_JWT) => ("JWT", TOKEN_TYPE_JWT, "N_A"),
@@ -104,6 +107,7 @@ impl GrantHandler for TokenExchangeGrant {
             }
         }
         check_may_act(&subject, actor.as_ref(), client)?;
+        check_delegation_policy(app, &policy, &subject, actor.as_ref())?;
         let scope = granted_scope(app, client, &subject, params.get("scope"))?;
 
         let t = now();
@@ -144,7 +148,18 @@ impl GrantHandler for TokenExchangeGrant {
             may_act: None,
             jkt: dpop.map(|k| k.jkt.as_str()),
         };
+        let audit_act = spec.act.clone();
+        let audit_aud = spec.audience.clone();
         let token = tokens::mint_token_with_typ(app, spec, jti, exp, typ).map_err(|e| OAuthError::internal("signing", e))?;
+        // Every delegated or impersonated issuance, with the whole chain of actors.
+        app.audit
+            .record(
+                crate::audit::AuditEvent::new("token_exchanged")
+                    .client(client.id())
+                    .user(&subject.sub)
+                    .detail(serde_json::json!({"act": audit_act, "audience": audit_aud, "scope": scope, "subject_client": subject.client_id})),
+            )
+            .await;
         Ok(TokenResponse {
             access_token: token,
             token_type,
@@ -155,6 +170,49 @@ impl GrantHandler for TokenExchangeGrant {
             issued_token_type: Some(issued_token_type),
         })
     }
+}
+
+/// An ID token issued to `client` as a subject token (the ID-JAG grant): its user and
+/// `auth_time`.
+pub(super) async fn validate_id_token(app: &App, client: &Client, token: &str) -> OAuthResult<(String, Option<u64>)> {
+    let party = validate(app, client, Role::Subject, token, TOKEN_TYPE_ID_TOKEN).await?;
+    Ok((party.sub, party.auth_time))
+}
+
+/// The operator's delegation policy for this client: whose tokens it may exchange, which
+/// actors may act through it, and how deep a chain of actors may grow (RFC 8693 §4.1 nests
+/// each earlier actor inside the current one; an unbounded chain is an unbounded token).
+fn check_delegation_policy(app: &App, policy: &TokenExchangePolicy, subject: &Party, actor: Option<&Party>) -> OAuthResult<()> {
+    if !policy.allowed_subject_clients.is_empty()
+        && !subject.client_id.as_ref().is_some_and(|c| policy.allowed_subject_clients.contains(c))
+    {
+        return Err(OAuthError::invalid_request("this client may not exchange tokens of the subject token's client"));
+    }
+    let Some(actor) = actor else { return Ok(()) };
+    if !policy.allowed_actors.is_empty() {
+        let who = actor.client_id.as_deref().unwrap_or(actor.sub.as_str());
+        if !policy.allowed_actors.iter().any(|a| a == who || a == &actor.sub) {
+            return Err(OAuthError::invalid_request("this actor may not act through this client"));
+        }
+    }
+    let max = policy.max_delegation_depth.map_or(app.config.max_delegation_depth, |m| m.min(app.config.max_delegation_depth));
+    // The new token's chain: the actor on top of every actor the subject token names.
+    let depth = 1 + act_depth(subject.act.as_ref());
+    if depth > max {
+        return Err(OAuthError::invalid_request(format!("the chain of actors would be {depth} deep; at most {max} is allowed")));
+    }
+    Ok(())
+}
+
+/// How many actors an `act` claim nests.
+fn act_depth(act: Option<&Value>) -> usize {
+    let mut depth = 0;
+    let mut cur = act;
+    while let Some(a) = cur {
+        depth += 1;
+        cur = a.get("act");
+    }
+    depth
 }
 
 /// Verify a presented token of `token_type` and describe its party. Any failure is

@@ -26,7 +26,8 @@ fn has_secret(method: &str) -> bool {
 pub const USER_SCOPES: &[&str] = &["openid", "profile", "email", "address", "phone", "offline_access"];
 
 /// Grants that need a client able to keep a secret.
-pub const CONFIDENTIAL_ONLY_GRANTS: &[&str] = &["client_credentials", "urn:ietf:params:oauth:grant-type:token-exchange"];
+pub const CONFIDENTIAL_ONLY_GRANTS: &[&str] =
+    &["client_credentials", "urn:ietf:params:oauth:grant-type:token-exchange", "urn:ietf:params:oauth:grant-type:jwt-bearer"];
 
 pub const SUPPORTED_SCOPES: &[&str] = &["openid", "profile", "email", "address", "phone", "offline_access"];
 
@@ -145,6 +146,21 @@ pub struct TokenExchangePolicy {
     pub subject_token_types: Vec<String>,
     /// May an issued token live longer than the subject token has left.
     pub may_outlive_subject: bool,
+    /// Who may act through this client (delegation): the actor token's `client_id` (or, for
+    /// a client's own token, `sub`) must be one of these. Empty: any actor.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allowed_actors: Vec<String>,
+    /// Whose tokens this client may exchange: the subject token's `client_id` must be one of
+    /// these. Empty: any client's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allowed_subject_clients: Vec<String>,
+    /// Nested `act` claims allowed at most; lower than `max_delegation_depth` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_delegation_depth: Option<usize>,
+    /// Identity assertions (ID-JAG) this client may obtain: for each audience authorization
+    /// server's issuer, the client id this client has there (its ID-JAGs' `client_id`).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub id_jag_audiences: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for TokenExchangePolicy {
@@ -154,6 +170,10 @@ impl Default for TokenExchangePolicy {
             impersonation: true,
             subject_token_types: vec![TOKEN_TYPE_ACCESS_TOKEN.into()],
             may_outlive_subject: false,
+            allowed_actors: Vec::new(),
+            allowed_subject_clients: Vec::new(),
+            max_delegation_depth: None,
+            id_jag_audiences: Default::default(),
         }
     }
 }

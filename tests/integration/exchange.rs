@@ -399,3 +399,56 @@ async fn an_id_token_dies_with_its_grant() {
     assert_eq!(w.s.token(Some(ex), &form).await.0, 400);
     assert_eq!(w.exchange(&[("subject_token", &id_token), ("subject_token_type", ID)]).await.0, 400, "code reuse left the ID token standing");
 }
+
+#[tokio::test]
+async fn delegation_chains_are_bounded_and_actors_and_subjects_chosen_by_policy() {
+    let w = world(json!({"max_delegation_depth": 1, "allowed_actors": ["service-bff", "service-worker"]})).await;
+    let subject = w.subject("valid").await;
+    let bff = w.actor("service-bff", "valid").await;
+    let w = &w;
+    let delegate = |subject: String, actor: String| async move {
+        w.exchange(&[("subject_token", &subject), ("subject_token_type", AT), ("actor_token", &actor), ("actor_token_type", AT)]).await
+    };
+    let (st, first) = delegate(subject.clone(), bff.clone()).await;
+    assert_eq!(st, 200, "one actor: within the depth of 1: {first}");
+    let worker = w.actor("service-worker", "valid").await;
+    let (st, body) = delegate(first["access_token"].as_str().unwrap().to_string(), worker).await;
+    assert_eq!((st, body["error"].as_str()), (400, Some("invalid_request")), "{body}");
+    assert!(body["error_description"].as_str().unwrap().contains("2 deep"), "{body}");
+
+    let scheduler = w.actor("service-scheduler", "valid").await;
+    let (st, body) = delegate(subject.clone(), scheduler).await;
+    assert_eq!(st, 400);
+    assert!(body["error_description"].as_str().unwrap().contains("may not act"), "{body}");
+
+    // Every delegated issuance is audited with its chain.
+    let audit = w.s.admin(Method::GET, "/admin/audit?event=token_exchanged", None).await.1;
+    assert_eq!(audit["events"][0]["detail"]["act"]["sub"], "service-bff", "{audit}");
+    assert_eq!(audit["events"][0]["user_id"], w.alice.as_str(), "{audit}");
+
+    // Whose tokens the client may exchange.
+    let (st, _) = w.s.admin(Method::PATCH, "/admin/clients/exchanger", Some(json!({"token_exchange": {"allowed_subject_clients": ["other-app"]}}))).await;
+    assert_eq!(st, 200);
+    let (st, body) = delegate(subject, bff).await;
+    assert_eq!(st, 400);
+    assert!(body["error_description"].as_str().unwrap().contains("subject token's client"), "{body}");
+}
+
+#[tokio::test]
+async fn the_server_wide_depth_caps_every_client() {
+    let s_policy = json!({"max_delegation_depth": 10});
+    let w = world(s_policy).await;
+    // The default server-wide bound is 4: a fifth nested actor is refused even though the
+    // client's own policy would allow 10.
+    let mut token = w.subject("valid").await;
+    for (i, svc) in SERVICES.iter().enumerate() {
+        let actor = w.actor(svc, "valid").await;
+        let (st, body) = w.exchange(&[("subject_token", &token), ("subject_token_type", AT), ("actor_token", &actor), ("actor_token_type", AT)]).await;
+        if i < 4 {
+            assert_eq!(st, 200, "depth {}: {body}", i + 1);
+            token = body["access_token"].as_str().unwrap().to_string();
+        } else {
+            assert_eq!(st, 400, "depth 5 is beyond the server's 4: {body}");
+        }
+    }
+}

@@ -16,6 +16,7 @@ mod exchange;
 mod form_post;
 mod fuzz_endpoints;
 mod harness;
+mod id_jag;
 mod json_errors;
 mod logout;
 mod multinode;
