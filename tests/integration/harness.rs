@@ -71,6 +71,22 @@ impl TestServer {
         Self::start_in(dir, config).await
     }
 
+    /// On a fresh PostgreSQL database when `postgres` (the test cluster), else on SQLite.
+    pub async fn start_on(postgres: bool, tweak: impl FnOnce(&mut Config)) -> Self {
+        let url = match postgres {
+            true => crate::pg_cluster::fresh_database().await,
+            false => None,
+        };
+        Self::start_with(move |c| {
+            if let Some(url) = url {
+                c.database_url = Some(url);
+                c.key_encryption_key = Some("dGVzdHMtc2hhcmUtb25lLWtleS1lbmNyeXB0aW9uLWs".into());
+            }
+            tweak(c);
+        })
+        .await
+    }
+
     pub async fn start_in(dir: tempfile::TempDir, config: Config) -> Self {
         let server = RunningServer::start(config).await.expect("server starts");
         let http = http_client(&server).build().unwrap();

@@ -27,8 +27,12 @@ async fn idp() -> TestServer {
     TestServer::start().await
 }
 
-/// The IdP with an agent client and alice signed in through it; the AS trusting the IdP.
 async fn pair(idp: TestServer, audiences: Value) -> Pair {
+    pair_on(false, idp, audiences).await
+}
+
+/// The IdP with an agent client and alice signed in through it; the AS trusting the IdP.
+async fn pair_on(postgres: bool, idp: TestServer, audiences: Value) -> Pair {
     let (id, secret) = idp
         .client(
             "agent",
@@ -45,7 +49,7 @@ async fn pair(idp: TestServer, audiences: Value) -> Pair {
     assert_eq!(st, 200, "{tokens}");
 
     let trusted = vec![TrustedIssuer { issuer: idp.issuer(), jwks_uri: None, subject: SubjectMapping::Email }];
-    let asv = TestServer::start_with(move |c| {
+    let asv = TestServer::start_on(postgres, move |c| {
         c.trusted_issuers = trusted;
         c.resource_servers = vec![ResourceServer {
             uri: MCP.into(),
@@ -89,9 +93,18 @@ impl Pair {
 
 #[tokio::test]
 async fn an_id_jag_from_one_authrim_is_a_grant_at_another() {
-    let idp = idp().await;
+    id_jag_between_two_servers(false).await;
+}
+
+#[tokio::test]
+async fn an_id_jag_from_one_authrim_is_a_grant_at_another_on_postgres() {
+    id_jag_between_two_servers(true).await;
+}
+
+async fn id_jag_between_two_servers(postgres: bool) {
+    let idp = TestServer::start_on(postgres, |_| {}).await;
     // The AS's issuer is not known until it starts; the policy names it afterwards.
-    let p = pair(idp, json!({})).await;
+    let p = pair_on(postgres, idp, json!({})).await;
     let policy = json!({"token_exchange": {"id_jag_audiences": {p.asv.issuer(): "agent-at-as", "https://other-as.example": "agent"}}});
     assert_eq!(p.idp.admin(reqwest::Method::PATCH, "/admin/clients/agent", Some(policy)).await.0, 200);
 

@@ -25,6 +25,10 @@ async fn server() -> TestServer {
     TestServer::start_with(|c| c.resource_servers = resource_servers()).await
 }
 
+async fn server_on(postgres: bool) -> TestServer {
+    TestServer::start_on(postgres, |c| c.resource_servers = resource_servers()).await
+}
+
 async fn introspect(s: &TestServer, who: (&str, &str), token: &str) -> Value {
     let res = s.http.post(s.url("/introspect")).basic_auth(who.0, Some(who.1)).form(&[("token", token)]).send().await.unwrap();
     assert_eq!(res.status(), 200);
@@ -33,7 +37,16 @@ async fn introspect(s: &TestServer, who: (&str, &str), token: &str) -> Value {
 
 #[tokio::test]
 async fn a_code_for_two_resources_is_redeemed_for_one_and_refreshes_only_narrow() {
-    let s = server().await;
+    two_resources_narrowed(false).await;
+}
+
+#[tokio::test]
+async fn a_code_for_two_resources_is_redeemed_for_one_and_refreshes_only_narrow_on_postgres() {
+    two_resources_narrowed(true).await;
+}
+
+async fn two_resources_narrowed(postgres: bool) {
+    let s = server_on(postgres).await;
     let (id, secret) = s.client("app", json!({"grant_types": ["authorization_code", "refresh_token"]})).await;
     let secret = secret.unwrap();
     s.user("alice", json!({})).await;
