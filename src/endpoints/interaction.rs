@@ -35,7 +35,8 @@ pub async fn login(
         Ok(taken) => taken,
         Err(res) => return *res,
     };
-    if app.client(&req.client_id).is_none() {
+    // A document client may have left the cache since /authorize: fetched again if so.
+    if !matches!(app.resolve_client(&req.client_id).await, Ok(Some(_))) {
         return error_page(StatusCode::BAD_REQUEST, "The application that sent you here is no longer registered.");
     }
 

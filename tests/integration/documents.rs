@@ -103,8 +103,12 @@ fn authorize_query<'a>(client_id: &'a str, challenge: &'a str) -> Vec<(&'a str, 
 }
 
 async fn server(policy: &str, hosts: &str) -> TestServer {
+    server_on(false, policy, hosts).await
+}
+
+async fn server_on(postgres: bool, policy: &str, hosts: &str) -> TestServer {
     let (policy, hosts) = (policy.to_string(), hosts.to_string());
-    TestServer::start_with(move |c| {
+    TestServer::start_on(postgres, move |c| {
         c.client_id_metadata_documents = policy;
         c.client_id_metadata_document_hosts = hosts;
         c.fetch_timeout = 2;
@@ -115,8 +119,17 @@ async fn server(policy: &str, hosts: &str) -> TestServer {
 
 #[tokio::test]
 async fn a_client_known_only_by_its_document_signs_a_user_in_and_refreshes() {
+    document_client_flow(false).await;
+}
+
+#[tokio::test]
+async fn a_client_known_only_by_its_document_signs_a_user_in_and_refreshes_on_postgres() {
+    document_client_flow(true).await;
+}
+
+async fn document_client_flow(postgres: bool) {
     let docs = Docs::start(json!({"keys": []})).await;
-    let s = server("any", "").await;
+    let s = server_on(postgres, "any", "").await;
     s.user("alice", json!({})).await;
     let id = docs.url("good");
     let disco: Value = s.http.get(s.url("/.well-known/oauth-authorization-server")).send().await.unwrap().json().await.unwrap();
@@ -126,7 +139,7 @@ async fn a_client_known_only_by_its_document_signs_a_user_in_and_refreshes() {
     let ch = challenge();
     let page = Page::from(browser.authorize(&authorize_query(&id, &ch)).await).await;
     assert!(page.is_login(), "{}", page.html);
-    assert!(page.html.contains("Agent Smith"), "the login page names the document's client");
+    assert!(page.html.contains("Agent Smith (127.0.0.1)"), "the login page names the document's client and its host: {}", page.html);
     let consent = browser.post("/login", &[("challenge", &page.challenge()), ("username", "alice"), ("password", PASSWORD)]).await;
     assert!(consent.is_consent(), "{}", consent.html);
     assert!(consent.html.contains("identified by its address on <strong>127.0.0.1</strong>"), "the consent page shows the host: {}", consent.html);

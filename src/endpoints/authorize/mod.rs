@@ -215,9 +215,7 @@ pub async fn render_consent(app: &App, cookie: &str, session: &Session, req: &Au
         .iter()
         .map(|r| (crate::resources::servers(app, std::slice::from_ref(r)).first().map_or(r.as_str(), |rs| rs.name.as_str()), r.as_str()))
         .collect();
-    let client_host = crate::registry::documents::is_document_id(&req.client_id)
-        .then(|| url::Url::parse(&req.client_id).ok().and_then(|u| u.host_str().map(str::to_string)))
-        .flatten();
+    let client_host = document_host(&req.client_id);
     pages::consent(pages::ConsentPage {
         challenge: &challenge,
         client_name: &client_display_name(app, &req.client_id),
@@ -274,10 +272,24 @@ pub async fn issue_code(app: &App, req: &AuthorizationRequest, cookie: &str, ses
     }
 }
 
+/// The name pages show for a client. A document client's name is its own claim, so the host
+/// its document is on goes with it: "Acme (agents.example)" cannot pass for Acme's own.
 fn client_display_name(app: &App, client_id: &str) -> String {
-    app.client(client_id)
-        .and_then(|c: Arc<Client>| c.meta.client_name.clone())
-        .unwrap_or_else(|| client_id.to_string())
+    let name = app.client(client_id).and_then(|c: Arc<Client>| c.meta.client_name.clone());
+    match (name, document_host(client_id)) {
+        (Some(n), Some(host)) => format!("{n} ({host})"),
+        (None, Some(host)) => host,
+        (Some(n), None) => n,
+        (None, None) => client_id.to_string(),
+    }
+}
+
+/// The host of a document client's URL.
+fn document_host(client_id: &str) -> Option<String> {
+    if !crate::registry::documents::is_document_id(client_id) {
+        return None;
+    }
+    url::Url::parse(client_id).ok()?.host_str().map(str::to_string)
 }
 
 pub fn unavailable(e: impl std::fmt::Display) -> Response {
