@@ -41,15 +41,7 @@ impl GrantHandler for ClientCredentialsGrant {
             jkt: dpop.map(|k| k.jkt.as_str()),
         };
         let access_token = tokens::mint_access_token(app, spec, jti, exp).map_err(|e| OAuthError::internal("signing", e))?;
-        Ok(TokenResponse {
-            access_token,
-            token_type: super::token_type(dpop),
-            expires_in: app.config.access_token_ttl,
-            scope,
-            id_token: None,
-            refresh_token: None,
-            issued_token_type: None,
-        })
+        Ok(TokenResponse::access_only(app, access_token, scope, dpop))
     }
 }
 

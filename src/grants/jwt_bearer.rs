@@ -163,16 +163,8 @@ impl GrantHandler for JwtBearerGrant {
                     .detail(json!({"iss": issuer.issuer, "sub": jag.sub, "jti": jag.jti, "audience": resources})),
             )
             .await;
-        Ok(TokenResponse {
-            access_token,
-            token_type: super::token_type(dpop),
-            expires_in: app.config.access_token_ttl,
-            scope,
-            id_token: None,
-            // The draft: the assertion is the grant; a new one is obtained from the provider.
-            refresh_token: None,
-            issued_token_type: None,
-        })
+        // No refresh token: the assertion is the grant; a new one comes from the provider.
+        Ok(TokenResponse::access_only(app, access_token, scope, dpop))
     }
 }
 

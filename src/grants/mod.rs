@@ -45,6 +45,22 @@ pub struct TokenResponse {
     pub issued_token_type: Option<&'static str>,
 }
 
+impl TokenResponse {
+    /// An access token alone, for the configured lifetime: grants with no user session to
+    /// refresh (client credentials, assertions).
+    pub fn access_only(app: &App, access_token: String, scope: String, dpop: Option<&ProvenKey>) -> Self {
+        Self {
+            access_token,
+            token_type: token_type(dpop),
+            expires_in: app.config.access_token_ttl,
+            scope,
+            id_token: None,
+            refresh_token: None,
+            issued_token_type: None,
+        }
+    }
+}
+
 #[async_trait]
 pub trait GrantHandler: Send + Sync {
     fn grant_type(&self) -> &'static str;
