@@ -85,8 +85,9 @@ struct Cached {
     fetched_at: Instant,
 }
 
-/// The fetched key sets, by `jwks_uri`. Entries exist only for registered clients' URIs
-/// (bounded by the registry), and are replaced, not accumulated.
+/// The fetched key sets, by `jwks_uri`: registered clients', document clients' and trusted
+/// issuers'. Document clients can be made up by anyone, so the number of sets is bounded
+/// (`client_jwks_cache_max_entries`; the oldest fetch goes first).
 #[derive(Default)]
 pub struct KeyCache {
     sets: Mutex<HashMap<String, Cached>>,
@@ -132,8 +133,22 @@ impl KeyCache {
     async fn fetch(&self, app: &App, uri: &str) -> Result<Arc<[ClientKey]>, String> {
         let doc = app.fetcher.get_json(uri).await.map_err(|e| format!("jwks_uri: {e}"))?;
         let keys: Arc<[ClientKey]> = parse_jwks(&doc).map_err(|e| format!("jwks_uri: {e}"))?.into();
-        self.sets.lock().insert(uri.to_string(), Cached { keys: keys.clone(), fetched_at: Instant::now() });
+        let mut sets = self.sets.lock();
+        if sets.len() >= app.config.client_jwks_cache_max_entries && !sets.contains_key(uri) {
+            if let Some(oldest) = sets.iter().min_by_key(|(_, c)| c.fetched_at).map(|(k, _)| k.clone()) {
+                sets.remove(&oldest);
+            }
+        }
+        sets.insert(uri.to_string(), Cached { keys: keys.clone(), fetched_at: Instant::now() });
         Ok(keys)
+    }
+
+    pub fn len(&self) -> usize {
+        self.sets.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Forget a client's fetched set (its registration changed).

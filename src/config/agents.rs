@@ -97,8 +97,14 @@ impl Config {
         if !matches!(self.client_id_metadata_documents.as_str(), "off" | "any" | "listed") {
             anyhow::bail!("client_id_metadata_documents must be off, any or listed");
         }
-        if self.client_id_metadata_document_max_entries == 0 || self.max_concurrent_fetches == 0 || self.id_jag_lifetime == 0 {
-            anyhow::bail!("client_id_metadata_document_max_entries, max_concurrent_fetches and id_jag_lifetime must be positive");
+        if self.client_id_metadata_document_max_entries == 0
+            || self.client_jwks_cache_max_entries == 0
+            || self.max_concurrent_fetches == 0
+            || self.id_jag_lifetime == 0
+        {
+            anyhow::bail!(
+                "client_id_metadata_document_max_entries, client_jwks_cache_max_entries, max_concurrent_fetches and id_jag_lifetime must be positive"
+            );
         }
         for (i, r) in self.resource_servers.iter().enumerate() {
             crate::registry::clients::validate_resource(&r.uri).map_err(|e| anyhow::anyhow!("resource_servers[{i}]: {e}"))?;

@@ -48,6 +48,8 @@ pub struct Config {
     /// A JWT naming a key the cached set lacks fetches the set again, at most once per this
     /// many seconds per client.
     pub client_jwks_min_refetch: u64,
+    /// Fetched key sets kept at most (clients' and trusted issuers'); the oldest go first.
+    pub client_jwks_cache_max_entries: usize,
     /// Seconds a fetch of a client's document (`jwks_uri`) may take.
     pub fetch_timeout: u64,
     /// The largest document fetched from a client, in bytes.
@@ -226,6 +228,7 @@ impl Default for Config {
             client_assertion_max_lifetime: 3600,
             client_jwks_cache_ttl: 300,
             client_jwks_min_refetch: 10,
+            client_jwks_cache_max_entries: 20_000,
             fetch_timeout: 5,
             fetch_max_bytes: 64 * 1024,
             pushed_request_ttl: 90,
@@ -315,6 +318,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_CLIENT_ASSERTION_MAX_LIFETIME", "client_assertion_max_lifetime"),
     ("AUTHRIM_CLIENT_JWKS_CACHE_TTL", "client_jwks_cache_ttl"),
     ("AUTHRIM_CLIENT_JWKS_MIN_REFETCH", "client_jwks_min_refetch"),
+    ("AUTHRIM_CLIENT_JWKS_CACHE_MAX_ENTRIES", "client_jwks_cache_max_entries"),
     ("AUTHRIM_FETCH_TIMEOUT", "fetch_timeout"),
     ("AUTHRIM_FETCH_MAX_BYTES", "fetch_max_bytes"),
     ("AUTHRIM_PUSHED_REQUEST_TTL", "pushed_request_ttl"),
@@ -380,7 +384,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
 const NUMERIC_KEYS: &[&str] = &[
     "code_expiry", "access_token_ttl", "id_token_ttl", "session_ttl", "challenge_ttl",
     "backchannel_logout_timeout", "backchannel_logout_max_attempts", "backchannel_logout_retry_initial",
-    "backchannel_logout_concurrency", "client_assertion_max_lifetime", "client_jwks_cache_ttl", "client_jwks_min_refetch",
+    "backchannel_logout_concurrency", "client_assertion_max_lifetime", "client_jwks_cache_ttl", "client_jwks_min_refetch", "client_jwks_cache_max_entries",
     "fetch_timeout", "fetch_max_bytes", "pushed_request_ttl", "max_pushed_requests", "registration_max_clients",
     "dpop_proof_max_age", "dpop_nonce_lifetime", "dpop_replay_max_entries",
     "client_id_metadata_document_ttl", "client_id_metadata_document_max_ttl", "client_id_metadata_document_max_entries",

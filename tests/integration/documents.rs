@@ -76,12 +76,12 @@ async fn document(base: &str, name: &str, keys: Value) -> axum::response::Respon
             axum::Json(good).into_response()
         }
         "moved" => axum::response::Redirect::temporary("/good").into_response(),
-        "keyed" => {
+        "keyed" | "keyed2" => {
             let mut d = with("token_endpoint_auth_method", json!("private_key_jwt"));
-            d["jwks_uri"] = json!(format!("{base}/keys.json"));
+            d["jwks_uri"] = json!(format!("{base}/{name}-keys.json"));
             axum::Json(d).into_response()
         }
-        "keys.json" => axum::Json(keys).into_response(),
+        "keyed-keys.json" | "keyed2-keys.json" => axum::Json(keys).into_response(),
         _ => axum::http::StatusCode::NOT_FOUND.into_response(),
     }
 }
@@ -295,7 +295,31 @@ async fn a_document_client_authenticates_with_keys_from_its_jwks_uri() {
     let good = signer.assertion(&id, &s.url("/token"), json!({}));
     let (status, body) = post(redeem(Some(good))).await;
     assert_eq!(status, 200, "{body}");
-    assert_eq!(docs.fetched("keys.json"), 1);
+    assert_eq!(docs.fetched("keyed-keys.json"), 1);
+}
+
+#[tokio::test]
+async fn key_sets_of_made_up_clients_stay_within_their_bound() {
+    let signer = Signer::es256("agent-key");
+    let docs = Docs::start(jwks(&[&signer])).await;
+    let s = TestServer::start_with(|c| {
+        c.client_id_metadata_documents = "any".into();
+        c.client_jwks_cache_max_entries = 1;
+    })
+    .await;
+    // Client credentials are not open to document clients, but authentication comes first:
+    // each attempt makes the server fetch the document's key set.
+    for name in ["keyed", "keyed2", "keyed"] {
+        let id = docs.url(name);
+        let assertion = signer.assertion(&id, &s.url("/token"), json!({}));
+        let form = [("grant_type", "client_credentials"), ("client_assertion_type", ASSERTION_TYPE), ("client_assertion", assertion.as_str()), ("client_id", id.as_str())];
+        let res = s.http.post(s.url("/token")).form(&form).send().await.unwrap();
+        let status = res.status().as_u16();
+        let body: Value = res.json().await.unwrap();
+        assert_eq!((status, body["error"].as_str()), (400, Some("unauthorized_client")), "authenticated, then refused the grant: {body}");
+    }
+    assert_eq!(s.server.app.client_keys.len(), 1);
+    assert_eq!(docs.fetched("keyed-keys.json"), 2, "evicted by keyed2's set, so fetched again");
 }
 
 #[tokio::test]
