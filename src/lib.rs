@@ -8,6 +8,7 @@
 
 pub mod app;
 pub mod audit;
+pub mod bounded;
 pub mod client_auth;
 pub mod cli;
 pub mod config;

@@ -9,7 +9,7 @@ use jsonwebtoken::jwk::{Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
 use parking_lot::Mutex;
 use serde_json::Value;
-use std::collections::HashMap;
+use crate::bounded::BoundedMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -88,12 +88,15 @@ struct Cached {
 /// The fetched key sets, by `jwks_uri`: registered clients', document clients' and trusted
 /// issuers'. Document clients can be made up by anyone, so the number of sets is bounded
 /// (`client_jwks_cache_max_entries`; the oldest fetch goes first).
-#[derive(Default)]
 pub struct KeyCache {
-    sets: Mutex<HashMap<String, Cached>>,
+    sets: Mutex<BoundedMap<Cached>>,
 }
 
 impl KeyCache {
+    pub fn new(max_entries: usize) -> Self {
+        Self { sets: Mutex::new(BoundedMap::new(max_entries)) }
+    }
+
     /// The keys of `client` for a JWT with `alg` and `kid`: inline ones, or its `jwks_uri`'s
     /// (cached; fetched again when none fits and the cached set is older than the refetch
     /// interval). An error is a set that cannot be had (the client cannot authenticate).
@@ -133,13 +136,7 @@ impl KeyCache {
     async fn fetch(&self, app: &App, uri: &str) -> Result<Arc<[ClientKey]>, String> {
         let doc = app.fetcher.get_json(uri).await.map_err(|e| format!("jwks_uri: {e}"))?;
         let keys: Arc<[ClientKey]> = parse_jwks(&doc).map_err(|e| format!("jwks_uri: {e}"))?.into();
-        let mut sets = self.sets.lock();
-        if sets.len() >= app.config.client_jwks_cache_max_entries && !sets.contains_key(uri) {
-            if let Some(oldest) = sets.iter().min_by_key(|(_, c)| c.fetched_at).map(|(k, _)| k.clone()) {
-                sets.remove(&oldest);
-            }
-        }
-        sets.insert(uri.to_string(), Cached { keys: keys.clone(), fetched_at: Instant::now() });
+        self.sets.lock().insert(uri.to_string(), Cached { keys: keys.clone(), fetched_at: Instant::now() });
         Ok(keys)
     }
 

@@ -204,7 +204,11 @@ fn map_subject(app: &App, issuer: &TrustedIssuer, jag: &IdJag) -> Option<Arc<Use
             let verified = u.claim("email_verified").and_then(|v| v.as_bool()) == Some(true);
             (ours.is_some_and(|e| e.eq_ignore_ascii_case(email)) && verified).then_some(u)?
         }
-        SubjectMapping::Sub => app.registry.user(&jag.sub).or_else(|| app.registry.user_by_login(&jag.sub))?,
+        // By id, or by username (not by e-mail: a login name may be either).
+        SubjectMapping::Sub => app
+            .registry
+            .user(&jag.sub)
+            .or_else(|| app.registry.user_by_login(&jag.sub).filter(|u| u.username.eq_ignore_ascii_case(&jag.sub)))?,
     };
     (!user.disabled).then_some(user)
 }

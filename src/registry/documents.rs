@@ -15,7 +15,7 @@ use crate::http::fetch::FetchError;
 use parking_lot::Mutex;
 use serde::Deserialize;
 use serde_json::Value;
-use std::collections::HashMap;
+use crate::bounded::BoundedMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -53,12 +53,15 @@ struct Entry {
     fresh_for: Duration,
 }
 
-#[derive(Default)]
 pub struct ClientDocuments {
-    entries: Mutex<HashMap<String, Entry>>,
+    entries: Mutex<BoundedMap<Entry>>,
 }
 
 impl ClientDocuments {
+    pub fn new(max_entries: usize) -> Self {
+        Self { entries: Mutex::new(BoundedMap::new(max_entries)) }
+    }
+
     /// The document client named by `url`: from memory while fresh, else fetched and checked.
     pub async fn resolve(&self, app: &App, url: &str) -> Result<Arc<Client>, DocumentError> {
         let parsed = check_url(app, url)?;
@@ -68,14 +71,8 @@ impl ClientDocuments {
         let fetched = app.fetcher.get(parsed.as_str()).await?;
         let client = Arc::new(client_from_document(app, url, fetched.json)?);
         let ttl = fetched.max_age.unwrap_or(app.config.client_id_metadata_document_ttl).min(app.config.client_id_metadata_document_max_ttl);
-        let mut entries = self.entries.lock();
-        if entries.len() >= app.config.client_id_metadata_document_max_entries && !entries.contains_key(url) {
-            // The oldest fetch goes: a flood of new URLs cannot grow memory past the bound.
-            if let Some(oldest) = entries.iter().min_by_key(|(_, e)| e.fetched).map(|(k, _)| k.clone()) {
-                entries.remove(&oldest);
-            }
-        }
-        entries.insert(url.to_string(), Entry { client: client.clone(), fetched: Instant::now(), fresh_for: Duration::from_secs(ttl) });
+        // Beyond the bound the oldest fetch goes: a flood of new URLs cannot grow memory.
+        self.entries.lock().insert(url.to_string(), Entry { client: client.clone(), fetched: Instant::now(), fresh_for: Duration::from_secs(ttl) });
         Ok(client)
     }
 

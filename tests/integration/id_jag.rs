@@ -226,3 +226,38 @@ async fn the_identity_provider_issues_only_what_its_policy_allows() {
     let (st, body) = p.jag("https://as.example", (&p.refresh_token, REFRESH), &[]).await;
     assert_eq!(st, 200, "the refresh token works as a subject: {body}");
 }
+
+#[tokio::test]
+async fn a_subject_mapping_by_sub_matches_the_username_not_the_email() {
+    let idp = idp().await;
+    let (id, secret) = idp
+        .client("agent", json!({"grant_types": ["authorization_code", EXCHANGE], "scope": "openid email"}))
+        .await;
+    let alice_at_idp = idp.user("alice", json!({"email": "alice@example.com", "email_verified": true})).await;
+    let trusted = vec![TrustedIssuer { issuer: idp.issuer(), jwks_uri: Some(idp.url("/jwks")), subject: SubjectMapping::Sub }];
+    let asv = TestServer::start_with(move |c| c.trusted_issuers = trusted).await;
+    let (b_id, b_secret) = asv.client("agent-at-as", json!({"grant_types": [BEARER], "redirect_uris": [], "scope": "reports"})).await;
+    let b_secret = b_secret.unwrap();
+    // Someone at the AS whose e-mail address is the IdP user's id must not be chosen.
+    let decoy = asv.user("decoy", json!({"email": alice_at_idp.clone(), "email_verified": true})).await;
+    let policy = json!({"token_exchange": {"id_jag_audiences": {asv.issuer(): "agent-at-as"}}});
+    idp.admin(reqwest::Method::PATCH, "/admin/clients/agent", Some(policy)).await;
+    let code = idp.code_for(&idp.browser(), "agent", "alice", &[("scope", "openid email")]).await["code"].clone();
+    let (_, tokens, _) = idp.token(Some((&id, secret.as_deref().unwrap())), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
+    let jag = |issuer: String| {
+        let id_token = tokens["id_token"].as_str().unwrap().to_string();
+        let (id, secret, idp) = (id.clone(), secret.clone().unwrap(), &idp);
+        async move {
+            let form = [("grant_type", EXCHANGE), ("requested_token_type", ID_JAG), ("audience", issuer.as_str()), ("subject_token", id_token.as_str()), ("subject_token_type", ID_TOKEN), ("scope", "reports")];
+            idp.token(Some((&id, &secret)), &form).await.1["access_token"].as_str().unwrap().to_string()
+        }
+    };
+    let (st, body, _) = asv.token(Some((&b_id, &b_secret)), &[("grant_type", BEARER), ("assertion", &jag(asv.issuer()).await)]).await;
+    assert_eq!(st, 400, "no user is named {alice_at_idp}: {body}");
+    // Login names are one namespace: the decoy goes before a user can take the name.
+    assert_eq!(asv.admin(reqwest::Method::DELETE, &format!("/admin/users/{decoy}"), None).await.0, 204);
+    let mapped = asv.user(&alice_at_idp, json!({})).await;
+    let (st, body, _) = asv.token(Some((&b_id, &b_secret)), &[("grant_type", BEARER), ("assertion", &jag(asv.issuer()).await)]).await;
+    assert_eq!(st, 200, "{body}");
+    assert_eq!(jwt_parts(body["access_token"].as_str().unwrap()).1["sub"], mapped.as_str());
+}
