@@ -1,0 +1,3 @@
+module authrim/load-testing/cimd-docs
+
+go 1.22
