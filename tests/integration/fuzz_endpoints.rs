@@ -24,6 +24,14 @@ const CONCURRENCY: usize = 6;
 const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 const AT_TYPE: &str = "urn:ietf:params:oauth:token-type:access_token";
 const JWT_TYPE: &str = "urn:ietf:params:oauth:token-type:jwt";
+const ID_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id_token";
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+const ID_JAG_TYPE: &str = "urn:ietf:params:oauth:token-type:id-jag";
+/// A registered resource server of the fuzzed server.
+const MCP: &str = "https://mcp.example/mcp";
+/// Client ID Metadata Document URLs: nothing answers at either (a refused connection, a name
+/// that does not resolve), plus a malformed one.
+const DOCUMENT_IDS: &[&str] = &["http://127.0.0.1:1/client.json", "https://agents.invalid/client.json", "https://agents.invalid/", "https://x/../y"];
 const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGEz6nPGsk";
 
@@ -472,11 +480,12 @@ impl World {
             .client(
                 "rp",
                 json!({
-                    "grant_types": ["authorization_code", "refresh_token", "client_credentials", TOKEN_EXCHANGE],
+                    "grant_types": ["authorization_code", "refresh_token", "client_credentials", TOKEN_EXCHANGE, JWT_BEARER],
                     "scope": "openid profile email offline_access api:read",
                     "allowed_audiences": ["https://api.example"],
                     "allowed_resources": ["https://api.example/r"],
-                    "token_exchange": {"delegation": true, "impersonation": true, "subject_token_types": [AT_TYPE, JWT_TYPE], "may_outlive_subject": false}
+                    "token_exchange": {"delegation": true, "impersonation": true, "subject_token_types": [AT_TYPE, JWT_TYPE, ID_TOKEN_TYPE], "may_outlive_subject": false,
+                                       "max_delegation_depth": 2, "id_jag_audiences": {"https://as.example": "rp-there"}}
                 }),
             )
             .await;
@@ -624,6 +633,15 @@ fn authorize_params(w: &World, rng: &mut Rng) -> Vec<(&'static str, String)> {
     if rng.chance(10) {
         p[1] = ("client_id", "spa".into());
     }
+    if rng.chance(6) {
+        p[1] = ("client_id", rng.pick(DOCUMENT_IDS).to_string());
+    }
+    if rng.chance(15) {
+        p.push(("resource", rng.pick(&[MCP, "https://api.example/r", "https://unknown.example/", "not a uri", "https://mcp.example/mcp#f"]).to_string()));
+        if rng.chance(50) {
+            p.push(("scope", "openid mcp:tools".into()));
+        }
+    }
     if rng.chance(15) {
         p.push(("response_mode", rng.pick(&["form_post", "query", "fragment", "jwt"]).to_string()));
     }
@@ -722,7 +740,11 @@ fn token_code(w: &World, rng: &mut Rng, i: usize) -> Req {
         return r.form(&[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT), ("client_id", "spa"), ("code_verifier", VERIFIER)]);
     }
     let code = w.codes[i % w.codes.len()].clone();
-    r.form(&[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).basic("rp", &w.rp_secret)
+    let mut form = vec![("grant_type", "authorization_code"), ("code", code.as_str()), ("redirect_uri", REDIRECT)];
+    if rng.chance(15) {
+        form.push(("resource", *rng.pick(&[MCP, "https://other.example/", "::"])));
+    }
+    r.form(&form).basic("rp", &w.rp_secret)
 }
 
 fn token_refresh(w: &World, rng: &mut Rng, i: usize) -> Req {
@@ -732,7 +754,49 @@ fn token_refresh(w: &World, rng: &mut Rng, i: usize) -> Req {
         return r.form(&[("grant_type", "refresh_token"), ("refresh_token", &t), ("client_id", "rp-post"), ("client_secret", &w.post_secret)]);
     }
     let scope = *rng.pick(&["openid", "openid profile", "openid offline_access", "everything"]);
-    r.form(&[("grant_type", "refresh_token"), ("refresh_token", &t), ("scope", scope)]).basic("rp", &w.rp_secret)
+    let mut form = vec![("grant_type", "refresh_token"), ("refresh_token", t.as_str()), ("scope", scope)];
+    if rng.chance(15) {
+        form.push(("resource", *rng.pick(&[MCP, "https://other.example/"])));
+    }
+    r.form(&form).basic("rp", &w.rp_secret)
+}
+
+/// Identity assertions at the jwt-bearer grant (none of them from a trusted issuer's key),
+/// and token exchange to an ID-JAG; a document client authenticating.
+fn token_agents(w: &World, rng: &mut Rng, _: usize) -> Req {
+    let r = Req::new("token", Method::POST, "/token");
+    match rng.below(3) {
+        0 => {
+            let forged_typ = format!(
+                "{}.{}.c2ln",
+                URL_SAFE_NO_PAD.encode(br#"{"alg":"RS256","typ":"oauth-id-jag+jwt","kid":"k"}"#),
+                URL_SAFE_NO_PAD.encode(br#"{"iss":"https://idp.invalid","sub":"alice","aud":"x","client_id":"rp","jti":"j","exp":99999999999,"iat":1}"#)
+            );
+            let assertion = match rng.below(4) {
+                0 => forged_typ,
+                1 => w.id_token.clone(),
+                2 => w.access_token.clone(),
+                _ => "a.b.c".into(),
+            };
+            r.form(&[("grant_type", JWT_BEARER), ("assertion", &assertion), ("scope", "api:read")]).basic("rp", &w.rp_secret)
+        }
+        1 => {
+            let audience = *rng.pick(&["https://as.example", "https://elsewhere.example", ""]);
+            r.form(&[
+                ("grant_type", TOKEN_EXCHANGE),
+                ("requested_token_type", ID_JAG_TYPE),
+                ("audience", audience),
+                ("subject_token", w.id_token.as_str()),
+                ("subject_token_type", ID_TOKEN_TYPE),
+                ("resource", MCP),
+            ])
+            .basic("rp", &w.rp_secret)
+        }
+        _ => {
+            let id = *rng.pick(DOCUMENT_IDS);
+            r.form(&[("grant_type", "authorization_code"), ("code", "x"), ("redirect_uri", REDIRECT), ("client_id", id), ("code_verifier", VERIFIER)])
+        }
+    }
 }
 
 fn token_client_credentials(w: &World, rng: &mut Rng, _: usize) -> Req {
@@ -932,7 +996,7 @@ fn groups() -> Vec<(&'static str, Vec<Template>, usize)> {
     vec![
         ("authorize", vec![authorize_get, authorize_post], 1_500),
         ("login+consent", vec![login, consent, consent_page], 1_200),
-        ("token", vec![token_code, token_refresh, token_client_credentials, token_exchange, token_other], 2_500),
+        ("token", vec![token_code, token_refresh, token_client_credentials, token_exchange, token_other, token_agents], 2_700),
         ("userinfo", vec![userinfo], 1_000),
         ("revoke+introspect", vec![introspect, revoke], 1_500),
         ("discovery+other", vec![discovery, unknown], 1_000),
@@ -1080,7 +1144,23 @@ async fn every_endpoint_survives_generated_requests() {
         .unwrap_or(DEFAULT_SEED);
     eprintln!("endpoint fuzz: seed {seed:#x} (AUTHRIM_FUZZ_SEED={seed:#x} replays it)");
     let started = Instant::now();
-    let s = TestServer::start_with(|c| c.open_registration = true).await;
+    let s = TestServer::start_with(|c| {
+        c.open_registration = true;
+        c.client_id_metadata_documents = "any".into();
+        c.fetch_timeout = 1;
+        c.resource_servers = vec![authrim::config::agents::ResourceServer {
+            uri: MCP.into(),
+            name: "MCP".into(),
+            scopes: [("mcp:tools".to_string(), "tools".to_string())].into(),
+            client_id: None,
+        }];
+        c.trusted_issuers = vec![authrim::config::agents::TrustedIssuer {
+            issuer: "https://idp.invalid".into(),
+            jwks_uri: None,
+            subject: Default::default(),
+        }];
+    })
+    .await;
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(20))
