@@ -17,6 +17,7 @@ pub mod db;
 pub mod dpop;
 pub mod endpoints;
 pub mod error;
+pub mod factors;
 /// Fuzz-target bodies (for `fuzz/` and the unit tests); not an API.
 #[doc(hidden)]
 pub mod fuzzing;

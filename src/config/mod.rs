@@ -183,6 +183,9 @@ pub struct Config {
     /// Account and address buckets the login throttle tracks at most; past this the buckets
     /// whose last failure is oldest are dropped first.
     pub login_throttle_max_keys: usize,
+    /// Second factors: `optional` (asked of users who have one, and by clients through
+    /// `acr_values`) or `required` (nobody signs in without one).
+    pub mfa_policy: String,
     /// Password hashes (Argon2id) computed at once; 0 = half the cores, at least one. Keeps
     /// a flood of sign-in attempts from taking every core from token issuance.
     pub password_hash_concurrency: usize,
@@ -286,6 +289,7 @@ impl Default for Config {
             login_max_failures_per_address: 20,
             login_window: 900,
             login_throttle_max_keys: 100_000,
+            mfa_policy: "optional".into(),
             password_hash_concurrency: 0,
             password_hash_max_waiting: 64,
             max_authorization_request_bytes: 8 * 1024,
@@ -374,6 +378,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_LOGIN_MAX_FAILURES_PER_ADDRESS", "login_max_failures_per_address"),
     ("AUTHRIM_LOGIN_WINDOW", "login_window"),
     ("AUTHRIM_LOGIN_THROTTLE_MAX_KEYS", "login_throttle_max_keys"),
+    ("AUTHRIM_MFA_POLICY", "mfa_policy"),
     ("AUTHRIM_PASSWORD_HASH_CONCURRENCY", "password_hash_concurrency"),
     ("AUTHRIM_PASSWORD_HASH_MAX_WAITING", "password_hash_max_waiting"),
     ("AUTHRIM_MAX_AUTHORIZATION_REQUEST_BYTES", "max_authorization_request_bytes"),
@@ -514,6 +519,9 @@ impl Config {
             anyhow::bail!("client_assertion_max_lifetime, fetch_timeout and pushed_request_ttl must be positive, fetch_max_bytes at least 1024");
         }
         self.validate_agents()?;
+        if !matches!(self.mfa_policy.as_str(), "optional" | "required") {
+            anyhow::bail!("mfa_policy must be optional or required");
+        }
         if self.tls_cert.is_some() != self.tls_key.is_some() {
             anyhow::bail!("tls_cert and tls_key must be given together");
         }
@@ -564,6 +572,11 @@ impl Config {
     }
 
     /// The issuer without a trailing slash, the prefix of every endpoint URL.
+    /// Every sign-in needs a second factor (`mfa_policy = "required"`).
+    pub fn mfa_required(&self) -> bool {
+        self.mfa_policy == "required"
+    }
+
     pub fn base_url(&self) -> &str {
         self.issuer.trim_end_matches('/')
     }

@@ -119,6 +119,20 @@ const MIGRATIONS: &[(i64, &str)] = &[(
         hash BLOB PRIMARY KEY, uses_left INTEGER NOT NULL, expires_at INTEGER NOT NULL, created_at INTEGER NOT NULL
     );
     "#,
+), (
+    7,
+    // Second factors (`factors`): TOTP secrets sealed under the KEK with the last time step
+    // accepted (a code is good once), and recovery codes as SHA-256, each spent once.
+    r#"
+    CREATE TABLE user_factors (
+        id TEXT PRIMARY KEY, user_id TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL,
+        secret_sealed BLOB, last_step BIGINT NOT NULL, created_at BIGINT NOT NULL, last_used_at BIGINT NOT NULL
+    );
+    CREATE INDEX user_factors_user ON user_factors(user_id);
+    CREATE TABLE recovery_codes (
+        user_id TEXT NOT NULL, code_hash BLOB NOT NULL, used_at BIGINT, PRIMARY KEY (user_id, code_hash)
+    );
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -33,6 +33,7 @@ pub fn router(app: AppState) -> Router<AppState> {
         .route("/admin/users/{id}/consents/{client_id}", axum::routing::delete(withdraw_consent))
         .route("/admin/audit", get(list_audit))
         .route("/admin/registration-tokens", post(create_registration_token))
+        .merge(super::admin_factors::routes())
         .layer(axum::middleware::from_fn_with_state(app, require_admin))
 }
 

@@ -21,8 +21,8 @@ use std::net::SocketAddr;
 /// The most of a `User-Agent` a session keeps (for the operator's list of sessions).
 const MAX_USER_AGENT: usize = 256;
 const EXPIRED: &str = "This form has expired or was already used. Return to the application and sign in again.";
-const TOO_MANY: &str = "Too many failed sign-in attempts. Wait a few minutes and try again.";
-const BUSY: &str = "The service is busy. Please try again in a moment.";
+pub(super) const TOO_MANY: &str = "Too many failed sign-in attempts. Wait a few minutes and try again.";
+pub(super) const BUSY: &str = "The service is busy. Please try again in a moment.";
 const NO_COOKIE: &str = "Your browser did not send back the cookie this form relies on. Allow cookies for this site and try again.";
 
 pub async fn login(
@@ -72,13 +72,48 @@ pub async fn login(
     };
     attempt.succeeded();
 
+    // A user with a second factor is asked for it; without one, the policy or the request
+    // may make that an error.
+    match crate::factors::has_any(&app.db, &user.id).await {
+        Ok(true) => {
+            let pending = super::second_factor::Pending { req, user_id: user.id.clone() };
+            return super::second_factor::ask(&app, &headers, &pending, None, StatusCode::OK);
+        }
+        Ok(false) => {}
+        Err(e) => return unavailable(e),
+    }
+    if app.config.mfa_required() {
+        app.audit.record(AuditEvent::new("login_refused").user(&user.id).client(&req.client_id).detail(serde_json::json!({"reason": "no_second_factor"}))).await;
+        return error_page(
+            StatusCode::FORBIDDEN,
+            "Signing in here needs a second factor (an authenticator app), and your account has none yet. Ask your administrator to set one up.",
+        );
+    }
+    if req.wants_mfa() && req.acr_essential {
+        // OpenID Connect Core §5.5.1.1: an essential acr that cannot be met is an error.
+        let e = OAuthError::access_denied("a second factor was required and the user has none").code_as("unmet_authentication_requirements");
+        return response::error(&app, &req.reply_to(), &e, StatusCode::SEE_OTHER);
+    }
+    start_session(&app, &headers, req, &user, &address, vec!["pwd".into()], ACR_PASSWORD).await
+}
+
+/// The user is signed in (every step passed): a new session, then on with the request.
+pub(super) async fn start_session(
+    app: &App,
+    headers: &HeaderMap,
+    req: AuthorizationRequest,
+    user: &crate::registry::User,
+    address: &str,
+    amr: Vec<String>,
+    acr: &str,
+) -> Response {
     // A new session id on every sign-in (no fixation); the old session is replaced, quietly:
     // its applications keep their tokens (this is a re-authentication, not a logout).
-    if let Some(old) = cookies::get(&headers, cookies::SESSION) {
+    if let Some(old) = cookies::get(headers, cookies::SESSION) {
         let _ = app.stores.sessions.end(SessionRef::Cookie(old.to_string()), Box::new(|_, _| Ok(()))).await;
     }
-    let mut session = Session::new(&user.id, random_token(), now(), vec!["pwd".into()], ACR_PASSWORD);
-    session.address = Some(address.clone());
+    let mut session = Session::new(&user.id, random_token(), now(), amr, acr);
+    session.address = Some(address.to_string());
     session.user_agent = headers
         .get(axum::http::header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
@@ -87,8 +122,10 @@ pub async fn login(
         Ok(c) => c,
         Err(e) => return unavailable(e),
     };
-    app.audit.record(AuditEvent::new("login_success").user(&user.id).client(&req.client_id).address(&address)).await;
-    let mut res = continue_authorization(&app, &headers, req, Some((cookie.clone(), session)), true, StatusCode::SEE_OTHER).await;
+    app.audit
+        .record(AuditEvent::new("login_success").user(&user.id).client(&req.client_id).address(address).detail(serde_json::json!({"amr": session.amr, "acr": session.acr})))
+        .await;
+    let mut res = continue_authorization(app, headers, req, Some((cookie.clone(), session)), true, StatusCode::SEE_OTHER).await;
     cookies::set(&mut res, cookies::SESSION, &cookie, Some(app.config.session_ttl), app.config.secure_cookies());
     res
 }
@@ -175,7 +212,7 @@ fn merged_scope(app: &App, user_id: &str, req: &AuthorizationRequest) -> String 
 
 /// The client's address for rate limiting: the peer, or the first `X-Forwarded-For` hop when
 /// configured to trust a proxy.
-fn client_address(app: &App, headers: &HeaderMap, peer: SocketAddr) -> String {
+pub(super) fn client_address(app: &App, headers: &HeaderMap, peer: SocketAddr) -> String {
     if app.config.trust_proxy {
         if let Some(first) = headers
             .get("x-forwarded-for")

@@ -1,6 +1,7 @@
 //! One module per endpoint. Handlers are thin: parse, call the grant or store, answer.
 
 pub mod admin;
+pub mod admin_factors;
 pub mod authorize;
 pub mod discovery;
 pub mod end_session;
@@ -9,6 +10,7 @@ pub mod introspection;
 pub mod par;
 pub mod registration;
 pub mod revocation;
+pub mod second_factor;
 pub mod testing;
 pub mod token;
 pub mod userinfo;

@@ -240,6 +240,7 @@ async fn bulk_codes(State(app): State<AppState>, Body(body): Body) -> TestResult
                 claims: None,
                 dpop_jkt: None,
                 resources: vec![],
+                amr: vec![],
             });
         }
     }
@@ -353,6 +354,7 @@ async fn mint_refresh(app: &App, c: &clients::Client, sub: Option<&str>, req: &T
         userinfo_claims: Vec::new(),
         jkt: None,
         resources: vec![],
+        amr: vec![],
     };
     Ok(app.stores.refresh.create(&crate::stores::refresh::new_family_id(), new).await?)
 }

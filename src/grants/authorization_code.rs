@@ -112,6 +112,7 @@ impl GrantHandler for AuthorizationCodeGrant {
                     // (a confidential client's are bound to it by its authentication).
                     jkt: dpop.filter(|_| client.is_public()).map(|k| k.jkt.clone()),
                     resources: grant.resources.clone(),
+                    amr: grant.amr.clone(),
                 };
                 Some(app.stores.refresh.create(&grant_id, new).await?)
             }
@@ -135,6 +136,7 @@ impl GrantHandler for AuthorizationCodeGrant {
                 refresh_token,
                 dpop,
                 audience,
+                amr: &grant.amr,
             },
         )
     }

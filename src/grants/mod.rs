@@ -119,6 +119,8 @@ pub struct Issuance<'a> {
     pub dpop: Option<&'a ProvenKey>,
     /// RFC 8707: the resources the access token is for (`aud`); empty: Authrim's userinfo.
     pub audience: Vec<String>,
+    /// RFC 8176: how the user authenticated.
+    pub amr: &'a [String],
 }
 
 /// RFC 9449 §5: `DPoP` for a token bound to a key, else `Bearer`.
@@ -159,6 +161,7 @@ pub fn issue_tokens(app: &App, i: Issuance<'_>) -> OAuthResult<TokenResponse> {
             access_token: Some(&access_token),
             requested: &i.id_token_claims,
             grant_id: i.grant_id,
+            amr: i.amr,
         };
         Some(tokens::mint_id_token(app, spec).map_err(|e| OAuthError::internal("signing", e))?)
     } else {

@@ -88,6 +88,7 @@ impl GrantHandler for RefreshTokenGrant {
                 refresh_token: Some(refresh_token),
                 dpop,
                 audience,
+                amr: &family.amr,
             },
         )
     }

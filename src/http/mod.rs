@@ -13,7 +13,7 @@ pub mod sealed;
 pub mod server;
 
 use crate::app::AppState;
-use crate::endpoints::{admin, authorize, discovery, end_session, interaction, introspection, par, registration, revocation, token, userinfo};
+use crate::endpoints::{admin, authorize, discovery, end_session, interaction, introspection, par, registration, revocation, second_factor, token, userinfo};
 use crate::error::OAuthError;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, Request};
@@ -33,6 +33,7 @@ pub fn router(app: AppState) -> Router {
         .route("/jwks", get(discovery::jwks))
         .route("/authorize", get(authorize::get).post(authorize::post))
         .route("/login", post(interaction::login))
+        .route("/login/second-factor", post(second_factor::verify))
         .route("/consent", get(interaction::consent_page).post(interaction::consent))
         .route("/logout", get(end_session::get).post(end_session::post))
         .route("/logout/confirm", post(end_session::confirm))
@@ -96,7 +97,7 @@ async fn track(req: axum::extract::Request, next: axum::middleware::Next) -> axu
 fn endpoint_label(path: &str) -> &'static str {
     match path {
         "/authorize" => "authorize",
-        "/login" => "login",
+        "/login" | "/login/second-factor" => "login",
         "/consent" => "consent",
         "/logout" | "/logout/confirm" => "end_session",
         "/token" => "token",

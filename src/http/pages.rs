@@ -153,6 +153,25 @@ pub fn logout_confirm(challenge: &str, username: &str) -> Response {
     )
 }
 
+/// The second step of a sign-in: a code from the user's authenticator app, or a recovery code.
+pub fn second_factor(challenge: &str, client_name: &str, error: Option<&str>, status: StatusCode) -> Response {
+    let error = error.map(|m| format!("<p class=\"error\" role=\"alert\">{}</p>", e(m))).unwrap_or_default();
+    html(
+        status,
+        "Verify it is you",
+        &format!(
+            "<h1>Verify it is you</h1><p class=\"muted\">to continue to {client}</p>{error}\
+             <form method=\"post\" action=\"/login/second-factor\">\
+             <input type=\"hidden\" name=\"challenge\" value=\"{challenge}\">\
+             <label for=\"code\">Code from your authenticator app, or a recovery code</label>\
+             <input type=\"text\" id=\"code\" name=\"code\" autocomplete=\"one-time-code\" inputmode=\"text\" required autofocus>\
+             <button type=\"submit\">Verify</button></form>",
+            client = e(client_name),
+            challenge = e(challenge),
+        ),
+    )
+}
+
 pub fn signed_out() -> Response {
     html(StatusCode::OK, "Signed out", "<h1>You are signed out</h1><p class=\"muted\">You can close this page.</p>")
 }

@@ -27,6 +27,9 @@ pub struct CodeGrant {
     /// RFC 8707: the resources the authorization was for; the tokens' audience.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<String>,
+    /// RFC 8176: how the user authenticated (the session's `amr`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub amr: Vec<String>,
 }
 
 /// A token issued from a code, remembered so that a reuse of the code can revoke it.
@@ -160,6 +163,7 @@ mod tests {
             claims: None,
             dpop_jkt: None,
             resources: vec![],
+            amr: vec![],
         };
         let code = s.issue(grant, 60).await.unwrap();
         journal.shutdown().await;

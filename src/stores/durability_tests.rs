@@ -169,6 +169,7 @@ fn new_family(user: &str) -> NewFamily {
         userinfo_claims: vec![],
         jkt: None,
         resources: vec![],
+        amr: vec![],
     }
 }
 

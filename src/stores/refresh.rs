@@ -31,6 +31,8 @@ pub struct NewFamily {
     pub jkt: Option<String>,
     /// RFC 8707: the resources granted; a refresh may narrow them, never widen.
     pub resources: Vec<String>,
+    /// RFC 8176: how the user authenticated, for the ID tokens of later refreshes.
+    pub amr: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -49,6 +51,8 @@ pub struct Family {
     pub jkt: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub amr: Vec<String>,
     /// The version of the one token of this family that is currently valid.
     pub version: u64,
     pub created_at: u64,
@@ -210,6 +214,7 @@ pub(crate) fn new_family(family_id: &str, new: NewFamily, t: u64, ttl: u64) -> F
         userinfo_claims: new.userinfo_claims,
         jkt: new.jkt,
         resources: new.resources,
+        amr: new.amr,
         version: 0,
         created_at: t,
         last_used: t,

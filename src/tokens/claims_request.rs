@@ -32,6 +32,19 @@ pub fn requested(claims: Option<&Value>, member: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The `acr` values the `claims` request asks of the ID token, and whether it says they are
+/// essential (OpenID Connect Core §5.5.1.1).
+pub fn requested_acr(claims: Option<&Value>) -> (Vec<String>, bool) {
+    let Some(acr) = claims.and_then(|c| c.get("id_token")).and_then(|t| t.get("acr")).filter(|a| a.is_object()) else {
+        return (Vec::new(), false);
+    };
+    let mut values: Vec<String> = acr.get("values").and_then(Value::as_array).into_iter().flatten().filter_map(|v| v.as_str().map(str::to_string)).collect();
+    if let Some(v) = acr.get("value").and_then(Value::as_str) {
+        values.push(v.to_string());
+    }
+    (values, acr.get("essential").and_then(Value::as_bool) == Some(true))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -157,6 +157,8 @@ pub struct IdTokenSpec<'a> {
     /// The grant the ID token was issued in: revoking the grant revokes it too (where ID
     /// tokens are accepted: token exchange).
     pub grant_id: Option<&'a str>,
+    /// RFC 8176 authentication methods; empty (grants from before it was recorded): `pwd`.
+    pub amr: &'a [String],
 }
 
 pub fn mint_id_token(app: &App, spec: IdTokenSpec<'_>) -> anyhow::Result<String> {
@@ -175,7 +177,7 @@ pub fn mint_id_token(app: &App, spec: IdTokenSpec<'_>) -> anyhow::Result<String>
     c.insert("iat".into(), t.into());
     c.insert("auth_time".into(), spec.auth_time.into());
     c.insert("sid".into(), spec.sid.into());
-    c.insert("amr".into(), Value::from(vec!["pwd"]));
+    c.insert("amr".into(), if spec.amr.is_empty() { Value::from(vec!["pwd"]) } else { Value::from(spec.amr.to_vec()) });
     if let Some(acr) = spec.acr {
         c.insert("acr".into(), acr.into());
     }

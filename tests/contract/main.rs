@@ -65,6 +65,7 @@ fn grant() -> CodeGrant {
         claims: None,
         dpop_jkt: None,
         resources: vec![],
+        amr: vec![],
     }
 }
 
@@ -83,6 +84,7 @@ fn family(user: &str) -> NewFamily {
         userinfo_claims: vec![],
         jkt: None,
         resources: vec![],
+        amr: vec![],
     }
 }
 

@@ -164,7 +164,7 @@ impl Req {
 
 /// Browser endpoints answer with pages; everything else is an API endpoint.
 fn is_browser(path: &str) -> bool {
-    matches!(path, "/authorize" | "/login" | "/consent" | "/logout" | "/logout/confirm")
+    matches!(path, "/authorize" | "/login" | "/login/second-factor" | "/consent" | "/logout" | "/logout/confirm")
 }
 
 fn endpoint_label(req: &Req) -> String {
@@ -687,6 +687,19 @@ fn login(w: &World, rng: &mut Rng, i: usize) -> Req {
         .header("cookie", format!("authrim_browser={}", w.browser))
 }
 
+/// The second step of a sign-in, with a login form's challenge (the wrong kind of state) or
+/// a made-up one, and codes of every shape.
+fn second_factor(w: &World, rng: &mut Rng, i: usize) -> Req {
+    let challenge = match rng.below(2) {
+        0 => w.login_challenges[i % w.login_challenges.len()].clone(),
+        _ => "bm90LWEtY2hhbGxlbmdl".to_string(),
+    };
+    let code = *rng.pick(&["123456", "ABCDE-FGHJK", "", "1234567890123", "\u{0}"]);
+    Req::new("login+consent", Method::POST, "/login/second-factor")
+        .form(&[("challenge", challenge.as_str()), ("code", code)])
+        .header("cookie", format!("authrim_browser={}", w.browser))
+}
+
 /// The consent page a login redirects to (a GET carrying the sealed state).
 fn consent_page(w: &World, _: &mut Rng, i: usize) -> Req {
     let challenge = w.consent_challenges[i % w.consent_challenges.len()].clone();
@@ -995,7 +1008,7 @@ fn admin(w: &World, rng: &mut Rng, i: usize) -> Req {
 fn groups() -> Vec<(&'static str, Vec<Template>, usize)> {
     vec![
         ("authorize", vec![authorize_get, authorize_post], 1_500),
-        ("login+consent", vec![login, consent, consent_page], 1_200),
+        ("login+consent", vec![login, consent, consent_page, second_factor], 1_400),
         ("token", vec![token_code, token_refresh, token_client_credentials, token_exchange, token_other, token_agents], 2_700),
         ("userinfo", vec![userinfo], 1_000),
         ("revoke+introspect", vec![introspect, revoke], 1_500),

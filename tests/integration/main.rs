@@ -31,6 +31,7 @@ mod refresh;
 mod registration;
 mod request_object;
 mod resources;
+mod second_factor;
 mod revocation;
 mod slow_clients;
 mod throttle;

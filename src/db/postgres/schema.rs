@@ -113,6 +113,19 @@ const MIGRATIONS: &[(i64, &str)] = &[(
         hash BYTEA PRIMARY KEY, uses_left BIGINT NOT NULL, expires_at BIGINT NOT NULL, created_at BIGINT NOT NULL
     );
     "#,
+), (
+    6,
+    // As SQLite's migration 7: second factors and recovery codes.
+    r#"
+    CREATE TABLE user_factors (
+        id TEXT PRIMARY KEY, user_id TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL,
+        secret_sealed BYTEA, last_step BIGINT NOT NULL, created_at BIGINT NOT NULL, last_used_at BIGINT NOT NULL
+    );
+    CREATE INDEX user_factors_user ON user_factors(user_id);
+    CREATE TABLE recovery_codes (
+        user_id TEXT NOT NULL, code_hash BYTEA NOT NULL, used_at BIGINT, PRIMARY KEY (user_id, code_hash)
+    );
+    "#,
 )];
 
 /// Bring the schema up to date; returns the version reached. Call inside a write transaction.

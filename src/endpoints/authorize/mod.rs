@@ -145,6 +145,7 @@ pub async fn continue_authorization(
             req.prompts("login")
                 || req.max_age.is_some_and(|max| max == 0 || t.saturating_sub(s.auth_time) > max)
                 || req.id_token_hint_sub.as_ref().is_some_and(|sub| *sub != crate::tokens::subject::subject_for(app, &req.client_id, &s.user_id))
+                || needs_step_up(app, &req, s).await
         }
     };
     if needs_login {
@@ -170,6 +171,16 @@ pub async fn continue_authorization(
         return render_consent(app, &cookie, &session, &req).await;
     }
     issue_code(app, &req, &cookie, &session, redirect_status).await
+}
+
+/// Step-up: a second factor is asked for (by the request or the policy) and the session was
+/// signed in without one, though the user has one to give: sign in again, both steps.
+async fn needs_step_up(app: &App, req: &AuthorizationRequest, s: &Session) -> bool {
+    if s.acr == crate::factors::ACR_MFA || !(req.wants_mfa() || app.config.mfa_required()) {
+        return false;
+    }
+    // A store error asks for the sign-in, which will report it.
+    crate::factors::has_any(&app.db, &s.user_id).await.unwrap_or(true) || app.config.mfa_required()
 }
 
 pub async fn render_login(
@@ -262,6 +273,7 @@ pub async fn issue_code(app: &App, req: &AuthorizationRequest, cookie: &str, ses
         claims: req.claims.clone(),
         dpop_jkt: req.dpop_jkt.clone(),
         resources: req.resource.clone(),
+        amr: session.amr.clone(),
     };
     match app.stores.codes.issue(grant, app.config.code_expiry).await {
         Ok(code) => response::to_client(app, &req.reply_to(), &[("code", &code)], status),
@@ -274,7 +286,7 @@ pub async fn issue_code(app: &App, req: &AuthorizationRequest, cookie: &str, ses
 
 /// The name pages show for a client. A document client's name is its own claim, so the host
 /// its document is on goes with it: "Acme (agents.example)" cannot pass for Acme's own.
-fn client_display_name(app: &App, client_id: &str) -> String {
+pub fn client_display_name(app: &App, client_id: &str) -> String {
     let name = app.client(client_id).and_then(|c: Arc<Client>| c.meta.client_name.clone());
     match (name, document_host(client_id)) {
         (Some(n), Some(host)) => format!("{n} ({host})"),

@@ -31,6 +31,12 @@ pub struct AuthorizationRequest {
     /// RFC 9449 §10: the DPoP key the code must be redeemed with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dpop_jkt: Option<String>,
+    /// Requested authentication context classes: `acr_values`, then the `claims` request's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub acr_values: Vec<String>,
+    /// The `claims` request marks its `acr` essential: not meeting it is an error.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub acr_essential: bool,
     /// RFC 8707: the resources the tokens are to be for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resource: Vec<String>,
@@ -47,6 +53,11 @@ impl AuthorizationRequest {
 
     pub fn prompts(&self, p: &str) -> bool {
         self.prompt.iter().any(|x| x == p)
+    }
+
+    /// The client asks for a second factor (`acr_values` or the `claims` request).
+    pub fn wants_mfa(&self) -> bool {
+        self.acr_values.iter().any(|a| a == crate::factors::ACR_MFA)
     }
 }
 
@@ -128,6 +139,8 @@ fn validate(app: &App, p: &Params, via: Via, signed: bool) -> Result<Authorizati
         Some(v) => Some(v.parse::<u64>().map_err(|_| fail(OAuthError::invalid_request("max_age must be a non-negative integer")))?),
     };
     let claims = p.get("claims").map(claims_request::parse).transpose().map_err(fail)?;
+    let (mut acr_values, acr_essential) = claims_request::requested_acr(claims.as_ref());
+    acr_values.extend(p.get("acr_values").map(split_list).into_iter().flatten().map(str::to_string));
     // A JWK SHA-256 thumbprint: base64url of 32 bytes.
     let dpop_jkt = match p.get("dpop_jkt") {
         Some(j) if j.len() == 43 && j.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') => Some(j.to_string()),
@@ -156,6 +169,8 @@ fn validate(app: &App, p: &Params, via: Via, signed: bool) -> Result<Authorizati
         claims,
         response_mode,
         dpop_jkt,
+        acr_values,
+        acr_essential,
         resource,
         pushed: None,
     })

@@ -1,0 +1,77 @@
+//! The admin API for users' second factors: list, enrol a TOTP factor for a user (its secret
+//! and `otpauth://` URI shown once, for the user's authenticator app), make a new set of
+//! recovery codes (shown once), and reset them all. Behind the admin token (`admin::router`).
+
+use crate::app::AppState;
+use crate::audit::AuditEvent;
+use crate::error::OAuthError;
+use crate::factors::{self, recovery, totp};
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::json;
+
+type AdminResult = Result<Response, OAuthError>;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/admin/users/{id}/factors", get(list).delete(reset))
+        .route("/admin/users/{id}/factors/totp", post(enrol_totp))
+        .route("/admin/users/{id}/recovery-codes", post(new_recovery_codes))
+}
+
+fn user(app: &crate::app::App, id: &str) -> Result<std::sync::Arc<crate::registry::User>, OAuthError> {
+    app.registry.user(id).ok_or_else(|| OAuthError::not_found("no such user"))
+}
+
+async fn list(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+    user(&app, &id)?;
+    let list = factors::list(&app.db, &id).await?;
+    let left = recovery::remaining(&app.db, &id).await?;
+    Ok(Json(json!({"factors": list, "recovery_codes_left": left})).into_response())
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Enrol {
+    name: Option<String>,
+}
+
+async fn enrol_totp(State(app): State<AppState>, Path(id): Path<String>, body: Bytes) -> AdminResult {
+    let u = user(&app, &id)?;
+    let input: Enrol = if body.is_empty() {
+        Enrol::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|e| OAuthError::invalid_request(format!("invalid JSON body: {e}")))?
+    };
+    let name = input.name.unwrap_or_else(|| "Authenticator app".into());
+    if name.is_empty() || name.chars().count() > 64 {
+        return Err(OAuthError::invalid_request("name must be 1-64 characters"));
+    }
+    let issuer_host = url::Url::parse(app.issuer()).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_else(|| "Authrim".into());
+    let (factor_id, secret, uri) = totp::enrol(&app.db, app.keys.vault(), &issuer_host, &u.id, &u.username, &name).await?;
+    app.audit.record(AuditEvent::new("factor_enrolled").user(&u.id).detail(json!({"kind": "totp", "id": factor_id, "by": "operator"}))).await;
+    let mut res = (StatusCode::CREATED, Json(json!({"id": factor_id, "kind": "totp", "name": name, "secret": secret, "otpauth_uri": uri}))).into_response();
+    res.headers_mut().insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-store"));
+    Ok(res)
+}
+
+async fn new_recovery_codes(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+    let u = user(&app, &id)?;
+    let codes = recovery::regenerate(&app.db, &u.id).await?;
+    app.audit.record(AuditEvent::new("recovery_codes_created").user(&u.id).detail(json!({"by": "operator"}))).await;
+    let mut res = (StatusCode::CREATED, Json(json!({"codes": codes}))).into_response();
+    res.headers_mut().insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-store"));
+    Ok(res)
+}
+
+async fn reset(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+    let u = user(&app, &id)?;
+    let removed = factors::reset(&app.db, &u.id).await?;
+    app.audit.record(AuditEvent::new("factors_reset").user(&u.id).detail(json!({"factors": removed, "by": "operator"}))).await;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
