@@ -7,7 +7,6 @@ use crate::app::AppState;
 use crate::client_auth::keys::{ASYMMETRIC_ALGS, HMAC_ALGS};
 use crate::registry::clients::{AUTH_METHODS, AUTH_NONE, SUPPORTED_SCOPES};
 use crate::registry::users::supported_claims;
-use crate::tokens::ACR_PASSWORD;
 use axum::extract::State;
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
@@ -69,7 +68,7 @@ fn metadata(app: &crate::app::App) -> serde_json::Value {
         "request_object_signing_alg_values_supported": crate::endpoints::authorize::request_object_algorithms(),
         "request_uri_parameter_supported": false,
         "prompt_values_supported": ["none", "login", "consent", "select_account"],
-        "acr_values_supported": [ACR_PASSWORD, crate::factors::ACR_MFA],
+        "acr_values_supported": crate::factors::ACR_VALUES,
         "authorization_response_iss_parameter_supported": true,
         "end_session_endpoint": app.endpoint("/logout"),
         "pushed_authorization_request_endpoint": app.endpoint("/par"),

@@ -82,7 +82,7 @@ pub async fn login(
         Ok(false) => {}
         Err(e) => return unavailable(e),
     }
-    if app.config.mfa_required() {
+    if super::authorize::mfa_required(&app, &req) {
         app.audit.record(AuditEvent::new("login_refused").user(&user.id).client(&req.client_id).detail(serde_json::json!({"reason": "no_second_factor"}))).await;
         return error_page(
             StatusCode::FORBIDDEN,

@@ -48,6 +48,7 @@ struct Registration {
     jwks: Option<Value>,
     jwks_uri: Option<String>,
     application_type: Option<String>,
+    default_acr_values: Option<Vec<String>>,
     token_endpoint_auth_signing_alg: Option<String>,
     request_object_signing_alg: Option<String>,
     require_signed_request_object: Option<bool>,
@@ -179,6 +180,9 @@ impl Registration {
             policy_uri: text(self.policy_uri),
             contacts: Some(self.contacts.unwrap_or_default()),
             application_type: text(self.application_type),
+            default_acr_values: Some(self.default_acr_values.unwrap_or_default()),
+            // Whether sign-ins need a second factor is the operator's to decide.
+            require_mfa: None,
         })
     }
 }

@@ -13,6 +13,8 @@ use serde::Serialize;
 
 /// `acr` of a session signed in with a password and a second factor.
 pub const ACR_MFA: &str = "urn:authrim:acr:mfa";
+/// Every `acr` a session can have here (discovery's `acr_values_supported`).
+pub const ACR_VALUES: &[&str] = &[crate::tokens::ACR_PASSWORD, ACR_MFA];
 
 /// A factor as an operator or the user sees it (never its secret).
 #[derive(Debug, Clone, Serialize, PartialEq)]

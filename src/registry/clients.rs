@@ -125,6 +125,13 @@ pub struct ClientMetadata {
     /// OIDC Dynamic Registration §2: `web` or `native`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub application_type: Option<String>,
+    /// OIDC Dynamic Registration §2: the `acr_values` of this client's requests that name none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub default_acr_values: Vec<String>,
+    /// Every sign-in for this client needs a second factor (as `mfa_policy = "required"` for
+    /// all). Authrim extension.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub require_mfa: bool,
     #[serde(default)]
     pub client_id_issued_at: u64,
 }
@@ -226,6 +233,8 @@ pub struct ClientInput {
     pub policy_uri: Option<String>,
     pub contacts: Option<Vec<String>>,
     pub application_type: Option<String>,
+    pub default_acr_values: Option<Vec<String>>,
+    pub require_mfa: Option<bool>,
 }
 
 #[derive(Debug, Clone)]
@@ -446,6 +455,8 @@ fn metadata_of(input: ClientInput) -> ClientMetadata {
         policy_uri: input.policy_uri.clone().filter(|u| !u.is_empty()),
         contacts: input.contacts.clone().unwrap_or_default(),
         application_type: input.application_type.clone().filter(|u| !u.is_empty()),
+        default_acr_values: input.default_acr_values.clone().unwrap_or_default(),
+        require_mfa: input.require_mfa.unwrap_or(false),
         client_id_issued_at: now(),
     }
 }
@@ -492,6 +503,8 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.policy_uri { meta.policy_uri = Some(v).filter(|u| !u.is_empty()) }
     if let Some(v) = input.contacts { meta.contacts = v }
     if let Some(v) = input.application_type { meta.application_type = Some(v).filter(|u| !u.is_empty()) }
+    if let Some(v) = input.default_acr_values { meta.default_acr_values = v }
+    if let Some(v) = input.require_mfa { meta.require_mfa = v }
     validate(&meta)?;
     let method = meta.token_endpoint_auth_method.as_str();
     let keeps = match method {
@@ -594,6 +607,9 @@ fn validate(meta: &ClientMetadata) -> Result<(), String> {
     }
     if meta.contacts.iter().any(|c| c.is_empty() || c.len() > 254 || c.chars().any(char::is_control)) || meta.contacts.len() > 10 {
         return Err("contacts: at most 10 addresses, each 1-254 characters".into());
+    }
+    if let Some(a) = meta.default_acr_values.iter().find(|a| !crate::factors::ACR_VALUES.contains(&a.as_str())) {
+        return Err(format!("default_acr_values: {a:?} is not one of {}", crate::factors::ACR_VALUES.join(", ")));
     }
     if meta.application_type.as_deref().is_some_and(|t| t != "web" && t != "native") {
         return Err("application_type must be web or native".into());

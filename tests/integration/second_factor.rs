@@ -178,3 +178,31 @@ async fn the_policy_can_require_a_second_factor_and_failed_codes_are_throttled()
     let locked = browser.post("/login/second-factor", &[("challenge", &step.challenge()), ("code", &code_at(&totp, now()).unwrap())]).await;
     assert_eq!(locked.status, 429, "the right code is refused once the account is throttled");
 }
+
+#[tokio::test]
+async fn a_client_can_require_a_second_factor_or_ask_for_one_by_default() {
+    let s = TestServer::start().await;
+    let (_, secret) = s.client("rp", json!({})).await;
+    let secret = secret.unwrap();
+    s.client("strict", json!({"require_mfa": true})).await;
+    s.client("asks", json!({"default_acr_values": [ACR_MFA]})).await;
+    let (st, body) = s.admin(Method::POST, "/admin/clients", Some(json!({"client_id": "odd", "redirect_uris": [REDIRECT], "default_acr_values": ["urn:x"]}))).await;
+    assert_eq!(st, 400, "an acr we do not have: {body}");
+    let alice = s.user("alice", json!({})).await;
+
+    let browser = s.browser();
+    let strict = [("response_type", "code"), ("client_id", "strict"), ("redirect_uri", REDIRECT), ("scope", "openid"), ("state", "s")];
+    let refused = password(&browser, &strict).await;
+    assert_eq!(refused.status, 403, "strict needs a factor alice does not have");
+    let page = password(&browser, &query(&[])).await;
+    let claims = id_token_of(&s, &secret, &finish(&browser, page).await).await;
+    assert_eq!(claims["acr"], authrim::tokens::ACR_PASSWORD, "rp does not");
+
+    // With a factor: the client asking by default steps the password session up.
+    enrol(&s, &alice).await;
+    let asks = [("response_type", "code"), ("client_id", "asks"), ("redirect_uri", REDIRECT), ("scope", "openid"), ("state", "s")];
+    let page = Page::from(browser.authorize(&asks).await).await;
+    assert!(page.is_login(), "default_acr_values asks for MFA: {}", page.html);
+    let page = Page::from(browser.authorize(&strict).await).await;
+    assert!(page.is_login(), "require_mfa steps up too");
+}

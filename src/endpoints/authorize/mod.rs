@@ -176,11 +176,17 @@ pub async fn continue_authorization(
 /// Step-up: a second factor is asked for (by the request or the policy) and the session was
 /// signed in without one, though the user has one to give: sign in again, both steps.
 async fn needs_step_up(app: &App, req: &AuthorizationRequest, s: &Session) -> bool {
-    if s.acr == crate::factors::ACR_MFA || !(req.wants_mfa() || app.config.mfa_required()) {
+    let required = mfa_required(app, req);
+    if s.acr == crate::factors::ACR_MFA || !(req.wants_mfa() || required) {
         return false;
     }
     // A store error asks for the sign-in, which will report it.
-    crate::factors::has_any(&app.db, &s.user_id).await.unwrap_or(true) || app.config.mfa_required()
+    required || crate::factors::has_any(&app.db, &s.user_id).await.unwrap_or(true)
+}
+
+/// A second factor is required for this request: by the server's policy or the client's.
+pub fn mfa_required(app: &App, req: &AuthorizationRequest) -> bool {
+    app.config.mfa_required() || app.client(&req.client_id).is_some_and(|c| c.meta.require_mfa)
 }
 
 pub async fn render_login(

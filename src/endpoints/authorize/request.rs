@@ -141,6 +141,9 @@ fn validate(app: &App, p: &Params, via: Via, signed: bool) -> Result<Authorizati
     let claims = p.get("claims").map(claims_request::parse).transpose().map_err(fail)?;
     let (mut acr_values, acr_essential) = claims_request::requested_acr(claims.as_ref());
     acr_values.extend(p.get("acr_values").map(split_list).into_iter().flatten().map(str::to_string));
+    if acr_values.is_empty() {
+        acr_values = client.meta.default_acr_values.clone();
+    }
     // A JWK SHA-256 thumbprint: base64url of 32 bytes.
     let dpop_jkt = match p.get("dpop_jkt") {
         Some(j) if j.len() == 43 && j.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') => Some(j.to_string()),
