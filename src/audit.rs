@@ -123,6 +123,11 @@ async fn write_loop(mut rx: mpsc::Receiver<Msg>, db: Database) {
     }
 }
 
+/// Record events from outside the server (the CLI), in the caller's transaction.
+pub fn insert(sql: &mut dyn Sql, events: &[AuditEvent]) -> StoreResult<()> {
+    insert_all(sql, events)
+}
+
 fn insert_all(sql: &mut dyn Sql, events: &[AuditEvent]) -> StoreResult<()> {
     for e in events {
         sql.execute(

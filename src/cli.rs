@@ -37,6 +37,9 @@ pub enum Command {
     /// server; needs AUTHRIM_ADMIN_TOKEN and the server at AUTHRIM_ISSUER).
     #[command(subcommand)]
     Session(SessionCommand),
+    /// A user's second factors (TOTP, recovery codes).
+    #[command(subcommand)]
+    Factor(FactorCommand),
     /// Withdraw a user's consent to a client (its refresh tokens are revoked), through the
     /// running server's admin API.
     WithdrawConsent { user: String, client_id: String },
@@ -247,6 +250,23 @@ pub enum SessionCommand {
 }
 
 #[derive(Subcommand)]
+pub enum FactorCommand {
+    /// List a user's second factors and the recovery codes left (by id, username or e-mail).
+    List { user: String },
+    /// Enrol a TOTP factor for a user: prints its secret and otpauth:// URI, once.
+    Totp {
+        user: String,
+        /// What the user calls the device.
+        #[arg(long, default_value = "Authenticator app")]
+        name: String,
+    },
+    /// Make a new set of ten recovery codes for a user (the old set stops working); printed once.
+    RecoveryCodes { user: String },
+    /// Remove every second factor and recovery code of a user.
+    Reset { user: String },
+}
+
+#[derive(Subcommand)]
 pub enum KeysCommand {
     /// List the signing keys (kid, algorithm, state).
     List,
@@ -272,7 +292,7 @@ pub fn run_admin(config: &Config, command: Command) -> anyhow::Result<()> {
 
 /// One admin command, on either backend. Each reads or writes in one transaction.
 async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> anyhow::Result<()> {
-    let print = |v: serde_json::Value| println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    let print = print_json;
     match command {
         Command::Serve { .. } => unreachable!("serve is not an admin command"),
         Command::Migrate => {
@@ -382,6 +402,7 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
                 print(v);
             }
         }
+        Command::Factor(cmd) => factor_command(config, db, cmd).await?,
         Command::WithdrawConsent { user, client_id } => {
             let id = find_user(db, &user).await?.id;
             if let Some(v) = admin_api(config, reqwest::Method::DELETE, &format!("/admin/users/{id}/consents/{client_id}")).await? {
@@ -412,6 +433,49 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
                 .map(|r| Ok(serde_json::json!({"kid": r.text(0)?, "alg": r.text(1)?, "state": r.text(2)?, "created_at": r.i64(3)?})))
                 .collect::<crate::db::StoreResult<Vec<_>>>()?;
             print(serde_json::Value::Array(keys));
+        }
+    }
+    Ok(())
+}
+
+fn print_json(v: serde_json::Value) {
+    println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+}
+
+/// Second factors live in the database (the server reads them at each sign-in), so the CLI
+/// works on it directly, and records what it did in the audit log.
+async fn factor_command(config: &Config, db: &crate::db::Database, cmd: FactorCommand) -> anyhow::Result<()> {
+    use crate::factors::{self, recovery, totp};
+    let audit = |event: &str, user: &str, detail: serde_json::Value| {
+        let e = crate::audit::AuditEvent::new(event).user(user).detail(detail);
+        async move { db.write(move |sql| crate::audit::insert(sql, &[e])).await }
+    };
+    match cmd {
+        FactorCommand::List { user } => {
+            let u = find_user(db, &user).await?;
+            let list = factors::list(db, &u.id).await?;
+            print_json(serde_json::json!({"factors": list, "recovery_codes_left": recovery::remaining(db, &u.id).await?}));
+        }
+        FactorCommand::Totp { user, name } => {
+            let u = find_user(db, &user).await?;
+            let host = url::Url::parse(config.base_url()).ok().and_then(|x| x.host_str().map(str::to_string)).unwrap_or_else(|| "Authrim".into());
+            let (id, secret, uri) = totp::enrol(db, &open_vault(config)?, &host, &u.id, &u.username, &name).await?;
+            audit("factor_enrolled", &u.id, serde_json::json!({"kind": "totp", "id": id, "by": "cli"})).await?;
+            eprintln!("Shown only now: add it to the user's authenticator app (the URI as a QR code, or the secret).");
+            print_json(serde_json::json!({"id": id, "secret": secret, "otpauth_uri": uri}));
+        }
+        FactorCommand::RecoveryCodes { user } => {
+            let u = find_user(db, &user).await?;
+            let codes = recovery::regenerate(db, &u.id).await?;
+            audit("recovery_codes_created", &u.id, serde_json::json!({"by": "cli"})).await?;
+            eprintln!("Shown only now: each code signs in once in place of the authenticator app.");
+            print_json(serde_json::json!({"codes": codes}));
+        }
+        FactorCommand::Reset { user } => {
+            let u = find_user(db, &user).await?;
+            let n = factors::reset(db, &u.id).await?;
+            audit("factors_reset", &u.id, serde_json::json!({"factors": n, "by": "cli"})).await?;
+            eprintln!("removed {n} factor(s) and the recovery codes of {}", u.username);
         }
     }
     Ok(())

@@ -206,3 +206,33 @@ async fn a_client_can_require_a_second_factor_or_ask_for_one_by_default() {
     let page = Page::from(browser.authorize(&strict).await).await;
     assert!(page.is_login(), "require_mfa steps up too");
 }
+
+#[tokio::test]
+async fn the_cli_enrols_lists_and_resets_factors_of_a_running_servers_users() {
+    let s = TestServer::start().await;
+    let (_, secret) = s.client("rp", json!({})).await;
+    let secret = secret.unwrap();
+    s.user("alice", json!({})).await;
+    let dir = s.dir.path().to_path_buf();
+    let out = crate::admin::cli(&dir, &["factor", "totp", "alice", "--name", "laptop"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let enrolled: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let totp = enrolled["secret"].as_str().unwrap().to_string();
+
+    // The running server asks for it at the next sign-in (factors are read from the database).
+    let browser = s.browser();
+    let step = password(&browser, &query(&[])).await;
+    assert!(step.html.contains(SECOND), "{}", step.html);
+    let after = browser.post("/login/second-factor", &[("challenge", &step.challenge()), ("code", &code_at(&totp, now()).unwrap())]).await;
+    assert_eq!(id_token_of(&s, &secret, &finish(&browser, after).await).await["acr"], ACR_MFA);
+
+    let out = crate::admin::cli(&dir, &["factor", "list", "alice"]);
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed["factors"][0]["name"], "laptop");
+    assert!(listed["factors"][0]["last_used_at"].as_u64().unwrap() > 0, "{listed}");
+    let out = crate::admin::cli(&dir, &["factor", "reset", "alice"]);
+    assert!(out.status.success());
+    let audit = s.admin(Method::GET, "/admin/audit?event=factors_reset", None).await.1;
+    assert_eq!(audit["events"][0]["detail"]["by"], "cli", "{audit}");
+    assert!(!password(&s.browser(), &query(&[])).await.html.contains(SECOND));
+}
