@@ -89,7 +89,7 @@ pub async fn login(
             "Signing in here needs a second factor (an authenticator app), and your account has none yet. Ask your administrator to set one up.",
         );
     }
-    if req.wants_mfa() && req.acr_essential {
+    if req.unmet_by(ACR_PASSWORD) {
         // OpenID Connect Core §5.5.1.1: an essential acr that cannot be met is an error.
         let e = OAuthError::access_denied("a second factor was required and the user has none").code_as("unmet_authentication_requirements");
         return response::error(&app, &req.reply_to(), &e, StatusCode::SEE_OTHER);

@@ -236,3 +236,28 @@ async fn the_cli_enrols_lists_and_resets_factors_of_a_running_servers_users() {
     assert_eq!(audit["events"][0]["detail"]["by"], "cli", "{audit}");
     assert!(!password(&s.browser(), &query(&[])).await.html.contains(SECOND));
 }
+
+#[tokio::test]
+async fn an_essential_acr_is_met_by_any_of_its_values_and_never_ignored_by_an_existing_session() {
+    let s = TestServer::start().await;
+    let (_, secret) = s.client("rp", json!({})).await;
+    let secret = secret.unwrap();
+    s.user("alice", json!({})).await;
+    let browser = s.browser();
+    // A password session (alice has no factor).
+    let page = password(&browser, &query(&[])).await;
+    finish(&browser, page).await;
+
+    let mfa_only = r#"{"id_token":{"acr":{"essential":true,"values":["urn:authrim:acr:mfa"]}}}"#;
+    for extra in [vec![("claims", mfa_only)], vec![("claims", mfa_only), ("prompt", "none")]] {
+        let page = Page::from(browser.authorize(&query(&extra)).await).await;
+        assert_eq!(page.redirect_params()["error"], "unmet_authentication_requirements", "an existing session does not meet it either");
+    }
+    let either = r#"{"id_token":{"acr":{"essential":true,"values":["urn:authrim:acr:password","urn:authrim:acr:mfa"]}}}"#;
+    let page = Page::from(browser.authorize(&query(&[("claims", either)])).await).await;
+    let code = page.redirect_params()["code"].clone();
+    assert_eq!(id_token_of(&s, &secret, &code).await["acr"], authrim::tokens::ACR_PASSWORD, "a password meets one of the values");
+    // acr_values in order of preference: password first does not ask for more.
+    let page = Page::from(browser.authorize(&query(&[("acr_values", "urn:authrim:acr:password urn:authrim:acr:mfa")])).await).await;
+    assert!(page.redirect_params().contains_key("code"));
+}

@@ -156,6 +156,12 @@ pub async fn continue_authorization(
         return render_login(app, headers, &req, None, StatusCode::OK).await;
     }
     let (cookie, session) = session.expect("checked above");
+    // An essential acr the session does not meet, and signing in again would not either
+    // (no step-up was due): OpenID Connect Core §5.5.1.1 makes that an error.
+    if req.unmet_by(&session.acr) {
+        let e = OAuthError::access_denied("the authentication asked for as essential cannot be given").code_as("unmet_authentication_requirements");
+        return response::error(app, &req.reply_to(), &e, redirect_status);
+    }
     let consented = app.registry.consented_scope(&session.user_id, &req.client_id).unwrap_or_default();
     let covered = split_list(&req.scope).all(|s| split_list(&consented).any(|c| c == s));
     if !covered || req.prompts("consent") {

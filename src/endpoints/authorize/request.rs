@@ -55,9 +55,21 @@ impl AuthorizationRequest {
         self.prompt.iter().any(|x| x == p)
     }
 
-    /// The client asks for a second factor (`acr_values` or the `claims` request).
+    /// The client asks for a second factor: as its first choice of `acr_values` (OpenID
+    /// Connect Core §3.1.2.1: in order of preference), or as an essential `acr` that a
+    /// password alone does not meet.
     pub fn wants_mfa(&self) -> bool {
-        self.acr_values.iter().any(|a| a == crate::factors::ACR_MFA)
+        let mfa = crate::factors::ACR_MFA;
+        match self.acr_essential {
+            true => self.acr_values.iter().any(|a| a == mfa) && !self.acr_values.iter().any(|a| a == crate::tokens::ACR_PASSWORD),
+            false => self.acr_values.first().is_some_and(|a| a == mfa),
+        }
+    }
+
+    /// An essential `acr` (the `claims` request) that a session of `acr` does not meet: an
+    /// error to the client (OpenID Connect Core §5.5.1.1).
+    pub fn unmet_by(&self, acr: &str) -> bool {
+        self.acr_essential && !self.acr_values.is_empty() && !self.acr_values.iter().any(|a| a == acr)
     }
 }
 
