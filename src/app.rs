@@ -39,6 +39,10 @@ pub struct App {
     pub pairwise_key: [u8; 32],
     /// Clients named by a metadata document URL (`registry::documents`).
     pub documents: crate::registry::documents::ClientDocuments,
+    /// WebAuthn (`factors::passkey`); `None` when passkeys are off.
+    pub passkeys: Option<crate::factors::passkey::Passkeys>,
+    /// The account page as a client of this server (`endpoints::account`).
+    pub account_client: Arc<crate::registry::Client>,
 }
 
 pub type AppState = Arc<App>;
@@ -90,7 +94,15 @@ impl App {
             config.dpop_nonce_lifetime,
         );
         let pairwise_key = keys.derived_key("authrim pairwise subject v1");
+        let passkeys = crate::factors::passkey::Passkeys::from_config(&config, keys.vault())?;
+        let account_client = Arc::new(crate::registry::clients::internal_client(
+            crate::endpoints::account::CLIENT_ID,
+            "Your account",
+            format!("{}{}", config.base_url(), crate::endpoints::account::CALLBACK),
+        ));
         Ok(Self {
+            passkeys,
+            account_client,
             pairwise_key,
             dpop,
             fetcher,
@@ -119,6 +131,9 @@ impl App {
     /// A client as known right now, without I/O: registered, or a document client seen
     /// before. Code that starts a flow uses `resolve_client`, which may fetch a document.
     pub fn client(&self, client_id: &str) -> Option<Arc<crate::registry::Client>> {
+        if client_id == crate::endpoints::account::CLIENT_ID {
+            return Some(self.account_client.clone());
+        }
         match crate::registry::documents::is_document_id(client_id) {
             true => self.documents.cached(client_id),
             false => self.registry.client(client_id),
@@ -131,6 +146,9 @@ impl App {
         &self,
         client_id: &str,
     ) -> Result<Option<Arc<crate::registry::Client>>, crate::registry::documents::DocumentError> {
+        if client_id == crate::endpoints::account::CLIENT_ID {
+            return Ok(Some(self.account_client.clone()));
+        }
         match crate::registry::documents::is_document_id(client_id) {
             true => self.documents.resolve(self, client_id).await.map(Some),
             false => Ok(self.registry.client(client_id)),
@@ -140,6 +158,9 @@ impl App {
     /// Whether tokens issued to `client_id` may still be honoured: a registered client that
     /// was not deleted, or a document client whose host the policy still accepts.
     pub fn client_is_live(&self, client_id: &str) -> bool {
+        if client_id == crate::endpoints::account::CLIENT_ID {
+            return true;
+        }
         match crate::registry::documents::is_document_id(client_id) {
             true => crate::registry::documents::check_url(self, client_id).is_ok(),
             false => self.registry.client(client_id).is_some(),

@@ -184,8 +184,23 @@ pub struct Config {
     /// whose last failure is oldest are dropped first.
     pub login_throttle_max_keys: usize,
     /// Second factors: `optional` (asked of users who have one, and by clients through
-    /// `acr_values`) or `required` (nobody signs in without one).
+    /// `acr_values`), `required` (nobody signs in without one) or `passkey` (nobody signs in
+    /// without a passkey, alone or after the password).
     pub mfa_policy: String,
+    /// Passkeys (WebAuthn): offered on the sign-in pages and the account page.
+    pub passkeys: bool,
+    /// The WebAuthn relying-party id passkeys are bound to: unset = the issuer's host. A
+    /// registrable suffix of it (`example.com` for `id.example.com`) lets passkeys survive a
+    /// move of the issuer within that domain. Changing it orphans every passkey.
+    pub webauthn_rp_id: Option<String>,
+    /// The name authenticators show beside the passkey.
+    pub webauthn_rp_name: String,
+    /// Origins (scheme://host[:port]) the WebAuthn ceremonies may come from, space-separated:
+    /// unset = the issuer's origin.
+    pub webauthn_origins: Option<String>,
+    /// The account page changes factors only if the user signed in at most this many seconds
+    /// ago; otherwise it asks them to sign in again first.
+    pub account_reauth_max_age: u64,
     /// Password hashes (Argon2id) computed at once; 0 = half the cores, at least one. Keeps
     /// a flood of sign-in attempts from taking every core from token issuance.
     pub password_hash_concurrency: usize,
@@ -290,6 +305,11 @@ impl Default for Config {
             login_window: 900,
             login_throttle_max_keys: 100_000,
             mfa_policy: "optional".into(),
+            passkeys: true,
+            webauthn_rp_id: None,
+            webauthn_rp_name: "Authrim".into(),
+            webauthn_origins: None,
+            account_reauth_max_age: 300,
             password_hash_concurrency: 0,
             password_hash_max_waiting: 64,
             max_authorization_request_bytes: 8 * 1024,
@@ -379,6 +399,11 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_LOGIN_WINDOW", "login_window"),
     ("AUTHRIM_LOGIN_THROTTLE_MAX_KEYS", "login_throttle_max_keys"),
     ("AUTHRIM_MFA_POLICY", "mfa_policy"),
+    ("AUTHRIM_PASSKEYS", "passkeys"),
+    ("AUTHRIM_WEBAUTHN_RP_ID", "webauthn_rp_id"),
+    ("AUTHRIM_WEBAUTHN_RP_NAME", "webauthn_rp_name"),
+    ("AUTHRIM_WEBAUTHN_ORIGINS", "webauthn_origins"),
+    ("AUTHRIM_ACCOUNT_REAUTH_MAX_AGE", "account_reauth_max_age"),
     ("AUTHRIM_PASSWORD_HASH_CONCURRENCY", "password_hash_concurrency"),
     ("AUTHRIM_PASSWORD_HASH_MAX_WAITING", "password_hash_max_waiting"),
     ("AUTHRIM_MAX_AUTHORIZATION_REQUEST_BYTES", "max_authorization_request_bytes"),
@@ -400,10 +425,10 @@ const NUMERIC_KEYS: &[&str] = &[
     "login_window", "login_throttle_max_keys", "password_hash_concurrency", "password_hash_max_waiting",
     "max_authorization_request_bytes", "database_pool_size", "database_timeout_ms", "database_startup_wait", "revocation_max_staleness_ms",
     "header_read_timeout", "body_read_timeout", "idle_timeout", "tls_handshake_timeout", "max_connections",
-    "max_connections_per_address",
+    "max_connections_per_address", "account_reauth_max_age",
 ];
 const BOOL_KEYS: &[&str] =
-    &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration", "dpop_nonce", "fetch_allow_private_addresses"];
+    &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration", "dpop_nonce", "fetch_allow_private_addresses", "passkeys"];
 
 impl Config {
     /// `signing_algorithms` as the static names the key manager uses; unknown names refused.
@@ -519,8 +544,11 @@ impl Config {
             anyhow::bail!("client_assertion_max_lifetime, fetch_timeout and pushed_request_ttl must be positive, fetch_max_bytes at least 1024");
         }
         self.validate_agents()?;
-        if !matches!(self.mfa_policy.as_str(), "optional" | "required") {
-            anyhow::bail!("mfa_policy must be optional or required");
+        if !matches!(self.mfa_policy.as_str(), "optional" | "required" | "passkey") {
+            anyhow::bail!("mfa_policy must be optional, required or passkey");
+        }
+        if self.mfa_policy == "passkey" && !self.passkeys {
+            anyhow::bail!("mfa_policy = passkey needs passkeys = true");
         }
         if self.tls_cert.is_some() != self.tls_key.is_some() {
             anyhow::bail!("tls_cert and tls_key must be given together");
@@ -572,9 +600,13 @@ impl Config {
     }
 
     /// The issuer without a trailing slash, the prefix of every endpoint URL.
-    /// Every sign-in needs a second factor (`mfa_policy = "required"`).
-    pub fn mfa_required(&self) -> bool {
-        self.mfa_policy == "required"
+    /// The least every sign-in must reach (`mfa_policy`).
+    pub fn required_level(&self) -> crate::factors::Level {
+        match self.mfa_policy.as_str() {
+            "required" => crate::factors::Level::Mfa,
+            "passkey" => crate::factors::Level::Passkey,
+            _ => crate::factors::Level::Password,
+        }
     }
 
     pub fn base_url(&self) -> &str {

@@ -133,6 +133,14 @@ const MIGRATIONS: &[(i64, &str)] = &[(
         user_id TEXT NOT NULL, code_hash BLOB NOT NULL, used_at BIGINT, PRIMARY KEY (user_id, code_hash)
     );
     "#,
+), (
+    8,
+    // Passkeys are factors too (kind 'passkey'); the credential id finds the user of a
+    // discoverable sign-in, and is unique across users (WebAuthn §7.1 step 22).
+    r#"
+    ALTER TABLE user_factors ADD COLUMN credential_id TEXT;
+    CREATE UNIQUE INDEX user_factors_credential ON user_factors(credential_id);
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

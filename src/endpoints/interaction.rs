@@ -10,7 +10,7 @@ use crate::http::cookies;
 use crate::http::pages::error_page;
 use crate::http::params::{FormParams, Params};
 use crate::stores::{Session, SessionRef};
-use crate::tokens::ACR_PASSWORD;
+use crate::factors::Level;
 use crate::http::sealed::Unsealed;
 use crate::util::{now, random_token, split_list};
 use axum::extract::{ConnectInfo, RawQuery, State};
@@ -72,29 +72,33 @@ pub async fn login(
     };
     attempt.succeeded();
 
-    // A user with a second factor is asked for it; without one, the policy or the request
-    // may make that an error.
-    match crate::factors::has_any(&app.db, &user.id).await {
-        Ok(true) => {
-            let pending = super::second_factor::Pending { req, user_id: user.id.clone() };
-            return super::second_factor::ask(&app, &headers, &pending, None, StatusCode::OK);
-        }
-        Ok(false) => {}
+    after_password(&app, &headers, req, &user, &address).await
+}
+
+/// The password was right: on to the second step if the user has a factor, else signed in
+/// with the password alone if the policy and the request allow that.
+async fn after_password(app: &App, headers: &HeaderMap, req: AuthorizationRequest, user: &crate::registry::User, address: &str) -> Response {
+    let best = match crate::factors::best_level(&app.db, &user.id).await {
+        Ok(best) => best,
         Err(e) => return unavailable(e),
-    }
-    if super::authorize::mfa_required(&app, &req) {
+    };
+    let required = super::authorize::required_level(app, &req);
+    if best < required {
         app.audit.record(AuditEvent::new("login_refused").user(&user.id).client(&req.client_id).detail(serde_json::json!({"reason": "no_second_factor"}))).await;
+        let what = match required {
+            Level::Passkey => "a passkey",
+            _ => "a second factor (a passkey or an authenticator app)",
+        };
         return error_page(
             StatusCode::FORBIDDEN,
-            "Signing in here needs a second factor (an authenticator app), and your account has none yet. Ask your administrator to set one up.",
+            &format!("Signing in here needs {what}, and your account has none yet. Ask your administrator to set one up."),
         );
     }
-    if req.unmet_by(ACR_PASSWORD) {
-        // OpenID Connect Core §5.5.1.1: an essential acr that cannot be met is an error.
-        let e = OAuthError::access_denied("a second factor was required and the user has none").code_as("unmet_authentication_requirements");
-        return response::error(&app, &req.reply_to(), &e, StatusCode::SEE_OTHER);
+    if best > Level::Password {
+        let pending = super::second_factor::Pending { req, user_id: user.id.clone() };
+        return super::second_factor::ask(app, headers, &pending, None, StatusCode::OK).await;
     }
-    start_session(&app, &headers, req, &user, &address, vec!["pwd".into()], ACR_PASSWORD).await
+    super::second_factor::signed_in(app, headers, req, user, address, vec!["pwd".into()], Level::Password).await
 }
 
 /// The user is signed in (every step passed): a new session, then on with the request.
@@ -179,7 +183,7 @@ pub async fn consent_page(State(app): State<AppState>, headers: HeaderMap, RawQu
 
 /// Open the form's sealed state of `kind` and check that the browser sent back the cookie it
 /// is bound to. Returns the form, that cookie's value and the pending authorization request.
-fn take_state(
+pub(super) fn take_state(
     app: &App,
     headers: &HeaderMap,
     form: Result<FormParams, OAuthError>,

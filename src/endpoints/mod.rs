@@ -1,5 +1,6 @@
 //! One module per endpoint. Handlers are thin: parse, call the grant or store, answer.
 
+pub mod account;
 pub mod admin;
 pub mod admin_factors;
 pub mod authorize;
@@ -8,6 +9,7 @@ pub mod end_session;
 pub mod interaction;
 pub mod introspection;
 pub mod par;
+pub mod passkey_login;
 pub mod registration;
 pub mod revocation;
 pub mod second_factor;

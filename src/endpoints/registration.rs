@@ -183,6 +183,7 @@ impl Registration {
             default_acr_values: Some(self.default_acr_values.unwrap_or_default()),
             // Whether sign-ins need a second factor is the operator's to decide.
             require_mfa: None,
+            require_passkey: None,
         })
     }
 }

@@ -1,16 +1,17 @@
 //! `POST /login/second-factor`: the second step of a sign-in for a user with a second factor
-//! (a TOTP code or a recovery code). The password step hands over a sealed state, bound to the
-//! browser cookie as the login form's is, naming the request and the user whose password was
-//! right; nothing is stored until both steps pass. Failures count in the login throttle.
+//! (a passkey, a TOTP code or a recovery code). The password step hands over a sealed state,
+//! bound to the browser cookie as the login form's is, naming the request and the user whose
+//! password was right; nothing is stored until both steps pass. Failures count in the login
+//! throttle.
 
-use super::authorize::{client_display_name, AuthorizationRequest};
+use super::authorize::{client_display_name, required_level, AuthorizationRequest};
 use super::interaction::{client_address, start_session, BUSY, TOO_MANY};
 use crate::app::{App, AppState};
 use crate::audit::AuditEvent;
 use crate::error::OAuthError;
-use crate::factors::{self, ACR_MFA};
+use crate::factors::{self, passkey, Level};
 use crate::http::cookies;
-use crate::http::pages::{self, error_page};
+use crate::http::pages::{self, error_page, PasskeyForm};
 use crate::http::params::FormParams;
 use crate::util::now;
 use axum::extract::{ConnectInfo, State};
@@ -20,6 +21,8 @@ use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 
 const KIND: &str = "second-factor";
+/// The sealed state of a passkey sign-in ceremony (`factors::passkey::AuthState`).
+pub(super) const PASSKEY_KIND: &str = "passkey-auth";
 const EXPIRED: &str = "This form has expired. Return to the application and sign in again.";
 
 /// A sign-in whose password step passed.
@@ -29,13 +32,30 @@ pub struct Pending {
     pub user_id: String,
 }
 
-/// The second-factor page for `pending`, sealed to the browser cookie the login form used.
-pub fn ask(app: &App, headers: &HeaderMap, pending: &Pending, error: Option<&str>, status: StatusCode) -> Response {
+/// The second-factor page for `pending`, sealed to the browser cookie the login form used:
+/// a passkey button if the user has passkeys, the code form unless only a passkey will do.
+pub async fn ask(app: &App, headers: &HeaderMap, pending: &Pending, error: Option<&str>, status: StatusCode) -> Response {
     let Some(browser) = cookies::get(headers, cookies::BROWSER) else {
         return error_page(StatusCode::BAD_REQUEST, EXPIRED);
     };
+    let kinds: Vec<String> = match factors::list(&app.db, &pending.user_id).await {
+        Ok(list) => list.into_iter().map(|f| f.kind).collect(),
+        Err(e) => return super::authorize::unavailable(e),
+    };
+    let ceremony = match (&app.passkeys, kinds.iter().any(|k| k == passkey::KIND)) {
+        (Some(p), true) => match p.start_for_user(&app.db, app.keys.vault(), &pending.user_id).await {
+            Ok(c) => c,
+            Err(e) => return super::authorize::unavailable(e),
+        },
+        _ => None,
+    };
+    let codes = required_level(app, &pending.req) < Level::Passkey && kinds.iter().any(|k| k != passkey::KIND);
     let challenge = app.sealer.seal(KIND, browser, app.config.challenge_ttl, pending);
-    pages::second_factor(&challenge, &client_display_name(app, &pending.req.client_id), error, status)
+    let sealed = ceremony.map(|(options, state)| {
+        (serde_json::to_string(&options).expect("options serialise"), app.sealer.seal(PASSKEY_KIND, browser, app.config.challenge_ttl, &state))
+    });
+    let form = sealed.as_ref().map(|(options, state)| PasskeyForm { options, state });
+    pages::second_factor(&challenge, &client_display_name(app, &pending.req.client_id), form, codes, error, status)
 }
 
 pub async fn verify(
@@ -46,7 +66,8 @@ pub async fn verify(
 ) -> Response {
     let Ok(FormParams(params)) = form else { return error_page(StatusCode::BAD_REQUEST, EXPIRED) };
     let Some(sealed) = params.get("challenge") else { return error_page(StatusCode::BAD_REQUEST, EXPIRED) };
-    let Ok(pending) = app.sealer.open::<Pending>(KIND, cookies::get(&headers, cookies::BROWSER), sealed) else {
+    let browser = cookies::get(&headers, cookies::BROWSER);
+    let Ok(pending) = app.sealer.open::<Pending>(KIND, browser, sealed) else {
         return error_page(StatusCode::BAD_REQUEST, EXPIRED);
     };
     let Some(user) = app.registry.user(&pending.user_id).filter(|u| !u.disabled) else {
@@ -55,10 +76,29 @@ pub async fn verify(
     let address = client_address(&app, &headers, peer);
     let account = crate::ratelimit::account_key(Some(&user.id), &user.username);
     let Some(attempt) = app.login_limiter.begin(&account, &address, now()) else {
-        return ask(&app, &headers, &pending, Some(TOO_MANY), StatusCode::TOO_MANY_REQUESTS);
+        return ask(&app, &headers, &pending, Some(TOO_MANY), StatusCode::TOO_MANY_REQUESTS).await;
     };
-    let code = params.get("code").unwrap_or_default();
-    match factors::verify(&app.db, app.keys.vault(), &user.id, code, now()).await {
+    let checked = match params.get("credential") {
+        Some(credential) => {
+            let (Some(passkeys), Some(Ok(state))) =
+                (&app.passkeys, params.get("passkey_state").map(|s| app.sealer.open::<passkey::AuthState>(PASSKEY_KIND, browser, s)))
+            else {
+                attempt.unchecked();
+                return error_page(StatusCode::BAD_REQUEST, EXPIRED);
+            };
+            match passkeys.finish(&app.db, app.keys.vault(), app.stores.challenges.as_ref(), credential, state, Some(&user.id)).await {
+                Ok((_, proof)) => Ok(Some(proof)),
+                Err(passkey::PasskeyError::Refused(why)) => {
+                    tracing::info!(reason = why, "passkey refused as a second factor");
+                    Ok(None)
+                }
+                Err(passkey::PasskeyError::Store(e)) => Err(e),
+            }
+        }
+        None if required_level(&app, &pending.req) >= Level::Passkey => Ok(None),
+        None => factors::verify(&app.db, app.keys.vault(), &user.id, params.get("code").unwrap_or_default(), now()).await,
+    };
+    match checked {
         Err(e) => {
             attempt.unchecked();
             tracing::error!(error = %e, "second factor check failed");
@@ -67,20 +107,38 @@ pub async fn verify(
         Ok(None) => {
             attempt.failed(now());
             app.audit.record(AuditEvent::new("second_factor_failure").user(&user.id).client(&pending.req.client_id).address(&address)).await;
-            ask(&app, &headers, &pending, Some("That code is not right, or it was already used."), StatusCode::UNAUTHORIZED)
+            ask(&app, &headers, &pending, Some("That did not work: the code is not right or was already used, or the passkey was refused."), StatusCode::UNAUTHORIZED).await
         }
         Ok(Some(proof)) => {
             attempt.succeeded();
+            app.audit
+                .record(AuditEvent::new("second_factor_success").user(&user.id).client(&pending.req.client_id).address(&address).detail(serde_json::json!({"kind": proof.kind()})))
+                .await;
             let mut amr = vec!["pwd".to_string()];
             amr.extend(proof.amr().iter().map(|s| s.to_string()));
-            let kind = match proof {
-                factors::Proof::Otp => "totp",
-                factors::Proof::Recovery => "recovery_code",
-            };
-            app.audit
-                .record(AuditEvent::new("second_factor_success").user(&user.id).client(&pending.req.client_id).address(&address).detail(serde_json::json!({"kind": kind})))
-                .await;
-            start_session(&app, &headers, pending.req, &user, &address, amr, ACR_MFA).await
+            signed_in(&app, &headers, pending.req, &user, &address, amr, proof.level()).await
         }
     }
+}
+
+/// Every step passed at `level`: a session, unless the request needs more than that (the
+/// policy, or an essential `acr`).
+pub(super) async fn signed_in(
+    app: &App,
+    headers: &HeaderMap,
+    req: AuthorizationRequest,
+    user: &crate::registry::User,
+    address: &str,
+    amr: Vec<String>,
+    level: Level,
+) -> Response {
+    if level < required_level(app, &req) {
+        return error_page(StatusCode::FORBIDDEN, "Signing in here needs a passkey. Use one of your passkeys, or ask your administrator to set one up.");
+    }
+    if req.unmet_by(level.acr()) {
+        // OpenID Connect Core §5.5.1.1: an essential acr that cannot be met is an error.
+        let e = OAuthError::access_denied("the authentication asked for as essential was not given").code_as("unmet_authentication_requirements");
+        return super::authorize::response::error(app, &req.reply_to(), &e, StatusCode::SEE_OTHER);
+    }
+    start_session(app, headers, req, user, address, amr, level.acr()).await
 }

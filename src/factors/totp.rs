@@ -25,26 +25,47 @@ fn totp(secret: Vec<u8>) -> Option<TOTP> {
 /// A new TOTP factor for the user, stored; returns its id, the secret in base32 and the
 /// `otpauth://` URI an authenticator app reads (Key Uri Format), shown once.
 pub async fn enrol(db: &Database, vault: &Vault, issuer: &str, user_id: &str, account: &str, name: &str) -> StoreResult<(String, String, String)> {
+    let (secret, encoded, uri) = new_secret(issuer, account);
+    let id = store(db, vault, user_id, name, secret, 0).await?;
+    Ok((id, encoded, uri))
+}
+
+/// A fresh secret: raw, in base32, and as the `otpauth://` URI (Key Uri Format).
+pub fn new_secret(issuer: &str, account: &str) -> (Vec<u8>, String, String) {
     let secret = random_bytes::<20>().to_vec();
-    let id = format!("totp_{}", &random_token()[..16]);
-    let sealed = vault.seal(&seal_label(&id), &secret);
-    let encoded = match Secret::Raw(secret).to_encoded() {
+    let encoded = match Secret::Raw(secret.clone()).to_encoded() {
         Secret::Encoded(s) => s,
         Secret::Raw(_) => unreachable!("to_encoded encodes"),
     };
     let label = url::form_urlencoded::byte_serialize(format!("{issuer}:{account}").as_bytes()).collect::<String>().replace('+', "%20");
     let issuer_q = url::form_urlencoded::byte_serialize(issuer.as_bytes()).collect::<String>();
     let uri = format!("otpauth://totp/{label}?secret={encoded}&issuer={issuer_q}&algorithm=SHA1&digits={DIGITS}&period={STEP}");
+    (secret, encoded, uri)
+}
+
+/// The time step `code` is the code of for `secret` at time `t` (within the skew), if any.
+pub fn step_of(secret: &[u8], code: &str, t: u64) -> Option<u64> {
+    let generator = totp(secret.to_vec())?;
+    let current = t / STEP;
+    // Every candidate step is compared (in constant time), whichever matches.
+    (current.saturating_sub(SKEW)..=current + SKEW).filter(|s| ct_eq(generator.generate(s * STEP).as_bytes(), code.as_bytes())).last()
+}
+
+/// Store a TOTP factor with `secret` sealed; `last_step`: the step a confirming code used
+/// (so that code does not sign in again). Returns the factor's id.
+pub async fn store(db: &Database, vault: &Vault, user_id: &str, name: &str, secret: Vec<u8>, last_step: u64) -> StoreResult<String> {
+    let id = format!("totp_{}", &random_token()[..16]);
+    let sealed = vault.seal(&seal_label(&id), &secret);
     let (fid, user, name, t) = (id.clone(), user_id.to_string(), name.to_string(), now() as i64);
     db.write(move |sql| {
         sql.execute(
-            "INSERT INTO user_factors (id, user_id, kind, name, secret_sealed, last_step, created_at, last_used_at) VALUES (?1, ?2, 'totp', ?3, ?4, 0, ?5, 0)",
-            crate::params![fid.as_str(), user.as_str(), name.as_str(), sealed, t],
+            "INSERT INTO user_factors (id, user_id, kind, name, secret_sealed, last_step, created_at, last_used_at) VALUES (?1, ?2, 'totp', ?3, ?4, ?5, ?6, 0)",
+            crate::params![fid.as_str(), user.as_str(), name.as_str(), sealed, last_step as i64, t],
         )
         .map(|_| ())
     })
     .await?;
-    Ok((id, encoded, uri))
+    Ok(id)
 }
 
 /// Whether `code` is a current code of one of the user's TOTP factors, not used before; the
@@ -58,14 +79,11 @@ pub async fn verify(db: &Database, vault: &Vault, user_id: &str, code: &str, t: 
         })
         .await?;
     for (id, sealed) in factors {
-        let Some(generator) = vault.open_sealed(&seal_label(&id), &sealed).ok().and_then(totp) else {
+        let Ok(secret) = vault.open_sealed(&seal_label(&id), &sealed) else {
             tracing::error!(factor = %id, "a TOTP secret cannot be opened (wrong key-encryption key?)");
             continue;
         };
-        let current = t / STEP;
-        // Every candidate step is compared (in constant time), whichever matches.
-        let matched = (current.saturating_sub(SKEW)..=current + SKEW).filter(|s| ct_eq(generator.generate(s * STEP).as_bytes(), code.as_bytes())).last();
-        if let Some(step) = matched {
+        if let Some(step) = step_of(&secret, code, t) {
             let fid = id.clone();
             let accepted = db
                 .write(move |sql| {

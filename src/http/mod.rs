@@ -1,5 +1,6 @@
 //! The HTTP shell around the endpoints: routing, middleware, and the server's life cycle.
 
+pub mod account_pages;
 pub mod connections;
 pub mod cookies;
 pub mod cors;
@@ -13,7 +14,7 @@ pub mod sealed;
 pub mod server;
 
 use crate::app::AppState;
-use crate::endpoints::{admin, authorize, discovery, end_session, interaction, introspection, par, registration, revocation, second_factor, token, userinfo};
+use crate::endpoints::{account, admin, authorize, passkey_login, discovery, end_session, interaction, introspection, par, registration, revocation, second_factor, token, userinfo};
 use crate::error::OAuthError;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, Request};
@@ -34,6 +35,8 @@ pub fn router(app: AppState) -> Router {
         .route("/authorize", get(authorize::get).post(authorize::post))
         .route("/login", post(interaction::login))
         .route("/login/second-factor", post(second_factor::verify))
+        .route("/login/passkey", post(passkey_login::login))
+        .route("/assets/passkey.js", get(passkey_script))
         .route("/consent", get(interaction::consent_page).post(interaction::consent))
         .route("/logout", get(end_session::get).post(end_session::post))
         .route("/logout/confirm", post(end_session::confirm))
@@ -45,6 +48,7 @@ pub fn router(app: AppState) -> Router {
         .route("/healthz", get(discovery::healthz))
         .route("/metrics", get(metrics))
         .merge(registration::router())
+        .merge(account::router())
         .merge(admin::router(app.clone()));
     if app.config.demo {
         r = r.route("/demo/callback", get(demo::callback));
@@ -75,6 +79,12 @@ pub fn router(app: AppState) -> Router {
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(SetRequestIdLayer::x_request_id(RandomRequestId))
         .with_state(app)
+}
+
+/// The pages' one script (`http::pages::PASSKEY_JS`).
+async fn passkey_script() -> axum::response::Response {
+    use axum::http::header;
+    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8"), (header::CACHE_CONTROL, "public, max-age=3600")], pages::PASSKEY_JS).into_response()
 }
 
 /// Duration, CPU time and OAuth errors of every request, by endpoint (and grant type).

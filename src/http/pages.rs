@@ -12,9 +12,44 @@ ul{padding-left:1.2rem}.muted{color:#666;font-size:.9rem}";
 
 /// The policy of every page but the front-channel logout page.
 const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'";
+/// Pages that offer passkeys load one script, `/assets/passkey.js`, and nothing else.
+const CSP_PASSKEY: &str = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'";
+/// The passkey script (`GET /assets/passkey.js`).
+pub const PASSKEY_JS: &str = include_str!("assets/passkey.js");
 
 pub fn html(status: StatusCode, title: &str, body: &str) -> Response {
     html_with_csp(status, title, body, CSP)
+}
+
+/// A page whose body may use the passkey script (loaded at its end).
+pub fn html_with_passkeys(status: StatusCode, title: &str, body: &str) -> Response {
+    html_with_csp(status, title, &format!("{body}<script src=\"/assets/passkey.js\" defer></script>"), CSP_PASSKEY)
+}
+
+/// A passkey ceremony a page offers: the options for the browser (JSON) and the sealed state
+/// the form posts back.
+pub struct PasskeyForm<'a> {
+    pub options: &'a str,
+    pub state: &'a str,
+}
+
+/// The form that runs a passkey ceremony (`mode`: get or create) and posts its answer to
+/// `action` with `fields`; hidden until the script shows it.
+/// `extra`: more of the form (HTML) before its button.
+pub fn passkey_form(action: &str, mode: &str, conditional: bool, form: &PasskeyForm<'_>, fields: &[(&str, &str)], extra: &str, label: &str) -> String {
+    let hidden: String = fields.iter().map(|(k, v)| format!("<input type=\"hidden\" name=\"{}\" value=\"{}\">", e(k), e(v))).collect();
+    format!(
+        "<form method=\"post\" action=\"{action}\" class=\"passkey\" data-passkey=\"{mode}\"{cond} data-options=\"{options}\" hidden>{hidden}\
+         <input type=\"hidden\" name=\"passkey_state\" value=\"{state}\"><input type=\"hidden\" name=\"credential\" value=\"\">\
+         <p class=\"error passkey-error\" role=\"alert\" tabindex=\"-1\" hidden>The passkey was not used. Try again, or use another way.</p>\
+         {extra}<button type=\"button\">{label}</button></form>",
+        action = e(action),
+        mode = e(mode),
+        cond = if conditional { " data-conditional" } else { "" },
+        options = e(form.options),
+        state = e(form.state),
+        label = e(label),
+    )
 }
 
 fn html_with_csp(status: StatusCode, title: &str, body: &str, csp: &str) -> Response {
@@ -66,27 +101,36 @@ pub struct LoginPage<'a> {
     pub client_name: &'a str,
     pub login_hint: Option<&'a str>,
     pub error: Option<&'a str>,
+    /// A passwordless sign-in to offer beside the password.
+    pub passkey: Option<PasskeyForm<'a>>,
 }
 
 pub fn login(p: LoginPage<'_>) -> Response {
     let error = p.error.map(|m| format!("<p class=\"error\" role=\"alert\">{}</p>", e(m))).unwrap_or_default();
-    html(
-        if p.error.is_some() { StatusCode::UNAUTHORIZED } else { StatusCode::OK },
-        "Sign in",
-        &format!(
-            "<h1>Sign in</h1><p class=\"muted\">to continue to {client}</p>{error}\
-             <form method=\"post\" action=\"/login\">\
-             <input type=\"hidden\" name=\"challenge\" value=\"{challenge}\">\
-             <label for=\"username\">Username or e-mail</label>\
-             <input type=\"text\" id=\"username\" name=\"username\" value=\"{hint}\" autocomplete=\"username\" required autofocus>\
-             <label for=\"password\">Password</label>\
-             <input type=\"password\" id=\"password\" name=\"password\" autocomplete=\"current-password\" required>\
-             <button type=\"submit\">Sign in</button></form>",
-            client = e(p.client_name),
-            challenge = e(p.challenge),
-            hint = e(p.login_hint.unwrap_or("")),
-        ),
-    )
+    let status = if p.error.is_some() { StatusCode::UNAUTHORIZED } else { StatusCode::OK };
+    let passkey = p
+        .passkey
+        .as_ref()
+        .map(|f| passkey_form("/login/passkey", "get", true, f, &[("challenge", p.challenge)], "", "Sign in with a passkey"))
+        .unwrap_or_default();
+    let body = format!(
+        "<h1>Sign in</h1><p class=\"muted\">to continue to {client}</p>{error}\
+         <form method=\"post\" action=\"/login\">\
+         <input type=\"hidden\" name=\"challenge\" value=\"{challenge}\">\
+         <label for=\"username\">Username or e-mail</label>\
+         <input type=\"text\" id=\"username\" name=\"username\" value=\"{hint}\" autocomplete=\"username{webauthn}\" required autofocus>\
+         <label for=\"password\">Password</label>\
+         <input type=\"password\" id=\"password\" name=\"password\" autocomplete=\"current-password\" required>\
+         <button type=\"submit\">Sign in</button></form>{passkey}",
+        client = e(p.client_name),
+        challenge = e(p.challenge),
+        hint = e(p.login_hint.unwrap_or("")),
+        webauthn = if p.passkey.is_some() { " webauthn" } else { "" },
+    );
+    match p.passkey {
+        Some(_) => html_with_passkeys(status, "Sign in", &body),
+        None => html(status, "Sign in", &body),
+    }
 }
 
 /// What the consent page asks about.
@@ -153,23 +197,30 @@ pub fn logout_confirm(challenge: &str, username: &str) -> Response {
     )
 }
 
-/// The second step of a sign-in: a code from the user's authenticator app, or a recovery code.
-pub fn second_factor(challenge: &str, client_name: &str, error: Option<&str>, status: StatusCode) -> Response {
+/// The second step of a sign-in: a passkey, a code from the user's authenticator app, or a
+/// recovery code (`codes`: whether codes are offered at all).
+pub fn second_factor(challenge: &str, client_name: &str, passkey: Option<PasskeyForm<'_>>, codes: bool, error: Option<&str>, status: StatusCode) -> Response {
     let error = error.map(|m| format!("<p class=\"error\" role=\"alert\">{}</p>", e(m))).unwrap_or_default();
-    html(
-        status,
-        "Verify it is you",
-        &format!(
-            "<h1>Verify it is you</h1><p class=\"muted\">to continue to {client}</p>{error}\
-             <form method=\"post\" action=\"/login/second-factor\">\
+    let passkey_html = passkey
+        .as_ref()
+        .map(|f| passkey_form("/login/second-factor", "get", false, f, &[("challenge", challenge)], "", "Use a passkey"))
+        .unwrap_or_default();
+    let code_form = match codes {
+        true => format!(
+            "<form method=\"post\" action=\"/login/second-factor\">\
              <input type=\"hidden\" name=\"challenge\" value=\"{challenge}\">\
              <label for=\"code\">Code from your authenticator app, or a recovery code</label>\
              <input type=\"text\" id=\"code\" name=\"code\" autocomplete=\"one-time-code\" inputmode=\"text\" required autofocus>\
              <button type=\"submit\">Verify</button></form>",
-            client = e(client_name),
-            challenge = e(challenge),
+            challenge = e(challenge)
         ),
-    )
+        false => String::new(),
+    };
+    let body = format!("<h1>Verify it is you</h1><p class=\"muted\">to continue to {client}</p>{error}{passkey_html}{code_form}", client = e(client_name));
+    match passkey {
+        Some(_) => html_with_passkeys(status, "Verify it is you", &body),
+        None => html(status, "Verify it is you", &body),
+    }
 }
 
 pub fn signed_out() -> Response {
@@ -254,6 +305,7 @@ mod tests {
     #[tokio::test]
     async fn login_page_escapes_what_it_echoes() {
         let res = login(LoginPage {
+            passkey: None,
             challenge: "c\"><script>",
             client_name: "<b>evil</b>",
             login_hint: Some("\"onfocus=alert(1)"),

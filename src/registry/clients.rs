@@ -132,6 +132,12 @@ pub struct ClientMetadata {
     /// all). Authrim extension.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_mfa: bool,
+    /// Every sign-in for this client needs a passkey (as `mfa_policy = "passkey"`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub require_passkey: bool,
+    /// Authrim's own pages (the account page): no consent asked. Not settable from outside.
+    #[serde(skip)]
+    pub first_party: bool,
     #[serde(default)]
     pub client_id_issued_at: u64,
 }
@@ -235,6 +241,7 @@ pub struct ClientInput {
     pub application_type: Option<String>,
     pub default_acr_values: Option<Vec<String>>,
     pub require_mfa: Option<bool>,
+    pub require_passkey: Option<bool>,
 }
 
 #[derive(Debug, Clone)]
@@ -406,6 +413,21 @@ pub fn new_client(input: ClientInput, vault: &Vault) -> Result<(Client, Option<S
     Ok((Client::build(meta, hash, sealed), secret))
 }
 
+/// One of Authrim's own pages as a client of itself (the account page signs its users in
+/// through `/authorize` like any application): public, PKCE, one redirect URI, no consent.
+pub fn internal_client(client_id: &str, name: &str, redirect_uri: String) -> Client {
+    let mut meta = metadata_of(ClientInput {
+        client_id: Some(client_id.into()),
+        client_name: Some(name.into()),
+        redirect_uris: Some(vec![redirect_uri]),
+        token_endpoint_auth_method: Some("none".into()),
+        scope: Some("openid".into()),
+        ..Default::default()
+    });
+    meta.first_party = true;
+    Client::build(meta, None, None)
+}
+
 /// A client described by a Client ID Metadata Document at `url` (`registry::documents`): its
 /// id is the URL, and it has no secret.
 pub fn document_client(mut input: ClientInput, url: &str) -> Result<Client, String> {
@@ -457,6 +479,8 @@ fn metadata_of(input: ClientInput) -> ClientMetadata {
         application_type: input.application_type.clone().filter(|u| !u.is_empty()),
         default_acr_values: input.default_acr_values.clone().unwrap_or_default(),
         require_mfa: input.require_mfa.unwrap_or(false),
+        require_passkey: input.require_passkey.unwrap_or(false),
+        first_party: false,
         client_id_issued_at: now(),
     }
 }
@@ -505,6 +529,7 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.application_type { meta.application_type = Some(v).filter(|u| !u.is_empty()) }
     if let Some(v) = input.default_acr_values { meta.default_acr_values = v }
     if let Some(v) = input.require_mfa { meta.require_mfa = v }
+    if let Some(v) = input.require_passkey { meta.require_passkey = v }
     validate(&meta)?;
     let method = meta.token_endpoint_auth_method.as_str();
     let keeps = match method {
@@ -533,6 +558,9 @@ pub fn rotate_secret(existing: &Client, vault: &Vault) -> Result<(Client, String
 fn validate_id(client_id: &str) -> Result<(), String> {
     if client_id.is_empty() || client_id.len() > 128 || !client_id.bytes().all(|b| b.is_ascii_graphic() && b != b':' && b != b'%') {
         return Err("client_id must be 1-128 printable ASCII characters without ':' or '%'".into());
+    }
+    if client_id == crate::endpoints::account::CLIENT_ID {
+        return Err(format!("client_id {client_id} is reserved for the account page"));
     }
     Ok(())
 }

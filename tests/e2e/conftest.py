@@ -127,9 +127,14 @@ class AuthrimServer:
 
 @contextmanager
 def run_authrim(tmp_path_factory: pytest.TempPathFactory, name: str = "authrim",
-                extra_env: dict | None = None):
+                extra_env: dict | None = None, host: str = "127.0.0.1"):
     """Start ``$AUTHRIM_BIN serve`` on a free loopback port with a fresh data directory and
-    ``extra_env`` on top of the usual settings; yield it once healthy, stop it with SIGTERM."""
+    ``extra_env`` on top of the usual settings; yield it once healthy, stop it with SIGTERM.
+
+    ``host`` names the server in its issuer: ``"localhost"`` gives ``http://localhost:<port>``
+    (a domain, which WebAuthn needs: passkeys are off under an IP issuer) while it still
+    listens on 127.0.0.1; ``base_url`` (health check, admin API) stays the 127.0.0.1 address.
+    """
     binary = _resolve_binary()
     if not binary.is_file() or not os.access(binary, os.X_OK):
         pytest.fail(
@@ -145,12 +150,13 @@ def run_authrim(tmp_path_factory: pytest.TempPathFactory, name: str = "authrim",
 
     port = _free_port()
     base_url = f"http://127.0.0.1:{port}"
+    issuer = f"http://{host}:{port}"
     admin_token = secrets.token_urlsafe(32)
     env = dict(os.environ)
     env.update(
         {
             "AUTHRIM_LISTEN": f"127.0.0.1:{port}",
-            "AUTHRIM_ISSUER": base_url,
+            "AUTHRIM_ISSUER": issuer,
             "AUTHRIM_DATA_DIR": str(data_dir),
             "AUTHRIM_ADMIN_TOKEN": admin_token,
             "AUTHRIM_LOG_FORMAT": "json",
@@ -212,7 +218,7 @@ def run_authrim(tmp_path_factory: pytest.TempPathFactory, name: str = "authrim",
 
     server = AuthrimServer(
         base_url=base_url,
-        issuer=base_url,
+        issuer=issuer,
         admin_token=admin_token,
         log_path=log_path,
         process=proc,
@@ -241,10 +247,11 @@ def authrim_server(tmp_path_factory: pytest.TempPathFactory):
 def start_authrim(tmp_path_factory: pytest.TempPathFactory):
     """Another server for one test, with its own settings: ``start(name, extra_env)``
     returns it running (with a fresh data dir and admin token); it stops after the test.
+    ``host="localhost"`` gives it a domain issuer (see ``run_authrim``).
     Its log is attached to the report when the test fails."""
     with ExitStack() as stack:
-        def start(name: str, extra_env: dict) -> AuthrimServer:
-            server = stack.enter_context(run_authrim(tmp_path_factory, name, extra_env))
+        def start(name: str, extra_env: dict, host: str = "127.0.0.1") -> AuthrimServer:
+            server = stack.enter_context(run_authrim(tmp_path_factory, name, extra_env, host))
             _EXTRA_LOGS.append((name, server.log_path))
             return server
 

@@ -23,6 +23,7 @@ mod multinode;
 mod openidconnect_rp;
 mod pairwise;
 mod par;
+mod passkeys;
 mod ops;
 #[path = "../common/postgres.rs"]
 mod pg_cluster;

@@ -126,6 +126,13 @@ const MIGRATIONS: &[(i64, &str)] = &[(
         user_id TEXT NOT NULL, code_hash BYTEA NOT NULL, used_at BIGINT, PRIMARY KEY (user_id, code_hash)
     );
     "#,
+), (
+    7,
+    // As SQLite's migration 8: passkeys' credential ids.
+    r#"
+    ALTER TABLE user_factors ADD COLUMN credential_id TEXT;
+    CREATE UNIQUE INDEX user_factors_credential ON user_factors(credential_id);
+    "#,
 )];
 
 /// Bring the schema up to date; returns the version reached. Call inside a write transaction.

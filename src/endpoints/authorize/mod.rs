@@ -7,6 +7,7 @@
 
 use crate::app::{App, AppState};
 use crate::error::OAuthError;
+use crate::factors::Level;
 use crate::http::cookies;
 use crate::http::pages::{self, LoginPage};
 use crate::http::params::Params;
@@ -164,7 +165,8 @@ pub async fn continue_authorization(
     }
     let consented = app.registry.consented_scope(&session.user_id, &req.client_id).unwrap_or_default();
     let covered = split_list(&req.scope).all(|s| split_list(&consented).any(|c| c == s));
-    if !covered || req.prompts("consent") {
+    let first_party = app.client(&req.client_id).is_some_and(|c| c.meta.first_party);
+    if (!covered || req.prompts("consent")) && !first_party {
         if req.prompts("none") {
             let e = OAuthError::access_denied("the user has not consented").code_as("consent_required");
             return response::error(app, &req.reply_to(), &e, redirect_status);
@@ -182,17 +184,31 @@ pub async fn continue_authorization(
 /// Step-up: a second factor is asked for (by the request or the policy) and the session was
 /// signed in without one, though the user has one to give: sign in again, both steps.
 async fn needs_step_up(app: &App, req: &AuthorizationRequest, s: &Session) -> bool {
-    let required = mfa_required(app, req);
-    if s.acr == crate::factors::ACR_MFA || !(req.wants_mfa() || required) {
+    let required = required_level(app, req);
+    let wanted = req.wanted_level().unwrap_or(Level::Password).max(required);
+    let have = Level::of(&s.acr).unwrap_or(Level::Password);
+    if have >= wanted {
         return false;
     }
-    // A store error asks for the sign-in, which will report it.
-    required || crate::factors::has_any(&app.db, &s.user_id).await.unwrap_or(true)
+    // Asked for by the client only: worth a sign-in only if the user can do better. A store
+    // error asks for the sign-in, which will report it.
+    wanted <= required || crate::factors::best_level(&app.db, &s.user_id).await.map_or(true, |best| best > have)
 }
 
-/// A second factor is required for this request: by the server's policy or the client's.
-pub fn mfa_required(app: &App, req: &AuthorizationRequest) -> bool {
-    app.config.mfa_required() || app.client(&req.client_id).is_some_and(|c| c.meta.require_mfa)
+/// The least a sign-in for this request must reach: the server's policy or the client's.
+/// The account page is exempt: it is where factors are added, and a user who has one is
+/// asked for it there as everywhere.
+pub fn required_level(app: &App, req: &AuthorizationRequest) -> Level {
+    let client = app.client(&req.client_id);
+    if client.as_ref().is_some_and(|c| c.meta.first_party) {
+        return Level::Password;
+    }
+    let of_client = match client.as_deref().map(|c| (c.meta.require_passkey, c.meta.require_mfa)) {
+        Some((true, _)) => Level::Passkey,
+        Some((false, true)) => Level::Mfa,
+        _ => Level::Password,
+    };
+    app.config.required_level().max(of_client)
 }
 
 pub async fn render_login(
@@ -206,7 +222,13 @@ pub async fn render_login(
     let browser = existing.clone().unwrap_or_else(random_token);
     let challenge = seal_request(app, "login", &browser, req);
     let client_name = client_display_name(app, &req.client_id);
-    let mut res = pages::login(LoginPage { challenge: &challenge, client_name: &client_name, login_hint: req.login_hint.as_deref(), error });
+    // A passwordless ceremony offered beside the password: its state sealed like the form's.
+    let ceremony = app.passkeys.as_ref().and_then(|p| p.start_discoverable()).map(|(options, state)| {
+        let sealed = app.sealer.seal(super::second_factor::PASSKEY_KIND, &browser, app.config.challenge_ttl, &state);
+        (serde_json::to_string(&options).expect("options serialise"), sealed)
+    });
+    let passkey = ceremony.as_ref().map(|(options, state)| pages::PasskeyForm { options, state });
+    let mut res = pages::login(LoginPage { challenge: &challenge, client_name: &client_name, login_hint: req.login_hint.as_deref(), error, passkey });
     if error.is_some() {
         *res.status_mut() = status;
     }
@@ -281,7 +303,7 @@ pub async fn issue_code(app: &App, req: &AuthorizationRequest, cookie: &str, ses
         code_challenge: req.code_challenge.clone(),
         auth_time: session.auth_time,
         sid: session.sid.clone(),
-        acr: Some(session.acr.clone()),
+        acr: Some(req.reported_acr(&session.acr)),
         claims: req.claims.clone(),
         dpop_jkt: req.dpop_jkt.clone(),
         resources: req.resource.clone(),

@@ -1,6 +1,7 @@
 //! The authorization request (RFC 6749 §4.1.1, OpenID Connect Core §3.1.2.1): its parameters
 //! read and checked into an `AuthorizationRequest`, the state login and consent carry.
 
+use crate::factors::Level;
 use super::response::{ReplyTo, ResponseMode};
 use crate::app::App;
 use crate::error::OAuthError;
@@ -55,21 +56,35 @@ impl AuthorizationRequest {
         self.prompt.iter().any(|x| x == p)
     }
 
-    /// The client asks for a second factor: as its first choice of `acr_values` (OpenID
-    /// Connect Core §3.1.2.1: in order of preference), or as an essential `acr` that a
-    /// password alone does not meet.
-    pub fn wants_mfa(&self) -> bool {
-        let mfa = crate::factors::ACR_MFA;
+    /// The level the client asks for: its first choice of `acr_values` (OpenID Connect Core
+    /// §3.1.2.1: in order of preference), or, for an essential `acr`, the least of the values
+    /// it accepts. `None`: nothing we know was asked for.
+    pub fn wanted_level(&self) -> Option<Level> {
         match self.acr_essential {
-            true => self.acr_values.iter().any(|a| a == mfa) && !self.acr_values.iter().any(|a| a == crate::tokens::ACR_PASSWORD),
-            false => self.acr_values.first().is_some_and(|a| a == mfa),
+            true => self.acr_values.iter().filter_map(|a| Level::of(a)).min(),
+            false => self.acr_values.first().and_then(|a| Level::of(a)),
         }
     }
 
     /// An essential `acr` (the `claims` request) that a session of `acr` does not meet: an
-    /// error to the client (OpenID Connect Core §5.5.1.1).
+    /// error to the client (OpenID Connect Core §5.5.1.1). A stronger session meets a weaker
+    /// value (a passkey meets `mfa`).
     pub fn unmet_by(&self, acr: &str) -> bool {
-        self.acr_essential && !self.acr_values.is_empty() && !self.acr_values.iter().any(|a| a == acr)
+        let have = Level::of(acr);
+        self.acr_essential
+            && !self.acr_values.is_empty()
+            && !self.acr_values.iter().any(|a| a == acr || Level::of(a).zip(have).is_some_and(|(want, have)| want <= have))
+    }
+
+    /// The `acr` to tell the client for a session of `acr`: itself if it was asked for (or
+    /// nothing was), otherwise the strongest asked-for value it meets (Core §5.5.1.1: one of
+    /// the requested values), otherwise itself.
+    pub fn reported_acr(&self, acr: &str) -> String {
+        let Some(have) = Level::of(acr) else { return acr.to_string() };
+        if self.acr_values.is_empty() || self.acr_values.iter().any(|a| a == acr) {
+            return acr.to_string();
+        }
+        self.acr_values.iter().filter_map(|a| Level::of(a)).filter(|l| *l <= have).max().map_or(acr, |l| l.acr()).to_string()
     }
 }
 

@@ -1,0 +1,177 @@
+//! The account page's changes to the user's own sign-in methods: add a passkey, add an
+//! authenticator app (confirmed by its first code before it is kept), new recovery codes,
+//! remove a factor. Each needs a recent sign-in and the form's CSRF token (`change_user`).
+
+use super::{change_user, form, see_other, SignedIn};
+use crate::app::{App, AppState};
+use crate::audit::AuditEvent;
+use crate::error::OAuthError;
+use crate::factors::{passkey, recovery, totp};
+use crate::http::account_pages as pages;
+use crate::http::params::FormParams;
+use crate::util::now;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use serde::{Deserialize, Serialize};
+
+const REGISTER_KIND: &str = "passkey-register";
+const TOTP_KIND: &str = "totp-enrol";
+/// The longest name of a factor.
+const MAX_NAME: usize = 64;
+
+fn audit<'a>(app: &'a App, me: &SignedIn, event: &'static str, detail: serde_json::Value) -> impl std::future::Future<Output = ()> + 'a {
+    let e = AuditEvent::new(event).user(&me.user.id).detail(detail);
+    app.audit.record(e)
+}
+
+fn clean_name(name: Option<&str>, default: &str) -> String {
+    let name: String = name.unwrap_or("").trim().chars().filter(|c| !c.is_control()).take(MAX_NAME).collect();
+    if name.is_empty() { default.into() } else { name }
+}
+
+/// `POST /account/passkeys/new`: the page that runs the registration ceremony.
+pub async fn passkey_start(State(app): State<AppState>, headers: HeaderMap, body: Result<FormParams, OAuthError>) -> Response {
+    let params = match form(body) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    let me = match change_user(&app, &headers, &params).await {
+        Ok(me) => me,
+        Err(r) => return r,
+    };
+    let Some(passkeys) = &app.passkeys else { return see_other("/account") };
+    let (options, state) = match passkeys.start_registration(&app.db, app.keys.vault(), &me.user).await {
+        Ok(started) => started,
+        Err(e) => return crate::endpoints::authorize::unavailable(e),
+    };
+    let sealed = app.sealer.seal(REGISTER_KIND, &me.cookie, app.config.challenge_ttl, &state);
+    pages::passkey_setup(&serde_json::to_string(&options).expect("options serialise"), &sealed, &me.csrf(&app), None)
+}
+
+/// `POST /account/passkeys`: the authenticator's answer; the passkey is kept if it verifies.
+pub async fn passkey_finish(State(app): State<AppState>, headers: HeaderMap, body: Result<FormParams, OAuthError>) -> Response {
+    let params = match form(body) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    let me = match change_user(&app, &headers, &params).await {
+        Ok(me) => me,
+        Err(r) => return r,
+    };
+    let Some(passkeys) = &app.passkeys else { return see_other("/account") };
+    let state = params.get("passkey_state").and_then(|s| app.sealer.open::<passkey::RegistrationState>(REGISTER_KIND, Some(&me.cookie), s).ok());
+    let (Some(state), Some(credential)) = (state, params.get("credential")) else {
+        return pages::failed("The passkey was not added: the page expired. Try again.");
+    };
+    let name = clean_name(params.get("name"), "Passkey");
+    match passkeys.finish_registration(&app.db, app.keys.vault(), app.stores.challenges.as_ref(), &me.user.id, &name, credential, &state).await {
+        Ok(id) => {
+            audit(&app, &me, "factor_enrolled", serde_json::json!({"kind": "passkey", "id": id, "by": "user"})).await;
+            see_other("/account?done=passkey")
+        }
+        Err(passkey::PasskeyError::Refused(why)) => {
+            audit(&app, &me, "factor_enrolment_failed", serde_json::json!({"kind": "passkey", "reason": why})).await;
+            pages::failed("The passkey was not added: your device's answer could not be verified, or it is already registered.")
+        }
+        Err(passkey::PasskeyError::Store(e)) => crate::endpoints::authorize::unavailable(e),
+    }
+}
+
+/// A TOTP enrolment in progress: the secret, sealed to the session until its first code.
+#[derive(Serialize, Deserialize)]
+struct PendingTotp {
+    secret: Vec<u8>,
+    uri: String,
+    encoded: String,
+}
+
+/// `POST /account/totp/new`: a new secret, shown as a QR code; kept only once confirmed.
+pub async fn totp_start(State(app): State<AppState>, headers: HeaderMap, body: Result<FormParams, OAuthError>) -> Response {
+    let params = match form(body) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    let me = match change_user(&app, &headers, &params).await {
+        Ok(me) => me,
+        Err(r) => return r,
+    };
+    let (secret, encoded, uri) = totp::new_secret(&issuer_label(&app), &me.user.username);
+    let pending = PendingTotp { secret, uri, encoded };
+    let sealed = app.sealer.seal(TOTP_KIND, &me.cookie, app.config.challenge_ttl, &pending);
+    pages::totp_setup(&pending.uri, &pending.encoded, &sealed, &me.csrf(&app), None, StatusCode::OK)
+}
+
+/// `POST /account/totp`: the first code proves the app has the secret; then it is stored.
+pub async fn totp_finish(State(app): State<AppState>, headers: HeaderMap, body: Result<FormParams, OAuthError>) -> Response {
+    let params = match form(body) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    let me = match change_user(&app, &headers, &params).await {
+        Ok(me) => me,
+        Err(r) => return r,
+    };
+    let Some(pending) = params.get("totp_state").and_then(|s| app.sealer.open::<PendingTotp>(TOTP_KIND, Some(&me.cookie), s).ok()) else {
+        return pages::failed("The authenticator app was not added: the page expired. Try again.");
+    };
+    let code: String = params.get("code").unwrap_or("").chars().filter(|c| !c.is_whitespace()).collect();
+    let Some(step) = totp::step_of(&pending.secret, &code, now()) else {
+        audit(&app, &me, "factor_enrolment_failed", serde_json::json!({"kind": "totp", "reason": "wrong code"})).await;
+        let sealed = params.get("totp_state").unwrap_or_default();
+        return pages::totp_setup(&pending.uri, &pending.encoded, sealed, &me.csrf(&app), Some("That code is not right. Enter the code your app shows now."), StatusCode::UNPROCESSABLE_ENTITY);
+    };
+    let name = clean_name(params.get("name"), "Authenticator app");
+    match totp::store(&app.db, app.keys.vault(), &me.user.id, &name, pending.secret, step).await {
+        Ok(id) => {
+            audit(&app, &me, "factor_enrolled", serde_json::json!({"kind": "totp", "id": id, "by": "user"})).await;
+            see_other("/account?done=totp")
+        }
+        Err(e) => crate::endpoints::authorize::unavailable(e),
+    }
+}
+
+/// `POST /account/recovery-codes`: a new set (the old one stops working), shown once.
+pub async fn recovery_codes(State(app): State<AppState>, headers: HeaderMap, body: Result<FormParams, OAuthError>) -> Response {
+    let params = match form(body) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    let me = match change_user(&app, &headers, &params).await {
+        Ok(me) => me,
+        Err(r) => return r,
+    };
+    match recovery::regenerate(&app.db, &me.user.id).await {
+        Ok(codes) => {
+            audit(&app, &me, "recovery_codes_generated", serde_json::json!({"count": codes.len(), "by": "user"})).await;
+            pages::recovery_codes(&codes)
+        }
+        Err(e) => crate::endpoints::authorize::unavailable(e),
+    }
+}
+
+/// `POST /account/factors/remove`: one factor of the user's own.
+pub async fn remove(State(app): State<AppState>, headers: HeaderMap, body: Result<FormParams, OAuthError>) -> Response {
+    let params = match form(body) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    let me = match change_user(&app, &headers, &params).await {
+        Ok(me) => me,
+        Err(r) => return r,
+    };
+    let id = params.get("id").unwrap_or_default();
+    match crate::factors::remove(&app.db, &me.user.id, id).await {
+        Ok(true) => {
+            audit(&app, &me, "factor_removed", serde_json::json!({"id": id, "by": "user"})).await;
+            see_other("/account?done=removed")
+        }
+        Ok(false) => see_other("/account"),
+        Err(e) => crate::endpoints::authorize::unavailable(e),
+    }
+}
+
+/// The issuer as authenticator apps show it: its host.
+pub(crate) fn issuer_label(app: &App) -> String {
+    url::Url::parse(app.issuer()).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_else(|| "Authrim".into())
+}
