@@ -37,7 +37,7 @@ pub enum Command {
     /// server; needs AUTHRIM_ADMIN_TOKEN and the server at AUTHRIM_ISSUER).
     #[command(subcommand)]
     Session(SessionCommand),
-    /// A user's second factors (TOTP, recovery codes).
+    /// A user's second factors (passkeys, TOTP, recovery codes).
     #[command(subcommand)]
     Factor(FactorCommand),
     /// Withdraw a user's consent to a client (its refresh tokens are revoked), through the
@@ -262,6 +262,8 @@ pub enum FactorCommand {
     },
     /// Make a new set of ten recovery codes for a user (the old set stops working); printed once.
     RecoveryCodes { user: String },
+    /// Remove one factor of a user (its id, from `factor list`).
+    Remove { user: String, factor_id: String },
     /// Remove every second factor and recovery code of a user.
     Reset { user: String },
 }
@@ -470,6 +472,14 @@ async fn factor_command(config: &Config, db: &crate::db::Database, cmd: FactorCo
             audit("recovery_codes_created", &u.id, serde_json::json!({"by": "cli"})).await?;
             eprintln!("Shown only now: each code signs in once in place of the authenticator app.");
             print_json(serde_json::json!({"codes": codes}));
+        }
+        FactorCommand::Remove { user, factor_id } => {
+            let u = find_user(db, &user).await?;
+            if !factors::remove(db, &u.id, &factor_id).await? {
+                anyhow::bail!("{} has no factor {factor_id}", u.username);
+            }
+            audit("factor_removed", &u.id, serde_json::json!({"id": factor_id, "by": "cli"})).await?;
+            eprintln!("removed factor {factor_id} of {}", u.username);
         }
         FactorCommand::Reset { user } => {
             let u = find_user(db, &user).await?;

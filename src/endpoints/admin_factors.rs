@@ -1,4 +1,4 @@
-//! The admin API for users' second factors: list, enrol a TOTP factor for a user (its secret
+//! The admin API for users' second factors: list, remove one, enrol a TOTP factor for a user (its secret
 //! and `otpauth://` URI shown once, for the user's authenticator app), make a new set of
 //! recovery codes (shown once), and reset them all. Behind the admin token (`admin::router`).
 
@@ -21,6 +21,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/admin/users/{id}/factors", get(list).delete(reset))
         .route("/admin/users/{id}/factors/totp", post(enrol_totp))
+        .route("/admin/users/{id}/factors/{factor_id}", axum::routing::delete(remove))
         .route("/admin/users/{id}/recovery-codes", post(new_recovery_codes))
 }
 
@@ -67,6 +68,15 @@ async fn new_recovery_codes(State(app): State<AppState>, Path(id): Path<String>)
     let mut res = (StatusCode::CREATED, Json(json!({"codes": codes}))).into_response();
     res.headers_mut().insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-store"));
     Ok(res)
+}
+
+async fn remove(State(app): State<AppState>, Path((id, factor_id)): Path<(String, String)>) -> AdminResult {
+    let u = user(&app, &id)?;
+    if !factors::remove(&app.db, &u.id, &factor_id).await? {
+        return Err(OAuthError::not_found("no such factor"));
+    }
+    app.audit.record(AuditEvent::new("factor_removed").user(&u.id).detail(json!({"id": factor_id, "by": "operator"}))).await;
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 async fn reset(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {

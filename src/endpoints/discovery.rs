@@ -68,7 +68,10 @@ fn metadata(app: &crate::app::App) -> serde_json::Value {
         "request_object_signing_alg_values_supported": crate::endpoints::authorize::request_object_algorithms(),
         "request_uri_parameter_supported": false,
         "prompt_values_supported": ["none", "login", "consent", "select_account"],
-        "acr_values_supported": crate::factors::ACR_VALUES,
+        "acr_values_supported": crate::factors::ACR_VALUES
+            .iter()
+            .filter(|a| app.passkeys.is_some() || **a != crate::factors::ACR_PASSKEY)
+            .collect::<Vec<_>>(),
         "authorization_response_iss_parameter_supported": true,
         "end_session_endpoint": app.endpoint("/logout"),
         "pushed_authorization_request_endpoint": app.endpoint("/par"),

@@ -5,8 +5,9 @@
 //! Nothing is stored for a ceremony in progress: its state (the challenge among it) is sealed
 //! into the page the ceremony runs on (`http::sealed`, bound to the browser's cookie), so a
 //! flood of sign-in pages costs no memory. What a sealed state cannot give, one-time use, the
-//! ChallengeStore does: a state's id is spent there when its ceremony succeeds, so the same
-//! signed assertion with the same state is accepted once (on every node under PostgreSQL).
+//! ChallengeStore does: a sign-in state's id is spent there when its ceremony succeeds, so the
+//! same signed assertion with the same state is accepted once (on every node under
+//! PostgreSQL). A registration needs no spend: the credential id it adds is unique.
 //!
 //! A passkey is a row of `user_factors` (kind `passkey`): the credential (public key, counter,
 //! flags) sealed under the key-encryption key (not secret, but sealing makes a swapped public
@@ -61,7 +62,6 @@ enum Ceremony {
 /// A registration ceremony's state, sealed into the account page.
 #[derive(Serialize, Deserialize)]
 pub struct RegistrationState {
-    id: String,
     expires_at: u64,
     user_id: String,
     state: PasskeyRegistration,
@@ -135,16 +135,15 @@ impl Passkeys {
             sel.insert("residentKey".into(), "required".into());
             sel.insert("requireResidentKey".into(), true.into());
         }
-        Ok((options, RegistrationState { id: random_token(), expires_at: now() + self.ttl, user_id: user.id.clone(), state }))
+        Ok((options, RegistrationState { expires_at: now() + self.ttl, user_id: user.id.clone(), state }))
     }
 
     /// Finish a registration: verify the browser's answer (`credential`, the JSON the page
-    /// posts) against `state`, spend the state, store the passkey as `name`; its factor id.
+    /// posts) against `state`, store the passkey as `name`; its factor id.
     pub async fn finish_registration(
         &self,
         db: &Database,
         vault: &Vault,
-        challenges: &dyn ChallengeStore,
         user_id: &str,
         name: &str,
         credential: &str,
@@ -158,9 +157,8 @@ impl Passkeys {
             tracing::info!(error = %e, "passkey registration refused");
             PasskeyError::Refused("the authenticator's answer does not verify")
         })?;
-        if !challenges.first_use(&format!("webauthn:{}", state.id), state.expires_at).await? {
-            return Err(PasskeyError::Refused("this registration was already used"));
-        }
+        // One answer registers once: its credential id is unique (below), so no spend of the
+        // state is needed, and a write that fails leaves the same answer good for a retry.
         let id = format!("passkey_{}", &random_token()[..16]);
         let sealed = vault.seal(&seal_label(&id), &serde_json::to_vec(&passkey).expect("a passkey serialises"));
         let (fid, user, name, cred_id, t) = (id.clone(), user_id.to_string(), clean_name(name), b64(passkey.cred_id()), now() as i64);
@@ -241,11 +239,9 @@ impl Passkeys {
         if !result.user_verified() {
             return Err(PasskeyError::Refused("the authenticator did not verify the user"));
         }
-        if !challenges.first_use(&format!("webauthn:{}", state.id), state.expires_at).await? {
-            return Err(PasskeyError::Refused("this sign-in was already used"));
-        }
         // The signature counter and backup flags move on; a counter that went back is refused
-        // by the verification above (a cloned authenticator).
+        // by the verification above (a cloned authenticator). Written before the state is
+        // spent: a write that fails (503) leaves the same answer good for a retry.
         let sealed = passkey.update_credential(&result).filter(|changed| *changed).map(|_| vault.seal(&seal_label(&factor_id), &serde_json::to_vec(&passkey).expect("a passkey serialises")));
         let (fid, t) = (factor_id.clone(), now() as i64);
         db.write(move |sql| match sealed {
@@ -253,6 +249,9 @@ impl Passkeys {
             None => sql.execute("UPDATE user_factors SET last_used_at = ?1 WHERE id = ?2", crate::params![t, fid.as_str()]),
         })
         .await?;
+        if !challenges.first_use(&format!("webauthn:{}", state.id), state.expires_at).await? {
+            return Err(PasskeyError::Refused("this sign-in was already used"));
+        }
         Ok((user_id, Proof::Passkey { synced: result.backup_eligible() }))
     }
 }

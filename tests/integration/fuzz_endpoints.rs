@@ -164,7 +164,8 @@ impl Req {
 
 /// Browser endpoints answer with pages; everything else is an API endpoint.
 fn is_browser(path: &str) -> bool {
-    matches!(path, "/authorize" | "/login" | "/login/second-factor" | "/consent" | "/logout" | "/logout/confirm")
+    matches!(path, "/authorize" | "/login" | "/login/second-factor" | "/login/passkey" | "/consent" | "/logout" | "/logout/confirm")
+        || path.starts_with("/account")
 }
 
 fn endpoint_label(req: &Req) -> String {
@@ -447,6 +448,8 @@ struct World {
     codes: Vec<String>,
     spa_codes: Vec<String>,
     login_challenges: Vec<String>,
+    /// The passkey ceremony states of the same login pages.
+    passkey_states: Vec<String>,
     consent_challenges: Vec<String>,
     access_token: String,
     id_token: String,
@@ -568,10 +571,15 @@ impl World {
 
         // One-time form challenges for /login (bound to the browser cookie) and /consent (to the session).
         let mut login_challenges = Vec::new();
+        let mut passkey_states = Vec::new();
         let mut consent_challenges = Vec::new();
         for _ in 0..40 {
             let res = http.get(s.url("/authorize")).header("cookie", format!("authrim_browser={browser}")).query(&authorize("rp", &[])).send().await.unwrap();
-            login_challenges.push(challenge_in(&res.text().await.unwrap()));
+            let html = res.text().await.unwrap();
+            let marker = "name=\"passkey_state\" value=\"";
+            let state = html.find(marker).map(|i| html[i + marker.len()..].split('"').next().unwrap().to_string()).expect("passkeys are on");
+            passkey_states.push(state);
+            login_challenges.push(challenge_in(&html));
             let res = http.get(s.url("/authorize")).header("cookie", &session_cookie).query(&authorize("rp", &[("prompt", "consent")])).send().await.unwrap();
             consent_challenges.push(challenge_in(&res.text().await.unwrap()));
         }
@@ -589,6 +597,7 @@ impl World {
             codes,
             spa_codes,
             login_challenges,
+            passkey_states,
             consent_challenges,
             access_token: first["access_token"].as_str().unwrap().into(),
             id_token: first["id_token"].as_str().unwrap().into(),
@@ -698,6 +707,49 @@ fn second_factor(w: &World, rng: &mut Rng, i: usize) -> Req {
     Req::new("login+consent", Method::POST, "/login/second-factor")
         .form(&[("challenge", challenge.as_str()), ("code", code)])
         .header("cookie", format!("authrim_browser={}", w.browser))
+}
+
+/// A passwordless sign-in with the login page's ceremony state (or another kind's, or none)
+/// and answers of every shape: not JSON, the wrong JSON, a credential that names nobody,
+/// bytes that are not base64url, a huge id.
+fn passkey_login(w: &World, rng: &mut Rng, i: usize) -> Req {
+    let challenge = w.login_challenges[i % w.login_challenges.len()].clone();
+    let state = match rng.below(3) {
+        0 => w.passkey_states[i % w.passkey_states.len()].clone(),
+        1 => challenge.clone(),
+        _ => "bm90LWEtc3RhdGU".to_string(),
+    };
+    let huge = "A".repeat(5000);
+    let assertion = json!({"id": "AAAA", "rawId": "AAAA", "type": "public-key", "extensions": {},
+        "response": {"authenticatorData": "AAAA", "clientDataJSON": "e30", "signature": "AAAA", "userHandle": "AAAA"}})
+    .to_string();
+    let credential = match rng.below(6) {
+        0 => String::new(),
+        1 => "{}".into(),
+        2 => "[1,2".into(),
+        3 => assertion,
+        4 => json!({"id": huge, "rawId": "!!", "type": "public-key", "response": {}}).to_string(),
+        _ => "\u{0}".into(),
+    };
+    Req::new("passkeys+account", Method::POST, "/login/passkey")
+        .form(&[("challenge", challenge.as_str()), ("passkey_state", state.as_str()), ("credential", credential.as_str())])
+        .header("cookie", format!("authrim_browser={}", w.browser))
+}
+
+/// The account page's forms with the session cookie and no (or a forged) CSRF token, and
+/// its callback with made-up codes and states.
+fn account(w: &World, rng: &mut Rng, _: usize) -> Req {
+    let path = *rng.pick(&["/account/passkeys/new", "/account/passkeys", "/account/totp/new", "/account/totp", "/account/recovery-codes", "/account/factors/remove"]);
+    let csrf = *rng.pick(&["", "forged", "bm90LWEtc3RhdGU"]);
+    match rng.below(3) {
+        0 => Req::new("passkeys+account", Method::GET, "/account/callback")
+            .query(&[("code", *rng.pick(&["", "0_abc", "x"])), ("state", *rng.pick(&["", "bm90", "%%"]))])
+            .header("cookie", format!("authrim_browser={}; authrim_session={}", w.browser, w.session)),
+        1 => Req::new("passkeys+account", Method::GET, "/account").header("cookie", format!("authrim_session={}", w.session)),
+        _ => Req::new("passkeys+account", Method::POST, path)
+            .form(&[("csrf", csrf), ("id", "totp_x"), ("code", "123456"), ("credential", "{}"), ("passkey_state", "x"), ("totp_state", "x")])
+            .header("cookie", format!("authrim_session={}", w.session)),
+    }
 }
 
 /// The consent page a login redirects to (a GET carrying the sealed state).
@@ -1009,6 +1061,7 @@ fn groups() -> Vec<(&'static str, Vec<Template>, usize)> {
     vec![
         ("authorize", vec![authorize_get, authorize_post], 1_500),
         ("login+consent", vec![login, consent, consent_page, second_factor], 1_400),
+        ("passkeys+account", vec![passkey_login, account], 600),
         ("token", vec![token_code, token_refresh, token_client_credentials, token_exchange, token_other, token_agents], 2_700),
         ("userinfo", vec![userinfo], 1_000),
         ("revoke+introspect", vec![introspect, revoke], 1_500),
@@ -1094,7 +1147,7 @@ fn judge(req: &Req, o: &Outcome) -> Option<String> {
         if (300..400).contains(&o.status) {
             let loc = o.location.as_deref().unwrap_or("");
             // Our own consent page, after a login (a relative reference: RFC 9110 §10.2.2).
-            if loc.starts_with("/consent?challenge=") {
+            if loc.starts_with("/consent?challenge=") || loc == "/account" || loc == "/account/login" {
                 return None;
             }
             return match url::Url::parse(loc) {
@@ -1158,6 +1211,8 @@ async fn every_endpoint_survives_generated_requests() {
     eprintln!("endpoint fuzz: seed {seed:#x} (AUTHRIM_FUZZ_SEED={seed:#x} replays it)");
     let started = Instant::now();
     let s = TestServer::start_with(|c| {
+        c.webauthn_rp_id = Some("localhost".into());
+        c.webauthn_origins = Some("http://localhost:4000".into());
         c.open_registration = true;
         c.client_id_metadata_documents = "any".into();
         c.fetch_timeout = 1;

@@ -15,10 +15,10 @@ use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{EcdsaKeyPair, KeyPair, ECDSA_P256_SHA256_ASN1_SIGNING};
 use serde_json::{json, Value};
 
-const ORIGIN: &str = "http://localhost:4000";
-const RP_ID: &str = "localhost";
+pub const ORIGIN: &str = "http://localhost:4000";
+pub const RP_ID: &str = "localhost";
 
-fn passkey_config(c: &mut authrim::config::Config) {
+pub fn passkey_config(c: &mut authrim::config::Config) {
     c.webauthn_rp_id = Some(RP_ID.into());
     c.webauthn_origins = Some(ORIGIN.into());
 }
@@ -78,7 +78,7 @@ impl Cbor {
     }
 }
 
-struct Authenticator {
+pub struct Authenticator {
     key: EcdsaKeyPair,
     cred_id: Vec<u8>,
     user_handle: Vec<u8>,
@@ -93,7 +93,7 @@ const BE: u8 = 0x08;
 const AT: u8 = 0x40;
 
 impl Authenticator {
-    fn new(synced: bool) -> Self {
+    pub fn new(synced: bool) -> Self {
         let key = EcdsaKeyPair::generate(&ECDSA_P256_SHA256_ASN1_SIGNING).unwrap();
         Self { key, cred_id: authrim::util::random_bytes::<16>().to_vec(), user_handle: Vec::new(), counter: 0, synced }
     }
@@ -107,7 +107,7 @@ impl Authenticator {
     }
 
     /// `navigator.credentials.create` for `options` (the page's data-options).
-    fn create(&mut self, options: &Value, origin: &str, rp_id: &str) -> String {
+    pub fn create(&mut self, options: &Value, origin: &str, rp_id: &str) -> String {
         let pk = &options["publicKey"];
         assert_eq!(pk["authenticatorSelection"]["residentKey"], "required", "passkeys are discoverable: {pk}");
         self.user_handle = b64_decode(pk["user"]["id"].as_str().unwrap()).unwrap();
@@ -141,7 +141,7 @@ impl Authenticator {
     }
 
     /// `navigator.credentials.get` for `options`.
-    fn get(&mut self, options: &Value, origin: &str, rp_id: &str, uv: bool) -> String {
+    pub fn get(&mut self, options: &Value, origin: &str, rp_id: &str, uv: bool) -> String {
         let pk = &options["publicKey"];
         self.counter += 1;
         let mut auth_data = sha256(rp_id.as_bytes()).to_vec();
@@ -174,16 +174,16 @@ fn attr(html: &str, marker: &str) -> Option<String> {
     Some(unescape(html[start..].split('"').next()?))
 }
 
-fn field(page: &Page, name: &str) -> String {
+pub fn field(page: &Page, name: &str) -> String {
     attr(&page.html, &format!("name=\"{name}\" value=\"")).unwrap_or_else(|| panic!("no {name} in page: {}", page.html))
 }
 
-fn options(page: &Page) -> Value {
+pub fn options(page: &Page) -> Value {
     serde_json::from_str(&attr(&page.html, "data-options=\"").unwrap_or_else(|| panic!("no passkey form: {}", page.html))).unwrap()
 }
 
 /// GET `path` and follow redirects within the server (absolute or relative), as a browser.
-async fn get(browser: &Browser, path: &str) -> Page {
+pub async fn get(browser: &Browser, path: &str) -> Page {
     let mut url = format!("{}{path}", browser.base);
     for _ in 0..10 {
         let page = Page::from(browser.client.get(&url).send().await.unwrap()).await;
@@ -198,7 +198,7 @@ async fn get(browser: &Browser, path: &str) -> Page {
 }
 
 /// POST a form and follow redirects within the server.
-async fn post(browser: &Browser, path: &str, form: &[(&str, &str)]) -> Page {
+pub async fn post(browser: &Browser, path: &str, form: &[(&str, &str)]) -> Page {
     let page = browser.post_no_follow(path, form).await;
     match page.location.clone() {
         Some(loc) if page.status == 303 && (loc.starts_with('/') || loc.starts_with(&browser.base)) => get(browser, loc.trim_start_matches(&browser.base)).await,
@@ -207,7 +207,7 @@ async fn post(browser: &Browser, path: &str, form: &[(&str, &str)]) -> Page {
 }
 
 /// Signed in to the account page with the password (no second factor yet).
-async fn account(browser: &Browser) -> Page {
+pub async fn account(browser: &Browser) -> Page {
     let login = get(browser, "/account").await;
     assert!(login.is_login(), "{}", login.html);
     let page = post(browser, "/login", &[("challenge", &login.challenge()), ("username", "alice"), ("password", PASSWORD)]).await;
@@ -216,7 +216,7 @@ async fn account(browser: &Browser) -> Page {
 }
 
 /// Add a passkey from the account page; returns the page after.
-async fn add_passkey(browser: &Browser, acct: &Page, auth: &mut Authenticator, origin: &str) -> Page {
+pub async fn add_passkey(browser: &Browser, acct: &Page, auth: &mut Authenticator, origin: &str) -> Page {
     let setup = post(browser, "/account/passkeys/new", &[("csrf", &field(acct, "csrf"))]).await;
     assert_eq!(setup.status, 200, "{}", setup.html);
     let answer = auth.create(&options(&setup), origin, RP_ID);
@@ -228,27 +228,27 @@ async fn add_passkey(browser: &Browser, acct: &Page, auth: &mut Authenticator, o
     .await
 }
 
-fn query(extra: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
+pub fn query(extra: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
     let mut q = vec![("response_type", "code"), ("client_id", "rp"), ("redirect_uri", REDIRECT), ("scope", "openid"), ("state", "s"), ("nonce", "n")];
     q.extend_from_slice(extra);
     q
 }
 
-async fn finish(browser: &Browser, mut page: Page) -> String {
+pub async fn finish(browser: &Browser, mut page: Page) -> String {
     if page.is_consent() {
         page = browser.post("/consent", &[("challenge", &page.challenge()), ("decision", "allow")]).await;
     }
     page.redirect_params().get("code").unwrap_or_else(|| panic!("no code: {} {:?} {}", page.status, page.location, page.html)).clone()
 }
 
-async fn id_token(s: &TestServer, secret: &str, code: &str) -> Value {
+pub async fn id_token(s: &TestServer, secret: &str, code: &str) -> Value {
     let (st, tokens, _) = s.token(Some(("rp", secret)), &[("grant_type", "authorization_code"), ("code", code), ("redirect_uri", REDIRECT)]).await;
     assert_eq!(st, 200, "{tokens}");
     jwt_parts(tokens["id_token"].as_str().unwrap()).1
 }
 
 /// A passwordless sign-in attempt from the login page with `answer` made for its options.
-async fn passkey_login(browser: &Browser, q: &[(&str, &str)], make: impl FnOnce(&Value) -> String) -> Page {
+pub async fn passkey_login(browser: &Browser, q: &[(&str, &str)], make: impl FnOnce(&Value) -> String) -> Page {
     let login = Page::from(browser.authorize(q).await).await;
     assert!(login.is_login(), "{}", login.html);
     let answer = make(&options(&login));

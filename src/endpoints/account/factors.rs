@@ -65,7 +65,7 @@ pub async fn passkey_finish(State(app): State<AppState>, headers: HeaderMap, bod
         return pages::failed("The passkey was not added: the page expired. Try again.");
     };
     let name = clean_name(params.get("name"), "Passkey");
-    match passkeys.finish_registration(&app.db, app.keys.vault(), app.stores.challenges.as_ref(), &me.user.id, &name, credential, &state).await {
+    match passkeys.finish_registration(&app.db, app.keys.vault(), &me.user.id, &name, credential, &state).await {
         Ok(id) => {
             audit(&app, &me, "factor_enrolled", serde_json::json!({"kind": "passkey", "id": id, "by": "user"})).await;
             see_other("/account?done=passkey")
@@ -143,7 +143,7 @@ pub async fn recovery_codes(State(app): State<AppState>, headers: HeaderMap, bod
     };
     match recovery::regenerate(&app.db, &me.user.id).await {
         Ok(codes) => {
-            audit(&app, &me, "recovery_codes_generated", serde_json::json!({"count": codes.len(), "by": "user"})).await;
+            audit(&app, &me, "recovery_codes_created", serde_json::json!({"count": codes.len(), "by": "user"})).await;
             pages::recovery_codes(&codes)
         }
         Err(e) => crate::endpoints::authorize::unavailable(e),

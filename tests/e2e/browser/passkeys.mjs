@@ -21,8 +21,8 @@
 //   5. Conditional mediation: the login page's autofill request (mediation "conditional")
 //      answered by the virtual authenticator, nothing typed or pressed.
 //   6. The account page's "Remove" of the passkey; "Sign in with a passkey" is then refused
-//      (401, an error on the login page, no code), and the same page still signs in with the
-//      password and a second recovery code (no passkey offered any more).
+//      (401, an error on the login page, nothing sent to the client), and the same page still
+//      signs in with the password and a second recovery code (no passkey offered any more).
 // SCENARIO=reauth (a server with AUTHRIM_ACCOUNT_REAUTH_MAX_AGE=1): signed in to /account,
 //   2.5 s later "Add an authenticator app" gets "Confirm it is you" (403); "Sign in again"
 //   asks for the password (prompt=login) and returns to /account, where the change goes through.
@@ -97,7 +97,7 @@ if (hotp(Buffer.from('12345678901234567890'), 1, 8) !== '94287082'
 
 // What the browser reports along the way, for the checks and for a failure's diagnosis.
 const seen = { console: [], page_errors: [], csp_violations: [], conditional: [], webauthn: [],
-  failed_requests: [], screenshots: [], error_responses: [] };
+  failed_requests: [], screenshots: [], error_responses: [], client_callbacks: 0 };
 const profile = mkdtempSync(join(tmpdir(), 'authrim-chromium-'));
 let context;
 let page;
@@ -253,6 +253,9 @@ async function launch() {
   page.on('console', (m) => seen.console.push({ type: m.type(), text: m.text(), url: m.location().url }));
   page.on('pageerror', (e) => seen.page_errors.push(String(e)));
   page.on('requestfailed', (r) => seen.failed_requests.push({ url: r.url(), error: r.failure()?.errorText }));
+  page.on('request', (r) => {
+    if (process.env.RP && atClient(new URL(r.url()))) seen.client_callbacks += 1;
+  });
   page.on('response', (r) => {
     if (r.status() >= 400) seen.error_responses.push({ method: r.request().method(), url: r.url(), status: r.status() });
   });
@@ -422,8 +425,10 @@ async function mainScenario() {
     const login = await startAt('removed', 'login');
     out.removed_login_page = { ...(await describe(login)), ...(await loginOffer()) };
     const asserted = seen.webauthn.length;
+    const callbacks = seen.client_callbacks;
     const refused = await press(page.getByRole('button', { name: 'Sign in with a passkey' }), (u) => onIssuer(u.href));
     out.removed_refused = { ...(await describe(refused)), url: page.url(), assertions: seen.webauthn.slice(asserted),
+      client_callbacks: seen.client_callbacks - callbacks,
       alert: await page.getByRole('alert').filter({ visible: true }).allTextContents(), ...(await loginOffer()) };
     await shot('14-login-passkey-refused');
     // Still the login page: the password and a second recovery code sign in.
@@ -434,7 +439,8 @@ async function mainScenario() {
     await shot('15-second-factor-code-only');
     await page.getByLabel('Code from your authenticator app, or a recovery code').fill(out.recovery_codes_page.codes[1]);
     const cb = await press(page.getByRole('button', { name: 'Verify' }), (u) => atClient(u) || u.pathname === '/consent');
-    out.after_removal_callback = { ...(await callback(cb)), code_used: out.recovery_codes_page.codes[1] };
+    out.after_removal_callback = { ...(await callback(cb)), code_used: out.recovery_codes_page.codes[1],
+      client_callbacks: seen.client_callbacks - callbacks };
     out.credentials_at_end = await credentials();
   }
   return out;
