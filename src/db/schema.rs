@@ -136,9 +136,11 @@ const MIGRATIONS: &[(i64, &str)] = &[(
 ), (
     8,
     // Passkeys are factors too (kind 'passkey'); the credential id finds the user of a
-    // discoverable sign-in, and is unique across users (WebAuthn §7.1 step 22).
+    // discoverable sign-in, and is unique across users (WebAuthn §7.1 step 22). The
+    // attestation object the authenticator sent at registration is kept as it came.
     r#"
     ALTER TABLE user_factors ADD COLUMN credential_id TEXT;
+    ALTER TABLE user_factors ADD COLUMN attestation BLOB;
     CREATE UNIQUE INDEX user_factors_credential ON user_factors(credential_id);
     "#,
 )];

@@ -162,6 +162,9 @@ impl Passkeys {
         let id = format!("passkey_{}", &random_token()[..16]);
         let sealed = vault.seal(&seal_label(&id), &serde_json::to_vec(&passkey).expect("a passkey serialises"));
         let (fid, user, name, cred_id, t) = (id.clone(), user_id.to_string(), clean_name(name), b64(passkey.cred_id()), now() as i64);
+        // Kept, not judged: attestation is not required (most passkeys send `none`), but an
+        // operator who later wants to know what kind of authenticator registered can look.
+        let attestation = answer.response.attestation_object.clone();
         let inserted = db
             .write(move |sql| {
                 // WebAuthn §7.1 step 22: a credential id registered to anyone already is refused.
@@ -169,8 +172,8 @@ impl Passkeys {
                     return Ok(false);
                 }
                 sql.execute(
-                    "INSERT INTO user_factors (id, user_id, kind, name, secret_sealed, last_step, created_at, last_used_at, credential_id) VALUES (?1, ?2, 'passkey', ?3, ?4, 0, ?5, 0, ?6)",
-                    crate::params![fid.as_str(), user.as_str(), name.as_str(), sealed, t, cred_id.as_str()],
+                    "INSERT INTO user_factors (id, user_id, kind, name, secret_sealed, last_step, created_at, last_used_at, credential_id, attestation) VALUES (?1, ?2, 'passkey', ?3, ?4, 0, ?5, 0, ?6, ?7)",
+                    crate::params![fid.as_str(), user.as_str(), name.as_str(), sealed, t, cred_id.as_str(), attestation],
                 )
                 .map(|_| true)
             })

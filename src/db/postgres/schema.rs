@@ -131,6 +131,7 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     // As SQLite's migration 8: passkeys' credential ids.
     r#"
     ALTER TABLE user_factors ADD COLUMN credential_id TEXT;
+    ALTER TABLE user_factors ADD COLUMN attestation BYTEA;
     CREATE UNIQUE INDEX user_factors_credential ON user_factors(credential_id);
     "#,
 )];
