@@ -252,4 +252,41 @@ mod tests {
         }
         assert!(matches!(f.get_json("file:///etc/passwd").await, Err(FetchError::Forbidden(_))));
     }
+
+    /// `max_concurrent_fetches`: with two fetches held open by a slow server, a third is
+    /// refused at once (`Busy`), and once they finish the next one goes through.
+    #[tokio::test]
+    async fn fetches_beyond_the_bound_are_refused_at_once() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/doc", listener.local_addr().unwrap());
+        let (release, hold) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            loop {
+                let (mut sock, _) = listener.accept().await.unwrap();
+                let mut hold = hold.clone();
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 1024];
+                    let _ = sock.read(&mut buf).await;
+                    let _ = hold.wait_for(|go| *go).await;
+                    let _ = sock.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}").await;
+                });
+            }
+        });
+        let f = Arc::new(Fetcher::new(Duration::from_secs(5), 1024, true, 2).unwrap());
+        let held: Vec<_> = (0..2).map(|_| tokio::spawn({
+            let (f, url) = (f.clone(), url.clone());
+            async move { f.get_json(&url).await }
+        })).collect();
+        // Both slots taken once their requests reached the server.
+        while f.slots.available_permits() > 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert!(matches!(f.get_json(&url).await, Err(FetchError::Busy)), "a third fetch waits for nothing");
+        release.send(true).unwrap();
+        for h in held {
+            assert!(h.await.unwrap().is_ok());
+        }
+        assert!(f.get_json(&url).await.is_ok(), "a slot is free again");
+    }
 }

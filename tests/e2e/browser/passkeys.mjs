@@ -125,13 +125,18 @@ async function hops(res) {
   return list;
 }
 
+// Once the response `res` has arrived: its document committed and loaded (until then the
+// page is still the one before).
+async function landed(res) {
+  await page.waitForURL((u) => u.href === res.url(), { waitUntil: 'load' });
+  return res;
+}
+
 // Press (click) `locator` and return the navigation response passing `pred`, once loaded.
 async function press(locator, pred) {
   const next = navigation(pred);
   await locator.click();
-  const res = await next;
-  await page.waitForLoadState('load');
-  return res;
+  return landed(await next);
 }
 
 // The page as it stands: where, with what status and heading.
@@ -378,8 +383,7 @@ async function mainScenario() {
     await page.keyboard.type(env('PASSWORD'));
     const secondNav = navigation((u) => u.pathname === '/login');
     await page.keyboard.press('Enter');
-    const second = await secondNav;
-    await page.waitForLoadState('load');
+    const second = await landed(await secondNav);
     out.second_factor_codes = { ...(await describe(second)),
       use_passkey_visible: await page.getByRole('button', { name: 'Use a passkey' }).isVisible(),
       code_fields: await page.getByLabel('Code from your authenticator app, or a recovery code').count(),
@@ -393,8 +397,7 @@ async function mainScenario() {
     await page.keyboard.type(codes[0]);
     const cbNav = navigation((u) => atClient(u) || u.pathname === '/consent');
     await page.keyboard.press('Enter');
-    const cb = await cbNav;
-    await page.waitForLoadState('load');
+    const cb = await landed(await cbNav);
     if (path(page.url()) === '/consent') throw new Error('consent asked again for the same client and scope');
     out.recovery_callback = { ...(await callback(cb)), code_used: codes[0] };
   }
@@ -407,8 +410,7 @@ async function mainScenario() {
     // Only to the commit: the page's own script moves on from there.
     const login = await startAt('conditional', 'login', 'commit');
     const loginStatus = login.status();
-    const cb = await cbNav;
-    await page.waitForLoadState('load');
+    const cb = await landed(await cbNav);
     conditionalUi = false;
     out.conditional = { login_status: loginStatus, login_path: path(login.url()), ...(await callback(cb)),
       requests: seen.conditional.slice(before.conditional), assertions: seen.webauthn.slice(before.webauthn) };
