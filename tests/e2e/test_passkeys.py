@@ -167,17 +167,18 @@ def admin_get(server, path: str) -> dict:
     return resp.json()
 
 
-def run_program(scenario: str, server, tmp_path: Path, prefix: str, **extra) -> dict:
-    """Run ``passkeys.mjs`` for ``scenario``; its screenshots (and, on a failure, the page)
-    are copied to ARTIFACTS whatever the outcome. Returns what it printed."""
+def run_program(scenario: str, server, tmp_path: Path, screenshots: list[str], **extra) -> dict:
+    """Run ``passkeys.mjs`` for ``scenario``; its screenshots (and, on a failure, the page, as
+    ``<scenario>-failure.*``) are copied to ARTIFACTS whatever the outcome, over this
+    scenario's files of an earlier run. Returns what it printed."""
     shots = tmp_path / "screenshots"
     shots.mkdir()
     env = dict(os.environ, SCENARIO=scenario, ISSUER=server.issuer, USERNAME="alice",
                PASSWORD=PASSWORD, CHROMIUM=CHROMIUM, ARTIFACTS_DIR=str(shots),
                WAIT_MS=str(WAIT_MS), **extra)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    for old in ARTIFACTS.glob(f"{prefix}*"):
-        old.unlink()
+    for old in [*(ARTIFACTS / n for n in screenshots), *ARTIFACTS.glob(f"{scenario}-failure.*")]:
+        old.unlink(missing_ok=True)
     try:
         done = subprocess.run(["node", str(PROGRAM)], cwd=PROGRAM.parent, env=env,
                               capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
@@ -185,7 +186,7 @@ def run_program(scenario: str, server, tmp_path: Path, prefix: str, **extra) -> 
         pytest.fail(f"the browser program ran over {RUN_TIMEOUT_S}s:\n{exc.stderr}\n{exc.stdout}")
     finally:
         for f in shots.iterdir():
-            name = f.name if f.name.startswith(prefix) else f"{prefix}{f.name}"
+            name = f"{scenario}-{f.name}" if f.name.startswith("failure.") else f.name
             shutil.copy2(f, ARTIFACTS / name)
     assert done.returncode == 0, f"the browser program failed:\n{done.stderr}\n{done.stdout}"
     (tmp_path / "seen.json").write_text(done.stdout)
@@ -233,7 +234,7 @@ def test_passkeys_and_account_page_in_chromium(start_authrim, tmp_path):
                                    token_endpoint_auth_method="client_secret_basic",
                                    grant_types=["authorization_code"], scope="openid")
         rp.client_id, rp.client_secret = client_id, reg["client_secret"]
-        seen = run_program("main", server, tmp_path, "", RP=rp.origin)
+        seen = run_program("main", server, tmp_path, MAIN_SCREENSHOTS, RP=rp.origin)
     finally:
         rp.close()
     flows = rp.flows
@@ -394,6 +395,16 @@ def test_passkeys_and_account_page_in_chromium(start_authrim, tmp_path):
     # The authenticator still has the credential; the server does not know it any more.
     assert [c["credentialId"] for c in seen["credentials_at_end"]] == [cred["credentialId"]], report
 
+    # Every login page (and only a login page: not the second-factor page) offered the passkeys
+    # in autofill; only act 5 let that request through. The authenticator made one credential
+    # and signed four times, its counter moving on each time.
+    assert [(urlsplit(r["url"]).path, r["answered"]) for r in seen["conditional_requests"]] == [
+        ("/authorize", False)] * 4 + [("/authorize", True), ("/authorize", False),
+                                     ("/login/passkey", False)], report
+    events = seen["webauthn_events"]
+    assert [e["kind"] for e in events] == ["added"] + ["asserted"] * 4, report
+    assert [e["sign_count"] for e in events] == sorted({e["sign_count"] for e in events}), report
+
     # Every sign-in made its own code; each was redeemed once by the client.
     assert sorted(flows) == sorted(["passkey", "password_passkey", "recovery", "conditional",
                                     "removed"]), report
@@ -409,11 +420,12 @@ def test_passkeys_and_account_page_in_chromium(start_authrim, tmp_path):
 def test_account_reauthentication_in_chromium(start_authrim, tmp_path):
     """Changes on the account page need a sign-in within account_reauth_max_age (1 s here):
     after 2.5 s the "Confirm it is you" page (403), "Sign in again" (prompt=login: the password
-    asked for again, though the session lives), then the change goes through."""
+    asked for again, though the session lives), then the same button is let through (the
+    app's QR code: the program presses it within a second of signing in)."""
     needs_browser()
     server = start_authrim("passkeys-reauth", {"AUTHRIM_ACCOUNT_REAUTH_MAX_AGE": "1"}, host="localhost")
     user = server.create_user("alice", PASSWORD, ALICE_CLAIMS)
-    seen = run_program("reauth", server, tmp_path, "reauth-")
+    seen = run_program("reauth", server, tmp_path, REAUTH_SCREENSHOTS)
     report = f"browser saw: {json.dumps(seen, indent=1)}"
 
     assert seen["account"]["heading"] == "Your account", report

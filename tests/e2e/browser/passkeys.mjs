@@ -25,7 +25,8 @@
 //      signs in with the password and a second recovery code (no passkey offered any more).
 // SCENARIO=reauth (a server with AUTHRIM_ACCOUNT_REAUTH_MAX_AGE=1): signed in to /account,
 //   2.5 s later "Add an authenticator app" gets "Confirm it is you" (403); "Sign in again"
-//   asks for the password (prompt=login) and returns to /account, where the change goes through.
+//   asks for the password (prompt=login) and returns to /account, where the same button is
+//   then let through (the app's QR code; the change has to start within a second of signing in).
 //
 // The login page starts a conditional request as soon as it loads, and this authenticator
 // answers such a request at once (as if the user picked the passkey from autofill). An init
