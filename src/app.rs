@@ -43,6 +43,8 @@ pub struct App {
     pub passkeys: Option<crate::factors::passkey::Passkeys>,
     /// The account page as a client of this server (`endpoints::account`).
     pub account_client: Arc<crate::registry::Client>,
+    /// Templates, messages and assets of the pages (`ui`).
+    pub ui: crate::ui::Ui,
 }
 
 pub type AppState = Arc<App>;
@@ -100,7 +102,9 @@ impl App {
             "Your account",
             format!("{}{}", config.base_url(), crate::endpoints::account::CALLBACK),
         ));
+        let ui = crate::ui::Ui::load(config.theme_dir.as_deref(), &config.product_name, &config.default_locale)?;
         Ok(Self {
+            ui,
             passkeys,
             account_client,
             pairwise_key,

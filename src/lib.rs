@@ -32,4 +32,5 @@ pub mod registry;
 pub mod resources;
 pub mod stores;
 pub mod tokens;
+pub mod ui;
 pub mod util;

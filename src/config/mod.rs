@@ -201,6 +201,13 @@ pub struct Config {
     /// The account page changes factors only if the user signed in at most this many seconds
     /// ago; otherwise it asks them to sign in again first.
     pub account_reauth_max_age: u64,
+    /// A directory whose `templates/`, `assets/` and `locales/` replace or add to the built-in
+    /// pages' (read at start).
+    pub theme_dir: Option<PathBuf>,
+    /// The pages' language when neither `ui_locales` nor `Accept-Language` names one we have.
+    pub default_locale: String,
+    /// The name the pages show (title, header, "Sign out of …?").
+    pub product_name: String,
     /// Password hashes (Argon2id) computed at once; 0 = half the cores, at least one. Keeps
     /// a flood of sign-in attempts from taking every core from token issuance.
     pub password_hash_concurrency: usize,
@@ -310,6 +317,9 @@ impl Default for Config {
             webauthn_rp_name: "Authrim".into(),
             webauthn_origins: None,
             account_reauth_max_age: 300,
+            theme_dir: None,
+            default_locale: "en".into(),
+            product_name: "Authrim".into(),
             password_hash_concurrency: 0,
             password_hash_max_waiting: 64,
             max_authorization_request_bytes: 8 * 1024,
@@ -404,6 +414,9 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_WEBAUTHN_RP_NAME", "webauthn_rp_name"),
     ("AUTHRIM_WEBAUTHN_ORIGINS", "webauthn_origins"),
     ("AUTHRIM_ACCOUNT_REAUTH_MAX_AGE", "account_reauth_max_age"),
+    ("AUTHRIM_THEME_DIR", "theme_dir"),
+    ("AUTHRIM_DEFAULT_LOCALE", "default_locale"),
+    ("AUTHRIM_PRODUCT_NAME", "product_name"),
     ("AUTHRIM_PASSWORD_HASH_CONCURRENCY", "password_hash_concurrency"),
     ("AUTHRIM_PASSWORD_HASH_MAX_WAITING", "password_hash_max_waiting"),
     ("AUTHRIM_MAX_AUTHORIZATION_REQUEST_BYTES", "max_authorization_request_bytes"),

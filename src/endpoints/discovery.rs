@@ -68,6 +68,7 @@ fn metadata(app: &crate::app::App) -> serde_json::Value {
         "request_object_signing_alg_values_supported": crate::endpoints::authorize::request_object_algorithms(),
         "request_uri_parameter_supported": false,
         "prompt_values_supported": ["none", "login", "consent", "select_account"],
+        "ui_locales_supported": app.ui.languages(),
         "acr_values_supported": crate::factors::ACR_VALUES
             .iter()
             .filter(|a| app.passkeys.is_some() || **a != crate::factors::ACR_PASSKEY)

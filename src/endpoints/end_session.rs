@@ -14,6 +14,7 @@
 use crate::app::{App, AppState};
 use crate::http::cookies;
 use crate::http::pages::{self, error_page};
+use crate::ui::Msg;
 use crate::http::params::{FormParams, Params};
 use crate::http::sealed::Unsealed;
 use crate::logout::{end_session, frontchannel, EndedBy};
@@ -30,6 +31,9 @@ use serde_json::Value;
 struct LogoutRequest {
     /// An exact match of one of the client's `post_logout_redirect_uris`.
     post_logout_redirect_uri: Option<String>,
+    /// RP-Initiated Logout 1.0 §2: the languages the pages should be in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ui_locales: Option<String>,
     state: Option<String>,
 }
 
@@ -45,6 +49,8 @@ struct Hints {
 }
 
 const SEALED_KIND: &str = "logout";
+/// The longest `ui_locales` kept (a few language tags).
+const MAX_UI_LOCALES: usize = 128;
 
 pub async fn get(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     let query = query.unwrap_or_default();
@@ -65,8 +71,8 @@ pub async fn post(
 
 /// The confirmation form's post.
 pub async fn confirm(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, crate::error::OAuthError>) -> Response {
-    let Ok(FormParams(params)) = form else { return error_page(StatusCode::BAD_REQUEST, "The sign-out form could not be read.") };
-    let Some(sealed) = params.get("challenge") else { return error_page(StatusCode::BAD_REQUEST, "The sign-out form is incomplete.") };
+    let Ok(FormParams(params)) = form else { return error_page(StatusCode::BAD_REQUEST, "err-logout-unreadable") };
+    let Some(sealed) = params.get("challenge") else { return error_page(StatusCode::BAD_REQUEST, "err-logout-unreadable") };
     let cookie = cookies::get(&headers, cookies::SESSION);
     match app.sealer.open::<LogoutRequest>(SEALED_KIND, cookie, sealed) {
         Ok(req) => {
@@ -76,18 +82,18 @@ pub async fn confirm(State(app): State<AppState>, headers: HeaderMap, form: Resu
         // Signed out meanwhile (another tab): the form's purpose is served. Its redirect is
         // not followed, since the form cannot be tied to this browser any more.
         Err(Unsealed::WrongBinding) if cookie.is_none() => signed_out_response(&app),
-        Err(_) => error_page(StatusCode::BAD_REQUEST, "This sign-out form has expired or was not made for this browser. Please try again."),
+        Err(_) => error_page(StatusCode::BAD_REQUEST, "err-logout-expired"),
     }
 }
 
 async fn handle(app: &App, headers: &HeaderMap, params: Result<Params, crate::error::OAuthError>, status: StatusCode) -> Response {
     let params = match params {
         Ok(p) => p,
-        Err(e) => return error_page(StatusCode::BAD_REQUEST, &format!("Invalid logout request: {}.", e.description)),
+        Err(e) => return error_page(StatusCode::BAD_REQUEST, Msg::new("err-logout-invalid").detail(e.description.to_string())),
     };
     let (req, hints) = match validate(app, &params) {
         Ok(checked) => checked,
-        Err(msg) => return error_page(StatusCode::BAD_REQUEST, &msg),
+        Err(msg) => return error_page(StatusCode::BAD_REQUEST, Msg::new("err-logout-invalid").detail(msg)),
     };
     let Some((cookie, session)) = super::authorize::current_session(app, headers).await else {
         // Nobody is signed in here: nothing to end, and the RP may have its user back.
@@ -96,7 +102,7 @@ async fn handle(app: &App, headers: &HeaderMap, params: Result<Params, crate::er
     if needs_confirmation(app, &hints, &session) {
         let username = app.registry.user(&session.user_id).map(|u| u.username.clone()).unwrap_or_default();
         let challenge = app.sealer.seal(SEALED_KIND, &cookie, app.config.challenge_ttl, &req);
-        return pages::logout_confirm(&challenge, &username);
+        return pages::logout_confirm(&challenge, &username, req.ui_locales.as_deref());
     }
     finish(app, Some(SessionRef::Cookie(cookie)), req, status).await
 }
@@ -147,7 +153,8 @@ fn validate(app: &App, p: &Params) -> Result<(LogoutRequest, Hints), String> {
         hint_client: client.as_ref().map(|c| c.id().to_string()),
         logout_hint_user,
     };
-    Ok((LogoutRequest { post_logout_redirect_uri, state: p.get("state").map(str::to_string) }, hints))
+    let ui_locales = p.get("ui_locales").filter(|l| l.len() <= MAX_UI_LOCALES).map(str::to_string);
+    Ok((LogoutRequest { post_logout_redirect_uri, state: p.get("state").map(str::to_string), ui_locales }, hints))
 }
 
 /// Sign out without asking only when the request proves it comes from an application of
@@ -177,7 +184,7 @@ async fn finish(app: &App, session: Option<SessionRef>, req: LogoutRequest, stat
     let next = req.post_logout_redirect_uri.as_deref().and_then(|uri| back_to_client(uri, req.state.as_deref()));
     let iframes = ended.as_ref().map(|s| frontchannel::iframe_urls(app, s)).unwrap_or_default();
     let mut res = if !iframes.is_empty() {
-        pages::frontchannel_logout(&iframes, next.as_deref())
+        pages::frontchannel_logout(&iframes, next.as_deref(), req.ui_locales.as_deref())
     } else if let Some(next) = next {
         let mut res = status.into_response();
         if let Ok(v) = HeaderValue::from_str(&next) {
@@ -186,14 +193,14 @@ async fn finish(app: &App, session: Option<SessionRef>, req: LogoutRequest, stat
         res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         res
     } else {
-        pages::signed_out()
+        pages::signed_out(req.ui_locales.as_deref())
     };
     clear_session_cookie(app, &mut res);
     res
 }
 
 fn signed_out_response(app: &App) -> Response {
-    let mut res = pages::signed_out();
+    let mut res = pages::signed_out(None);
     clear_session_cookie(app, &mut res);
     res
 }

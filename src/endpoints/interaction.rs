@@ -20,10 +20,10 @@ use std::net::SocketAddr;
 
 /// The most of a `User-Agent` a session keeps (for the operator's list of sessions).
 const MAX_USER_AGENT: usize = 256;
-const EXPIRED: &str = "This form has expired or was already used. Return to the application and sign in again.";
-pub(super) const TOO_MANY: &str = "Too many failed sign-in attempts. Wait a few minutes and try again.";
-pub(super) const BUSY: &str = "The service is busy. Please try again in a moment.";
-const NO_COOKIE: &str = "Your browser did not send back the cookie this form relies on. Allow cookies for this site and try again.";
+const EXPIRED: &str = "err-form-expired";
+pub(super) const TOO_MANY: &str = "err-too-many";
+pub(super) const BUSY: &str = "err-busy";
+const NO_COOKIE: &str = "err-no-cookie";
 
 pub async fn login(
     State(app): State<AppState>,
@@ -37,7 +37,7 @@ pub async fn login(
     };
     // A document client may have left the cache since /authorize: fetched again if so.
     if !matches!(app.resolve_client(&req.client_id).await, Ok(Some(_))) {
-        return error_page(StatusCode::BAD_REQUEST, "The application that sent you here is no longer registered.");
+        return error_page(StatusCode::BAD_REQUEST, "err-client-gone");
     }
 
     let username = params.get("username").unwrap_or("").to_string();
@@ -68,7 +68,7 @@ pub async fn login(
         app.audit.record(event).await;
         // Keep what was typed as the username, so only the password has to be entered again.
         let retry = AuthorizationRequest { login_hint: Some(username.clone()), ..req };
-        return render_login(&app, &headers, &retry, Some("Incorrect username or password."), StatusCode::UNAUTHORIZED).await;
+        return render_login(&app, &headers, &retry, Some("err-incorrect"), StatusCode::UNAUTHORIZED).await;
     };
     attempt.succeeded();
 
@@ -85,14 +85,11 @@ async fn after_password(app: &App, headers: &HeaderMap, req: AuthorizationReques
     let required = super::authorize::required_level(app, &req);
     if best < required {
         app.audit.record(AuditEvent::new("login_refused").user(&user.id).client(&req.client_id).detail(serde_json::json!({"reason": "no_second_factor"}))).await;
-        let what = match required {
-            Level::Passkey => "a passkey",
-            _ => "a second factor (a passkey or an authenticator app)",
+        let message = match required {
+            Level::Passkey => "err-needs-passkey-none",
+            _ => "err-needs-factor-none",
         };
-        return error_page(
-            StatusCode::FORBIDDEN,
-            &format!("Signing in here needs {what}, and your account has none yet. Ask your administrator to set one up."),
-        );
+        return error_page(StatusCode::FORBIDDEN, message);
     }
     if best > Level::Password {
         let pending = super::second_factor::Pending { req, user_id: user.id.clone() };
@@ -140,7 +137,7 @@ pub async fn consent(State(app): State<AppState>, headers: HeaderMap, form: Resu
         Err(res) => return *res,
     };
     let Some((_, session)) = super::authorize::current_session(&app, &headers).await.filter(|(c, _)| *c == cookie) else {
-        return error_page(StatusCode::BAD_REQUEST, "Your session has ended. Return to the application and sign in again.");
+        return error_page(StatusCode::BAD_REQUEST, "err-session-ended");
     };
     match params.get("decision") {
         Some("allow") => {
@@ -161,7 +158,7 @@ pub async fn consent(State(app): State<AppState>, headers: HeaderMap, form: Resu
             let e = OAuthError::access_denied("the user denied the request");
             response::error(&app, &req.reply_to(), &e, StatusCode::SEE_OTHER)
         }
-        _ => error_page(StatusCode::BAD_REQUEST, "Choose Allow or Deny."),
+        _ => error_page(StatusCode::BAD_REQUEST, "err-choose"),
     }
 }
 
@@ -176,7 +173,7 @@ pub async fn consent_page(State(app): State<AppState>, headers: HeaderMap, RawQu
         Err(res) => return *res,
     };
     let Some((_, session)) = super::authorize::current_session(&app, &headers).await.filter(|(c, _)| *c == cookie) else {
-        return error_page(StatusCode::BAD_REQUEST, "Your session has ended. Return to the application and sign in again.");
+        return error_page(StatusCode::BAD_REQUEST, "err-session-ended");
     };
     super::authorize::render_consent(&app, &cookie, &session, &req).await
 }

@@ -40,10 +40,10 @@ pub async fn login(
         params.get("credential"),
         params.get("passkey_state").map(|s| app.sealer.open::<AuthState>(PASSKEY_KIND, cookies::get(&headers, cookies::BROWSER), s)),
     ) else {
-        return retry("The passkey sign-in has expired. Try again.", StatusCode::BAD_REQUEST).await;
+        return retry("err-passkey-expired", StatusCode::BAD_REQUEST).await;
     };
     if !matches!(app.resolve_client(&req.client_id).await, Ok(Some(_))) {
-        return error_page(StatusCode::BAD_REQUEST, "The application that sent you here is no longer registered.");
+        return error_page(StatusCode::BAD_REQUEST, "err-client-gone");
     }
     // Throttled by the credential it names (an account's stand-in before it is known) and
     // by address, as passwords are.
@@ -65,12 +65,12 @@ pub async fn login(
             attempt.failed(now());
             tracing::info!(reason = why, "passkey sign-in refused");
             app.audit.record(AuditEvent::new("login_failure").address(&address).client(&req.client_id).detail(serde_json::json!({"kind": "passkey"}))).await;
-            retry("That passkey could not be used to sign in. Try again, or use your password.", StatusCode::UNAUTHORIZED).await
+            retry("err-passkey-refused", StatusCode::UNAUTHORIZED).await
         }
         Ok((user_id, proof)) => {
             let Some(user) = app.registry.user(&user_id).filter(|u| !u.disabled) else {
                 attempt.failed(now());
-                return retry("That passkey could not be used to sign in. Try again, or use your password.", StatusCode::UNAUTHORIZED).await;
+                return retry("err-passkey-refused", StatusCode::UNAUTHORIZED).await;
             };
             attempt.succeeded();
             let amr = proof.amr().iter().map(|s| s.to_string()).collect();

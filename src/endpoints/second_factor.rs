@@ -23,7 +23,7 @@ use std::net::SocketAddr;
 const KIND: &str = "second-factor";
 /// The sealed state of a passkey sign-in ceremony (`factors::passkey::AuthState`).
 pub(super) const PASSKEY_KIND: &str = "passkey-auth";
-const EXPIRED: &str = "This form has expired. Return to the application and sign in again.";
+const EXPIRED: &str = "err-second-factor-expired";
 
 /// A sign-in whose password step passed.
 #[derive(Serialize, Deserialize)]
@@ -34,7 +34,7 @@ pub struct Pending {
 
 /// The second-factor page for `pending`, sealed to the browser cookie the login form used:
 /// a passkey button if the user has passkeys, the code form unless only a passkey will do.
-pub async fn ask(app: &App, headers: &HeaderMap, pending: &Pending, error: Option<&str>, status: StatusCode) -> Response {
+pub async fn ask(app: &App, headers: &HeaderMap, pending: &Pending, error: Option<&'static str>, status: StatusCode) -> Response {
     let Some(browser) = cookies::get(headers, cookies::BROWSER) else {
         return error_page(StatusCode::BAD_REQUEST, EXPIRED);
     };
@@ -55,7 +55,7 @@ pub async fn ask(app: &App, headers: &HeaderMap, pending: &Pending, error: Optio
         (serde_json::to_string(&options).expect("options serialise"), app.sealer.seal(PASSKEY_KIND, browser, app.config.challenge_ttl, &state))
     });
     let form = sealed.as_ref().map(|(options, state)| PasskeyForm { options, state });
-    pages::second_factor(&challenge, &client_display_name(app, &pending.req.client_id), form, codes, error, status)
+    pages::second_factor(&challenge, &client_display_name(app, &pending.req.client_id), form, codes, error, status, pending.req.ui_locales.as_deref())
 }
 
 pub async fn verify(
@@ -107,7 +107,7 @@ pub async fn verify(
         Ok(None) => {
             attempt.failed(now());
             app.audit.record(AuditEvent::new("second_factor_failure").user(&user.id).client(&pending.req.client_id).address(&address)).await;
-            ask(&app, &headers, &pending, Some("That did not work: the code is not right or was already used, or the passkey was refused."), StatusCode::UNAUTHORIZED).await
+            ask(&app, &headers, &pending, Some("err-second-factor-wrong"), StatusCode::UNAUTHORIZED).await
         }
         Ok(Some(proof)) => {
             attempt.succeeded();
@@ -133,7 +133,7 @@ pub(super) async fn signed_in(
     level: Level,
 ) -> Response {
     if level < required_level(app, &req) {
-        return error_page(StatusCode::FORBIDDEN, "Signing in here needs a passkey. Use one of your passkeys, or ask your administrator to set one up.");
+        return error_page(StatusCode::FORBIDDEN, "err-needs-passkey");
     }
     if req.unmet_by(level.acr()) {
         // OpenID Connect Core §5.5.1.1: an essential acr that cannot be met is an error.

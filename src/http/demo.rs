@@ -4,7 +4,8 @@
 use crate::app::App;
 use crate::registry::{clients, users, ClientInput, UserInput};
 use crate::http::params::Params;
-use crate::util::html_escape as e;
+use crate::ui::{Msg, Page};
+use axum::response::IntoResponse;
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -66,15 +67,16 @@ pub async fn prepare(app: &App) -> anyhow::Result<String> {
 /// terminal at start; the command says `CLIENT_SECRET`). The code goes into a shell command
 /// someone will paste, so only a value shaped like the codes we mint is put there, and quoted.
 pub async fn callback(State(app): State<crate::app::AppState>, RawQuery(query): RawQuery) -> Response {
-    let bad = |msg: &str| super::pages::error_page(StatusCode::BAD_REQUEST, msg);
+    let bad = |msg: Msg| super::pages::error_page(StatusCode::BAD_REQUEST, msg);
     let Ok(q) = Params::parse(query.unwrap_or_default().as_bytes()) else {
-        return bad("The callback's query string is malformed.");
+        return bad(Msg::new("err-demo-query"));
     };
     if let Some(err) = q.get("error") {
-        return bad(&format!("The authorization failed: {err}"));
+        return bad(Msg::new("err-demo-failed").detail(err.to_string()));
     }
+    // Only a code this server could have minted is shown as a sign-in (not `code=''`).
     let Some(code) = q.get("code").filter(|c| is_minted_code(c)) else {
-        return bad("This page expects an authorization code issued by this server.");
+        return bad(Msg::new("err-demo-no-code"));
     };
     let curl = format!(
         "curl -s -u {} -d grant_type=authorization_code -d code={} --data-urlencode redirect_uri={} {}",
@@ -83,18 +85,7 @@ pub async fn callback(State(app): State<crate::app::AppState>, RawQuery(query): 
         sh_quote(&app.endpoint("/demo/callback")),
         sh_quote(&app.endpoint("/token")),
     );
-    super::pages::html(
-        StatusCode::OK,
-        "Signed in",
-        &format!(
-            "<h1>Signed in</h1><p>Authrim sent back an authorization code. Redeem it within {} seconds, \
-             with the client secret printed in the terminal where the server started in place of \
-             <code>CLIENT_SECRET</code>:</p>\
-             <pre style=\"white-space:pre-wrap;word-break:break-all\">{}</pre>",
-            app.config.code_expiry,
-            e(&curl)
-        ),
-    )
+    Page::new(StatusCode::OK, "demo_callback.html", "demo-title").with("seconds", app.config.code_expiry).with("curl", curl).into_response()
 }
 
 /// `{shard}_{base64url}`, the shape of every code `stores::shard::mint_prefixed` makes.

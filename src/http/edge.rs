@@ -1,5 +1,6 @@
-//! The response policy every request passes through, as one tower layer: CORS (`cors`) and
-//! the guarantee that API errors are OAuth JSON (`json_errors`).
+//! The response policy every request passes through, as one tower layer: CORS (`cors`), the
+//! guarantee that API errors are OAuth JSON (`json_errors`), and the rendering of pages
+//! (`ui::Page`) in the language the request's `Accept-Language` prefers.
 //!
 //! Why a hand-written layer rather than two `axum::middleware::from_fn`s: each `from_fn` boxes
 //! the request's future and clones a boxed inner service per request. Measured with callgrind,
@@ -48,10 +49,22 @@ pub struct Edge<S> {
 struct Policy {
     browser_page: bool,
     cors: Option<cors::Pending>,
+    /// Where pages are answered: the app (for its templates) and the reader's languages. Only
+    /// there, so that API requests pay nothing for it.
+    pages: Option<(AppState, Option<axum::http::HeaderValue>)>,
 }
 
 impl Policy {
-    fn finish(self, res: Response) -> Response {
+    fn finish(self, mut res: Response) -> Response {
+        if let Some(page) = res.extensions_mut().remove::<crate::ui::Page>() {
+            let (app, accept) = match &self.pages {
+                Some((app, accept)) => (Some(app), accept.as_ref().and_then(|v| v.to_str().ok())),
+                None => (None, None),
+            };
+            if let Some(app) = app {
+                res = app.ui.render(res, page, accept);
+            }
+        }
         match self.cors {
             Some(pending) => cors::decorate(pending, res),
             None => res,
@@ -76,7 +89,10 @@ where
             Ok(pending) => pending,
             Err(preflight) => return EdgeFuture::Ready { res: Some(preflight) },
         };
-        let policy = Policy { browser_page: json_errors::is_browser_page(req.uri().path()), cors };
+        let path = req.uri().path();
+        let browser_page = json_errors::is_browser_page(path);
+        let pages = (browser_page || path == "/").then(|| (self.app.clone(), req.headers().get(axum::http::header::ACCEPT_LANGUAGE).cloned()));
+        let policy = Policy { browser_page, cors, pages };
         EdgeFuture::Inner { fut: self.inner.call(req), policy: Some(policy) }
     }
 }

@@ -36,7 +36,8 @@ pub fn router(app: AppState) -> Router {
         .route("/login", post(interaction::login))
         .route("/login/second-factor", post(second_factor::verify))
         .route("/login/passkey", post(passkey_login::login))
-        .route("/assets/passkey.js", get(passkey_script))
+        .route("/", get(landing))
+        .route("/assets/{name}", get(asset))
         .route("/consent", get(interaction::consent_page).post(interaction::consent))
         .route("/logout", get(end_session::get).post(end_session::post))
         .route("/logout/confirm", post(end_session::confirm))
@@ -81,10 +82,14 @@ pub fn router(app: AppState) -> Router {
         .with_state(app)
 }
 
-/// The pages' one script (`http::pages::PASSKEY_JS`).
-async fn passkey_script() -> axum::response::Response {
-    use axum::http::header;
-    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8"), (header::CACHE_CONTROL, "public, max-age=3600")], pages::PASSKEY_JS).into_response()
+/// The pages' style sheet, logo and scripts (`ui`).
+async fn asset(axum::extract::State(app): axum::extract::State<AppState>, axum::extract::Path(name): axum::extract::Path<String>) -> axum::response::Response {
+    app.ui.asset(&name)
+}
+
+/// `GET /`: a small page that says what this is and links on.
+async fn landing(axum::extract::State(app): axum::extract::State<AppState>) -> axum::response::Response {
+    pages::landing(app.issuer())
 }
 
 /// Duration, CPU time and OAuth errors of every request, by endpoint (and grant type).

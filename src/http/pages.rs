@@ -1,74 +1,12 @@
-//! Server-rendered pages: login, consent, errors. Plain HTML forms, no JavaScript, every
-//! interpolated value escaped. Sent with headers that forbid framing and caching.
+//! The pages Authrim serves, described as `ui::Page`s (template, values, messages by id) and
+//! rendered at the edge in the reader's language (`ui`). Every value is escaped by the
+//! templates; messages are ours. Sent with headers that forbid framing and caching, and a CSP
+//! that allows only our own style sheet, images and scripts.
 
-use crate::util::html_escape as e;
-use axum::http::{header, HeaderValue, StatusCode};
+use crate::ui::{Csp, Msg, Page};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-
-const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:26rem;margin:4rem auto;padding:0 1rem;color:#222}\
-h1{font-size:1.4rem}label{display:block;margin:.8rem 0 .2rem}input[type=text],input[type=password]{width:100%;padding:.5rem;box-sizing:border-box}\
-button{margin-top:1rem;padding:.5rem 1.2rem}.error{color:#a00;background:#fee;padding:.5rem;border-radius:4px}\
-ul{padding-left:1.2rem}.muted{color:#666;font-size:.9rem}";
-
-/// The policy of every page but the front-channel logout page.
-const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'";
-/// Pages that offer passkeys load one script, `/assets/passkey.js`, and nothing else.
-const CSP_PASSKEY: &str = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'";
-/// The passkey script (`GET /assets/passkey.js`).
-pub const PASSKEY_JS: &str = include_str!("assets/passkey.js");
-
-pub fn html(status: StatusCode, title: &str, body: &str) -> Response {
-    html_with_csp(status, title, body, CSP)
-}
-
-/// A page whose body may use the passkey script (loaded at its end).
-pub fn html_with_passkeys(status: StatusCode, title: &str, body: &str) -> Response {
-    html_with_csp(status, title, &format!("{body}<script src=\"/assets/passkey.js\" defer></script>"), CSP_PASSKEY)
-}
-
-/// A passkey ceremony a page offers: the options for the browser (JSON) and the sealed state
-/// the form posts back.
-pub struct PasskeyForm<'a> {
-    pub options: &'a str,
-    pub state: &'a str,
-}
-
-/// The form that runs a passkey ceremony (`mode`: get or create) and posts its answer to
-/// `action` with `fields`; hidden until the script shows it.
-/// `extra`: more of the form (HTML) before its button.
-pub fn passkey_form(action: &str, mode: &str, conditional: bool, form: &PasskeyForm<'_>, fields: &[(&str, &str)], extra: &str, label: &str) -> String {
-    let hidden: String = fields.iter().map(|(k, v)| format!("<input type=\"hidden\" name=\"{}\" value=\"{}\">", e(k), e(v))).collect();
-    format!(
-        "<form method=\"post\" action=\"{action}\" class=\"passkey\" data-passkey=\"{mode}\"{cond} data-options=\"{options}\" hidden>{hidden}\
-         <input type=\"hidden\" name=\"passkey_state\" value=\"{state}\"><input type=\"hidden\" name=\"credential\" value=\"\">\
-         <p class=\"error passkey-error\" role=\"alert\" tabindex=\"-1\" hidden>The passkey was not used. Try again, or use another way.</p>\
-         {extra}<button type=\"button\">{label}</button></form>",
-        action = e(action),
-        mode = e(mode),
-        cond = if conditional { " data-conditional" } else { "" },
-        options = e(form.options),
-        state = e(form.state),
-        label = e(label),
-    )
-}
-
-fn html_with_csp(status: StatusCode, title: &str, body: &str, csp: &str) -> Response {
-    let page = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-         <title>{} · Authrim</title><style>{STYLE}</style></head><body>{body}</body></html>",
-        e(title)
-    );
-    let mut res = (status, page).into_response();
-    let h = res.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert("x-frame-options", HeaderValue::from_static("DENY"));
-    if let Ok(v) = HeaderValue::from_str(csp) {
-        h.insert("content-security-policy", v);
-    }
-    h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
-    res
-}
+use serde_json::json;
 
 /// The body of a browser page's form post (`what`: "authorization request", …): a body that
 /// is not a form, over the limit (413) or unreadable is refused with a page like every other
@@ -79,58 +17,57 @@ pub fn form_body(
     what: &str,
 ) -> Result<axum::body::Bytes, Response> {
     if !crate::http::params::is_form(headers) {
-        return Err(error_page(StatusCode::BAD_REQUEST, &format!("The {what} must be a form post.")));
+        return Err(error_page(StatusCode::BAD_REQUEST, Msg::new("err-form-not-post").detail(what)));
     }
-    body.map_err(|e| error_page(e.status(), &format!("The {what} is too large or could not be read.")))
+    body.map_err(|e| error_page(e.status(), Msg::new("err-form-unreadable").detail(what)))
 }
 
-pub fn error_page(status: StatusCode, message: &str) -> Response {
-    html(
-        status,
-        "Error",
-        &format!(
-            "<h1>This request cannot be completed</h1><p class=\"error\">{}</p>\
-             <p class=\"muted\">Return to the application you came from and try again.</p>",
-            e(message)
-        ),
-    )
+/// "This request cannot be completed", the message, a way back.
+pub fn error_page(status: StatusCode, message: impl Into<Msg>) -> Response {
+    Page::new(status, "error.html", "error-title").msg("message", message).into_response()
+}
+
+/// A passkey ceremony a page offers: the options for the browser (JSON) and the sealed state
+/// the form posts back.
+pub struct PasskeyForm<'a> {
+    pub options: &'a str,
+    pub state: &'a str,
+}
+
+/// The values of `_passkey_form.html`: a form that runs the ceremony (`mode`: get or create)
+/// and posts its answer to `action` with `fields`; `label`: the button's message id.
+pub fn passkey_form(action: &str, mode: &str, conditional: bool, form: &PasskeyForm<'_>, fields: &[(&str, &str)], label: &str) -> serde_json::Value {
+    json!({
+        "action": action, "mode": mode, "conditional": conditional, "options": form.options, "state": form.state,
+        "fields": fields.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>(), "label": label,
+    })
 }
 
 pub struct LoginPage<'a> {
     pub challenge: &'a str,
     pub client_name: &'a str,
     pub login_hint: Option<&'a str>,
-    pub error: Option<&'a str>,
+    /// A message id.
+    pub error: Option<&'static str>,
     /// A passwordless sign-in to offer beside the password.
     pub passkey: Option<PasskeyForm<'a>>,
+    pub ui_locales: Option<&'a str>,
 }
 
 pub fn login(p: LoginPage<'_>) -> Response {
-    let error = p.error.map(|m| format!("<p class=\"error\" role=\"alert\">{}</p>", e(m))).unwrap_or_default();
     let status = if p.error.is_some() { StatusCode::UNAUTHORIZED } else { StatusCode::OK };
-    let passkey = p
-        .passkey
-        .as_ref()
-        .map(|f| passkey_form("/login/passkey", "get", true, f, &[("challenge", p.challenge)], "", "Sign in with a passkey"))
-        .unwrap_or_default();
-    let body = format!(
-        "<h1>Sign in</h1><p class=\"muted\">to continue to {client}</p>{error}\
-         <form method=\"post\" action=\"/login\">\
-         <input type=\"hidden\" name=\"challenge\" value=\"{challenge}\">\
-         <label for=\"username\">Username or e-mail</label>\
-         <input type=\"text\" id=\"username\" name=\"username\" value=\"{hint}\" autocomplete=\"username{webauthn}\" required autofocus>\
-         <label for=\"password\">Password</label>\
-         <input type=\"password\" id=\"password\" name=\"password\" autocomplete=\"current-password\" required>\
-         <button type=\"submit\">Sign in</button></form>{passkey}",
-        client = e(p.client_name),
-        challenge = e(p.challenge),
-        hint = e(p.login_hint.unwrap_or("")),
-        webauthn = if p.passkey.is_some() { " webauthn" } else { "" },
-    );
-    match p.passkey {
-        Some(_) => html_with_passkeys(status, "Sign in", &body),
-        None => html(status, "Sign in", &body),
+    let mut page = Page::new(status, "login.html", "login-title")
+        .with("client", p.client_name)
+        .with("challenge", p.challenge)
+        .with("login_hint", p.login_hint.unwrap_or(""))
+        .locales(p.ui_locales);
+    if let Some(f) = &p.passkey {
+        page = page.with("pk", passkey_form("/login/passkey", "get", true, f, &[("challenge", p.challenge)], "login-passkey"));
     }
+    if let Some(e) = p.error {
+        page = page.msg("error", e);
+    }
+    page.into_response()
 }
 
 /// What the consent page asks about.
@@ -145,159 +82,103 @@ pub struct ConsentPage<'a> {
     pub scopes: Vec<(&'a str, Option<&'a str>)>,
     /// (name, URI) of each resource the access is for.
     pub resources: Vec<(&'a str, &'a str)>,
+    pub ui_locales: Option<&'a str>,
 }
 
 pub fn consent(p: ConsentPage<'_>) -> Response {
-    let items: String =
-        p.scopes.iter().map(|(s, described)| format!("<li>{}</li>", e(described.unwrap_or_else(|| scope_description(s))))).collect();
-    let host = p
-        .client_host
-        .map(|h| format!("<p class=\"muted\">This application is not registered here; it is identified by its address on <strong>{}</strong>.</p>", e(h)))
-        .unwrap_or_default();
-    let resources = match p.resources.is_empty() {
-        true => String::new(),
-        false => format!(
-            "<p>With access to:</p><ul>{}</ul>",
-            p.resources.iter().map(|(name, uri)| format!("<li>{} <span class=\"muted\">({})</span></li>", e(name), e(uri))).collect::<String>()
-        ),
-    };
-    let (challenge, username, client_name) = (p.challenge, p.username, p.client_name);
-    html(
-        StatusCode::OK,
-        "Allow access",
-        &format!(
-            "<h1>Allow {client} access?</h1><p class=\"muted\">Signed in as {user}</p>{host}\
-             <p>{client} asks to:</p><ul>{items}</ul>{resources}\
-             <form method=\"post\" action=\"/consent\">\
-             <input type=\"hidden\" name=\"challenge\" value=\"{challenge}\">\
-             <button type=\"submit\" name=\"decision\" value=\"allow\">Allow</button> \
-             <button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button></form>",
-            client = e(client_name),
-            user = e(username),
-            challenge = e(challenge),
-        ),
-    )
+    Page::new(StatusCode::OK, "consent.html", "consent-title")
+        .with("client", p.client_name)
+        .with("client_host", p.client_host)
+        .with("username", p.username)
+        .with("challenge", p.challenge)
+        .with("scopes", p.scopes.iter().map(|(s, d)| json!({"name": s, "described": d})).collect::<Vec<_>>())
+        .with("resources", p.resources.iter().map(|(n, u)| json!({"name": n, "uri": u})).collect::<Vec<_>>())
+        .locales(p.ui_locales)
+        .into_response()
 }
 
 /// "Sign out of Authrim?" (RP-Initiated Logout 1.0 §2: asked when the request does not prove
 /// that it comes from the signed-in user's application).
-pub fn logout_confirm(challenge: &str, username: &str) -> Response {
-    html(
-        StatusCode::OK,
-        "Sign out",
-        &format!(
-            "<h1>Sign out of Authrim?</h1><p class=\"muted\">Signed in as {user}</p>\
-             <form method=\"post\" action=\"/logout/confirm\">\
-             <input type=\"hidden\" name=\"challenge\" value=\"{challenge}\">\
-             <button type=\"submit\">Sign out</button></form>\
-             <p class=\"muted\">If you did not ask to sign out, close this page: you stay signed in.</p>",
-            user = e(username),
-            challenge = e(challenge),
-        ),
-    )
+pub fn logout_confirm(challenge: &str, username: &str, ui_locales: Option<&str>) -> Response {
+    Page::new(StatusCode::OK, "logout_confirm.html", "logout-title")
+        .with("challenge", challenge)
+        .with("username", username)
+        .locales(ui_locales)
+        .into_response()
 }
 
 /// The second step of a sign-in: a passkey, a code from the user's authenticator app, or a
-/// recovery code (`codes`: whether codes are offered at all).
-pub fn second_factor(challenge: &str, client_name: &str, passkey: Option<PasskeyForm<'_>>, codes: bool, error: Option<&str>, status: StatusCode) -> Response {
-    let error = error.map(|m| format!("<p class=\"error\" role=\"alert\">{}</p>", e(m))).unwrap_or_default();
-    let passkey_html = passkey
-        .as_ref()
-        .map(|f| passkey_form("/login/second-factor", "get", false, f, &[("challenge", challenge)], "", "Use a passkey"))
-        .unwrap_or_default();
-    let code_form = match codes {
-        true => format!(
-            "<form method=\"post\" action=\"/login/second-factor\">\
-             <input type=\"hidden\" name=\"challenge\" value=\"{challenge}\">\
-             <label for=\"code\">Code from your authenticator app, or a recovery code</label>\
-             <input type=\"text\" id=\"code\" name=\"code\" autocomplete=\"one-time-code\" inputmode=\"text\" required autofocus>\
-             <button type=\"submit\">Verify</button></form>",
-            challenge = e(challenge)
-        ),
-        false => String::new(),
-    };
-    let body = format!("<h1>Verify it is you</h1><p class=\"muted\">to continue to {client}</p>{error}{passkey_html}{code_form}", client = e(client_name));
-    match passkey {
-        Some(_) => html_with_passkeys(status, "Verify it is you", &body),
-        None => html(status, "Verify it is you", &body),
+/// recovery code (`codes`: whether codes are offered at all). `error`: a message id.
+pub fn second_factor(
+    challenge: &str,
+    client_name: &str,
+    passkey: Option<PasskeyForm<'_>>,
+    codes: bool,
+    error: Option<&'static str>,
+    status: StatusCode,
+    ui_locales: Option<&str>,
+) -> Response {
+    let mut page = Page::new(status, "second_factor.html", "second-factor-title")
+        .with("client", client_name)
+        .with("challenge", challenge)
+        .with("codes", codes)
+        .locales(ui_locales);
+    if let Some(f) = &passkey {
+        page = page.with("pk", passkey_form("/login/second-factor", "get", false, f, &[("challenge", challenge)], "second-factor-use-passkey"));
     }
+    if let Some(e) = error {
+        page = page.msg("error", e);
+    }
+    page.into_response()
 }
 
-pub fn signed_out() -> Response {
-    html(StatusCode::OK, "Signed out", "<h1>You are signed out</h1><p class=\"muted\">You can close this page.</p>")
+pub fn signed_out(ui_locales: Option<&str>) -> Response {
+    Page::new(StatusCode::OK, "signed_out.html", "signed-out-title").locales(ui_locales).into_response()
 }
 
 /// Front-Channel Logout 1.0 §2: each client's logout page in an invisible iframe; once all have
-/// loaded (or after five seconds) the page goes on to `next`. The script is the only one
-/// Authrim serves: inline, allowed by a per-response nonce, and the page works without it
-/// (a link to continue).
-pub fn frontchannel_logout(iframes: &[String], next: Option<&str>) -> Response {
-    let nonce = crate::util::random_token();
-    let frames: String = iframes.iter().map(|u| format!("<iframe src=\"{}\" hidden title=\"sign-out\"></iframe>", e(u))).collect();
-    let (link, script) = match next {
-        Some(next) => (
-            format!("<p><a id=\"next\" href=\"{}\">Continue</a></p>", e(next)),
-            format!(
-                "<script nonce=\"{nonce}\">(function(){{var f=document.querySelectorAll('iframe'),n=f.length,done=false;\
-                 function go(){{if(!done){{done=true;location.replace(document.getElementById('next').href);}}}}\
-                 f.forEach(function(x){{x.addEventListener('load',function(){{if(--n<=0)go();}});}});setTimeout(go,5000);}})();</script>"
-            ),
-        ),
-        None => (String::new(), String::new()),
-    };
+/// loaded (or after five seconds) the page goes on to `next`. Its inline script is allowed by
+/// a per-response nonce, and the page works without it (a link to continue).
+pub fn frontchannel_logout(iframes: &[String], next: Option<&str>, ui_locales: Option<&str>) -> Response {
     // The iframes' origins, and nothing else, may be framed here.
     let mut origins: Vec<String> =
         iframes.iter().filter_map(|u| url::Url::parse(u).ok()).map(|u| u.origin().ascii_serialization()).collect();
     origins.sort();
     origins.dedup();
-    let csp = format!(
-        "default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-{nonce}'; frame-src {}; frame-ancestors 'none'; base-uri 'none'",
-        origins.join(" ")
-    );
-    html_with_csp(
-        StatusCode::OK,
-        "Signing out",
-        &format!("<h1>You are signed out</h1><p class=\"muted\">Signing you out of your applications…</p>{frames}{link}{script}"),
-        &csp,
-    )
+    let mut page = Page::new(StatusCode::OK, "signed_out.html", "signed-out-title")
+        .with("frames", iframes)
+        .with("next", next)
+        .locales(ui_locales);
+    page.csp = Csp { nonce: Some(crate::util::random_token()), frames: origins };
+    page.into_response()
 }
 
 /// OAuth 2.0 Form Post Response Mode §2: a page whose form posts `fields` to `action` (the
 /// client's redirect URI), submitted by a script allowed by this response's nonce; without
-/// scripts, the user presses Continue.
+/// scripts, the user presses Continue. No form-action in its CSP: the form's target is the
+/// client's registered redirect URI, and the client may redirect after the POST.
 pub fn form_post(action: &str, fields: &[(&str, &str)]) -> Response {
-    let nonce = crate::util::random_token();
-    let inputs: String =
-        fields.iter().map(|(k, v)| format!("<input type=\"hidden\" name=\"{}\" value=\"{}\">", e(k), e(v))).collect();
-    let body = format!(
-        "<h1>Returning to the application</h1><form method=\"post\" action=\"{}\">{inputs}\
-         <noscript><button type=\"submit\">Continue</button></noscript></form>\
-         <script nonce=\"{nonce}\">document.forms[0].submit();</script>",
-        e(action)
-    );
-    // No form-action: the form's target is the client's registered redirect URI, and the
-    // client may redirect after the POST to wherever it likes.
-    let csp = format!("default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-{nonce}'; frame-ancestors 'none'; base-uri 'none'");
-    html_with_csp(StatusCode::OK, "Returning to the application", &body, &csp)
+    let mut page = Page::new(StatusCode::OK, "form_post.html", "form-post-title")
+        .with("action", action)
+        .with("fields", fields.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>());
+    page.csp.nonce = Some(crate::util::random_token());
+    page.into_response()
 }
 
-fn scope_description(scope: &str) -> &str {
-    match scope {
-        "openid" => "know who you are",
-        "profile" => "see your name and profile",
-        "email" => "see your e-mail address",
-        "address" => "see your postal address",
-        "phone" => "see your phone number",
-        "offline_access" => "keep access while you are away",
-        other => other,
-    }
+/// `GET /`: what this server is, and where to go.
+pub fn landing(issuer: &str) -> Response {
+    Page::new(StatusCode::OK, "landing.html", "landing-title").with("issuer", issuer).into_response()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    async fn body(res: Response) -> String {
+    async fn body(mut res: Response) -> String {
+        let page = res.extensions_mut().remove::<Page>().expect("a page");
+        let ui = crate::ui::Ui::load(None, "Authrim", "en").unwrap();
+        let res = ui.render(res, page, None);
+        assert_eq!(res.headers()["x-frame-options"], "DENY");
         let b = axum::body::to_bytes(res.into_body(), 1 << 20).await.unwrap();
         String::from_utf8(b.to_vec()).unwrap()
     }
@@ -305,13 +186,13 @@ mod tests {
     #[tokio::test]
     async fn login_page_escapes_what_it_echoes() {
         let res = login(LoginPage {
+            ui_locales: None,
             passkey: None,
             challenge: "c\"><script>",
             client_name: "<b>evil</b>",
             login_hint: Some("\"onfocus=alert(1)"),
             error: None,
         });
-        assert_eq!(res.headers()["x-frame-options"], "DENY");
         let html = body(res).await;
         assert!(!html.contains("<script>") && !html.contains("<b>evil") && !html.contains("\"onfocus"));
     }

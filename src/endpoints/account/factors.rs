@@ -46,7 +46,7 @@ pub async fn passkey_start(State(app): State<AppState>, headers: HeaderMap, body
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };
     let sealed = app.sealer.seal(REGISTER_KIND, &me.cookie, app.config.challenge_ttl, &state);
-    pages::passkey_setup(&serde_json::to_string(&options).expect("options serialise"), &sealed, &me.csrf(&app), None)
+    pages::passkey_setup(&serde_json::to_string(&options).expect("options serialise"), &sealed, &me.csrf(&app))
 }
 
 /// `POST /account/passkeys`: the authenticator's answer; the passkey is kept if it verifies.
@@ -62,7 +62,7 @@ pub async fn passkey_finish(State(app): State<AppState>, headers: HeaderMap, bod
     let Some(passkeys) = &app.passkeys else { return see_other("/account") };
     let state = params.get("passkey_state").and_then(|s| app.sealer.open::<passkey::RegistrationState>(REGISTER_KIND, Some(&me.cookie), s).ok());
     let (Some(state), Some(credential)) = (state, params.get("credential")) else {
-        return pages::failed("The passkey was not added: the page expired. Try again.");
+        return pages::failed("failed-passkey-expired");
     };
     let name = clean_name(params.get("name"), "Passkey");
     match passkeys.finish_registration(&app.db, app.keys.vault(), &me.user.id, &name, credential, &state).await {
@@ -72,7 +72,7 @@ pub async fn passkey_finish(State(app): State<AppState>, headers: HeaderMap, bod
         }
         Err(passkey::PasskeyError::Refused(why)) => {
             audit(&app, &me, "factor_enrolment_failed", serde_json::json!({"kind": "passkey", "reason": why})).await;
-            pages::failed("The passkey was not added: your device's answer could not be verified, or it is already registered.")
+            pages::failed("failed-passkey-refused")
         }
         Err(passkey::PasskeyError::Store(e)) => crate::endpoints::authorize::unavailable(e),
     }
@@ -113,13 +113,13 @@ pub async fn totp_finish(State(app): State<AppState>, headers: HeaderMap, body: 
         Err(r) => return r,
     };
     let Some(pending) = params.get("totp_state").and_then(|s| app.sealer.open::<PendingTotp>(TOTP_KIND, Some(&me.cookie), s).ok()) else {
-        return pages::failed("The authenticator app was not added: the page expired. Try again.");
+        return pages::failed("failed-totp-expired");
     };
     let code: String = params.get("code").unwrap_or("").chars().filter(|c| !c.is_whitespace()).collect();
     let Some(step) = totp::step_of(&pending.secret, &code, now()) else {
         audit(&app, &me, "factor_enrolment_failed", serde_json::json!({"kind": "totp", "reason": "wrong code"})).await;
         let sealed = params.get("totp_state").unwrap_or_default();
-        return pages::totp_setup(&pending.uri, &pending.encoded, sealed, &me.csrf(&app), Some("That code is not right. Enter the code your app shows now."), StatusCode::UNPROCESSABLE_ENTITY);
+        return pages::totp_setup(&pending.uri, &pending.encoded, sealed, &me.csrf(&app), Some("totp-wrong"), StatusCode::UNPROCESSABLE_ENTITY);
     };
     let name = clean_name(params.get("name"), "Authenticator app");
     match totp::store(&app.db, app.keys.vault(), &me.user.id, &name, pending.secret, step).await {

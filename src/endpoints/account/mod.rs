@@ -79,7 +79,7 @@ pub(crate) async fn form_user(app: &App, headers: &HeaderMap, params: &Params) -
     let Some(me) = signed_in(app, headers).await else { return Err(see_other("/account/login")) };
     let sid = params.get("csrf").and_then(|t| app.sealer.open::<String>(CSRF_KIND, Some(&me.cookie), t).ok());
     if sid.as_deref() != Some(me.session.sid.as_str()) {
-        return Err(error_page(StatusCode::BAD_REQUEST, "This form has expired. Reload your account page and try again."));
+        return Err(error_page(StatusCode::BAD_REQUEST, "err-account-form-expired"));
     }
     Ok(me)
 }
@@ -169,5 +169,5 @@ pub(crate) fn see_other(location: &str) -> Response {
 
 /// The form body of an account page post, or the page that refuses it.
 pub(crate) fn form(form: Result<FormParams, crate::error::OAuthError>) -> Result<Params, Response> {
-    form.map(|FormParams(p)| p).map_err(|_| error_page(StatusCode::BAD_REQUEST, "This form could not be read. Reload your account page and try again."))
+    form.map(|FormParams(p)| p).map_err(|_| error_page(StatusCode::BAD_REQUEST, "err-account-form-unreadable"))
 }

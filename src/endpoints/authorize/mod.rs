@@ -8,6 +8,7 @@
 use crate::app::{App, AppState};
 use crate::error::OAuthError;
 use crate::factors::Level;
+use crate::ui::Msg;
 use crate::http::cookies;
 use crate::http::pages::{self, LoginPage};
 use crate::http::params::Params;
@@ -59,14 +60,14 @@ fn too_large(app: &App, len: usize) -> Option<Response> {
     let max = app.config.max_authorization_request_bytes;
     (len > max).then(|| {
         let e = OAuthError::invalid_request(format!("the authorization request is larger than {max} bytes"));
-        pages::error_page(StatusCode::BAD_REQUEST, &format!("Invalid request ({}): {}.", e.code, e.description))
+        pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-request-too-large").detail(format!("{}: {}", e.code, e.description)))
     })
 }
 
 async fn authorize(app: &App, headers: &HeaderMap, params: Result<Params, OAuthError>) -> Response {
     let params = match params {
         Ok(p) => p,
-        Err(e) => return pages::error_page(StatusCode::BAD_REQUEST, &format!("Invalid request: {}.", e.description)),
+        Err(e) => return pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-bad-request").detail(e.description.to_string())),
     };
     let req = match params.get("request_uri") {
         Some(uri) => match from_pushed(app, &params, uri).await {
@@ -75,9 +76,9 @@ async fn authorize(app: &App, headers: &HeaderMap, params: Result<Params, OAuthE
         },
         None => match request::read(app, &params, Via::FrontChannel).await {
             Ok(r) => r,
-        Err(Rejection::Page(msg)) => return pages::error_page(StatusCode::BAD_REQUEST, &msg),
+        Err(Rejection::Page(msg)) => return pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-bad-request").detail(msg)),
         Err(Rejection::Unredirectable(e)) => {
-            return pages::error_page(StatusCode::BAD_REQUEST, &format!("The request cannot be used ({}): {}.", e.code, e.description))
+            return pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-bad-request").detail(format!("{}: {}", e.code, e.description)))
         }
         Err(Rejection::Redirect { redirect_uri, state, mode, error }) => {
             let to = ReplyTo { redirect_uri: &redirect_uri, state: state.as_deref(), mode };
@@ -93,7 +94,7 @@ async fn authorize(app: &App, headers: &HeaderMap, params: Result<Params, OAuthE
 /// every other parameter of the browser's request is ignored (only the pushed ones count).
 async fn from_pushed(app: &App, params: &Params, request_uri: &str) -> Result<AuthorizationRequest, Response> {
     let Some(client_id) = params.get("client_id") else {
-        return Err(pages::error_page(StatusCode::BAD_REQUEST, "The request names no client (client_id is missing)."));
+        return Err(pages::error_page(StatusCode::BAD_REQUEST, "err-no-client"));
     };
     if !request_uri.starts_with(pushed::REQUEST_URI_PREFIX) {
         // A request_uri to fetch: not supported. Said to the client if the query names one
@@ -105,15 +106,12 @@ async fn from_pushed(app: &App, params: &Params, request_uri: &str) -> Result<Au
                 let mode = response::ResponseMode::parse(params.get("response_mode")).unwrap_or_default();
                 response::error(app, &ReplyTo { redirect_uri: uri, state: params.get("state"), mode }, &e, StatusCode::FOUND)
             }
-            None => pages::error_page(StatusCode::BAD_REQUEST, &format!("The request cannot be used ({}): {}.", e.code, e.description)),
+            None => pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-bad-request").detail(format!("{}: {}", e.code, e.description))),
         });
     }
     match pushed::load(app, client_id, request_uri).await {
         Ok(req) if app.client(&req.client_id).is_some() => Ok(req),
-        Ok(_) | Err(pushed::Unusable::Invalid) => Err(pages::error_page(
-            StatusCode::BAD_REQUEST,
-            "This sign-in link has expired or was already used (invalid request_uri). Return to the application and start again.",
-        )),
+        Ok(_) | Err(pushed::Unusable::Invalid) => Err(pages::error_page(StatusCode::BAD_REQUEST, "err-request-uri-used")),
         Err(pushed::Unusable::Store(e)) => Err(unavailable(e)),
     }
 }
@@ -215,7 +213,7 @@ pub async fn render_login(
     app: &App,
     headers: &HeaderMap,
     req: &AuthorizationRequest,
-    error: Option<&str>,
+    error: Option<&'static str>,
     status: StatusCode,
 ) -> Response {
     let existing = cookies::get(headers, cookies::BROWSER).map(str::to_string);
@@ -228,7 +226,7 @@ pub async fn render_login(
         (serde_json::to_string(&options).expect("options serialise"), sealed)
     });
     let passkey = ceremony.as_ref().map(|(options, state)| pages::PasskeyForm { options, state });
-    let mut res = pages::login(LoginPage { challenge: &challenge, client_name: &client_name, login_hint: req.login_hint.as_deref(), error, passkey });
+    let mut res = pages::login(LoginPage { challenge: &challenge, client_name: &client_name, login_hint: req.login_hint.as_deref(), error, passkey, ui_locales: req.ui_locales.as_deref() });
     if error.is_some() {
         *res.status_mut() = status;
     }
@@ -268,6 +266,7 @@ pub async fn render_consent(app: &App, cookie: &str, session: &Session, req: &Au
         username: &username,
         scopes,
         resources,
+        ui_locales: req.ui_locales.as_deref(),
     })
 }
 
@@ -340,7 +339,7 @@ fn document_host(client_id: &str) -> Option<String> {
 
 pub fn unavailable(e: impl std::fmt::Display) -> Response {
     tracing::error!(error = %e, "store unavailable");
-    pages::error_page(StatusCode::SERVICE_UNAVAILABLE, "The service is temporarily unavailable. Please try again.")
+    pages::error_page(StatusCode::SERVICE_UNAVAILABLE, "err-unavailable")
 }
 
 impl OAuthError {

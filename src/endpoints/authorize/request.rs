@@ -25,6 +25,9 @@ pub struct AuthorizationRequest {
     pub prompt: Vec<String>,
     pub max_age: Option<u64>,
     pub login_hint: Option<String>,
+    /// OpenID Connect Core §3.1.2.1: the languages the pages should be in, preferred first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ui_locales: Option<String>,
     pub id_token_hint_sub: Option<String>,
     pub claims: Option<Value>,
     #[serde(default)]
@@ -195,6 +198,8 @@ fn validate(app: &App, p: &Params, via: Via, signed: bool) -> Result<Authorizati
         prompt,
         max_age,
         login_hint: p.get("login_hint").map(str::to_string),
+        // A few language tags; anything longer is ignored rather than carried in every form.
+        ui_locales: p.get("ui_locales").filter(|l| l.len() <= 128).map(str::to_string),
         id_token_hint_sub,
         claims,
         response_mode,

@@ -67,7 +67,7 @@ pub fn error(app: &App, to: &ReplyTo<'_>, e: &OAuthError, status: StatusCode) ->
 
 fn redirect(redirect_uri: &str, pairs: &[(&str, &str)], status: StatusCode) -> Response {
     let Ok(mut url) = url::Url::parse(redirect_uri) else {
-        return pages::error_page(StatusCode::BAD_REQUEST, "The redirect_uri is not a valid URL.");
+        return pages::error_page(StatusCode::BAD_REQUEST, "err-bad-redirect");
     };
     url.query_pairs_mut().extend_pairs(pairs);
     let mut res = status.into_response();

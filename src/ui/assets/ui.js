@@ -1,0 +1,28 @@
+// Small comforts on Authrim's pages; every page works without this script.
+// - A form marked submit-once disables its buttons once submitted, so that a double click
+//   sends one sign-in, not two.
+// - A button with data-copy="ID" copies that element's text.
+(function () {
+  "use strict";
+  document.querySelectorAll("form.submit-once").forEach(function (form) {
+    form.addEventListener("submit", function () {
+      setTimeout(function () {
+        form.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+      }, 0);
+    });
+  });
+  document.querySelectorAll("button[data-copy]").forEach(function (button) {
+    var target = document.getElementById(button.getAttribute("data-copy"));
+    if (!target || !navigator.clipboard) return;
+    button.hidden = false;
+    var label = button.textContent;
+    button.addEventListener("click", function () {
+      navigator.clipboard.writeText(target.textContent).then(function () {
+        button.textContent = button.getAttribute("data-copied") || "✓";
+        setTimeout(function () { button.textContent = label; }, 2000);
+      });
+    });
+  });
+  var alert = document.querySelector(".error[role=alert]");
+  if (alert && alert.hasAttribute("tabindex")) alert.focus();
+})();

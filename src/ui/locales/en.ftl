@@ -1,0 +1,159 @@
+# Authrim's pages in English. Messages may hold HTML (they are ours, or the operator's);
+# arguments ({ $name }) are escaped. A theme directory's locales/<lang>.ftl adds to or
+# overrides these.
+language-name = English
+
+continue-to = to continue to { $client }
+signed-in-as = Signed in as { $user }
+continue = Continue
+cancel = Cancel
+done = Done
+back-to-account = Back to your account
+date-never = never
+
+error-title = Error
+error-heading = This request cannot be completed
+error-detail = Details:
+error-back = Return to the application you came from and try again.
+error-home = Go to the start page
+
+login-title = Sign in
+login-heading = Sign in
+login-username = Username or e-mail
+login-password = Password
+login-submit = Sign in
+login-passkey = Sign in with a passkey
+passkey-not-used = The passkey was not used. Try again, or use another way.
+passkey-name = Name for this passkey
+passkey-name-placeholder = My laptop
+
+second-factor-title = Verify it is you
+second-factor-heading = Verify it is you
+second-factor-use-passkey = Use a passkey
+second-factor-code = Code from your authenticator app, or a recovery code
+second-factor-submit = Verify
+
+consent-title = Allow access
+consent-heading = Allow { $client } access?
+consent-document-host = This application is not registered here; it is identified by its address on <strong>{ $host }</strong>.
+consent-asks = { $client } asks to:
+consent-resources = With access to:
+consent-allow = Allow
+consent-deny = Deny
+scope-openid = know who you are
+scope-profile = see your name and profile
+scope-email = see your e-mail address
+scope-address = see your postal address
+scope-phone = see your phone number
+scope-offline_access = keep access while you are away
+
+logout-title = Sign out
+logout-heading = Sign out of { $product }?
+logout-submit = Sign out
+logout-not-asked = If you did not ask to sign out, close this page: you stay signed in.
+signed-out-title = Signed out
+signed-out-heading = You are signed out
+signed-out-apps = Signing you out of your applications…
+signed-out-close = You can close this page.
+
+form-post-title = Returning to the application
+form-post-heading = Returning to the application
+
+landing-title = Welcome
+landing-intro = This is an OpenID Connect sign-in service. Applications send you here to sign in.
+landing-account = Your account: passkeys, authenticator apps, recovery codes
+landing-discovery = Discovery document (for developers)
+
+demo-title = Signed in
+demo-heading = Signed in
+demo-intro = Authrim sent back an authorization code. Redeem it within { $seconds } seconds, with the client secret printed in the terminal where the server started in place of <code>CLIENT_SECRET</code>:
+demo-copy = Copy the command
+
+account-title = Your account
+account-heading = Your account
+account-methods = Sign-in methods
+factor-kind-passkey = Passkey
+factor-kind-totp = Authenticator app
+account-added = added { $date }
+account-last-used = last used { $date }
+account-remove = Remove
+account-remove-named = Remove { $name }
+account-password-only = You sign in with your password only.
+account-reauth-note = Changes ask you to sign in again first, since you signed in a while ago.
+account-add-passkey = Add a passkey
+account-add-totp = Add an authenticator app
+account-recovery = Recovery codes
+account-recovery-left = { $count ->
+    [one] 1 unused recovery code. It signs you in once if you lose your other methods.
+   *[other] { $count } unused recovery codes. Each signs you in once if you lose your other methods.
+}
+account-recovery-new = Make new recovery codes
+account-sign-out = Sign out
+notice-passkey = Your passkey was added.
+notice-totp = Your authenticator app was added.
+notice-removed = The sign-in method was removed.
+
+reauth-title = Sign in again
+reauth-heading = Confirm it is you
+reauth-body = To change how you sign in, sign in again first (your last sign-in was more than { $minutes } minutes ago).
+reauth-link = Sign in again
+not-signed-in-title = Not signed in
+not-signed-in-heading = You are not signed in
+not-signed-in-body = The sign-in did not complete, or its link was already used.
+not-signed-in-link = Sign in to your account
+failed-title = Not changed
+failed-heading = Nothing was changed
+failed-passkey-expired = The passkey was not added: the page expired. Try again.
+failed-passkey-refused = The passkey was not added: your device's answer could not be verified, or it is already registered.
+failed-totp-expired = The authenticator app was not added: the page expired. Try again.
+
+passkey-setup-title = Add a passkey
+passkey-setup-heading = Add a passkey
+passkey-setup-body = Your device will ask you to confirm with your screen lock, fingerprint or security key.
+passkey-create = Create the passkey
+passkey-needs-js = Passkeys need JavaScript in this browser.
+totp-title = Add an authenticator app
+totp-heading = Add an authenticator app
+totp-scan = Scan this code with your authenticator app:
+totp-qr-label = QR code of the secret for your authenticator app
+totp-type-key = Or type this key:
+totp-code = The 6-digit code your app shows
+totp-name = Name for this app
+totp-name-placeholder = Phone
+totp-submit = Add
+totp-wrong = That code is not right. Enter the code your app shows now.
+recovery-title = Recovery codes
+recovery-heading = Your recovery codes
+recovery-body = Keep these somewhere safe: each signs you in once. They are shown only now; the earlier codes no longer work.
+
+err-form-expired = This form has expired or was already used. Return to the application and sign in again.
+err-second-factor-expired = This form has expired. Return to the application and sign in again.
+err-too-many = Too many failed sign-in attempts. Wait a few minutes and try again.
+err-busy = The service is busy. Please try again in a moment.
+err-unavailable = The service is temporarily unavailable. Please try again.
+err-no-cookie = Your browser did not send back the cookie this form relies on. Allow cookies for this site and try again.
+err-client-gone = The application that sent you here is no longer registered.
+err-session-ended = Your session has ended. Return to the application and sign in again.
+err-choose = Choose Allow or Deny.
+err-incorrect = Incorrect username or password.
+err-needs-passkey = Signing in here needs a passkey. Use one of your passkeys, or ask your administrator to set one up.
+err-needs-passkey-none = Signing in here needs a passkey, and your account has none yet. Ask your administrator to set one up, or add one on your account page.
+err-needs-factor-none = Signing in here needs a second factor (a passkey or an authenticator app), and your account has none yet. Ask your administrator to set one up, or add one on your account page.
+err-second-factor-wrong = That did not work: the code is not right or was already used, or the passkey was refused.
+err-passkey-expired = The passkey sign-in has expired. Try again.
+err-passkey-refused = That passkey could not be used to sign in. Try again, or use your password.
+err-bad-request = The application sent a sign-in request that cannot be used.
+err-request-too-large = The request is too large.
+err-no-client = The request names no application (client_id is missing).
+err-request-uri-used = This sign-in link has expired or was already used. Return to the application and start again.
+err-bad-redirect = The address to return to is not valid.
+err-form-not-post = This page must be reached by a form post.
+err-form-unreadable = The form is too large or could not be read.
+err-logout-unreadable = The sign-out form could not be read.
+err-logout-expired = This sign-out form has expired or was not made for this browser. Please try again.
+err-logout-invalid = The sign-out request cannot be used.
+err-account-form-expired = This form has expired. Reload your account page and try again.
+err-account-form-unreadable = This form could not be read. Reload your account page and try again.
+err-demo-query = The callback's query string is malformed.
+err-demo-failed = The authorization failed.
+err-demo-no-code = This page expects an authorization code issued by this server.

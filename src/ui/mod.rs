@@ -1,0 +1,347 @@
+//! Pages from templates, in the reader's language, themeable without rebuilding.
+//!
+//! A handler describes a page (`Page`: a template, its values, the messages it shows by id,
+//! its script policy) and returns it as a response; the page is rendered at the edge
+//! (`http::edge`), where the request's `Accept-Language` is at hand, so that no handler (nor
+//! the many places that answer with an error page) needs to carry the language around. The
+//! request's own `ui_locales` (OpenID Connect Core §3.1.2.1) goes with the page and comes
+//! first.
+//!
+//! Templates are minijinja (read at start: an operator's `theme_dir/templates/NAME.html`
+//! replaces the built-in one, which askama's compiled templates could not allow), messages
+//! Fluent (`catalog`), assets (style sheet, logo, the two scripts) served from memory at
+//! `/assets/NAME`, each replaceable from `theme_dir/assets/`. Every page is sent with a CSP
+//! that allows only our own style sheet, images and scripts (and a per-response nonce for
+//! the two pages with an inline script).
+
+pub mod catalog;
+pub mod locale;
+
+use crate::util::html_escape;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use catalog::{Arg, Catalogs};
+use minijinja::value::{Kwargs, Value};
+use minijinja::Environment;
+use serde_json::Map;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The built-in templates (`src/ui/templates`).
+const TEMPLATES: &[(&str, &str)] = &[
+    ("base.html", include_str!("templates/base.html")),
+    ("_passkey_form.html", include_str!("templates/_passkey_form.html")),
+    ("error.html", include_str!("templates/error.html")),
+    ("login.html", include_str!("templates/login.html")),
+    ("second_factor.html", include_str!("templates/second_factor.html")),
+    ("consent.html", include_str!("templates/consent.html")),
+    ("logout_confirm.html", include_str!("templates/logout_confirm.html")),
+    ("signed_out.html", include_str!("templates/signed_out.html")),
+    ("form_post.html", include_str!("templates/form_post.html")),
+    ("landing.html", include_str!("templates/landing.html")),
+    ("demo_callback.html", include_str!("templates/demo_callback.html")),
+    ("account.html", include_str!("templates/account.html")),
+    ("account_reauth.html", include_str!("templates/account_reauth.html")),
+    ("account_message.html", include_str!("templates/account_message.html")),
+    ("account_passkey.html", include_str!("templates/account_passkey.html")),
+    ("account_totp.html", include_str!("templates/account_totp.html")),
+    ("account_recovery.html", include_str!("templates/account_recovery.html")),
+];
+
+/// The built-in assets (`src/ui/assets`).
+const ASSETS: &[(&str, &str)] = &[
+    ("style.css", include_str!("assets/style.css")),
+    ("logo.svg", include_str!("assets/logo.svg")),
+    ("ui.js", include_str!("assets/ui.js")),
+    ("passkey.js", include_str!("assets/passkey.js")),
+];
+
+/// The most files a theme directory's `assets/` may add, and the largest of them.
+const MAX_THEME_ASSETS: usize = 64;
+const MAX_THEME_ASSET_BYTES: u64 = 1 << 20;
+
+/// A message by id, with its arguments; `detail`: technical words shown beside it as they are
+/// (an OAuth error's description, which has no translation).
+#[derive(Debug, Clone)]
+pub struct Msg {
+    pub id: &'static str,
+    pub args: Vec<(&'static str, Arg)>,
+    pub detail: Option<String>,
+}
+
+impl Msg {
+    pub fn new(id: &'static str) -> Self {
+        Self { id, args: Vec::new(), detail: None }
+    }
+    pub fn arg(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.args.push((name, Arg::Text(value.into())));
+        self
+    }
+    pub fn detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+}
+
+impl From<&'static str> for Msg {
+    fn from(id: &'static str) -> Self {
+        Msg::new(id)
+    }
+}
+
+/// What scripts a page runs: ours from `/assets` (`ui.js`, `passkey.js`), or only an inline
+/// one allowed by this response's nonce (the form_post and front-channel logout pages).
+#[derive(Debug, Clone, Default)]
+pub struct Csp {
+    pub nonce: Option<String>,
+    /// Origins the page may frame (front-channel logout).
+    pub frames: Vec<String>,
+}
+
+impl Csp {
+    fn header(&self) -> String {
+        let script = match &self.nonce {
+            Some(n) => format!("script-src 'nonce-{n}'"),
+            None => "script-src 'self'".into(),
+        };
+        let frames = match self.frames.is_empty() {
+            true => String::new(),
+            false => format!("; frame-src {}", self.frames.join(" ")),
+        };
+        format!("default-src 'none'; {script}; style-src 'self'; img-src 'self'{frames}; frame-ancestors 'none'; base-uri 'none'")
+    }
+}
+
+/// A page to render: returned by handlers as a response (`IntoResponse`), rendered at the edge.
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub status: StatusCode,
+    pub template: &'static str,
+    /// The message id of the page's title.
+    pub title: &'static str,
+    pub ctx: Map<String, serde_json::Value>,
+    /// Values that are messages, translated into the context under these names.
+    pub msgs: Vec<(&'static str, Msg)>,
+    pub csp: Csp,
+    /// The request's `ui_locales`, ahead of `Accept-Language`.
+    pub ui_locales: Option<String>,
+}
+
+impl Page {
+    pub fn new(status: StatusCode, template: &'static str, title: &'static str) -> Self {
+        Self { status, template, title, ctx: Map::new(), msgs: Vec::new(), csp: Csp::default(), ui_locales: None }
+    }
+    pub fn with(mut self, name: &str, value: impl serde::Serialize) -> Self {
+        self.ctx.insert(name.into(), serde_json::to_value(value).unwrap_or_default());
+        self
+    }
+    pub fn msg(mut self, name: &'static str, msg: impl Into<Msg>) -> Self {
+        self.msgs.push((name, msg.into()));
+        self
+    }
+    pub fn locales(mut self, ui_locales: Option<&str>) -> Self {
+        self.ui_locales = ui_locales.map(str::to_string);
+        self
+    }
+}
+
+impl IntoResponse for Page {
+    fn into_response(self) -> Response {
+        let mut res = self.status.into_response();
+        res.extensions_mut().insert(self);
+        res
+    }
+}
+
+pub struct Ui {
+    env: Environment<'static>,
+    catalogs: Arc<Catalogs>,
+    assets: HashMap<String, (&'static str, Bytes)>,
+    product: String,
+    default_locale: String,
+    languages: Vec<String>,
+}
+
+impl Ui {
+    /// The built-in templates, messages and assets, with `theme_dir`'s on top.
+    pub fn load(theme_dir: Option<&Path>, product: &str, default_locale: &str) -> anyhow::Result<Self> {
+        let mut env = Environment::new();
+        // HTML escaping of the five characters that matter (minijinja's default also escapes
+        // `/`, which makes URLs and commands in pages hard to read and copy); nothing for
+        // none/undefined.
+        env.set_formatter(|out, state, value| {
+            use std::fmt::Write;
+            if value.is_undefined() || value.is_none() {
+                return Ok(());
+            }
+            let text = value.to_string();
+            let escape = matches!(state.auto_escape(), minijinja::AutoEscape::Html) && !value.is_safe();
+            out.write_str(&if escape { html_escape(&text) } else { text }).map_err(|_| minijinja::Error::new(minijinja::ErrorKind::WriteFailure, "write"))
+        });
+        for (name, source) in TEMPLATES {
+            env.add_template(name, source)?;
+        }
+        let mut assets: HashMap<String, (&'static str, Bytes)> =
+            ASSETS.iter().map(|(n, s)| (n.to_string(), (content_type(n), Bytes::from_static(s.as_bytes())))).collect();
+        let mut extra_locales = Vec::new();
+        if let Some(dir) = theme_dir {
+            for (name, source) in read_dir(&dir.join("templates"), "html", u64::MAX)? {
+                env.add_template_owned(name, String::from_utf8(source).map_err(|_| anyhow::anyhow!("theme template is not UTF-8"))?)?;
+            }
+            let files = read_dir(&dir.join("assets"), "", MAX_THEME_ASSET_BYTES)?;
+            if files.len() > MAX_THEME_ASSETS {
+                anyhow::bail!("theme_dir/assets has more than {MAX_THEME_ASSETS} files");
+            }
+            for (name, bytes) in files {
+                assets.insert(name.clone(), (content_type(&name), Bytes::from(bytes)));
+            }
+            for (name, source) in read_dir(&dir.join("locales"), "ftl", u64::MAX)? {
+                let lang = name.trim_end_matches(".ftl").to_string();
+                extra_locales.push((lang, String::from_utf8(source).map_err(|_| anyhow::anyhow!("theme locale is not UTF-8"))?));
+            }
+        }
+        let catalogs = Arc::new(Catalogs::load(&extra_locales)?);
+        let languages = catalogs.languages();
+        if !languages.iter().any(|l| l == default_locale) {
+            anyhow::bail!("default_locale {default_locale:?} has no catalogue (there are: {})", languages.join(", "));
+        }
+        let c = catalogs.clone();
+        env.add_function("t", move |state: &minijinja::State, id: String, kwargs: Kwargs| -> Result<Value, minijinja::Error> {
+            let lang = state.lookup("lang").map(|v| v.to_string()).unwrap_or_default();
+            let mut args = Vec::new();
+            for k in kwargs.args() {
+                let v: Value = kwargs.get(k)?;
+                let arg = match v.as_i64() {
+                    Some(n) => Arg::Number(n as f64),
+                    None => Arg::Text(v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())),
+                };
+                args.push((k.to_string(), arg));
+            }
+            let text = c.format(&lang, &id, &args).unwrap_or_else(|| html_escape(&id));
+            Ok(Value::from_safe_string(text))
+        });
+        let c = catalogs.clone();
+        // A message if there is one, else `fallback` (a custom scope's own name).
+        env.add_function("t_or", move |state: &minijinja::State, id: String, fallback: String| -> Value {
+            let lang = state.lookup("lang").map(|v| v.to_string()).unwrap_or_default();
+            Value::from_safe_string(c.format(&lang, &id, &[]).unwrap_or_else(|| html_escape(&fallback)))
+        });
+        let ui = Self { env, catalogs, assets, product: product.to_string(), default_locale: default_locale.to_string(), languages };
+        ui.check()?;
+        Ok(ui)
+    }
+
+    /// Every template compiles (a theme's mistake is found at start, not by a user).
+    fn check(&self) -> anyhow::Result<()> {
+        for (name, _) in TEMPLATES {
+            self.env.get_template(name).map_err(|e| anyhow::anyhow!("template {name}: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// The languages pages are available in (discovery's `ui_locales_supported`).
+    pub fn languages(&self) -> &[String] {
+        &self.languages
+    }
+
+    /// `GET /assets/NAME`.
+    pub fn asset(&self, name: &str) -> Response {
+        match self.assets.get(name) {
+            Some((ct, bytes)) => ([(header::CONTENT_TYPE, *ct), (header::CACHE_CONTROL, "public, max-age=3600")], bytes.clone()).into_response(),
+            None => crate::error::OAuthError::not_found("no such asset").into_response(),
+        }
+    }
+
+    /// A message in `lang` (for text outside templates).
+    pub fn text(&self, lang: &str, msg: &Msg) -> String {
+        let args: Vec<(String, Arg)> = msg.args.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        self.catalogs.format(lang, msg.id, &args).unwrap_or_else(|| html_escape(msg.id))
+    }
+
+    /// The language for a page: the request's `ui_locales`, then `Accept-Language`, then the
+    /// default.
+    pub fn language(&self, ui_locales: Option<&str>, accept_language: Option<&str>) -> &str {
+        locale::negotiate(ui_locales, accept_language, &self.languages).unwrap_or(&self.default_locale)
+    }
+
+    /// Render `page` into `res` (which keeps its status and headers, cookies among them).
+    pub fn render(&self, mut res: Response, page: Page, accept_language: Option<&str>) -> Response {
+        let lang = self.language(page.ui_locales.as_deref(), accept_language).to_string();
+        let mut ctx = page.ctx;
+        for (name, msg) in &page.msgs {
+            if let Some(detail) = &msg.detail {
+                ctx.insert("detail".into(), detail.clone().into());
+            }
+            ctx.insert((*name).into(), self.text(&lang, msg).into());
+        }
+        let title = self.text(&lang, &Msg::new(page.title));
+        let mut values: HashMap<String, Value> = ctx.into_iter().map(|(k, v)| (k, Value::from_serialize(&v))).collect();
+        // Messages translated above are our HTML: marked safe, their values were escaped.
+        for (name, _) in &page.msgs {
+            if let Some(v) = values.get(*name).and_then(|v| v.as_str().map(str::to_string)) {
+                values.insert((*name).to_string(), Value::from_safe_string(v));
+            }
+        }
+        values.insert("lang".into(), Value::from(lang.clone()));
+        values.insert("product".into(), Value::from(self.product.clone()));
+        values.insert("title".into(), Value::from_safe_string(title));
+        if let Some(n) = &page.csp.nonce {
+            values.insert("nonce".into(), Value::from(n.clone()));
+        }
+        let html = match self.env.get_template(page.template).and_then(|t| t.render(Value::from_object(values))) {
+            Ok(html) => html,
+            Err(e) => {
+                tracing::error!(template = page.template, error = %e, "a page could not be rendered");
+                *res.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+                "<!doctype html><title>Error</title><p>This page could not be shown.</p>".into()
+            }
+        };
+        *res.body_mut() = axum::body::Body::from(html);
+        let h = res.headers_mut();
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        h.insert("x-frame-options", HeaderValue::from_static("DENY"));
+        h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+        if let Ok(v) = HeaderValue::from_str(&page.csp.header()) {
+            h.insert("content-security-policy", v);
+        }
+        if let Ok(v) = HeaderValue::from_str(&lang) {
+            h.insert(header::CONTENT_LANGUAGE, v);
+        }
+        h.insert(header::VARY, HeaderValue::from_static("accept-language"));
+        res
+    }
+}
+
+fn content_type(name: &str) -> &'static str {
+    match name.rsplit('.').next() {
+        Some("css") => "text/css; charset=utf-8",
+        Some("js") => "text/javascript; charset=utf-8",
+        Some("svg") => "image/svg+xml",
+        Some("png") => "image/png",
+        Some("ico") => "image/x-icon",
+        Some("woff2") => "font/woff2",
+        _ => "application/octet-stream",
+    }
+}
+
+/// The files of `dir` ending in `.ext` (any, if empty): (file name, contents). A missing
+/// directory is none; a file over `max_bytes` is an error.
+fn read_dir(dir: &Path, ext: &str, max_bytes: u64) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(Vec::new()) };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().to_string();
+        if !entry.file_type()?.is_file() || name.starts_with('.') || (!ext.is_empty() && !name.ends_with(&format!(".{ext}"))) {
+            continue;
+        }
+        if entry.metadata()?.len() > max_bytes {
+            anyhow::bail!("{} is larger than {max_bytes} bytes", entry.path().display());
+        }
+        out.push((name, std::fs::read(entry.path())?));
+    }
+    Ok(out)
+}
