@@ -13,6 +13,11 @@ pub struct Cli {
     /// Configuration file (TOML); also AUTHRIM_CONFIG.
     #[arg(long, global = true)]
     pub config: Option<PathBuf>,
+    /// Let an administration command create a new, empty database where none is (otherwise
+    /// it refuses, so that a command run from the wrong directory does not quietly manage a
+    /// database no server uses).
+    #[arg(long, global = true)]
+    pub init: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -52,7 +57,7 @@ pub enum Command {
         #[arg(long, default_value_t = 86_400)]
         expires_in: u64,
     },
-    /// Inspect signing keys.
+    /// List and rotate signing keys.
     #[command(subcommand)]
     Keys(KeysCommand),
     /// List security events (newest first).
@@ -214,11 +219,7 @@ impl UserArgs {
     fn input(self) -> anyhow::Result<UserInput> {
         let password = match (self.password, self.password_stdin) {
             (Some(p), _) => Some(p),
-            (None, true) => {
-                let mut line = String::new();
-                std::io::stdin().read_line(&mut line)?;
-                Some(line.trim_end_matches(['\n', '\r']).to_string())
-            }
+            (None, true) => Some(read_password()?),
             (None, false) => None,
         };
         let mut claims = serde_json::Map::new();
@@ -282,7 +283,44 @@ pub enum KeysCommand {
     },
 }
 
-pub fn run_admin(config: &Config, command: Command) -> anyhow::Result<()> {
+/// A password from standard input: prompted for without echo at a terminal, else its first line.
+fn read_password() -> anyhow::Result<String> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        return Ok(rpassword::prompt_password("password: ")?);
+    }
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line)?;
+    Ok(line.trim_end_matches(['\n', '\r']).to_string())
+}
+
+/// Which database an administration command works on, said on stderr; and a refusal to
+/// create an empty SQLite database unless asked (`--init`, or `migrate`).
+fn check_database(config: &Config, command: &Command, init: bool) -> anyhow::Result<()> {
+    match &config.database_url {
+        Some(url) => {
+            let shown = url::Url::parse(url).map(|u| format!("{}:{}{}", u.host_str().unwrap_or("?"), u.port().unwrap_or(5432), u.path())).unwrap_or_default();
+            eprintln!("authrim: PostgreSQL database {shown}");
+        }
+        None => {
+            let path = crate::db::db_path(&config.data_dir);
+            let shown = std::path::absolute(&path).unwrap_or(path.clone());
+            if !path.exists() && !init && !matches!(command, Command::Migrate) {
+                anyhow::bail!(
+                    "no Authrim database at {} (the data directory is AUTHRIM_DATA_DIR or data_dir, now {:?}). \
+                     Run this where the server runs, set AUTHRIM_DATA_DIR, or pass --init to create a new database there.",
+                    shown.display(),
+                    config.data_dir
+                );
+            }
+            eprintln!("authrim: SQLite database {}", shown.display());
+        }
+    }
+    Ok(())
+}
+
+pub fn run_admin(config: &Config, command: Command, init: bool) -> anyhow::Result<()> {
+    check_database(config, &command, init)?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         let db = crate::db::Database::open(config).await?;
@@ -354,10 +392,7 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
             UserCommand::Create(args) => {
                 let mut input = args.input()?;
                 if input.password.is_none() {
-                    eprint!("password: ");
-                    let mut line = String::new();
-                    std::io::stdin().read_line(&mut line)?;
-                    input.password = Some(line.trim_end_matches(['\n', '\r']).to_string());
+                    input.password = Some(read_password()?);
                 }
                 let user = users::new_user(input).map_err(anyhow::Error::msg)?;
                 let u = user.clone();

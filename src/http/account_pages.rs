@@ -108,8 +108,9 @@ pub fn totp_setup(uri: &str, secret: &str, state: &str, csrf: &str, error: Optio
         .map(|c| c.render::<qrcode::render::svg::Color>().min_dimensions(200, 200).quiet_zone(true).build())
         .unwrap_or_default();
     // The renderer's output starts with an XML declaration, which HTML does not take. The
-    // SVG is ours (rectangles made from the URI's modules), inserted as it is.
-    let svg = qr.find("<svg").map(|i| qr[i..].to_string()).unwrap_or_default();
+    // SVG is ours (rectangles made from the URI's modules), inserted as it is; its accessible
+    // name is the template's (localised) `#qr-label`.
+    let svg = qr.find("<svg").map(|i| qr[i..].replacen("<svg", "<svg role=\"img\" aria-labelledby=\"qr-label\"", 1)).unwrap_or_default();
     let grouped: String = secret.as_bytes().chunks(4).map(|c| String::from_utf8_lossy(c).into_owned()).collect::<Vec<_>>().join(" ");
     let mut page = Page::new(status, "account_totp.html", "totp-title")
         .with("qr", svg)

@@ -172,7 +172,6 @@ impl Ui {
         // `/`, which makes URLs and commands in pages hard to read and copy); nothing for
         // none/undefined.
         env.set_formatter(|out, state, value| {
-            use std::fmt::Write;
             if value.is_undefined() || value.is_none() {
                 return Ok(());
             }

@@ -202,3 +202,67 @@ async fn login_names_are_unique_whatever_the_case() {
     let out = cli(s.dir.path(), &["user", "create", "--username", "dave", "--password", PASSWORD]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// An administration command run where no database is refuses to make an empty one (and says
+/// where it looked) unless told `--init`; every command says which database it uses.
+#[test]
+fn the_cli_does_not_create_an_empty_database_unless_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("nowhere");
+    let out = cli(&data, &["client", "list"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("no Authrim database at") && err.contains("authrim.db") && err.contains("--init"), "{err}");
+    assert!(!data.join("authrim.db").exists(), "nothing was created");
+
+    let out = cli(&data, &["--init", "client", "list"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("SQLite database") && err.contains("authrim.db"), "{err}");
+    assert!(data.join("authrim.db").exists());
+    // Now there is one: no flag needed. `--password-stdin` reads a piped password.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_authrim"))
+        .args(["user", "create", "--username", "erin", "--password-stdin"])
+        .env("AUTHRIM_DATA_DIR", &data)
+        .env_remove("AUTHRIM_CONFIG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"a long enough password\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let user: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(user["username"], "erin");
+    // At a terminal (a pty from util-linux's `script`), it prompts and does not echo.
+    let command = format!("{} user create --username tty --password-stdin", env!("CARGO_BIN_EXE_authrim"));
+    match std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("AUTHRIM_DATA_DIR", &data)
+        .env_remove("AUTHRIM_CONFIG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+    {
+        Ok(mut child) => {
+            let mut stdin = child.stdin.take().unwrap();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+                let _ = stdin.write_all(b"typed-at-the-terminal\n");
+            });
+            let out = child.wait_with_output().unwrap();
+            let shown = String::from_utf8_lossy(&out.stdout);
+            assert!(shown.contains("password:"), "a prompt: {shown}");
+            assert!(!shown.contains("typed-at-the-terminal"), "no echo: {shown}");
+            assert!(shown.contains("\"username\": \"tty\""), "{shown}");
+        }
+        Err(e) => eprintln!("no `script` here ({e}): the terminal prompt is not checked"),
+    }
+    // `migrate` creates the database by itself (that is what it is for).
+    let fresh = dir.path().join("fresh");
+    let out = cli(&fresh, &["migrate"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}

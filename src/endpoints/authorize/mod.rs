@@ -111,7 +111,7 @@ async fn from_pushed(app: &App, params: &Params, request_uri: &str) -> Result<Au
     }
     match pushed::load(app, client_id, request_uri).await {
         Ok(req) if app.client(&req.client_id).is_some() => Ok(req),
-        Ok(_) | Err(pushed::Unusable::Invalid) => Err(pages::error_page(StatusCode::BAD_REQUEST, "err-request-uri-used")),
+        Ok(_) | Err(pushed::Unusable::Invalid) => Err(pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-request-uri-used").detail("invalid request_uri"))),
         Err(pushed::Unusable::Store(e)) => Err(unavailable(e)),
     }
 }
