@@ -87,3 +87,16 @@ fn unknown_file_keys_are_refused() {
     std::fs::write(&path, "code_expiri = 30\n").unwrap();
     assert!(Config::from_sources(Some(&path), &[]).is_err());
 }
+
+/// authrim.example.toml (generated from README's table by scripts/example-config.py) names
+/// every setting the environment can set, and loads as it is (all comments).
+#[test]
+fn the_example_configuration_has_every_setting() {
+    let example = include_str!("../../authrim.example.toml");
+    let missing: Vec<&str> = ENV_VARS.iter().map(|(_, key)| *key).filter(|key| !example.contains(&format!("\n# {key} = "))).collect();
+    assert!(missing.is_empty(), "not in authrim.example.toml (run scripts/example-config.py after documenting them in README): {missing:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("authrim.toml");
+    std::fs::write(&path, example).unwrap();
+    Config::from_sources(Some(&path), &[]).unwrap();
+}

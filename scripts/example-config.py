@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Write authrim.example.toml from README.md's configuration table: every setting, commented
+out, with its default and meaning. Run after changing the table; a unit test
+(config::tests) checks that every setting the server reads is in the file."""
+import re
+from pathlib import Path
+
+root = Path(__file__).resolve().parent.parent
+readme = (root / "README.md").read_text()
+rows = [l for l in readme.split("## Configuration", 1)[1].splitlines() if l.startswith("| `AUTHRIM_")]
+
+def plain(cell):
+    return re.sub(r"`([^`]*)`", r"\1", cell).strip()
+
+out = [
+    "# Authrim's configuration: every setting, commented out, at its default.",
+    "# Generated from README.md's table by scripts/example-config.py; copy what you change.",
+    "# Load it with `authrim --config FILE` (or AUTHRIM_CONFIG=FILE); environment variables",
+    "# (named in each comment) override it.",
+    "",
+]
+for row in rows:
+    cells = [c.strip() for c in row.strip().strip("|").split("|")]
+    envs, keys, default, meaning = cells[0], cells[1], cells[2], "|".join(cells[3:])
+    keys = [k.strip(" `") for k in keys.split(",")]
+    envs = [e.strip(" `") for e in envs.split(",")]
+    for key, env in zip(keys, envs):
+        out.append(f"# {plain(meaning)}")
+        out.append(f"# ({env}; default: {plain(default)})")
+        d = plain(default)
+        if d in ("unset", ""):
+            value = '"…"'  # no default: a value of the kind the meaning describes
+        elif re.fullmatch(r"-?[0-9_]+", d) or d in ("true", "false"):
+            value = d
+        elif " " in d:
+            value = "…  # see the default above"
+        else:
+            value = f'"{d}"'
+        out.append(f"# {key} = {value}")
+        out.append("")
+out += [
+    "# Resource servers (RFC 8707 resources and their scopes; see README \"Agents and MCP\"):",
+    "# [[resource_servers]]",
+    '# uri = "https://mcp.example.com/mcp"',
+    '# name = "Example MCP server"',
+    '# scopes = { "mcp:tools" = "use the example tools" }',
+    "",
+    "# Issuers whose ID-JAGs are grants here (see README \"Agents and MCP\"):",
+    "# [[trusted_issuers]]",
+    '# issuer = "https://idp.example.com"',
+    "",
+]
+(root / "authrim.example.toml").write_text("\n".join(out))
+print(f"wrote authrim.example.toml ({len(rows)} rows)")
