@@ -22,6 +22,7 @@ mod logout;
 mod multinode;
 mod openidconnect_rp;
 mod pairwise;
+mod pages;
 mod par;
 mod passkeys;
 mod ops;

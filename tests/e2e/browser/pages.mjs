@@ -212,10 +212,11 @@ async function axe(scheme) {
 async function visit(name, res) {
   const n = seen.pages.filter((p) => p.walk === walk.name).length + 1;
   const rec = { walk: walk.name, n, name, path: path(page.url()), method: res.request().method(), status: res.status(),
-    content_language: res.headers()['content-language'] ?? null,
+    content_language: res.headers()['content-language'] ?? null, vary: res.headers().vary ?? null,
     html_lang: await page.locator('html').getAttribute('lang'), title: await page.title(),
     heading: (await heading()).trim(), text: await text(), focused: await focused(),
-    alerts: await page.locator('[role=alert]:visible').evaluateAll((l) => l.map((e) => e.textContent.trim())) };
+    alerts: await page.locator('[role=alert]:visible').evaluateAll((l) => l.map((e) => e.textContent.trim())),
+    parts: await parts() };
   if (walk.shots) {
     const base = `${walk.name}-${String(n).padStart(2, '0')}-${name}`;
     await shot(`${base}.png`);
@@ -236,6 +237,43 @@ async function visit(name, res) {
   seen.pages.push(rec);
   return rec;
 }
+
+// Every piece of text a reader meets (visible text nodes; accessible names, placeholders and
+// titles from attributes; the document's title) with the language it is marked as being in:
+// the nearest lang attribute (WCAG 3.1.2, language of parts).
+const parts = () => page.evaluate(() => {
+  const langOf = (el) => el.closest('[lang]')?.getAttribute('lang') ?? null;
+  const out = [{ lang: document.documentElement.lang, text: document.title, attribute: 'title' }];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const t = n.textContent.replace(/\s+/g, ' ').trim();
+    const el = n.parentElement;
+    if (t && el && !el.closest('script, style') && el.checkVisibility()) out.push({ lang: langOf(el), text: t });
+  }
+  for (const el of document.querySelectorAll('[aria-label], [placeholder], [alt], [title]')) {
+    for (const a of ['aria-label', 'placeholder', 'alt', 'title']) {
+      const v = el.getAttribute(a)?.trim();
+      if (v) out.push({ lang: langOf(el), text: v, attribute: a });
+    }
+  }
+  return out;
+});
+
+// Whether this Chromium has a font for Japanese: two different kana drawn differently (with
+// no such font both are the same empty box, and the screenshots show boxes).
+const japaneseFont = () => page.evaluate(() => {
+  const canvas = document.createElement('canvas');
+  canvas.width = 40;
+  canvas.height = 40;
+  const g = canvas.getContext('2d');
+  const draw = (ch) => {
+    g.clearRect(0, 0, 40, 40);
+    g.font = `32px ${getComputedStyle(document.body).fontFamily}`;
+    g.fillText(ch, 2, 32);
+    return g.getImageData(0, 0, 40, 40).data.join(',');
+  };
+  return draw('サ') !== draw('ン');
+});
 
 async function shot(file) {
   await page.screenshot({ path: join(ARTIFACTS, file), fullPage: true, timeout: WAIT_MS });

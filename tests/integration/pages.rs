@@ -1,0 +1,106 @@
+//! The pages' language (ui_locales, then Accept-Language, then the default), the theme
+//! directory's overrides, the start page, and the CSP every page carries.
+
+use crate::harness::*;
+use serde_json::json;
+
+fn authorize_query(extra: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
+    let mut q = vec![("response_type", "code"), ("client_id", "rp"), ("redirect_uri", REDIRECT), ("scope", "openid"), ("state", "s")];
+    q.extend_from_slice(extra);
+    q
+}
+
+async fn get(s: &TestServer, path: &str, accept_language: Option<&str>, query: &[(&str, &str)]) -> (u16, reqwest::header::HeaderMap, String) {
+    let mut req = s.browser().client.get(s.url(path)).query(query);
+    if let Some(l) = accept_language {
+        req = req.header("accept-language", l);
+    }
+    let res = req.send().await.unwrap();
+    let (status, headers) = (res.status().as_u16(), res.headers().clone());
+    (status, headers, res.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn pages_speak_the_language_asked_for() {
+    let s = TestServer::start().await;
+    s.client("rp", json!({})).await;
+    let d: serde_json::Value = reqwest::get(s.url("/.well-known/openid-configuration")).await.unwrap().json().await.unwrap();
+    assert_eq!(d["ui_locales_supported"], json!(["en", "ja", "fr"]));
+
+    let (st, h, html) = get(&s, "/authorize", Some("ja-JP,ja;q=0.9,en;q=0.8"), &authorize_query(&[])).await;
+    assert_eq!(st, 200);
+    assert_eq!(h["content-language"], "ja");
+    assert!(html.contains("<html lang=\"ja\">") && html.contains("<h1>サインイン</h1>"), "{html}");
+    // ui_locales wins over Accept-Language; the next form (the login error) keeps it.
+    let (_, h, html) = get(&s, "/authorize", Some("ja"), &authorize_query(&[("ui_locales", "fr-CA en")])).await;
+    assert_eq!(h["content-language"], "fr");
+    assert!(html.contains("<h1>Connexion</h1>"), "{html}");
+    // Nothing we have: the default.
+    let (_, h, html) = get(&s, "/authorize", Some("de, *;q=0.1"), &authorize_query(&[])).await;
+    assert_eq!(h["content-language"], "en");
+    assert!(html.contains("<h1>Sign in</h1>"), "{html}");
+    // An error page explains in the reader's language and links back to the start.
+    let (st, h, html) = get(&s, "/authorize", Some("ja"), &[("client_id", "nobody")]).await;
+    assert_eq!((st, &h["content-language"]), (400, &reqwest::header::HeaderValue::from_static("ja")));
+    assert!(html.contains("このリクエストを完了できません") && html.contains("href=\"/\""), "{html}");
+    // Every page: our own style sheet and scripts only.
+    let csp = h["content-security-policy"].to_str().unwrap();
+    assert!(csp.starts_with("default-src 'none'; script-src 'self'; style-src 'self'"), "{csp}");
+
+    // The start page.
+    let (st, h, html) = get(&s, "/", None, &[]).await;
+    assert_eq!(st, 200);
+    assert_eq!(h["content-type"], "text/html; charset=utf-8");
+    assert!(html.contains("href=\"/account\"") && html.contains("/.well-known/openid-configuration"), "{html}");
+    let (st, h, css) = get(&s, "/assets/style.css", None, &[]).await;
+    assert_eq!((st, h["content-type"].to_str().unwrap()), (200, "text/css; charset=utf-8"));
+    assert!(css.contains("prefers-color-scheme: dark"));
+    assert_eq!(get(&s, "/assets/nothing.js", None, &[]).await.0, 404);
+}
+
+#[tokio::test]
+async fn a_theme_directory_replaces_templates_assets_and_messages() {
+    let theme = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(theme.path().join("templates")).unwrap();
+    std::fs::create_dir_all(theme.path().join("assets")).unwrap();
+    std::fs::create_dir_all(theme.path().join("locales")).unwrap();
+    std::fs::write(
+        theme.path().join("templates/landing.html"),
+        "{% extends \"base.html\" %}{% block content %}<h1>Acme ID</h1><p>{{ t(\"landing-intro\") }}</p>{% endblock %}",
+    )
+    .unwrap();
+    std::fs::write(theme.path().join("assets/style.css"), "body { color: rebeccapurple }").unwrap();
+    std::fs::write(theme.path().join("assets/acme.svg"), "<svg xmlns=\"http://www.w3.org/2000/svg\"/>").unwrap();
+    std::fs::write(theme.path().join("locales/en.ftl"), "landing-intro = Welcome to Acme.").unwrap();
+    std::fs::write(theme.path().join("locales/de.ftl"), "login-heading = Anmelden").unwrap();
+    let dir = theme.path().to_path_buf();
+    let s = TestServer::start_with(move |c| {
+        c.theme_dir = Some(dir);
+        c.product_name = "Acme ID".into();
+    })
+    .await;
+    s.client("rp", json!({})).await;
+    let (_, _, html) = get(&s, "/", None, &[]).await;
+    assert!(html.contains("<h1>Acme ID</h1><p>Welcome to Acme.</p>") && html.contains("<title>Welcome · Acme ID</title>"), "{html}");
+    let (_, _, css) = get(&s, "/assets/style.css", None, &[]).await;
+    assert_eq!(css, "body { color: rebeccapurple }");
+    let (st, h, _) = get(&s, "/assets/acme.svg", None, &[]).await;
+    assert_eq!((st, h["content-type"].to_str().unwrap()), (200, "image/svg+xml"));
+    // A language added by the theme, with English for what it does not translate.
+    let (_, h, html) = get(&s, "/authorize", Some("de-DE"), &authorize_query(&[])).await;
+    assert_eq!(h["content-language"], "de");
+    assert!(html.contains("<h1>Anmelden</h1>") && html.contains(">Sign in</button>"), "{html}");
+    let d: serde_json::Value = reqwest::get(s.url("/.well-known/openid-configuration")).await.unwrap().json().await.unwrap();
+    assert_eq!(d["ui_locales_supported"], json!(["en", "ja", "fr", "de"]));
+}
+
+#[tokio::test]
+async fn a_broken_theme_stops_the_server_at_start() {
+    let theme = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(theme.path().join("templates")).unwrap();
+    std::fs::write(theme.path().join("templates/login.html"), "{% if %}").unwrap();
+    let mut config = test_config(theme.path());
+    config.theme_dir = Some(theme.path().to_path_buf());
+    let err = authrim::app::App::open(config).await.err().expect("a broken template is refused");
+    assert!(err.to_string().contains("login.html"), "{err}");
+}
