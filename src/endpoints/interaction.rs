@@ -21,6 +21,8 @@ use std::net::SocketAddr;
 /// The most of a `User-Agent` a session keeps (for the operator's list of sessions).
 const MAX_USER_AGENT: usize = 256;
 const EXPIRED: &str = "err-form-expired";
+/// How long after its expiry a login or consent form still starts its request over.
+const RESTART_GRACE: u64 = 86_400;
 pub(super) const TOO_MANY: &str = "err-too-many";
 pub(super) const BUSY: &str = "err-busy";
 const NO_COOKIE: &str = "err-no-cookie";
@@ -31,7 +33,7 @@ pub async fn login(
     headers: HeaderMap,
     form: Result<FormParams, OAuthError>,
 ) -> Response {
-    let (params, _, req) = match take_state(&app, &headers, form, "login", cookies::BROWSER) {
+    let (params, _, req) = match take_state(&app, &headers, form, "login", cookies::BROWSER).await {
         Ok(taken) => taken,
         Err(res) => return *res,
     };
@@ -132,7 +134,7 @@ pub(super) async fn start_session(
 }
 
 pub async fn consent(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
-    let (params, cookie, req) = match take_state(&app, &headers, form, "consent", cookies::SESSION) {
+    let (params, cookie, req) = match take_state(&app, &headers, form, "consent", cookies::SESSION).await {
         Ok(taken) => taken,
         Err(res) => return *res,
     };
@@ -168,7 +170,7 @@ pub async fn consent(State(app): State<AppState>, headers: HeaderMap, form: Resu
 pub async fn consent_page(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     let query = query.unwrap_or_default();
     let form = Params::parse(query.as_bytes()).map(FormParams);
-    let (_, cookie, req) = match take_state(&app, &headers, form, "consent", cookies::SESSION) {
+    let (_, cookie, req) = match take_state(&app, &headers, form, "consent", cookies::SESSION).await {
         Ok(taken) => taken,
         Err(res) => return *res,
     };
@@ -180,7 +182,9 @@ pub async fn consent_page(State(app): State<AppState>, headers: HeaderMap, RawQu
 
 /// Open the form's sealed state of `kind` and check that the browser sent back the cookie it
 /// is bound to. Returns the form, that cookie's value and the pending authorization request.
-pub(super) fn take_state(
+/// A form that expired (within a day) starts its authorization over: a fresh login or consent
+/// page rather than a dead end.
+pub(super) async fn take_state(
     app: &App,
     headers: &HeaderMap,
     form: Result<FormParams, OAuthError>,
@@ -191,10 +195,17 @@ pub(super) fn take_state(
     let FormParams(params) = form.map_err(|_| expired())?;
     let sealed = params.get("challenge").ok_or_else(expired)?;
     let cookie = cookies::get(headers, cookie_name);
-    let req = app.sealer.open::<AuthorizationRequest>(kind, cookie, sealed).map_err(|e| match e {
-        Unsealed::Invalid => expired(),
-        Unsealed::WrongBinding => Box::new(error_page(StatusCode::BAD_REQUEST, NO_COOKIE)),
-    })?;
+    let req = match app.sealer.open::<AuthorizationRequest>(kind, cookie, sealed) {
+        Ok(req) => req,
+        Err(Unsealed::WrongBinding) => return Err(Box::new(error_page(StatusCode::BAD_REQUEST, NO_COOKIE))),
+        Err(Unsealed::Invalid) => match app.sealer.open_expired::<AuthorizationRequest>(kind, cookie, sealed, RESTART_GRACE) {
+            Ok(req) if matches!(app.resolve_client(&req.client_id).await, Ok(Some(_))) => {
+                let session = super::authorize::current_session(app, headers).await;
+                return Err(Box::new(continue_authorization(app, headers, req, session, false, StatusCode::SEE_OTHER).await));
+            }
+            _ => return Err(expired()),
+        },
+    };
     let cookie = cookie.expect("a bound state came with its cookie").to_string();
     Ok((params, cookie, req))
 }

@@ -27,7 +27,7 @@ pub async fn login(
     headers: HeaderMap,
     form: Result<FormParams, OAuthError>,
 ) -> Response {
-    let (params, _, req) = match take_state(&app, &headers, form, "login", cookies::BROWSER) {
+    let (params, _, req) = match take_state(&app, &headers, form, "login", cookies::BROWSER).await {
         Ok(taken) => taken,
         Err(res) => return *res,
     };

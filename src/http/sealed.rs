@@ -66,6 +66,17 @@ impl Sealer {
     /// Open a value sealed for `kind`, checking its expiry and that `cookie` is the one it was
     /// bound to.
     pub fn open<T: DeserializeOwned>(&self, kind: &str, cookie: Option<&str>, sealed: &str) -> Result<T, Unsealed> {
+        self.open_within(kind, cookie, sealed, 0)
+    }
+
+    /// As `open`, also taking a value expired at most `grace` seconds ago: genuine and bound
+    /// to this browser, so what it carries (a validated request) can start over, rather than
+    /// leaving the user at a dead end.
+    pub fn open_expired<T: DeserializeOwned>(&self, kind: &str, cookie: Option<&str>, sealed: &str, grace: u64) -> Result<T, Unsealed> {
+        self.open_within(kind, cookie, sealed, grace)
+    }
+
+    fn open_within<T: DeserializeOwned>(&self, kind: &str, cookie: Option<&str>, sealed: &str, grace: u64) -> Result<T, Unsealed> {
         if sealed.len() > self.max_len {
             return Err(Unsealed::Invalid);
         }
@@ -78,7 +89,7 @@ impl Sealer {
         let mut data = body.to_vec();
         let plain = self.key.open_in_place(nonce, Aad::from(kind.as_bytes()), &mut data).map_err(|_| Unsealed::Invalid)?;
         let envelope: Envelope<T> = serde_json::from_slice(plain).map_err(|_| Unsealed::Invalid)?;
-        if envelope.e <= now() {
+        if envelope.e.saturating_add(grace) <= now() {
             return Err(Unsealed::Invalid);
         }
         let bound = cookie.is_some_and(|c| ct_eq(b64(&sha256(c.as_bytes())).as_bytes(), envelope.b.as_bytes()));
@@ -107,6 +118,9 @@ mod tests {
         assert_eq!(s.open::<Vec<String>>("login", None, &v), Err(Unsealed::WrongBinding));
         let expired = s.seal("login", "cookie-a", 0, &1u8);
         assert_eq!(s.open::<u8>("login", Some("cookie-a"), &expired), Err(Unsealed::Invalid));
+        // Within a grace period, an expired value opens for a fresh start, still bound.
+        assert_eq!(s.open_expired::<u8>("login", Some("cookie-a"), &expired, 60), Ok(1));
+        assert_eq!(s.open_expired::<u8>("login", Some("cookie-b"), &expired, 60), Err(Unsealed::WrongBinding));
     }
 
     #[test]

@@ -104,3 +104,31 @@ async fn a_broken_theme_stops_the_server_at_start() {
     let err = authrim::app::App::open(config).await.err().expect("a broken template is refused");
     assert!(err.to_string().contains("login.html"), "{err}");
 }
+
+/// An expired login or consent form starts its authorization over (a fresh page for the same
+/// request) instead of a dead end; a form from another browser is still refused.
+#[tokio::test]
+async fn an_expired_form_starts_over() {
+    let s = TestServer::start_with(|c| c.challenge_ttl = 1).await;
+    s.client("rp", json!({})).await;
+    s.user("alice", json!({})).await;
+    let b = s.browser();
+    let login = Page::from(b.authorize(&authorize_query(&[("login_hint", "alice")])).await).await;
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    let again = b.post("/login", &[("challenge", &login.challenge()), ("username", "alice"), ("password", PASSWORD)]).await;
+    assert_eq!(again.status, 200, "{}", again.html);
+    assert!(again.is_login() && again.html.contains("value=\"alice\""), "the same request's login page, afresh: {}", again.html);
+    assert_ne!(again.challenge(), login.challenge());
+    // The fresh form signs in; its consent form, expired, starts over as a consent page.
+    let consent = b.post("/login", &[("challenge", &again.challenge()), ("username", "alice"), ("password", PASSWORD)]).await;
+    assert!(consent.is_consent(), "{}", consent.html);
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    let fresh = b.post("/consent", &[("challenge", &consent.challenge()), ("decision", "allow")]).await;
+    assert!(fresh.is_consent(), "{}", fresh.html);
+    let done = b.post("/consent", &[("challenge", &fresh.challenge()), ("decision", "allow")]).await;
+    assert!(done.redirect_params().contains_key("code"));
+    // Another browser posting the expired form: refused as before.
+    let other = s.browser();
+    let refused = other.post("/login", &[("challenge", &login.challenge()), ("username", "alice"), ("password", PASSWORD)]).await;
+    assert_eq!(refused.status, 400, "{}", refused.html);
+}

@@ -95,7 +95,7 @@ if (!WALKS) throw new Error(`unknown SCENARIO ${SCENARIO}`);
 // What the browser reports along the way, for the checks and for a failure's diagnosis;
 // every entry names the walk it came from.
 const seen = { walks: [], pages: [], keyboard: {}, console: [], page_errors: [], csp_violations: [],
-  failed_requests: [], error_responses: [], screenshots: [] };
+  failed_requests: [], error_responses: [], screenshots: [], japanese_font: null, axe_control: null };
 let browser;
 let context;
 let page;
@@ -319,6 +319,7 @@ async function fullWalk() {
   {
     const at = await newContext(ISSUER);
     await visit('landing', await go(at('/')));
+    seen.japanese_font ??= await japaneseFont();
     await visit('error', await go(at(`/authorize?${new URLSearchParams({ client_id: 'no-such-client', response_type: 'code',
       redirect_uri: env('REDIRECT_URI'), scope: 'openid' })}`)));
 
@@ -381,6 +382,24 @@ async function frenchWalk() {
   await closeContext();
 }
 
+// The harness itself, before any page of Authrim: axe-core on a page made to fail, with text
+// too faint in both themes (.faint: #aaa on #fff, 2.3:1), text too faint in the dark theme
+// only (.dark-only: #555 on #333), and a field without a label. What it finds proves that the
+// script is injected, that the rules run and that the dark theme is what they see.
+async function axeControl() {
+  context = await browser.newContext({ bypassCSP: true, colorScheme: 'light' });
+  page = await context.newPage();
+  await page.setContent(`<!doctype html><html lang="en"><head><title>axe control</title><style>
+    body { background: #fff; color: #222; } .faint { color: #aaa; }
+    @media (prefers-color-scheme: dark) { .dark-only { color: #555; background: #333; } }
+    </style></head><body><main><h1>Control</h1><p class="faint">Faint in both themes</p>
+    <p class="dark-only">Faint in the dark theme only</p><input type="text"></main></body></html>`);
+  const runs = [await axe('light'), await axe('dark')];
+  await closeContext();
+  return runs.map((r) => ({ scheme: r.scheme, dark: r.dark,
+    violations: r.violations.map((v) => ({ id: v.id, targets: v.nodes.map((n) => n.target.join(' ')) })) }));
+}
+
 async function main() {
   browser = await chromium.launch({
     executablePath: env('CHROMIUM'),
@@ -389,6 +408,7 @@ async function main() {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+  if (SCENARIO === 'axe') seen.axe_control = await axeControl();
   for (const w of WALKS) {
     walk = { ...w };
     const started = Date.now();
