@@ -164,6 +164,23 @@ pub async fn consent(State(app): State<AppState>, headers: HeaderMap, form: Resu
     }
 }
 
+/// `POST /login/select`: the account chooser's answer (`prompt=select_account`).
+pub async fn select_account(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+    let (params, cookie, mut req) = match take_state(&app, &headers, form, "select", cookies::SESSION).await {
+        Ok(taken) => taken,
+        Err(res) => return *res,
+    };
+    req.prompt.retain(|p| p != "select_account");
+    let session = super::authorize::current_session(&app, &headers).await.filter(|(c, _)| *c == cookie);
+    match (params.get("choice"), session) {
+        (Some("current"), Some(session)) => continue_authorization(&app, &headers, req, Some(session), false, StatusCode::SEE_OTHER).await,
+        // Another account: the login page; signing in replaces this browser's session.
+        (Some("other"), _) => render_login(&app, &headers, &AuthorizationRequest { login_hint: None, ..req }, None, StatusCode::OK).await,
+        (Some("current"), None) => error_page(StatusCode::BAD_REQUEST, "err-session-ended"),
+        _ => error_page(StatusCode::BAD_REQUEST, "err-choose-account"),
+    }
+}
+
 /// `GET /consent?challenge=…`: the consent page the login POST redirected to (see
 /// `authorize::consent_redirect`). The sealed request is opened and checked as the form post
 /// will be; the page is rendered afresh.

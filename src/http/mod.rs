@@ -36,6 +36,7 @@ pub fn router(app: AppState) -> Router {
         .route("/login", post(interaction::login))
         .route("/login/second-factor", post(second_factor::verify))
         .route("/login/passkey", post(passkey_login::login))
+        .route("/login/select", post(interaction::select_account))
         .route("/", get(landing))
         .route("/assets/{name}", get(asset))
         .route("/consent", get(interaction::consent_page).post(interaction::consent))

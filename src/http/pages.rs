@@ -97,6 +97,16 @@ pub fn consent(p: ConsentPage<'_>) -> Response {
         .into_response()
 }
 
+/// `prompt=select_account` with a session: continue as its user, or sign in as another.
+pub fn select_account(challenge: &str, client_name: &str, username: &str, ui_locales: Option<&str>) -> Response {
+    Page::new(StatusCode::OK, "select_account.html", "select-title")
+        .with("challenge", challenge)
+        .with("client", client_name)
+        .with("username", username)
+        .locales(ui_locales)
+        .into_response()
+}
+
 /// "Sign out of Authrim?" (RP-Initiated Logout 1.0 §2: asked when the request does not prove
 /// that it comes from the signed-in user's application).
 pub fn logout_confirm(challenge: &str, username: &str, ui_locales: Option<&str>) -> Response {

@@ -37,6 +37,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("login.html", include_str!("templates/login.html")),
     ("second_factor.html", include_str!("templates/second_factor.html")),
     ("consent.html", include_str!("templates/consent.html")),
+    ("select_account.html", include_str!("templates/select_account.html")),
     ("logout_confirm.html", include_str!("templates/logout_confirm.html")),
     ("signed_out.html", include_str!("templates/signed_out.html")),
     ("form_post.html", include_str!("templates/form_post.html")),

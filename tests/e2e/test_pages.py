@@ -14,7 +14,7 @@ second server), runs the program and checks what it printed:
 - ``test_pages_in_english_and_japanese``: each page in an English and a Japanese browser
   (Accept-Language from the browser's locale), and ``ui_locales=ja`` from an English browser
   (on ``/authorize`` and ``/logout``: it wins over Accept-Language; the account page, without
-  it, stays English), a French browser once: status, ``Content-Language`` (and ``Vary:
+  it, stays English), a French browser (landing, login, consent, account): status, ``Content-Language`` (and ``Vary:
   Accept-Language``), ``<html lang>``, a localised title, heading and sentence; no English
   sentence in a Japanese page unless marked ``lang="en"`` and no Japanese in an English one
   (WCAG 3.1.2); the login page with the keyboard; discovery's ``ui_locales_supported``; every
@@ -74,7 +74,7 @@ FULL_WALK = {
     "reauth": ("POST", "/account/totp/new", 403),
 }
 UI_LOCALES_WALK = ["login", "login-error", "consent", "account", "logout", "signed-out", "second-factor"]
-FRENCH_WALK = ["landing", "login"]
+FRENCH_WALK = ["landing", "login", "consent", "account"]
 DARK_SHOTS = {"error", "login-error", "consent", "account", "add-authenticator-app"}
 # Walk: (the browser's locale, the pages in order).
 SCENARIOS = {
@@ -121,7 +121,16 @@ TEXT = {
     "fr": {
         "landing": ("Authrim", "Ceci est un service de connexion OpenID Connect."),
         "login": ("Connexion", f"pour continuer vers {CLIENT_NAME}"),
+        "consent": (f"Autoriser {CLIENT_NAME} ?", "voir votre adresse e-mail"),
+        "account": ("Votre compte", "Moyens de connexion"),
     },
+}
+# The account page's count of recovery codes, for a user with none (French puts 0 in the
+# plural category "one", like 1, and a singular noun after it).
+NO_RECOVERY_CODES = {
+    "en": "0 unused recovery codes.",
+    "ja": "未使用のリカバリーコードが 0 個あります。",
+    "fr": "0 code de récupération inutilisé.",
 }
 CJK = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]")
 # Three or more words of English in a row (codes and keys are capitals and digits: not words).
@@ -301,8 +310,14 @@ def test_pages_in_english_and_japanese(start_authrim, tmp_path):
 
     warn_without_japanese_font(seen)
     check_artifacts(seen, expected_screenshots("languages", dark=True), report)
-    unmarked = [line for p in seen["pages"] for line in other_language(p, expected_lang(p["walk"], p["name"]))]
-    assert not unmarked, "text in another language than its page's, not marked with lang:\n" + "\n".join(unmarked)
+    # What the words say: nothing in another language unless marked so, and no recovery codes
+    # yet said as such in each language (a plural). Every such problem at once.
+    wording = [line for p in seen["pages"] for line in other_language(p, expected_lang(p["walk"], p["name"]))]
+    for p in seen["pages"]:
+        count = NO_RECOVERY_CODES[expected_lang(p["walk"], p["name"])]
+        if p["name"] == "account" and count not in p["text"]:
+            wording.append(f"{p['walk']} account: not {count!r} for a user without recovery codes: {p['text']!r}")
+    assert not wording, "pages' wording:\n" + "\n".join(wording)
     assert seen["failed_requests"] == [], report
     check_browser_clean(seen, report, DELIBERATE)
 

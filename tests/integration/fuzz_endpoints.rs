@@ -164,7 +164,7 @@ impl Req {
 
 /// Browser endpoints answer with pages; everything else is an API endpoint.
 fn is_browser(path: &str) -> bool {
-    matches!(path, "/" | "/authorize" | "/login" | "/login/second-factor" | "/login/passkey" | "/consent" | "/logout" | "/logout/confirm")
+    matches!(path, "/" | "/authorize" | "/login" | "/login/second-factor" | "/login/passkey" | "/login/select" | "/consent" | "/logout" | "/logout/confirm")
         || path.starts_with("/account")
 }
 

@@ -132,3 +132,39 @@ async fn an_expired_form_starts_over() {
     let refused = other.post("/login", &[("challenge", &login.challenge()), ("username", "alice"), ("password", PASSWORD)]).await;
     assert_eq!(refused.status, 400, "{}", refused.html);
 }
+
+/// prompt=select_account with a session: an account chooser (continue as its user, or sign
+/// in as another), asked once.
+#[tokio::test]
+async fn select_account_offers_the_session_user_or_another() {
+    let s = TestServer::start().await;
+    let (_, secret) = s.client("rp", json!({})).await;
+    let secret = secret.unwrap();
+    let alice = s.user("alice", json!({})).await;
+    let bob = s.user("bob", json!({})).await;
+    let b = s.browser();
+    s.code_for(&b, "rp", "alice", &[]).await;
+
+    let chooser = Page::from(b.authorize(&authorize_query(&[("prompt", "select_account")])).await).await;
+    assert_eq!(chooser.status, 200);
+    assert!(chooser.html.contains("action=\"/login/select\"") && chooser.html.contains("Continue as alice"), "{}", chooser.html);
+    let done = b.post("/login/select", &[("challenge", &chooser.challenge()), ("choice", "current")]).await;
+    let code = done.redirect_params()["code"].clone();
+    let (st, tokens, _) = s.token(Some(("rp", &secret)), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
+    assert_eq!(st, 200);
+    assert_eq!(jwt_parts(tokens["id_token"].as_str().unwrap()).1["sub"], alice);
+
+    let chooser = Page::from(b.authorize(&authorize_query(&[("prompt", "select_account")])).await).await;
+    let login = b.post("/login/select", &[("challenge", &chooser.challenge()), ("choice", "other")]).await;
+    assert!(login.is_login() && !login.html.contains("value=\"alice\""), "{}", login.html);
+    let page = b.post("/login", &[("challenge", &login.challenge()), ("username", "bob"), ("password", PASSWORD)]).await;
+    let page = if page.is_consent() { b.post("/consent", &[("challenge", &page.challenge()), ("decision", "allow")]).await } else { page };
+    let code = page.redirect_params()["code"].clone();
+    let (_, tokens, _) = s.token(Some(("rp", &secret)), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
+    assert_eq!(jwt_parts(tokens["id_token"].as_str().unwrap()).1["sub"], bob);
+
+    // Without a session there is nobody to choose: the login page.
+    let fresh = s.browser();
+    let page = Page::from(fresh.authorize(&authorize_query(&[("prompt", "select_account")])).await).await;
+    assert!(page.is_login(), "{}", page.html);
+}

@@ -155,6 +155,14 @@ pub async fn continue_authorization(
         return render_login(app, headers, &req, None, StatusCode::OK).await;
     }
     let (cookie, session) = session.expect("checked above");
+    // OpenID Connect Core §3.1.2.1 prompt=select_account: the browser has one session, so
+    // the choice is its user or another (a new sign-in). Asked once: the answer's request
+    // goes on without the prompt.
+    if req.prompts("select_account") && !fresh_login {
+        let challenge = seal_request(app, "select", &cookie, &req);
+        let username = app.registry.user(&session.user_id).map(|u| u.username.clone()).unwrap_or_default();
+        return pages::select_account(&challenge, &client_display_name(app, &req.client_id), &username, req.ui_locales.as_deref());
+    }
     // An essential acr the session does not meet, and signing in again would not either
     // (no step-up was due): OpenID Connect Core §5.5.1.1 makes that an error.
     if req.unmet_by(&session.acr) {

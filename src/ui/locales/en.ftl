@@ -33,6 +33,11 @@ second-factor-use-passkey = Use a passkey
 second-factor-code = Code from your authenticator app, or a recovery code
 second-factor-submit = Verify
 
+select-title = Choose an account
+select-heading = Choose an account
+select-current = Continue as { $user }
+select-other = Use another account
+
 consent-title = Allow access
 consent-heading = Allow { $client } access?
 consent-document-host = This application is not registered here; it is identified by its address on <strong>{ $host }</strong>.
@@ -135,6 +140,7 @@ err-no-cookie = Your browser did not send back the cookie this form relies on. A
 err-client-gone = The application that sent you here is no longer registered.
 err-session-ended = Your session has ended. Return to the application and sign in again.
 err-choose = Choose Allow or Deny.
+err-choose-account = Choose an account to continue with.
 err-incorrect = Incorrect username or password.
 err-needs-passkey = Signing in here needs a passkey. Use one of your passkeys, or ask your administrator to set one up.
 err-needs-passkey-none = Signing in here needs a passkey, and your account has none yet. Ask your administrator to set one up, or add one on your account page.

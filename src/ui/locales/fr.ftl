@@ -31,6 +31,11 @@ second-factor-use-passkey = Utiliser une clé d'accès
 second-factor-code = Code de votre application d'authentification, ou code de récupération
 second-factor-submit = Vérifier
 
+select-title = Choisir un compte
+select-heading = Choisissez un compte
+select-current = Continuer en tant que { $user }
+select-other = Utiliser un autre compte
+
 consent-title = Autoriser l'accès
 consent-heading = Autoriser { $client } ?
 consent-document-host = Cette application n'est pas enregistrée ici ; elle est identifiée par son adresse sur <strong>{ $host }</strong>.
@@ -133,6 +138,7 @@ err-no-cookie = Votre navigateur n'a pas renvoyé le cookie dont ce formulaire a
 err-client-gone = L'application qui vous a envoyé ici n'est plus enregistrée.
 err-session-ended = Votre session a pris fin. Revenez à l'application et reconnectez-vous.
 err-choose = Choisissez Autoriser ou Refuser.
+err-choose-account = Choisissez le compte avec lequel continuer.
 err-incorrect = Nom d'utilisateur ou mot de passe incorrect.
 err-needs-passkey = Se connecter ici nécessite une clé d'accès. Utilisez l'une de vos clés, ou demandez à votre administrateur d'en configurer une.
 err-needs-passkey-none = Se connecter ici nécessite une clé d'accès, et votre compte n'en a pas encore. Demandez à votre administrateur d'en configurer une, ou ajoutez-en une sur la page de votre compte.

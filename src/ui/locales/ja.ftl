@@ -31,6 +31,11 @@ second-factor-use-passkey = パスキーを使う
 second-factor-code = 認証アプリのコード、またはリカバリーコード
 second-factor-submit = 確認
 
+select-title = アカウントの選択
+select-heading = アカウントを選択
+select-current = { $user } として続行
+select-other = 別のアカウントを使う
+
 consent-title = アクセスの許可
 consent-heading = { $client } にアクセスを許可しますか？
 consent-document-host = このアプリケーションはここに登録されていません。<strong>{ $host }</strong> 上のアドレスで識別されています。
@@ -130,6 +135,7 @@ err-no-cookie = このフォームに必要な Cookie がブラウザから送�
 err-client-gone = ここへ案内したアプリケーションは、もう登録されていません。
 err-session-ended = セッションが終了しました。アプリケーションに戻って、もう一度サインインしてください。
 err-choose = 「許可」か「拒否」を選んでください。
+err-choose-account = 続行するアカウントを選んでください。
 err-incorrect = ユーザー名またはパスワードが正しくありません。
 err-needs-passkey = ここでのサインインにはパスキーが必要です。お持ちのパスキーを使うか、管理者に設定を依頼してください。
 err-needs-passkey-none = ここでのサインインにはパスキーが必要ですが、アカウントにはまだありません。管理者に設定を依頼するか、アカウントページで追加してください。

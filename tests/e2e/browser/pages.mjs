@@ -22,7 +22,8 @@
 //   full-page screenshot (<walk>-<nn>-<page>.png; a few also in the dark theme, -dark.png);
 //   on the login page the keyboard (below). Walk "ui-locales": an English browser, ui_locales=ja
 //   on /authorize (login, login-error, consent, second-factor) and on /logout (logout,
-//   signed-out), /account without it in between. Walk "fr" (fr-FR): landing and login.
+//   signed-out), /account without it in between. Walk "fr" (fr-FR): landing, login, consent
+//   and account.
 // SCENARIO=mobile: walks "mobile-en" and "mobile-ja" at a 390x844 viewport (a phone: isMobile,
 //   touch, 2x pixels): each page's scroll and client widths, and a screenshot.
 // SCENARIO=axe: walks "axe-en" and "axe-ja" in contexts with bypassCSP (the pages' CSP allows
@@ -379,6 +380,10 @@ async function frenchWalk() {
   const at = await newContext(ISSUER);
   await visit('landing', await go(at('/')));
   await visit('login', await go(authorizeUrl(at)));
+  await visit('consent', await signIn(`alice-${walk.name}`, env('PASSWORD'), (u) => u.pathname === '/consent'));
+  let res = await go(at('/account'));
+  if (path(page.url()) !== '/account') res = await signIn(`alice-${walk.name}`, env('PASSWORD'), (u) => u.pathname === '/account');
+  await visit('account', res);
   await closeContext();
 }
 
