@@ -1,6 +1,8 @@
 // Small comforts on Authrim's pages; every page works without this script.
 // - A form marked submit-once disables its buttons once submitted, so that a double click
 //   sends one sign-in, not two.
+// - A form marked confirm-delay (consent) takes no click in its first moment, so that the
+//   second click of a double click on the previous page's button does not land on Allow.
 // - A button with data-copy="ID" copies that element's text.
 (function () {
   "use strict";
@@ -10,6 +12,10 @@
         form.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
       }, 0);
     });
+  });
+  document.querySelectorAll("form.confirm-delay button").forEach(function (b) {
+    b.disabled = true;
+    setTimeout(function () { b.disabled = false; }, 600);
   });
   document.querySelectorAll("button[data-copy]").forEach(function (button) {
     var target = document.getElementById(button.getAttribute("data-copy"));
