@@ -65,6 +65,11 @@ if [ ! -x "$CHROMIUM" ]; then
   fi
   rm -f "$apt_log"
 fi
+# Japanese glyphs for the pages' screenshots (tests/e2e/test_pages.py); without them the
+# screenshots show boxes, and the test says so but does not fail.
+if [ -x "$CHROMIUM" ] && ! fc-list 2>/dev/null | grep -qi "noto sans cjk"; then
+  (export DEBIAN_FRONTEND=noninteractive; apt_install fonts-noto-cjk) >/dev/null 2>&1 || echo "fonts-noto-cjk could not be installed: Japanese screenshots will show boxes" >&2
+fi
 VENV=target/e2e-venv
 [ -x "$VENV/bin/pytest" ] || python3 -m venv "$VENV"
 "$VENV/bin/pip" install --quiet --disable-pip-version-check -r tests/e2e/requirements.txt

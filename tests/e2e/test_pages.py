@@ -89,7 +89,7 @@ DELIBERATE = {("/authorize", 400), ("/login", 401), ("/account/totp/new", 403)}
 # Each page's heading and a sentence from it, as src/ui/locales/<lang>.ftl words them.
 TEXT = {
     "en": {
-        "landing": ("Authrim", "This is an OpenID Connect sign-in service."),
+        "landing": ("Welcome", "This is an OpenID Connect sign-in service."),
         "error": ("This request cannot be completed", "Return to the application you came from and try again."),
         "login": ("Sign in", f"to continue to {CLIENT_NAME}"),
         "login-error": ("Sign in", "Incorrect username or password."),
@@ -104,7 +104,7 @@ TEXT = {
         "reauth": ("Confirm it is you", "To change how you sign in, sign in again first"),
     },
     "ja": {
-        "landing": ("Authrim", "これは OpenID Connect のサインインサービスです。"),
+        "landing": ("ようこそ", "これは OpenID Connect のサインインサービスです。"),
         "error": ("このリクエストを完了できません", "元のアプリケーションに戻って、もう一度お試しください。"),
         "login": ("サインイン", f"{CLIENT_NAME} を続行するには"),
         "login-error": ("サインイン", "ユーザー名またはパスワードが正しくありません。"),
@@ -119,18 +119,18 @@ TEXT = {
         "reauth": ("ご本人であることを確認します", "サインイン方法を変更するには"),
     },
     "fr": {
-        "landing": ("Authrim", "Ceci est un service de connexion OpenID Connect."),
+        "landing": ("Bienvenue", "Ceci est un service de connexion OpenID Connect."),
         "login": ("Connexion", f"pour continuer vers {CLIENT_NAME}"),
         "consent": (f"Autoriser {CLIENT_NAME} ?", "voir votre adresse e-mail"),
         "account": ("Votre compte", "Moyens de connexion"),
     },
 }
-# The account page's count of recovery codes, for a user with none (French puts 0 in the
-# plural category "one", like 1, and a singular noun after it).
+# The account page's words for a user with no recovery codes (a message of its own, not a
+# plural: "0 unused codes" reads oddly, and French puts 0 in the category "one").
 NO_RECOVERY_CODES = {
-    "en": "0 unused recovery codes.",
-    "ja": "未使用のリカバリーコードが 0 個あります。",
-    "fr": "0 code de récupération inutilisé.",
+    "en": "You have no recovery codes.",
+    "ja": "リカバリーコードはありません。",
+    "fr": "Vous n'avez aucun code de récupération.",
 }
 CJK = re.compile(r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]")
 # Three or more words of English in a row (codes and keys are capitals and digits: not words).

@@ -65,6 +65,7 @@ form-post-title = Returning to the application
 form-post-heading = Returning to the application
 
 landing-title = Welcome
+landing-heading = Welcome
 landing-intro = This is an OpenID Connect sign-in service. Applications send you here to sign in.
 landing-account = Your account: passkeys, authenticator apps, recovery codes
 landing-discovery = Discovery document (for developers)
@@ -89,6 +90,7 @@ account-add-passkey = Add a passkey
 account-add-totp = Add an authenticator app
 account-recovery = Recovery codes
 account-recovery-left = { $count ->
+    [0] You have no recovery codes. Make a set, so that you can sign in if you lose your other methods.
     [one] 1 unused recovery code. It signs you in once if you lose your other methods.
    *[other] { $count } unused recovery codes. Each signs you in once if you lose your other methods.
 }
@@ -100,7 +102,10 @@ notice-removed = The sign-in method was removed.
 
 reauth-title = Sign in again
 reauth-heading = Confirm it is you
-reauth-body = To change how you sign in, sign in again first (your last sign-in was more than { $minutes } minutes ago).
+reauth-body = To change how you sign in, sign in again first (your last sign-in was more than { $minutes ->
+    [one] a minute
+   *[other] { $minutes } minutes
+} ago).
 reauth-link = Sign in again
 not-signed-in-title = Not signed in
 not-signed-in-heading = You are not signed in

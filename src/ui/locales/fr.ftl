@@ -63,6 +63,7 @@ form-post-title = Retour à l'application
 form-post-heading = Retour à l'application
 
 landing-title = Bienvenue
+landing-heading = Bienvenue
 landing-intro = Ceci est un service de connexion OpenID Connect. Les applications vous y envoient pour vous connecter.
 landing-account = Votre compte : clés d'accès, applications d'authentification, codes de récupération
 landing-discovery = Document de découverte (pour les développeurs)
@@ -87,7 +88,8 @@ account-add-passkey = Ajouter une clé d'accès
 account-add-totp = Ajouter une application d'authentification
 account-recovery = Codes de récupération
 account-recovery-left = { $count ->
-    [one] 1 code de récupération inutilisé. Il vous connecte une fois si vous perdez vos autres moyens.
+    [0] Vous n'avez aucun code de récupération. Créez-en, pour pouvoir vous connecter si vous perdez vos autres moyens.
+    [one] { $count } code de récupération inutilisé. Il vous connecte une fois si vous perdez vos autres moyens.
    *[other] { $count } codes de récupération inutilisés. Chacun vous connecte une fois si vous perdez vos autres moyens.
 }
 account-recovery-new = Créer de nouveaux codes de récupération
@@ -98,7 +100,10 @@ notice-removed = Le moyen de connexion a été supprimé.
 
 reauth-title = Reconnectez-vous
 reauth-heading = Confirmez votre identité
-reauth-body = Pour modifier vos moyens de connexion, reconnectez-vous d'abord (votre dernière connexion date de plus de { $minutes } minutes).
+reauth-body = Pour modifier vos moyens de connexion, reconnectez-vous d'abord (votre dernière connexion date de plus de { $minutes ->
+    [one] { $minutes } minute
+   *[other] { $minutes } minutes
+}).
 reauth-link = Se reconnecter
 not-signed-in-title = Non connecté
 not-signed-in-heading = Vous n'êtes pas connecté

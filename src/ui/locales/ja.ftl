@@ -63,6 +63,7 @@ form-post-title = アプリケーションに戻っています
 form-post-heading = アプリケーションに戻っています
 
 landing-title = ようこそ
+landing-heading = ようこそ
 landing-intro = これは OpenID Connect のサインインサービスです。アプリケーションからサインインのためにここへ案内されます。
 landing-account = アカウント: パスキー、認証アプリ、リカバリーコード
 landing-discovery = ディスカバリー文書（開発者向け）
@@ -86,7 +87,10 @@ account-reauth-note = サインインから時間が経っているため、変�
 account-add-passkey = パスキーを追加
 account-add-totp = 認証アプリを追加
 account-recovery = リカバリーコード
-account-recovery-left = 未使用のリカバリーコードが { $count } 個あります。ほかの方法を失ったとき、それぞれ一度だけサインインに使えます。
+account-recovery-left = { $count ->
+    [0] リカバリーコードはありません。ほかの方法を失ったときにサインインできるよう、作成しておいてください。
+   *[other] 未使用のリカバリーコードが { $count } 個あります。ほかの方法を失ったとき、それぞれ一度だけサインインに使えます。
+}
 account-recovery-new = 新しいリカバリーコードを作成
 account-sign-out = サインアウト
 notice-passkey = パスキーを追加しました。

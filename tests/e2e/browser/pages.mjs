@@ -1,9 +1,9 @@
 // Every page of Authrim in a real browser (Debian's Chromium, headless, driven by Playwright)
-// for accessibility and languages: what test_pages.py checks. It starts two servers with a
-// localhost issuer (passkeys on: the login page shows its passkey form), the second with
+// for accessibility and languages. test_pages.py starts two servers with a localhost issuer
+// (passkeys on: the login page shows its passkey form), the second with
 // AUTHRIM_ACCOUNT_REAUTH_MAX_AGE=1, registers a client and, for each walk below, the users
 // alice-<walk> (a password only), bob-<walk> (an authenticator app: a second factor) and, on
-// the second server, carol-<walk>.
+// the second server, carol-<walk>; then checks what this prints.
 //
 // A full walk, in one new browser context per server (nothing carried from one walk to the
 // next), takes every page in this order and "visits" each (see visit()):
@@ -30,7 +30,10 @@
 //   only their own scripts; axe-core is injected into each page, so only these contexts
 //   bypass it: the other scenarios' contexts keep the CSP and report any violation): axe-core
 //   with the WCAG 2.0/2.1/2.2 A and AA rules (AXE_TAGS) on each page in the light theme, then in
-//   the dark one (prefers-color-scheme emulated, as a browser with colorScheme 'dark' has it).
+//   the dark one (prefers-color-scheme emulated, as a browser with colorScheme 'dark' has it),
+//   after a control page made to fail (axeControl) proves the harness.
+// Every page also reports its text with the language each piece is marked as (for WCAG 3.1.2),
+// and the languages and mobile scenarios whether Chromium has a Japanese font at all.
 //
 // Keyboard, on the login page ("en" and "ja"): the focus on load (the username field has
 // autofocus); Shift+Tab from there (nothing before it: the focus leaves the page) and Tab
