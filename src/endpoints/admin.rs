@@ -87,24 +87,32 @@ fn client_json(c: &clients::Client, secret: Option<String>) -> Value {
 
 type AdminResult = Result<Response, OAuthError>;
 
+/// An initial access token's terms (RFC 7591 §3).
+#[derive(serde::Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RegistrationTokenRequest {
+    /// How many clients may register with it (1-100000).
+    #[serde(default = "one")]
+    #[schema(default = 1)]
+    max_uses: u32,
+    /// Seconds it stays valid (at most a year).
+    #[serde(default = "a_day")]
+    #[schema(default = 86400)]
+    expires_in: u64,
+}
+
+fn one() -> u32 {
+    1
+}
+fn a_day() -> u64 {
+    86_400
+}
+
 /// An initial access token for dynamic registration (RFC 7591 §3): `{"max_uses": 1,
 /// "expires_in": 86400}` by default; the token is shown once.
-async fn create_registration_token(State(app): State<AppState>, Body(body): Body) -> AdminResult {
-    #[derive(serde::Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Request {
-        #[serde(default = "one")]
-        max_uses: u32,
-        #[serde(default = "a_day")]
-        expires_in: u64,
-    }
-    fn one() -> u32 {
-        1
-    }
-    fn a_day() -> u64 {
-        86_400
-    }
-    let req: Request = if body.is_empty() { parse(b"{}")? } else { parse(&body)? };
+#[utoipa::path(post, path = "/admin/registration-tokens", tag = "registration", request_body(content = RegistrationTokenRequest, description = "optional: the defaults when empty"), responses((status = 201, description = "`initial_access_token`, `max_uses`, `expires_at`", body = Object), (status = 400, description = "terms out of range"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn create_registration_token(State(app): State<AppState>, Body(body): Body) -> AdminResult {
+    let req: RegistrationTokenRequest = if body.is_empty() { parse(b"{}")? } else { parse(&body)? };
     if req.max_uses == 0 || req.max_uses > 100_000 || req.expires_in == 0 || req.expires_in > 366 * 86_400 {
         return Err(OAuthError::invalid_request("max_uses must be 1-100000 and expires_in 1 second to a year"));
     }
@@ -114,12 +122,16 @@ async fn create_registration_token(State(app): State<AppState>, Body(body): Body
     Ok((StatusCode::CREATED, Json(json!({"initial_access_token": token, "max_uses": req.max_uses, "expires_at": expires_at}))).into_response())
 }
 
-async fn list_clients(State(app): State<AppState>) -> AdminResult {
+/// Every registered client (no secrets).
+#[utoipa::path(get, path = "/admin/clients", tag = "clients", responses((status = 200, description = "`{\"clients\": [...]}`", body = Object), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn list_clients(State(app): State<AppState>) -> AdminResult {
     let list: Vec<Value> = app.registry.list_clients().iter().map(|c| client_json(c, None)).collect();
     Ok(Json(json!({ "clients": list })).into_response())
 }
 
-async fn create_client(State(app): State<AppState>, Body(body): Body) -> AdminResult {
+/// Register a client; a confidential client's secret is in the answer, once.
+#[utoipa::path(post, path = "/admin/clients", tag = "clients", request_body = ClientInput, responses((status = 201, description = "the client, with `client_secret` if it has one", body = Object), (status = 400, description = "`invalid_client_metadata`"), (status = 409, description = "the client id is taken"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn create_client(State(app): State<AppState>, Body(body): Body) -> AdminResult {
     let input: ClientInput = parse(&body)?;
     if input.client_id.as_deref().is_some_and(|id| app.registry.client(id).is_some()) {
         return Err(invalid_metadata("a client with this client_id already exists".into()));
@@ -131,12 +143,16 @@ async fn create_client(State(app): State<AppState>, Body(body): Body) -> AdminRe
     Ok((StatusCode::CREATED, Json(client_json(&client, secret))).into_response())
 }
 
-async fn show_client(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+/// One client.
+#[utoipa::path(get, path = "/admin/clients/{id}", tag = "clients", params(("id" = String, Path, description = "the client id")), responses((status = 200, description = "the client", body = Object), (status = 404, description = "no such client"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn show_client(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
     let c = app.registry.client(&id).ok_or_else(|| OAuthError::not_found("no such client"))?;
     Ok(Json(client_json(&c, None)).into_response())
 }
 
-async fn update_client(State(app): State<AppState>, Path(id): Path<String>, Body(body): Body) -> AdminResult {
+/// Change a client: absent fields keep their value (PUT is taken as the same).
+#[utoipa::path(patch, path = "/admin/clients/{id}", tag = "clients", params(("id" = String, Path, description = "the client id")), request_body = ClientInput, responses((status = 200, description = "the client", body = Object), (status = 400, description = "`invalid_client_metadata`"), (status = 404, description = "no such client"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn update_client(State(app): State<AppState>, Path(id): Path<String>, Body(body): Body) -> AdminResult {
     let existing = app.registry.client(&id).ok_or_else(|| OAuthError::not_found("no such client"))?;
     let (client, secret) = clients::update_client(&existing, parse(&body)?, app.keys.vault()).map_err(invalid_metadata)?;
     check_algs(&app, &client)?;
@@ -145,27 +161,36 @@ async fn update_client(State(app): State<AppState>, Path(id): Path<String>, Body
     Ok(Json(client_json(&client, secret)).into_response())
 }
 
-async fn rotate_secret(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+/// A new secret for a confidential client, shown once; the old one stops working.
+#[utoipa::path(post, path = "/admin/clients/{id}/secret", tag = "clients", params(("id" = String, Path, description = "the client id")), responses((status = 200, description = "`client_id`, `client_secret`", body = Object), (status = 404, description = "no such client"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn rotate_secret(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
     let existing = app.registry.client(&id).ok_or_else(|| OAuthError::not_found("no such client"))?;
     let (client, secret) = clients::rotate_secret(&existing, app.keys.vault()).map_err(invalid_metadata)?;
     app.registry.save_client(client.clone()).await?;
     Ok(Json(client_json(&client, Some(secret))).into_response())
 }
 
-async fn delete_client(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+/// Delete a client; its tokens stop being honoured.
+#[utoipa::path(delete, path = "/admin/clients/{id}", tag = "clients", params(("id" = String, Path, description = "the client id")), responses((status = 204, description = "deleted"), (status = 404, description = "no such client"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn delete_client(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
     if !app.registry.delete_client(&id).await? {
         return Err(OAuthError::not_found("no such client"));
     }
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-#[derive(serde::Deserialize)]
-struct AuditQuery {
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct AuditQuery {
+    /// The most events returned (default 100, at most 10000).
     limit: Option<u32>,
+    /// Only events of this kind (`login_failure`, `factor_enrolled`, …).
     event: Option<String>,
 }
 
-async fn list_audit(State(app): State<AppState>, axum::extract::Query(q): axum::extract::Query<AuditQuery>) -> AdminResult {
+/// Security events, newest first.
+#[utoipa::path(get, path = "/admin/audit", tag = "audit", params(AuditQuery), responses((status = 200, description = "`{\"events\": [...]}`", body = Object), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn list_audit(State(app): State<AppState>, axum::extract::Query(q): axum::extract::Query<AuditQuery>) -> AdminResult {
     // Make events recorded just before this call visible.
     app.audit.flush().await;
     let limit = q.limit.unwrap_or(100).min(10_000);
@@ -173,12 +198,16 @@ async fn list_audit(State(app): State<AppState>, axum::extract::Query(q): axum::
     Ok(Json(json!({ "events": events })).into_response())
 }
 
-async fn list_users(State(app): State<AppState>) -> AdminResult {
+/// Every user (never a password hash).
+#[utoipa::path(get, path = "/admin/users", tag = "users", responses((status = 200, description = "`{\"users\": [...]}`", body = Object), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn list_users(State(app): State<AppState>) -> AdminResult {
     let list: Vec<Value> = app.registry.list_users().iter().map(|u| serde_json::to_value(u.as_ref()).unwrap_or_default()).collect();
     Ok(Json(json!({ "users": list })).into_response())
 }
 
-async fn create_user(State(app): State<AppState>, Body(body): Body) -> AdminResult {
+/// Create a user.
+#[utoipa::path(post, path = "/admin/users", tag = "users", request_body = UserInput, responses((status = 201, description = "the user", body = Object), (status = 400, description = "invalid input"), (status = 409, description = "the username or e-mail is taken"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn create_user(State(app): State<AppState>, Body(body): Body) -> AdminResult {
     let input: UserInput = parse(&body)?;
     let username = input.username.clone().unwrap_or_default();
     // Checked again, atomically, when the user is saved; this spares a password hash.
@@ -193,12 +222,16 @@ async fn create_user(State(app): State<AppState>, Body(body): Body) -> AdminResu
     Ok((StatusCode::CREATED, Json(user)).into_response())
 }
 
-async fn show_user(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+/// One user.
+#[utoipa::path(get, path = "/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "the user id")), responses((status = 200, description = "the user", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn show_user(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
     let u = app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
     Ok(Json(u.as_ref().clone()).into_response())
 }
 
-async fn update_user(State(app): State<AppState>, Path(id): Path<String>, Body(body): Body) -> AdminResult {
+/// Change a user: absent fields keep their value, a `null` claim removes it (PUT is taken as the same).
+#[utoipa::path(patch, path = "/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "the user id")), request_body = UserInput, responses((status = 200, description = "the user", body = Object), (status = 404, description = "no such user"), (status = 409, description = "the username or e-mail is taken"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn update_user(State(app): State<AppState>, Path(id): Path<String>, Body(body): Body) -> AdminResult {
     let existing = app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
     let input: UserInput = parse(&body)?;
     let user = tokio::task::spawn_blocking(move || users::update_user(&existing, input))
@@ -210,7 +243,9 @@ async fn update_user(State(app): State<AppState>, Path(id): Path<String>, Body(b
     Ok(Json(user).into_response())
 }
 
-async fn delete_user(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+/// Delete a user; their sessions end and their tokens stop being honoured.
+#[utoipa::path(delete, path = "/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "the user id")), responses((status = 204, description = "deleted"), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn delete_user(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
     if !app.registry.delete_user(&id).await? {
         return Err(OAuthError::not_found("no such user"));
     }
@@ -218,7 +253,9 @@ async fn delete_user(State(app): State<AppState>, Path(id): Path<String>) -> Adm
 }
 
 /// A user's live sessions: when, from where, and which applications took part.
-async fn list_sessions(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+/// A user's sessions.
+#[utoipa::path(get, path = "/admin/users/{id}/sessions", tag = "sessions", params(("id" = String, Path, description = "the user id")), responses((status = 200, description = "`{\"sessions\": [...]}`", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn list_sessions(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
     app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
     let sessions = app.stores.sessions.of_user(&id).await?;
     let list: Vec<Value> = sessions
@@ -234,7 +271,9 @@ async fn list_sessions(State(app): State<AppState>, Path(id): Path<String>) -> A
 }
 
 /// End every session of a user, with the same notifications as a logout.
-async fn end_all_sessions(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+/// End every session of a user, with the same back-channel notifications as a logout.
+#[utoipa::path(delete, path = "/admin/users/{id}/sessions", tag = "sessions", params(("id" = String, Path, description = "the user id")), responses((status = 200, description = "how many ended", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn end_all_sessions(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
     app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
     let mut ended = 0;
     for s in app.stores.sessions.of_user(&id).await? {
@@ -245,7 +284,9 @@ async fn end_all_sessions(State(app): State<AppState>, Path(id): Path<String>) -
     Ok(Json(json!({ "ended": ended })).into_response())
 }
 
-async fn end_one_session(State(app): State<AppState>, Path((id, sid)): Path<(String, String)>) -> AdminResult {
+/// End one session of a user.
+#[utoipa::path(delete, path = "/admin/users/{id}/sessions/{sid}", tag = "sessions", params(("id" = String, Path, description = "the user id"), ("sid" = String, Path, description = "the session id")), responses((status = 204, description = "ended"), (status = 404, description = "no such user or session"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn end_one_session(State(app): State<AppState>, Path((id, sid)): Path<(String, String)>) -> AdminResult {
     let owned = app.stores.sessions.of_user(&id).await?.iter().any(|s| s.sid == sid);
     if !owned || end_session(&app, SessionRef::Sid(sid), EndedBy::Operator).await?.is_none() {
         return Err(OAuthError::not_found("no such session for this user"));
@@ -254,7 +295,9 @@ async fn end_one_session(State(app): State<AppState>, Path((id, sid)): Path<(Str
 }
 
 /// Withdraw a user's consent to an application: forgotten, and its refresh tokens revoked.
-async fn withdraw_consent(State(app): State<AppState>, Path((id, client_id)): Path<(String, String)>) -> AdminResult {
+/// Withdraw a user's consent to a client; its refresh tokens are revoked.
+#[utoipa::path(delete, path = "/admin/users/{id}/consents/{client_id}", tag = "users", params(("id" = String, Path, description = "the user id"), ("client_id" = String, Path, description = "the client id")), responses((status = 204, description = "withdrawn"), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn withdraw_consent(State(app): State<AppState>, Path((id, client_id)): Path<(String, String)>) -> AdminResult {
     app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
     let done = crate::consent::withdraw(&app, &id, &client_id, "operator").await?;
     if !done.consent && done.families == 0 {

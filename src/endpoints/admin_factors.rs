@@ -29,20 +29,25 @@ fn user(app: &crate::app::App, id: &str) -> Result<std::sync::Arc<crate::registr
     app.registry.user(id).ok_or_else(|| OAuthError::not_found("no such user"))
 }
 
-async fn list(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+/// A user's second factors (never their secrets) and the recovery codes left.
+#[utoipa::path(get, path = "/admin/users/{id}/factors", tag = "factors", params(("id" = String, Path, description = "the user id")), responses((status = 200, description = "`factors`, `recovery_codes_left`", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn list(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
     user(&app, &id)?;
     let list = factors::list(&app.db, &id).await?;
     let left = recovery::remaining(&app.db, &id).await?;
     Ok(Json(json!({"factors": list, "recovery_codes_left": left})).into_response())
 }
 
-#[derive(Deserialize, Default)]
+/// A TOTP factor's name.
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct Enrol {
+pub(crate) struct Enrol {
     name: Option<String>,
 }
 
-async fn enrol_totp(State(app): State<AppState>, Path(id): Path<String>, body: Bytes) -> AdminResult {
+/// Enrol a TOTP factor for a user: its secret and `otpauth://` URI are in the answer, once.
+#[utoipa::path(post, path = "/admin/users/{id}/factors/totp", tag = "factors", params(("id" = String, Path, description = "the user id")), request_body(content = Enrol, description = "optional"), responses((status = 201, description = "`id`, `secret`, `otpauth_uri`", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn enrol_totp(State(app): State<AppState>, Path(id): Path<String>, body: Bytes) -> AdminResult {
     let u = user(&app, &id)?;
     let input: Enrol = if body.is_empty() {
         Enrol::default()
@@ -61,7 +66,9 @@ async fn enrol_totp(State(app): State<AppState>, Path(id): Path<String>, body: B
     Ok(res)
 }
 
-async fn new_recovery_codes(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+/// A new set of ten recovery codes (the old set stops working), shown once.
+#[utoipa::path(post, path = "/admin/users/{id}/recovery-codes", tag = "factors", params(("id" = String, Path, description = "the user id")), responses((status = 201, description = "`codes`", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn new_recovery_codes(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
     let u = user(&app, &id)?;
     let codes = recovery::regenerate(&app.db, &u.id).await?;
     app.audit.record(AuditEvent::new("recovery_codes_created").user(&u.id).detail(json!({"by": "operator"}))).await;
@@ -70,7 +77,9 @@ async fn new_recovery_codes(State(app): State<AppState>, Path(id): Path<String>)
     Ok(res)
 }
 
-async fn remove(State(app): State<AppState>, Path((id, factor_id)): Path<(String, String)>) -> AdminResult {
+/// Remove one factor of a user.
+#[utoipa::path(delete, path = "/admin/users/{id}/factors/{factor_id}", tag = "factors", params(("id" = String, Path, description = "the user id"), ("factor_id" = String, Path, description = "the factor id")), responses((status = 204, description = "removed"), (status = 404, description = "no such user or factor"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn remove(State(app): State<AppState>, Path((id, factor_id)): Path<(String, String)>) -> AdminResult {
     let u = user(&app, &id)?;
     if !factors::remove(&app.db, &u.id, &factor_id).await? {
         return Err(OAuthError::not_found("no such factor"));
@@ -79,7 +88,9 @@ async fn remove(State(app): State<AppState>, Path((id, factor_id)): Path<(String
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-async fn reset(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+/// Remove every factor and recovery code of a user.
+#[utoipa::path(delete, path = "/admin/users/{id}/factors", tag = "factors", params(("id" = String, Path, description = "the user id")), responses((status = 204, description = "reset"), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn reset(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
     let u = user(&app, &id)?;
     let removed = factors::reset(&app.db, &u.id).await?;
     app.audit.record(AuditEvent::new("factors_reset").user(&u.id).detail(json!({"factors": removed, "by": "operator"}))).await;

@@ -97,10 +97,12 @@ async fn after_password(app: &App, headers: &HeaderMap, req: AuthorizationReques
         let pending = super::second_factor::Pending { req, user_id: user.id.clone() };
         return super::second_factor::ask(app, headers, &pending, None, StatusCode::OK).await;
     }
-    super::second_factor::signed_in(app, headers, req, user, address, vec!["pwd".into()], Level::Password).await
+    start_session(app, headers, req, user, address, vec!["pwd".into()], Level::Password).await
 }
 
-/// The user is signed in (every step passed): a new session, then on with the request.
+/// Every step of a sign-in passed, reaching `level` (the one exit of every way of signing in:
+/// password, password and a factor, a passkey alone): a new session and on with the request,
+/// unless the request needs more than that (the policy, or an essential `acr`).
 pub(super) async fn start_session(
     app: &App,
     headers: &HeaderMap,
@@ -108,8 +110,17 @@ pub(super) async fn start_session(
     user: &crate::registry::User,
     address: &str,
     amr: Vec<String>,
-    acr: &str,
+    level: Level,
 ) -> Response {
+    if level < super::authorize::required_level(app, &req) {
+        return error_page(StatusCode::FORBIDDEN, "err-needs-passkey");
+    }
+    if req.unmet_by(level.acr()) {
+        // OpenID Connect Core §5.5.1.1: an essential acr that cannot be met is an error.
+        let e = OAuthError::access_denied("the authentication asked for as essential was not given").code_as("unmet_authentication_requirements");
+        return response::error(app, &req.reply_to(), &e, StatusCode::SEE_OTHER);
+    }
+    let acr = level.acr();
     // A new session id on every sign-in (no fixation); the old session is replaced, quietly:
     // its applications keep their tokens (this is a re-authentication, not a logout).
     if let Some(old) = cookies::get(headers, cookies::SESSION) {

@@ -3,6 +3,7 @@
 pub mod account;
 pub mod admin;
 pub mod admin_factors;
+pub mod admin_openapi;
 pub mod authorize;
 pub mod discovery;
 pub mod end_session;

@@ -3,8 +3,8 @@
 //! where the browser supports conditional mediation); the authenticator names the user, and a
 //! verified passkey with user verification is the whole sign-in (`acr` passkey).
 
-use super::interaction::{client_address, take_state, BUSY, TOO_MANY};
-use super::second_factor::{signed_in, PASSKEY_KIND};
+use super::interaction::{client_address, start_session, take_state, BUSY, TOO_MANY};
+use super::second_factor::PASSKEY_KIND;
 use crate::app::AppState;
 use crate::audit::AuditEvent;
 use crate::error::OAuthError;
@@ -74,7 +74,7 @@ pub async fn login(
             };
             attempt.succeeded();
             let amr = proof.amr().iter().map(|s| s.to_string()).collect();
-            signed_in(&app, &headers, req, &user, &address, amr, proof.level()).await
+            start_session(&app, &headers, req, &user, &address, amr, proof.level()).await
         }
     }
 }

@@ -116,29 +116,7 @@ pub async fn verify(
                 .await;
             let mut amr = vec!["pwd".to_string()];
             amr.extend(proof.amr().iter().map(|s| s.to_string()));
-            signed_in(&app, &headers, pending.req, &user, &address, amr, proof.level()).await
+            start_session(&app, &headers, pending.req, &user, &address, amr, proof.level()).await
         }
     }
-}
-
-/// Every step passed at `level`: a session, unless the request needs more than that (the
-/// policy, or an essential `acr`).
-pub(super) async fn signed_in(
-    app: &App,
-    headers: &HeaderMap,
-    req: AuthorizationRequest,
-    user: &crate::registry::User,
-    address: &str,
-    amr: Vec<String>,
-    level: Level,
-) -> Response {
-    if level < required_level(app, &req) {
-        return error_page(StatusCode::FORBIDDEN, "err-needs-passkey");
-    }
-    if req.unmet_by(level.acr()) {
-        // OpenID Connect Core §5.5.1.1: an essential acr that cannot be met is an error.
-        let e = OAuthError::access_denied("the authentication asked for as essential was not given").code_as("unmet_authentication_requirements");
-        return super::authorize::response::error(app, &req.reply_to(), &e, StatusCode::SEE_OTHER);
-    }
-    start_session(app, headers, req, user, address, amr, level.acr()).await
 }

@@ -48,6 +48,7 @@ pub fn router(app: AppState) -> Router {
         .route("/introspect", post(introspection::introspect))
         .route("/userinfo", get(userinfo::userinfo).post(userinfo::userinfo))
         .route("/healthz", get(discovery::healthz))
+        .route("/admin/openapi.json", get(crate::endpoints::admin_openapi::serve))
         .route("/metrics", get(metrics))
         .merge(registration::router())
         .merge(account::router())

@@ -148,7 +148,7 @@ pub const TOKEN_TYPE_ID_TOKEN: &str = "urn:ietf:params:oauth:token-type:id_token
 pub const TOKEN_TYPE_REFRESH_TOKEN: &str = "urn:ietf:params:oauth:token-type:refresh_token";
 
 /// What a client may do with token exchange.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TokenExchangePolicy {
     /// May present an `actor_token` (delegation, RFC 8693 §1.1).
@@ -193,7 +193,7 @@ impl Default for TokenExchangePolicy {
 
 /// What an admin may set when creating or updating a client; absent fields keep their value
 /// (update) or take the default (create).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClientInput {
     pub client_id: Option<String>,

@@ -46,7 +46,8 @@ pub struct User {
     pub updated_at: u64,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+/// What an admin may set when creating or updating a user; absent fields keep their value.
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UserInput {
     pub username: Option<String>,

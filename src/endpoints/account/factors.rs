@@ -1,17 +1,16 @@
 //! The account page's changes to the user's own sign-in methods: add a passkey, add an
 //! authenticator app (confirmed by its first code before it is kept), new recovery codes,
-//! remove a factor. Each needs a recent sign-in and the form's CSRF token (`change_user`).
+//! remove a factor. Each needs a recent sign-in and the form's CSRF token (the `Change`
+//! extractor).
 
-use super::{change_user, form, see_other, SignedIn};
+use super::{see_other, Change, SignedIn};
 use crate::app::{App, AppState};
 use crate::audit::AuditEvent;
-use crate::error::OAuthError;
 use crate::factors::{passkey, recovery, totp};
 use crate::http::account_pages as pages;
-use crate::http::params::FormParams;
 use crate::util::now;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
 
@@ -31,15 +30,7 @@ fn clean_name(name: Option<&str>, default: &str) -> String {
 }
 
 /// `POST /account/passkeys/new`: the page that runs the registration ceremony.
-pub async fn passkey_start(State(app): State<AppState>, headers: HeaderMap, body: Result<FormParams, OAuthError>) -> Response {
-    let params = match form(body) {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
-    let me = match change_user(&app, &headers, &params).await {
-        Ok(me) => me,
-        Err(r) => return r,
-    };
+pub async fn passkey_start(State(app): State<AppState>, Change { me, .. }: Change) -> Response {
     let Some(passkeys) = &app.passkeys else { return see_other("/account") };
     let (options, state) = match passkeys.start_registration(&app.db, app.keys.vault(), &me.user).await {
         Ok(started) => started,
@@ -50,15 +41,7 @@ pub async fn passkey_start(State(app): State<AppState>, headers: HeaderMap, body
 }
 
 /// `POST /account/passkeys`: the authenticator's answer; the passkey is kept if it verifies.
-pub async fn passkey_finish(State(app): State<AppState>, headers: HeaderMap, body: Result<FormParams, OAuthError>) -> Response {
-    let params = match form(body) {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
-    let me = match change_user(&app, &headers, &params).await {
-        Ok(me) => me,
-        Err(r) => return r,
-    };
+pub async fn passkey_finish(State(app): State<AppState>, Change { me, params }: Change) -> Response {
     let Some(passkeys) = &app.passkeys else { return see_other("/account") };
     let state = params.get("passkey_state").and_then(|s| app.sealer.open::<passkey::RegistrationState>(REGISTER_KIND, Some(&me.cookie), s).ok());
     let (Some(state), Some(credential)) = (state, params.get("credential")) else {
@@ -87,15 +70,7 @@ struct PendingTotp {
 }
 
 /// `POST /account/totp/new`: a new secret, shown as a QR code; kept only once confirmed.
-pub async fn totp_start(State(app): State<AppState>, headers: HeaderMap, body: Result<FormParams, OAuthError>) -> Response {
-    let params = match form(body) {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
-    let me = match change_user(&app, &headers, &params).await {
-        Ok(me) => me,
-        Err(r) => return r,
-    };
+pub async fn totp_start(State(app): State<AppState>, Change { me, .. }: Change) -> Response {
     let (secret, encoded, uri) = totp::new_secret(&issuer_label(&app), &me.user.username);
     let pending = PendingTotp { secret, uri, encoded };
     let sealed = app.sealer.seal(TOTP_KIND, &me.cookie, app.config.challenge_ttl, &pending);
@@ -103,15 +78,7 @@ pub async fn totp_start(State(app): State<AppState>, headers: HeaderMap, body: R
 }
 
 /// `POST /account/totp`: the first code proves the app has the secret; then it is stored.
-pub async fn totp_finish(State(app): State<AppState>, headers: HeaderMap, body: Result<FormParams, OAuthError>) -> Response {
-    let params = match form(body) {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
-    let me = match change_user(&app, &headers, &params).await {
-        Ok(me) => me,
-        Err(r) => return r,
-    };
+pub async fn totp_finish(State(app): State<AppState>, Change { me, params }: Change) -> Response {
     let Some(pending) = params.get("totp_state").and_then(|s| app.sealer.open::<PendingTotp>(TOTP_KIND, Some(&me.cookie), s).ok()) else {
         return pages::failed("failed-totp-expired");
     };
@@ -132,15 +99,7 @@ pub async fn totp_finish(State(app): State<AppState>, headers: HeaderMap, body: 
 }
 
 /// `POST /account/recovery-codes`: a new set (the old one stops working), shown once.
-pub async fn recovery_codes(State(app): State<AppState>, headers: HeaderMap, body: Result<FormParams, OAuthError>) -> Response {
-    let params = match form(body) {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
-    let me = match change_user(&app, &headers, &params).await {
-        Ok(me) => me,
-        Err(r) => return r,
-    };
+pub async fn recovery_codes(State(app): State<AppState>, Change { me, .. }: Change) -> Response {
     match recovery::regenerate(&app.db, &me.user.id).await {
         Ok(codes) => {
             audit(&app, &me, "recovery_codes_created", serde_json::json!({"count": codes.len(), "by": "user"})).await;
@@ -151,15 +110,7 @@ pub async fn recovery_codes(State(app): State<AppState>, headers: HeaderMap, bod
 }
 
 /// `POST /account/factors/remove`: one factor of the user's own.
-pub async fn remove(State(app): State<AppState>, headers: HeaderMap, body: Result<FormParams, OAuthError>) -> Response {
-    let params = match form(body) {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
-    let me = match change_user(&app, &headers, &params).await {
-        Ok(me) => me,
-        Err(r) => return r,
-    };
+pub async fn remove(State(app): State<AppState>, Change { me, params }: Change) -> Response {
     let id = params.get("id").unwrap_or_default();
     match crate::factors::remove(&app.db, &me.user.id, id).await {
         Ok(true) => {

@@ -93,6 +93,24 @@ pub(crate) async fn change_user(app: &App, headers: &HeaderMap, params: &Params)
     Ok(me)
 }
 
+/// The extractor of every account-page change: the form, and its user, signed in recently
+/// and carrying the form's CSRF token; otherwise the page that says what to do.
+pub(crate) struct Change {
+    pub me: SignedIn,
+    pub params: Params,
+}
+
+impl axum::extract::FromRequest<AppState> for Change {
+    type Rejection = Response;
+
+    async fn from_request(req: axum::extract::Request, app: &AppState) -> Result<Self, Response> {
+        let headers = req.headers().clone();
+        let params = form(FormParams::from_request(req, app).await)?;
+        let me = change_user(app, &headers, &params).await?;
+        Ok(Change { me, params })
+    }
+}
+
 async fn overview(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     let Some(me) = signed_in(&app, &headers).await else { return see_other("/account/login") };
     let list = match crate::factors::list(&app.db, &me.user.id).await {

@@ -1,0 +1,54 @@
+//! The admin API's OpenAPI 3.1 document, generated from the handlers' annotations and the
+//! input types (utoipa), served at `GET /admin/openapi.json` (public: it describes, it
+//! grants nothing; every operation it lists needs the admin token).
+
+use super::{admin, admin_factors};
+use crate::registry::{clients::TokenExchangePolicy, ClientInput, UserInput};
+use axum::response::{IntoResponse, Response};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Authrim admin API",
+        description = "Clients, users, sessions, second factors, registration tokens and the audit log, behind `Authorization: Bearer $AUTHRIM_ADMIN_TOKEN` (off when no admin token is set). Errors are OAuth JSON errors (`error`, `error_description`)."
+    ),
+    paths(
+        admin::list_clients, admin::create_client, admin::show_client, admin::update_client, admin::rotate_secret, admin::delete_client,
+        admin::list_users, admin::create_user, admin::show_user, admin::update_user, admin::delete_user,
+        admin::list_sessions, admin::end_all_sessions, admin::end_one_session, admin::withdraw_consent,
+        admin::list_audit, admin::create_registration_token,
+        admin_factors::list, admin_factors::reset, admin_factors::remove, admin_factors::enrol_totp, admin_factors::new_recovery_codes,
+    ),
+    components(schemas(ClientInput, UserInput, TokenExchangePolicy, admin::RegistrationTokenRequest, admin_factors::Enrol)),
+    modifiers(&AdminToken)
+)]
+struct AdminApi;
+
+/// The bearer scheme every operation names.
+struct AdminToken;
+
+impl Modify for AdminToken {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "admin_token",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).description(Some("AUTHRIM_ADMIN_TOKEN")).build()),
+        );
+    }
+}
+
+/// The document, made once.
+pub fn document() -> &'static str {
+    static DOC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DOC.get_or_init(|| {
+        let mut doc = AdminApi::openapi();
+        doc.info.version = env!("CARGO_PKG_VERSION").to_string();
+        doc.to_pretty_json().expect("the document serialises")
+    })
+}
+
+pub async fn serve() -> Response {
+    ([(axum::http::header::CONTENT_TYPE, "application/json")], document()).into_response()
+}
