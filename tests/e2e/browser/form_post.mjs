@@ -23,23 +23,14 @@
 // ARTIFACTS_DIR (screenshot and HTML on failure) and WAIT_MS. Output: one line of JSON, what
 // the browser saw. Any failed step exits 1 with the console, CSP reports and the page on stderr.
 import { chromium } from 'playwright-core';
-import { runAndReport } from './report.mjs';
+import { env, giveUpAfter, runAndReport } from './report.mjs';
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
-};
 const ISSUER = env('ISSUER');
 const CALLBACK = env('CALLBACK');
 const URLS = JSON.parse(env('URLS'));
 const WAIT_MS = Number(process.env.WAIT_MS || 10000);
 
-const watchdog = setTimeout(() => {
-  process.stderr.write('browser test: gave up after 75 s\n');
-  process.exit(2);
-}, 75_000);
-watchdog.unref();
+giveUpAfter(75);
 
 const seen = { console: [], page_errors: [], csp_violations: [], submits: [], requests: [] };
 let browser;

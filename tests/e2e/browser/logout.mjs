@@ -23,25 +23,15 @@ import { chromium } from 'playwright-core';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runAndReport } from './report.mjs';
+import { env, giveUpAfter, runAndReport } from './report.mjs';
 import { randomBytes } from 'node:crypto';
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
-};
 const ISSUER = env('ISSUER');
 const CLIENTS = JSON.parse(env('CLIENTS'));
 const POST_LOGOUT = env('POST_LOGOUT_REDIRECT_URI');
 const WAIT_MS = Number(process.env.WAIT_MS || 10000);
 
-// The whole program is bounded, whatever hangs.
-const watchdog = setTimeout(() => {
-  process.stderr.write('browser test: gave up after 75 s\n');
-  process.exit(2);
-}, 75_000);
-watchdog.unref();
+giveUpAfter(75);
 
 const random = () => randomBytes(12).toString('base64url');
 const authorizeUrl = (c, state, extra = {}) => {

@@ -50,30 +50,20 @@ import { chromium } from 'playwright-core';
 import { createHash, randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { runAndReport } from './report.mjs';
+import { env, giveUpAfter, runAndReport } from './report.mjs';
 
 const require = createRequire(import.meta.url);
 const AXE_SCRIPT = require.resolve('axe-core/axe.min.js');
 const AXE_VERSION = require('axe-core/package.json').version;
 const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
-};
 const SCENARIO = env('SCENARIO');
 const ISSUER = env('ISSUER');
 const REAUTH_ISSUER = env('REAUTH_ISSUER');
 const ARTIFACTS = env('ARTIFACTS_DIR');
 const WAIT_MS = Number(process.env.WAIT_MS || 10000);
 
-// The whole program is bounded, whatever hangs.
-const watchdog = setTimeout(() => {
-  process.stderr.write('browser test: gave up after 150 s\n');
-  process.exit(2);
-}, 150_000);
-watchdog.unref();
+giveUpAfter(150);
 
 const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
 // Pages also screenshotted in the dark theme (scenario languages).

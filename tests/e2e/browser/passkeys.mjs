@@ -44,24 +44,14 @@ import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runAndReport } from './report.mjs';
+import { env, giveUpAfter, runAndReport } from './report.mjs';
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
-};
 const SCENARIO = env('SCENARIO');
 const ISSUER = env('ISSUER');
 const ARTIFACTS = env('ARTIFACTS_DIR');
 const WAIT_MS = Number(process.env.WAIT_MS || 10000);
 
-// The whole program is bounded, whatever hangs.
-const watchdog = setTimeout(() => {
-  process.stderr.write('browser test: gave up after 100 s\n');
-  process.exit(2);
-}, 100_000);
-watchdog.unref();
+giveUpAfter(100);
 
 // RFC 6238 TOTP (HMAC-SHA1, 6 digits, 30 s steps) from an RFC 4648 base32 key.
 function base32(text) {

@@ -5,6 +5,21 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+/// A required setting from the environment.
+export function env(name) {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+}
+
+/// The whole program is bounded, whatever hangs: exit 2 after `seconds`.
+export function giveUpAfter(seconds) {
+  setTimeout(() => {
+    process.stderr.write(`browser test: gave up after ${seconds} s\n`);
+    process.exit(2);
+  }, seconds * 1000).unref();
+}
+
 export async function runAndReport(main, state, cleanup) {
   const artifacts = process.env.ARTIFACTS_DIR;
   let code = 0;
