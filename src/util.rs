@@ -53,17 +53,24 @@ pub fn ct_eq(a: &[u8], b: &[u8]) -> bool {
 
 /// Escape text for HTML element content and attribute values.
 pub fn html_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
+    // The five characters are ASCII, so every cut below is at a character boundary; the runs
+    // between them are copied whole (pages escape every value they show).
+    let mut out = String::with_capacity(s.len() + s.len() / 8);
+    let mut from = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let entity = match b {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' => "&quot;",
+            b'\'' => "&#39;",
+            _ => continue,
+        };
+        out.push_str(&s[from..i]);
+        out.push_str(entity);
+        from = i + 1;
     }
+    out.push_str(&s[from..]);
     out
 }
 
@@ -111,5 +118,8 @@ mod tests {
     #[test]
     fn html_escape_neutralises_markup() {
         assert_eq!(html_escape("<a href=\"x\">'&"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;");
+        assert_eq!(html_escape("サインイン <b>é</b>"), "サインイン &lt;b&gt;é&lt;/b&gt;");
+        assert_eq!(html_escape(""), "");
+        assert_eq!(html_escape("plain"), "plain");
     }
 }
