@@ -26,6 +26,7 @@ pub fn notice(done: &str) -> Option<&'static str> {
         "passkey" => Some("notice-passkey"),
         "totp" => Some("notice-totp"),
         "removed" => Some("notice-removed"),
+        "password" => Some("notice-password"),
         _ => None,
     }
 }
@@ -117,6 +118,15 @@ pub fn totp_setup(uri: &str, secret: &str, state: &str, csrf: &str, error: Optio
         .with("key", grouped)
         .with("state", state)
         .with("csrf", csrf);
+    if let Some(e) = error {
+        page = page.msg("error", Msg::new(e));
+    }
+    page.into_response()
+}
+
+/// Changing the password: the current one, the new one twice. `error`: a message id.
+pub fn password_form(csrf: &str, error: Option<&'static str>, status: StatusCode) -> Response {
+    let mut page = Page::new(status, "account_password.html", "password-title").with("csrf", csrf);
     if let Some(e) = error {
         page = page.msg("error", Msg::new(e));
     }

@@ -49,6 +49,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("account_passkey.html", include_str!("templates/account_passkey.html")),
     ("account_totp.html", include_str!("templates/account_totp.html")),
     ("account_recovery.html", include_str!("templates/account_recovery.html")),
+    ("account_password.html", include_str!("templates/account_password.html")),
 ];
 
 /// The built-in assets (`src/ui/assets`).

@@ -486,3 +486,47 @@ async fn the_account_page_needs_a_recent_sign_in_and_totp_is_kept_only_once_conf
     let (_, listed) = s.admin(reqwest::Method::GET, &format!("/admin/users/{alice}/factors"), None).await;
     assert_eq!(listed["factors"][0]["kind"], "totp", "{listed}");
 }
+
+/// The account page changes the password: the current one is checked (a wrong one counts in
+/// the throttle), the two new ones must agree and be long enough; afterwards the new password
+/// signs in, the old one does not, and the user's other sessions have ended.
+#[tokio::test]
+async fn the_account_page_changes_the_password_and_ends_other_sessions() {
+    let s = TestServer::start().await;
+    s.client("rp", json!({})).await;
+    s.user("alice", json!({})).await;
+    // Another browser signed in first: its session must end.
+    let other = s.browser();
+    s.code_for(&other, "rp", "alice", &[]).await;
+    let browser = s.browser();
+    let acct = account(&browser).await;
+    assert!(acct.html.contains("href=\"/account/password\""), "{}", acct.html);
+    let form = get(&browser, "/account/password").await;
+    assert_eq!(form.status, 200);
+    let csrf = field(&form, "csrf");
+    let new = "a brand new passphrase";
+    let cases = [(("wrong password", new, new), 401, "not right"), ((PASSWORD, new, "something else"), 422, "not the same"), ((PASSWORD, "short", "short"), 422, "8 to 1024")];
+    for ((current, n, c), status, says) in cases {
+        let page = post(&browser, "/account/password", &[("csrf", &csrf), ("current_password", current), ("new_password", n), ("confirm_password", c)]).await;
+        assert_eq!(page.status, status, "{}", page.html);
+        assert!(page.html.contains(says), "{says}: {}", page.html);
+    }
+    let forged = post(&browser, "/account/password", &[("csrf", "forged"), ("current_password", PASSWORD), ("new_password", new), ("confirm_password", new)]).await;
+    assert_eq!(forged.status, 400, "{}", forged.html);
+    let done = post(&browser, "/account/password", &[("csrf", &csrf), ("current_password", PASSWORD), ("new_password", new), ("confirm_password", new)]).await;
+    assert!(done.html.contains("Your password was changed"), "{}", done.html);
+
+    // The other browser's session is gone: prompt=none there is login_required.
+    let res = other.authorize(&query(&[("prompt", "none")])).await;
+    let page = Page::from(res).await;
+    assert_eq!(page.redirect_params()["error"], "login_required");
+    // The old password no longer signs in; the new one does.
+    let b = s.browser();
+    let login = Page::from(b.authorize(&query(&[])).await).await;
+    let refused = b.post("/login", &[("challenge", &login.challenge()), ("username", "alice"), ("password", PASSWORD)]).await;
+    assert_eq!(refused.status, 401);
+    let ok = b.post("/login", &[("challenge", &refused.challenge()), ("username", "alice"), ("password", new)]).await;
+    assert!(ok.is_consent() || ok.location.is_some(), "{}", ok.html);
+    let audit = s.admin(reqwest::Method::GET, "/admin/audit?event=password_changed", None).await.1;
+    assert_eq!(audit["events"].as_array().unwrap().len(), 1, "{audit}");
+}

@@ -126,3 +126,69 @@ pub async fn remove(State(app): State<AppState>, Change { me, params }: Change) 
 pub(crate) fn issuer_label(app: &App) -> String {
     url::Url::parse(app.issuer()).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_else(|| "Authrim".into())
 }
+
+/// `POST /account/password`: a new password, given the current one (besides the recent
+/// sign-in every change needs). Wrong current passwords count in the login throttle; the
+/// user's other sessions end (a password is changed when it may be known to someone else).
+pub async fn change_password(State(app): State<AppState>, axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<std::net::SocketAddr>, headers: axum::http::HeaderMap, Change { me, params }: Change) -> Response {
+    let (current, new, confirm) = (params.get("current_password").unwrap_or(""), params.get("new_password").unwrap_or(""), params.get("confirm_password").unwrap_or(""));
+    let again = |error: &'static str, status: StatusCode| pages::password_form(&me.csrf(&app), Some(error), status);
+    if new != confirm {
+        return again("password-mismatch", StatusCode::UNPROCESSABLE_ENTITY);
+    }
+    let address = crate::endpoints::interaction::client_address(&app, &headers, peer);
+    let account = crate::ratelimit::account_key(Some(&me.user.id), &me.user.username);
+    let Some(attempt) = app.login_limiter.begin(&account, &address, now()) else {
+        return again("err-too-many", StatusCode::TOO_MANY_REQUESTS);
+    };
+    // Both Argon2 computations (the check, the new hash) on the hashing slots, off the workers.
+    let (user, current, new) = (me.user.clone(), current.to_string(), new.to_string());
+    let outcome = app
+        .hash_slots
+        .run(move || {
+            if !crate::registry::users::verify_password(Some(&user), &current) {
+                return Err("password-current-wrong");
+            }
+            let input = crate::registry::UserInput { password: Some(new), ..Default::default() };
+            crate::registry::users::update_user(&user, input).map_err(|_| "password-too-weak")
+        })
+        .await;
+    let updated = match outcome {
+        None => {
+            attempt.unchecked();
+            return crate::http::pages::error_page(StatusCode::SERVICE_UNAVAILABLE, "err-busy");
+        }
+        Some(Err("password-current-wrong")) => {
+            attempt.failed(now());
+            audit(&app, &me, "password_change_failed", serde_json::json!({"reason": "current password"})).await;
+            return again("password-current-wrong", StatusCode::UNAUTHORIZED);
+        }
+        Some(Err(why)) => {
+            attempt.unchecked();
+            return again(why, StatusCode::UNPROCESSABLE_ENTITY);
+        }
+        Some(Ok(user)) => user,
+    };
+    attempt.succeeded();
+    if let Err(e) = app.registry.save_user(updated).await {
+        return crate::endpoints::authorize::unavailable(e);
+    }
+    let mut ended = 0;
+    if let Ok(sessions) = app.stores.sessions.of_user(&me.user.id).await {
+        for s in sessions.into_iter().filter(|s| s.sid != me.session.sid) {
+            if matches!(crate::logout::end_session(&app, crate::stores::SessionRef::Sid(s.sid), crate::logout::EndedBy::User).await, Ok(Some(_))) {
+                ended += 1;
+            }
+        }
+    }
+    audit(&app, &me, "password_changed", serde_json::json!({"by": "user", "other_sessions_ended": ended})).await;
+    see_other("/account?done=password")
+}
+
+/// `GET /account/password`: the form.
+pub async fn password_page(State(app): State<AppState>, headers: axum::http::HeaderMap) -> Response {
+    match super::signed_in(&app, &headers).await {
+        Some(me) => pages::password_form(&me.csrf(&app), None, StatusCode::OK),
+        None => see_other("/account/login"),
+    }
+}

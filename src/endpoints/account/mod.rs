@@ -46,6 +46,7 @@ pub fn router() -> Router<AppState> {
         .route("/account/totp", post(factors::totp_finish))
         .route("/account/recovery-codes", post(factors::recovery_codes))
         .route("/account/factors/remove", post(factors::remove))
+        .route("/account/password", get(factors::password_page).post(factors::change_password))
 }
 
 /// The signed-in user of the account page: their session, its cookie, and the user.
@@ -67,7 +68,7 @@ impl SignedIn {
     }
 }
 
-async fn signed_in(app: &App, headers: &HeaderMap) -> Option<SignedIn> {
+pub(crate) async fn signed_in(app: &App, headers: &HeaderMap) -> Option<SignedIn> {
     let (cookie, session) = crate::endpoints::authorize::current_session(app, headers).await?;
     let user = app.registry.user(&session.user_id)?;
     Some(SignedIn { cookie, session, user })

@@ -100,6 +100,19 @@ notice-passkey = Your passkey was added.
 notice-totp = Your authenticator app was added.
 notice-removed = The sign-in method was removed.
 
+account-password = Password
+account-change-password = Change your password
+notice-password = Your password was changed. Your other sessions were signed out.
+password-title = Change your password
+password-heading = Change your password
+password-current = Current password
+password-new = New password (at least 8 characters)
+password-confirm = New password again
+password-submit = Change the password
+password-mismatch = The two new passwords are not the same.
+password-current-wrong = The current password is not right.
+password-too-weak = The new password must have 8 to 1024 characters.
+
 reauth-title = Sign in again
 reauth-heading = Confirm it is you
 reauth-body = To change how you sign in, sign in again first (your last sign-in was more than { $minutes ->

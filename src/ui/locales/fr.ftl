@@ -98,6 +98,19 @@ notice-passkey = Votre clé d'accès a été ajoutée.
 notice-totp = Votre application d'authentification a été ajoutée.
 notice-removed = Le moyen de connexion a été supprimé.
 
+account-password = Mot de passe
+account-change-password = Changer votre mot de passe
+notice-password = Votre mot de passe a été changé. Vos autres sessions ont été déconnectées.
+password-title = Changer votre mot de passe
+password-heading = Changer votre mot de passe
+password-current = Mot de passe actuel
+password-new = Nouveau mot de passe (au moins 8 caractères)
+password-confirm = Nouveau mot de passe, à nouveau
+password-submit = Changer le mot de passe
+password-mismatch = Les deux nouveaux mots de passe ne sont pas identiques.
+password-current-wrong = Le mot de passe actuel n'est pas le bon.
+password-too-weak = Le nouveau mot de passe doit compter de 8 à 1024 caractères.
+
 reauth-title = Reconnectez-vous
 reauth-heading = Confirmez votre identité
 reauth-body = Pour modifier vos moyens de connexion, reconnectez-vous d'abord (votre dernière connexion date de plus de { $minutes ->

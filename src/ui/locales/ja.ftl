@@ -97,6 +97,19 @@ notice-passkey = パスキーを追加しました。
 notice-totp = 認証アプリを追加しました。
 notice-removed = サインイン方法を削除しました。
 
+account-password = パスワード
+account-change-password = パスワードを変更
+notice-password = パスワードを変更しました。ほかのセッションはサインアウトされました。
+password-title = パスワードの変更
+password-heading = パスワードの変更
+password-current = 現在のパスワード
+password-new = 新しいパスワード（8 文字以上）
+password-confirm = 新しいパスワード（確認）
+password-submit = パスワードを変更
+password-mismatch = 2 つの新しいパスワードが一致しません。
+password-current-wrong = 現在のパスワードが正しくありません。
+password-too-weak = 新しいパスワードは 8 文字以上 1024 文字以下にしてください。
+
 reauth-title = もう一度サインイン
 reauth-heading = ご本人であることを確認します
 reauth-body = サインイン方法を変更するには、先にもう一度サインインしてください（前回のサインインから { $minutes } 分以上経過しています）。
