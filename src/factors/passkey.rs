@@ -120,8 +120,18 @@ impl Passkeys {
 
     /// Start registering a passkey for `user`: the options for `navigator.credentials.create`
     /// and the state to seal into the page.
-    pub async fn start_registration(&self, db: &Database, vault: &Vault, user: &crate::registry::User) -> StoreResult<(serde_json::Value, RegistrationState)> {
-        let existing: Vec<CredentialID> = stored_open(db, vault, &user.id).await?.into_iter().map(|(_, p)| p.cred_id().clone()).collect();
+    pub async fn start_registration(&self, db: &Database, user: &crate::registry::User) -> StoreResult<(serde_json::Value, RegistrationState)> {
+        // The exclusion list needs the ids only, which are stored in the clear: nothing to open.
+        let owner = user.id.clone();
+        let existing: Vec<CredentialID> = db
+            .read(move |sql| {
+                let rows = sql.query("SELECT credential_id FROM user_factors WHERE user_id = ?1 AND kind = 'passkey'", crate::params![owner.as_str()])?;
+                rows.iter().map(|r| r.text(0)).collect::<StoreResult<Vec<_>>>()
+            })
+            .await?
+            .iter()
+            .filter_map(|id| crate::util::b64_decode(id))
+            .collect();
         let display = user.claims.get("name").and_then(|v| v.as_str()).unwrap_or(&user.username).to_string();
         let (options, state) = self
             .webauthn

@@ -32,7 +32,7 @@ fn clean_name(name: Option<&str>, default: &str) -> String {
 /// `POST /account/passkeys/new`: the page that runs the registration ceremony.
 pub async fn passkey_start(State(app): State<AppState>, Change { me, .. }: Change) -> Response {
     let Some(passkeys) = &app.passkeys else { return see_other("/account") };
-    let (options, state) = match passkeys.start_registration(&app.db, app.keys.vault(), &me.user).await {
+    let (options, state) = match passkeys.start_registration(&app.db, &me.user).await {
         Ok(started) => started,
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };
