@@ -41,8 +41,8 @@ pub struct App {
     pub documents: crate::registry::documents::ClientDocuments,
     /// WebAuthn (`factors::passkey`); `None` when passkeys are off.
     pub passkeys: Option<crate::factors::passkey::Passkeys>,
-    /// The account page as a client of this server (`endpoints::account`).
-    pub account_client: Arc<crate::registry::Client>,
+    /// Authrim's own pages as clients of this server (`endpoints::first_party`), by id.
+    pub first_party: std::collections::HashMap<&'static str, Arc<crate::registry::Client>>,
     /// Templates, messages and assets of the pages (`ui`).
     pub ui: crate::ui::Ui,
 }
@@ -97,16 +97,12 @@ impl App {
         );
         let pairwise_key = keys.derived_key("authrim pairwise subject v1");
         let passkeys = crate::factors::passkey::Passkeys::from_config(&config, keys.vault())?;
-        let account_client = Arc::new(crate::registry::clients::internal_client(
-            crate::endpoints::account::CLIENT_ID,
-            "Your account",
-            format!("{}{}", config.base_url(), crate::endpoints::account::CALLBACK),
-        ));
+        let first_party = crate::endpoints::first_party::ALL.iter().map(|f| (f.client_id, Arc::new(f.client(config.base_url())))).collect();
         let ui = crate::ui::Ui::load(config.theme_dir.as_deref(), &config.product_name, &config.default_locale)?;
         Ok(Self {
             ui,
             passkeys,
-            account_client,
+            first_party,
             pairwise_key,
             dpop,
             fetcher,
@@ -135,8 +131,8 @@ impl App {
     /// A client as known right now, without I/O: registered, or a document client seen
     /// before. Code that starts a flow uses `resolve_client`, which may fetch a document.
     pub fn client(&self, client_id: &str) -> Option<Arc<crate::registry::Client>> {
-        if client_id == crate::endpoints::account::CLIENT_ID {
-            return Some(self.account_client.clone());
+        if let Some(c) = self.first_party.get(client_id) {
+            return Some(c.clone());
         }
         match crate::registry::documents::is_document_id(client_id) {
             true => self.documents.cached(client_id),
@@ -150,8 +146,8 @@ impl App {
         &self,
         client_id: &str,
     ) -> Result<Option<Arc<crate::registry::Client>>, crate::registry::documents::DocumentError> {
-        if client_id == crate::endpoints::account::CLIENT_ID {
-            return Ok(Some(self.account_client.clone()));
+        if let Some(c) = self.first_party.get(client_id) {
+            return Ok(Some(c.clone()));
         }
         match crate::registry::documents::is_document_id(client_id) {
             true => self.documents.resolve(self, client_id).await.map(Some),
@@ -162,7 +158,7 @@ impl App {
     /// Whether tokens issued to `client_id` may still be honoured: a registered client that
     /// was not deleted, or a document client whose host the policy still accepts.
     pub fn client_is_live(&self, client_id: &str) -> bool {
-        if client_id == crate::endpoints::account::CLIENT_ID {
+        if self.first_party.contains_key(client_id) {
             return true;
         }
         match crate::registry::documents::is_document_id(client_id) {

@@ -138,12 +138,32 @@ fn insert_all(sql: &mut dyn Sql, events: &[AuditEvent]) -> StoreResult<()> {
     Ok(())
 }
 
+/// Which events to list: the newest `limit` of those matching every filter that is set.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub limit: u32,
+    pub event: Option<String>,
+    pub user_id: Option<String>,
+    pub client_id: Option<String>,
+    /// Only events at or after this time (seconds since the epoch).
+    pub since: Option<u64>,
+}
+
 /// The newest `limit` events, optionally of one kind, newest first.
 pub fn list(sql: &mut dyn Sql, limit: u32, event: Option<&str>) -> StoreResult<Vec<AuditEvent>> {
+    list_filtered(sql, &Filter { limit, event: event.map(str::to_string), ..Default::default() })
+}
+
+/// The newest events matching `filter`, newest first.
+pub fn list_filtered(sql: &mut dyn Sql, filter: &Filter) -> StoreResult<Vec<AuditEvent>> {
     let rows = sql.query(
         "SELECT at, event, client_id, user_id, address, detail FROM audit_events
-         WHERE CAST(?1 AS TEXT) IS NULL OR event = CAST(?1 AS TEXT) ORDER BY id DESC LIMIT ?2",
-        crate::params![event, limit as i64],
+         WHERE (CAST(?1 AS TEXT) IS NULL OR event = CAST(?1 AS TEXT))
+           AND (CAST(?2 AS TEXT) IS NULL OR user_id = CAST(?2 AS TEXT))
+           AND (CAST(?3 AS TEXT) IS NULL OR client_id = CAST(?3 AS TEXT))
+           AND at >= ?4
+         ORDER BY id DESC LIMIT ?5",
+        crate::params![filter.event.clone(), filter.user_id.clone(), filter.client_id.clone(), filter.since.unwrap_or(0) as i64, filter.limit as i64],
     )?;
     rows.iter()
         .map(|r| {

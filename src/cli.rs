@@ -213,6 +213,10 @@ pub struct UserArgs {
     pub claims: Vec<String>,
     #[arg(long)]
     pub disabled: Option<bool>,
+    /// A console role: admin (changes anything) or auditor (sees everything); repeat for
+    /// several. On update, the roles given replace the user's (--role "" removes them all).
+    #[arg(long = "role")]
+    pub roles: Vec<String>,
 }
 
 impl UserArgs {
@@ -234,7 +238,9 @@ impl UserArgs {
             let value = serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
             claims.insert(k.to_string(), value);
         }
-        Ok(UserInput { username: self.username, password, disabled: self.disabled, claims })
+        // `--role ""` names no role: the user's roles are cleared.
+        let roles = (!self.roles.is_empty()).then(|| self.roles.into_iter().filter(|r| !r.is_empty()).collect());
+        Ok(UserInput { username: self.username, password, disabled: self.disabled, roles, claims })
     }
 }
 

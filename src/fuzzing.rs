@@ -560,6 +560,7 @@ pub fn admin_user_json(data: &[u8]) {
         claims: Map::new(),
         disabled: false,
         updated_at: 0,
+        roles: Vec::new(),
     };
     let without_password = UserInput { password: None, ..input };
     if let Ok(u) = users::update_user(&base, without_password) {

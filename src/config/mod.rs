@@ -201,6 +201,14 @@ pub struct Config {
     /// The account page changes factors only if the user signed in at most this many seconds
     /// ago; otherwise it asks them to sign in again first.
     pub account_reauth_max_age: u64,
+    /// The admin console (`/console`), for users with the `admin` or `auditor` role.
+    pub console: bool,
+    /// Second factors in the console: `required` (a console user without one is sent to the
+    /// account page to add one) or `if_enrolled` (asked of those who have one, as anywhere).
+    pub console_mfa: String,
+    /// The console serves a user only within this many seconds of their sign-in; after that
+    /// it asks them to sign in again.
+    pub console_max_age: u64,
     /// A directory whose `templates/`, `assets/` and `locales/` replace or add to the built-in
     /// pages' (read at start).
     pub theme_dir: Option<PathBuf>,
@@ -317,6 +325,9 @@ impl Default for Config {
             webauthn_rp_name: "Authrim".into(),
             webauthn_origins: None,
             account_reauth_max_age: 300,
+            console: true,
+            console_mfa: "required".into(),
+            console_max_age: 1800,
             theme_dir: None,
             default_locale: "en".into(),
             product_name: "Authrim".into(),
@@ -414,6 +425,9 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_WEBAUTHN_RP_NAME", "webauthn_rp_name"),
     ("AUTHRIM_WEBAUTHN_ORIGINS", "webauthn_origins"),
     ("AUTHRIM_ACCOUNT_REAUTH_MAX_AGE", "account_reauth_max_age"),
+    ("AUTHRIM_CONSOLE", "console"),
+    ("AUTHRIM_CONSOLE_MFA", "console_mfa"),
+    ("AUTHRIM_CONSOLE_MAX_AGE", "console_max_age"),
     ("AUTHRIM_THEME_DIR", "theme_dir"),
     ("AUTHRIM_DEFAULT_LOCALE", "default_locale"),
     ("AUTHRIM_PRODUCT_NAME", "product_name"),
@@ -438,10 +452,10 @@ const NUMERIC_KEYS: &[&str] = &[
     "login_window", "login_throttle_max_keys", "password_hash_concurrency", "password_hash_max_waiting",
     "max_authorization_request_bytes", "database_pool_size", "database_timeout_ms", "database_startup_wait", "revocation_max_staleness_ms",
     "header_read_timeout", "body_read_timeout", "idle_timeout", "tls_handshake_timeout", "max_connections",
-    "max_connections_per_address", "account_reauth_max_age",
+    "max_connections_per_address", "account_reauth_max_age", "console_max_age",
 ];
 const BOOL_KEYS: &[&str] =
-    &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration", "dpop_nonce", "fetch_allow_private_addresses", "passkeys"];
+    &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration", "dpop_nonce", "fetch_allow_private_addresses", "passkeys", "console"];
 
 impl Config {
     /// `signing_algorithms` as the static names the key manager uses; unknown names refused.
@@ -559,6 +573,9 @@ impl Config {
         self.validate_agents()?;
         if !matches!(self.mfa_policy.as_str(), "optional" | "required" | "passkey") {
             anyhow::bail!("mfa_policy must be optional, required or passkey");
+        }
+        if !matches!(self.console_mfa.as_str(), "required" | "if_enrolled") {
+            anyhow::bail!("console_mfa must be required or if_enrolled");
         }
         if self.mfa_policy == "passkey" && !self.passkeys {
             anyhow::bail!("mfa_policy = passkey needs passkeys = true");

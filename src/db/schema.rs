@@ -143,6 +143,15 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     ALTER TABLE user_factors ADD COLUMN attestation BLOB;
     CREATE UNIQUE INDEX user_factors_credential ON user_factors(credential_id);
     "#,
+), (
+    9,
+    // What a user may do in the admin console (`endpoints::console`): role names,
+    // space-separated ('' for none: an ordinary user); the console's audit filters.
+    r#"
+    ALTER TABLE users ADD COLUMN roles TEXT NOT NULL DEFAULT '';
+    CREATE INDEX audit_events_user ON audit_events(user_id);
+    CREATE INDEX audit_events_client ON audit_events(client_id);
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -4,9 +4,8 @@
 use crate::app::AppState;
 use crate::error::OAuthError;
 use crate::http::params::Body;
-use crate::logout::{end_session, EndedBy};
-use crate::registry::{clients, users, ClientInput, UserInput};
-use crate::stores::SessionRef;
+use super::operations::{self, Actor};
+use crate::registry::{clients, ClientInput, UserInput};
 use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::Next;
@@ -53,29 +52,7 @@ fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, OAuthError> {
     serde_json::from_slice(body).map_err(|e| OAuthError::invalid_request(format!("invalid JSON body: {e}")))
 }
 
-fn invalid_metadata(msg: String) -> OAuthError {
-    OAuthError::invalid_request(msg).code_as("invalid_client_metadata")
-}
-
-/// A client may ask only for algorithms this server keeps keys for (`signing_algorithms`).
-fn check_algs(app: &crate::app::App, client: &clients::Client) -> Result<(), OAuthError> {
-    match client.unavailable_algs(app.keys.algorithms()).first() {
-        Some(alg) => Err(invalid_metadata(format!("this server does not sign with {alg}; signing_algorithms: {}", app.keys.algorithms().join(" ")))),
-        None => Ok(()),
-    }
-}
-
-/// OIDC Core §8.1 / Dynamic Registration §5: the document at a pairwise client's
-/// `sector_identifier_uri` is a JSON array that must hold every one of its redirect URIs.
-pub async fn check_sector(app: &crate::app::App, client: &clients::Client) -> Result<(), OAuthError> {
-    let Some(uri) = client.meta.sector_identifier_uri.as_deref() else { return Ok(()) };
-    let doc = app.fetcher.get_json(uri).await.map_err(|e| invalid_metadata(format!("sector_identifier_uri: {e}")))?;
-    let listed: Vec<&str> = doc.as_array().map(|a| a.iter().filter_map(|v| v.as_str()).collect()).unwrap_or_default();
-    match client.meta.redirect_uris.iter().find(|r| !listed.contains(&r.as_str())) {
-        Some(missing) => Err(invalid_metadata(format!("sector_identifier_uri does not list the redirect URI {missing}"))),
-        None => Ok(()),
-    }
-}
+pub use super::operations::check_sector;
 
 fn client_json(c: &clients::Client, secret: Option<String>) -> Value {
     let mut v = serde_json::to_value(&c.meta).unwrap_or_default();
@@ -132,14 +109,7 @@ pub(crate) async fn list_clients(State(app): State<AppState>) -> AdminResult {
 /// Register a client; a confidential client's secret is in the answer, once.
 #[utoipa::path(post, path = "/admin/clients", tag = "clients", request_body = ClientInput, responses((status = 201, description = "the client, with `client_secret` if it has one", body = Object), (status = 400, description = "`invalid_client_metadata`"), (status = 409, description = "the client id is taken"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn create_client(State(app): State<AppState>, Body(body): Body) -> AdminResult {
-    let input: ClientInput = parse(&body)?;
-    if input.client_id.as_deref().is_some_and(|id| app.registry.client(id).is_some()) {
-        return Err(invalid_metadata("a client with this client_id already exists".into()));
-    }
-    let (client, secret) = clients::new_client(input, app.keys.vault()).map_err(invalid_metadata)?;
-    check_algs(&app, &client)?;
-    check_sector(&app, &client).await?;
-    app.registry.save_client(client.clone()).await?;
+    let (client, secret) = operations::create_client(&app, &Actor::ApiToken, parse(&body)?).await?;
     Ok((StatusCode::CREATED, Json(client_json(&client, secret))).into_response())
 }
 
@@ -153,29 +123,21 @@ pub(crate) async fn show_client(State(app): State<AppState>, Path(id): Path<Stri
 /// Change a client: absent fields keep their value (PUT is taken as the same).
 #[utoipa::path(patch, path = "/admin/clients/{id}", tag = "clients", params(("id" = String, Path, description = "the client id")), request_body = ClientInput, responses((status = 200, description = "the client", body = Object), (status = 400, description = "`invalid_client_metadata`"), (status = 404, description = "no such client"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn update_client(State(app): State<AppState>, Path(id): Path<String>, Body(body): Body) -> AdminResult {
-    let existing = app.registry.client(&id).ok_or_else(|| OAuthError::not_found("no such client"))?;
-    let (client, secret) = clients::update_client(&existing, parse(&body)?, app.keys.vault()).map_err(invalid_metadata)?;
-    check_algs(&app, &client)?;
-    check_sector(&app, &client).await?;
-    app.registry.save_client(client.clone()).await?;
+    let (client, secret) = operations::update_client(&app, &Actor::ApiToken, &id, parse(&body)?).await?;
     Ok(Json(client_json(&client, secret)).into_response())
 }
 
 /// A new secret for a confidential client, shown once; the old one stops working.
 #[utoipa::path(post, path = "/admin/clients/{id}/secret", tag = "clients", params(("id" = String, Path, description = "the client id")), responses((status = 200, description = "`client_id`, `client_secret`", body = Object), (status = 404, description = "no such client"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn rotate_secret(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
-    let existing = app.registry.client(&id).ok_or_else(|| OAuthError::not_found("no such client"))?;
-    let (client, secret) = clients::rotate_secret(&existing, app.keys.vault()).map_err(invalid_metadata)?;
-    app.registry.save_client(client.clone()).await?;
+    let (client, secret) = operations::rotate_secret(&app, &Actor::ApiToken, &id).await?;
     Ok(Json(client_json(&client, Some(secret))).into_response())
 }
 
 /// Delete a client; its tokens stop being honoured.
 #[utoipa::path(delete, path = "/admin/clients/{id}", tag = "clients", params(("id" = String, Path, description = "the client id")), responses((status = 204, description = "deleted"), (status = 404, description = "no such client"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn delete_client(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
-    if !app.registry.delete_client(&id).await? {
-        return Err(OAuthError::not_found("no such client"));
-    }
+    operations::delete_client(&app, &Actor::ApiToken, &id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -208,17 +170,7 @@ pub(crate) async fn list_users(State(app): State<AppState>) -> AdminResult {
 /// Create a user.
 #[utoipa::path(post, path = "/admin/users", tag = "users", request_body = UserInput, responses((status = 201, description = "the user", body = Object), (status = 400, description = "invalid input"), (status = 409, description = "the username or e-mail is taken"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn create_user(State(app): State<AppState>, Body(body): Body) -> AdminResult {
-    let input: UserInput = parse(&body)?;
-    let username = input.username.clone().unwrap_or_default();
-    // Checked again, atomically, when the user is saved; this spares a password hash.
-    if app.registry.user_by_login(&username).is_some() {
-        return Err(crate::db::StoreError::Conflict("a user with this login name already exists".into()).into());
-    }
-    let user = tokio::task::spawn_blocking(move || users::new_user(input))
-        .await
-        .map_err(|e| OAuthError::internal("hashing", e))?
-        .map_err(OAuthError::invalid_request)?;
-    app.registry.save_user(user.clone()).await?;
+    let user = operations::create_user(&app, &Actor::ApiToken, parse(&body)?).await?;
     Ok((StatusCode::CREATED, Json(user)).into_response())
 }
 
@@ -232,23 +184,14 @@ pub(crate) async fn show_user(State(app): State<AppState>, Path(id): Path<String
 /// Change a user: absent fields keep their value, a `null` claim removes it (PUT is taken as the same).
 #[utoipa::path(patch, path = "/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "the user id")), request_body = UserInput, responses((status = 200, description = "the user", body = Object), (status = 404, description = "no such user"), (status = 409, description = "the username or e-mail is taken"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn update_user(State(app): State<AppState>, Path(id): Path<String>, Body(body): Body) -> AdminResult {
-    let existing = app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
-    let input: UserInput = parse(&body)?;
-    let user = tokio::task::spawn_blocking(move || users::update_user(&existing, input))
-        .await
-        .map_err(|e| OAuthError::internal("hashing", e))?
-        .map_err(OAuthError::invalid_request)?;
-    // A login name another user has is refused atomically by the save: 409.
-    app.registry.save_user(user.clone()).await?;
+    let user = operations::update_user(&app, &Actor::ApiToken, &id, parse(&body)?).await?;
     Ok(Json(user).into_response())
 }
 
 /// Delete a user; their sessions end and their tokens stop being honoured.
 #[utoipa::path(delete, path = "/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "the user id")), responses((status = 204, description = "deleted"), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn delete_user(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
-    if !app.registry.delete_user(&id).await? {
-        return Err(OAuthError::not_found("no such user"));
-    }
+    operations::delete_user(&app, &Actor::ApiToken, &id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -274,23 +217,14 @@ pub(crate) async fn list_sessions(State(app): State<AppState>, Path(id): Path<St
 /// End every session of a user, with the same back-channel notifications as a logout.
 #[utoipa::path(delete, path = "/admin/users/{id}/sessions", tag = "sessions", params(("id" = String, Path, description = "the user id")), responses((status = 200, description = "how many ended", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn end_all_sessions(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
-    app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
-    let mut ended = 0;
-    for s in app.stores.sessions.of_user(&id).await? {
-        if end_session(&app, SessionRef::Sid(s.sid), EndedBy::Operator).await?.is_some() {
-            ended += 1;
-        }
-    }
+    let ended = operations::end_sessions(&app, &Actor::ApiToken, &id, None).await?;
     Ok(Json(json!({ "ended": ended })).into_response())
 }
 
 /// End one session of a user.
 #[utoipa::path(delete, path = "/admin/users/{id}/sessions/{sid}", tag = "sessions", params(("id" = String, Path, description = "the user id"), ("sid" = String, Path, description = "the session id")), responses((status = 204, description = "ended"), (status = 404, description = "no such user or session"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn end_one_session(State(app): State<AppState>, Path((id, sid)): Path<(String, String)>) -> AdminResult {
-    let owned = app.stores.sessions.of_user(&id).await?.iter().any(|s| s.sid == sid);
-    if !owned || end_session(&app, SessionRef::Sid(sid), EndedBy::Operator).await?.is_none() {
-        return Err(OAuthError::not_found("no such session for this user"));
-    }
+    operations::end_sessions(&app, &Actor::ApiToken, &id, Some(&sid)).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 

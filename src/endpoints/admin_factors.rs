@@ -4,6 +4,7 @@
 
 use crate::app::AppState;
 use crate::audit::AuditEvent;
+use crate::endpoints::operations::{self, Actor};
 use crate::error::OAuthError;
 use crate::factors::{self, recovery, totp};
 use axum::body::Bytes;
@@ -80,19 +81,13 @@ pub(crate) async fn new_recovery_codes(State(app): State<AppState>, Path(id): Pa
 /// Remove one factor of a user.
 #[utoipa::path(delete, path = "/admin/users/{id}/factors/{factor_id}", tag = "factors", params(("id" = String, Path, description = "the user id"), ("factor_id" = String, Path, description = "the factor id")), responses((status = 204, description = "removed"), (status = 404, description = "no such user or factor"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn remove(State(app): State<AppState>, Path((id, factor_id)): Path<(String, String)>) -> AdminResult {
-    let u = user(&app, &id)?;
-    if !factors::remove(&app.db, &u.id, &factor_id).await? {
-        return Err(OAuthError::not_found("no such factor"));
-    }
-    app.audit.record(AuditEvent::new("factor_removed").user(&u.id).detail(json!({"id": factor_id, "by": "operator"}))).await;
+    operations::remove_factors(&app, &Actor::ApiToken, &id, Some(&factor_id)).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// Remove every factor and recovery code of a user.
 #[utoipa::path(delete, path = "/admin/users/{id}/factors", tag = "factors", params(("id" = String, Path, description = "the user id")), responses((status = 204, description = "reset"), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn reset(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
-    let u = user(&app, &id)?;
-    let removed = factors::reset(&app.db, &u.id).await?;
-    app.audit.record(AuditEvent::new("factors_reset").user(&u.id).detail(json!({"factors": removed, "by": "operator"}))).await;
+    operations::remove_factors(&app, &Actor::ApiToken, &id, None).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }

@@ -133,6 +133,7 @@ async fn bulk_users(State(app): State<AppState>, Body(body): Body) -> TestResult
                     .unwrap_or_default(),
                 disabled: false,
                 updated_at: now(),
+                roles: Vec::new(),
             }
         })
         .collect();

@@ -32,7 +32,7 @@ pub fn notice(done: &str) -> Option<&'static str> {
 }
 
 /// A day as `YYYY-MM-DD` (UTC); empty for never.
-fn date(t: u64) -> String {
+pub fn date(t: u64) -> String {
     if t == 0 {
         return String::new();
     }

@@ -47,6 +47,7 @@ pub async fn prepare(app: &App) -> anyhow::Result<String> {
             password: Some(DEMO_PASSWORD.into()),
             claims,
             disabled: None,
+            roles: None,
         })
         .map_err(anyhow::Error::msg)?;
         app.registry.save_user(user).await?;

@@ -63,6 +63,8 @@ pub fn is_browser_page(path: &str) -> bool {
     matches!(path, "/authorize" | "/login" | "/login/second-factor" | "/login/passkey" | "/login/select" | "/consent" | "/logout" | "/logout/confirm" | "/demo/callback")
         || path == "/account"
         || path.starts_with("/account/")
+        || path == "/console"
+        || path.starts_with("/console/")
 }
 
 fn content_type(headers: &HeaderMap) -> Option<&str> {

@@ -52,6 +52,7 @@ pub fn router(app: AppState) -> Router {
         .route("/metrics", get(metrics))
         .merge(registration::router())
         .merge(account::router())
+        .merge(crate::endpoints::console::router(&app))
         .merge(admin::router(app.clone()));
     if app.config.demo {
         r = r.route("/demo/callback", get(demo::callback));

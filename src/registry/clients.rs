@@ -559,8 +559,8 @@ fn validate_id(client_id: &str) -> Result<(), String> {
     if client_id.is_empty() || client_id.len() > 128 || !client_id.bytes().all(|b| b.is_ascii_graphic() && b != b':' && b != b'%') {
         return Err("client_id must be 1-128 printable ASCII characters without ':' or '%'".into());
     }
-    if client_id == crate::endpoints::account::CLIENT_ID {
-        return Err(format!("client_id {client_id} is reserved for the account page"));
+    if crate::endpoints::first_party::by_client_id(client_id).is_some() {
+        return Err(format!("client_id {client_id} is reserved for Authrim's own pages"));
     }
     Ok(())
 }

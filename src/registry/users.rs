@@ -44,7 +44,14 @@ pub struct User {
     pub claims: Map<String, Value>,
     pub disabled: bool,
     pub updated_at: u64,
+    /// Console roles (`ROLES`); none for an ordinary user.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<String>,
 }
+
+/// The admin console's roles: `admin` may change anything there; `auditor` sees everything
+/// (clients, users, keys, the audit log) and changes nothing.
+pub const ROLES: &[&str] = &["admin", "auditor"];
 
 /// What an admin may set when creating or updating a user; absent fields keep their value.
 #[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
@@ -53,12 +60,18 @@ pub struct UserInput {
     pub username: Option<String>,
     pub password: Option<String>,
     pub disabled: Option<bool>,
+    /// Console roles (`admin`, `auditor`); `[]` removes them all.
+    pub roles: Option<Vec<String>>,
     /// Standard claims to set; a `null` value removes a claim.
     #[serde(default)]
     pub claims: Map<String, Value>,
 }
 
 impl User {
+    pub fn has_role(&self, role: &str) -> bool {
+        self.roles.iter().any(|r| r == role)
+    }
+
     pub fn email(&self) -> Option<&str> {
         self.claims.get("email").and_then(Value::as_str)
     }
@@ -128,6 +141,7 @@ pub fn new_user(input: UserInput) -> Result<User, String> {
         claims: Map::new(),
         disabled: input.disabled.unwrap_or(false),
         updated_at: now(),
+        roles: validate_roles(input.roles.unwrap_or_default())?,
     };
     apply_claims(&mut user.claims, input.claims)?;
     validate_username(&user.username)?;
@@ -146,9 +160,21 @@ pub fn update_user(existing: &User, input: UserInput) -> Result<User, String> {
     if let Some(d) = input.disabled {
         user.disabled = d;
     }
+    if let Some(r) = input.roles {
+        user.roles = validate_roles(r)?;
+    }
     apply_claims(&mut user.claims, input.claims)?;
     user.updated_at = now();
     Ok(user)
+}
+
+fn validate_roles(mut roles: Vec<String>) -> Result<Vec<String>, String> {
+    if let Some(r) = roles.iter().find(|r| !ROLES.contains(&r.as_str())) {
+        return Err(format!("unknown role {r:?}; roles: {}", ROLES.join(", ")));
+    }
+    roles.sort();
+    roles.dedup();
+    Ok(roles)
 }
 
 fn validate_username(u: &str) -> Result<(), String> {
@@ -197,11 +223,11 @@ pub fn save(sql: &mut dyn Sql, user: &User) -> StoreResult<()> {
     }
     let t = now() as i64;
     sql.execute(
-        "INSERT INTO users (id, username, email, password_hash, profile, disabled, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
+        "INSERT INTO users (id, username, email, password_hash, profile, disabled, created_at, updated_at, roles)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)
          ON CONFLICT(id) DO UPDATE SET username = excluded.username, email = excluded.email,
            password_hash = excluded.password_hash, profile = excluded.profile, disabled = excluded.disabled,
-           updated_at = excluded.updated_at",
+           updated_at = excluded.updated_at, roles = excluded.roles",
         crate::params![
             &user.id,
             &user.username,
@@ -210,6 +236,7 @@ pub fn save(sql: &mut dyn Sql, user: &User) -> StoreResult<()> {
             Value::Object(user.claims.clone()).to_string(),
             user.disabled,
             t,
+            user.roles.join(" "),
         ],
     )?;
     sql.execute("DELETE FROM login_names WHERE user_id = ?1", crate::params![&user.id])?;
@@ -254,7 +281,7 @@ pub fn delete(sql: &mut dyn Sql, id: &str) -> StoreResult<bool> {
     Ok(n > 0)
 }
 
-const SELECT: &str = "SELECT id, username, password_hash, profile, disabled, updated_at FROM users";
+const SELECT: &str = "SELECT id, username, password_hash, profile, disabled, updated_at, roles FROM users";
 
 pub fn load_one(sql: &mut dyn Sql, id: &str) -> StoreResult<Option<User>> {
     sql.query_opt(&format!("{SELECT} WHERE id = ?1"), crate::params![id])?.map(|r| row_to_user(&r)).transpose()
@@ -283,6 +310,7 @@ fn row_to_user(r: &Row) -> StoreResult<User> {
         claims: serde_json::from_str(&r.text(3)?).unwrap_or_default(),
         disabled: r.i64(4)? != 0,
         updated_at: r.i64(5)? as u64,
+        roles: r.text(6)?.split_whitespace().map(str::to_string).collect(),
     })
 }
 
@@ -294,7 +322,7 @@ mod tests {
         let mut claims = Map::new();
         claims.insert("email".into(), "alice@example.com".into());
         claims.insert("email_verified".into(), true.into());
-        new_user(UserInput { username: Some("alice".into()), password: Some("correct horse".into()), claims, disabled: None })
+        new_user(UserInput { username: Some("alice".into()), password: Some("correct horse".into()), claims, disabled: None, roles: None })
             .unwrap()
     }
 
@@ -353,7 +381,7 @@ mod tests {
             if let Some(e) = email {
                 claims.insert("email".into(), e.into());
             }
-            new_user(UserInput { username: Some(name.into()), password: Some("password-2".into()), claims, disabled: None }).unwrap()
+            new_user(UserInput { username: Some(name.into()), password: Some("password-2".into()), claims, disabled: None, roles: None }).unwrap()
         };
         for (name, email) in [("ALICE", None), ("alice", None), ("carol", Some("Alice@Example.com")), ("alice@example.com", None)] {
             let err = save(conn, &other(name, email)).unwrap_err();

@@ -50,6 +50,17 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("account_totp.html", include_str!("templates/account_totp.html")),
     ("account_recovery.html", include_str!("templates/account_recovery.html")),
     ("account_password.html", include_str!("templates/account_password.html")),
+    ("console_base.html", include_str!("templates/console_base.html")),
+    ("_console_events.html", include_str!("templates/_console_events.html")),
+    ("console_home.html", include_str!("templates/console_home.html")),
+    ("console_clients.html", include_str!("templates/console_clients.html")),
+    ("console_client.html", include_str!("templates/console_client.html")),
+    ("console_secret.html", include_str!("templates/console_secret.html")),
+    ("console_users.html", include_str!("templates/console_users.html")),
+    ("console_user.html", include_str!("templates/console_user.html")),
+    ("console_keys.html", include_str!("templates/console_keys.html")),
+    ("console_audit.html", include_str!("templates/console_audit.html")),
+    ("console_message.html", include_str!("templates/console_message.html")),
 ];
 
 /// The built-in assets (`src/ui/assets`).
@@ -345,4 +356,43 @@ fn read_dir(dir: &Path, ext: &str, max_bytes: u64) -> anyhow::Result<Vec<(String
         out.push((name, std::fs::read(entry.path())?));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The console's pages render with the values their handlers give (a template mistake
+    /// would otherwise show only as a 500 at run time).
+    #[test]
+    fn console_pages_render() {
+        let ui = Ui::load(None, "Authrim", "en").unwrap();
+        let event = json!({"at": "2026-11-25 10:00", "event": "client_created", "user": "u1", "client": "c 1", "address": null, "detail": "{\"by\":\"console\"}"});
+        let common = |p: Page| p.with("nav", "home").with("me", "root").with("role", "admin").with("admin", true).with("csrf", "t");
+        let pages = [
+            common(Page::new(StatusCode::OK, "console_home.html", "console-title")).with("clients", 2).with("users", 1).with("algs", ["RS256"]).with("events", [&event]),
+            common(Page::new(StatusCode::OK, "console_audit.html", "console-audit")).with("filter", json!({"limit": 100})).with("events", [&event]).msg("error", "console-bad-day"),
+            common(Page::new(StatusCode::OK, "console_clients.html", "console-clients")).with("clients", [json!({"id": "a", "name": null, "method": "none", "grants": "x", "created": ""})]),
+            common(Page::new(StatusCode::OK, "console_client.html", "console-client-title")).with("client", json!({"client_id": "a", "grant_types": ["refresh_token"], "method": "none"})).with("new", false).with("grants", ["refresh_token"]).with("methods", ["none"]).with("has_secret", true),
+            common(Page::new(StatusCode::OK, "console_secret.html", "console-secret-title")).with("client_id", "a").with("secret", "s").with("created", true),
+            common(Page::new(StatusCode::OK, "console_users.html", "console-users")).with("users", [json!({"id": "u", "username": "x", "roles": "admin", "disabled": false})]).with("q", "").with("total", 1).with("shown", 1),
+            common(Page::new(StatusCode::OK, "console_user.html", "console-user-title"))
+                .with("user", json!({"id": "u", "username": "x", "roles": ["admin"], "updated": "2026-01-01 00:00"}))
+                .with("new", false)
+                .with("all_roles", ["admin", "auditor"])
+                .with("factors", [json!({"id": "f", "name": "Phone", "kind": "totp", "added": "", "used": ""})])
+                .with("sessions", [json!({"sid": "s", "signed_in": "", "amr": "pwd", "clients": ""})])
+                .with("recovery_codes_left", 0),
+            common(Page::new(StatusCode::OK, "console_keys.html", "console-keys")).with("keys", [json!({"kid": "k", "alg": "RS256", "state": "next", "created": "", "activated": "", "retired": ""})]).with("algs", ["RS256"]).with("publish_delay", 600),
+            Page::new(StatusCode::OK, "console_message.html", "console-denied-heading").msg("heading", "console-denied-heading").msg("message", Msg::new("console-denied").arg("user", "<x>")).with("link", "/").msg("link_text", "error-home"),
+        ];
+        for page in pages {
+            let name = page.template;
+            let rendered = ui.env.get_template(name).and_then(|t| t.render(minijinja::context! { lang => "ja", product => "A", title => "T", ..Value::from_serialize(&page.ctx) }));
+            assert!(rendered.is_ok(), "{name}: {:?}", rendered.err());
+            let res = ui.render(StatusCode::OK.into_response(), page, Some("ja"));
+            assert_eq!(res.status(), StatusCode::OK, "{name}");
+        }
+    }
 }

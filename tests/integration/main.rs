@@ -6,6 +6,7 @@ mod algorithms;
 mod authorize;
 mod client_jwt;
 mod consent;
+mod console;
 mod cors;
 mod crash;
 mod demo;

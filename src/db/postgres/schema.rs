@@ -134,6 +134,14 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     ALTER TABLE user_factors ADD COLUMN attestation BYTEA;
     CREATE UNIQUE INDEX user_factors_credential ON user_factors(credential_id);
     "#,
+), (
+    8,
+    // As SQLite's migration 9: users' console roles.
+    r#"
+    ALTER TABLE users ADD COLUMN roles TEXT NOT NULL DEFAULT '';
+    CREATE INDEX audit_events_user ON audit_events(user_id);
+    CREATE INDEX audit_events_client ON audit_events(client_id);
+    "#,
 )];
 
 /// Bring the schema up to date; returns the version reached. Call inside a write transaction.

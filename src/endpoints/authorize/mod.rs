@@ -205,10 +205,10 @@ async fn needs_step_up(app: &App, req: &AuthorizationRequest, s: &Session) -> bo
 /// The account page is exempt: it is where factors are added, and a user who has one is
 /// asked for it there as everywhere.
 pub fn required_level(app: &App, req: &AuthorizationRequest) -> Level {
-    let client = app.client(&req.client_id);
-    if client.as_ref().is_some_and(|c| c.meta.first_party) {
+    if crate::endpoints::first_party::by_client_id(&req.client_id).is_some_and(|f| f.policy_exempt) {
         return Level::Password;
     }
+    let client = app.client(&req.client_id);
     let of_client = match client.as_deref().map(|c| (c.meta.require_passkey, c.meta.require_mfa)) {
         Some((true, _)) => Level::Passkey,
         Some((false, true)) => Level::Mfa,

@@ -1,0 +1,45 @@
+//! Signing keys in the console: each key's algorithm, state and dates; a rotation per
+//! algorithm (the new key is published at once and signs after `key_publish_delay`).
+
+use super::{failed, notice, when, Change, Viewer};
+use crate::app::AppState;
+use crate::endpoints::first_party::see_other;
+use crate::endpoints::operations;
+use axum::extract::{RawQuery, State};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+
+pub async fn list(State(app): State<AppState>, viewer: Viewer, RawQuery(query): RawQuery) -> Response {
+    let rows = app
+        .db
+        .read(|sql| sql.query("SELECT kid, alg, state, created_at, activated_at, retired_at FROM signing_keys ORDER BY created_at DESC LIMIT 100", &[]))
+        .await;
+    let rows = match rows {
+        Ok(r) => r,
+        Err(e) => return crate::endpoints::authorize::unavailable(e),
+    };
+    let keys: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            let t = |i| r.i64(i).map_or(String::new(), |v| when(v as u64));
+            json!({"kid": r.text(0).unwrap_or_default(), "alg": r.text(1).unwrap_or_default(), "state": r.text(2).unwrap_or_default(), "created": t(3), "activated": t(4), "retired": t(5)})
+        })
+        .collect();
+    let mut page = viewer
+        .page("console_keys.html", "console-keys", "keys")
+        .with("keys", keys)
+        .with("algs", app.keys.algorithms())
+        .with("publish_delay", app.config.key_publish_delay);
+    if let Some(n) = notice(query.as_deref()) {
+        page = page.msg("notice", n);
+    }
+    page.into_response()
+}
+
+pub async fn rotate(State(app): State<AppState>, Change { admin, params }: Change) -> Response {
+    let alg = params.get("alg").unwrap_or_default().to_string();
+    match operations::rotate_key(&app, &admin.actor(), &alg).await {
+        Ok(_) => see_other("/console/keys?done=rotated"),
+        Err(e) => failed(&e),
+    }
+}

@@ -1,0 +1,252 @@
+//! The admin console (`/console`): clients, users, signing keys and the audit log in the
+//! browser, for users with a console role (`registry::users::ROLES`).
+//!
+//! It signs its users in as a client of this server (`first_party::CONSOLE`), so the
+//! console has no password form, throttle or factor check of its own. What it adds:
+//! - roles, checked here on every request (not only by hiding buttons): `admin` may change
+//!   anything, `auditor` may look; anyone else is refused;
+//! - a second factor (`console_mfa = required`, the default): the sign-in asks for one
+//!   (`acr_values`), and a session without one is not served; a user who has none is sent
+//!   to the account page to add one;
+//! - a recent sign-in (`console_max_age`), else a new one;
+//! - a CSRF token sealed to the session on every form; every change is an audited
+//!   `operations` call, the same the admin API makes.
+
+mod audit;
+mod clients;
+mod keys;
+mod users;
+
+use crate::app::{App, AppState};
+use crate::endpoints::first_party::{form, see_other, signed_in, SignedIn, CONSOLE};
+use crate::endpoints::operations::Actor;
+use crate::factors::Level;
+use crate::http::params::{FormParams, Params};
+use crate::ui::{Msg, Page};
+use axum::extract::{FromRequest, FromRequestParts, RawQuery, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+
+pub fn router(app: &App) -> Router<AppState> {
+    if !app.config.console {
+        return Router::new();
+    }
+    Router::new()
+        .route("/console", get(home))
+        .route("/console/login", get(login))
+        .route(CONSOLE.callback, get(callback))
+        .route("/console/clients", get(clients::list).post(clients::create))
+        .route("/console/clients/new", get(clients::new_form))
+        .route("/console/clients/{id}", get(clients::show).post(clients::update))
+        .route("/console/clients/{id}/secret", post(clients::rotate_secret))
+        .route("/console/clients/{id}/delete", post(clients::delete))
+        .route("/console/users", get(users::list).post(users::create))
+        .route("/console/users/new", get(users::new_form))
+        .route("/console/users/{id}", get(users::show).post(users::update))
+        .route("/console/users/{id}/factors/remove", post(users::remove_factors))
+        .route("/console/users/{id}/sessions/end", post(users::end_sessions))
+        .route("/console/users/{id}/delete", post(users::delete))
+        .route("/console/keys", get(keys::list))
+        .route("/console/keys/rotate", post(keys::rotate))
+        .route("/console/audit", get(audit::list))
+}
+
+/// What a console user may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    Auditor,
+    Admin,
+}
+
+impl Role {
+    fn of(user: &crate::registry::User) -> Option<Role> {
+        match (user.has_role("admin"), user.has_role("auditor")) {
+            (true, _) => Some(Role::Admin),
+            (false, true) => Some(Role::Auditor),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::Auditor => "auditor",
+        }
+    }
+}
+
+/// A console request's user, let in: a role, a recent enough sign-in, the factor policy met.
+pub(crate) struct Viewer {
+    pub me: SignedIn,
+    pub role: Role,
+    pub csrf: String,
+}
+
+impl Viewer {
+    /// A console page: the navigation, who is signed in, the CSRF token for its forms.
+    pub fn page(&self, template: &'static str, title: &'static str, nav: &str) -> Page {
+        Page::new(StatusCode::OK, template, title)
+            .with("nav", nav)
+            .with("me", &self.me.user.username)
+            .with("role", self.role.name())
+            .with("admin", self.role == Role::Admin)
+            .with("csrf", &self.csrf)
+    }
+
+    pub fn actor(&self) -> Actor {
+        Actor::Console(self.me.user.id.clone())
+    }
+}
+
+/// A page with a heading, a message and a link (refusals and next steps).
+fn message(status: StatusCode, heading: &'static str, message: impl Into<Msg>, link: (&str, &'static str)) -> Response {
+    Page::new(status, "console_message.html", heading)
+        .msg("heading", heading)
+        .msg("message", message)
+        .with("link", link.0)
+        .msg("link_text", link.1)
+        .into_response()
+}
+
+/// Whether this signed-in user may use the console now; else where to send them.
+async fn admit(app: &App, me: SignedIn) -> Result<Viewer, Response> {
+    let Some(role) = Role::of(&me.user) else {
+        return Err(message(StatusCode::FORBIDDEN, "console-denied-heading", Msg::new("console-denied").arg("user", me.user.username.clone()), ("/", "error-home")));
+    };
+    if me.age() > app.config.console_max_age {
+        return Err(see_other(&CONSOLE.login_path(true)));
+    }
+    if app.config.console_mfa == "required" && Level::of(&me.session.acr).unwrap_or(Level::Password) < Level::Mfa {
+        // A factor the user has is asked for by signing in again; without one, add one first.
+        let best = crate::factors::best_level(&app.db, &me.user.id).await.map_err(crate::endpoints::authorize::unavailable)?;
+        if best >= Level::Mfa {
+            return Err(see_other(&CONSOLE.login_path(true)));
+        }
+        return Err(message(StatusCode::FORBIDDEN, "console-needs-factor-heading", "console-needs-factor", ("/account", "console-go-account")));
+    }
+    let csrf = CONSOLE.csrf(app, &me);
+    Ok(Viewer { me, role, csrf })
+}
+
+impl FromRequestParts<AppState> for Viewer {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, Response> {
+        let Some(me) = signed_in(app, &parts.headers).await else { return Err(see_other(&CONSOLE.login_path(false))) };
+        admit(app, me).await
+    }
+}
+
+/// A console change: an admin (checked here, whatever the page showed), the form, and its
+/// CSRF token valid for this session.
+pub(crate) struct Change {
+    pub admin: Viewer,
+    pub params: Params,
+}
+
+impl FromRequest<AppState> for Change {
+    type Rejection = Response;
+
+    async fn from_request(req: axum::extract::Request, app: &AppState) -> Result<Self, Response> {
+        let headers = req.headers().clone();
+        let params = form(FormParams::from_request(req, app).await)?;
+        let me = CONSOLE.form_user(app, &headers, &params).await?;
+        let viewer = admit(app, me).await?;
+        if viewer.role != Role::Admin {
+            return Err(message(StatusCode::FORBIDDEN, "console-read-only-heading", "console-read-only", ("/console", "console-home")));
+        }
+        Ok(Change { admin: viewer, params })
+    }
+}
+
+/// `?done=…` on a console page: the notice it shows (a message id).
+pub(crate) fn notice(query: Option<&str>) -> Option<&'static str> {
+    let params = Params::parse(query.unwrap_or_default().as_bytes()).ok()?;
+    Some(match params.get("done")? {
+        "created" => "console-done-created",
+        "saved" => "console-done-saved",
+        "deleted" => "console-done-deleted",
+        "ended" => "console-done-ended",
+        "removed" => "console-done-removed",
+        "rotated" => "console-done-rotated",
+        _ => return None,
+    })
+}
+
+/// A form's lines, trimmed, empty ones dropped (redirect URIs and other lists).
+pub(crate) fn lines(params: &Params, name: &str) -> Vec<String> {
+    params.get(name).unwrap_or_default().lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect()
+}
+
+/// A form's text field, trimmed; `None` when absent or empty.
+pub(crate) fn text(params: &Params, name: &str) -> Option<String> {
+    params.get(name).map(str::trim).filter(|v| !v.is_empty()).map(str::to_string)
+}
+
+/// A checkbox: present = on.
+pub(crate) fn checked(params: &Params, name: &str) -> bool {
+    params.get(name).is_some()
+}
+
+/// A moment as `YYYY-MM-DD HH:MM` (UTC); empty for never.
+pub(crate) fn when(t: u64) -> String {
+    if t == 0 {
+        return String::new();
+    }
+    format!("{} {:02}:{:02}", crate::http::account_pages::date(t), (t % 86_400) / 3600, (t % 3600) / 60)
+}
+
+async fn home(State(app): State<AppState>, viewer: Viewer, RawQuery(query): RawQuery) -> Response {
+    app.audit.flush().await;
+    let filter = crate::audit::Filter { limit: 10, ..Default::default() };
+    let events = match app.db.read(move |sql| crate::audit::list_filtered(sql, &filter)).await {
+        Ok(e) => e,
+        Err(e) => return crate::endpoints::authorize::unavailable(e),
+    };
+    let mut page = viewer
+        .page("console_home.html", "console-title", "home")
+        .with("clients", app.registry.list_clients().len())
+        .with("users", app.registry.list_users().len())
+        .with("algs", app.keys.algorithms())
+        .with("events", audit::rows(&events));
+    if let Some(n) = notice(query.as_deref()) {
+        page = page.msg("notice", n);
+    }
+    page.into_response()
+}
+
+/// `GET /console/login[?reauth=1]`: to `/authorize` as the console, asking for a second
+/// factor when the policy wants one.
+async fn login(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+    let acr = (app.config.console_mfa == "required").then_some(Level::Mfa.acr());
+    CONSOLE.login(&app, &headers, query.as_deref(), acr)
+}
+
+async fn callback(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+    CONSOLE.callback(&app, &headers, query.as_deref(), not_signed_in).await
+}
+
+fn not_signed_in() -> Response {
+    message(StatusCode::BAD_REQUEST, "not-signed-in-heading", "not-signed-in-body", ("/console/login", "console-sign-in"))
+}
+
+/// A failed change: the form again with what was wrong (an operation's error, in its words).
+pub(crate) fn refused(page: Page, e: &crate::error::OAuthError) -> Response {
+    let status = if e.status.is_server_error() { e.status } else { StatusCode::BAD_REQUEST };
+    let mut page = page.msg("error", Msg::new("console-refused").detail(e.description.to_string()));
+    page.status = status;
+    page.into_response()
+}
+
+/// A change refused or failed where there is no form to show again.
+pub(crate) fn failed(e: &crate::error::OAuthError) -> Response {
+    let status = if e.status.is_server_error() { e.status } else { StatusCode::BAD_REQUEST };
+    message(status, "console-refused-heading", Msg::new("console-refused").detail(e.description.to_string()), ("/console", "console-home"))
+}
+
+pub(crate) fn not_found() -> Response {
+    message(StatusCode::NOT_FOUND, "console-not-found-heading", "console-not-found", ("/console", "console-home"))
+}

@@ -1,0 +1,216 @@
+//! What an operator may change, shared by the admin API (bearer token, JSON) and the admin
+//! console (a signed-in admin, forms): each operation checks its input, saves, and records
+//! an audit event naming who did it. The two front ends only translate their input and
+//! their answers.
+
+use crate::app::App;
+use crate::audit::AuditEvent;
+use crate::error::OAuthError;
+use crate::logout::{end_session, EndedBy};
+use crate::registry::{clients, users, Client, ClientInput, User, UserInput};
+use crate::stores::SessionRef;
+use serde_json::json;
+use std::sync::Arc;
+
+/// Who asked for a change: the audit event's `detail.by` (`operator` for the admin API, as
+/// the CLI's events; `console` with the admin's user id in `detail.admin`).
+#[derive(Debug, Clone)]
+pub enum Actor {
+    /// The admin API's bearer token (or a process holding it).
+    ApiToken,
+    /// A user of the admin console.
+    Console(String),
+}
+
+impl Actor {
+    fn by(&self) -> serde_json::Value {
+        match self {
+            Actor::ApiToken => json!({"by": "operator"}),
+            Actor::Console(id) => json!({"by": "console", "admin": id}),
+        }
+    }
+
+    /// An audit event of this actor's change, with `extra` merged into its detail.
+    fn event(&self, name: &str, extra: serde_json::Value) -> AuditEvent {
+        let mut detail = self.by();
+        if let (Some(d), Some(e)) = (detail.as_object_mut(), extra.as_object()) {
+            d.extend(e.clone());
+        }
+        AuditEvent::new(name).detail(detail)
+    }
+}
+
+pub fn invalid_metadata(msg: String) -> OAuthError {
+    OAuthError::invalid_request(msg).code_as("invalid_client_metadata")
+}
+
+/// A client may ask only for algorithms this server keeps keys for (`signing_algorithms`).
+fn check_algs(app: &App, client: &Client) -> Result<(), OAuthError> {
+    match client.unavailable_algs(app.keys.algorithms()).first() {
+        Some(alg) => Err(invalid_metadata(format!("this server does not sign with {alg}; signing_algorithms: {}", app.keys.algorithms().join(" ")))),
+        None => Ok(()),
+    }
+}
+
+/// OIDC Core §8.1 / Dynamic Registration §5: the document at a pairwise client's
+/// `sector_identifier_uri` is a JSON array that must hold every one of its redirect URIs.
+pub async fn check_sector(app: &App, client: &Client) -> Result<(), OAuthError> {
+    let Some(uri) = client.meta.sector_identifier_uri.as_deref() else { return Ok(()) };
+    let doc = app.fetcher.get_json(uri).await.map_err(|e| invalid_metadata(format!("sector_identifier_uri: {e}")))?;
+    let listed: Vec<&str> = doc.as_array().map(|a| a.iter().filter_map(|v| v.as_str()).collect()).unwrap_or_default();
+    match client.meta.redirect_uris.iter().find(|r| !listed.contains(&r.as_str())) {
+        Some(missing) => Err(invalid_metadata(format!("sector_identifier_uri does not list the redirect URI {missing}"))),
+        None => Ok(()),
+    }
+}
+
+fn no_client() -> OAuthError {
+    OAuthError::not_found("no such client")
+}
+
+fn no_user() -> OAuthError {
+    OAuthError::not_found("no such user")
+}
+
+/// Register a client; its secret (if its method has one) is returned, to be shown once.
+pub async fn create_client(app: &App, actor: &Actor, input: ClientInput) -> Result<(Client, Option<String>), OAuthError> {
+    if input.client_id.as_deref().is_some_and(|id| app.registry.client(id).is_some()) {
+        return Err(invalid_metadata("a client with this client_id already exists".into()));
+    }
+    let (client, secret) = clients::new_client(input, app.keys.vault()).map_err(invalid_metadata)?;
+    check_algs(app, &client)?;
+    check_sector(app, &client).await?;
+    app.registry.save_client(client.clone()).await?;
+    app.audit.record(actor.event("client_created", json!({})).client(&client.meta.client_id)).await;
+    Ok((client, secret))
+}
+
+/// Change a client: absent fields keep their value. A new secret when the change gives the
+/// client a method that has one.
+pub async fn update_client(app: &App, actor: &Actor, id: &str, input: ClientInput) -> Result<(Client, Option<String>), OAuthError> {
+    let existing = app.registry.client(id).ok_or_else(no_client)?;
+    let (client, secret) = clients::update_client(&existing, input, app.keys.vault()).map_err(invalid_metadata)?;
+    check_algs(app, &client)?;
+    check_sector(app, &client).await?;
+    app.registry.save_client(client.clone()).await?;
+    app.audit.record(actor.event("client_updated", json!({})).client(id)).await;
+    Ok((client, secret))
+}
+
+/// A new secret for a confidential client; the old one stops working.
+pub async fn rotate_secret(app: &App, actor: &Actor, id: &str) -> Result<(Client, String), OAuthError> {
+    let existing = app.registry.client(id).ok_or_else(no_client)?;
+    let (client, secret) = clients::rotate_secret(&existing, app.keys.vault()).map_err(invalid_metadata)?;
+    app.registry.save_client(client.clone()).await?;
+    app.audit.record(actor.event("client_secret_rotated", json!({})).client(id)).await;
+    Ok((client, secret))
+}
+
+pub async fn delete_client(app: &App, actor: &Actor, id: &str) -> Result<(), OAuthError> {
+    if !app.registry.delete_client(id).await? {
+        return Err(no_client());
+    }
+    app.audit.record(actor.event("client_deleted", json!({})).client(id)).await;
+    Ok(())
+}
+
+pub async fn create_user(app: &App, actor: &Actor, input: UserInput) -> Result<User, OAuthError> {
+    let username = input.username.clone().unwrap_or_default();
+    // Checked again, atomically, when the user is saved; this spares a password hash.
+    if app.registry.user_by_login(&username).is_some() {
+        return Err(crate::db::StoreError::Conflict("a user with this login name already exists".into()).into());
+    }
+    let user = tokio::task::spawn_blocking(move || users::new_user(input))
+        .await
+        .map_err(|e| OAuthError::internal("hashing", e))?
+        .map_err(OAuthError::invalid_request)?;
+    app.registry.save_user(user.clone()).await?;
+    app.audit.record(actor.event("user_created", json!({"roles": user.roles})).user(&user.id)).await;
+    Ok(user)
+}
+
+/// Change a user: absent fields keep their value, a `null` claim removes it. A disabled
+/// user's sessions end.
+pub async fn update_user(app: &App, actor: &Actor, id: &str, input: UserInput) -> Result<User, OAuthError> {
+    let existing: Arc<User> = app.registry.user(id).ok_or_else(no_user)?;
+    let before = existing.as_ref().clone();
+    let user = tokio::task::spawn_blocking(move || users::update_user(&existing, input))
+        .await
+        .map_err(|e| OAuthError::internal("hashing", e))?
+        .map_err(OAuthError::invalid_request)?;
+    // A login name another user has is refused atomically by the save: 409.
+    app.registry.save_user(user.clone()).await?;
+    let mut changed = Vec::new();
+    for (field, differs) in [
+        ("username", before.username != user.username),
+        ("password", before.password_hash != user.password_hash),
+        ("claims", before.claims != user.claims),
+        ("disabled", before.disabled != user.disabled),
+        ("roles", before.roles != user.roles),
+    ] {
+        if differs {
+            changed.push(field);
+        }
+    }
+    app.audit.record(actor.event("user_updated", json!({"changed": changed, "roles": user.roles, "disabled": user.disabled})).user(id)).await;
+    if user.disabled && !before.disabled {
+        end_sessions(app, actor, id, None).await?;
+    }
+    Ok(user)
+}
+
+pub async fn delete_user(app: &App, actor: &Actor, id: &str) -> Result<(), OAuthError> {
+    if !app.registry.delete_user(id).await? {
+        return Err(no_user());
+    }
+    app.audit.record(actor.event("user_deleted", json!({})).user(id)).await;
+    Ok(())
+}
+
+/// End a user's sessions (all, or the one `sid` names), with the same notifications as a
+/// logout. How many ended; `Err(not_found)` if `sid` is not one of the user's.
+pub async fn end_sessions(app: &App, actor: &Actor, user_id: &str, sid: Option<&str>) -> Result<usize, OAuthError> {
+    app.registry.user(user_id).ok_or_else(no_user)?;
+    let sessions = app.stores.sessions.of_user(user_id).await?;
+    let mut ended = 0;
+    for s in sessions.into_iter().filter(|s| sid.is_none_or(|sid| sid == s.sid)) {
+        if end_session(app, SessionRef::Sid(s.sid), EndedBy::Operator).await?.is_some() {
+            ended += 1;
+        }
+    }
+    if sid.is_some() && ended == 0 {
+        return Err(OAuthError::not_found("no such session for this user"));
+    }
+    app.audit.record(actor.event("sessions_ended", json!({"ended": ended})).user(user_id)).await;
+    Ok(ended)
+}
+
+/// Remove one of a user's second factors (`factor_id`), or all with their recovery codes.
+pub async fn remove_factors(app: &App, actor: &Actor, user_id: &str, factor_id: Option<&str>) -> Result<u64, OAuthError> {
+    app.registry.user(user_id).ok_or_else(no_user)?;
+    let removed = match factor_id {
+        Some(f) => match crate::factors::remove(&app.db, user_id, f).await? {
+            true => 1,
+            false => return Err(OAuthError::not_found("no such factor")),
+        },
+        None => crate::factors::reset(&app.db, user_id).await?,
+    };
+    let event = match factor_id {
+        Some(f) => actor.event("factor_removed", json!({"id": f})),
+        None => actor.event("factors_reset", json!({"factors": removed})),
+    };
+    app.audit.record(event.user(user_id)).await;
+    Ok(removed)
+}
+
+/// Start a rotation of the `alg` signing key: published at once (here; other nodes are told
+/// at commit), signing after `key_publish_delay`. Returns the new kid.
+pub async fn rotate_key(app: &App, actor: &Actor, alg: &str) -> Result<String, OAuthError> {
+    if !app.keys.algorithms().contains(&alg) {
+        return Err(OAuthError::invalid_request(format!("this server signs with {}", app.keys.algorithms().join(" "))));
+    }
+    let kid = crate::keys::KeyManager::rotate_alg(&app.db, app.keys.vault(), alg).await.map_err(|e| OAuthError::internal("key rotation", e))?;
+    app.keys.refresh().await.map_err(|e| OAuthError::internal("key refresh", e))?;
+    app.audit.record(actor.event("signing_key_rotated", json!({"kid": kid, "alg": alg}))).await;
+    Ok(kid)
+}

@@ -1,0 +1,257 @@
+//! The admin console: who may enter (a console role, a second factor under the default
+//! policy, a recent sign-in), what an admin changes there (clients with their secret shown
+//! once, users, factors, sessions, keys) and what it leaves in the audit log, that an auditor
+//! may look and not change, and that every change needs the form's CSRF token. The admin API
+//! answers afterwards as the console said.
+
+use crate::harness::*;
+use crate::passkeys::{field, get, post};
+use authrim::factors::totp::code_at;
+use authrim::util::now;
+use reqwest::Method;
+use serde_json::{json, Value};
+
+/// A user with console roles; returns their id.
+async fn operator(s: &TestServer, name: &str, roles: &[&str]) -> String {
+    let (st, v) = s.admin(Method::POST, "/admin/users", Some(json!({"username": name, "password": PASSWORD, "roles": roles}))).await;
+    assert_eq!(st, 201, "{v}");
+    assert_eq!(v["roles"], json!(roles), "{v}");
+    v["id"].as_str().unwrap().to_string()
+}
+
+/// A TOTP factor for the user, through the admin API; returns its secret.
+async fn totp(s: &TestServer, user: &str) -> String {
+    let (st, v) = s.admin(Method::POST, &format!("/admin/users/{user}/factors/totp"), None).await;
+    assert_eq!(st, 201, "{v}");
+    v["secret"].as_str().unwrap().to_string()
+}
+
+/// Into the console: the sign-in it sends the browser to, the password, the code if asked.
+async fn enter(browser: &Browser, username: &str, totp: Option<&str>) -> Page {
+    let login = get(browser, "/console").await;
+    assert!(login.is_login(), "the console signs in through /authorize: {}", login.html);
+    let mut page = post(browser, "/login", &[("challenge", &login.challenge()), ("username", username), ("password", PASSWORD)]).await;
+    if let Some(secret) = totp {
+        assert!(page.html.contains("action=\"/login/second-factor\""), "{}", page.html);
+        page = post(browser, "/login/second-factor", &[("challenge", &page.challenge()), ("code", &code_at(secret, now()).unwrap())]).await;
+    }
+    page
+}
+
+fn csrf(page: &Page) -> String {
+    field(page, "csrf")
+}
+
+#[tokio::test]
+async fn only_a_console_role_with_a_second_factor_enters() {
+    let s = TestServer::start().await;
+    s.user("alice", json!({})).await;
+    let root = operator(&s, "root", &["admin"]).await;
+
+    // No role: refused, whatever else.
+    let page = enter(&s.browser(), "alice", None).await;
+    assert_eq!(page.status, 403, "{}", page.html);
+    assert!(page.html.contains("has no console role"), "{}", page.html);
+
+    // A role, no second factor, under the default policy: sent to add one.
+    let browser = s.browser();
+    let page = enter(&browser, "root", None).await;
+    assert_eq!(page.status, 403, "{}", page.html);
+    assert!(page.html.contains("Add a second factor first") && page.html.contains("href=\"/account\""), "{}", page.html);
+    // No page of the console opens meanwhile.
+    for path in ["/console/clients", "/console/users", "/console/keys", "/console/audit"] {
+        assert_eq!(get(&browser, path).await.status, 403, "{path}");
+    }
+
+    // With a factor: the sign-in asks for it, and the console opens.
+    let secret = totp(&s, &root).await;
+    let browser = s.browser();
+    let home = enter(&browser, "root", Some(&secret)).await;
+    assert_eq!(home.status, 200, "{}", home.html);
+    assert!(home.html.contains("<h1>Admin console</h1>") && home.html.contains("administrator"), "{}", home.html);
+    // Its sign-in was recorded as anyone's: the code went to the console's client.
+    let (_, audit) = s.admin(Method::GET, "/admin/audit?event=login_success", None).await;
+    assert!(audit["events"].as_array().unwrap().iter().any(|e| e["client_id"] == "authrim-console" && e["user_id"] == root.as_str()), "{audit}");
+    // The console's client id is reserved.
+    let (st, v) = s.admin(Method::POST, "/admin/clients", Some(json!({"client_id": "authrim-console", "redirect_uris": [REDIRECT]}))).await;
+    assert_eq!(st, 400, "{v}");
+}
+
+#[tokio::test]
+async fn an_expired_console_sign_in_signs_in_again() {
+    let s = TestServer::start_with(|c| {
+        c.console_mfa = "if_enrolled".into();
+        c.console_max_age = 0;
+    })
+    .await;
+    operator(&s, "root", &["admin"]).await;
+    let browser = s.browser();
+    let home = enter(&browser, "root", None).await;
+    assert_eq!(home.status, 200, "if_enrolled: the password alone, for a user without a factor: {}", home.html);
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let res = browser.client.get(format!("{}/console/users", browser.base)).send().await.unwrap();
+    assert_eq!(res.status(), 303);
+    assert_eq!(res.headers()["location"], "/console/login?reauth=1");
+    let again = get(&browser, "/console/login?reauth=1").await;
+    assert!(again.is_login() && again.html.contains("Admin console"), "prompt=login, for the console: {}", again.html);
+}
+
+#[tokio::test]
+async fn an_admin_manages_clients_users_sessions_and_keys() {
+    manage(false).await;
+}
+
+#[tokio::test]
+async fn an_admin_manages_clients_users_sessions_and_keys_on_postgres() {
+    manage(true).await;
+}
+
+async fn manage(postgres: bool) {
+    let s = TestServer::start_on(postgres, |_| {}).await;
+    let root = operator(&s, "root", &["admin"]).await;
+    let secret = totp(&s, &root).await;
+    let admin = s.browser();
+    let home = enter(&admin, "root", Some(&secret)).await;
+    assert_eq!(home.status, 200, "{}", home.html);
+
+    // A client from the form: its secret shown once, and it works.
+    let form = get(&admin, "/console/clients/new").await;
+    let created = post(
+        &admin,
+        "/console/clients",
+        &[
+            ("csrf", &csrf(&form)),
+            ("client_id", "billing"),
+            ("client_name", "Billing <service>"),
+            ("redirect_uris", "https://billing.example/cb\r\n\r\nhttps://billing.example/cb2\r\n"),
+            ("grant:client_credentials", "on"),
+            ("grant:authorization_code", "on"),
+            ("method", "client_secret_basic"),
+            ("scope", "openid billing"),
+        ],
+    )
+    .await;
+    assert_eq!(created.status, 200, "{}", created.html);
+    assert_eq!(created.html.matches("Copy the secret now").count(), 1, "{}", created.html);
+    let first_secret = created.html.split("<code id=\"secret\">").nth(1).unwrap().split('<').next().unwrap().to_string();
+    let cc = |secret: String| {
+        let s = &s;
+        async move { s.token(Some(("billing", &secret)), &[("grant_type", "client_credentials"), ("scope", "billing")]).await.0 }
+    };
+    assert_eq!(cc(first_secret.clone()).await, 200);
+    let (_, c) = s.admin(Method::GET, "/admin/clients/billing", None).await;
+    assert_eq!(c["redirect_uris"], json!(["https://billing.example/cb", "https://billing.example/cb2"]), "{c}");
+    assert_eq!(c["client_name"], "Billing <service>");
+    let list = get(&admin, "/console/clients").await;
+    assert!(list.html.contains("Billing &lt;service&gt;") && !list.html.contains(&first_secret), "escaped, and no secret: {}", list.html);
+
+    // A wrong value: the form again, with the reason and what was typed; nothing saved.
+    let page = get(&admin, "/console/clients/billing").await;
+    let bad = post(&admin, "/console/clients/billing", &[("csrf", &csrf(&page)), ("client_name", "Renamed"), ("redirect_uris", "not a uri"), ("grant:authorization_code", "on"), ("method", "client_secret_basic")]).await;
+    assert_eq!(bad.status, 400, "{}", bad.html);
+    assert!(bad.html.contains("role=\"alert\"") && bad.html.contains("not a uri") && bad.html.contains("value=\"Renamed\""), "{}", bad.html);
+    assert_eq!(s.admin(Method::GET, "/admin/clients/billing", None).await.1["client_name"], "Billing <service>");
+
+    // An edit; a forged token changes nothing.
+    let forged = post(&admin, "/console/clients/billing", &[("csrf", "forged"), ("client_name", "Forged"), ("method", "client_secret_basic")]).await;
+    assert_eq!(forged.status, 400, "{}", forged.html);
+    let saved = post(&admin, "/console/clients/billing", &[("csrf", &csrf(&page)), ("client_name", "Billing"), ("redirect_uris", "https://billing.example/cb"), ("grant:client_credentials", "on"), ("method", "client_secret_basic"), ("scope", "billing"), ("require_mfa", "on")]).await;
+    assert!(saved.html.contains("Saved.") && saved.html.contains("value=\"Billing\""), "{}", saved.html);
+    let (_, c) = s.admin(Method::GET, "/admin/clients/billing", None).await;
+    assert_eq!((c["client_name"].as_str(), c["require_mfa"].as_bool(), c["grant_types"].clone()), (Some("Billing"), Some(true), json!(["client_credentials"])), "{c}");
+
+    // A new secret: shown once; the old one stops working.
+    let rotated = post(&admin, "/console/clients/billing/secret", &[("csrf", &csrf(&saved))]).await;
+    let second_secret = rotated.html.split("<code id=\"secret\">").nth(1).unwrap().split('<').next().unwrap().to_string();
+    assert_ne!(first_secret, second_secret);
+    assert_eq!(cc(first_secret).await, 401);
+    assert_eq!(cc(second_secret).await, 200);
+
+    // A user from the form, with a role; then disabled, which ends their sessions.
+    let form = get(&admin, "/console/users/new").await;
+    let user = post(&admin, "/console/users", &[("csrf", &csrf(&form)), ("username", "carol"), ("email", "carol@example.com"), ("email_verified", "on"), ("name", "Carol"), ("password", PASSWORD), ("role:auditor", "on")]).await;
+    assert!(user.html.contains("Created.") && user.html.contains("User carol"), "{}", user.html);
+    let carol = s.admin(Method::GET, "/admin/users", None).await.1["users"].as_array().unwrap().iter().find(|u| u["username"] == "carol").unwrap().clone();
+    assert_eq!((carol["roles"].clone(), carol["claims"]["email_verified"].clone()), (json!(["auditor"]), json!(true)), "{carol}");
+    let carol_id = carol["id"].as_str().unwrap().to_string();
+    let carol_totp = totp(&s, &carol_id).await;
+    let carols = s.browser();
+    assert_eq!(enter(&carols, "carol", Some(&carol_totp)).await.status, 200);
+    let page = get(&admin, &format!("/console/users/{carol_id}")).await;
+    assert!(page.html.contains("Authenticator app") && page.html.contains("authrim-console"), "her factor and her session: {}", page.html);
+
+    // An auditor looks and does not change: the server says no, whatever the page showed.
+    let clients = get(&carols, "/console/clients").await;
+    assert!(clients.html.contains("billing") && !clients.html.contains("/console/clients/new"), "{}", clients.html);
+    // Her view of a client is the form, disabled; its token is hers.
+    let view = get(&carols, "/console/clients/billing").await;
+    assert!(view.html.contains("<fieldset disabled>") && !view.html.contains("New secret"), "{}", view.html);
+    let refused = post(&carols, "/console/clients", &[("csrf", &csrf(&view)), ("client_id", "sneaky"), ("method", "none"), ("redirect_uris", REDIRECT), ("grant:authorization_code", "on")]).await;
+    assert_eq!(refused.status, 403, "{}", refused.html);
+    assert_eq!(s.admin(Method::GET, "/admin/clients/sneaky", None).await.0, 404);
+    // Nor with the admin's token: CSRF tokens are sealed to their session.
+    let theirs = post(&carols, "/console/keys/rotate", &[("csrf", &csrf(&page)), ("alg", "RS256")]).await;
+    assert_eq!(theirs.status, 400, "{}", theirs.html);
+
+    // End her sessions; remove her factors.
+    let ended = post(&admin, &format!("/console/users/{carol_id}/sessions/end"), &[("csrf", &csrf(&page))]).await;
+    assert!(ended.html.contains("Sessions ended.") && ended.html.contains("No live session."), "{}", ended.html);
+    assert_eq!(s.admin(Method::GET, &format!("/admin/users/{carol_id}/sessions"), None).await.1["sessions"], json!([]));
+    assert!(get(&carols, "/console").await.is_login(), "her browser is signed out");
+    let reset = post(&admin, &format!("/console/users/{carol_id}/factors/remove"), &[("csrf", &csrf(&ended))]).await;
+    assert!(reset.html.contains("Removed.") && reset.html.contains("None."), "{}", reset.html);
+    assert_eq!(s.admin(Method::GET, &format!("/admin/users/{carol_id}/factors"), None).await.1["factors"], json!([]));
+
+    // Disable her: she cannot sign in.
+    let disabled = post(&admin, &format!("/console/users/{carol_id}"), &[("csrf", &csrf(&reset)), ("username", "carol"), ("email", "carol@example.com"), ("name", "Carol"), ("role:auditor", "on"), ("disabled", "on")]).await;
+    assert!(disabled.html.contains("Saved."), "{}", disabled.html);
+    assert_eq!(s.admin(Method::GET, &format!("/admin/users/{carol_id}"), None).await.1["disabled"], true);
+    let again = enter(&s.browser(), "carol", None).await;
+    assert!(again.is_login() && again.status == 401, "{}", again.html);
+    // An admin does not take their own role away by a slip.
+    let own = post(&admin, &format!("/console/users/{root}"), &[("csrf", &csrf(&disabled)), ("username", "root")]).await;
+    assert_eq!(own.status, 400, "{}", own.html);
+    assert_eq!(s.admin(Method::GET, &format!("/admin/users/{root}"), None).await.1["roles"], json!(["admin"]));
+
+    // A key rotation: the new key is published at once.
+    let before = s.http.get(s.url("/jwks")).send().await.unwrap().json::<Value>().await.unwrap()["keys"].as_array().unwrap().len();
+    let keys = get(&admin, "/console/keys").await;
+    let rotated = post(&admin, "/console/keys/rotate", &[("csrf", &csrf(&keys)), ("alg", "RS256")]).await;
+    assert!(rotated.html.contains("Rotation started") && rotated.html.contains("published, not yet signing"), "{}", rotated.html);
+    let after = s.http.get(s.url("/jwks")).send().await.unwrap().json::<Value>().await.unwrap()["keys"].as_array().unwrap().len();
+    assert_eq!(after, before + 1);
+    let unknown = post(&admin, "/console/keys/rotate", &[("csrf", &csrf(&keys)), ("alg", "HS256")]).await;
+    assert_eq!(unknown.status, 400, "{}", unknown.html);
+
+    // The audit log says who did what, and filters.
+    let log = get(&admin, "/console/audit?event=client_secret_rotated").await;
+    assert!(log.html.contains("client_secret_rotated") && log.html.contains(&root) && !log.html.contains("client_created"), "{}", log.html);
+    let of_carol = get(&admin, &format!("/console/audit?user={carol_id}")).await;
+    for event in ["user_created", "sessions_ended", "factors_reset", "user_updated"] {
+        assert!(of_carol.html.contains(event), "{event}: {}", of_carol.html);
+    }
+    let (_, events) = s.admin(Method::GET, "/admin/audit?event=signing_key_rotated", None).await;
+    assert_eq!(events["events"][0]["detail"]["by"], "console", "{events}");
+    assert_eq!(events["events"][0]["detail"]["admin"], root.as_str(), "{events}");
+
+    // Deleting: the client's tokens stop; the user is gone.
+    let page = get(&admin, "/console/clients/billing").await;
+    let gone = post(&admin, "/console/clients/billing/delete", &[("csrf", &csrf(&page))]).await;
+    assert!(gone.html.contains("Deleted.") && !gone.html.contains("/console/clients/billing\""), "{}", gone.html);
+    let gone = post(&admin, &format!("/console/users/{carol_id}/delete"), &[("csrf", &csrf(&page))]).await;
+    assert!(gone.html.contains("Deleted."), "{}", gone.html);
+    assert_eq!(s.admin(Method::GET, &format!("/admin/users/{carol_id}"), None).await.0, 404);
+}
+
+#[tokio::test]
+async fn roles_are_named_ones_and_the_admin_api_records_its_changes() {
+    let s = TestServer::start().await;
+    let (st, v) = s.admin(Method::POST, "/admin/users", Some(json!({"username": "x", "password": PASSWORD, "roles": ["superuser"]}))).await;
+    assert_eq!(st, 400, "{v}");
+    let id = operator(&s, "y", &["admin", "auditor"]).await;
+    let (_, v) = s.admin(Method::PATCH, &format!("/admin/users/{id}"), Some(json!({"roles": []}))).await;
+    assert!(v.get("roles").is_none(), "no roles: {v}");
+    let (_, audit) = s.admin(Method::GET, &format!("/admin/audit?event=user_updated"), None).await;
+    assert_eq!(audit["events"][0]["detail"]["by"], "operator", "{audit}");
+    assert_eq!(audit["events"][0]["detail"]["changed"], json!(["roles"]), "{audit}");
+}
