@@ -255,3 +255,36 @@ async fn roles_are_named_ones_and_the_admin_api_records_its_changes() {
     assert_eq!(audit["events"][0]["detail"]["by"], "operator", "{audit}");
     assert_eq!(audit["events"][0]["detail"]["changed"], json!(["roles"]), "{audit}");
 }
+
+/// The CLI gives and takes console roles; a running server knows at once.
+#[tokio::test]
+async fn the_cli_gives_and_takes_console_roles() {
+    let s = TestServer::start_with(|c| c.console_mfa = "if_enrolled".into()).await;
+    let out = crate::admin::cli(s.dir.path(), &["user", "create", "--username", "dana", "--password", PASSWORD, "--role", "auditor"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(printed["roles"], json!(["auditor"]));
+    let out = crate::admin::cli(s.dir.path(), &["user", "update", "dana", "--role", "nobody"]);
+    assert!(!out.status.success(), "an unknown role is refused");
+    let mut known = false;
+    for _ in 0..50 {
+        known = s.server.app.registry.user_by_login("dana").is_some_and(|u| u.has_role("auditor"));
+        if known {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(known, "the server did not pick up the role");
+    let browser = s.browser();
+    let page = enter(&browser, "dana", None).await;
+    assert!(page.status == 200 && page.html.contains("auditor (read only)"), "{}", page.html);
+    let out = crate::admin::cli(s.dir.path(), &["user", "update", "dana", "--role", ""]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for _ in 0..50 {
+        if s.server.app.registry.user_by_login("dana").is_some_and(|u| u.roles.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(get(&browser, "/console").await.status, 403, "no role, no console, even with a live session");
+}

@@ -166,6 +166,7 @@ impl Req {
 fn is_browser(path: &str) -> bool {
     matches!(path, "/" | "/authorize" | "/login" | "/login/second-factor" | "/login/passkey" | "/login/select" | "/consent" | "/logout" | "/logout/confirm")
         || path.starts_with("/account")
+        || path.starts_with("/console")
 }
 
 fn endpoint_label(req: &Req) -> String {
@@ -494,7 +495,9 @@ impl World {
             .await;
         let (_, post_secret) = s.client("rp-post", json!({"token_endpoint_auth_method": "client_secret_post", "grant_types": ["authorization_code", "refresh_token"]})).await;
         s.client("spa", json!({"token_endpoint_auth_method": "none", "grant_types": ["authorization_code", "refresh_token"]})).await;
-        s.user("alice", json!({"name": "Alice", "email": "alice@example.com"})).await;
+        let alice = s.user("alice", json!({"name": "Alice", "email": "alice@example.com"})).await;
+        // An admin, so that the console's pages and handlers are reached, not only its door.
+        assert_eq!(s.admin(Method::PATCH, &format!("/admin/users/{alice}"), Some(json!({"roles": ["admin"]}))).await.0, 200);
         let base = s.url("");
         let authorize = |client: &str, extra: &[(&str, &str)]| {
             let mut q = vec![("response_type", "code"), ("client_id", client), ("redirect_uri", REDIRECT), ("scope", "openid profile email offline_access"), ("state", "s")];
@@ -750,6 +753,33 @@ fn account(w: &World, rng: &mut Rng, _: usize) -> Req {
             .form(&[("csrf", csrf), ("id", "totp_x"), ("code", "123456"), ("credential", "{}"), ("passkey_state", "x"), ("totp_state", "x")])
             .header("cookie", format!("authrim_session={}", w.session)),
     }
+}
+
+/// The admin console with alice's session (an admin; `console_mfa = if_enrolled`), a forged
+/// one or none: its pages with odd ids and queries, its forms with no or a forged CSRF token
+/// (which must change nothing), its callback with made-up codes.
+fn console(w: &World, rng: &mut Rng, _: usize) -> Req {
+    let g = "console";
+    let id = *rng.pick(&["rp", "fz-missing", "%00", "a%2Fb", "..", "%E2%80%AEx", "%FF"]);
+    let csrf = *rng.pick(&["", "forged", "bm90LWEtc3RhdGU"]);
+    let form = [("csrf", csrf), ("client_id", "fz-console"), ("username", "fz-console"), ("password", "correct horse battery"), ("redirect_uris", "https://x.example/cb"), ("grant:authorization_code", "on"), ("method", "none"), ("alg", "RS256"), ("role:admin", "on"), ("sid", "x"), ("factor", "x")];
+    let odd = ["", "x", "0", "-1", "99999999999", "2026-02-30", "9999-12-31", "1970-01-01", "%00"];
+    let mut r = match rng.below(9) {
+        0 => Req::new(g, Method::GET, "/console"),
+        1 => Req::new(g, Method::GET, "/console/audit").query(&[("event", *rng.pick(&["", "login_success", "'"])), ("since", *rng.pick(&odd)), ("limit", *rng.pick(&odd)), ("user", id), ("client", id)]),
+        2 => Req::new(g, Method::GET, "/console/users").query(&[("q", *rng.pick(&["", "alice", "%", "\u{0}", "a b"]))]),
+        3 => Req::new(g, Method::GET, &format!("/console/{}/{id}", rng.pick(&["clients", "users"]))),
+        4 => Req::new(g, Method::GET, "/console/callback").query(&[("code", *rng.pick(&["", "0_abc"])), ("state", *rng.pick(&["", "bm90", "%%"]))]),
+        5 => Req::new(g, Method::GET, *rng.pick(&["/console/keys", "/console/clients/new", "/console/users/new", "/console/login", "/console/login?reauth=1"])),
+        6 => Req::new(g, Method::POST, *rng.pick(&["/console/clients", "/console/users", "/console/keys/rotate"])).form(&form),
+        _ => Req::new(g, Method::POST, &format!("/console/{}/{id}{}", rng.pick(&["clients", "users"]), rng.pick(&["", "/secret", "/delete", "/sessions/end", "/factors/remove"]))).form(&form),
+    };
+    match rng.below(5) {
+        0 => {}
+        1 => r = r.header("cookie", "authrim_session=forged".to_string()),
+        _ => r = r.header("cookie", format!("authrim_browser={}; authrim_session={}", w.browser, w.session)),
+    }
+    r
 }
 
 /// The consent page a login redirects to (a GET carrying the sealed state).
@@ -1062,6 +1092,7 @@ fn groups() -> Vec<(&'static str, Vec<Template>, usize)> {
         ("authorize", vec![authorize_get, authorize_post], 1_500),
         ("login+consent", vec![login, consent, consent_page, second_factor], 1_400),
         ("passkeys+account", vec![passkey_login, account], 600),
+        ("console", vec![console], 600),
         ("token", vec![token_code, token_refresh, token_client_credentials, token_exchange, token_other, token_agents], 2_700),
         ("userinfo", vec![userinfo], 1_000),
         ("revoke+introspect", vec![introspect, revoke], 1_500),
@@ -1146,8 +1177,9 @@ fn judge(req: &Req, o: &Outcome) -> Option<String> {
     if is_browser(&req.path) {
         if (300..400).contains(&o.status) {
             let loc = o.location.as_deref().unwrap_or("");
-            // Our own consent page, after a login (a relative reference: RFC 9110 §10.2.2).
-            if loc.starts_with("/consent?challenge=") || loc == "/account" || loc == "/account/login" {
+            // Our own pages: the consent page after a login, the account page and the console,
+            // and their sign-in as first-party clients (relative references: RFC 9110 §10.2.2).
+            if loc.starts_with("/consent?challenge=") || loc == "/account" || loc == "/account/login" || loc.starts_with("/console") || loc.starts_with("/authorize?response_type=code&client_id=authrim-") {
                 return None;
             }
             return match url::Url::parse(loc) {
@@ -1212,6 +1244,7 @@ async fn every_endpoint_survives_generated_requests() {
     let started = Instant::now();
     let s = TestServer::start_with(|c| {
         c.webauthn_rp_id = Some("localhost".into());
+        c.console_mfa = "if_enrolled".into();
         c.webauthn_origins = Some("http://localhost:4000".into());
         c.open_registration = true;
         c.client_id_metadata_documents = "any".into();

@@ -1,14 +1,14 @@
 //! Clients in the console: the list, a form to register one or change its main metadata
 //! (the rest is the admin API's), a new secret shown once, deletion.
 
-use super::{checked, lines, not_found, notice, refused, text, Change, Viewer};
+use super::{Id, checked, lines, not_found, notice, refused, text, Change, Viewer};
 use crate::app::AppState;
 use crate::endpoints::first_party::see_other;
 use crate::endpoints::operations;
 use crate::registry::clients::AUTH_METHODS;
 use crate::registry::{Client, ClientInput};
 use crate::ui::Page;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
@@ -108,7 +108,7 @@ pub async fn create(State(app): State<AppState>, Change { admin, params }: Chang
     }
 }
 
-pub async fn show(State(app): State<AppState>, viewer: Viewer, Path(id): Path<String>, RawQuery(query): RawQuery) -> Response {
+pub async fn show(State(app): State<AppState>, viewer: Viewer, Id(id): Id, RawQuery(query): RawQuery) -> Response {
     let Some(client) = app.registry.client(&id) else { return not_found() };
     let mut page = form_page(&viewer, values(&client.meta), false).with("has_secret", client.meta.token_endpoint_auth_method.starts_with("client_secret"));
     if let Some(n) = notice(query.as_deref()) {
@@ -117,7 +117,7 @@ pub async fn show(State(app): State<AppState>, viewer: Viewer, Path(id): Path<St
     page.into_response()
 }
 
-pub async fn update(State(app): State<AppState>, Path(id): Path<String>, Change { admin, params }: Change) -> Response {
+pub async fn update(State(app): State<AppState>, Id(id): Id, Change { admin, params }: Change) -> Response {
     if app.registry.client(&id).is_none() {
         return not_found();
     }
@@ -133,7 +133,7 @@ pub async fn update(State(app): State<AppState>, Path(id): Path<String>, Change 
     }
 }
 
-pub async fn rotate_secret(State(app): State<AppState>, Path(id): Path<String>, Change { admin, .. }: Change) -> Response {
+pub async fn rotate_secret(State(app): State<AppState>, Id(id): Id, Change { admin, .. }: Change) -> Response {
     match operations::rotate_secret(&app, &admin.actor(), &id).await {
         Ok((_, secret)) => secret_page(&admin, &id, &secret, false),
         Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => not_found(),
@@ -141,7 +141,7 @@ pub async fn rotate_secret(State(app): State<AppState>, Path(id): Path<String>, 
     }
 }
 
-pub async fn delete(State(app): State<AppState>, Path(id): Path<String>, Change { admin, .. }: Change) -> Response {
+pub async fn delete(State(app): State<AppState>, Id(id): Id, Change { admin, .. }: Change) -> Response {
     match operations::delete_client(&app, &admin.actor(), &id).await {
         Ok(()) => see_other("/console/clients?done=deleted"),
         Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => not_found(),

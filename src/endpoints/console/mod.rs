@@ -162,6 +162,21 @@ impl FromRequest<AppState> for Change {
     }
 }
 
+/// The id in a console path (a client's or a user's); a path that is not one (not UTF-8) is
+/// answered with the console's not-found page, not axum's plain-text rejection.
+pub(crate) struct Id(pub String);
+
+impl FromRequestParts<AppState> for Id {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, Response> {
+        match axum::extract::Path::<String>::from_request_parts(parts, app).await {
+            Ok(axum::extract::Path(id)) => Ok(Id(id)),
+            Err(_) => Err(not_found()),
+        }
+    }
+}
+
 /// `?done=…` on a console page: the notice it shows (a message id).
 pub(crate) fn notice(query: Option<&str>) -> Option<&'static str> {
     let params = Params::parse(query.unwrap_or_default().as_bytes()).ok()?;

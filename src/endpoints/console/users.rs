@@ -3,14 +3,14 @@
 //! all) and sessions (end one or all); deletion.
 
 use super::clients::enc;
-use super::{checked, not_found, notice, refused, text, when, Change, Viewer};
+use super::{Id, checked, not_found, notice, refused, text, when, Change, Viewer};
 use crate::app::AppState;
 use crate::endpoints::first_party::see_other;
 use crate::endpoints::operations;
 use crate::registry::users::{UserInput, ROLES};
 use crate::registry::User;
 use crate::ui::Page;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value};
@@ -90,7 +90,7 @@ pub async fn create(State(app): State<AppState>, Change { admin, params }: Chang
     }
 }
 
-pub async fn show(State(app): State<AppState>, viewer: Viewer, Path(id): Path<String>, RawQuery(query): RawQuery) -> Response {
+pub async fn show(State(app): State<AppState>, viewer: Viewer, Id(id): Id, RawQuery(query): RawQuery) -> Response {
     let Some(user) = app.registry.user(&id) else { return not_found() };
     let (factors, sessions) = match tokio::try_join!(crate::factors::list(&app.db, &id), app.stores.sessions.of_user(&id)) {
         Ok(both) => both,
@@ -116,7 +116,7 @@ pub async fn show(State(app): State<AppState>, viewer: Viewer, Path(id): Path<St
     page.into_response()
 }
 
-pub async fn update(State(app): State<AppState>, Path(id): Path<String>, Change { admin, params }: Change) -> Response {
+pub async fn update(State(app): State<AppState>, Id(id): Id, Change { admin, params }: Change) -> Response {
     if app.registry.user(&id).is_none() {
         return not_found();
     }
@@ -133,7 +133,7 @@ pub async fn update(State(app): State<AppState>, Path(id): Path<String>, Change 
 }
 
 /// `factor` names one to remove; without it, all of them and the recovery codes.
-pub async fn remove_factors(State(app): State<AppState>, Path(id): Path<String>, Change { admin, params }: Change) -> Response {
+pub async fn remove_factors(State(app): State<AppState>, Id(id): Id, Change { admin, params }: Change) -> Response {
     match operations::remove_factors(&app, &admin.actor(), &id, params.get("factor")).await {
         Ok(_) => see_other(&format!("/console/users/{}?done=removed", enc(&id))),
         Err(e) if e.status == StatusCode::NOT_FOUND => not_found(),
@@ -142,7 +142,7 @@ pub async fn remove_factors(State(app): State<AppState>, Path(id): Path<String>,
 }
 
 /// `sid` names one session to end; without it, all of the user's.
-pub async fn end_sessions(State(app): State<AppState>, Path(id): Path<String>, Change { admin, params }: Change) -> Response {
+pub async fn end_sessions(State(app): State<AppState>, Id(id): Id, Change { admin, params }: Change) -> Response {
     match operations::end_sessions(&app, &admin.actor(), &id, params.get("sid")).await {
         Ok(_) => see_other(&format!("/console/users/{}?done=ended", enc(&id))),
         Err(e) if e.status == StatusCode::NOT_FOUND => not_found(),
@@ -150,7 +150,7 @@ pub async fn end_sessions(State(app): State<AppState>, Path(id): Path<String>, C
     }
 }
 
-pub async fn delete(State(app): State<AppState>, Path(id): Path<String>, Change { admin, .. }: Change) -> Response {
+pub async fn delete(State(app): State<AppState>, Id(id): Id, Change { admin, .. }: Change) -> Response {
     if id == admin.me.user.id {
         return super::message(StatusCode::BAD_REQUEST, "console-refused-heading", "console-delete-self", ("/console/users", "console-users"));
     }
