@@ -54,6 +54,7 @@ pub const CONSOLE: FirstParty = FirstParty {
     policy_exempt: false,
 };
 
+/// Every first-party page. Their client ids start with `authrim-` (`App::client` relies on it).
 pub const ALL: &[&FirstParty] = &[&ACCOUNT, &CONSOLE];
 
 /// The first-party page whose client id this is.
@@ -181,4 +182,15 @@ pub(crate) fn see_other(location: &str) -> Response {
 /// The form body of a first-party page's post, or the page that refuses it.
 pub(crate) fn form(form: Result<FormParams, crate::error::OAuthError>) -> Result<Params, Response> {
     form.map(|FormParams(p)| p).map_err(|_| error_page(StatusCode::BAD_REQUEST, "err-account-form-unreadable"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn first_party_ids_share_the_prefix_app_client_looks_for() {
+        for f in super::ALL {
+            assert!(f.client_id.starts_with("authrim-"), "{}", f.client_id);
+            assert!(f.callback.ends_with("/callback") && f.login_path(false).ends_with("/login"), "{}", f.callback);
+        }
+    }
 }

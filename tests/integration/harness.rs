@@ -87,8 +87,23 @@ impl TestServer {
         .await
     }
 
-    pub async fn start_in(dir: tempfile::TempDir, config: Config) -> Self {
-        let server = RunningServer::start(config).await.expect("server starts");
+    pub async fn start_in(dir: tempfile::TempDir, mut config: Config) -> Self {
+        // The port was free when chosen, but something else on the machine (another test's
+        // outgoing connection, another suite's server) may take it before the server binds:
+        // then a new port, and the issuer that names it.
+        let mut attempts = 0;
+        let server = loop {
+            match RunningServer::start(config.clone()).await {
+                Ok(server) => break server,
+                Err(e) if attempts < 5 && e.to_string().contains("Address already in use") => {
+                    attempts += 1;
+                    let (old, new) = (config.listen.port().to_string(), free_port());
+                    config.listen.set_port(new);
+                    config.issuer = config.issuer.replace(&format!(":{old}"), &format!(":{new}"));
+                }
+                Err(e) => panic!("server starts: {e}"),
+            }
+        };
         let http = http_client(&server).build().unwrap();
         Self { server, dir, http }
     }

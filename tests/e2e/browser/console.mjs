@@ -1,0 +1,682 @@
+// The admin console (/console) in a real browser: Debian's Chromium, headless, driven by
+// Playwright, with axe-core for the WCAG rules. test_console.py starts two servers with a
+// localhost issuer: ISSUER (console_mfa = required, the default) and LENIENT_ISSUER
+// (console_mfa = if_enrolled); it creates, for each walk below, the users (through the admin
+// API), runs CHECKER (an HTTP server of its own that, asked by this program, tries a client's
+// secret at the token endpoint with client_credentials, or counts the JWKS's keys, with
+// Python's requests) and checks what this prints.
+//
+// A full walk (scenarios languages and axe), each person in a new browser context:
+//   the admin (admin-<walk>, an authenticator app) on ISSUER: /console → /console/login →
+//     /authorize (acr_values mfa): login, second-factor (the RFC 6238 code computed here from
+//     the key the admin API gave), overview (/console, through /console/callback); clients;
+//     client-new (the "New client" link); client-error (a redirect URI that is not one: 400,
+//     the form again with the focused alert); client-created (fixed, client_credentials
+//     checked: the secret, shown once, copied with the Copy button and tried by CHECKER);
+//     client (the "I have copied it" link: no secret there, nor after a reload);
+//     client-saved (the name changed; the secret still works); client-secret ("New secret":
+//     the old secret refused, the new one works); users; user-new; user-created (staff-<walk>,
+//     role auditor); then staff-<walk> signs in to /account in a second context; users-search
+//     (keyboard only: Tab to the search field, type, Enter); user (staff's page: their
+//     session); user-session-ended (its End button; staff's /account then asks to sign in);
+//     keys; keys-rotated ("Start a rotation": one more key "published, not yet signing", one
+//     more key in the JWKS); audit; audit-filtered (keyboard only: Tab to the event field,
+//     type client_secret_rotated, Enter);
+//   nobody-<walk> (no role) on ISSUER: denied (403);
+//   bare-<walk> (admin, no second factor) on ISSUER: needs-factor (403), its link to account;
+//   auditor-<walk> (auditor, no factor) on LENIENT_ISSUER: auditor-overview, auditor-clients
+//     (no "New client"), auditor-client (LENIENT_CLIENT_ID: its form disabled, no button),
+//     read-only (a form built on that page with its csrf token, posted to /console/clients:
+//     403), auditor-users, auditor-user (their own page: nothing to press).
+// A short walk (scenario phone): the admin's sign-in, overview, clients, client
+// (STRICT_CLIENT_ID), users, user (the admin's own page: a factor, a session), keys, audit.
+// Buttons and links are found by the forms they post to and where they lead, not by their
+// words, so the same walk runs in every language.
+//
+// SCENARIO=languages: walks "en" (browser locale en-US) and "ja" (ja-JP): each page's status,
+//   redirects, headers, <html lang>, title, heading, notices, alerts, focus, text (with the
+//   language each piece is marked as) and a full-page screenshot (<walk>-<nn>-<page>.png).
+// SCENARIO=axe: walks "axe-en" and "axe-ja" in contexts with bypassCSP (axe-core is injected
+//   into each page; only these contexts bypass the pages' script-src 'self'): axe-core with
+//   AXE_TAGS on each console page in the light theme, then the dark one, after a control page
+//   made to fail proves the harness (axeControl).
+// SCENARIO=phone: walks "phone-en" and "phone-ja" at 390x844 (isMobile, touch, 2x): each
+//   page's widths and its tables' scrolling regions, and a screenshot.
+//
+// Input, from the environment: SCENARIO, ISSUER, LENIENT_ISSUER, CHECKER, USERS (JSON: per
+// walk, its people), PASSWORD (every user's), STRICT_CLIENT_ID, LENIENT_CLIENT_ID, CHROMIUM,
+// ARTIFACTS_DIR (screenshots; on failure the page's HTML and a screenshot) and WAIT_MS (the
+// longest any one wait may take). Output: one line of JSON, what the browser saw. Any failed
+// step exits 1 with the browser's console, CSP reports and the current page on stderr.
+import { chromium } from 'playwright-core';
+import { createHmac } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { env, giveUpAfter, runAndReport } from './report.mjs';
+
+const require = createRequire(import.meta.url);
+const AXE_SCRIPT = require.resolve('axe-core/axe.min.js');
+const AXE_VERSION = require('axe-core/package.json').version;
+const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
+
+const SCENARIO = env('SCENARIO');
+const ISSUER = env('ISSUER');
+const LENIENT_ISSUER = env('LENIENT_ISSUER');
+const CHECKER = env('CHECKER');
+const PASSWORD = env('PASSWORD');
+const USERS = JSON.parse(env('USERS'));
+const ARTIFACTS = env('ARTIFACTS_DIR');
+const WAIT_MS = Number(process.env.WAIT_MS || 10000);
+
+giveUpAfter(100);
+
+// What the forms are given (test_console.py checks them through the admin API).
+const CLIENT_NAME = 'Example App';
+const CLIENT_RENAMED = 'Example Portal';
+const REDIRECT_URIS = ['https://app.example/cb', 'https://app.example/other'];
+const BAD_REDIRECT_URI = 'not a uri';
+const AUDIT_EVENT = 'client_secret_rotated';
+
+const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
+const WALKS = {
+  languages: [
+    { name: 'en', kind: 'full', locale: 'en-US', shots: true },
+    { name: 'ja', kind: 'full', locale: 'ja-JP', shots: true },
+  ],
+  axe: [
+    { name: 'axe-en', kind: 'full', locale: 'en-US', axe: true },
+    { name: 'axe-ja', kind: 'full', locale: 'ja-JP', axe: true },
+  ],
+  phone: [
+    { name: 'phone-en', kind: 'short', locale: 'en-US', shots: true, phone: true },
+    { name: 'phone-ja', kind: 'short', locale: 'ja-JP', shots: true, phone: true },
+  ],
+}[SCENARIO];
+if (!WALKS) throw new Error(`unknown SCENARIO ${SCENARIO}`);
+
+// RFC 6238 TOTP (HMAC-SHA1, 6 digits, 30 s steps) from an RFC 4648 base32 key, as in
+// passkeys.mjs (checked against RFC 6238 Appendix B below, and by test_console.py against
+// test_mfa's helper).
+function base32(text) {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = 0;
+  let value = 0;
+  const out = [];
+  for (const ch of text.replace(/=+$/, '').toUpperCase()) {
+    const v = alphabet.indexOf(ch);
+    if (v < 0) throw new Error(`not base32: ${text}`);
+    value = (value << 5) | v;
+    bits += 5;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push((value >>> bits) & 0xff);
+      value &= (1 << bits) - 1;
+    }
+  }
+  return Buffer.from(out);
+}
+function hotp(key, counter, digits = 6) {
+  const message = Buffer.alloc(8);
+  message.writeBigUInt64BE(BigInt(counter));
+  const mac = createHmac('sha1', key).update(message).digest();
+  const offset = mac[mac.length - 1] & 0x0f;
+  return String((mac.readUInt32BE(offset) & 0x7fffffff) % 10 ** digits).padStart(digits, '0');
+}
+const step = (at = Date.now()) => Math.floor(at / 1000 / 30);
+if (hotp(Buffer.from('12345678901234567890'), 1, 8) !== '94287082'
+    || hotp(base32('GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ'), 1) !== '287082') {
+  throw new Error('the TOTP helper does not match RFC 6238 Appendix B');
+}
+
+// What the browser reports along the way, for the checks and for a failure's diagnosis;
+// every entry names the walk (and the person) it came from.
+const seen = { walks: [], pages: [], facts: {}, console: [], page_errors: [], csp_violations: [],
+  failed_requests: [], error_responses: [], screenshots: [], japanese_font: null, axe_control: null };
+let browser;
+let page;
+let walk;
+const contexts = [];
+
+const path = (url) => new URL(url).pathname;
+const heading = () => page.locator('h1').first().textContent({ timeout: WAIT_MS });
+const text = async () => (await page.locator('body').innerText()).replace(/\s+/g, ' ').trim();
+const at = (issuer) => (p) => new URL(p, issuer).toString();
+const pathIs = (p) => (u) => u.pathname === p;
+
+// The next main-frame navigation response whose URL passes `pred`.
+const navigation = (pred) => page.waitForResponse((r) => r.request().isNavigationRequest()
+  && r.frame() === page.mainFrame() && pred(new URL(r.url())));
+
+// Once the response `res` has arrived: its document committed and loaded.
+async function landed(res) {
+  await page.waitForURL((u) => u.href === res.url(), { waitUntil: 'load' });
+  return res;
+}
+
+// Press (click) `selector` (exactly one element) and return the navigation response passing
+// `pred`, once loaded.
+async function press(selector, pred) {
+  const next = navigation(pred);
+  await page.locator(selector).click();
+  return landed(await next);
+}
+
+async function go(url) {
+  const res = await page.goto(url, { waitUntil: 'load' });
+  if (!res) throw new Error(`no response for ${url}`);
+  return res;
+}
+
+// Enter pressed in the focused field: the form's submission, as a keyboard user makes it.
+async function enter(pred) {
+  const next = navigation(pred);
+  await page.keyboard.press('Enter');
+  return landed(await next);
+}
+
+// The redirects that led to `res`, first to last: method, path, status.
+async function hops(res) {
+  const list = [];
+  for (let req = res.request(); req; req = req.redirectedFrom()) {
+    const r = await req.response();
+    list.unshift({ method: req.method(), path: path(req.url()), status: r?.status() ?? null });
+  }
+  return list;
+}
+
+// The focused element, described: what a keyboard user is on.
+const focused = () => page.evaluate(() => {
+  const e = document.activeElement;
+  if (!e || e === document.body || e === document.documentElement) return null;
+  return { tag: e.tagName.toLowerCase(), id: e.id || null, name: e.getAttribute('name'), type: e.getAttribute('type'),
+    role: e.getAttribute('role'), class: e.getAttribute('class'), href: e.getAttribute('href'),
+    form_action: e.form?.getAttribute('action') ?? null,
+    text: (e.innerText || e.value || '').replace(/\s+/g, ' ').trim().slice(0, 80) };
+});
+
+// Tab from the top of the page (nothing focused) until the field `id` has the focus: every
+// stop on the way. Throws if it is not reached in 40 presses.
+async function tabTo(id) {
+  await page.evaluate(() => document.activeElement?.blur());
+  const stops = [];
+  for (let i = 0; i < 40; i++) {
+    await page.keyboard.press('Tab');
+    const f = await focused();
+    stops.push(f);
+    if (f?.id === id) return { tabs: stops.length, stops };
+  }
+  throw new Error(`Tab never reaches #${id}: ${JSON.stringify(stops)}`);
+}
+
+// A new browser context (and page) for one person on `issuer`; the page becomes the current
+// one. Every context reports console messages, CSP violations, page errors, failed requests
+// and error statuses under the walk's and the person's name.
+async function open(issuer, who) {
+  const options = { locale: walk.locale, colorScheme: 'light', bypassCSP: Boolean(walk.axe),
+    ...(walk.phone ? PHONE : { viewport: { width: 1280, height: 800 } }) };
+  const context = await browser.newContext(options);
+  contexts.push(context);
+  context.setDefaultTimeout(WAIT_MS);
+  context.setDefaultNavigationTimeout(WAIT_MS);
+  // The Copy button writes to the clipboard; the walk reads it back.
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(issuer).origin });
+  const w = walk.name;
+  await context.exposeBinding('__authrimCspViolation', ({ frame }, v) => seen.csp_violations.push({ walk: w, who, ...v, frame: frame.url() }));
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => window.__authrimCspViolation({
+      documentURI: e.documentURI, blockedURI: e.blockedURI, effectiveDirective: e.effectiveDirective,
+      originalPolicy: e.originalPolicy, disposition: e.disposition, sourceFile: e.sourceFile, lineNumber: e.lineNumber,
+    }));
+  });
+  const p = await context.newPage();
+  p.on('console', (m) => seen.console.push({ walk: w, who, type: m.type(), text: m.text(), url: m.location().url }));
+  p.on('pageerror', (e) => seen.page_errors.push({ walk: w, who, error: String(e) }));
+  p.on('requestfailed', (r) => seen.failed_requests.push({ walk: w, who, url: r.url(), error: r.failure()?.errorText }));
+  p.on('response', (r) => {
+    if (r.status() >= 400) seen.error_responses.push({ walk: w, who, method: r.request().method(), url: r.url(), status: r.status() });
+  });
+  p.on('request', (r) => {
+    if (r.isNavigationRequest() && !walk.accept_language) walk.accept_language = r.headers()['accept-language'] ?? null;
+  });
+  page = p;
+  return { context, page: p, at: at(issuer), who };
+}
+
+async function close(session) {
+  await session.context.close().catch(() => {});
+}
+
+// CHECKER (test_console.py) does something with Python's requests: `op` "token" (the client
+// credentials grant with this client's id and secret) or "jwks" (the keys published now).
+async function check(label, body) {
+  const res = await fetch(new URL('/check', CHECKER), { method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ walk: walk.name, label, ...body }) });
+  if (!res.ok) throw new Error(`the checker: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+// The login page: `username` and the shared password, "Sign in"; the response passing `pred`.
+async function signIn(username, pred) {
+  await page.locator('#username').fill(username);
+  await page.locator('#password').fill(PASSWORD);
+  return press('form[action="/login"] button[type=submit]', pred);
+}
+
+// axe-core on the page as it stands, in `scheme` (light or dark), with AXE_TAGS' rules.
+async function axe(scheme) {
+  await page.emulateMedia({ colorScheme: scheme });
+  const theme = await page.evaluate(() => ({ dark: matchMedia('(prefers-color-scheme: dark)').matches,
+    body_background: getComputedStyle(document.body).backgroundColor }));
+  if (!(await page.evaluate(() => Boolean(window.axe)))) await page.addScriptTag({ path: AXE_SCRIPT });
+  const result = await page.evaluate(async (tags) => {
+    const r = await window.axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations', 'incomplete'] });
+    const checks = (n) => [...n.any, ...n.all, ...n.none].filter((c) => c.data != null || c.message)
+      .map((c) => ({ id: c.id, message: c.message, data: c.data }));
+    const slim = (list) => list.map((v) => ({ id: v.id, impact: v.impact, help: v.help, help_url: v.helpUrl,
+      tags: v.tags.filter((t) => t.startsWith('wcag')),
+      nodes: v.nodes.map((n) => ({ target: n.target, html: n.html.slice(0, 300), summary: n.failureSummary ?? null, checks: checks(n) })) }));
+    return { violations: slim(r.violations), incomplete: slim(r.incomplete), passes: r.passes.map((p) => p.id),
+      engine: r.testEngine.version };
+  }, AXE_TAGS);
+  await page.emulateMedia({ colorScheme: 'light' });
+  return { scheme, ...theme, ...result };
+}
+
+// Every piece of text a reader meets (visible text nodes; accessible names, placeholders and
+// titles from attributes; the document's title) with the language it is marked as being in
+// (the nearest lang attribute). Code (identifiers, JSON, commands), the values of fields and
+// the choices of a select are not prose: left out.
+const parts = () => page.evaluate(() => {
+  const langOf = (el) => el.closest('[lang]')?.getAttribute('lang') ?? null;
+  const out = [{ lang: document.documentElement.lang, text: document.title, attribute: 'title' }];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const t = n.textContent.replace(/\s+/g, ' ').trim();
+    const el = n.parentElement;
+    if (t && el && !el.closest('script, style, code, select, textarea') && el.checkVisibility()) out.push({ lang: langOf(el), text: t });
+  }
+  for (const el of document.querySelectorAll('[aria-label], [alt], [title]')) {
+    for (const a of ['aria-label', 'alt', 'title']) {
+      const v = el.getAttribute(a)?.trim();
+      if (v) out.push({ lang: langOf(el), text: v, attribute: a });
+    }
+  }
+  return out;
+});
+
+// Whether this Chromium has a font for Japanese (see pages.mjs).
+const japaneseFont = () => page.evaluate(() => {
+  const canvas = document.createElement('canvas');
+  canvas.width = 40;
+  canvas.height = 40;
+  const g = canvas.getContext('2d');
+  const draw = (ch) => {
+    g.clearRect(0, 0, 40, 40);
+    g.font = `32px ${getComputedStyle(document.body).fontFamily}`;
+    g.fillText(ch, 2, 32);
+    return g.getImageData(0, 0, 40, 40).data.join(',');
+  };
+  return draw('サ') !== draw('ン');
+});
+
+async function shot(file) {
+  await page.screenshot({ path: join(ARTIFACTS, file), fullPage: true, timeout: WAIT_MS });
+  seen.screenshots.push(file);
+}
+
+// The page's widths at a phone's size, what sticks out on the right (outside the tables'
+// own scrolling regions), and those regions: each may scroll by itself.
+const widths = () => page.evaluate(() => {
+  const vw = document.documentElement.clientWidth;
+  return { scroll_width: document.documentElement.scrollWidth, client_width: vw, inner_width: window.innerWidth,
+    overflowing: [...document.querySelectorAll('body *')].filter((e) => !e.closest('.table-wrap')
+      && e.getBoundingClientRect().right > vw + 0.5).slice(0, 5)
+      .map((e) => `${e.tagName.toLowerCase()}${e.className ? '.' + e.className : ''}: right ${Math.round(e.getBoundingClientRect().right)}`),
+    table_wraps: [...document.querySelectorAll('.table-wrap')].map((e) => ({ scroll_width: e.scrollWidth, client_width: e.clientWidth,
+      right: Math.round(e.getBoundingClientRect().right), overflow_x: getComputedStyle(e).overflowX,
+      tabindex: e.getAttribute('tabindex'), role: e.getAttribute('role'), label: e.getAttribute('aria-label') })),
+    tables_outside_wraps: [...document.querySelectorAll('table')].filter((t) => !t.closest('.table-wrap')).length };
+});
+
+// A page reached by `res`: where, how, what it says and in which language; its screenshot,
+// axe-core's findings or its widths as the walk asks. `console_page` false: a sign-in or
+// account page on the way (no axe-core there: test_pages.py covers them).
+async function visit(name, res, { console_page = true } = {}) {
+  const n = seen.pages.filter((p) => p.walk === walk.name).length + 1;
+  const headers = res.headers();
+  const url = new URL(page.url());
+  const rec = { walk: walk.name, n, name, path: url.pathname, query: Object.fromEntries(url.searchParams),
+    method: res.request().method(), status: res.status(), hops: await hops(res),
+    content_language: headers['content-language'] ?? null, vary: headers.vary ?? null,
+    cache_control: headers['cache-control'] ?? null, csp: headers['content-security-policy'] ?? null,
+    html_lang: await page.locator('html').getAttribute('lang'), title: await page.title(),
+    heading: (await heading()).trim(), text: await text(), focused: await focused(),
+    alerts: await page.locator('[role=alert]:visible').evaluateAll((l) => l.map((e) => e.textContent.replace(/\s+/g, ' ').trim())),
+    notices: await page.locator('p.notice[role=status]:visible').evaluateAll((l) => l.map((e) => e.textContent.trim())),
+    nav_current: await page.locator('nav.console-nav a[aria-current=page]').evaluateAll((l) => l.map((e) => e.getAttribute('href'))),
+    signed_in_as: await page.locator('nav.console-nav p').evaluateAll((l) => l.map((e) => e.textContent.replace(/\s+/g, ' ').trim())),
+    main_links: await page.locator('main a').evaluateAll((l) => l.map((e) => e.getAttribute('href'))),
+    parts: await parts() };
+  if (walk.shots) await shot(`${walk.name}-${String(n).padStart(2, '0')}-${name}.png`);
+  if (walk.axe && console_page) rec.axe = [await axe('light'), await axe('dark')];
+  if (walk.phone) rec.widths = await widths();
+  seen.pages.push(rec);
+  return rec;
+}
+
+// The client form as it stands: values, the grant boxes ticked, whether it can be changed.
+const clientForm = () => page.evaluate(() => {
+  const f = document.querySelector('form[action^="/console/clients"][method=post]:has(fieldset)');
+  if (!f) return null;
+  const v = (id) => f.querySelector(`#${id}`)?.value ?? null;
+  return { action: f.getAttribute('action'), client_id: v('client_id'), client_name: v('client_name'),
+    redirect_uris: v('redirect_uris'), method: v('method'), scope: v('scope'),
+    grants: [...f.querySelectorAll('input[name^="grant:"]:checked')].map((i) => i.name.slice(6)),
+    disabled: f.querySelector('fieldset').disabled, csrf: Boolean(f.querySelector('input[type=hidden][name=csrf]')?.value),
+    buttons: document.querySelectorAll('main button').length,
+    post_forms: [...document.querySelectorAll('main form[method=post]')].map((x) => x.getAttribute('action')) };
+});
+
+const userForm = () => page.evaluate(() => {
+  const f = document.querySelector('form[action^="/console/users"][method=post]:has(fieldset)');
+  if (!f) return null;
+  const v = (id) => f.querySelector(`#${id}`)?.value ?? null;
+  return { action: f.getAttribute('action'), username: v('username'), email: v('email'), name: v('name'),
+    roles: [...f.querySelectorAll('input[name^="role:"]:checked')].map((i) => i.name.slice(5)),
+    disabled: f.querySelector('fieldset').disabled, buttons: document.querySelectorAll('main button').length,
+    post_forms: [...document.querySelectorAll('main form[method=post]')].map((x) => x.getAttribute('action')) };
+});
+
+// A table's rows: each cell's text, and the links and buttons in the row.
+const rows = (scope = 'main') => page.locator(`${scope} table tbody tr`).evaluateAll((trs) => trs.map((tr) => ({
+  cells: [...tr.cells].map((c) => c.textContent.replace(/\s+/g, ' ').trim()),
+  links: [...tr.querySelectorAll('a')].map((a) => a.getAttribute('href')),
+  buttons: [...tr.querySelectorAll('button')].map((b) => ({ text: b.textContent.trim(), label: b.getAttribute('aria-label'),
+    form_action: b.form?.getAttribute('action') ?? null, sid: Boolean(b.form?.querySelector('input[name=sid]')?.value) })),
+}))).catch(() => []);
+
+const keyRows = () => page.locator('main table tbody tr').evaluateAll((trs) => trs.map((tr) => ({
+  kid: tr.cells[0].textContent.trim(), alg: tr.cells[1].textContent.trim(),
+  state: [...tr.querySelector('span.state')?.classList ?? []].find((c) => c.startsWith('state-'))?.slice(6) ?? null,
+  label: tr.querySelector('span.state')?.textContent.trim() ?? null })));
+
+// The secret page: the client, the secret, and the Copy button (shown when the browser has a
+// clipboard), pressed: what the clipboard then holds and what the button says.
+async function secretPage({ copy }) {
+  const out = await page.evaluate(() => ({
+    client_id: document.querySelector('dl.pairs dd code')?.textContent.trim() ?? null,
+    secret: document.getElementById('secret')?.textContent.trim() ?? null,
+    done_link: [...document.querySelectorAll('main a')].map((a) => a.getAttribute('href')).find((h) => h.startsWith('/console/clients/')) ?? null,
+    copy_label: document.querySelector('button[data-copy=secret]')?.textContent.trim() ?? null,
+    copied_label: document.querySelector('button[data-copy=secret]')?.getAttribute('data-copied') ?? null,
+  }));
+  const button = page.locator('button[data-copy=secret]');
+  out.copy_visible = await button.isVisible();
+  if (copy && out.copy_visible) {
+    await page.evaluate(() => navigator.clipboard.writeText('(not copied)'));
+    await button.click();
+    await page.waitForFunction((want) => document.querySelector('button[data-copy=secret]').textContent === want,
+      out.copied_label, { timeout: WAIT_MS });
+    out.copy_label_after = await button.textContent();
+    out.clipboard = await page.evaluate(() => navigator.clipboard.readText());
+  }
+  return out;
+}
+
+// Whether the page holds `secret` anywhere (its HTML, not only what shows).
+const holds = async (secret) => (await page.content()).includes(secret);
+
+// The admin's sign-in to the console: the login page, the second-factor page with the code
+// of this moment, the overview.
+async function adminSignIn(s, admin) {
+  await visit('login', await go(s.at('/console')), { console_page: false });
+  await visit('second-factor', await signIn(admin.username, pathIs('/login')), { console_page: false });
+  const now = Date.now();
+  const code = hotp(base32(admin.totp), step(now));
+  seen.facts[walk.name].totp = { key: admin.totp, step: step(now), code };
+  await page.locator('#code').fill(code);
+  const res = await press('form[action="/login/second-factor"] button[type=submit]', pathIs('/console'));
+  const rec = await visit('overview', res);
+  rec.tiles = await page.locator('main ul.tiles a').evaluateAll((l) => l.map((a) => ({ href: a.getAttribute('href'),
+    count: Number(a.querySelector('strong').textContent) })));
+  rec.events = await rows();
+  return rec;
+}
+
+async function fullWalk() {
+  const people = USERS[walk.name];
+  const facts = seen.facts[walk.name];
+  const admin = await open(ISSUER, 'admin');
+  seen.japanese_font ??= await japaneseFont();
+  await adminSignIn(admin, people.admin);
+
+  // Clients: the list, the form, an error, the secret once, the client's page, a change, a
+  // new secret.
+  {
+    const list = await visit('clients', await press('nav.console-nav a[href="/console/clients"]', pathIs('/console/clients')));
+    list.rows = await rows();
+    const form = await visit('client-new', await press('main a[href="/console/clients/new"]', pathIs('/console/clients/new')));
+    form.form = await clientForm();
+    await page.locator('#client_name').fill(CLIENT_NAME);
+    await page.locator('#redirect_uris').fill(BAD_REDIRECT_URI);
+    await page.locator('input[name="grant:client_credentials"]').check();
+    const bad = await visit('client-error', await press('form[action="/console/clients"] button[type=submit]', pathIs('/console/clients')));
+    bad.form = await clientForm();
+    await page.locator('#redirect_uris').fill(REDIRECT_URIS.join('\n'));
+    const created = await visit('client-created', await press('form[action="/console/clients"] button[type=submit]', pathIs('/console/clients')));
+    created.secret_page = await secretPage({ copy: true });
+    const { client_id: clientId, secret, done_link: clientPath } = created.secret_page;
+    if (!clientId || !secret || !clientPath) throw new Error('the secret page has no client id, secret or link');
+    facts.client = { id: clientId, path: clientPath, created_secret: secret };
+    facts.token_created = await check('created', { op: 'token', client_id: clientId, secret });
+
+    const show = await visit('client', await press(`main a[href="${clientPath}"]`, pathIs(clientPath)));
+    show.form = await clientForm();
+    show.holds_secret = await holds(secret);
+    const again = await page.reload({ waitUntil: 'load' });
+    show.reloaded = { status: again.status(), holds_secret: await holds(secret), secret_elements: await page.locator('#secret').count() };
+
+    await page.locator('#client_name').fill(CLIENT_RENAMED);
+    const saved = await visit('client-saved', await press(`form[action="${clientPath}"] button[type=submit]`, pathIs(clientPath)));
+    saved.form = await clientForm();
+    saved.holds_secret = await holds(secret);
+    facts.token_after_save = await check('after-save', { op: 'token', client_id: clientId, secret });
+
+    const rotated = await visit('client-secret', await press(`form[action="${clientPath}/secret"] button[type=submit]`, pathIs(`${clientPath}/secret`)));
+    rotated.secret_page = await secretPage({ copy: false });
+    facts.client.rotated_secret = rotated.secret_page.secret;
+    facts.token_old_secret = await check('rotated-old', { op: 'token', client_id: clientId, secret });
+    facts.token_new_secret = await check('rotated-new', { op: 'token', client_id: clientId, secret: rotated.secret_page.secret });
+  }
+
+  // Users: the list, the form, a user created with the auditor role; that user signed in
+  // elsewhere, found with the keyboard, their session ended.
+  {
+    const staff = people.staff;
+    const list = await visit('users', await press('nav.console-nav a[href="/console/users"]', pathIs('/console/users')));
+    list.rows = await rows();
+    const form = await visit('user-new', await press('main a[href="/console/users/new"]', pathIs('/console/users/new')));
+    form.form = await userForm();
+    await page.locator('#username').fill(staff.username);
+    await page.locator('#email').fill(staff.email);
+    await page.locator('#name').fill(staff.name);
+    await page.locator('#password').fill(PASSWORD);
+    await page.locator('input[name="role:auditor"]').check();
+    const created = await visit('user-created', await press('form[action="/console/users"] button[type=submit]',
+      (u) => u.pathname.startsWith('/console/users/')));
+    created.form = await userForm();
+    created.sessions = await rows();
+    const staffPath = created.path;
+    facts.staff = { path: staffPath, id: decodeURIComponent(staffPath.split('/').pop()) };
+
+    // staff-<walk> signs in to their account page in a browser of their own.
+    const other = await open(ISSUER, 'staff');
+    await go(other.at('/account'));
+    const account = await signIn(staff.username, pathIs('/account'));
+    facts.staff_signed_in = { status: account.status(), path: path(page.url()), hops: await hops(account) };
+    page = admin.page;
+
+    // The list, searched with the keyboard alone: Tab to the field, the name, Enter.
+    await press('nav.console-nav a[href="/console/users"]', pathIs('/console/users'));
+    const keyboard = await tabTo('q');
+    await page.keyboard.type(staff.username);
+    const found = await visit('users-search', await enter(pathIs('/console/users')));
+    found.keyboard = keyboard;
+    found.rows = await rows();
+    found.search_value = await page.locator('#q').inputValue();
+
+    const user = await visit('user', await press(`main table a[href="${staffPath}"]`, pathIs(staffPath)));
+    user.form = await userForm();
+    user.sessions = await rows();
+    user.factors = await page.locator('main ul.factors li').count();
+    const ended = await visit('user-session-ended', await press(`main table form[action="${staffPath}/sessions/end"] button[type=submit]`, pathIs(staffPath)));
+    ended.sessions = await rows();
+
+    // Their browser: the account page now asks them to sign in.
+    page = other.page;
+    const after = await page.reload({ waitUntil: 'load' });
+    facts.staff_after_end = { status: after.status(), path: path(page.url()), hops: await hops(after),
+      login_form: await page.locator('form[action="/login"] #username').count() };
+    await close(other);
+    page = admin.page;
+  }
+
+  // Signing keys: a rotation; the JWKS (by Python) before and after.
+  {
+    facts.jwks_before = await check('jwks-before', { op: 'jwks' });
+    const keys = await visit('keys', await press('nav.console-nav a[href="/console/keys"]', pathIs('/console/keys')));
+    keys.keys = await keyRows();
+    keys.algs = await page.locator('#alg option').evaluateAll((l) => l.map((o) => o.value));
+    const rotated = await visit('keys-rotated', await press('form[action="/console/keys/rotate"] button[type=submit]', pathIs('/console/keys')));
+    rotated.keys = await keyRows();
+    facts.jwks_after = await check('jwks-after', { op: 'jwks' });
+  }
+
+  // The audit log, filtered with the keyboard alone: Tab to the event field, type, Enter.
+  {
+    const audit = await visit('audit', await press('nav.console-nav a[href="/console/audit"]', pathIs('/console/audit')));
+    audit.events = await rows();
+    const keyboard = await tabTo('event');
+    await page.keyboard.type(AUDIT_EVENT);
+    const filtered = await visit('audit-filtered', await enter(pathIs('/console/audit')));
+    filtered.keyboard = keyboard;
+    filtered.events = await rows();
+    filtered.event_value = await page.locator('#event').inputValue();
+  }
+  await close(admin);
+
+  // Refused: no role; an admin without a second factor (the policy asks for one).
+  {
+    const s = await open(ISSUER, 'nobody');
+    await go(s.at('/console'));
+    await visit('denied', await signIn(people.nobody.username, pathIs('/console')));
+    await close(s);
+  }
+  {
+    const s = await open(ISSUER, 'bare');
+    await go(s.at('/console'));
+    await visit('needs-factor', await signIn(people.bare.username, pathIs('/console')));
+    await visit('account', await press('main a[href="/account"]', pathIs('/account')), { console_page: false });
+    await close(s);
+  }
+
+  // An auditor, on the server that asks for a second factor only of those who have one.
+  {
+    const s = await open(LENIENT_ISSUER, 'auditor');
+    await go(s.at('/console'));
+    const home = await visit('auditor-overview', await signIn(people.auditor.username, pathIs('/console')));
+    home.tiles = await page.locator('main ul.tiles a').count();
+    const list = await visit('auditor-clients', await press('nav.console-nav a[href="/console/clients"]', pathIs('/console/clients')));
+    list.rows = await rows();
+    const clientPath = `/console/clients/${encodeURIComponent(env('LENIENT_CLIENT_ID'))}`;
+    const show = await visit('auditor-client', await press(`main table a[href="${clientPath}"]`, pathIs(clientPath)));
+    show.form = await clientForm();
+    // A form the page does not offer, built on it with its own csrf token: a new client.
+    const forced = navigation(pathIs('/console/clients'));
+    const posted = await page.evaluate((fields) => {
+      const form = document.createElement('form');
+      form.method = 'post';
+      form.action = '/console/clients';
+      const csrf = document.querySelector('input[name=csrf]').value;
+      for (const [name, value] of Object.entries({ csrf, ...fields })) {
+        const input = document.createElement('input');
+        input.type = 'hidden';
+        input.name = name;
+        input.value = value;
+        form.append(input);
+      }
+      document.body.append(form);
+      form.submit();
+      return { csrf: Boolean(csrf), fields: Object.keys(fields) };
+    }, { client_id: people.auditor.forced_client_id, client_name: 'Forced', redirect_uris: REDIRECT_URIS[0],
+      'grant:client_credentials': 'on', method: 'client_secret_basic', scope: 'openid' });
+    const refused = await visit('read-only', await landed(await forced));
+    refused.posted = posted;
+    const users = await visit('auditor-users', await press('nav.console-nav a[href="/console/users"]', pathIs('/console/users')));
+    users.rows = await rows();
+    const mePath = `/console/users/${encodeURIComponent(people.auditor.id)}`;
+    const me = await visit('auditor-user', await press(`main table a[href="${mePath}"]`, pathIs(mePath)));
+    me.form = await userForm();
+    me.sessions = await rows();
+    await close(s);
+  }
+}
+
+// At a phone's size: the pages an admin reads most, with their tables.
+async function shortWalk() {
+  const people = USERS[walk.name];
+  const admin = await open(ISSUER, 'admin');
+  seen.japanese_font ??= await japaneseFont();
+  await adminSignIn(admin, people.admin);
+  await visit('clients', await press('nav.console-nav a[href="/console/clients"]', pathIs('/console/clients')));
+  const clientPath = `/console/clients/${encodeURIComponent(env('STRICT_CLIENT_ID'))}`;
+  await visit('client', await press(`main table a[href="${clientPath}"]`, pathIs(clientPath)));
+  await visit('users', await press('nav.console-nav a[href="/console/users"]', pathIs('/console/users')));
+  const mePath = `/console/users/${encodeURIComponent(people.admin.id)}`;
+  const me = await visit('user', await press(`main table a[href="${mePath}"]`, pathIs(mePath)));
+  me.sessions = await rows();
+  await visit('keys', await press('nav.console-nav a[href="/console/keys"]', pathIs('/console/keys')));
+  await visit('audit', await press('nav.console-nav a[href="/console/audit"]', pathIs('/console/audit')));
+  await close(admin);
+}
+
+// The harness itself, before any page of Authrim (as in pages.mjs): faint text in both
+// themes, faint text in the dark theme only, a field without a label.
+async function axeControl() {
+  const context = await browser.newContext({ bypassCSP: true, colorScheme: 'light' });
+  contexts.push(context);
+  page = await context.newPage();
+  await page.setContent(`<!doctype html><html lang="en"><head><title>axe control</title><style>
+    body { background: #fff; color: #222; } .faint { color: #aaa; }
+    @media (prefers-color-scheme: dark) { .dark-only { color: #555; background: #333; } }
+    </style></head><body><main><h1>Control</h1><p class="faint">Faint in both themes</p>
+    <p class="dark-only">Faint in the dark theme only</p><input type="text"></main></body></html>`);
+  const runs = [await axe('light'), await axe('dark')];
+  await context.close();
+  return runs.map((r) => ({ scheme: r.scheme, dark: r.dark,
+    violations: r.violations.map((v) => ({ id: v.id, targets: v.nodes.map((n) => n.target.join(' ')) })) }));
+}
+
+async function main() {
+  browser = await chromium.launch({
+    executablePath: env('CHROMIUM'),
+    headless: true,
+    timeout: 30_000,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  if (SCENARIO === 'axe') seen.axe_control = await axeControl();
+  for (const w of WALKS) {
+    walk = { ...w };
+    seen.facts[walk.name] = {};
+    const started = Date.now();
+    await { full: fullWalk, short: shortWalk }[w.kind]();
+    seen.walks.push({ ...walk, ms: Date.now() - started });
+  }
+  return { scenario: SCENARIO, axe_version: AXE_VERSION, axe_tags: AXE_TAGS, ...seen };
+}
+
+await runAndReport(main, () => ({ page, seen }), async () => {
+  for (const c of contexts) await c.close().catch(() => {});
+  await browser?.close().catch(() => {});
+});
