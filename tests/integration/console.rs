@@ -288,3 +288,21 @@ async fn the_cli_gives_and_takes_console_roles() {
     }
     assert_eq!(get(&browser, "/console").await.status, 403, "no role, no console, even with a live session");
 }
+
+/// The user list finds by name or e-mail in any case, and by id exactly.
+#[tokio::test]
+async fn the_user_list_searches() {
+    let s = TestServer::start_with(|c| c.console_mfa = "if_enrolled".into()).await;
+    operator(&s, "root", &["auditor"]).await;
+    let erin = s.user("Erin", json!({"email": "Erin.Smith@Example.com"})).await;
+    s.user("frank", json!({})).await;
+    let browser = s.browser();
+    assert_eq!(enter(&browser, "root", None).await.status, 200);
+    for (q, erin_found, frank_found) in [("erin", true, false), ("EXAMPLE.COM", true, false), (erin.as_str(), true, false), ("", true, true), ("nobody", false, false)] {
+        let page = get(&browser, &format!("/console/users?q={}", url::form_urlencoded::byte_serialize(q.as_bytes()).collect::<String>())).await;
+        assert_eq!(page.html.contains(">Erin</a>"), erin_found, "{q}: {}", page.html);
+        assert_eq!(page.html.contains(">frank</a>"), frank_found, "{q}: {}", page.html);
+    }
+    let page = get(&browser, &format!("/console/users?q={}", erin.to_uppercase())).await;
+    assert!(!page.html.contains(">Erin</a>") || erin.to_uppercase() == erin, "an id matches exactly: {}", page.html);
+}

@@ -24,17 +24,19 @@ fn row(u: &User) -> Value {
 
 pub async fn list(State(app): State<AppState>, viewer: Viewer, RawQuery(query): RawQuery) -> Response {
     let params = crate::http::params::Params::parse(query.as_deref().unwrap_or_default().as_bytes()).unwrap_or_default();
-    let q = params.get("q").map(str::trim).unwrap_or_default().to_lowercase();
+    let typed = params.get("q").map(str::trim).unwrap_or_default();
+    let q = typed.to_lowercase();
     let all = app.registry.list_users();
+    // Names and e-mails in any case; an id (case-sensitive) exactly.
     let matching: Vec<_> = all
         .iter()
-        .filter(|u| q.is_empty() || u.id == q || u.username.to_lowercase().contains(&q) || u.email().is_some_and(|e| e.to_lowercase().contains(&q)))
+        .filter(|u| q.is_empty() || u.id == typed || u.username.to_lowercase().contains(&q) || u.email().is_some_and(|e| e.to_lowercase().contains(&q)))
         .collect();
     let rows: Vec<Value> = matching.iter().take(PAGE).map(|u| row(u)).collect();
     let mut page = viewer
         .page("console_users.html", "console-users", "users")
         .with("users", rows)
-        .with("q", &q)
+        .with("q", typed)
         .with("total", matching.len())
         .with("shown", matching.len().min(PAGE));
     if let Some(n) = notice(query.as_deref()) {

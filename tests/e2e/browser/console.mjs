@@ -143,9 +143,15 @@ const text = async () => (await page.locator('body').innerText()).replace(/\s+/g
 const at = (issuer) => (p) => new URL(p, issuer).toString();
 const pathIs = (p) => (u) => u.pathname === p;
 
-// The next main-frame navigation response whose URL passes `pred`.
-const navigation = (pred) => page.waitForResponse((r) => r.request().isNavigationRequest()
-  && r.frame() === page.mainFrame() && pred(new URL(r.url())));
+// The next main-frame navigation response whose URL passes `pred`, not a redirect (a change
+// posted to a page's own URL is answered 303 to that URL with ?done=…).
+// (A step that fails before awaiting it reports its own error, not this wait's timeout.)
+function navigation(pred) {
+  const next = page.waitForResponse((r) => r.request().isNavigationRequest()
+    && r.frame() === page.mainFrame() && !(r.status() >= 300 && r.status() < 400) && pred(new URL(r.url())));
+  next.catch(() => {});
+  return next;
+}
 
 // Once the response `res` has arrived: its document committed and loaded.
 async function landed(res) {
@@ -325,11 +331,14 @@ async function shot(file) {
 }
 
 // The page's widths at a phone's size, what sticks out on the right (outside the tables'
-// own scrolling regions), and those regions: each may scroll by itself.
+// own scrolling regions, which clip what they hold, but for what is positioned absolutely:
+// its containing block may lie outside the region, which then does not clip it), and those
+// regions: each may scroll by itself.
 const widths = () => page.evaluate(() => {
   const vw = document.documentElement.clientWidth;
+  const unclipped = (e) => !e.closest('.table-wrap') || ['absolute', 'fixed'].includes(getComputedStyle(e).position);
   return { scroll_width: document.documentElement.scrollWidth, client_width: vw, inner_width: window.innerWidth,
-    overflowing: [...document.querySelectorAll('body *')].filter((e) => !e.closest('.table-wrap')
+    overflowing: [...document.querySelectorAll('body *')].filter((e) => unclipped(e)
       && e.getBoundingClientRect().right > vw + 0.5).slice(0, 5)
       .map((e) => `${e.tagName.toLowerCase()}${e.className ? '.' + e.className : ''}: right ${Math.round(e.getBoundingClientRect().right)}`),
     table_wraps: [...document.querySelectorAll('.table-wrap')].map((e) => ({ scroll_width: e.scrollWidth, client_width: e.clientWidth,
@@ -612,6 +621,7 @@ async function fullWalk() {
       'grant:client_credentials': 'on', method: 'client_secret_basic', scope: 'openid' });
     const refused = await visit('read-only', await landed(await forced));
     refused.posted = posted;
+    await press('main a[href="/console"]', pathIs('/console'));
     const users = await visit('auditor-users', await press('nav.console-nav a[href="/console/users"]', pathIs('/console/users')));
     users.rows = await rows();
     const mePath = `/console/users/${encodeURIComponent(people.auditor.id)}`;

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Instructions per request on the hot paths, under callgrind (docs/benchmarks.md, "The admin
+console and the 3 % budget (issue 18)"; the method of "Passkeys, pages and the 3 % budget").
+
+Starts BIN under `valgrind --tool=callgrind` with a fresh data directory, creates a
+confidential client (`bench`, client credentials, scope `api:read`) and a public client (`pub`)
+through the admin API, a user and an access token for it through the test-only bulk interface,
+then, for each case, on one keep-alive connection: 50 warm-up requests, `callgrind_control -z`,
+N measured requests (every answer checked), `callgrind_control -d`; Ir of that dump / N.
+
+    python3 load-testing/callgrind-paths.py --bin /work/bins/authrim-console-rel --label head-1 \\
+        --out-dir /tmp/cg
+
+Prints one JSON line: {"label", "bin", "ir_per_request": {case: Ir/N}, "dumps": {case: file}}.
+Needs valgrind (callgrind_control) and a binary with debug info for callgrind_annotate.
+"""
+import argparse, base64, glob, http.client, json, os, socket, subprocess, sys, tempfile, time
+import urllib.parse
+
+ADMIN = "benchtok"
+WARMUP = 50
+CASES = [("client_credentials", 200), ("userinfo", 300), ("introspection", 300), ("authorize", 300)]
+REDIRECT = "http://127.0.0.1:9/cb"
+AUTHORIZE = ("/authorize?response_type=code&client_id=pub&redirect_uri=" + urllib.parse.quote(REDIRECT, safe="")
+             + "&scope=openid&state=s&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+             + "&code_challenge_method=S256")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def call(conn, method, path, body=None, headers=None):
+    conn.request(method, path, body=body, headers=headers or {})
+    r = conn.getresponse()
+    return r.status, r.read()
+
+
+def admin(port, path, body):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+    st, data = call(c, "POST", path, json.dumps(body),
+                    {"Authorization": f"Bearer {ADMIN}", "Content-Type": "application/json"})
+    c.close()
+    if st not in (200, 201):
+        sys.exit(f"{path}: {st} {data[:300]!r}")
+    return json.loads(data)
+
+
+def dump_total(path):
+    """Ir of one callgrind dump (its `totals:` line, else `summary:`)."""
+    total = None
+    with open(path) as f:
+        for line in f:
+            if line.startswith("totals:") or (total is None and line.startswith("summary:")):
+                total = int(line.split()[1])
+    return total
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--bin", required=True)
+    p.add_argument("--label", required=True)
+    p.add_argument("--out-dir", required=True)
+    p.add_argument("--startup-timeout", type=int, default=300)
+    a = p.parse_args()
+    os.makedirs(a.out_dir, exist_ok=True)
+    port = free_port()
+    data = tempfile.mkdtemp(prefix=f"cg-{a.label}-")
+    out = os.path.join(a.out_dir, f"callgrind.{a.label}")
+    env = dict(os.environ, AUTHRIM_DATA_DIR=data, AUTHRIM_LISTEN=f"127.0.0.1:{port}",
+               AUTHRIM_ISSUER=f"http://127.0.0.1:{port}", AUTHRIM_ADMIN_TOKEN=ADMIN,
+               AUTHRIM_ENABLE_TEST_ENDPOINTS="true", AUTHRIM_LOG="warn")
+    log = open(os.path.join(a.out_dir, f"server.{a.label}.log"), "w")
+    srv = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", a.bin, "serve"],
+                           env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        t0 = time.time()
+        while True:
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                if call(c, "GET", "/healthz")[0] == 200:
+                    c.close()
+                    break
+            except OSError:
+                pass
+            if srv.poll() is not None or time.time() - t0 > a.startup_timeout:
+                sys.exit(f"server did not start; see {log.name}")
+            time.sleep(1)
+        startup = time.time() - t0
+
+        bench = admin(port, "/admin/clients", {"client_id": "bench", "grant_types": ["client_credentials"],
+                                               "scope": "api:read", "redirect_uris": ["https://rp.example/cb"]})
+        admin(port, "/admin/clients", {"client_id": "pub", "token_endpoint_auth_method": "none",
+                                       "redirect_uris": [REDIRECT], "scope": "openid"})
+        web = admin(port, "/test/bulk/clients", {"count": 1, "prefix": "webapp", "client": {
+            "redirect_uris": ["https://rp.example/cb"], "scope": "openid profile email"}})["clients"][0]["client_id"]
+        user = admin(port, "/test/bulk/users", {"count": 1, "prefix": "bench-user",
+                                                "password": "load-test-password"})["users"][0]["id"]
+        token = admin(port, "/test/bulk/tokens", {"client_id": web, "kind": "valid", "user_ids": [user],
+                                                  "per_user": 1, "scope": "openid profile email"})["tokens"][0]
+        basic = "Basic " + base64.b64encode(f"bench:{bench['client_secret']}".encode()).decode()
+        form = {"Content-Type": "application/x-www-form-urlencoded", "Authorization": basic}
+        requests = {
+            "client_credentials": ("POST", "/token", "grant_type=client_credentials&scope=api%3Aread", form,
+                                   lambda st, b: st == 200 and b'"access_token"' in b),
+            "userinfo": ("GET", "/userinfo", None, {"Authorization": f"Bearer {token}"},
+                         lambda st, b: st == 200 and f'"sub"'.encode() in b),
+            "introspection": ("POST", "/introspect", "token=" + urllib.parse.quote(token), form,
+                              lambda st, b: st == 200 and b'"active":true' in b),
+            "authorize": ("GET", AUTHORIZE, None, {}, lambda st, b: st == 200 and b"<form" in b),
+        }
+        result, dumps = {}, {}
+        for case, n in CASES:
+            method, path, body, headers, ok = requests[case]
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+            for i in range(WARMUP + n):
+                if i == WARMUP:
+                    subprocess.run(["callgrind_control", "-z", str(srv.pid)], check=True, capture_output=True)
+                st, b = call(conn, method, path, body, headers)
+                if not ok(st, b):
+                    sys.exit(f"{case} request {i}: {st} {b[:300]!r}")
+            before = set(glob.glob(out + ".*"))
+            subprocess.run(["callgrind_control", "-d", case, str(srv.pid)], check=True, capture_output=True)
+            conn.close()
+            new = sorted(set(glob.glob(out + ".*")) - before, key=os.path.getmtime)
+            if not new:
+                sys.exit(f"{case}: no new dump beside {out}")
+            dumps[case] = new[-1]
+            result[case] = round(dump_total(new[-1]) / n, 1)
+        print(json.dumps({"label": a.label, "bin": a.bin, "startup_s": round(startup, 1),
+                          "ir_per_request": result, "dumps": dumps}), flush=True)
+    finally:
+        srv.terminate()
+        try:
+            srv.wait(120)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+            srv.wait()
+
+
+if __name__ == "__main__":
+    main()
