@@ -51,13 +51,12 @@ def admin(port, path, body):
 
 
 def dump_total(path):
-    """Ir of one callgrind dump (its `totals:` line, else `summary:`)."""
-    total = None
+    """Ir of one callgrind dump: its `summary:` line (callgrind_annotate's PROGRAM TOTALS)."""
     with open(path) as f:
         for line in f:
-            if line.startswith("totals:") or (total is None and line.startswith("summary:")):
-                total = int(line.split()[1])
-    return total
+            if line.startswith("summary:"):
+                return int(line.split()[1])
+    sys.exit(f"{path}: no summary line")
 
 
 def main():

@@ -209,6 +209,11 @@ pub struct Config {
     /// The console serves a user only within this many seconds of their sign-in; after that
     /// it asks them to sign in again.
     pub console_max_age: u64,
+    /// At start, when no user has the `admin` role: this login name becomes an admin (created
+    /// with `bootstrap_admin_password` if there is no such user). Nothing once an admin exists.
+    pub bootstrap_admin: Option<String>,
+    /// The bootstrap admin's first password (only used to create them).
+    pub bootstrap_admin_password: Option<String>,
     /// A directory whose `templates/`, `assets/` and `locales/` replace or add to the built-in
     /// pages' (read at start).
     pub theme_dir: Option<PathBuf>,
@@ -328,6 +333,8 @@ impl Default for Config {
             console: true,
             console_mfa: "required".into(),
             console_max_age: 1800,
+            bootstrap_admin: None,
+            bootstrap_admin_password: None,
             theme_dir: None,
             default_locale: "en".into(),
             product_name: "Authrim".into(),
@@ -428,6 +435,8 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_CONSOLE", "console"),
     ("AUTHRIM_CONSOLE_MFA", "console_mfa"),
     ("AUTHRIM_CONSOLE_MAX_AGE", "console_max_age"),
+    ("AUTHRIM_BOOTSTRAP_ADMIN", "bootstrap_admin"),
+    ("AUTHRIM_BOOTSTRAP_ADMIN_PASSWORD", "bootstrap_admin_password"),
     ("AUTHRIM_THEME_DIR", "theme_dir"),
     ("AUTHRIM_DEFAULT_LOCALE", "default_locale"),
     ("AUTHRIM_PRODUCT_NAME", "product_name"),

@@ -32,6 +32,8 @@ pub struct FirstParty {
     /// Exempt from `mfa_policy`: the account page is where a first factor is added (a user
     /// who has one is asked for it there as everywhere).
     pub policy_exempt: bool,
+    /// The message of the page a form with a wrong or stale CSRF token gets.
+    form_expired: &'static str,
 }
 
 pub const ACCOUNT: FirstParty = FirstParty {
@@ -42,6 +44,7 @@ pub const ACCOUNT: FirstParty = FirstParty {
     signin_kind: "account-signin",
     csrf_kind: "account",
     policy_exempt: true,
+    form_expired: "err-account-form-expired",
 };
 
 pub const CONSOLE: FirstParty = FirstParty {
@@ -52,6 +55,7 @@ pub const CONSOLE: FirstParty = FirstParty {
     signin_kind: "console-signin",
     csrf_kind: "console",
     policy_exempt: false,
+    form_expired: "err-console-form-expired",
 };
 
 /// Every first-party page. Their client ids start with `authrim-` (`App::client` relies on it).
@@ -105,7 +109,7 @@ impl FirstParty {
     pub(crate) async fn form_user(&self, app: &App, headers: &HeaderMap, params: &Params) -> Result<SignedIn, Response> {
         let Some(me) = signed_in(app, headers).await else { return Err(see_other(&self.login_path(false))) };
         if !self.csrf_ok(app, &me, params) {
-            return Err(error_page(StatusCode::BAD_REQUEST, "err-account-form-expired"));
+            return Err(error_page(StatusCode::BAD_REQUEST, self.form_expired));
         }
         Ok(me)
     }

@@ -174,7 +174,11 @@ pub async fn end_sessions(app: &App, actor: &Actor, user_id: &str, sid: Option<&
     let sessions = app.stores.sessions.of_user(user_id).await?;
     let mut ended = 0;
     for s in sessions.into_iter().filter(|s| sid.is_none_or(|sid| sid == s.sid)) {
-        if end_session(app, SessionRef::Sid(s.sid), EndedBy::Operator).await?.is_some() {
+        let by = match actor {
+            Actor::ApiToken => EndedBy::Operator,
+            Actor::Console(admin) => EndedBy::Console(admin.clone()),
+        };
+        if end_session(app, SessionRef::Sid(s.sid), by).await?.is_some() {
             ended += 1;
         }
     }
@@ -213,4 +217,39 @@ pub async fn rotate_key(app: &App, actor: &Actor, alg: &str) -> Result<String, O
     app.keys.refresh().await.map_err(|e| OAuthError::internal("key refresh", e))?;
     app.audit.record(actor.event("signing_key_rotated", json!({"kid": kid, "alg": alg}))).await;
     Ok(kid)
+}
+
+/// `bootstrap_admin`: the first admin, so that a new installation's console can be used
+/// without the CLI. Only while no user has the `admin` role: an existing user of that name is
+/// given it, else one is created with `bootstrap_admin_password`. Audited (`by`: bootstrap).
+pub async fn bootstrap_admin(app: &App) -> anyhow::Result<()> {
+    let Some(name) = app.config.bootstrap_admin.as_deref().filter(|n| !n.is_empty()) else { return Ok(()) };
+    if app.registry.list_users().iter().any(|u| u.has_role("admin")) {
+        tracing::info!("bootstrap_admin ignored: an admin exists");
+        return Ok(());
+    }
+    let event = |name: &str| AuditEvent::new(name).detail(json!({"by": "bootstrap", "roles": ["admin"]}));
+    if let Some(user) = app.registry.user_by_login(name) {
+        let mut roles = user.roles.clone();
+        roles.push("admin".into());
+        let updated = users::update_user(&user, UserInput { roles: Some(roles), ..Default::default() }).map_err(anyhow::Error::msg)?;
+        app.registry.save_user(updated).await?;
+        app.audit.record(event("user_updated").user(&user.id)).await;
+        tracing::warn!(user = %name, "bootstrap_admin: this existing user is now an admin");
+        return Ok(());
+    }
+    let Some(password) = app.config.bootstrap_admin_password.clone().filter(|p| !p.is_empty()) else {
+        anyhow::bail!("bootstrap_admin {name:?} does not exist: set AUTHRIM_BOOTSTRAP_ADMIN_PASSWORD to create it");
+    };
+    let input = UserInput { username: Some(name.to_string()), password: Some(password), roles: Some(vec!["admin".into()]), ..Default::default() };
+    let user = tokio::task::spawn_blocking(move || users::new_user(input)).await?.map_err(|e| anyhow::anyhow!("bootstrap_admin: {e}"))?;
+    match app.registry.save_user(user.clone()).await {
+        Ok(()) => {}
+        // Another node created it at the same moment: theirs stands.
+        Err(crate::db::StoreError::Conflict(_)) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    }
+    app.audit.record(event("user_created").user(&user.id)).await;
+    tracing::warn!(user = %name, "bootstrap_admin: created this admin; add a second factor at /account, then open /console");
+    Ok(())
 }

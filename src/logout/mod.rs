@@ -26,12 +26,14 @@ use serde_json::json;
 use std::collections::HashSet;
 
 /// Who ended a session, for the audit trail.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EndedBy {
     /// The user, at the end-session endpoint.
     User,
     /// An operator, through the admin API or CLI.
     Operator,
+    /// An admin in the console (their user id).
+    Console(String),
 }
 
 /// End the session `which` names; returns it as it was, or `None` if there was no live one.
@@ -58,12 +60,15 @@ pub async fn end_session(app: &App, which: SessionRef, by: EndedBy) -> StoreResu
     let hook = Box::new(move |s: &Session, sql: &mut dyn crate::db::Sql| backchannel::enqueue(sql, s, &notified, t));
     let Some(ended) = app.stores.sessions.end(which, hook).await? else { return Ok(None) };
     app.backchannel.wake();
-    app.audit
-        .record(AuditEvent::new("logout").user(&ended.user_id).detail(json!({
-            "sid": ended.sid,
-            "by": match by { EndedBy::User => "user", EndedBy::Operator => "operator" },
-            "clients": ended.clients,
-        })))
-        .await;
+    let mut detail = json!({"sid": ended.sid, "clients": ended.clients});
+    match by {
+        EndedBy::User => detail["by"] = "user".into(),
+        EndedBy::Operator => detail["by"] = "operator".into(),
+        EndedBy::Console(admin) => {
+            detail["by"] = "console".into();
+            detail["admin"] = admin.into();
+        }
+    }
+    app.audit.record(AuditEvent::new("logout").user(&ended.user_id).detail(detail)).await;
     Ok(Some(ended))
 }

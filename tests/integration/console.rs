@@ -155,6 +155,7 @@ async fn manage(postgres: bool) {
     // An edit; a forged token changes nothing.
     let forged = post(&admin, "/console/clients/billing", &[("csrf", "forged"), ("client_name", "Forged"), ("method", "client_secret_basic")]).await;
     assert_eq!(forged.status, 400, "{}", forged.html);
+    assert!(forged.html.contains("Reload the console page"), "{}", forged.html);
     let saved = post(&admin, "/console/clients/billing", &[("csrf", &csrf(&page)), ("client_name", "Billing"), ("redirect_uris", "https://billing.example/cb"), ("grant:client_credentials", "on"), ("method", "client_secret_basic"), ("scope", "billing"), ("require_mfa", "on")]).await;
     assert!(saved.html.contains("Saved.") && saved.html.contains("value=\"Billing\""), "{}", saved.html);
     let (_, c) = s.admin(Method::GET, "/admin/clients/billing", None).await;
@@ -198,6 +199,8 @@ async fn manage(postgres: bool) {
     assert!(ended.html.contains("Sessions ended.") && ended.html.contains("No live session."), "{}", ended.html);
     assert_eq!(s.admin(Method::GET, &format!("/admin/users/{carol_id}/sessions"), None).await.1["sessions"], json!([]));
     assert!(get(&carols, "/console").await.is_login(), "her browser is signed out");
+    let (_, logouts) = s.admin(Method::GET, "/admin/audit?event=logout", None).await;
+    assert_eq!((logouts["events"][0]["detail"]["by"].as_str(), logouts["events"][0]["detail"]["admin"].as_str()), (Some("console"), Some(root.as_str())), "{logouts}");
     let reset = post(&admin, &format!("/console/users/{carol_id}/factors/remove"), &[("csrf", &csrf(&ended))]).await;
     assert!(reset.html.contains("Removed.") && reset.html.contains("None."), "{}", reset.html);
     assert_eq!(s.admin(Method::GET, &format!("/admin/users/{carol_id}/factors"), None).await.1["factors"], json!([]));
@@ -305,4 +308,52 @@ async fn the_user_list_searches() {
     }
     let page = get(&browser, &format!("/console/users?q={}", erin.to_uppercase())).await;
     assert!(!page.html.contains(">Erin</a>") || erin.to_uppercase() == erin, "an id matches exactly: {}", page.html);
+}
+
+/// `bootstrap_admin`: a new installation's first admin, without the CLI; an existing user of
+/// that name is given the role; nothing happens once an admin exists.
+#[tokio::test]
+async fn the_first_admin_comes_from_the_settings() {
+    let boot = |name: &'static str| {
+        move |c: &mut authrim::config::Config| {
+            c.bootstrap_admin = Some(name.into());
+            c.bootstrap_admin_password = Some(PASSWORD.into());
+            c.console_mfa = "if_enrolled".into();
+        }
+    };
+    let s = TestServer::start_with(boot("root")).await;
+    let root = s.server.app.registry.user_by_login("root").expect("created");
+    assert_eq!(root.roles, vec!["admin".to_string()]);
+    let home = enter(&s.browser(), "root", None).await;
+    assert!(home.status == 200 && home.html.contains("administrator"), "{}", home.html);
+    let (_, audit) = s.admin(Method::GET, "/admin/audit?event=user_created", None).await;
+    assert_eq!(audit["events"][0]["detail"]["by"], "bootstrap", "{audit}");
+
+    // Restarted with another name: an admin exists, so nothing.
+    let TestServer { server, dir, .. } = s;
+    let config = server.app.config.clone();
+    server.stop().await.unwrap();
+    let mut again = config.clone();
+    boot("mallory")(&mut again);
+    let s = TestServer::start_in(dir, again).await;
+    assert!(s.server.app.registry.user_by_login("mallory").is_none());
+
+    // A new installation where the name is an existing user: given the role, password kept.
+    let dir = tempfile::tempdir().unwrap();
+    let out = crate::admin::cli(dir.path(), &["--init", "user", "create", "--username", "olga", "--password", PASSWORD]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut config = test_config(dir.path());
+    boot("olga")(&mut config);
+    config.bootstrap_admin_password = None;
+    let s = TestServer::start_in(dir, config).await;
+    assert!(s.server.app.registry.user_by_login("olga").unwrap().has_role("admin"));
+    assert_eq!(enter(&s.browser(), "olga", None).await.status, 200);
+
+    // A name that is no user and no password: the server does not start, and says why.
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = test_config(dir.path());
+    boot("nobody")(&mut config);
+    config.bootstrap_admin_password = None;
+    let err = authrim::http::server::RunningServer::start(config).await.err().expect("refused");
+    assert!(err.to_string().contains("AUTHRIM_BOOTSTRAP_ADMIN_PASSWORD"), "{err}");
 }

@@ -8,13 +8,15 @@ use axum::extract::{RawQuery, State};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
-/// Rows for a page: the time readable, the detail as compact JSON.
-pub(crate) fn rows(events: &[AuditEvent]) -> Vec<Value> {
+/// Rows for a page: the time readable, the detail as compact JSON; a client linked only if
+/// it has a page (a registered client, not Authrim's own pages or a deleted one).
+pub(crate) fn rows(app: &crate::app::App, events: &[AuditEvent]) -> Vec<Value> {
     events
         .iter()
         .map(|e| {
             let detail = if e.detail.is_null() { String::new() } else { e.detail.to_string() };
-            json!({"at": super::when(e.at), "event": e.event, "user": e.user_id, "client": e.client_id, "address": e.address, "detail": detail})
+            let linked = e.client_id.as_deref().is_some_and(|c| app.registry.client(c).is_some());
+            json!({"at": super::when(e.at), "event": e.event, "user": e.user_id, "client": e.client_id, "client_linked": linked, "address": e.address, "detail": detail})
         })
         .collect()
 }
@@ -54,7 +56,7 @@ pub async fn list(State(app): State<AppState>, viewer: Viewer, RawQuery(query): 
         Ok(e) => e,
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };
-    let mut page = viewer.page("console_audit.html", "console-audit", "audit").with("filter", shown).with("events", rows(&events));
+    let mut page = viewer.page("console_audit.html", "console-audit", "audit").with("filter", shown).with("events", rows(&app, &events));
     if bad_day {
         page = page.msg("error", "console-bad-day");
     }

@@ -226,7 +226,7 @@ async fn home(State(app): State<AppState>, viewer: Viewer, RawQuery(query): RawQ
         .with("clients", app.registry.list_clients().len())
         .with("users", app.registry.list_users().len())
         .with("algs", app.keys.algorithms())
-        .with("events", audit::rows(&events));
+        .with("events", audit::rows(&app, &events));
     if let Some(n) = notice(query.as_deref()) {
         page = page.msg("notice", n);
     }

@@ -318,3 +318,10 @@ console-filter-since = Since (day)
 console-filter-limit = At most
 console-filter = Filter
 console-bad-day = The day is not a date (YYYY-MM-DD); it was ignored.
+console-secret-once-new = Copy the secret now: it is shown only once and cannot be read again.
+console-recovery-left = { $count ->
+    [0] No recovery codes.
+    [one] One recovery code left.
+   *[other] { $count } recovery codes left.
+}
+err-console-form-expired = This form has expired or was not sent from your console session. Reload the console page and try again.

@@ -316,3 +316,10 @@ console-filter-since = Depuis (jour)
 console-filter-limit = Au plus
 console-filter = Filtrer
 console-bad-day = Le jour n'est pas une date (AAAA-MM-JJ) ; il a été ignoré.
+console-secret-once-new = Copiez le secret maintenant : il n'est affiché qu'une fois et ne peut pas être relu.
+console-recovery-left = { $count ->
+    [0] Aucun code de récupération.
+    [one] Un code de récupération restant.
+   *[other] { $count } codes de récupération restants.
+}
+err-console-form-expired = Ce formulaire a expiré ou n'a pas été envoyé depuis votre session de console. Rechargez la page de la console et réessayez.

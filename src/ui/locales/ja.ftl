@@ -303,3 +303,9 @@ console-filter-since = 開始日
 console-filter-limit = 最大件数
 console-filter = 絞り込む
 console-bad-day = 日付の形式 (YYYY-MM-DD) ではないため、無視しました。
+console-secret-once-new = 今すぐシークレットをコピーしてください。表示は一度だけで、後から読むことはできません。
+console-recovery-left = { $count ->
+    [0] リカバリーコードはありません。
+   *[other] リカバリーコードは残り { $count } 個です。
+}
+err-console-form-expired = このフォームは期限切れか、あなたのコンソールのセッションから送信されたものではありません。コンソールのページを再読み込みして、もう一度お試しください。
