@@ -107,7 +107,7 @@ def main():
             "client_credentials": ("POST", "/token", "grant_type=client_credentials&scope=api%3Aread", form,
                                    lambda st, b: st == 200 and b'"access_token"' in b),
             "userinfo": ("GET", "/userinfo", None, {"Authorization": f"Bearer {token}"},
-                         lambda st, b: st == 200 and f'"sub"'.encode() in b),
+                         lambda st, b: st == 200 and b'"sub"' in b),
             "introspection": ("POST", "/introspect", "token=" + urllib.parse.quote(token), form,
                               lambda st, b: st == 200 and b'"active":true' in b),
             "authorize": ("GET", AUTHORIZE, None, {}, lambda st, b: st == 200 and b"<form" in b),

@@ -16,7 +16,9 @@ pub(crate) fn rows(app: &crate::app::App, events: &[AuditEvent]) -> Vec<Value> {
         .map(|e| {
             let detail = if e.detail.is_null() { String::new() } else { e.detail.to_string() };
             let linked = e.client_id.as_deref().is_some_and(|c| app.registry.client(c).is_some());
-            json!({"at": super::when(e.at), "event": e.event, "user": e.user_id, "client": e.client_id, "client_linked": linked, "address": e.address, "detail": detail})
+            // A user shown by name while they exist (the id stays in the link and the filter).
+            let name = e.user_id.as_deref().and_then(|u| app.registry.user(u)).map(|u| u.username.clone());
+            json!({"at": super::when(e.at), "event": e.event, "user": e.user_id, "user_name": name, "client": e.client_id, "client_linked": linked, "address": e.address, "detail": detail})
         })
         .collect()
 }
