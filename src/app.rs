@@ -41,6 +41,8 @@ pub struct App {
     pub documents: crate::registry::documents::ClientDocuments,
     /// WebAuthn (`factors::passkey`); `None` when passkeys are off.
     pub passkeys: Option<crate::factors::passkey::Passkeys>,
+    /// Upstream identity providers users may sign in with (`identity`).
+    pub upstreams: crate::identity::upstream::Upstreams,
     /// Authrim's own pages as clients of this server (`endpoints::first_party`), by id.
     pub first_party: std::collections::HashMap<&'static str, Arc<crate::registry::Client>>,
     /// Templates, messages and assets of the pages (`ui`).
@@ -98,11 +100,13 @@ impl App {
         let pairwise_key = keys.derived_key("authrim pairwise subject v1");
         let passkeys = crate::factors::passkey::Passkeys::from_config(&config, keys.vault())?;
         let first_party = crate::endpoints::first_party::ALL.iter().map(|f| (f.client_id, Arc::new(f.client(config.base_url())))).collect();
+        let upstreams = crate::identity::upstream::Upstreams::new(&config)?;
         let ui = crate::ui::Ui::load(config.theme_dir.as_deref(), &config.product_name, &config.default_locale)?;
         Ok(Self {
             ui,
             passkeys,
             first_party,
+            upstreams,
             pairwise_key,
             dpop,
             fetcher,

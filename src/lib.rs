@@ -23,6 +23,7 @@ pub mod factors;
 pub mod fuzzing;
 pub mod grants;
 pub mod http;
+pub mod identity;
 pub mod keys;
 pub mod logout;
 pub mod metrics;

@@ -3,6 +3,7 @@
 //! `env_overrides`, so the README's table and the code cannot drift apart silently.
 
 pub mod agents;
+pub mod upstreams;
 
 use serde::Deserialize;
 use std::net::SocketAddr;
@@ -110,6 +111,9 @@ pub struct Config {
     /// Issuers whose Identity Assertion JWT Authorization Grants (ID-JAG) are accepted at the
     /// `jwt-bearer` grant; TOML only (`[[trusted_issuers]]`).
     pub trusted_issuers: Vec<agents::TrustedIssuer>,
+    /// Upstream identity providers users may sign in with; TOML only
+    /// (`[[identity_providers]]`, see `config::upstreams`).
+    pub identity_providers: Vec<upstreams::IdentityProvider>,
     /// Seconds an ID-JAG issued here is valid.
     pub id_jag_lifetime: u64,
     /// Nested `act` claims a delegated token may carry at most (RFC 8693 §4.1); a client's
@@ -292,6 +296,7 @@ impl Default for Config {
             fetch_allow_private_addresses: false,
             resource_servers: Vec::new(),
             trusted_issuers: Vec::new(),
+            identity_providers: Vec::new(),
             id_jag_lifetime: 300,
             max_delegation_depth: 4,
             code_shards: 64,
@@ -580,6 +585,12 @@ impl Config {
             anyhow::bail!("client_assertion_max_lifetime, fetch_timeout and pushed_request_ttl must be positive, fetch_max_bytes at least 1024");
         }
         self.validate_agents()?;
+        for (i, p) in self.identity_providers.iter().enumerate() {
+            p.validate(i)?;
+            if self.identity_providers[..i].iter().any(|q| q.id == p.id) {
+                anyhow::bail!("identity_providers: the id {} is used twice", p.id);
+            }
+        }
         if !matches!(self.mfa_policy.as_str(), "optional" | "required" | "passkey") {
             anyhow::bail!("mfa_policy must be optional, required or passkey");
         }

@@ -152,6 +152,16 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     CREATE INDEX audit_events_user ON audit_events(user_id);
     CREATE INDEX audit_events_client ON audit_events(client_id);
     "#,
+), (
+    10,
+    // Identities at upstream providers (`identity`): (provider, their subject) -> our user.
+    r#"
+    CREATE TABLE linked_identities (
+        provider TEXT NOT NULL, subject TEXT NOT NULL, user_id TEXT NOT NULL, email TEXT,
+        created_at INTEGER NOT NULL, last_used_at INTEGER NOT NULL, PRIMARY KEY (provider, subject)
+    );
+    CREATE INDEX linked_identities_user ON linked_identities(user_id);
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -74,12 +74,13 @@ pub async fn login(
     };
     attempt.succeeded();
 
-    after_password(&app, &headers, req, &user, &address).await
+    after_first_factor(&app, &headers, req, &user, &address, vec!["pwd".into()]).await
 }
 
-/// The password was right: on to the second step if the user has a factor, else signed in
-/// with the password alone if the policy and the request allow that.
-async fn after_password(app: &App, headers: &HeaderMap, req: AuthorizationRequest, user: &crate::registry::User, address: &str) -> Response {
+/// The first step passed (the password, or an upstream provider: `first` is its amr): on to
+/// the second step if the user has a factor, else signed in with the first alone if the
+/// policy and the request allow that.
+pub(super) async fn after_first_factor(app: &App, headers: &HeaderMap, req: AuthorizationRequest, user: &crate::registry::User, address: &str, first: Vec<String>) -> Response {
     let best = match crate::factors::best_level(&app.db, &user.id).await {
         Ok(best) => best,
         Err(e) => return unavailable(e),
@@ -94,10 +95,10 @@ async fn after_password(app: &App, headers: &HeaderMap, req: AuthorizationReques
         return error_page(StatusCode::FORBIDDEN, message);
     }
     if best > Level::Password {
-        let pending = super::second_factor::Pending { req, user_id: user.id.clone() };
+        let pending = super::second_factor::Pending { req, user_id: user.id.clone(), first };
         return super::second_factor::ask(app, headers, &pending, None, StatusCode::OK).await;
     }
-    start_session(app, headers, req, user, address, vec!["pwd".into()], Level::Password).await
+    start_session(app, headers, req, user, address, first, Level::Password).await
 }
 
 /// Every step of a sign-in passed, reaching `level` (the one exit of every way of signing in:

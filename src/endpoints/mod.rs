@@ -19,4 +19,5 @@ pub mod revocation;
 pub mod second_factor;
 pub mod testing;
 pub mod token;
+pub mod upstream_login;
 pub mod userinfo;

@@ -25,11 +25,18 @@ const KIND: &str = "second-factor";
 pub(super) const PASSKEY_KIND: &str = "passkey-auth";
 const EXPIRED: &str = "err-second-factor-expired";
 
-/// A sign-in whose password step passed.
+/// A sign-in whose first step passed (a password, or an upstream provider).
 #[derive(Serialize, Deserialize)]
 pub struct Pending {
     pub req: AuthorizationRequest,
     pub user_id: String,
+    /// The first step's `amr` values.
+    #[serde(default = "password_amr")]
+    pub first: Vec<String>,
+}
+
+fn password_amr() -> Vec<String> {
+    vec!["pwd".into()]
 }
 
 /// The second-factor page for `pending`, sealed to the browser cookie the login form used:
@@ -114,7 +121,7 @@ pub async fn verify(
             app.audit
                 .record(AuditEvent::new("second_factor_success").user(&user.id).client(&pending.req.client_id).address(&address).detail(serde_json::json!({"kind": proof.kind()})))
                 .await;
-            let mut amr = vec!["pwd".to_string()];
+            let mut amr = pending.first.clone();
             amr.extend(proof.amr().iter().map(|s| s.to_string()));
             start_session(&app, &headers, pending.req, &user, &address, amr, proof.level()).await
         }

@@ -18,6 +18,8 @@ pub struct Overview<'a> {
     pub notice: Option<&'static str>,
     /// Signed in recently enough to change sign-in methods without signing in again.
     pub recent: bool,
+    /// Upstream providers: (id, name, the linked identity's e-mail or subject if linked).
+    pub providers: Vec<(String, String, Option<String>)>,
 }
 
 /// What `?done=` on the overview says (a message id).
@@ -27,6 +29,8 @@ pub fn notice(done: &str) -> Option<&'static str> {
         "totp" => Some("notice-totp"),
         "removed" => Some("notice-removed"),
         "password" => Some("notice-password"),
+        "linked" => Some("notice-linked"),
+        "unlinked" => Some("notice-unlinked"),
         _ => None,
     }
 }
@@ -62,7 +66,8 @@ pub fn overview(p: Overview<'_>) -> Response {
         .with("recovery_codes_left", p.recovery_codes_left)
         .with("passkeys", p.passkeys)
         .with("csrf", p.csrf)
-        .with("recent", p.recent);
+        .with("recent", p.recent)
+        .with("providers", p.providers.iter().map(|(id, name, linked)| json!({"id": id, "name": name, "linked": linked})).collect::<Vec<_>>());
     if let Some(n) = p.notice {
         page = page.msg("notice", n);
     }

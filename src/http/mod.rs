@@ -37,6 +37,8 @@ pub fn router(app: AppState) -> Router {
         .route("/login/second-factor", post(second_factor::verify))
         .route("/login/passkey", post(passkey_login::login))
         .route("/login/select", post(interaction::select_account))
+        .route("/login/upstream", post(crate::endpoints::upstream_login::from_login))
+        .route(crate::endpoints::upstream_login::CALLBACK, get(crate::endpoints::upstream_login::callback))
         .route("/", get(landing))
         .route("/assets/{name}", get(asset))
         .route("/consent", get(interaction::consent_page).post(interaction::consent))

@@ -52,6 +52,8 @@ pub struct LoginPage<'a> {
     /// A passwordless sign-in to offer beside the password.
     pub passkey: Option<PasskeyForm<'a>>,
     pub ui_locales: Option<&'a str>,
+    /// Upstream identity providers offered as buttons: (id, name).
+    pub upstreams: Vec<(&'a str, &'a str)>,
 }
 
 pub fn login(p: LoginPage<'_>) -> Response {
@@ -60,6 +62,7 @@ pub fn login(p: LoginPage<'_>) -> Response {
         .with("client", p.client_name)
         .with("challenge", p.challenge)
         .with("login_hint", p.login_hint.unwrap_or(""))
+        .with("upstreams", p.upstreams.iter().map(|(id, name)| serde_json::json!({"id": id, "name": name})).collect::<Vec<_>>())
         .locales(p.ui_locales);
     if let Some(f) = &p.passkey {
         page = page.with("pk", passkey_form("/login/passkey", "get", true, f, &[("challenge", p.challenge)], "login-passkey"));
@@ -196,6 +199,7 @@ mod tests {
     #[tokio::test]
     async fn login_page_escapes_what_it_echoes() {
         let res = login(LoginPage {
+            upstreams: vec![("corp", "<Corp>")],
             ui_locales: None,
             passkey: None,
             challenge: "c\"><script>",

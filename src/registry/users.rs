@@ -277,6 +277,7 @@ pub fn delete(sql: &mut dyn Sql, id: &str) -> StoreResult<bool> {
     // A user's second factors go with the user (a new user under the same id is not them).
     sql.execute("DELETE FROM user_factors WHERE user_id = ?1", crate::params![id])?;
     sql.execute("DELETE FROM recovery_codes WHERE user_id = ?1", crate::params![id])?;
+    sql.execute("DELETE FROM linked_identities WHERE user_id = ?1", crate::params![id])?;
     super::record_change(sql, "user", id)?;
     Ok(n > 0)
 }

@@ -39,4 +39,5 @@ mod revocation;
 mod slow_clients;
 mod throttle;
 mod token;
+mod upstream;
 mod userinfo;

@@ -142,6 +142,16 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     CREATE INDEX audit_events_user ON audit_events(user_id);
     CREATE INDEX audit_events_client ON audit_events(client_id);
     "#,
+), (
+    9,
+    // As SQLite's migration 10: linked upstream identities.
+    r#"
+    CREATE TABLE linked_identities (
+        provider TEXT NOT NULL, subject TEXT NOT NULL, user_id TEXT NOT NULL, email TEXT,
+        created_at BIGINT NOT NULL, last_used_at BIGINT NOT NULL, PRIMARY KEY (provider, subject)
+    );
+    CREATE INDEX linked_identities_user ON linked_identities(user_id);
+    "#,
 )];
 
 /// Bring the schema up to date; returns the version reached. Call inside a write transaction.

@@ -35,6 +35,8 @@ pub fn router() -> Router<AppState> {
         .route("/account/recovery-codes", post(factors::recovery_codes))
         .route("/account/factors/remove", post(factors::remove))
         .route("/account/password", get(factors::password_page).post(factors::change_password))
+        .route("/account/links/new", post(link))
+        .route("/account/links/remove", post(unlink))
 }
 
 impl SignedIn {
@@ -83,6 +85,16 @@ async fn overview(State(app): State<AppState>, headers: HeaderMap, RawQuery(quer
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };
     let left = crate::factors::recovery::remaining(&app.db, &me.user.id).await.unwrap_or(0);
+    let links = match crate::identity::links::of_user(&app.db, &me.user.id).await {
+        Ok(l) => l,
+        Err(e) => return crate::endpoints::authorize::unavailable(e),
+    };
+    let providers = app
+        .upstreams
+        .list()
+        .iter()
+        .map(|p| (p.id.clone(), p.name.clone(), links.iter().find(|l| l.provider == p.id).map(|l| l.email.clone().unwrap_or_else(|| l.subject.clone()))))
+        .collect();
     let notice = Params::parse(query.unwrap_or_default().as_bytes()).ok().and_then(|p| p.get("done").map(str::to_string));
     pages::overview(pages::Overview {
         username: &me.user.username,
@@ -92,7 +104,28 @@ async fn overview(State(app): State<AppState>, headers: HeaderMap, RawQuery(quer
         csrf: &me.csrf(&app),
         notice: notice.as_deref().and_then(pages::notice),
         recent: me.recent(&app),
+        providers,
     })
+}
+
+/// `POST /account/links/new` (`idp`): to the provider, to link the identity there to this
+/// user (`endpoints::upstream_login`).
+async fn link(State(app): State<AppState>, headers: HeaderMap, Change { me, params }: Change) -> Response {
+    let Some(p) = params.get("idp").and_then(|id| app.upstreams.get(id)) else { return see_other("/account") };
+    crate::endpoints::upstream_login::start(&app, &headers, p, None, Some((me.user.id.clone(), me.session.sid.clone()))).await
+}
+
+/// `POST /account/links/remove` (`idp`).
+async fn unlink(State(app): State<AppState>, Change { me, params }: Change) -> Response {
+    let provider = params.get("idp").unwrap_or_default().to_string();
+    match crate::identity::links::unlink(&app.db, &me.user.id, &provider).await {
+        Ok(true) => {
+            app.audit.record(crate::audit::AuditEvent::new("identity_unlinked").user(&me.user.id).detail(serde_json::json!({"provider": provider, "by": "user"}))).await;
+            see_other("/account?done=unlinked")
+        }
+        Ok(false) => see_other("/account"),
+        Err(e) => crate::endpoints::authorize::unavailable(e),
+    }
 }
 
 /// `GET /account/login[?reauth=1]`: to `/authorize` as the account client.

@@ -224,6 +224,11 @@ pub async fn render_login(
     error: Option<&'static str>,
     status: StatusCode,
 ) -> Response {
+    // `idp_hint` naming one of our upstream providers: straight there (only on the way in;
+    // a login page with an error is shown as it is).
+    if let Some(p) = req.idp_hint.as_deref().and_then(|h| app.upstreams.get(h)).filter(|_| error.is_none()) {
+        return crate::endpoints::upstream_login::start(app, headers, p, Some(req.clone()), None).await;
+    }
     let existing = cookies::get(headers, cookies::BROWSER).map(str::to_string);
     let browser = existing.clone().unwrap_or_else(random_token);
     let challenge = seal_request(app, "login", &browser, req);
@@ -234,7 +239,8 @@ pub async fn render_login(
         (serde_json::to_string(&options).expect("options serialise"), sealed)
     });
     let passkey = ceremony.as_ref().map(|(options, state)| pages::PasskeyForm { options, state });
-    let mut res = pages::login(LoginPage { challenge: &challenge, client_name: &client_name, login_hint: req.login_hint.as_deref(), error, passkey, ui_locales: req.ui_locales.as_deref() });
+    let upstreams: Vec<(&str, &str)> = app.upstreams.list().iter().map(|p| (p.id.as_str(), p.name.as_str())).collect();
+    let mut res = pages::login(LoginPage { challenge: &challenge, client_name: &client_name, login_hint: req.login_hint.as_deref(), error, passkey, ui_locales: req.ui_locales.as_deref(), upstreams });
     if error.is_some() {
         *res.status_mut() = status;
     }

@@ -25,6 +25,10 @@ pub struct AuthorizationRequest {
     pub prompt: Vec<String>,
     pub max_age: Option<u64>,
     pub login_hint: Option<String>,
+    /// Authrim's `idp_hint`: sign in with this upstream identity provider (its `id`) at once,
+    /// without the login page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idp_hint: Option<String>,
     /// OpenID Connect Core §3.1.2.1: the languages the pages should be in, preferred first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ui_locales: Option<String>,
@@ -198,6 +202,7 @@ fn validate(app: &App, p: &Params, via: Via, signed: bool) -> Result<Authorizati
         prompt,
         max_age,
         login_hint: p.get("login_hint").map(str::to_string),
+        idp_hint: p.get("idp_hint").filter(|h| h.len() <= 64).map(str::to_string),
         // A few language tags; anything longer is ignored rather than carried in every form.
         ui_locales: p.get("ui_locales").filter(|l| l.len() <= 128).map(str::to_string),
         id_token_hint_sub,

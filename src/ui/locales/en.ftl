@@ -325,3 +325,24 @@ console-recovery-left = { $count ->
    *[other] { $count } recovery codes left.
 }
 err-console-form-expired = This form has expired or was not sent from your console session. Reload the console page and try again.
+
+# Upstream identity providers.
+login-with = Sign in with { $name }
+err-upstream-unknown = This way of signing in is not offered here.
+err-upstream-state = This sign-in has expired or was started in another browser. Go back to the application and try again.
+err-upstream-unavailable = { $name } cannot be reached right now. Try again in a moment, or sign in another way.
+err-upstream-cancelled = The sign-in with { $name } did not complete.
+err-upstream-refused = The answer from { $name } could not be trusted, so you are not signed in.
+err-upstream-domain = Your { $name } account is not one this service lets in.
+err-upstream-disabled = The account linked to this sign-in is disabled.
+err-upstream-no-account = No account here is linked to your { $name } account. Sign in with your password, then link it from your account page.
+err-upstream-email-taken = An account here already uses this e-mail address. Sign in to it with your password, then link your { $name } account from your account page.
+err-upstream-linked-elsewhere = This { $name } account is linked to another user.
+err-upstream-already-linked = Your account is already linked to a { $name } account. Remove that link first.
+account-linked = Linked accounts
+account-link = Link
+account-link-named = Link your { $name } account
+account-unlink = Remove
+account-unlink-named = Remove the link to { $name }
+notice-linked = The account was linked: you can sign in with it.
+notice-unlinked = The link was removed.

@@ -323,3 +323,24 @@ console-recovery-left = { $count ->
    *[other] { $count } codes de récupération restants.
 }
 err-console-form-expired = Ce formulaire a expiré ou n'a pas été envoyé depuis votre session de console. Rechargez la page de la console et réessayez.
+
+# Fournisseurs d'identité en amont.
+login-with = Se connecter avec { $name }
+err-upstream-unknown = Ce mode de connexion n'est pas proposé ici.
+err-upstream-state = Cette connexion a expiré ou a été commencée dans un autre navigateur. Retournez à l'application et réessayez.
+err-upstream-unavailable = { $name } est injoignable pour le moment. Réessayez dans un instant, ou connectez-vous autrement.
+err-upstream-cancelled = La connexion avec { $name } n'a pas abouti.
+err-upstream-refused = La réponse de { $name } n'est pas digne de confiance : vous n'êtes pas connecté.
+err-upstream-domain = Votre compte { $name } n'est pas de ceux que ce service accepte.
+err-upstream-disabled = Le compte lié à cette connexion est désactivé.
+err-upstream-no-account = Aucun compte ici n'est lié à votre compte { $name }. Connectez-vous avec votre mot de passe, puis liez-le depuis la page de votre compte.
+err-upstream-email-taken = Un compte utilise déjà cette adresse e-mail ici. Connectez-vous-y avec votre mot de passe, puis liez votre compte { $name } depuis la page de votre compte.
+err-upstream-linked-elsewhere = Ce compte { $name } est lié à un autre utilisateur.
+err-upstream-already-linked = Votre compte est déjà lié à un compte { $name }. Retirez d'abord ce lien.
+account-linked = Comptes liés
+account-link = Lier
+account-link-named = Lier votre compte { $name }
+account-unlink = Retirer
+account-unlink-named = Retirer le lien avec { $name }
+notice-linked = Le compte a été lié : vous pouvez vous connecter avec.
+notice-unlinked = Le lien a été retiré.

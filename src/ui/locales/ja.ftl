@@ -309,3 +309,24 @@ console-recovery-left = { $count ->
    *[other] リカバリーコードは残り { $count } 個です。
 }
 err-console-form-expired = このフォームは期限切れか、あなたのコンソールのセッションから送信されたものではありません。コンソールのページを再読み込みして、もう一度お試しください。
+
+# 上流の ID プロバイダー
+login-with = { $name } でサインイン
+err-upstream-unknown = このサインイン方法はここでは提供されていません。
+err-upstream-state = このサインインは期限切れか、別のブラウザーで開始されました。アプリケーションに戻って、もう一度お試しください。
+err-upstream-unavailable = 現在 { $name } に接続できません。しばらくしてからもう一度お試しいただくか、別の方法でサインインしてください。
+err-upstream-cancelled = { $name } でのサインインは完了しませんでした。
+err-upstream-refused = { $name } からの応答を信頼できないため、サインインしていません。
+err-upstream-domain = あなたの { $name } アカウントは、このサービスで許可されていません。
+err-upstream-disabled = このサインインに紐付けられたアカウントは無効になっています。
+err-upstream-no-account = あなたの { $name } アカウントに紐付けられたアカウントはありません。パスワードでサインインしてから、アカウントページで紐付けてください。
+err-upstream-email-taken = このメールアドレスを使うアカウントがすでにあります。パスワードでサインインしてから、アカウントページで { $name } アカウントを紐付けてください。
+err-upstream-linked-elsewhere = この { $name } アカウントは別のユーザーに紐付けられています。
+err-upstream-already-linked = あなたのアカウントはすでに { $name } アカウントに紐付けられています。先にその紐付けを解除してください。
+account-linked = 紐付けたアカウント
+account-link = 紐付ける
+account-link-named = { $name } アカウントを紐付ける
+account-unlink = 解除
+account-unlink-named = { $name } との紐付けを解除
+notice-linked = アカウントを紐付けました。このアカウントでサインインできます。
+notice-unlinked = 紐付けを解除しました。

@@ -1,0 +1,131 @@
+//! Upstream identity providers (`identity::upstream`): other OpenID providers, or plain OAuth
+//! 2.0 servers with a user-info endpoint, whose users may sign in here. A table, so TOML only:
+//!
+//! ```toml
+//! [[identity_providers]]
+//! id = "corp"                                  # in URLs and `idp_hint=corp`
+//! name = "Example Corp"                        # "Sign in with Example Corp"
+//! issuer = "https://login.example.com"         # OpenID: discovery from here
+//! client_id = "authrim"
+//! client_secret = "…"                          # client_secret_basic
+//! scopes = "openid email profile"
+//! allowed_domains = ["example.com"]            # optional: e-mail domains let in
+//! link_by_email = false                        # link to a user with the same verified e-mail
+//! provision = true                             # create users on first sign-in
+//! claims = { preferred_username = "upn" }      # ours = theirs, beside the standard ones
+//!
+//! [[identity_providers]]
+//! id = "github"
+//! name = "GitHub"
+//! kind = "oauth2"                              # no ID token: the user-info URL says who
+//! authorization_endpoint = "https://github.com/login/oauth/authorize"
+//! token_endpoint = "https://github.com/login/oauth/access_token"
+//! userinfo_endpoint = "https://api.github.com/user"
+//! scopes = "read:user user:email"
+//! subject_claim = "id"
+//! claims = { preferred_username = "login", name = "name", email = "email" }
+//! ```
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum UpstreamKind {
+    #[default]
+    Oidc,
+    Oauth2,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct IdentityProvider {
+    /// Letters, digits, `-` and `_`: in the callback's state, `idp_hint` and linked identities.
+    pub id: String,
+    /// What the sign-in page's button says.
+    pub name: String,
+    #[serde(default)]
+    pub kind: UpstreamKind,
+    /// OpenID: the issuer (its discovery document is read from it, and its ID tokens must
+    /// name it). OAuth 2.0: optional, the `iss` its authorization responses carry.
+    #[serde(default)]
+    pub issuer: Option<String>,
+    pub client_id: String,
+    /// Sent with HTTP Basic (`client_secret_basic`), or in the body with
+    /// `token_endpoint_auth_method = "client_secret_post"`.
+    #[serde(default)]
+    pub client_secret: Option<String>,
+    #[serde(default = "basic")]
+    pub token_endpoint_auth_method: String,
+    #[serde(default = "default_scopes")]
+    pub scopes: String,
+    /// Endpoints, when not discovered (always for `oauth2`).
+    #[serde(default)]
+    pub authorization_endpoint: Option<String>,
+    #[serde(default)]
+    pub token_endpoint: Option<String>,
+    #[serde(default)]
+    pub userinfo_endpoint: Option<String>,
+    #[serde(default)]
+    pub jwks_uri: Option<String>,
+    /// `oauth2`: the user-info member that identifies the user there (stable, never reused).
+    #[serde(default = "sub")]
+    pub subject_claim: String,
+    /// Our claim = theirs, for claims whose names differ; standard claims of the same name
+    /// (`email`, `email_verified`, `name`, `given_name`, `family_name`, `preferred_username`,
+    /// `picture`, `locale`) are taken as they are.
+    #[serde(default)]
+    pub claims: BTreeMap<String, String>,
+    /// Only users whose e-mail (verified upstream) is in one of these domains.
+    #[serde(default)]
+    pub allowed_domains: Vec<String>,
+    /// Link a first sign-in to the local user with the same e-mail, if both sides have it
+    /// verified. Off: such a user links from their account page after signing in.
+    #[serde(default)]
+    pub link_by_email: bool,
+    /// Create a local user on a first sign-in that links to none.
+    #[serde(default = "yes")]
+    pub provision: bool,
+}
+
+fn basic() -> String {
+    "client_secret_basic".into()
+}
+fn default_scopes() -> String {
+    "openid email profile".into()
+}
+fn sub() -> String {
+    "sub".into()
+}
+fn yes() -> bool {
+    true
+}
+
+impl IdentityProvider {
+    pub fn validate(&self, i: usize) -> anyhow::Result<()> {
+        let at = format!("identity_providers[{i}] ({})", self.id);
+        if self.id.is_empty() || self.id.len() > 64 || !self.id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+            anyhow::bail!("{at}: id must be 1-64 letters, digits, '-' or '_'");
+        }
+        if !matches!(self.token_endpoint_auth_method.as_str(), "client_secret_basic" | "client_secret_post" | "none") {
+            anyhow::bail!("{at}: token_endpoint_auth_method must be client_secret_basic, client_secret_post or none");
+        }
+        if self.token_endpoint_auth_method != "none" && self.client_secret.as_deref().is_none_or(str::is_empty) {
+            anyhow::bail!("{at}: client_secret is required (or token_endpoint_auth_method = \"none\")");
+        }
+        let urls = [&self.issuer, &self.authorization_endpoint, &self.token_endpoint, &self.userinfo_endpoint, &self.jwks_uri];
+        for u in urls.into_iter().flatten() {
+            let parsed = url::Url::parse(u).map_err(|e| anyhow::anyhow!("{at}: {u}: {e}"))?;
+            if !matches!(parsed.scheme(), "https" | "http") {
+                anyhow::bail!("{at}: {u} is not an http(s) URL");
+            }
+        }
+        match self.kind {
+            UpstreamKind::Oidc if self.issuer.is_none() => anyhow::bail!("{at}: an OpenID provider needs its issuer"),
+            UpstreamKind::Oauth2 if self.authorization_endpoint.is_none() || self.token_endpoint.is_none() || self.userinfo_endpoint.is_none() => {
+                anyhow::bail!("{at}: kind = \"oauth2\" needs authorization_endpoint, token_endpoint and userinfo_endpoint")
+            }
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! Sign-in with an upstream identity provider (`identity::upstream`): the login page's
+//! "Sign in with …" buttons (or `idp_hint` on the authorization request) send the browser
+//! there; its answer comes back to `/login/upstream/callback`, where the identity is linked
+//! to one of our users (or one is made) and the sign-in goes on as after a password: a
+//! second factor if the user has one, the policy, consent.
+//!
+//! What travels through the provider is `state`: the pending request (or, from the account
+//! page, the user linking an identity), the nonce and the PKCE verifier, sealed and bound to
+//! this browser's cookie, so nothing is stored before the user is known and a response
+//! cannot be replayed into another browser.
+
+use super::authorize::{unavailable, AuthorizationRequest};
+use super::interaction::{after_first_factor, client_address, take_state};
+use crate::app::{App, AppState};
+use crate::audit::AuditEvent;
+use crate::config::upstreams::IdentityProvider;
+use crate::error::OAuthError;
+use crate::http::cookies;
+use crate::http::pages::error_page;
+use crate::http::params::{FormParams, Params};
+use crate::identity::links::{self, Linking};
+use crate::identity::upstream::{Identity, UpstreamError};
+use crate::registry::{users, User, UserInput};
+use crate::ui::Msg;
+use crate::util::{b64, random_token, sha256};
+use axum::extract::{ConnectInfo, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+const KIND: &str = "upstream";
+pub const CALLBACK: &str = "/login/upstream/callback";
+
+/// What the callback needs, sealed into `state`.
+#[derive(Serialize, Deserialize)]
+struct Pending {
+    idp: String,
+    /// A sign-in: the authorization request it is for.
+    req: Option<AuthorizationRequest>,
+    /// A link from the account page: the user (and their session) it is for.
+    link: Option<(String, String)>,
+    nonce: String,
+    verifier: String,
+}
+
+/// `POST /login/upstream`: a button of the login page (its sealed request and `idp`).
+pub async fn from_login(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+    let (params, _, req) = match take_state(&app, &headers, form, "login", cookies::BROWSER).await {
+        Ok(taken) => taken,
+        Err(res) => return *res,
+    };
+    let Some(p) = params.get("idp").and_then(|id| app.upstreams.get(id)) else {
+        return error_page(StatusCode::BAD_REQUEST, "err-upstream-unknown");
+    };
+    start(&app, &headers, p, Some(req), None).await
+}
+
+/// Send the browser to `p`: for a sign-in (`req`) or to link an identity to a signed-in
+/// user (`link`: their id and session id).
+pub(crate) async fn start(app: &App, headers: &HeaderMap, p: &IdentityProvider, req: Option<AuthorizationRequest>, link: Option<(String, String)>) -> Response {
+    let existing = cookies::get(headers, cookies::BROWSER).map(str::to_string);
+    let browser = existing.clone().unwrap_or_else(random_token);
+    let pending = Pending { idp: p.id.clone(), req, link, nonce: random_token(), verifier: random_token() };
+    let state = app.sealer.seal(KIND, &browser, app.config.challenge_ttl, &pending);
+    let challenge = b64(&sha256(pending.verifier.as_bytes()));
+    let mut res = match app.upstreams.authorization_url(p, &app.endpoint(CALLBACK), &state, &pending.nonce, &challenge).await {
+        Ok(started) => crate::endpoints::first_party::see_other(&started.url),
+        Err(e) => return unreachable_page(p, &e),
+    };
+    if existing.is_none() {
+        cookies::set(&mut res, cookies::BROWSER, &browser, None, app.config.secure_cookies());
+    }
+    res
+}
+
+fn unreachable_page(p: &IdentityProvider, e: &UpstreamError) -> Response {
+    tracing::warn!(provider = %p.id, error = %e, "upstream identity provider");
+    error_page(StatusCode::BAD_GATEWAY, Msg::new("err-upstream-unavailable").arg("name", p.name.clone()).detail(e.to_string()))
+}
+
+/// `GET /login/upstream/callback`: the provider's answer.
+pub async fn callback(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+    let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
+    let opened = params.get("state").and_then(|s| app.sealer.open::<Pending>(KIND, cookies::get(&headers, cookies::BROWSER), s).ok());
+    let Some(pending) = opened else { return error_page(StatusCode::BAD_REQUEST, "err-upstream-state") };
+    let Some(p) = app.upstreams.get(&pending.idp) else { return error_page(StatusCode::BAD_REQUEST, "err-upstream-unknown") };
+    let address = client_address(&app, &headers, peer);
+    if params.get("error").is_some() || params.get("code").is_none() {
+        // Cancelled or refused there: back where the user came from.
+        let detail = params.get("error").unwrap_or("no code").to_string();
+        return error_page(StatusCode::UNAUTHORIZED, Msg::new("err-upstream-cancelled").arg("name", p.name.clone()).detail(detail));
+    }
+    let code = params.get("code").unwrap_or_default();
+    let identity = match app.upstreams.finish(p, code, params.get("iss"), &pending.verifier, &app.endpoint(CALLBACK), &pending.nonce).await {
+        Ok(identity) => identity,
+        Err(e @ UpstreamError::Unavailable(_)) => return unreachable_page(p, &e),
+        Err(UpstreamError::Refused(why)) => {
+            app.audit.record(AuditEvent::new("login_failure").address(&address).detail(json!({"kind": "upstream", "provider": p.id, "reason": why}))).await;
+            return error_page(StatusCode::UNAUTHORIZED, Msg::new("err-upstream-refused").arg("name", p.name.clone()).detail(why));
+        }
+    };
+    if !domain_allowed(p, &identity) {
+        app.audit.record(AuditEvent::new("login_failure").address(&address).detail(json!({"kind": "upstream", "provider": p.id, "reason": "domain"}))).await;
+        return error_page(StatusCode::FORBIDDEN, Msg::new("err-upstream-domain").arg("name", p.name.clone()));
+    }
+    match (pending.req, pending.link) {
+        (_, Some((user_id, sid))) => link_to_signed_in(&app, &headers, p, &identity, &user_id, &sid).await,
+        (Some(req), None) => {
+            let user = match user_for(&app, p, &identity).await {
+                Ok(user) => user,
+                Err(res) => return res,
+            };
+            after_first_factor(&app, &headers, req, &user, &address, vec!["fed".into()]).await
+        }
+        (None, None) => error_page(StatusCode::BAD_REQUEST, "err-upstream-state"),
+    }
+}
+
+/// `allowed_domains`: the e-mail, verified there, in one of them.
+fn domain_allowed(p: &IdentityProvider, id: &Identity) -> bool {
+    if p.allowed_domains.is_empty() {
+        return true;
+    }
+    let domain = id.email().and_then(|e| e.rsplit_once('@')).map(|(_, d)| d.to_ascii_lowercase());
+    id.email_verified() && domain.is_some_and(|d| p.allowed_domains.iter().any(|a| a.eq_ignore_ascii_case(&d)))
+}
+
+/// The user this identity signs in as: linked before; else (if allowed) the user with the
+/// same verified e-mail; else (if allowed) a new user.
+async fn user_for(app: &App, p: &IdentityProvider, id: &Identity) -> Result<Arc<User>, Response> {
+    let live = |u: Arc<User>| if u.disabled { Err(error_page(StatusCode::FORBIDDEN, "err-upstream-disabled")) } else { Ok(u) };
+    match links::find(&app.db, &p.id, &id.subject).await {
+        Err(e) => return Err(unavailable(e)),
+        Ok(Some(uid)) => return app.registry.user(&uid).ok_or_else(|| error_page(StatusCode::FORBIDDEN, "err-upstream-disabled")).and_then(live),
+        Ok(None) => {}
+    }
+    let same_email = id.email().and_then(|e| app.registry.user_by_login(e)).filter(|u| u.email().zip(id.email()).is_some_and(|(a, b)| a.eq_ignore_ascii_case(b)));
+    if let Some(existing) = same_email {
+        let verified_here = existing.claims.get("email_verified") == Some(&Value::Bool(true));
+        if !(p.link_by_email && id.email_verified() && verified_here) {
+            // Not linked by e-mail (off, or unverified on a side): that person signs in as
+            // themselves and links from the account page; no second account with their e-mail.
+            return Err(error_page(StatusCode::CONFLICT, Msg::new("err-upstream-email-taken").arg("name", p.name.clone())));
+        }
+        return match links::link(&app.db, &p.id, &id.subject, &existing.id, id.email()).await {
+            Ok(Linking::Linked) => {
+                app.audit.record(AuditEvent::new("identity_linked").user(&existing.id).detail(json!({"provider": p.id, "by": "email"}))).await;
+                live(existing)
+            }
+            Ok(_) => Err(error_page(StatusCode::CONFLICT, Msg::new("err-upstream-email-taken").arg("name", p.name.clone()))),
+            Err(e) => Err(unavailable(e)),
+        };
+    }
+    if !p.provision {
+        return Err(error_page(StatusCode::FORBIDDEN, Msg::new("err-upstream-no-account").arg("name", p.name.clone())));
+    }
+    provision(app, p, id).await
+}
+
+/// A new user for a first sign-in: a free login name from what the provider says, no usable
+/// password (a random one nobody knows), its claims, the identity linked.
+async fn provision(app: &App, p: &IdentityProvider, id: &Identity) -> Result<Arc<User>, Response> {
+    let fallback = format!("{}-{}", p.id, id.subject);
+    let wanted = [id.claims.get("preferred_username").and_then(Value::as_str), id.email(), Some(fallback.as_str())];
+    let Some(username) = wanted.into_iter().flatten().map(|n| n.trim().to_string()).find(|n| !n.is_empty() && n.len() <= 256 && app.registry.user_by_login(n).is_none()) else {
+        return Err(error_page(StatusCode::CONFLICT, Msg::new("err-upstream-email-taken").arg("name", p.name.clone())));
+    };
+    let mut claims = id.claims.clone();
+    claims.remove("preferred_username");
+    let input = UserInput { username: Some(username), password: Some(random_token()), claims, ..Default::default() };
+    let user = match tokio::task::spawn_blocking(move || users::new_user(input)).await {
+        Ok(Ok(u)) => u,
+        _ => return Err(error_page(StatusCode::BAD_GATEWAY, Msg::new("err-upstream-refused").arg("name", p.name.clone()).detail("the provider's claims do not make a user"))),
+    };
+    match app.registry.save_user(user.clone()).await {
+        Ok(()) => {}
+        Err(crate::db::StoreError::Conflict(_)) => return Err(error_page(StatusCode::CONFLICT, Msg::new("err-upstream-email-taken").arg("name", p.name.clone()))),
+        Err(e) => return Err(unavailable(e)),
+    }
+    match links::link(&app.db, &p.id, &id.subject, &user.id, id.email()).await {
+        Ok(Linking::Linked) => {}
+        // The same person's other sign-in linked first: that user stands, this one goes.
+        Ok(_) => {
+            let _ = app.registry.delete_user(&user.id).await;
+            return Box::pin(user_for(app, p, id)).await;
+        }
+        Err(e) => return Err(unavailable(e)),
+    }
+    app.audit.record(AuditEvent::new("user_created").user(&user.id).detail(json!({"by": "upstream", "provider": p.id}))).await;
+    app.registry.user(&user.id).ok_or_else(|| error_page(StatusCode::SERVICE_UNAVAILABLE, "err-busy"))
+}
+
+/// From the account page: the signed-in user (the one who started, in the same session)
+/// links this identity.
+async fn link_to_signed_in(app: &App, headers: &HeaderMap, p: &IdentityProvider, id: &Identity, user_id: &str, sid: &str) -> Response {
+    let me = crate::endpoints::first_party::signed_in(app, headers).await;
+    if !me.as_ref().is_some_and(|m| m.user.id == user_id && m.session.sid == sid) {
+        return error_page(StatusCode::BAD_REQUEST, "err-upstream-state");
+    }
+    match links::link(&app.db, &p.id, &id.subject, user_id, id.email()).await {
+        Ok(Linking::Linked) => {
+            app.audit.record(AuditEvent::new("identity_linked").user(user_id).detail(json!({"provider": p.id, "by": "user"}))).await;
+            crate::endpoints::first_party::see_other("/account?done=linked")
+        }
+        Ok(Linking::TakenByAnother) => error_page(StatusCode::CONFLICT, Msg::new("err-upstream-linked-elsewhere").arg("name", p.name.clone())),
+        Ok(Linking::AlreadyHasOne) => error_page(StatusCode::CONFLICT, Msg::new("err-upstream-already-linked").arg("name", p.name.clone())),
+        Err(e) => unavailable(e),
+    }
+}

@@ -1,0 +1,356 @@
+//! Talking to upstream identity providers: the authorization request (code flow, PKCE,
+//! `state`, `nonce`), the code exchange, and who the user is there: an ID token checked in
+//! full against the provider's keys (OpenID), or its user-info answer (plain OAuth 2.0).
+//!
+//! Providers are the operator's configuration, not a client's input, so their URLs are
+//! fetched with an ordinary client (an identity provider inside the operator's network is
+//! fine), bounded in time and size, without redirects. Discovery documents and key sets are
+//! cached; an ID token signed by a key we do not have refetches the set, at most once per
+//! `client_jwks_min_refetch`.
+
+use crate::client_auth::keys::{parse_jwks, ClientKey, ASYMMETRIC_ALGS};
+use crate::config::upstreams::{IdentityProvider, UpstreamKind};
+use jsonwebtoken::Validation;
+use parking_lot::Mutex;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Standard claims taken as they come (same name here and there) unless mapped otherwise.
+const STANDARD: &[&str] = &["email", "email_verified", "name", "given_name", "family_name", "preferred_username", "picture", "locale"];
+/// The largest answer read from a provider.
+const MAX_BYTES: usize = 256 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum UpstreamError {
+    /// The provider could not be reached or answered nonsense: not the user's doing.
+    #[error("{0}")]
+    Unavailable(String),
+    /// What came back must not sign anyone in (a bad ID token, a wrong issuer, an error).
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// Where a provider's endpoints are: discovered (OpenID) or configured.
+#[derive(Debug)]
+struct Endpoints {
+    authorization: String,
+    token: String,
+    userinfo: Option<String>,
+    jwks_uri: Option<String>,
+    /// Whether its authorization responses carry `iss` (RFC 9207 §3): then one without is
+    /// refused.
+    iss_parameter: bool,
+}
+
+/// Who the user is at the provider.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    /// The provider's stable identifier for the user (`sub`, or the configured member).
+    pub subject: String,
+    /// Our standard claims, mapped from theirs.
+    pub claims: Map<String, Value>,
+}
+
+impl Identity {
+    pub fn email(&self) -> Option<&str> {
+        self.claims.get("email").and_then(Value::as_str)
+    }
+    pub fn email_verified(&self) -> bool {
+        self.claims.get("email_verified").and_then(Value::as_bool).unwrap_or(false)
+    }
+}
+
+pub struct Upstreams {
+    providers: Vec<IdentityProvider>,
+    http: reqwest::Client,
+    endpoints: Mutex<HashMap<String, Arc<Endpoints>>>,
+    keys: Mutex<HashMap<String, (Arc<[ClientKey]>, Instant)>>,
+    min_refetch: Duration,
+}
+
+/// What the authorization request carries, kept (sealed) until the callback.
+pub struct Started {
+    pub url: String,
+}
+
+impl Upstreams {
+    pub fn new(config: &crate::config::Config) -> anyhow::Result<Self> {
+        let timeout = Duration::from_secs(config.fetch_timeout.max(1));
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("authrim/", env!("CARGO_PKG_VERSION")))
+            .build()?;
+        Ok(Self {
+            providers: config.identity_providers.clone(),
+            http,
+            endpoints: Mutex::new(HashMap::new()),
+            keys: Mutex::new(HashMap::new()),
+            min_refetch: Duration::from_secs(config.client_jwks_min_refetch),
+        })
+    }
+
+    pub fn list(&self) -> &[IdentityProvider] {
+        &self.providers
+    }
+
+    pub fn get(&self, id: &str) -> Option<&IdentityProvider> {
+        self.providers.iter().find(|p| p.id == id)
+    }
+
+    /// The URL that sends the browser to the provider.
+    pub async fn authorization_url(&self, p: &IdentityProvider, redirect_uri: &str, state: &str, nonce: &str, challenge: &str) -> Result<Started, UpstreamError> {
+        let ep = self.endpoints(p).await?;
+        let mut url = url::Url::parse(&ep.authorization).map_err(|e| UpstreamError::Unavailable(format!("authorization endpoint: {e}")))?;
+        {
+            let mut q = url.query_pairs_mut();
+            q.append_pair("response_type", "code")
+                .append_pair("client_id", &p.client_id)
+                .append_pair("redirect_uri", redirect_uri)
+                .append_pair("scope", &p.scopes)
+                .append_pair("state", state)
+                .append_pair("code_challenge", challenge)
+                .append_pair("code_challenge_method", "S256");
+            if p.kind == UpstreamKind::Oidc {
+                q.append_pair("nonce", nonce);
+            }
+        }
+        Ok(Started { url: url.into() })
+    }
+
+    /// The callback's answer: `iss` checked (RFC 9207), the code exchanged with its PKCE
+    /// verifier, the user identified.
+    pub async fn finish(&self, p: &IdentityProvider, code: &str, iss: Option<&str>, verifier: &str, redirect_uri: &str, nonce: &str) -> Result<Identity, UpstreamError> {
+        let ep = self.endpoints(p).await?;
+        match (iss, p.issuer.as_deref()) {
+            (Some(got), Some(expected)) if got != expected => return Err(UpstreamError::Refused(format!("the response's iss {got:?} is not {expected:?} (RFC 9207)"))),
+            (Some(_), None) => return Err(UpstreamError::Refused("an iss came from a provider configured without an issuer".into())),
+            (None, _) if ep.iss_parameter => return Err(UpstreamError::Refused("the provider sends iss, and this response has none (RFC 9207)".into())),
+            _ => {}
+        }
+        let mut form = vec![("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect_uri), ("code_verifier", verifier)];
+        let mut req = self.http.post(&ep.token).header(reqwest::header::ACCEPT, "application/json");
+        match p.token_endpoint_auth_method.as_str() {
+            "client_secret_basic" => {
+                // RFC 6749 §2.3.1: the id and secret form-encoded before Basic.
+                let enc = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+                req = req.basic_auth(enc(&p.client_id), Some(enc(p.client_secret.as_deref().unwrap_or_default())));
+            }
+            "client_secret_post" => {
+                form.push(("client_id", &p.client_id));
+                form.push(("client_secret", p.client_secret.as_deref().unwrap_or_default()));
+            }
+            _ => form.push(("client_id", &p.client_id)),
+        }
+        let tokens = read_json(req.form(&form).send().await).await?;
+        if let Some(e) = tokens.get("error").and_then(Value::as_str) {
+            return Err(UpstreamError::Refused(format!("the token endpoint answered {e}")));
+        }
+        let access_token = tokens.get("access_token").and_then(Value::as_str);
+        let raw = match p.kind {
+            UpstreamKind::Oidc => {
+                let id_token = tokens.get("id_token").and_then(Value::as_str).ok_or_else(|| UpstreamError::Refused("no ID token in the token response".into()))?;
+                let mut claims = self.verify_id_token(p, &ep, id_token, nonce).await?;
+                // Claims the ID token left out, from user-info, for the same subject only.
+                if !claims.contains_key("email") {
+                    if let (Some(userinfo), Some(at)) = (&ep.userinfo, access_token) {
+                        let info = self.userinfo(userinfo, at).await?;
+                        if info.get("sub") == claims.get("sub") {
+                            for (k, v) in info {
+                                claims.entry(k).or_insert(v);
+                            }
+                        }
+                    }
+                }
+                claims
+            }
+            UpstreamKind::Oauth2 => {
+                let at = access_token.ok_or_else(|| UpstreamError::Refused("no access token in the token response".into()))?;
+                self.userinfo(ep.userinfo.as_deref().unwrap_or_default(), at).await?
+            }
+        };
+        let subject_claim = if p.kind == UpstreamKind::Oidc { "sub" } else { p.subject_claim.as_str() };
+        let subject = match raw.get(subject_claim) {
+            Some(Value::String(s)) if !s.is_empty() => s.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            _ => return Err(UpstreamError::Refused(format!("the user has no {subject_claim}"))),
+        };
+        if subject.len() > 255 {
+            return Err(UpstreamError::Refused("the subject is longer than 255 characters".into()));
+        }
+        Ok(Identity { subject, claims: map_claims(p, &raw) })
+    }
+
+    async fn userinfo(&self, url: &str, access_token: &str) -> Result<Map<String, Value>, UpstreamError> {
+        let res = self.http.get(url).bearer_auth(access_token).header(reqwest::header::ACCEPT, "application/json").send().await;
+        match read_json(res).await? {
+            Value::Object(m) => Ok(m),
+            _ => Err(UpstreamError::Unavailable("the user-info answer is not a JSON object".into())),
+        }
+    }
+
+    /// OpenID Connect Core §3.1.3.7: signature by one of the provider's keys (no `none`, no
+    /// MAC), `iss`, `aud` (and `azp` when there are several), `exp`, `iat`, and our `nonce`.
+    async fn verify_id_token(&self, p: &IdentityProvider, ep: &Endpoints, token: &str, nonce: &str) -> Result<Map<String, Value>, UpstreamError> {
+        let refused = |m: String| UpstreamError::Refused(format!("ID token: {m}"));
+        let header = jsonwebtoken::decode_header(token).map_err(|e| refused(e.to_string()))?;
+        let alg_name = serde_json::to_value(header.alg).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        if !ASYMMETRIC_ALGS.contains(&alg_name.as_str()) {
+            return Err(refused(format!("alg {alg_name} is not a signature algorithm we accept")));
+        }
+        let jwks_uri = ep.jwks_uri.as_deref().ok_or_else(|| UpstreamError::Unavailable("the provider publishes no jwks_uri".into()))?;
+        let mut keys = self.keys(jwks_uri, false).await?;
+        if !keys.iter().any(|k| k.fits(header.alg, header.kid.as_deref())) {
+            keys = self.keys(jwks_uri, true).await?;
+        }
+        let mut validation = Validation::new(header.alg);
+        validation.set_issuer(&[p.issuer.as_deref().unwrap_or_default()]);
+        validation.set_audience(&[&p.client_id]);
+        validation.set_required_spec_claims(&["iss", "aud", "exp", "sub"]);
+        validation.leeway = 60;
+        let mut last = refused("no key of the provider fits it".into());
+        for key in keys.iter().filter(|k| k.fits(header.alg, header.kid.as_deref())) {
+            match jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, &validation) {
+                Ok(data) => {
+                    let claims = data.claims;
+                    if claims.get("nonce").and_then(Value::as_str) != Some(nonce) {
+                        return Err(refused("the nonce is not ours".into()));
+                    }
+                    if let Some(Value::Array(aud)) = claims.get("aud") {
+                        if aud.len() > 1 && claims.get("azp").and_then(Value::as_str) != Some(&p.client_id) {
+                            return Err(refused("several audiences and azp is not us".into()));
+                        }
+                    }
+                    let now = crate::util::now() as i64;
+                    if claims.get("iat").and_then(Value::as_i64).is_some_and(|iat| iat > now + 300) {
+                        return Err(refused("issued in the future".into()));
+                    }
+                    return Ok(claims);
+                }
+                Err(e) => last = refused(e.to_string()),
+            }
+        }
+        Err(last)
+    }
+
+    /// The provider's keys, cached; `refresh` refetches unless that was done very recently.
+    async fn keys(&self, uri: &str, refresh: bool) -> Result<Arc<[ClientKey]>, UpstreamError> {
+        if let Some((keys, at)) = self.keys.lock().get(uri).cloned() {
+            if !refresh || at.elapsed() < self.min_refetch {
+                return Ok(keys);
+            }
+        }
+        let set = read_json(self.http.get(uri).header(reqwest::header::ACCEPT, "application/json").send().await).await?;
+        let keys: Arc<[ClientKey]> = parse_jwks(&set).map_err(UpstreamError::Unavailable)?.into();
+        self.keys.lock().insert(uri.to_string(), (keys.clone(), Instant::now()));
+        Ok(keys)
+    }
+
+    async fn endpoints(&self, p: &IdentityProvider) -> Result<Arc<Endpoints>, UpstreamError> {
+        if let Some(ep) = self.endpoints.lock().get(&p.id) {
+            return Ok(ep.clone());
+        }
+        let discovered = match (p.kind, &p.issuer) {
+            (UpstreamKind::Oidc, Some(issuer)) => {
+                let url = format!("{}/.well-known/openid-configuration", issuer.trim_end_matches('/'));
+                let doc = read_json(self.http.get(&url).send().await).await?;
+                // OpenID Connect Discovery §4.3: the document names the issuer it came from.
+                if doc.get("issuer").and_then(Value::as_str) != Some(issuer.as_str()) {
+                    return Err(UpstreamError::Unavailable(format!("the discovery document at {url} names another issuer")));
+                }
+                Some(doc)
+            }
+            _ => None,
+        };
+        let from_doc = |name: &str| discovered.as_ref().and_then(|d| d.get(name)).and_then(Value::as_str).map(str::to_string);
+        let pick = |configured: &Option<String>, name: &str| configured.clone().or_else(|| from_doc(name));
+        let ep = Endpoints {
+            authorization: pick(&p.authorization_endpoint, "authorization_endpoint").ok_or_else(|| UpstreamError::Unavailable("no authorization endpoint".into()))?,
+            token: pick(&p.token_endpoint, "token_endpoint").ok_or_else(|| UpstreamError::Unavailable("no token endpoint".into()))?,
+            userinfo: pick(&p.userinfo_endpoint, "userinfo_endpoint"),
+            jwks_uri: pick(&p.jwks_uri, "jwks_uri"),
+            iss_parameter: discovered.as_ref().and_then(|d| d.get("authorization_response_iss_parameter_supported")).and_then(Value::as_bool).unwrap_or(false),
+        };
+        let ep = Arc::new(ep);
+        self.endpoints.lock().insert(p.id.clone(), ep.clone());
+        Ok(ep)
+    }
+}
+
+/// A JSON answer of at most `MAX_BYTES`, or why not.
+async fn read_json(res: Result<reqwest::Response, reqwest::Error>) -> Result<Value, UpstreamError> {
+    let res = res.map_err(|e| UpstreamError::Unavailable(if e.is_timeout() { "timed out".into() } else { "unreachable".into() }))?;
+    let status = res.status();
+    if res.content_length().is_some_and(|n| n > MAX_BYTES as u64) {
+        return Err(UpstreamError::Unavailable("the answer is too large".into()));
+    }
+    let body = res.bytes().await.map_err(|_| UpstreamError::Unavailable("the answer was cut".into()))?;
+    if body.len() > MAX_BYTES {
+        return Err(UpstreamError::Unavailable("the answer is too large".into()));
+    }
+    let json: Value = serde_json::from_slice(&body).map_err(|_| UpstreamError::Unavailable(format!("the answer ({status}) is not JSON")))?;
+    if status.is_client_error() && json.get("error").is_some() {
+        // An OAuth error (RFC 6749 §5.2): the caller says which.
+        return Ok(json);
+    }
+    if !status.is_success() {
+        return Err(UpstreamError::Unavailable(format!("the provider answered {status}")));
+    }
+    Ok(json)
+}
+
+/// Their claims as ours: the mapped names first, then the standard names as they are; only
+/// values of the right type (a string, or a boolean for `email_verified`, which some
+/// providers send as "true").
+fn map_claims(p: &IdentityProvider, raw: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    let ours = STANDARD.iter().map(|s| s.to_string()).chain(p.claims.keys().cloned());
+    for name in ours {
+        if out.contains_key(&name) {
+            continue;
+        }
+        let theirs = p.claims.get(&name).map_or(name.as_str(), String::as_str);
+        let value = match (name.as_str(), raw.get(theirs)) {
+            ("email_verified", Some(Value::Bool(b))) => Value::Bool(*b),
+            ("email_verified", Some(Value::String(s))) => Value::Bool(s == "true"),
+            ("email_verified", _) => continue,
+            (_, Some(Value::String(s))) if !s.is_empty() && s.len() <= 1024 => Value::String(s.clone()),
+            (_, Some(Value::Number(n))) => Value::String(n.to_string()),
+            _ => continue,
+        };
+        out.insert(name, value);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn provider(claims: &[(&str, &str)]) -> IdentityProvider {
+        let toml = format!(
+            "id = \"gh\"\nname = \"GitHub\"\nkind = \"oauth2\"\nclient_id = \"c\"\nclient_secret = \"s\"\nauthorization_endpoint = \"https://gh.example/a\"\ntoken_endpoint = \"https://gh.example/t\"\nuserinfo_endpoint = \"https://gh.example/u\"\nsubject_claim = \"id\"\n[claims]\n{}",
+            claims.iter().map(|(k, v)| format!("{k} = \"{v}\"\n")).collect::<String>()
+        );
+        toml::from_str(&toml).unwrap()
+    }
+
+    #[test]
+    fn claims_are_mapped_by_name_and_typed() {
+        let p = provider(&[("preferred_username", "login")]);
+        let raw: Map<String, Value> = serde_json::from_value(serde_json::json!({
+            "id": 42, "login": "octo", "preferred_username": "ignored", "email": "o@example.com", "email_verified": "true",
+            "name": {"not": "a string"}, "picture": "", "locale": "ja"
+        }))
+        .unwrap();
+        let m = map_claims(&p, &raw);
+        assert_eq!(m.get("preferred_username"), Some(&Value::from("octo")));
+        assert_eq!(m.get("email_verified"), Some(&Value::Bool(true)));
+        assert_eq!(m.get("locale"), Some(&Value::from("ja")));
+        assert!(!m.contains_key("name") && !m.contains_key("picture"), "{m:?}");
+        assert!(p.validate(0).is_ok());
+    }
+}

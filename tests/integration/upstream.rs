@@ -1,0 +1,357 @@
+//! Upstream identity providers: a second Authrim instance as the upstream OpenID provider
+//! (on 127.0.0.2, so that the browser keeps two cookie jars' worth of cookies apart), our
+//! client `rp` at the downstream one. The whole chain: the login page's button and
+//! `idp_hint`, the upstream's login and consent, the callback, just-in-time provisioning,
+//! linking by verified e-mail (and refusing without it), explicit linking from the account
+//! page, the same user next time; and a forged upstream (served here) whose ID tokens are
+//! wrong in each way that matters: refused. A wrong `iss` in the response: refused.
+
+use crate::client_jwt::Signer;
+use crate::harness::*;
+use authrim::config::upstreams::IdentityProvider;
+use axum::extract::{Query, State};
+use axum::routing::{get, post};
+use reqwest::Method;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// GET `url` and follow redirects among our two servers (any 127.0.0.x), as a browser does;
+/// stops at the client's redirect URI.
+async fn follow(browser: &Browser, url: &str) -> Page {
+    let mut url = url.to_string();
+    for _ in 0..12 {
+        let page = Page::from(browser.client.get(&url).send().await.unwrap()).await;
+        match page.location.clone() {
+            Some(loc) if (300..400).contains(&page.status) && !loc.starts_with(REDIRECT) => {
+                url = if loc.starts_with('/') { format!("{}{loc}", origin(&url)) } else { loc };
+            }
+            _ => return page,
+        }
+    }
+    panic!("too many redirects");
+}
+
+fn origin(url: &str) -> String {
+    let u = url::Url::parse(url).unwrap();
+    format!("{}://{}", u.scheme(), u.host_str().unwrap()) + &u.port().map(|p| format!(":{p}")).unwrap_or_default()
+}
+
+/// POST a form at `base` and follow.
+async fn submit(browser: &Browser, base: &str, path: &str, form: &[(&str, &str)]) -> Page {
+    let page = Page::from(browser.client.post(format!("{base}{path}")).form(form).send().await.unwrap()).await;
+    match page.location.clone() {
+        Some(loc) if page.status == 303 && !loc.starts_with(REDIRECT) => follow(browser, &if loc.starts_with('/') { format!("{base}{loc}") } else { loc }).await,
+        _ => page,
+    }
+}
+
+fn field(page: &Page, name: &str) -> String {
+    crate::passkeys::field(page, name)
+}
+
+/// The upstream: an Authrim on 127.0.0.2, with a client for the downstream whose callback
+/// is `callback`, and a user `ulla`.
+async fn upstream(callback: &str) -> (TestServer, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = test_config(dir.path());
+    let port = config.listen.port();
+    config.listen = format!("127.0.0.2:{port}").parse().unwrap();
+    config.issuer = format!("http://127.0.0.2:{port}");
+    let s = TestServer::start_in(dir, config).await;
+    let (_, secret) = s.client("downstream", json!({"redirect_uris": [callback]})).await;
+    s.user("ulla", json!({"email": "ulla@example.com", "email_verified": true, "name": "Ulla Upstream"})).await;
+    (s, secret.unwrap())
+}
+
+fn provider(issuer: &str, secret: &str, extra: &str) -> IdentityProvider {
+    toml::from_str(&format!("id = \"up\"\nname = \"Upstream Co\"\nissuer = \"{issuer}\"\nclient_id = \"downstream\"\nclient_secret = \"{secret}\"\n{extra}")).unwrap()
+}
+
+/// The downstream (ours), configured with the upstream, and its client `rp`.
+async fn downstream(make: impl FnOnce(&str) -> Vec<IdentityProvider>) -> TestServer {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = test_config(dir.path());
+    config.identity_providers = make(&format!("{}/login/upstream/callback", config.issuer));
+    let s = TestServer::start_in(dir, config).await;
+    s.client("rp", json!({})).await;
+    s
+}
+
+fn authorize_url(s: &TestServer, extra: &str) -> String {
+    s.url(&format!("/authorize?response_type=code&client_id=rp&redirect_uri={}&scope=openid%20email%20profile&state=st&nonce=n{extra}", url::form_urlencoded::byte_serialize(REDIRECT.as_bytes()).collect::<String>()))
+}
+
+/// Through the downstream's login page to the upstream, signed in there as `ulla`, back to
+/// the downstream: the page that follows (consent for `rp`, or a refusal).
+async fn via_upstream(browser: &Browser, down: &TestServer, up: &TestServer) -> Page {
+    let login = follow(browser, &authorize_url(down, "")).await;
+    assert!(login.html.contains("Sign in with Upstream Co"), "{}", login.html);
+    let at_upstream = submit(browser, &down.url(""), "/login/upstream", &[("challenge", &login.challenge()), ("idp", "up")]).await;
+    upstream_login(browser, up, at_upstream).await
+}
+
+/// At the upstream's login page: sign in as `ulla`, consent; then wherever it leads.
+async fn upstream_login(browser: &Browser, up: &TestServer, page: Page) -> Page {
+    assert!(page.is_login(), "the upstream's login page: {}", page.html);
+    let mut page = submit(browser, &up.url(""), "/login", &[("challenge", &page.challenge()), ("username", "ulla"), ("password", PASSWORD)]).await;
+    if page.is_consent() && page.html.contains("downstream") {
+        page = submit(browser, &up.url(""), "/consent", &[("challenge", &page.challenge()), ("decision", "allow")]).await;
+    }
+    page
+}
+
+/// From the downstream's consent page (or a redirect): the ID token `rp` gets.
+async fn id_token(browser: &Browser, down: &TestServer, rp_secret: &str, mut page: Page) -> Value {
+    if page.is_consent() {
+        page = submit(browser, &down.url(""), "/consent", &[("challenge", &page.challenge()), ("decision", "allow")]).await;
+    }
+    let code = page.redirect_params()["code"].clone();
+    let (st, tokens, _) = down.token(Some(("rp", rp_secret)), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
+    assert_eq!(st, 200, "{tokens}");
+    jwt_parts(tokens["id_token"].as_str().unwrap()).1
+}
+
+#[tokio::test]
+async fn a_first_sign_in_makes_a_user_and_the_next_finds_them() {
+    first_sign_in(false).await;
+}
+
+#[tokio::test]
+async fn a_first_sign_in_makes_a_user_and_the_next_finds_them_on_postgres() {
+    first_sign_in(true).await;
+}
+
+async fn first_sign_in(postgres: bool) {
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = test_config(dir.path());
+        if postgres {
+            config.database_url = crate::pg_cluster::fresh_database().await;
+            config.key_encryption_key = Some("dGVzdHMtc2hhcmUtb25lLWtleS1lbmNyeXB0aW9uLWs".into());
+        }
+        // The downstream's callback is known once its port is: chosen first.
+        let callback = format!("{}/login/upstream/callback", config.issuer);
+        let (up, secret) = upstream(&callback).await;
+        config.identity_providers = vec![provider(&up.issuer(), &secret, "")];
+        let down = TestServer::start_in(dir, config).await;
+        let (_, rp_secret) = down.client("rp", json!({})).await;
+        let rp_secret = rp_secret.unwrap();
+
+        let browser = down.browser();
+        let page = via_upstream(&browser, &down, &up).await;
+        let claims = id_token(&browser, &down, &rp_secret, page).await;
+        assert_eq!(claims["amr"], json!(["fed"]), "{claims}");
+        let user = down.server.app.registry.user(claims["sub"].as_str().unwrap()).expect("provisioned");
+        assert_eq!((user.username.as_str(), user.email()), ("ulla", Some("ulla@example.com")));
+        assert_eq!(user.claims["name"], "Ulla Upstream");
+        let (_, audit) = down.admin(Method::GET, "/admin/audit?event=user_created", None).await;
+        assert_eq!(audit["events"][0]["detail"], json!({"by": "upstream", "provider": "up"}), "{audit}");
+
+        // Next time, in another browser, through idp_hint (no login page here): the same user.
+        let other = down.browser();
+        let at_upstream = follow(&other, &authorize_url(&down, "&idp_hint=up")).await;
+        let page = upstream_login(&other, &up, at_upstream).await;
+        let again = id_token(&other, &down, &rp_secret, page).await;
+        assert_eq!(again["sub"], claims["sub"]);
+        assert_eq!(down.server.app.registry.list_users().len(), 1);
+
+        // The account page lists the link.
+        let account = follow(&other, &down.url("/account")).await;
+        assert!(account.html.contains("Linked accounts") && account.html.contains("ulla@example.com"), "{}", account.html);
+
+        // A tampered state, and a wrong iss, are refused.
+        let login = follow(&browser, &authorize_url(&down, "&prompt=login")).await;
+        let to_upstream = Page::from(browser.client.post(down.url("/login/upstream")).form(&[("challenge", login.challenge()), ("idp", "up".into())]).send().await.unwrap()).await;
+        // Signed in at the upstream already: its answer is the redirect to our callback.
+        let back = Page::from(browser.client.get(to_upstream.location.as_deref().unwrap()).send().await.unwrap()).await;
+        let callback_url = back.location.clone().unwrap_or_else(|| panic!("{} {}", back.status, back.html));
+        let cb = url::Url::parse(&callback_url).unwrap();
+        assert!(cb.path() == "/login/upstream/callback", "{callback_url}");
+        let params: HashMap<String, String> = cb.query_pairs().into_owned().collect();
+        assert_eq!(params.get("iss").map(String::as_str), Some(up.issuer().as_str()), "the upstream says who it is (RFC 9207)");
+        let with = |k: &str, v: &str| {
+            let mut p = params.clone();
+            p.insert(k.into(), v.into());
+            format!("{}?{}", down.url("/login/upstream/callback"), url::form_urlencoded::Serializer::new(String::new()).extend_pairs(&p).finish())
+        };
+        let wrong_iss = follow(&browser, &with("iss", "http://evil.example")).await;
+        assert_eq!(wrong_iss.status, 401, "{}", wrong_iss.html);
+        assert!(wrong_iss.html.contains("could not be trusted") && wrong_iss.html.contains("RFC 9207"), "{}", wrong_iss.html);
+        let mut no_iss = params.clone();
+        no_iss.remove("iss");
+        let no_iss = follow(&browser, &format!("{}?{}", down.url("/login/upstream/callback"), url::form_urlencoded::Serializer::new(String::new()).extend_pairs(&no_iss).finish())).await;
+        assert_eq!(no_iss.status, 401, "the upstream advertises iss, so one without is refused: {}", no_iss.html);
+        let state = params["state"].clone();
+        let forged = follow(&browser, &with("state", &format!("{}x", &state[..state.len() - 1]))).await;
+        assert_eq!(forged.status, 400, "{}", forged.html);
+        // In another browser (its cookie is not the one the state is bound to): refused.
+        let elsewhere = follow(&down.browser(), &callback_url).await;
+        assert_eq!(elsewhere.status, 400, "{}", elsewhere.html);
+    }
+}
+
+#[tokio::test]
+async fn an_existing_user_is_linked_by_verified_email_only_when_allowed() {
+    for link_by_email in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = test_config(dir.path());
+        let (up, secret) = upstream(&format!("{}/login/upstream/callback", config.issuer)).await;
+        config.identity_providers = vec![provider(&up.issuer(), &secret, &format!("link_by_email = {link_by_email}"))];
+        let down = TestServer::start_in(dir, config).await;
+        let (_, rp_secret) = down.client("rp", json!({})).await;
+        let local = down.user("ulla.local", json!({"email": "ULLA@example.com", "email_verified": true})).await;
+
+        let browser = down.browser();
+        let page = via_upstream(&browser, &down, &up).await;
+        if link_by_email {
+            let claims = id_token(&browser, &down, &rp_secret.unwrap(), page).await;
+            assert_eq!(claims["sub"], local.as_str(), "linked to the user with that e-mail");
+        } else {
+            assert_eq!(page.status, 409, "no second account with her e-mail, no silent link: {}", page.html);
+            assert!(page.html.contains("link your Upstream Co account from your account page"), "{}", page.html);
+            assert_eq!(down.server.app.registry.list_users().len(), 1);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_signed_in_user_links_an_identity_from_the_account_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = test_config(dir.path());
+    let (up, secret) = upstream(&format!("{}/login/upstream/callback", config.issuer)).await;
+    config.identity_providers = vec![provider(&up.issuer(), &secret, "provision = false")];
+    let down = TestServer::start_in(dir, config).await;
+    let (_, rp_secret) = down.client("rp", json!({})).await;
+    let dora = down.user("dora", json!({})).await;
+
+    // Without a link, and with provisioning off: told to link first.
+    let refused = via_upstream(&down.browser(), &down, &up).await;
+    assert_eq!(refused.status, 403, "{}", refused.html);
+
+    let browser = down.browser();
+    let login = follow(&browser, &down.url("/account")).await;
+    let account = submit(&browser, &down.url(""), "/login", &[("challenge", &login.challenge()), ("username", "dora"), ("password", PASSWORD)]).await;
+    assert!(account.html.contains("Link your Upstream Co account"), "{}", account.html);
+    let forged = submit(&browser, &down.url(""), "/account/links/new", &[("csrf", "forged"), ("idp", "up")]).await;
+    assert_eq!(forged.status, 400, "{}", forged.html);
+    let at_upstream = submit(&browser, &down.url(""), "/account/links/new", &[("csrf", &field(&account, "csrf")), ("idp", "up")]).await;
+    let linked = upstream_login(&browser, &up, at_upstream).await;
+    assert!(linked.html.contains("The account was linked"), "{}", linked.html);
+
+    // Now the upstream signs in as dora.
+    let other = down.browser();
+    let page = via_upstream(&other, &down, &up).await;
+    let claims = id_token(&other, &down, &rp_secret.unwrap(), page).await;
+    assert_eq!(claims["sub"], dora.as_str());
+
+    // Removed: back to "no account".
+    let account = follow(&browser, &down.url("/account")).await;
+    let removed = submit(&browser, &down.url(""), "/account/links/remove", &[("csrf", &field(&account, "csrf")), ("idp", "up")]).await;
+    assert!(removed.html.contains("The link was removed"), "{}", removed.html);
+    assert_eq!(via_upstream(&down.browser(), &down, &up).await.status, 403);
+}
+
+// --- a forged upstream ---------------------------------------------------------------------
+
+/// What the forged provider's token endpoint does to the ID token it returns.
+#[derive(Clone, Copy, Debug)]
+enum Forgery {
+    Honest,
+    OtherKey,
+    WrongAudience,
+    WrongIssuer,
+    WrongNonce,
+    Expired,
+    Unsigned,
+}
+
+#[derive(Clone)]
+struct Forger {
+    issuer: String,
+    key: Arc<Signer>,
+    other: Arc<Signer>,
+    mode: Arc<Mutex<Forgery>>,
+    /// code -> nonce of the authorization request it answered.
+    nonces: Arc<Mutex<HashMap<String, String>>>,
+}
+
+async fn forged_upstream() -> Forger {
+    let listener = tokio::net::TcpListener::bind("127.0.0.3:0").await.unwrap();
+    let issuer = format!("http://127.0.0.3:{}", listener.local_addr().unwrap().port());
+    let f = Forger {
+        issuer: issuer.clone(),
+        key: Arc::new(Signer::es256("good")),
+        other: Arc::new(Signer::es256("good")),
+        mode: Arc::new(Mutex::new(Forgery::Honest)),
+        nonces: Arc::default(),
+    };
+    let app = axum::Router::new()
+        .route("/.well-known/openid-configuration", get(|State(f): State<Forger>| async move {
+            axum::Json(json!({"issuer": f.issuer, "authorization_endpoint": format!("{}/authorize", f.issuer), "token_endpoint": format!("{}/token", f.issuer), "jwks_uri": format!("{}/jwks", f.issuer)}))
+        }))
+        .route("/jwks", get(|State(f): State<Forger>| async move { axum::Json(json!({"keys": [f.key.jwk]})) }))
+        .route("/authorize", get(|State(f): State<Forger>, Query(q): Query<HashMap<String, String>>| async move {
+            let code = authrim::util::random_token();
+            f.nonces.lock().unwrap().insert(code.clone(), q["nonce"].clone());
+            let to = format!("{}?code={code}&state={}", q["redirect_uri"], url::form_urlencoded::byte_serialize(q["state"].as_bytes()).collect::<String>());
+            axum::response::Redirect::to(&to)
+        }))
+        .route("/token", post(|State(f): State<Forger>, body: String| async move {
+            let form: HashMap<String, String> = url::form_urlencoded::parse(body.as_bytes()).into_owned().collect();
+            let nonce = f.nonces.lock().unwrap().get(&form["code"]).cloned().unwrap_or_default();
+            let now = authrim::util::now();
+            let mut claims = json!({"iss": f.issuer, "aud": "downstream", "sub": "forged-1", "nonce": nonce, "iat": now, "exp": now + 300, "email": "f@example.com", "email_verified": true});
+            let mode = *f.mode.lock().unwrap();
+            match mode {
+                Forgery::WrongAudience => claims["aud"] = "someone-else".into(),
+                Forgery::WrongIssuer => claims["iss"] = "http://evil.example".into(),
+                Forgery::WrongNonce => claims["nonce"] = "not-yours".into(),
+                Forgery::Expired => claims["exp"] = (now - 3600).into(),
+                _ => {}
+            }
+            let id_token = match mode {
+                Forgery::OtherKey => f.other.sign(&claims),
+                Forgery::Unsigned => {
+                    let b = |v: &Value| authrim::util::b64(v.to_string().as_bytes());
+                    format!("{}.{}.", b(&json!({"alg": "none"})), b(&claims))
+                }
+                _ => f.key.sign(&claims),
+            };
+            axum::Json(json!({"access_token": "at", "token_type": "Bearer", "id_token": id_token}))
+        }))
+        .with_state(f.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    f
+}
+
+#[tokio::test]
+async fn id_tokens_that_are_wrong_in_any_way_sign_nobody_in() {
+    let forger = forged_upstream().await;
+    let down = downstream(|_| vec![provider(&forger.issuer, "s", "")]).await;
+    let (_, rp_secret) = s_client_secret(&down).await;
+    for mode in [Forgery::OtherKey, Forgery::WrongAudience, Forgery::WrongIssuer, Forgery::WrongNonce, Forgery::Expired, Forgery::Unsigned, Forgery::Honest] {
+        *forger.mode.lock().unwrap() = mode;
+        let browser = down.browser();
+        let page = follow(&browser, &authorize_url(&down, "&idp_hint=up")).await;
+        match mode {
+            Forgery::Honest => {
+                let claims = id_token(&browser, &down, &rp_secret, page).await;
+                assert_eq!(down.server.app.registry.user(claims["sub"].as_str().unwrap()).unwrap().username, "f@example.com");
+            }
+            _ => {
+                assert_eq!(page.status, 401, "{mode:?}: {}", page.html);
+                assert!(page.html.contains("could not be trusted"), "{mode:?}: {}", page.html);
+                assert!(down.server.app.registry.list_users().is_empty(), "{mode:?}: nobody was made");
+            }
+        }
+    }
+    let (_, audit) = down.admin(Method::GET, "/admin/audit?event=login_failure", None).await;
+    assert_eq!(audit["events"].as_array().unwrap().len(), 6, "{audit}");
+}
+
+/// The `rp` client's secret (registered by `downstream`): a new one.
+async fn s_client_secret(s: &TestServer) -> (u16, String) {
+    let (st, v) = s.admin(Method::POST, "/admin/clients/rp/secret", None).await;
+    (st, v["client_secret"].as_str().unwrap().to_string())
+}
