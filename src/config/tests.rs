@@ -100,3 +100,32 @@ fn the_example_configuration_has_every_setting() {
     std::fs::write(&path, example).unwrap();
     Config::from_sources(Some(&path), &[]).unwrap();
 }
+
+/// The README's upstream example is a valid configuration; the mistakes an operator makes are
+/// refused at start with the setting named.
+#[test]
+fn identity_providers_from_the_readme_load_and_mistakes_are_named() {
+    let readme = include_str!("../../README.md");
+    let start = readme.find("   [[identity_providers]]").expect("the README's example");
+    let block: String = readme[start..].lines().take_while(|l| !l.trim_start().starts_with("```")).map(|l| format!("{}\n", l.trim_start())).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("authrim.toml");
+    std::fs::write(&path, &block).unwrap();
+    let c = Config::from_sources(Some(&path), &[]).unwrap();
+    assert_eq!(c.identity_providers.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(), ["corp", "github"]);
+    assert_eq!(c.identity_providers[1].kind, upstreams::UpstreamKind::Oauth2);
+    assert_eq!(c.identity_providers[0].claims.get("preferred_username").map(String::as_str), Some("upn"));
+
+    let bad = |toml: &str, says: &str| {
+        std::fs::write(&path, toml).unwrap();
+        let err = Config::from_sources(Some(&path), &[]).unwrap_err().to_string();
+        assert!(err.contains(says), "{toml}: {err}");
+    };
+    let ok = "[[identity_providers]]\nid = \"a\"\nname = \"A\"\nissuer = \"https://a.example\"\nclient_id = \"c\"\nclient_secret = \"s\"\n";
+    bad(&format!("{ok}{ok}"), "used twice");
+    bad("[[identity_providers]]\nid = \"a b\"\nname = \"A\"\nissuer = \"https://a.example\"\nclient_id = \"c\"\nclient_secret = \"s\"\n", "id must be");
+    bad("[[identity_providers]]\nid = \"a\"\nname = \"A\"\nissuer = \"https://a.example\"\nclient_id = \"c\"\n", "client_secret is required");
+    bad("[[identity_providers]]\nid = \"a\"\nname = \"A\"\nkind = \"oauth2\"\nclient_id = \"c\"\nclient_secret = \"s\"\n", "needs authorization_endpoint");
+    bad("[[identity_providers]]\nid = \"a\"\nname = \"A\"\nclient_id = \"c\"\nclient_secret = \"s\"\n", "needs its issuer");
+    bad("[[identity_providers]]\nid = \"a\"\nname = \"A\"\nissuer = \"https://a.example\"\nclient_id = \"c\"\nclient_secret = \"s\"\nsurprise = 1\n", "surprise");
+}

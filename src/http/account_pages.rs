@@ -30,6 +30,7 @@ pub fn notice(done: &str) -> Option<&'static str> {
         "removed" => Some("notice-removed"),
         "password" => Some("notice-password"),
         "linked" => Some("notice-linked"),
+        "profile" => Some("notice-profile"),
         "unlinked" => Some("notice-unlinked"),
         _ => None,
     }

@@ -50,6 +50,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("account_totp.html", include_str!("templates/account_totp.html")),
     ("account_recovery.html", include_str!("templates/account_recovery.html")),
     ("account_password.html", include_str!("templates/account_password.html")),
+    ("account_profile.html", include_str!("templates/account_profile.html")),
     ("console_base.html", include_str!("templates/console_base.html")),
     ("_console_events.html", include_str!("templates/_console_events.html")),
     ("console_home.html", include_str!("templates/console_home.html")),

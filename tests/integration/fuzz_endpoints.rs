@@ -164,7 +164,7 @@ impl Req {
 
 /// Browser endpoints answer with pages; everything else is an API endpoint.
 fn is_browser(path: &str) -> bool {
-    matches!(path, "/" | "/authorize" | "/login" | "/login/second-factor" | "/login/passkey" | "/login/select" | "/consent" | "/logout" | "/logout/confirm")
+    matches!(path, "/" | "/authorize" | "/login" | "/login/second-factor" | "/login/passkey" | "/login/select" | "/login/upstream" | "/login/upstream/callback" | "/consent" | "/logout" | "/logout/confirm")
         || path.starts_with("/account")
         || path.starts_with("/console")
 }
@@ -782,6 +782,30 @@ fn console(w: &World, rng: &mut Rng, _: usize) -> Req {
     r
 }
 
+/// Sign-in with an upstream provider: the login page's button with real and forged
+/// challenges and unknown providers; the callback with made-up states, codes, errors and
+/// issuers (nothing may sign in, nothing may 500).
+fn upstream(w: &World, rng: &mut Rng, i: usize) -> Req {
+    let g = "passkeys+account";
+    let challenge = match rng.below(3) {
+        0 => w.login_challenges[i % w.login_challenges.len()].clone(),
+        1 => "forged".to_string(),
+        _ => String::new(),
+    };
+    let cookie = format!("authrim_browser={}", w.browser);
+    match rng.below(2) {
+        0 => Req::new(g, Method::POST, "/login/upstream").form(&[("challenge", challenge.as_str()), ("idp", *rng.pick(&["up", "", "../x", "%00"]))]).header("cookie", cookie),
+        _ => Req::new(g, Method::GET, "/login/upstream/callback")
+            .query(&[
+                ("state", *rng.pick(&["", "bm90", challenge.as_str()])),
+                ("code", *rng.pick(&["", "c", "%%"])),
+                ("iss", *rng.pick(&["", "http://evil.example", "\u{0}"])),
+                ("error", *rng.pick(&["", "access_denied"])),
+            ])
+            .header("cookie", cookie),
+    }
+}
+
 /// The consent page a login redirects to (a GET carrying the sealed state).
 fn consent_page(w: &World, _: &mut Rng, i: usize) -> Req {
     let challenge = w.consent_challenges[i % w.consent_challenges.len()].clone();
@@ -1091,7 +1115,7 @@ fn groups() -> Vec<(&'static str, Vec<Template>, usize)> {
     vec![
         ("authorize", vec![authorize_get, authorize_post], 1_500),
         ("login+consent", vec![login, consent, consent_page, second_factor], 1_400),
-        ("passkeys+account", vec![passkey_login, account], 600),
+        ("passkeys+account", vec![passkey_login, account, upstream], 600),
         ("console", vec![console], 600),
         ("token", vec![token_code, token_refresh, token_client_credentials, token_exchange, token_other, token_agents], 2_700),
         ("userinfo", vec![userinfo], 1_000),
@@ -1155,7 +1179,10 @@ fn judge(req: &Req, o: &Outcome) -> Option<String> {
     if o.status == 0 {
         return None; // the connection closed on an oversized body (see `send_twice`)
     }
-    if o.status >= 500 {
+    // The one 5xx a client may cause on purpose: naming the configured upstream provider
+    // that cannot be reached gets its "cannot be reached" page (502, RFC 9110 §15.6.3).
+    let upstream_down = o.status == 502 && req.path == "/login/upstream" && o.body.starts_with(b"<!doctype html>");
+    if o.status >= 500 && !upstream_down {
         return Some(format!("{} (a 5xx)", o.status));
     }
     let ct = o.content_type.as_deref().unwrap_or("");
@@ -1245,6 +1272,9 @@ async fn every_endpoint_survives_generated_requests() {
     let s = TestServer::start_with(|c| {
         c.webauthn_rp_id = Some("localhost".into());
         c.console_mfa = "if_enrolled".into();
+        // An upstream provider that cannot be reached (the discard port): its button leads to
+        // the "cannot be reached" page, not to a hang or a 500.
+        c.identity_providers = vec![toml::from_str("id = \"up\"\nname = \"Up\"\nissuer = \"http://127.0.0.1:9\"\nclient_id = \"c\"\nclient_secret = \"s\"").unwrap()];
         c.webauthn_origins = Some("http://localhost:4000".into());
         c.open_registration = true;
         c.client_id_metadata_documents = "any".into();

@@ -530,3 +530,31 @@ async fn the_account_page_changes_the_password_and_ends_other_sessions() {
     let audit = s.admin(reqwest::Method::GET, "/admin/audit?event=password_changed", None).await.1;
     assert_eq!(audit["events"].as_array().unwrap().len(), 1, "{audit}");
 }
+
+/// The account page changes the user's profile: a new e-mail is no longer verified and must
+/// not be another user's sign-in name; an emptied field removes the claim; a forged form
+/// changes nothing; userinfo then says what the user wrote.
+#[tokio::test]
+async fn the_account_page_changes_the_profile() {
+    let s = TestServer::start().await;
+    s.user("alice", json!({"email": "alice@example.com", "email_verified": true, "name": "Alice", "locale": "en-GB"})).await;
+    s.user("bob", json!({"email": "bob@example.com"})).await;
+    let browser = s.browser();
+    account(&browser).await;
+    let form = get(&browser, "/account/profile").await;
+    assert!(form.html.contains("value=\"alice@example.com\"") && form.html.contains("value=\"Alice\""), "{}", form.html);
+    let forged = post(&browser, "/account/profile", &[("csrf", "forged"), ("name", "Mallory")]).await;
+    assert_eq!(forged.status, 400);
+    let taken = post(&browser, "/account/profile", &[("csrf", &field(&form, "csrf")), ("name", "Alice"), ("email", "BOB@example.com")]).await;
+    assert_eq!(taken.status, 409, "{}", taken.html);
+    assert!(taken.html.contains("Another account signs in with this e-mail") && taken.html.contains("value=\"BOB@example.com\""), "{}", taken.html);
+    let saved = post(&browser, "/account/profile", &[("csrf", &field(&form, "csrf")), ("name", "Alice Liddell"), ("given_name", "Alice"), ("email", "alice@wonderland.example"), ("locale", "")]).await;
+    assert!(saved.html.contains("Your profile was saved."), "{}", saved.html);
+    let user = s.server.app.registry.user_by_login("alice@wonderland.example").expect("signs in with the new e-mail");
+    assert_eq!(user.claims.get("name"), Some(&json!("Alice Liddell")));
+    assert_eq!(user.claims.get("email_verified"), Some(&json!(false)), "a new address is not verified");
+    assert!(user.claims.get("locale").is_none(), "emptied, removed");
+    assert!(s.server.app.registry.user_by_login("alice@example.com").is_none(), "the old address no longer signs in");
+    let (_, audit) = s.admin(reqwest::Method::GET, "/admin/audit?event=profile_changed", None).await;
+    assert_eq!(audit["events"][0]["detail"]["changed"], json!(["name", "given_name", "email", "locale"]), "{audit}");
+}

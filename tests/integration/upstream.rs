@@ -290,10 +290,17 @@ async fn forged_upstream() -> Forger {
         .route("/.well-known/openid-configuration", get(|State(f): State<Forger>| async move {
             axum::Json(json!({"issuer": f.issuer, "authorization_endpoint": format!("{}/authorize", f.issuer), "token_endpoint": format!("{}/token", f.issuer), "jwks_uri": format!("{}/jwks", f.issuer)}))
         }))
+        .route("/userinfo", get(|headers: axum::http::HeaderMap| async move {
+            // A GitHub-like user: a numeric id, a login, no OpenID claims.
+            match headers.get("authorization").and_then(|v| v.to_str().ok()) {
+                Some("Bearer at") => Ok(axum::Json(json!({"id": 4242, "login": "octo", "email": "octo@example.com", "name": "Octo Cat"}))),
+                _ => Err(axum::http::StatusCode::UNAUTHORIZED),
+            }
+        }))
         .route("/jwks", get(|State(f): State<Forger>| async move { axum::Json(json!({"keys": [f.key.jwk]})) }))
         .route("/authorize", get(|State(f): State<Forger>, Query(q): Query<HashMap<String, String>>| async move {
             let code = authrim::util::random_token();
-            f.nonces.lock().unwrap().insert(code.clone(), q["nonce"].clone());
+            f.nonces.lock().unwrap().insert(code.clone(), q.get("nonce").cloned().unwrap_or_default());
             let to = format!("{}?code={code}&state={}", q["redirect_uri"], url::form_urlencoded::byte_serialize(q["state"].as_bytes()).collect::<String>());
             axum::response::Redirect::to(&to)
         }))
@@ -354,4 +361,31 @@ async fn id_tokens_that_are_wrong_in_any_way_sign_nobody_in() {
 async fn s_client_secret(s: &TestServer) -> (u16, String) {
     let (st, v) = s.admin(Method::POST, "/admin/clients/rp/secret", None).await;
     (st, v["client_secret"].as_str().unwrap().to_string())
+}
+
+/// A plain OAuth 2.0 provider (GitHub-style: no ID token, a user-info URL and a numeric id):
+/// configured by its endpoints and a claim mapping, nothing else.
+#[tokio::test]
+async fn a_plain_oauth2_provider_signs_in_through_its_user_info() {
+    let forger = forged_upstream().await;
+    let i = &forger.issuer;
+    let down = downstream(|_| {
+        vec![toml::from_str(&format!(
+            "id = \"gh\"\nname = \"GitHub\"\nkind = \"oauth2\"\nclient_id = \"downstream\"\nclient_secret = \"s\"\nscopes = \"read:user\"\n\
+             authorization_endpoint = \"{i}/authorize\"\ntoken_endpoint = \"{i}/token\"\nuserinfo_endpoint = \"{i}/userinfo\"\n\
+             subject_claim = \"id\"\n[claims]\npreferred_username = \"login\"\n"
+        ))
+        .unwrap()]
+    })
+    .await;
+    let (_, rp_secret) = s_client_secret(&down).await;
+    let browser = down.browser();
+    let page = follow(&browser, &authorize_url(&down, "&idp_hint=gh")).await;
+    let claims = id_token(&browser, &down, &rp_secret, page).await;
+    let user = down.server.app.registry.user(claims["sub"].as_str().unwrap()).unwrap();
+    assert_eq!((user.username.as_str(), user.claims["name"].as_str()), ("octo", Some("Octo Cat")));
+    // The e-mail came without a verification: not marked verified.
+    assert_ne!(user.claims.get("email_verified"), Some(&json!(true)));
+    let linked = authrim::identity::links::of_user(&down.server.app.db, &user.id).await.unwrap();
+    assert_eq!((linked[0].provider.as_str(), linked[0].subject.as_str()), ("gh", "4242"));
 }

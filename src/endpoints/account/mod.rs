@@ -7,6 +7,7 @@
 //! (CSRF), and every change is audited.
 
 mod factors;
+mod profile;
 
 use crate::app::{App, AppState};
 use crate::http::account_pages as pages;
@@ -35,6 +36,7 @@ pub fn router() -> Router<AppState> {
         .route("/account/recovery-codes", post(factors::recovery_codes))
         .route("/account/factors/remove", post(factors::remove))
         .route("/account/password", get(factors::password_page).post(factors::change_password))
+        .route("/account/profile", get(profile::page).post(profile::change))
         .route("/account/links/new", post(link))
         .route("/account/links/remove", post(unlink))
 }
