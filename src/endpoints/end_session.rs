@@ -181,7 +181,17 @@ async fn finish(app: &App, session: Option<SessionRef>, req: LogoutRequest, stat
         },
         None => None,
     };
-    let next = req.post_logout_redirect_uri.as_deref().and_then(|uri| back_to_client(uri, req.state.as_deref()));
+    let mut next = req.post_logout_redirect_uri.as_deref().and_then(|uri| back_to_client(uri, req.state.as_deref()));
+    // Signed in through an upstream provider that has a logout endpoint: its session ends
+    // too, on the way out; it sends the browser back to `/logout/upstream`, which goes on
+    // to where this logout was going (sealed into `state`).
+    if let Some(up) = ended.as_ref().and_then(|s| s.upstream.as_ref()) {
+        let then = AfterUpstream { next: next.clone(), ui_locales: req.ui_locales.clone() };
+        let state = app.sealer.seal(UPSTREAM_KIND, UPSTREAM_KIND, app.config.challenge_ttl, &then);
+        if let Some(url) = app.upstreams.logout_url(&up.provider, up.id_token.as_deref(), &app.endpoint(UPSTREAM_RETURN), &state).await {
+            next = Some(url);
+        }
+    }
     let iframes = ended.as_ref().map(|s| frontchannel::iframe_urls(app, s)).unwrap_or_default();
     let mut res = if !iframes.is_empty() {
         pages::frontchannel_logout(&iframes, next.as_deref(), req.ui_locales.as_deref())
@@ -197,6 +207,30 @@ async fn finish(app: &App, session: Option<SessionRef>, req: LogoutRequest, stat
     };
     clear_session_cookie(app, &mut res);
     res
+}
+
+const UPSTREAM_KIND: &str = "upstream-logout";
+/// Where an upstream provider sends the browser back after its logout.
+pub const UPSTREAM_RETURN: &str = "/logout/upstream";
+
+/// Where a logout that went through an upstream provider goes next.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct AfterUpstream {
+    next: Option<String>,
+    ui_locales: Option<String>,
+}
+
+/// `GET /logout/upstream?state=…`: back from the upstream provider's logout; on to the
+/// application's `post_logout_redirect_uri` (checked when the logout began), or the
+/// signed-out page.
+pub async fn upstream_return(State(app): State<AppState>, RawQuery(query): RawQuery) -> Response {
+    let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
+    let then = params.get("state").and_then(|s| app.sealer.open::<AfterUpstream>(UPSTREAM_KIND, Some(UPSTREAM_KIND), s).ok());
+    match then {
+        Some(AfterUpstream { next: Some(next), .. }) => crate::endpoints::first_party::see_other(&next),
+        Some(AfterUpstream { next: None, ui_locales }) => pages::signed_out(ui_locales.as_deref()),
+        None => signed_out_response(&app),
+    }
 }
 
 fn signed_out_response(app: &App) -> Response {

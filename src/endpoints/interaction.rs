@@ -74,13 +74,21 @@ pub async fn login(
     };
     attempt.succeeded();
 
-    after_first_factor(&app, &headers, req, &user, &address, vec!["pwd".into()]).await
+    after_first_factor(&app, &headers, req, &user, &address, vec!["pwd".into()], None).await
 }
 
 /// The first step passed (the password, or an upstream provider: `first` is its amr): on to
 /// the second step if the user has a factor, else signed in with the first alone if the
 /// policy and the request allow that.
-pub(super) async fn after_first_factor(app: &App, headers: &HeaderMap, req: AuthorizationRequest, user: &crate::registry::User, address: &str, first: Vec<String>) -> Response {
+pub(super) async fn after_first_factor(
+    app: &App,
+    headers: &HeaderMap,
+    req: AuthorizationRequest,
+    user: &crate::registry::User,
+    address: &str,
+    first: Vec<String>,
+    upstream: Option<crate::stores::sessions::UpstreamLogin>,
+) -> Response {
     let best = match crate::factors::best_level(&app.db, &user.id).await {
         Ok(best) => best,
         Err(e) => return unavailable(e),
@@ -95,10 +103,10 @@ pub(super) async fn after_first_factor(app: &App, headers: &HeaderMap, req: Auth
         return error_page(StatusCode::FORBIDDEN, message);
     }
     if best > Level::Password {
-        let pending = super::second_factor::Pending { req, user_id: user.id.clone(), first };
+        let pending = super::second_factor::Pending { req, user_id: user.id.clone(), first, upstream };
         return super::second_factor::ask(app, headers, &pending, None, StatusCode::OK).await;
     }
-    start_session(app, headers, req, user, address, first, Level::Password).await
+    start_session(app, headers, req, user, address, first, Level::Password, upstream).await
 }
 
 /// Every step of a sign-in passed, reaching `level` (the one exit of every way of signing in:
@@ -112,6 +120,7 @@ pub(super) async fn start_session(
     address: &str,
     amr: Vec<String>,
     level: Level,
+    upstream: Option<crate::stores::sessions::UpstreamLogin>,
 ) -> Response {
     if level < super::authorize::required_level(app, &req) {
         return error_page(StatusCode::FORBIDDEN, "err-needs-passkey");
@@ -129,6 +138,7 @@ pub(super) async fn start_session(
     }
     let mut session = Session::new(&user.id, random_token(), now(), amr, acr);
     session.address = Some(address.to_string());
+    session.upstream = upstream;
     session.user_agent = headers
         .get(axum::http::header::USER_AGENT)
         .and_then(|v| v.to_str().ok())

@@ -74,7 +74,7 @@ pub async fn login(
             };
             attempt.succeeded();
             let amr = proof.amr().iter().map(|s| s.to_string()).collect();
-            start_session(&app, &headers, req, &user, &address, amr, proof.level()).await
+            start_session(&app, &headers, req, &user, &address, amr, proof.level(), None).await
         }
     }
 }

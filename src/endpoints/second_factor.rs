@@ -33,6 +33,9 @@ pub struct Pending {
     /// The first step's `amr` values.
     #[serde(default = "password_amr")]
     pub first: Vec<String>,
+    /// The upstream provider the first step was, if it was one.
+    #[serde(default)]
+    pub upstream: Option<crate::stores::sessions::UpstreamLogin>,
 }
 
 fn password_amr() -> Vec<String> {
@@ -123,7 +126,7 @@ pub async fn verify(
                 .await;
             let mut amr = pending.first.clone();
             amr.extend(proof.amr().iter().map(|s| s.to_string()));
-            start_session(&app, &headers, pending.req, &user, &address, amr, proof.level()).await
+            start_session(&app, &headers, pending.req, &user, &address, amr, proof.level(), pending.upstream).await
         }
     }
 }

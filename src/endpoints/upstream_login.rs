@@ -66,7 +66,8 @@ pub(crate) async fn start(app: &App, headers: &HeaderMap, p: &IdentityProvider, 
     let pending = Pending { idp: p.id.clone(), req, link, nonce: random_token(), verifier: random_token() };
     let state = app.sealer.seal(KIND, &browser, app.config.challenge_ttl, &pending);
     let challenge = b64(&sha256(pending.verifier.as_bytes()));
-    let mut res = match app.upstreams.authorization_url(p, &app.endpoint(CALLBACK), &state, &pending.nonce, &challenge).await {
+    let max_age = pending.req.as_ref().and_then(reauthentication);
+    let mut res = match app.upstreams.authorization_url(p, &app.endpoint(CALLBACK), &state, &pending.nonce, &challenge, max_age).await {
         Ok(started) => crate::endpoints::first_party::see_other(&started.url),
         Err(e) => return unreachable_page(p, &e),
     };
@@ -74,6 +75,12 @@ pub(crate) async fn start(app: &App, headers: &HeaderMap, p: &IdentityProvider, 
         cookies::set(&mut res, cookies::BROWSER, &browser, None, app.config.secure_cookies());
     }
     res
+}
+
+/// How recent the sign-in must be: `prompt=login` (0) or `max_age`; the provider does the
+/// signing in, so it is asked.
+fn reauthentication(req: &AuthorizationRequest) -> Option<u64> {
+    if req.prompts("login") { Some(0) } else { req.max_age }
 }
 
 fn unreachable_page(p: &IdentityProvider, e: &UpstreamError) -> Response {
@@ -89,12 +96,18 @@ pub async fn callback(State(app): State<AppState>, ConnectInfo(peer): ConnectInf
     let Some(p) = app.upstreams.get(&pending.idp) else { return error_page(StatusCode::BAD_REQUEST, "err-upstream-unknown") };
     let address = client_address(&app, &headers, peer);
     if params.get("error").is_some() || params.get("code").is_none() {
-        // Cancelled or refused there: back where the user came from.
+        // Cancelled or refused there. A sign-in: the application is told (OpenID Connect Core
+        // §3.1.2.6, access_denied); a link from the account page: a page says so.
         let detail = params.get("error").unwrap_or("no code").to_string();
+        if let Some(req) = &pending.req {
+            let e = OAuthError::access_denied(format!("the sign-in with {} did not complete", p.name));
+            return super::authorize::response::error(&app, &req.reply_to(), &e, StatusCode::SEE_OTHER);
+        }
         return error_page(StatusCode::UNAUTHORIZED, Msg::new("err-upstream-cancelled").arg("name", p.name.clone()).detail(detail));
     }
     let code = params.get("code").unwrap_or_default();
-    let identity = match app.upstreams.finish(p, code, params.get("iss"), &pending.verifier, &app.endpoint(CALLBACK), &pending.nonce).await {
+    let max_age = pending.req.as_ref().and_then(reauthentication);
+    let identity = match app.upstreams.finish(p, code, params.get("iss"), &pending.verifier, &app.endpoint(CALLBACK), &pending.nonce, max_age).await {
         Ok(identity) => identity,
         Err(e @ UpstreamError::Unavailable(_)) => return unreachable_page(p, &e),
         Err(UpstreamError::Refused(why)) => {
@@ -113,7 +126,8 @@ pub async fn callback(State(app): State<AppState>, ConnectInfo(peer): ConnectInf
                 Ok(user) => user,
                 Err(res) => return res,
             };
-            after_first_factor(&app, &headers, req, &user, &address, vec!["fed".into()]).await
+            let upstream = crate::stores::sessions::UpstreamLogin { provider: p.id.clone(), id_token: identity.id_token.clone() };
+            after_first_factor(&app, &headers, req, &user, &address, vec!["fed".into()], Some(upstream)).await
         }
         (None, None) => error_page(StatusCode::BAD_REQUEST, "err-upstream-state"),
     }

@@ -44,6 +44,7 @@ pub fn router(app: AppState) -> Router {
         .route("/consent", get(interaction::consent_page).post(interaction::consent))
         .route("/logout", get(end_session::get).post(end_session::post))
         .route("/logout/confirm", post(end_session::confirm))
+        .route(end_session::UPSTREAM_RETURN, get(end_session::upstream_return))
         .route("/token", post(token::token))
         .route("/par", post(par::par))
         .route("/revoke", post(revocation::revoke))

@@ -39,6 +39,8 @@ struct Endpoints {
     token: String,
     userinfo: Option<String>,
     jwks_uri: Option<String>,
+    /// Its RP-Initiated Logout endpoint, if it has one.
+    end_session: Option<String>,
     /// Whether its authorization responses carry `iss` (RFC 9207 §3): then one without is
     /// refused.
     iss_parameter: bool,
@@ -51,6 +53,8 @@ pub struct Identity {
     pub subject: String,
     /// Our standard claims, mapped from theirs.
     pub claims: Map<String, Value>,
+    /// The ID token as it came (OpenID): the hint that ends the session there.
+    pub id_token: Option<String>,
 }
 
 impl Identity {
@@ -101,8 +105,10 @@ impl Upstreams {
         self.providers.iter().find(|p| p.id == id)
     }
 
-    /// The URL that sends the browser to the provider.
-    pub async fn authorization_url(&self, p: &IdentityProvider, redirect_uri: &str, state: &str, nonce: &str, challenge: &str) -> Result<Started, UpstreamError> {
+    /// The URL that sends the browser to the provider. `max_age`: the request asked for a
+    /// sign-in at most this old (0 for `prompt=login`), which only the provider can give: it
+    /// is asked for the same (OpenID Connect Core §3.1.2.1), and its answer checked.
+    pub async fn authorization_url(&self, p: &IdentityProvider, redirect_uri: &str, state: &str, nonce: &str, challenge: &str, max_age: Option<u64>) -> Result<Started, UpstreamError> {
         let ep = self.endpoints(p).await?;
         let mut url = url::Url::parse(&ep.authorization).map_err(|e| UpstreamError::Unavailable(format!("authorization endpoint: {e}")))?;
         {
@@ -116,6 +122,12 @@ impl Upstreams {
                 .append_pair("code_challenge_method", "S256");
             if p.kind == UpstreamKind::Oidc {
                 q.append_pair("nonce", nonce);
+                if max_age == Some(0) {
+                    q.append_pair("prompt", "login");
+                }
+                if let Some(age) = max_age {
+                    q.append_pair("max_age", &age.to_string());
+                }
             }
         }
         Ok(Started { url: url.into() })
@@ -123,7 +135,7 @@ impl Upstreams {
 
     /// The callback's answer: `iss` checked (RFC 9207), the code exchanged with its PKCE
     /// verifier, the user identified.
-    pub async fn finish(&self, p: &IdentityProvider, code: &str, iss: Option<&str>, verifier: &str, redirect_uri: &str, nonce: &str) -> Result<Identity, UpstreamError> {
+    pub async fn finish(&self, p: &IdentityProvider, code: &str, iss: Option<&str>, verifier: &str, redirect_uri: &str, nonce: &str, max_age: Option<u64>) -> Result<Identity, UpstreamError> {
         let ep = self.endpoints(p).await?;
         match (iss, p.issuer.as_deref()) {
             (Some(got), Some(expected)) if got != expected => return Err(UpstreamError::Refused(format!("the response's iss {got:?} is not {expected:?} (RFC 9207)"))),
@@ -150,10 +162,19 @@ impl Upstreams {
             return Err(UpstreamError::Refused(format!("the token endpoint answered {e}")));
         }
         let access_token = tokens.get("access_token").and_then(Value::as_str);
+        let id_token = tokens.get("id_token").and_then(Value::as_str).map(str::to_string);
         let raw = match p.kind {
             UpstreamKind::Oidc => {
                 let id_token = tokens.get("id_token").and_then(Value::as_str).ok_or_else(|| UpstreamError::Refused("no ID token in the token response".into()))?;
                 let mut claims = self.verify_id_token(p, &ep, id_token, nonce).await?;
+                // §3.1.2.1: a sign-in asked to be recent must say when it was, and be so
+                // (a minute's leeway for clocks).
+                if let Some(age) = max_age {
+                    let at = claims.get("auth_time").and_then(Value::as_u64);
+                    if at.is_none_or(|t| crate::util::now().saturating_sub(t) > age + 60) {
+                        return Err(UpstreamError::Refused(format!("asked for a sign-in at most {age} s old, the ID token's auth_time is {at:?}")));
+                    }
+                }
                 // Claims the ID token left out, from user-info, for the same subject only.
                 if !claims.contains_key("email") {
                     if let (Some(userinfo), Some(at)) = (&ep.userinfo, access_token) {
@@ -181,7 +202,24 @@ impl Upstreams {
         if subject.len() > 255 {
             return Err(UpstreamError::Refused("the subject is longer than 255 characters".into()));
         }
-        Ok(Identity { subject, claims: map_claims(p, &raw) })
+        Ok(Identity { subject, claims: map_claims(p, &raw), id_token: id_token.filter(|_| p.kind == UpstreamKind::Oidc) })
+    }
+
+    /// RP-Initiated Logout 1.0 at the provider: where to send the browser so that its session
+    /// ends too, and comes back to `post_logout_redirect_uri` with `state`. `None` when the
+    /// provider has no end-session endpoint (or cannot be reached: our logout goes on).
+    pub async fn logout_url(&self, provider: &str, id_token: Option<&str>, post_logout_redirect_uri: &str, state: &str) -> Option<String> {
+        let p = self.get(provider)?;
+        let ep = self.endpoints(p).await.ok()?;
+        let mut url = url::Url::parse(ep.end_session.as_deref()?).ok()?;
+        {
+            let mut q = url.query_pairs_mut();
+            if let Some(hint) = id_token {
+                q.append_pair("id_token_hint", hint);
+            }
+            q.append_pair("client_id", &p.client_id).append_pair("post_logout_redirect_uri", post_logout_redirect_uri).append_pair("state", state);
+        }
+        Some(url.into())
     }
 
     async fn userinfo(&self, url: &str, access_token: &str) -> Result<Map<String, Value>, UpstreamError> {
@@ -272,6 +310,7 @@ impl Upstreams {
             token: pick(&p.token_endpoint, "token_endpoint").ok_or_else(|| UpstreamError::Unavailable("no token endpoint".into()))?,
             userinfo: pick(&p.userinfo_endpoint, "userinfo_endpoint"),
             jwks_uri: pick(&p.jwks_uri, "jwks_uri"),
+            end_session: from_doc("end_session_endpoint"),
             iss_parameter: discovered.as_ref().and_then(|d| d.get("authorization_response_iss_parameter_supported")).and_then(Value::as_bool).unwrap_or(false),
         };
         let ep = Arc::new(ep);

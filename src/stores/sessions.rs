@@ -32,6 +32,17 @@ pub struct Session {
     /// Clients that received a code in this session, in order: who is told of its end.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clients: Vec<String>,
+    /// Signed in through an upstream provider: which, and its ID token (the `id_token_hint`
+    /// that ends the session there too when this one ends by logout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<UpstreamLogin>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct UpstreamLogin {
+    pub provider: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_token: Option<String>,
 }
 
 impl Session {
@@ -47,6 +58,7 @@ impl Session {
             user_agent: None,
             address: None,
             clients: Vec::new(),
+            upstream: None,
         }
     }
 }

@@ -36,5 +36,5 @@ def test_the_openapi_document_is_valid_and_true(authrim_server):
     r = authrim.admin_post("/admin/users", body)
     assert r.status_code == 201, r.text
     # A field the schema does not have is refused, as the schema's additionalProperties says.
-    r = authrim.admin_post("/admin/users", {"username": "x2", "password": "a long enough password", "roles": ["admin"]})
+    r = authrim.admin_post("/admin/users", {"username": "x2", "password": "a long enough password", "is_superuser": True})
     assert r.status_code == 400, r.text

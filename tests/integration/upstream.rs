@@ -59,7 +59,8 @@ async fn upstream(callback: &str) -> (TestServer, String) {
     config.listen = format!("127.0.0.2:{port}").parse().unwrap();
     config.issuer = format!("http://127.0.0.2:{port}");
     let s = TestServer::start_in(dir, config).await;
-    let (_, secret) = s.client("downstream", json!({"redirect_uris": [callback]})).await;
+    let back = callback.replace("/login/upstream/callback", "/logout/upstream");
+    let (_, secret) = s.client("downstream", json!({"redirect_uris": [callback], "post_logout_redirect_uris": [back]})).await;
     s.user("ulla", json!({"email": "ulla@example.com", "email_verified": true, "name": "Ulla Upstream"})).await;
     (s, secret.unwrap())
 }
@@ -163,8 +164,12 @@ async fn first_sign_in(postgres: bool) {
         // A tampered state, and a wrong iss, are refused.
         let login = follow(&browser, &authorize_url(&down, "&prompt=login")).await;
         let to_upstream = Page::from(browser.client.post(down.url("/login/upstream")).form(&[("challenge", login.challenge()), ("idp", "up".into())]).send().await.unwrap()).await;
-        // Signed in at the upstream already: its answer is the redirect to our callback.
-        let back = Page::from(browser.client.get(to_upstream.location.as_deref().unwrap()).send().await.unwrap()).await;
+        // prompt=login was passed on: the upstream asks for the password although signed in;
+        // its answer is the redirect to our callback (consent there was given before).
+        let up_login = follow(&browser, to_upstream.location.as_deref().unwrap()).await;
+        assert!(up_login.is_login(), "{}", up_login.html);
+        let form = [("challenge", up_login.challenge()), ("username", "ulla".into()), ("password", PASSWORD.into())];
+        let back = Page::from(browser.client.post(up.url("/login")).form(&form).send().await.unwrap()).await;
         let callback_url = back.location.clone().unwrap_or_else(|| panic!("{} {}", back.status, back.html));
         let cb = url::Url::parse(&callback_url).unwrap();
         assert!(cb.path() == "/login/upstream/callback", "{callback_url}");
@@ -188,6 +193,30 @@ async fn first_sign_in(postgres: bool) {
         // In another browser (its cookie is not the one the state is bound to): refused.
         let elsewhere = follow(&down.browser(), &callback_url).await;
         assert_eq!(elsewhere.status, 400, "{}", elsewhere.html);
+        // Cancelled at the upstream: the application is told (access_denied), nobody signed in.
+        let mut cancelled = params.clone();
+        cancelled.remove("code");
+        cancelled.insert("error".into(), "access_denied".into());
+        let told = follow(&browser, &format!("{}?{}", down.url("/login/upstream/callback"), url::form_urlencoded::Serializer::new(String::new()).extend_pairs(&cancelled).finish())).await;
+        assert_eq!(told.redirect_params()["error"], "access_denied", "{:?}", told.location);
+
+        // prompt=login reaches the upstream: signed in there, it still asks for the password.
+        let again = follow(&browser, &authorize_url(&down, "&idp_hint=up&prompt=login")).await;
+        assert!(again.is_login() && again.html.contains("Client downstream"), "the upstream asks again: {} {}", again.status, again.html);
+        let page = upstream_login(&browser, &up, again).await;
+        id_token(&browser, &down, &rp_secret, page).await;
+
+        // Our logout ends the upstream session too (RP-Initiated Logout there), then comes back.
+        let ulla = up.admin(Method::GET, "/admin/users", None).await.1["users"][0]["id"].as_str().unwrap().to_string();
+        let path = format!("/admin/users/{ulla}/sessions");
+        let before = up.admin(Method::GET, &path, None).await.1["sessions"].as_array().unwrap().len();
+        let confirm = follow(&browser, &down.url("/logout")).await;
+        let signed_out = submit(&browser, &down.url(""), "/logout/confirm", &[("challenge", &confirm.challenge())]).await;
+        assert_eq!(signed_out.status, 200, "{}", signed_out.html);
+        assert!(signed_out.html.contains("signed out"), "back here, signed out: {}", signed_out.html);
+        assert_eq!(up.admin(Method::GET, &path, None).await.1["sessions"].as_array().unwrap().len(), before - 1, "this browser's upstream session ended (the other browser's stays)");
+        let up_again = follow(&browser, &authorize_url(&down, "&idp_hint=up")).await;
+        assert!(up_again.is_login() && up_again.html.contains("Client downstream"), "signed out upstream too: {}", up_again.html);
     }
 }
 
