@@ -20,6 +20,10 @@ pub struct App {
     pub db: Database,
     pub grants: GrantRegistry,
     pub login_limiter: LoginLimiter,
+    /// Password-reset requests per account and per address (`password_reset_max_requests`).
+    pub reset_limiter: LoginLimiter,
+    /// Mail, when `smtp_url` is set (`mail`).
+    pub mailer: Option<crate::mail::Mailer>,
     /// At most a few password hashes at once (`password_hash_concurrency`).
     pub hash_slots: HashSlots,
     /// Seals the pending authorization request into the login and consent forms.
@@ -81,6 +85,8 @@ impl App {
             config.login_window,
             config.login_throttle_max_keys,
         );
+        let reset_limiter = LoginLimiter::new(config.password_reset_max_requests, config.password_reset_max_requests, config.login_window, config.login_throttle_max_keys);
+        let mailer = crate::mail::Mailer::from_config(&config)?;
         let hash_slots = HashSlots::new(config.password_hash_slots(), config.password_hash_max_waiting);
         // A sealed form carries a request of at most max_authorization_request_bytes (as the
         // validated, re-encoded request), so anything much larger is not ours.
@@ -120,6 +126,8 @@ impl App {
             db,
             grants: GrantRegistry::standard(),
             login_limiter,
+            reset_limiter,
+            mailer,
             hash_slots,
             sealer,
             audit,

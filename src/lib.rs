@@ -26,6 +26,7 @@ pub mod http;
 pub mod identity;
 pub mod keys;
 pub mod logout;
+pub mod mail;
 pub mod metrics;
 pub mod node_sync;
 pub mod ratelimit;

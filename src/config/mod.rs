@@ -218,6 +218,18 @@ pub struct Config {
     pub bootstrap_admin: Option<String>,
     /// The bootstrap admin's first password (only used to create them).
     pub bootstrap_admin_password: Option<String>,
+    /// Where mail is sent through: `smtp://user:pass@host:587?tls=required` (STARTTLS),
+    /// `smtps://…:465` (TLS), or `smtp://host:port` (plain, for a local relay). Unset: no
+    /// mail, and the features that need it (password reset) are off.
+    pub smtp_url: Option<String>,
+    /// The sender of Authrim's mail; unset: `noreply@` the issuer's host.
+    pub mail_from: Option<String>,
+    /// Tries to deliver one message before it is given up (audited).
+    pub mail_max_attempts: u32,
+    /// Seconds a password-reset link works.
+    pub password_reset_ttl: u64,
+    /// Password-reset requests per address, and per account, within `login_window`.
+    pub password_reset_max_requests: u32,
     /// A directory whose `templates/`, `assets/` and `locales/` replace or add to the built-in
     /// pages' (read at start).
     pub theme_dir: Option<PathBuf>,
@@ -340,6 +352,11 @@ impl Default for Config {
             console_max_age: 1800,
             bootstrap_admin: None,
             bootstrap_admin_password: None,
+            smtp_url: None,
+            mail_from: None,
+            mail_max_attempts: 10,
+            password_reset_ttl: 1800,
+            password_reset_max_requests: 5,
             theme_dir: None,
             default_locale: "en".into(),
             product_name: "Authrim".into(),
@@ -442,6 +459,11 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_CONSOLE_MAX_AGE", "console_max_age"),
     ("AUTHRIM_BOOTSTRAP_ADMIN", "bootstrap_admin"),
     ("AUTHRIM_BOOTSTRAP_ADMIN_PASSWORD", "bootstrap_admin_password"),
+    ("AUTHRIM_SMTP_URL", "smtp_url"),
+    ("AUTHRIM_MAIL_FROM", "mail_from"),
+    ("AUTHRIM_MAIL_MAX_ATTEMPTS", "mail_max_attempts"),
+    ("AUTHRIM_PASSWORD_RESET_TTL", "password_reset_ttl"),
+    ("AUTHRIM_PASSWORD_RESET_MAX_REQUESTS", "password_reset_max_requests"),
     ("AUTHRIM_THEME_DIR", "theme_dir"),
     ("AUTHRIM_DEFAULT_LOCALE", "default_locale"),
     ("AUTHRIM_PRODUCT_NAME", "product_name"),
@@ -466,7 +488,8 @@ const NUMERIC_KEYS: &[&str] = &[
     "login_window", "login_throttle_max_keys", "password_hash_concurrency", "password_hash_max_waiting",
     "max_authorization_request_bytes", "database_pool_size", "database_timeout_ms", "database_startup_wait", "revocation_max_staleness_ms",
     "header_read_timeout", "body_read_timeout", "idle_timeout", "tls_handshake_timeout", "max_connections",
-    "max_connections_per_address", "account_reauth_max_age", "console_max_age",
+    "max_connections_per_address", "account_reauth_max_age", "console_max_age", "mail_max_attempts", "password_reset_ttl",
+    "password_reset_max_requests",
 ];
 const BOOL_KEYS: &[&str] =
     &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration", "dpop_nonce", "fetch_allow_private_addresses", "passkeys", "console"];

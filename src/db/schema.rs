@@ -162,6 +162,22 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     );
     CREATE INDEX linked_identities_user ON linked_identities(user_id);
     "#,
+), (
+    11,
+    // E-mail (`mail`): the outbox (bodies sealed, blanked once sent) and password resets
+    // (tokens stored hashed).
+    r#"
+    CREATE TABLE mail_outbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, recipient TEXT NOT NULL, subject TEXT NOT NULL, body BLOB NOT NULL,
+        created_at INTEGER NOT NULL, due_at INTEGER NOT NULL, lease_until INTEGER NOT NULL DEFAULT 0,
+        attempts INTEGER NOT NULL DEFAULT 0, sent_at INTEGER, last_error TEXT
+    );
+    CREATE INDEX mail_outbox_due ON mail_outbox(due_at);
+    CREATE TABLE password_resets (
+        token_hash BLOB PRIMARY KEY, user_id TEXT NOT NULL, expires_at INTEGER NOT NULL, used_at INTEGER
+    );
+    CREATE INDEX password_resets_user ON password_resets(user_id);
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

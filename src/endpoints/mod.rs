@@ -13,6 +13,7 @@ pub mod interaction;
 pub mod introspection;
 pub mod operations;
 pub mod par;
+pub mod password_reset;
 pub mod passkey_login;
 pub mod registration;
 pub mod revocation;

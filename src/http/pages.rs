@@ -54,6 +54,8 @@ pub struct LoginPage<'a> {
     pub ui_locales: Option<&'a str>,
     /// Upstream identity providers offered as buttons: (id, name).
     pub upstreams: Vec<(&'a str, &'a str)>,
+    /// Mail is configured: a "forgot your password?" link.
+    pub forgot: bool,
 }
 
 pub fn login(p: LoginPage<'_>) -> Response {
@@ -62,6 +64,7 @@ pub fn login(p: LoginPage<'_>) -> Response {
         .with("client", p.client_name)
         .with("challenge", p.challenge)
         .with("login_hint", p.login_hint.unwrap_or(""))
+        .with("forgot", p.forgot)
         .with("upstreams", p.upstreams.iter().map(|(id, name)| serde_json::json!({"id": id, "name": name})).collect::<Vec<_>>())
         .locales(p.ui_locales);
     if let Some(f) = &p.passkey {
@@ -200,6 +203,7 @@ mod tests {
     async fn login_page_escapes_what_it_echoes() {
         let res = login(LoginPage {
             upstreams: vec![("corp", "<Corp>")],
+            forgot: true,
             ui_locales: None,
             passkey: None,
             challenge: "c\"><script>",

@@ -151,7 +151,8 @@ fn spawn_housekeeping(app: AppState) -> Vec<JoinHandle<()>> {
         }
     }});
     let backchannel = tokio::spawn(crate::logout::backchannel::run(app.clone()));
-    vec![sweeper, follow, key_refresh, backchannel]
+    let mail = tokio::spawn(crate::mail::run(app.clone()));
+    vec![sweeper, follow, key_refresh, backchannel, mail]
 }
 
 async fn shutdown_signal() {

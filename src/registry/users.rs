@@ -278,6 +278,7 @@ pub fn delete(sql: &mut dyn Sql, id: &str) -> StoreResult<bool> {
     sql.execute("DELETE FROM user_factors WHERE user_id = ?1", crate::params![id])?;
     sql.execute("DELETE FROM recovery_codes WHERE user_id = ?1", crate::params![id])?;
     sql.execute("DELETE FROM linked_identities WHERE user_id = ?1", crate::params![id])?;
+    sql.execute("DELETE FROM password_resets WHERE user_id = ?1", crate::params![id])?;
     super::record_change(sql, "user", id)?;
     Ok(n > 0)
 }

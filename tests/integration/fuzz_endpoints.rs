@@ -164,7 +164,7 @@ impl Req {
 
 /// Browser endpoints answer with pages; everything else is an API endpoint.
 fn is_browser(path: &str) -> bool {
-    matches!(path, "/" | "/authorize" | "/login" | "/login/second-factor" | "/login/passkey" | "/login/select" | "/login/upstream" | "/login/upstream/callback" | "/consent" | "/logout" | "/logout/confirm")
+    matches!(path, "/" | "/authorize" | "/login" | "/login/second-factor" | "/login/passkey" | "/login/select" | "/login/upstream" | "/login/upstream/callback" | "/login/forgot" | "/login/reset" | "/consent" | "/logout" | "/logout/confirm")
         || path.starts_with("/account")
         || path.starts_with("/console")
 }
@@ -806,6 +806,23 @@ fn upstream(w: &World, rng: &mut Rng, i: usize) -> Req {
     }
 }
 
+/// The forgotten-password pages: requests naming anyone, forged form tokens, made-up and
+/// oversized reset tokens, passwords that do not match or are too short (nothing may reset,
+/// nothing may 500, and the request page never tells who exists).
+fn reset(w: &World, rng: &mut Rng, _: usize) -> Req {
+    let g = "passkeys+account";
+    let cookie = format!("authrim_browser={}", w.browser);
+    let token = *rng.pick(&["", "x", "bm90LWEtdG9rZW4", "%00", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"]);
+    match rng.below(4) {
+        0 => Req::new(g, Method::GET, "/login/forgot").header("cookie", cookie),
+        1 => Req::new(g, Method::POST, "/login/forgot").form(&[("form", *rng.pick(&["", "forged"])), ("login", *rng.pick(&["alice", "nobody", "", "%"]))]).header("cookie", cookie),
+        2 => Req::new(g, Method::GET, "/login/reset").query(&[("token", token)]).header("cookie", cookie),
+        _ => Req::new(g, Method::POST, "/login/reset")
+            .form(&[("form", *rng.pick(&["", "forged"])), ("token", token), ("new_password", *rng.pick(&["", "short", "long enough pass"])), ("confirm_password", "long enough pass")])
+            .header("cookie", cookie),
+    }
+}
+
 /// The consent page a login redirects to (a GET carrying the sealed state).
 fn consent_page(w: &World, _: &mut Rng, i: usize) -> Req {
     let challenge = w.consent_challenges[i % w.consent_challenges.len()].clone();
@@ -1115,7 +1132,7 @@ fn groups() -> Vec<(&'static str, Vec<Template>, usize)> {
     vec![
         ("authorize", vec![authorize_get, authorize_post], 1_500),
         ("login+consent", vec![login, consent, consent_page, second_factor], 1_400),
-        ("passkeys+account", vec![passkey_login, account, upstream], 600),
+        ("passkeys+account", vec![passkey_login, account, upstream, reset], 800),
         ("console", vec![console], 600),
         ("token", vec![token_code, token_refresh, token_client_credentials, token_exchange, token_other, token_agents], 2_700),
         ("userinfo", vec![userinfo], 1_000),
@@ -1272,6 +1289,8 @@ async fn every_endpoint_survives_generated_requests() {
     let s = TestServer::start_with(|c| {
         c.webauthn_rp_id = Some("localhost".into());
         c.console_mfa = "if_enrolled".into();
+        // Mail to nowhere (the discard port): the reset pages are reached; their mail waits.
+        c.smtp_url = Some("smtp://127.0.0.1:9".into());
         // An upstream provider that cannot be reached (the discard port): its button leads to
         // the "cannot be reached" page, not to a hang or a 500.
         c.identity_providers = vec![toml::from_str("id = \"up\"\nname = \"Up\"\nissuer = \"http://127.0.0.1:9\"\nclient_id = \"c\"\nclient_secret = \"s\"").unwrap()];

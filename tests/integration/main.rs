@@ -20,6 +20,7 @@ mod harness;
 mod id_jag;
 mod json_errors;
 mod logout;
+mod mail;
 mod multinode;
 mod openidconnect_rp;
 mod pairwise;

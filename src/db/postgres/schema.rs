@@ -152,6 +152,21 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     );
     CREATE INDEX linked_identities_user ON linked_identities(user_id);
     "#,
+), (
+    10,
+    // As SQLite's migration 11: the mail outbox and password resets.
+    r#"
+    CREATE TABLE mail_outbox (
+        id BIGSERIAL PRIMARY KEY, recipient TEXT NOT NULL, subject TEXT NOT NULL, body BYTEA NOT NULL,
+        created_at BIGINT NOT NULL, due_at BIGINT NOT NULL, lease_until BIGINT NOT NULL DEFAULT 0,
+        attempts BIGINT NOT NULL DEFAULT 0, sent_at BIGINT, last_error TEXT
+    );
+    CREATE INDEX mail_outbox_due ON mail_outbox(due_at);
+    CREATE TABLE password_resets (
+        token_hash BYTEA PRIMARY KEY, user_id TEXT NOT NULL, expires_at BIGINT NOT NULL, used_at BIGINT
+    );
+    CREATE INDEX password_resets_user ON password_resets(user_id);
+    "#,
 )];
 
 /// Bring the schema up to date; returns the version reached. Call inside a write transaction.

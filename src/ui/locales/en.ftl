@@ -363,3 +363,24 @@ profile-email-invalid = This is not an e-mail address.
 profile-email-taken = Another account signs in with this e-mail address.
 profile-invalid = This profile cannot be saved:
 notice-profile = Your profile was saved.
+
+# Password reset.
+login-forgot = Forgot your password?
+forgot-title = Reset your password
+forgot-heading = Reset your password
+forgot-intro = Enter your username or e-mail address. If there is an account, we send a link to set a new password to its e-mail address.
+forgot-submit = Send the link
+forgot-sent = If there is an account with that name, a link to set a new password is on its way to its e-mail address.
+forgot-sent-note = The link works once, for a short while. Nothing came? Check the spam folder, or ask your administrator.
+reset-title = Set a new password
+reset-heading = Set a new password
+reset-submit = Set the password
+reset-done = Your password was changed, and every session of your account was signed out. Return to the application and sign in with the new password.
+err-reset-link = This link does not work: it was already used, or it expired. Ask for a new one from the sign-in page.
+err-reset-off = Password reset is not available here. Ask your administrator.
+mail-reset-subject = Reset your { $product } password
+mail-reset-body = Someone asked to reset the password of your { $product } account. To set a new password, open this link within { $minutes } minutes:
+
+    { $link }
+
+    If it was not you, ignore this message: your password stays as it is.

@@ -361,3 +361,24 @@ profile-email-invalid = Ce n'est pas une adresse e-mail.
 profile-email-taken = Un autre compte se connecte avec cette adresse e-mail.
 profile-invalid = Ce profil ne peut pas être enregistré :
 notice-profile = Votre profil a été enregistré.
+
+# Réinitialisation du mot de passe.
+login-forgot = Mot de passe oublié ?
+forgot-title = Réinitialiser votre mot de passe
+forgot-heading = Réinitialiser votre mot de passe
+forgot-intro = Saisissez votre nom d'utilisateur ou votre adresse e-mail. Si le compte existe, nous envoyons à son adresse un lien pour choisir un nouveau mot de passe.
+forgot-submit = Envoyer le lien
+forgot-sent = Si un compte porte ce nom, un lien pour choisir un nouveau mot de passe est en route vers son adresse e-mail.
+forgot-sent-note = Le lien ne sert qu'une fois, et peu de temps. Rien reçu ? Regardez dans les indésirables, ou demandez à votre administrateur.
+reset-title = Choisir un nouveau mot de passe
+reset-heading = Choisir un nouveau mot de passe
+reset-submit = Enregistrer le mot de passe
+reset-done = Votre mot de passe a été changé et toutes les sessions de votre compte ont été déconnectées. Retournez à l'application et connectez-vous avec le nouveau mot de passe.
+err-reset-link = Ce lien ne fonctionne pas : il a déjà servi, ou il a expiré. Demandez-en un nouveau depuis la page de connexion.
+err-reset-off = La réinitialisation du mot de passe n'est pas disponible ici. Demandez à votre administrateur.
+mail-reset-subject = Réinitialisation de votre mot de passe { $product }
+mail-reset-body = Quelqu'un a demandé à réinitialiser le mot de passe de votre compte { $product }. Pour en choisir un nouveau, ouvrez ce lien dans les { $minutes } minutes :
+
+    { $link }
+
+    Si ce n'était pas vous, ignorez ce message : votre mot de passe ne change pas.

@@ -1,0 +1,189 @@
+//! A forgotten password: `/login/forgot` asks for the login name or e-mail and mails a
+//! one-time link; `/login/reset` sets a new password with it. Only when mail is configured.
+//!
+//! The answer to a request is the same whether an account exists or not; requests are
+//! throttled per address and per account (`password_reset_max_requests` within
+//! `login_window`). The link's token is random, stored as its SHA-256 only, spent once,
+//! and works `password_reset_ttl` seconds; using it ends the user's sessions. Forms carry a
+//! token sealed to the browser cookie (CSRF).
+
+use super::interaction::client_address;
+use crate::app::{App, AppState};
+use crate::audit::AuditEvent;
+use crate::error::OAuthError;
+use crate::http::cookies;
+use crate::http::pages::error_page;
+use crate::http::params::{FormParams, Params};
+use crate::ui::{Msg, Page};
+use crate::util::{now, random_token, sha256};
+use axum::extract::{ConnectInfo, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use std::net::SocketAddr;
+
+const KIND: &str = "password-reset-form";
+pub const FORGOT: &str = "/login/forgot";
+pub const RESET: &str = "/login/reset";
+
+fn off() -> Response {
+    error_page(StatusCode::NOT_FOUND, "err-reset-off")
+}
+
+/// The browser's cookie, and the form token sealed to it (a new cookie if it had none).
+fn form_token(app: &App, headers: &HeaderMap) -> (String, Option<String>) {
+    let existing = cookies::get(headers, cookies::BROWSER).map(str::to_string);
+    let browser = existing.clone().unwrap_or_else(random_token);
+    let token = app.sealer.seal(KIND, &browser, app.config.challenge_ttl, &());
+    (token, existing.is_none().then_some(browser))
+}
+
+fn with_cookie(app: &App, page: Page, cookie: Option<String>) -> Response {
+    let mut res = page.into_response();
+    if let Some(c) = cookie {
+        cookies::set(&mut res, cookies::BROWSER, &c, None, app.config.secure_cookies());
+    }
+    res
+}
+
+fn form_ok(app: &App, headers: &HeaderMap, params: &Params) -> bool {
+    params.get("form").is_some_and(|t| app.sealer.open::<()>(KIND, cookies::get(headers, cookies::BROWSER), t).is_ok())
+}
+
+/// `GET /login/forgot`.
+pub async fn forgot_page(State(app): State<AppState>, headers: HeaderMap) -> Response {
+    if app.mailer.is_none() {
+        return off();
+    }
+    let (token, cookie) = form_token(&app, &headers);
+    with_cookie(&app, Page::new(StatusCode::OK, "forgot.html", "forgot-title").with("form", token), cookie)
+}
+
+/// `POST /login/forgot` (`login`): the same answer whatever it names.
+pub async fn forgot(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+    if app.mailer.is_none() {
+        return off();
+    }
+    let Ok(FormParams(params)) = form else { return error_page(StatusCode::BAD_REQUEST, "err-form-expired") };
+    if !form_ok(&app, &headers, &params) {
+        return error_page(StatusCode::BAD_REQUEST, "err-form-expired");
+    }
+    let typed = params.get("login").unwrap_or_default().trim().to_string();
+    let address = client_address(&app, &headers, peer);
+    let user = app.registry.user_by_login(&typed);
+    let account = crate::ratelimit::account_key(user.as_ref().map(|u| u.id.as_str()), &typed);
+    let Some(attempt) = app.reset_limiter.begin(&account, &address, now()) else {
+        return error_page(StatusCode::TOO_MANY_REQUESTS, "err-too-many");
+    };
+    // Every request counts, whether or not it names an account.
+    attempt.failed(now());
+    if let Some(user) = user.filter(|u| !u.disabled) {
+        if let Some(email) = user.email().map(str::to_string) {
+            let token = random_token();
+            let link = format!("{}?token={token}", app.endpoint(RESET));
+            let lang = user.claims.get("locale").and_then(|l| l.as_str()).map(|l| app.ui.language(Some(l), None).to_string()).unwrap_or_else(|| app.config.default_locale.clone());
+            let subject = app.ui.text(&lang, &Msg::new("mail-reset-subject").arg("product", app.config.product_name.clone()));
+            let minutes = app.config.password_reset_ttl.div_ceil(60).to_string();
+            let body = app.ui.text(&lang, &Msg::new("mail-reset-body").arg("link", link).arg("minutes", minutes).arg("product", app.config.product_name.clone()));
+            let (hash, id, expires) = (sha256(token.as_bytes()).to_vec(), user.id.clone(), (now() + app.config.password_reset_ttl) as i64);
+            let sealed = crate::mail::seal(app.keys.vault(), &body);
+            let written = app
+                .db
+                .write(move |sql| {
+                    sql.execute("INSERT INTO password_resets (token_hash, user_id, expires_at) VALUES (?1, ?2, ?3)", crate::params![hash, id.as_str(), expires])?;
+                    crate::mail::enqueue(sql, &email, &subject, sealed)
+                })
+                .await;
+            if let Err(e) = written {
+                return crate::endpoints::authorize::unavailable(e);
+            }
+            if let Some(m) = &app.mailer {
+                m.wake.notify_one();
+            }
+            app.audit.record(AuditEvent::new("password_reset_requested").user(&user.id).address(&address)).await;
+        }
+    }
+    Page::new(StatusCode::OK, "forgot_sent.html", "forgot-title").into_response()
+}
+
+/// The user a reset token is good for, if it is (unused, unexpired).
+async fn token_user(app: &App, token: &str) -> Result<Option<String>, crate::db::StoreError> {
+    let (hash, t) = (sha256(token.as_bytes()).to_vec(), now() as i64);
+    let row = app
+        .db
+        .read(move |sql| sql.query_opt("SELECT user_id FROM password_resets WHERE token_hash = ?1 AND used_at IS NULL AND expires_at > ?2", crate::params![hash, t]))
+        .await?;
+    row.map(|r| r.text(0)).transpose()
+}
+
+fn reset_form(app: &App, headers: &HeaderMap, token: &str, error: Option<&'static str>, status: StatusCode) -> Response {
+    let (form, cookie) = form_token(app, headers);
+    let mut page = Page::new(status, "reset.html", "reset-title").with("form", form).with("token", token);
+    if let Some(e) = error {
+        page = page.msg("error", e);
+    }
+    with_cookie(app, page, cookie)
+}
+
+/// `GET /login/reset?token=…`: the form, if the link still works.
+pub async fn reset_page(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+    if app.mailer.is_none() {
+        return off();
+    }
+    let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
+    let token = params.get("token").unwrap_or_default().to_string();
+    match token_user(&app, &token).await {
+        Ok(Some(_)) => reset_form(&app, &headers, &token, None, StatusCode::OK),
+        Ok(None) => error_page(StatusCode::BAD_REQUEST, "err-reset-link"),
+        Err(e) => crate::endpoints::authorize::unavailable(e),
+    }
+}
+
+/// `POST /login/reset` (`token`, `new_password`, `confirm_password`).
+pub async fn reset(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+    if app.mailer.is_none() {
+        return off();
+    }
+    let Ok(FormParams(params)) = form else { return error_page(StatusCode::BAD_REQUEST, "err-form-expired") };
+    if !form_ok(&app, &headers, &params) {
+        return error_page(StatusCode::BAD_REQUEST, "err-form-expired");
+    }
+    let token = params.get("token").unwrap_or_default().to_string();
+    let (new, confirm) = (params.get("new_password").unwrap_or_default(), params.get("confirm_password").unwrap_or_default());
+    let user = match token_user(&app, &token).await {
+        Ok(Some(id)) => app.registry.user(&id),
+        Ok(None) => None,
+        Err(e) => return crate::endpoints::authorize::unavailable(e),
+    };
+    let Some(user) = user.filter(|u| !u.disabled) else { return error_page(StatusCode::BAD_REQUEST, "err-reset-link") };
+    if new != confirm {
+        return reset_form(&app, &headers, &token, Some("password-mismatch"), StatusCode::UNPROCESSABLE_ENTITY);
+    }
+    let (u, new) = (user.clone(), new.to_string());
+    let updated = match app.hash_slots.run(move || crate::registry::users::update_user(&u, crate::registry::UserInput { password: Some(new), ..Default::default() })).await {
+        None => return error_page(StatusCode::SERVICE_UNAVAILABLE, "err-busy"),
+        Some(Err(_)) => return reset_form(&app, &headers, &token, Some("password-too-weak"), StatusCode::UNPROCESSABLE_ENTITY),
+        Some(Ok(u)) => u,
+    };
+    // Spent first: of two uses racing, one wins.
+    let (hash, t) = (sha256(token.as_bytes()).to_vec(), now() as i64);
+    let spent = app.db.write(move |sql| sql.execute("UPDATE password_resets SET used_at = ?1 WHERE token_hash = ?2 AND used_at IS NULL AND expires_at > ?1", crate::params![t, hash])).await;
+    match spent {
+        Ok(1) => {}
+        Ok(_) => return error_page(StatusCode::BAD_REQUEST, "err-reset-link"),
+        Err(e) => return crate::endpoints::authorize::unavailable(e),
+    }
+    if let Err(e) = app.registry.save_user(updated).await {
+        return crate::endpoints::authorize::unavailable(e);
+    }
+    // Whoever knew the old password is signed out.
+    let mut ended = 0;
+    if let Ok(sessions) = app.stores.sessions.of_user(&user.id).await {
+        for s in sessions {
+            if matches!(crate::logout::end_session(&app, crate::stores::SessionRef::Sid(s.sid), crate::logout::EndedBy::User).await, Ok(Some(_))) {
+                ended += 1;
+            }
+        }
+    }
+    app.audit.record(AuditEvent::new("password_reset").user(&user.id).detail(serde_json::json!({"sessions_ended": ended}))).await;
+    Page::new(StatusCode::OK, "reset_done.html", "reset-title").into_response()
+}

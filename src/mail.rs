@@ -1,0 +1,148 @@
+//! Mail: a durable outbox and the task that delivers it over SMTP (lettre).
+//!
+//! A message is a row written in the transaction of what it is about (a password reset's
+//! token and its mail commit together, or neither does), never sent on the request path. The
+//! deliverer claims due rows with a lease (on PostgreSQL, `FOR UPDATE SKIP LOCKED`: several
+//! nodes share one outbox), sends, and marks them sent or due again later (doubling waits,
+//! `mail_max_attempts` tries). A body can carry a secret link, so it is sealed under the KEK
+//! at rest and blanked once sent.
+
+use crate::app::{App, AppState};
+use crate::db::{Dialect, Sql, StoreResult};
+use crate::util::now;
+use lettre::message::{header::ContentType, Mailbox, Message};
+use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
+use std::time::Duration;
+
+const POLL: Duration = Duration::from_secs(2);
+const BATCH: i64 = 16;
+/// A send in progress keeps its row this long from the others.
+const LEASE: i64 = 120;
+
+/// The SMTP side, when `smtp_url` is set.
+pub struct Mailer {
+    transport: AsyncSmtpTransport<Tokio1Executor>,
+    from: Mailbox,
+    pub wake: tokio::sync::Notify,
+}
+
+impl Mailer {
+    pub fn from_config(config: &crate::config::Config) -> anyhow::Result<Option<Self>> {
+        let Some(url) = config.smtp_url.as_deref().filter(|u| !u.is_empty()) else { return Ok(None) };
+        let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
+            .map_err(|e| anyhow::anyhow!("smtp_url: {e}"))?
+            .timeout(Some(Duration::from_secs(30)))
+            .build();
+        let host = url::Url::parse(config.base_url()).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_else(|| "localhost".into());
+        let from = config.mail_from.clone().unwrap_or_else(|| format!("{} <noreply@{host}>", config.product_name));
+        let from: Mailbox = from.parse().map_err(|e| anyhow::anyhow!("mail_from {from:?}: {e}"))?;
+        Ok(Some(Self { transport, from, wake: tokio::sync::Notify::new() }))
+    }
+}
+
+/// A message's body as the outbox keeps it (sealed under the KEK).
+pub fn seal(vault: &crate::keys::Vault, body: &str) -> Vec<u8> {
+    vault.seal("mail", body.as_bytes())
+}
+
+/// Put a message (its body sealed by `seal`) in the outbox, in the caller's transaction.
+pub fn enqueue(sql: &mut dyn Sql, to: &str, subject: &str, sealed_body: Vec<u8>) -> StoreResult<()> {
+    let t = now() as i64;
+    sql.execute(
+        "INSERT INTO mail_outbox (recipient, subject, body, created_at, due_at) VALUES (?1, ?2, ?3, ?4, ?4)",
+        crate::params![to, subject, sealed_body, t],
+    )?;
+    Ok(())
+}
+
+struct Due {
+    id: i64,
+    to: String,
+    subject: String,
+    body: Vec<u8>,
+    attempts: i64,
+}
+
+/// The node's deliverer; runs until aborted (a row being sent keeps its lease and is sent
+/// again once it runs out: at most once more, never lost).
+pub async fn run(app: AppState) {
+    let Some(mailer) = app.mailer.as_ref() else { return };
+    loop {
+        match claim(&app).await {
+            Ok(rows) => {
+                for row in rows {
+                    deliver(&app, mailer, row).await;
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "mail: cannot read the outbox"),
+        }
+        tokio::select! {
+            _ = mailer.wake.notified() => {}
+            _ = tokio::time::sleep(POLL) => {}
+        }
+    }
+}
+
+async fn claim(app: &App) -> StoreResult<Vec<Due>> {
+    let t = now() as i64;
+    let due = app
+        .db
+        .read(move |sql| sql.query_opt("SELECT 1 FROM mail_outbox WHERE sent_at IS NULL AND due_at <= ?1 AND lease_until <= ?1 LIMIT 1", crate::params![t]))
+        .await?;
+    if due.is_none() {
+        return Ok(Vec::new());
+    }
+    let rows = app
+        .db
+        .write(move |sql| {
+            let lock = if sql.dialect() == Dialect::Postgres { " FOR UPDATE SKIP LOCKED" } else { "" };
+            sql.query(
+                &format!(
+                    "UPDATE mail_outbox SET lease_until = ?1, attempts = attempts + 1 WHERE id IN \
+                     (SELECT id FROM mail_outbox WHERE sent_at IS NULL AND due_at <= ?2 AND lease_until <= ?2 ORDER BY due_at LIMIT ?3{lock}) \
+                     RETURNING id, recipient, subject, body, attempts"
+                ),
+                crate::params![t + LEASE, t, BATCH],
+            )
+        })
+        .await?;
+    rows.iter().map(|r| Ok(Due { id: r.i64(0)?, to: r.text(1)?, subject: r.text(2)?, body: r.blob(3)?, attempts: r.i64(4)? })).collect()
+}
+
+async fn deliver(app: &App, mailer: &Mailer, row: Due) {
+    let outcome = match message(app, mailer, &row) {
+        Ok(m) => mailer.transport.send(m).await.map(|_| ()).map_err(|e| e.to_string()),
+        Err(e) => Err(e),
+    };
+    let (id, t) = (row.id, now() as i64);
+    let written = match &outcome {
+        Ok(()) => app.db.write(move |sql| sql.execute("UPDATE mail_outbox SET sent_at = ?1, body = ?2, lease_until = 0 WHERE id = ?3", crate::params![t, Vec::<u8>::new(), id])).await,
+        Err(e) => {
+            let gave_up = row.attempts >= app.config.mail_max_attempts as i64;
+            // Waits double from 30 s, at most an hour.
+            let wait = (30i64 << row.attempts.min(7)).min(3600);
+            let due = if gave_up { i64::MAX / 2 } else { t + wait };
+            let (err, to) = (e.clone(), row.to.clone());
+            if gave_up {
+                tracing::warn!(%to, error = %err, "mail: given up");
+                app.audit.record(crate::audit::AuditEvent::new("mail_given_up").detail(serde_json::json!({"id": id, "error": err}))).await;
+            }
+            app.db.write(move |sql| sql.execute("UPDATE mail_outbox SET due_at = ?1, lease_until = 0, last_error = ?2 WHERE id = ?3", crate::params![due, err, id])).await
+        }
+    };
+    if let Err(e) = written {
+        tracing::warn!(error = %e, "mail: cannot record a delivery");
+    }
+}
+
+fn message(app: &App, mailer: &Mailer, row: &Due) -> Result<Message, String> {
+    let body = app.keys.vault().open_sealed("mail", &row.body).map_err(|e| format!("cannot open the message: {e}"))?;
+    let to: Mailbox = row.to.parse().map_err(|e| format!("recipient: {e}"))?;
+    Message::builder()
+        .from(mailer.from.clone())
+        .to(to)
+        .subject(row.subject.clone())
+        .header(ContentType::TEXT_PLAIN)
+        .body(String::from_utf8_lossy(&body).into_owned())
+        .map_err(|e| e.to_string())
+}

@@ -1,0 +1,175 @@
+//! Mail and the forgotten password: the outbox delivered over SMTP (to a sink speaking the
+//! protocol here), the reset link one-time, short-lived, stored hashed and never revealing
+//! whether an account exists; a mail server that is down loses nothing.
+
+use crate::harness::*;
+use crate::passkeys::{field, get, post};
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+/// An SMTP server that accepts everything and keeps each message (RFC 5321, the commands a
+/// client needs, no extensions: no TLS, no authentication).
+async fn smtp_sink(listener: tokio::net::TcpListener) -> Arc<Mutex<Vec<String>>> {
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let kept = got.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let kept = kept.clone();
+            tokio::spawn(async move {
+                let (read, mut write) = stream.into_split();
+                let mut lines = BufReader::new(read).lines();
+                let _ = write.write_all(b"220 sink ready\r\n").await;
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let verb = line.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
+                    let answer: &[u8] = match verb.as_str() {
+                        "EHLO" | "HELO" => b"250 sink\r\n",
+                        "DATA" => {
+                            let _ = write.write_all(b"354 go ahead\r\n").await;
+                            let mut message = String::new();
+                            while let Ok(Some(l)) = lines.next_line().await {
+                                if l == "." {
+                                    break;
+                                }
+                                message.push_str(&l);
+                                message.push('\n');
+                            }
+                            kept.lock().unwrap().push(message);
+                            b"250 queued\r\n"
+                        }
+                        "QUIT" => {
+                            let _ = write.write_all(b"221 bye\r\n").await;
+                            return;
+                        }
+                        _ => b"250 ok\r\n",
+                    };
+                    let _ = write.write_all(answer).await;
+                }
+            });
+        }
+    });
+    got
+}
+
+/// The reset link in a message (quoted-printable soft breaks and `=3D` undone).
+fn link_in(message: &str) -> String {
+    let text = message.replace("=\n", "").replace("=3D", "=");
+    let start = text.find("http://").expect("a link");
+    text[start..].split_whitespace().next().unwrap().to_string()
+}
+
+async fn wait_for(mail: &Arc<Mutex<Vec<String>>>, n: usize) -> Vec<String> {
+    for _ in 0..100 {
+        if mail.lock().unwrap().len() >= n {
+            return mail.lock().unwrap().clone();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("no mail came: {:?}", mail.lock().unwrap());
+}
+
+async fn ask(browser: &Browser, login: &str) -> Page {
+    let form = get(browser, "/login/forgot").await;
+    post(browser, "/login/forgot", &[("form", &field(&form, "form")), ("login", login)]).await
+}
+
+#[tokio::test]
+async fn a_forgotten_password_is_reset_through_a_one_time_link() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mail = smtp_sink(listener).await;
+    let s = TestServer::start_with(|c| c.smtp_url = Some(format!("smtp://127.0.0.1:{port}"))).await;
+    s.client("rp", serde_json::json!({})).await;
+    let alice = s.user("alice", serde_json::json!({"email": "alice@example.com"})).await;
+    let signed_in = s.browser();
+    s.code_for(&signed_in, "rp", "alice", &[]).await;
+
+    // The login page offers it; the answer is the same for an account and for nobody.
+    let login = Page::from(signed_in.authorize(&[("response_type", "code"), ("client_id", "rp"), ("redirect_uri", REDIRECT), ("scope", "openid"), ("prompt", "login")]).await).await;
+    assert!(login.html.contains("href=\"/login/forgot\""), "{}", login.html);
+    let browser = s.browser();
+    let for_alice = ask(&browser, "ALICE").await;
+    let for_nobody = ask(&browser, "nobody@example.com").await;
+    assert_eq!((for_alice.status, for_nobody.status), (200, 200));
+    assert_eq!(for_alice.html, for_nobody.html, "nothing tells whether an account exists");
+    let forged = post(&browser, "/login/forgot", &[("form", "forged"), ("login", "alice")]).await;
+    assert_eq!(forged.status, 400);
+
+    let messages = wait_for(&mail, 1).await;
+    assert_eq!(messages.len(), 1, "one mail, to the account that exists: {messages:?}");
+    assert!(messages[0].contains("To: alice@example.com") && messages[0].contains("Subject: Reset your Authrim password"), "{}", messages[0]);
+    let link = link_in(&messages[0]);
+    let token = link.split("token=").nth(1).unwrap().to_string();
+    // Stored hashed; the sent message's body blanked.
+    let rows = s.server.app.db.read(|sql| sql.query("SELECT token_hash FROM password_resets", &[])).await.unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].blob(0).unwrap(), authrim::util::sha256(token.as_bytes()).to_vec());
+    let outbox = s.server.app.db.read(|sql| sql.query("SELECT length(body), sent_at FROM mail_outbox", &[])).await.unwrap();
+    assert_eq!(outbox[0].i64(0).unwrap(), 0, "a sent message keeps no link");
+
+    // The link: the form; two different passwords refused; then set, once.
+    let path = link.trim_start_matches(&s.url(""));
+    let form = get(&browser, path).await;
+    assert!(form.html.contains("name=\"new_password\""), "{}", form.html);
+    let mismatch = post(&browser, "/login/reset", &[("form", &field(&form, "form")), ("token", &token), ("new_password", "a new passphrase"), ("confirm_password", "another one")]).await;
+    assert_eq!(mismatch.status, 422);
+    let done = post(&browser, "/login/reset", &[("form", &field(&form, "form")), ("token", &token), ("new_password", "a new passphrase"), ("confirm_password", "a new passphrase")]).await;
+    assert!(done.status == 200 && done.html.contains("Your password was changed"), "{}", done.html);
+    let again = post(&browser, "/login/reset", &[("form", &field(&form, "form")), ("token", &token), ("new_password", "third passphrase"), ("confirm_password", "third passphrase")]).await;
+    assert_eq!(again.status, 400, "used once: {}", again.html);
+    assert_eq!(get(&browser, path).await.status, 400);
+
+    // The old password no longer signs in, the new one does; the old session ended.
+    let user = s.server.app.registry.user(&alice).unwrap();
+    assert!(!authrim::registry::users::verify_password(Some(&user), PASSWORD));
+    assert!(authrim::registry::users::verify_password(Some(&user), "a new passphrase"));
+    assert_eq!(s.admin(reqwest::Method::GET, &format!("/admin/users/{alice}/sessions"), None).await.1["sessions"], serde_json::json!([]));
+
+    // Requests are throttled per address.
+    let mut statuses = Vec::new();
+    for _ in 0..6 {
+        statuses.push(ask(&browser, "someone").await.status);
+    }
+    assert!(statuses.contains(&429), "{statuses:?}");
+}
+
+#[tokio::test]
+async fn an_expired_link_does_not_work_and_a_mail_server_that_is_down_loses_nothing() {
+    // Nobody listens on this port yet.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let s = TestServer::start_with(|c| {
+        c.smtp_url = Some(format!("smtp://127.0.0.1:{port}"));
+        c.password_reset_ttl = 1;
+    })
+    .await;
+    s.user("bob", serde_json::json!({"email": "bob@example.com"})).await;
+    let browser = s.browser();
+    assert_eq!(ask(&browser, "bob").await.status, 200);
+    // Tried and failed: still there, due again later.
+    let mut tried = false;
+    for _ in 0..50 {
+        let rows = s.server.app.db.read(|sql| sql.query("SELECT attempts, sent_at, last_error FROM mail_outbox", &[])).await.unwrap();
+        if rows[0].i64(0).unwrap() >= 1 && rows[0].opt_text(2).unwrap().is_some() {
+            tried = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(tried, "the deliverer tried and recorded why it failed");
+    // The server comes up; the message is due again: delivered.
+    let mail = smtp_sink(tokio::net::TcpListener::bind(("127.0.0.1", port)).await.unwrap()).await;
+    s.server.app.db.write(|sql| sql.execute("UPDATE mail_outbox SET due_at = 0", &[])).await.unwrap();
+    s.server.app.mailer.as_ref().unwrap().wake.notify_one();
+    let messages = wait_for(&mail, 1).await;
+    let link = link_in(&messages[0]);
+    // By now (over a second), the link has expired.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let expired = get(&browser, link.trim_start_matches(&s.url(""))).await;
+    assert_eq!(expired.status, 400, "{}", expired.html);
+    assert!(expired.html.contains("already used, or it expired"), "{}", expired.html);
+}
+
+#[tokio::test]
+async fn without_mail_there_is_no_reset() {
+    let s = TestServer::start().await;
+    assert_eq!(get(&s.browser(), "/login/forgot").await.status, 404);
+}
