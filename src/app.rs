@@ -22,6 +22,10 @@ pub struct App {
     pub login_limiter: LoginLimiter,
     /// Password-reset requests per account and per address (`password_reset_max_requests`).
     pub reset_limiter: LoginLimiter,
+    /// Sign-ups per address (`signup_max_per_address`).
+    pub signup_limiter: LoginLimiter,
+    /// What a new password must be (`registry::password_policy`).
+    pub password_policy: crate::registry::password_policy::PasswordPolicy,
     /// Mail, when `smtp_url` is set (`mail`).
     pub mailer: Option<crate::mail::Mailer>,
     /// At most a few password hashes at once (`password_hash_concurrency`).
@@ -87,6 +91,8 @@ impl App {
         );
         let reset_limiter = LoginLimiter::new(config.password_reset_max_requests, config.password_reset_max_requests, config.login_window, config.login_throttle_max_keys);
         let mailer = crate::mail::Mailer::from_config(&config)?;
+        let signup_limiter = LoginLimiter::new(config.signup_max_per_address, config.signup_max_per_address, config.login_window, config.login_throttle_max_keys);
+        let password_policy = crate::registry::password_policy::PasswordPolicy::from_config(&config)?;
         let hash_slots = HashSlots::new(config.password_hash_slots(), config.password_hash_max_waiting);
         // A sealed form carries a request of at most max_authorization_request_bytes (as the
         // validated, re-encoded request), so anything much larger is not ours.
@@ -127,6 +133,8 @@ impl App {
             grants: GrantRegistry::standard(),
             login_limiter,
             reset_limiter,
+            signup_limiter,
+            password_policy,
             mailer,
             hash_slots,
             sealer,

@@ -230,6 +230,25 @@ pub struct Config {
     pub password_reset_ttl: u64,
     /// Password-reset requests per address, and per account, within `login_window`.
     pub password_reset_max_requests: u32,
+    /// Self-registration at `/signup` (off by default).
+    pub signup: bool,
+    /// What a sign-up must give besides a username and password, space-separated, from
+    /// `email name given_name family_name`.
+    pub signup_required: String,
+    /// A new account signs in only once its e-mail is verified (a link by mail; needs
+    /// `smtp_url`).
+    pub signup_verify_email: bool,
+    /// Sign-ups per client address within `login_window`.
+    pub signup_max_per_address: u32,
+    /// Sign-ups waiting for their e-mail to be verified, at most; more are refused (503).
+    pub signup_max_pending: u32,
+    /// Seconds an e-mail verification link works.
+    pub email_verification_ttl: u64,
+    /// The shortest password a sign-up may choose (at least 8).
+    pub password_min_length: usize,
+    /// A file of passwords known from breaches, one per line: a sign-up choosing one is
+    /// refused (read at start).
+    pub breached_passwords_file: Option<PathBuf>,
     /// A directory whose `templates/`, `assets/` and `locales/` replace or add to the built-in
     /// pages' (read at start).
     pub theme_dir: Option<PathBuf>,
@@ -357,6 +376,14 @@ impl Default for Config {
             mail_max_attempts: 10,
             password_reset_ttl: 1800,
             password_reset_max_requests: 5,
+            signup: false,
+            signup_required: "email".into(),
+            signup_verify_email: true,
+            signup_max_per_address: 5,
+            signup_max_pending: 10_000,
+            email_verification_ttl: 86_400,
+            password_min_length: 8,
+            breached_passwords_file: None,
             theme_dir: None,
             default_locale: "en".into(),
             product_name: "Authrim".into(),
@@ -464,6 +491,14 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_MAIL_MAX_ATTEMPTS", "mail_max_attempts"),
     ("AUTHRIM_PASSWORD_RESET_TTL", "password_reset_ttl"),
     ("AUTHRIM_PASSWORD_RESET_MAX_REQUESTS", "password_reset_max_requests"),
+    ("AUTHRIM_SIGNUP", "signup"),
+    ("AUTHRIM_SIGNUP_REQUIRED", "signup_required"),
+    ("AUTHRIM_SIGNUP_VERIFY_EMAIL", "signup_verify_email"),
+    ("AUTHRIM_SIGNUP_MAX_PER_ADDRESS", "signup_max_per_address"),
+    ("AUTHRIM_SIGNUP_MAX_PENDING", "signup_max_pending"),
+    ("AUTHRIM_EMAIL_VERIFICATION_TTL", "email_verification_ttl"),
+    ("AUTHRIM_PASSWORD_MIN_LENGTH", "password_min_length"),
+    ("AUTHRIM_BREACHED_PASSWORDS_FILE", "breached_passwords_file"),
     ("AUTHRIM_THEME_DIR", "theme_dir"),
     ("AUTHRIM_DEFAULT_LOCALE", "default_locale"),
     ("AUTHRIM_PRODUCT_NAME", "product_name"),
@@ -489,10 +524,10 @@ const NUMERIC_KEYS: &[&str] = &[
     "max_authorization_request_bytes", "database_pool_size", "database_timeout_ms", "database_startup_wait", "revocation_max_staleness_ms",
     "header_read_timeout", "body_read_timeout", "idle_timeout", "tls_handshake_timeout", "max_connections",
     "max_connections_per_address", "account_reauth_max_age", "console_max_age", "mail_max_attempts", "password_reset_ttl",
-    "password_reset_max_requests",
+    "password_reset_max_requests", "signup_max_per_address", "signup_max_pending", "email_verification_ttl", "password_min_length",
 ];
 const BOOL_KEYS: &[&str] =
-    &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration", "dpop_nonce", "fetch_allow_private_addresses", "passkeys", "console"];
+    &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration", "dpop_nonce", "fetch_allow_private_addresses", "passkeys", "console", "signup", "signup_verify_email"];
 
 impl Config {
     /// `signing_algorithms` as the static names the key manager uses; unknown names refused.
@@ -616,6 +651,15 @@ impl Config {
         }
         if !matches!(self.mfa_policy.as_str(), "optional" | "required" | "passkey") {
             anyhow::bail!("mfa_policy must be optional, required or passkey");
+        }
+        if let Some(f) = self.signup_required.split_whitespace().find(|f| !matches!(*f, "email" | "name" | "given_name" | "family_name")) {
+            anyhow::bail!("signup_required: {f:?} is not one of email, name, given_name, family_name");
+        }
+        if self.signup && self.signup_verify_email && self.smtp_url.as_deref().is_none_or(str::is_empty) {
+            anyhow::bail!("signup_verify_email needs smtp_url (or signup_verify_email = false)");
+        }
+        if self.password_min_length < 8 || self.password_min_length > 1024 {
+            anyhow::bail!("password_min_length must be 8-1024");
         }
         if !matches!(self.console_mfa.as_str(), "required" | "if_enrolled") {
             anyhow::bail!("console_mfa must be required or if_enrolled");

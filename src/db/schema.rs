@@ -178,6 +178,17 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     );
     CREATE INDEX password_resets_user ON password_resets(user_id);
     "#,
+), (
+    12,
+    // Self-registration (`endpoints::signup`): sign-ups waiting for their e-mail to be
+    // verified (the token stored hashed; the password already an Argon2 hash).
+    r#"
+    CREATE TABLE pending_signups (
+        token_hash BLOB PRIMARY KEY, username TEXT NOT NULL, email TEXT NOT NULL, password_hash TEXT NOT NULL,
+        claims TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL
+    );
+    CREATE INDEX pending_signups_expiry ON pending_signups(expires_at);
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -18,6 +18,7 @@ pub mod passkey_login;
 pub mod registration;
 pub mod revocation;
 pub mod second_factor;
+pub mod signup;
 pub mod testing;
 pub mod token;
 pub mod upstream_login;

@@ -38,6 +38,8 @@ pub fn router(app: AppState) -> Router {
         .route("/login/passkey", post(passkey_login::login))
         .route("/login/select", post(interaction::select_account))
         .route("/login/upstream", post(crate::endpoints::upstream_login::from_login))
+        .route(crate::endpoints::signup::SIGNUP, get(crate::endpoints::signup::page).post(crate::endpoints::signup::submit))
+        .route(crate::endpoints::signup::VERIFY, get(crate::endpoints::signup::verify_page).post(crate::endpoints::signup::verify))
         .route(crate::endpoints::password_reset::FORGOT, get(crate::endpoints::password_reset::forgot_page).post(crate::endpoints::password_reset::forgot))
         .route(crate::endpoints::password_reset::RESET, get(crate::endpoints::password_reset::reset_page).post(crate::endpoints::password_reset::reset))
         .route(crate::endpoints::upstream_login::CALLBACK, get(crate::endpoints::upstream_login::callback))

@@ -56,6 +56,8 @@ pub struct LoginPage<'a> {
     pub upstreams: Vec<(&'a str, &'a str)>,
     /// Mail is configured: a "forgot your password?" link.
     pub forgot: bool,
+    /// Self-registration is on: a "create an account" link.
+    pub signup: bool,
 }
 
 pub fn login(p: LoginPage<'_>) -> Response {
@@ -65,6 +67,7 @@ pub fn login(p: LoginPage<'_>) -> Response {
         .with("challenge", p.challenge)
         .with("login_hint", p.login_hint.unwrap_or(""))
         .with("forgot", p.forgot)
+        .with("signup", p.signup)
         .with("upstreams", p.upstreams.iter().map(|(id, name)| serde_json::json!({"id": id, "name": name})).collect::<Vec<_>>())
         .locales(p.ui_locales);
     if let Some(f) = &p.passkey {
@@ -204,6 +207,7 @@ mod tests {
         let res = login(LoginPage {
             upstreams: vec![("corp", "<Corp>")],
             forgot: true,
+            signup: true,
             ui_locales: None,
             passkey: None,
             challenge: "c\"><script>",

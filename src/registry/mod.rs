@@ -6,6 +6,7 @@
 pub mod clients;
 pub mod documents;
 pub mod initial_access;
+pub mod password_policy;
 pub mod users;
 
 pub use clients::{Client, ClientInput, ClientMetadata};

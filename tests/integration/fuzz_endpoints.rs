@@ -164,7 +164,7 @@ impl Req {
 
 /// Browser endpoints answer with pages; everything else is an API endpoint.
 fn is_browser(path: &str) -> bool {
-    matches!(path, "/" | "/authorize" | "/login" | "/login/second-factor" | "/login/passkey" | "/login/select" | "/login/upstream" | "/login/upstream/callback" | "/login/forgot" | "/login/reset" | "/consent" | "/logout" | "/logout/confirm")
+    matches!(path, "/" | "/authorize" | "/login" | "/login/second-factor" | "/login/passkey" | "/login/select" | "/login/upstream" | "/login/upstream/callback" | "/login/forgot" | "/login/reset" | "/signup" | "/signup/verify" | "/consent" | "/logout" | "/logout/confirm")
         || path.starts_with("/account")
         || path.starts_with("/console")
 }
@@ -813,7 +813,18 @@ fn reset(w: &World, rng: &mut Rng, _: usize) -> Req {
     let g = "passkeys+account";
     let cookie = format!("authrim_browser={}", w.browser);
     let token = *rng.pick(&["", "x", "bm90LWEtdG9rZW4", "%00", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"]);
-    match rng.below(4) {
+    match rng.below(7) {
+        4 => Req::new(g, Method::GET, *rng.pick(&["/signup", "/signup/verify"])).query(&[("token", token)]).header("cookie", cookie),
+        5 => Req::new(g, Method::POST, "/signup/verify").form(&[("token", token)]).header("cookie", cookie),
+        6 => Req::new(g, Method::POST, "/signup")
+            .form(&[
+                ("form", *rng.pick(&["", "forged"])),
+                ("username", *rng.pick(&["", "alice", "x@y", "\u{0}"])),
+                ("email", *rng.pick(&["", "a@b.c", "@", "x"])),
+                ("password", *rng.pick(&["", "long enough pass"])),
+                ("confirm_password", "long enough pass"),
+            ])
+            .header("cookie", cookie),
         0 => Req::new(g, Method::GET, "/login/forgot").header("cookie", cookie),
         1 => Req::new(g, Method::POST, "/login/forgot").form(&[("form", *rng.pick(&["", "forged"])), ("login", *rng.pick(&["alice", "nobody", "", "%"]))]).header("cookie", cookie),
         2 => Req::new(g, Method::GET, "/login/reset").query(&[("token", token)]).header("cookie", cookie),
@@ -1291,6 +1302,7 @@ async fn every_endpoint_survives_generated_requests() {
         c.console_mfa = "if_enrolled".into();
         // Mail to nowhere (the discard port): the reset pages are reached; their mail waits.
         c.smtp_url = Some("smtp://127.0.0.1:9".into());
+        c.signup = true;
         // An upstream provider that cannot be reached (the discard port): its button leads to
         // the "cannot be reached" page, not to a hang or a 500.
         c.identity_providers = vec![toml::from_str("id = \"up\"\nname = \"Up\"\nissuer = \"http://127.0.0.1:9\"\nclient_id = \"c\"\nclient_secret = \"s\"").unwrap()];

@@ -9,7 +9,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// An SMTP server that accepts everything and keeps each message (RFC 5321, the commands a
 /// client needs, no extensions: no TLS, no authentication).
-async fn smtp_sink(listener: tokio::net::TcpListener) -> Arc<Mutex<Vec<String>>> {
+pub async fn smtp_sink(listener: tokio::net::TcpListener) -> Arc<Mutex<Vec<String>>> {
     let got = Arc::new(Mutex::new(Vec::new()));
     let kept = got.clone();
     tokio::spawn(async move {
@@ -51,13 +51,13 @@ async fn smtp_sink(listener: tokio::net::TcpListener) -> Arc<Mutex<Vec<String>>>
 }
 
 /// The reset link in a message (quoted-printable soft breaks and `=3D` undone).
-fn link_in(message: &str) -> String {
+pub fn link_in(message: &str) -> String {
     let text = message.replace("=\n", "").replace("=3D", "=");
     let start = text.find("http://").expect("a link");
     text[start..].split_whitespace().next().unwrap().to_string()
 }
 
-async fn wait_for(mail: &Arc<Mutex<Vec<String>>>, n: usize) -> Vec<String> {
+pub async fn wait_for(mail: &Arc<Mutex<Vec<String>>>, n: usize) -> Vec<String> {
     for _ in 0..100 {
         if mail.lock().unwrap().len() >= n {
             return mail.lock().unwrap().clone();

@@ -36,6 +36,7 @@ mod registration;
 mod request_object;
 mod resources;
 mod second_factor;
+mod signup;
 mod revocation;
 mod slow_clients;
 mod throttle;

@@ -167,6 +167,16 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     );
     CREATE INDEX password_resets_user ON password_resets(user_id);
     "#,
+), (
+    11,
+    // As SQLite's migration 12: pending sign-ups.
+    r#"
+    CREATE TABLE pending_signups (
+        token_hash BYTEA PRIMARY KEY, username TEXT NOT NULL, email TEXT NOT NULL, password_hash TEXT NOT NULL,
+        claims TEXT NOT NULL, created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL
+    );
+    CREATE INDEX pending_signups_expiry ON pending_signups(expires_at);
+    "#,
 )];
 
 /// Bring the schema up to date; returns the version reached. Call inside a write transaction.

@@ -240,7 +240,7 @@ pub async fn render_login(
     });
     let passkey = ceremony.as_ref().map(|(options, state)| pages::PasskeyForm { options, state });
     let upstreams: Vec<(&str, &str)> = app.upstreams.list().iter().map(|p| (p.id.as_str(), p.name.as_str())).collect();
-    let mut res = pages::login(LoginPage { challenge: &challenge, client_name: &client_name, login_hint: req.login_hint.as_deref(), error, passkey, ui_locales: req.ui_locales.as_deref(), upstreams, forgot: app.mailer.is_some() });
+    let mut res = pages::login(LoginPage { challenge: &challenge, client_name: &client_name, login_hint: req.login_hint.as_deref(), error, passkey, ui_locales: req.ui_locales.as_deref(), upstreams, forgot: app.mailer.is_some(), signup: app.config.signup });
     if error.is_some() {
         *res.status_mut() = status;
     }

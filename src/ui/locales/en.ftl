@@ -384,3 +384,34 @@ mail-reset-body = Someone asked to reset the password of your { $product } accou
     { $link }
 
     If it was not you, ignore this message: your password stays as it is.
+
+# Self-registration.
+login-no-account = No account yet?
+login-signup = Create one
+signup-title = Create an account
+signup-heading = Create an account
+signup-username = Username
+signup-field-email = E-mail
+signup-field-name = Full name
+signup-field-given_name = Given name
+signup-field-family_name = Family name
+signup-optional = (optional)
+signup-password-hint = At least { $min } characters; not your username, nor a password known from a breach.
+signup-submit = Create the account
+signup-sent = Almost done: open the link we sent to your e-mail address to finish. It works for a limited time.
+signup-done = Your account is ready. Return to the application and sign in.
+signup-to-account = Go to your account
+signup-verify-heading = Confirm your e-mail address
+signup-verify-submit = Confirm and create my account
+signup-missing = A required field is empty:
+signup-username-taken = This username cannot be used. Choose another.
+password-is-username = The password must not be your username.
+password-breached = This password is known from a data breach. Choose another.
+err-signup-off = Creating an account is not available here.
+err-signup-link = This link does not work: it was already used, or it expired. Sign up again.
+mail-verify-subject = Confirm your e-mail address for { $product }
+mail-verify-body = To finish creating your { $product } account, open this link within { $hours } hours:
+
+    { $link }
+
+    If it was not you, ignore this message: no account is created.

@@ -382,3 +382,34 @@ mail-reset-body = Quelqu'un a demandé à réinitialiser le mot de passe de votr
     { $link }
 
     Si ce n'était pas vous, ignorez ce message : votre mot de passe ne change pas.
+
+# Inscription.
+login-no-account = Pas encore de compte ?
+login-signup = En créer un
+signup-title = Créer un compte
+signup-heading = Créer un compte
+signup-username = Nom d'utilisateur
+signup-field-email = Adresse e-mail
+signup-field-name = Nom complet
+signup-field-given_name = Prénom
+signup-field-family_name = Nom de famille
+signup-optional = (facultatif)
+signup-password-hint = Au moins { $min } caractères ; ni votre nom d'utilisateur, ni un mot de passe connu d'une fuite.
+signup-submit = Créer le compte
+signup-sent = Presque fini : ouvrez le lien envoyé à votre adresse e-mail pour terminer. Il ne fonctionne que pour un temps limité.
+signup-done = Votre compte est prêt. Retournez à l'application et connectez-vous.
+signup-to-account = Aller à votre compte
+signup-verify-heading = Confirmer votre adresse e-mail
+signup-verify-submit = Confirmer et créer mon compte
+signup-missing = Un champ obligatoire est vide :
+signup-username-taken = Ce nom d'utilisateur ne peut pas être utilisé. Choisissez-en un autre.
+password-is-username = Le mot de passe ne doit pas être votre nom d'utilisateur.
+password-breached = Ce mot de passe est connu d'une fuite de données. Choisissez-en un autre.
+err-signup-off = La création de compte n'est pas disponible ici.
+err-signup-link = Ce lien ne fonctionne pas : il a déjà servi, ou il a expiré. Inscrivez-vous à nouveau.
+mail-verify-subject = Confirmez votre adresse e-mail pour { $product }
+mail-verify-body = Pour terminer la création de votre compte { $product }, ouvrez ce lien dans les { $hours } heures :
+
+    { $link }
+
+    Si ce n'était pas vous, ignorez ce message : aucun compte n'est créé.

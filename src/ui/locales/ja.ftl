@@ -368,3 +368,34 @@ mail-reset-body = { $product } アカウントのパスワードの再設定が�
     { $link }
 
     心当たりがない場合は、このメールを無視してください。パスワードは変わりません。
+
+# セルフ登録
+login-no-account = アカウントをお持ちでない場合は
+login-signup = 作成
+signup-title = アカウントの作成
+signup-heading = アカウントの作成
+signup-username = ユーザー名
+signup-field-email = メールアドレス
+signup-field-name = 氏名
+signup-field-given_name = 名
+signup-field-family_name = 姓
+signup-optional = (任意)
+signup-password-hint = { $min } 文字以上。ユーザー名や、漏洩で知られたパスワードは使えません。
+signup-submit = アカウントを作成
+signup-sent = あと少しです。メールアドレスに送ったリンクを開いて完了してください。リンクの有効期間は限られています。
+signup-done = アカウントの準備ができました。アプリケーションに戻ってサインインしてください。
+signup-to-account = アカウントページへ
+signup-verify-heading = メールアドレスの確認
+signup-verify-submit = 確認してアカウントを作成
+signup-missing = 必須の項目が空です:
+signup-username-taken = このユーザー名は使えません。別のものを選んでください。
+password-is-username = パスワードにユーザー名は使えません。
+password-breached = このパスワードはデータ漏洩で知られています。別のものを選んでください。
+err-signup-off = ここではアカウントを作成できません。
+err-signup-link = このリンクは使えません。すでに使われたか、期限が切れています。もう一度登録してください。
+mail-verify-subject = { $product } のメールアドレスの確認
+mail-verify-body = { $product } アカウントの作成を完了するには、{ $hours } 時間以内に次のリンクを開いてください:
+
+    { $link }
+
+    心当たりがない場合は、このメールを無視してください。アカウントは作成されません。

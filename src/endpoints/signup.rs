@@ -1,0 +1,237 @@
+//! Self-registration (`signup`, off by default): `/signup` makes an account from a username,
+//! a password and what `signup_required` asks for.
+//!
+//! With `signup_verify_email` (the default) nobody is created yet: the sign-up waits in
+//! `pending_signups` (the password already an Argon2 hash, the link's token a SHA-256) and a
+//! link goes to the address; opening it and confirming (a POST, so that a mail scanner
+//! following links does not confirm) creates the user with `email_verified`. Pending
+//! sign-ups are bounded (`signup_max_pending`) and expire (`email_verification_ttl`); sign-ups
+//! are throttled per address (`signup_max_per_address`). Forms carry a token sealed to the
+//! browser cookie (CSRF). The answer does not tell whether an e-mail address is taken:
+//! with verification on, a taken address gets the same "check your mail" page (and no mail).
+
+use super::interaction::client_address;
+use crate::app::{App, AppState};
+use crate::audit::AuditEvent;
+use crate::error::OAuthError;
+use crate::http::cookies;
+use crate::http::pages::error_page;
+use crate::http::params::{FormParams, Params};
+use crate::registry::users::{self, login_key, UserInput};
+use crate::ui::{Msg, Page};
+use crate::util::{now, random_token, sha256};
+use axum::extract::{ConnectInfo, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value};
+use std::net::SocketAddr;
+
+const KIND: &str = "signup-form";
+pub const SIGNUP: &str = "/signup";
+pub const VERIFY: &str = "/signup/verify";
+const OPTIONAL: &[&str] = &["email", "name", "given_name", "family_name"];
+
+fn off() -> Response {
+    error_page(StatusCode::NOT_FOUND, "err-signup-off")
+}
+
+fn required(app: &App) -> Vec<&str> {
+    let mut r: Vec<&str> = app.config.signup_required.split_whitespace().collect();
+    if app.config.signup_verify_email && !r.contains(&"email") {
+        r.push("email");
+    }
+    r
+}
+
+fn form_page(app: &App, headers: &HeaderMap, typed: &Map<String, Value>, error: Option<Msg>, status: StatusCode) -> Response {
+    let existing = cookies::get(headers, cookies::BROWSER).map(str::to_string);
+    let browser = existing.clone().unwrap_or_else(random_token);
+    let token = app.sealer.seal(KIND, &browser, app.config.challenge_ttl, &());
+    let req = required(app);
+    let fields: Vec<Value> = OPTIONAL.iter().map(|f| serde_json::json!({"name": f, "required": req.contains(f)})).collect();
+    let mut page = Page::new(status, "signup.html", "signup-title").with("form", token).with("fields", fields).with("v", typed).with("min", app.password_policy.min_length());
+    if let Some(e) = error {
+        page = page.msg("error", e);
+    }
+    let mut res = page.into_response();
+    if existing.is_none() {
+        cookies::set(&mut res, cookies::BROWSER, &browser, None, app.config.secure_cookies());
+    }
+    res
+}
+
+/// `GET /signup`.
+pub async fn page(State(app): State<AppState>, headers: HeaderMap) -> Response {
+    if !app.config.signup {
+        return off();
+    }
+    form_page(&app, &headers, &Map::new(), None, StatusCode::OK)
+}
+
+/// `POST /signup`.
+pub async fn submit(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+    if !app.config.signup {
+        return off();
+    }
+    let Ok(FormParams(params)) = form else { return error_page(StatusCode::BAD_REQUEST, "err-form-expired") };
+    if !params.get("form").is_some_and(|t| app.sealer.open::<()>(KIND, cookies::get(&headers, cookies::BROWSER), t).is_ok()) {
+        return error_page(StatusCode::BAD_REQUEST, "err-form-expired");
+    }
+    let text = |n: &str| params.get(n).map(str::trim).unwrap_or_default().to_string();
+    let username = text("username");
+    let mut typed = Map::new();
+    typed.insert("username".into(), Value::from(username.clone()));
+    let mut claims = Map::new();
+    for f in OPTIONAL {
+        let v = text(f);
+        typed.insert(f.to_string(), Value::from(v.clone()));
+        if !v.is_empty() {
+            claims.insert(f.to_string(), Value::from(v));
+        }
+    }
+    let again = |e: Msg, status: StatusCode| form_page(&app, &headers, &typed, Some(e), status);
+    if let Some(missing) = required(&app).into_iter().find(|f| !claims.contains_key(*f)) {
+        return again(Msg::new("signup-missing").detail(missing.to_string()), StatusCode::UNPROCESSABLE_ENTITY);
+    }
+    let email = claims.get("email").and_then(Value::as_str).map(str::to_string);
+    if email.as_deref().is_some_and(|e| !looks_like_email(e)) {
+        return again(Msg::new("profile-email-invalid"), StatusCode::UNPROCESSABLE_ENTITY);
+    }
+    let (password, confirm) = (params.get("password").unwrap_or_default(), params.get("confirm_password").unwrap_or_default());
+    if password != confirm {
+        return again(Msg::new("password-mismatch"), StatusCode::UNPROCESSABLE_ENTITY);
+    }
+    if let Err(why) = app.password_policy.check(password, &username) {
+        return again(Msg::new(why), StatusCode::UNPROCESSABLE_ENTITY);
+    }
+    let address = client_address(&app, &headers, peer);
+    // Throttled per address: every sign-up counts (the account key is the address too).
+    let Some(attempt) = app.signup_limiter.begin(&format!("signup:{address}"), &address, now()) else {
+        return error_page(StatusCode::TOO_MANY_REQUESTS, "err-too-many");
+    };
+    attempt.failed(now());
+    if app.registry.user_by_login(&username).is_some() || username.contains('@') && Some(login_key(&username)) != email.as_deref().map(login_key) {
+        // A username that is someone's sign-in name, or looks like an e-mail that is not
+        // the one given (it would be one to sign in with).
+        return again(Msg::new("signup-username-taken"), StatusCode::CONFLICT);
+    }
+    let email_taken = email.as_deref().is_some_and(|e| app.registry.user_by_login(e).is_some());
+    let input = UserInput { username: Some(username.clone()), password: Some(password.to_string()), claims: claims.clone(), ..Default::default() };
+    let Some(built) = app.hash_slots.run(move || users::new_user(input)).await else { return error_page(StatusCode::SERVICE_UNAVAILABLE, "err-busy") };
+    let mut user = match built {
+        Ok(u) => u,
+        Err(why) => return again(Msg::new("profile-invalid").detail(why), StatusCode::UNPROCESSABLE_ENTITY),
+    };
+    if !app.config.signup_verify_email {
+        if email_taken {
+            return again(Msg::new("profile-email-taken"), StatusCode::CONFLICT);
+        }
+        return match app.registry.save_user(user.clone()).await {
+            Ok(()) => {
+                app.audit.record(AuditEvent::new("user_created").user(&user.id).address(&address).detail(serde_json::json!({"by": "signup"}))).await;
+                Page::new(StatusCode::OK, "signup_done.html", "signup-title").into_response()
+            }
+            Err(crate::db::StoreError::Conflict(_)) => again(Msg::new("signup-username-taken"), StatusCode::CONFLICT),
+            Err(e) => crate::endpoints::authorize::unavailable(e),
+        };
+    }
+    // Verification first. A taken address gets the same page and no mail (whoever owns it
+    // learns nothing they did not ask for; whoever typed it learns nothing either).
+    let sent = Page::new(StatusCode::OK, "signup_sent.html", "signup-title").into_response();
+    if email_taken {
+        app.audit.record(AuditEvent::new("signup_refused").address(&address).detail(serde_json::json!({"reason": "email_taken"}))).await;
+        return sent;
+    }
+    user.claims.insert("email_verified".into(), Value::Bool(true));
+    let email = email.unwrap_or_default();
+    let token = random_token();
+    let link = format!("{}?token={token}", app.endpoint(VERIFY));
+    let lang = app.config.default_locale.clone();
+    let product = app.config.product_name.clone();
+    let subject = app.ui.text(&lang, &Msg::new("mail-verify-subject").arg("product", product.clone()));
+    let hours = app.config.email_verification_ttl.div_ceil(3600).to_string();
+    let body = app.ui.text(&lang, &Msg::new("mail-verify-body").arg("link", link).arg("hours", hours).arg("product", product));
+    let sealed = crate::mail::seal(app.keys.vault(), &body);
+    let (hash, t, expires, max) = (sha256(token.as_bytes()).to_vec(), now() as i64, (now() + app.config.email_verification_ttl) as i64, app.config.signup_max_pending as i64);
+    let pending_claims = Value::Object(user.claims.clone()).to_string();
+    let (name, hashed, to) = (user.username.clone(), user.password_hash.clone(), email.clone());
+    let written = app
+        .db
+        .write(move |sql| {
+            sql.execute("DELETE FROM pending_signups WHERE expires_at <= ?1", crate::params![t])?;
+            if sql.query("SELECT COUNT(*) FROM pending_signups", &[])?[0].i64(0)? >= max {
+                return Ok(false);
+            }
+            sql.execute(
+                "INSERT INTO pending_signups (token_hash, username, email, password_hash, claims, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                crate::params![hash, name.as_str(), to.as_str(), hashed.as_str(), pending_claims.as_str(), t, expires],
+            )?;
+            crate::mail::enqueue(sql, &to, &subject, sealed)?;
+            Ok(true)
+        })
+        .await;
+    match written {
+        Ok(true) => {}
+        Ok(false) => return error_page(StatusCode::SERVICE_UNAVAILABLE, "err-busy"),
+        Err(e) => return crate::endpoints::authorize::unavailable(e),
+    }
+    if let Some(m) = &app.mailer {
+        m.wake.notify_one();
+    }
+    app.audit.record(AuditEvent::new("signup_pending").address(&address)).await;
+    sent
+}
+
+/// A plausible address: something@something.something, no spaces.
+fn looks_like_email(e: &str) -> bool {
+    let Some((local, domain)) = e.rsplit_once('@') else { return false };
+    !local.is_empty() && domain.contains('.') && !domain.starts_with('.') && !domain.ends_with('.') && !e.chars().any(char::is_whitespace) && e.len() <= 254
+}
+
+/// `GET /signup/verify?token=…`: a button that confirms (link scanners only GET).
+pub async fn verify_page(State(app): State<AppState>, RawQuery(query): RawQuery) -> Response {
+    if !app.config.signup {
+        return off();
+    }
+    let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
+    let token = params.get("token").unwrap_or_default();
+    Page::new(StatusCode::OK, "signup_verify.html", "signup-title").with("token", token).into_response()
+}
+
+/// `POST /signup/verify` (`token`): the pending sign-up becomes a user, once.
+pub async fn verify(State(app): State<AppState>, form: Result<FormParams, OAuthError>) -> Response {
+    if !app.config.signup {
+        return off();
+    }
+    let Ok(FormParams(params)) = form else { return error_page(StatusCode::BAD_REQUEST, "err-signup-link") };
+    let (hash, t) = (sha256(params.get("token").unwrap_or_default().as_bytes()).to_vec(), now() as i64);
+    // Taken out in one statement: of two confirmations racing, one gets it.
+    let row = app
+        .db
+        .write(move |sql| sql.query_opt("DELETE FROM pending_signups WHERE token_hash = ?1 AND expires_at > ?2 RETURNING username, password_hash, claims", crate::params![hash, t]))
+        .await;
+    let row = match row {
+        Ok(Some(r)) => r,
+        Ok(None) => return error_page(StatusCode::BAD_REQUEST, "err-signup-link"),
+        Err(e) => return crate::endpoints::authorize::unavailable(e),
+    };
+    let (Ok(username), Ok(hash), Ok(claims)) = (row.text(0), row.text(1), row.text(2)) else { return error_page(StatusCode::BAD_REQUEST, "err-signup-link") };
+    let user = crate::registry::User {
+        id: random_token()[..22].to_string(),
+        username,
+        password_hash: hash,
+        claims: serde_json::from_str(&claims).unwrap_or_default(),
+        disabled: false,
+        updated_at: now(),
+        roles: Vec::new(),
+    };
+    match app.registry.save_user(user.clone()).await {
+        Ok(()) => {
+            app.audit.record(AuditEvent::new("user_created").user(&user.id).detail(serde_json::json!({"by": "signup", "email_verified": true}))).await;
+            Page::new(StatusCode::OK, "signup_done.html", "signup-title").into_response()
+        }
+        // Someone took the name or the address in the meantime.
+        Err(crate::db::StoreError::Conflict(_)) => error_page(StatusCode::CONFLICT, "signup-username-taken"),
+        Err(e) => crate::endpoints::authorize::unavailable(e),
+    }
+}

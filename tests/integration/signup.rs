@@ -1,0 +1,112 @@
+//! Self-registration: the form's rules (required fields, passwords too short, the username,
+//! breached), a sign-up that waits for its e-mail to be verified (nobody created until the
+//! link is confirmed, by a POST, once), an address already taken answered like any other
+//! (and no mail), the throttle per address; without verification, an account at once.
+
+use crate::harness::*;
+use crate::mail::{link_in, smtp_sink, wait_for};
+use crate::passkeys::{field, get, post};
+use serde_json::json;
+
+async fn signup(browser: &Browser, fields: &[(&str, &str)]) -> Page {
+    let form = get(browser, "/signup").await;
+    assert_eq!(form.status, 200, "{}", form.html);
+    let token = field(&form, "form");
+    let mut all = vec![("form", token.as_str())];
+    all.extend_from_slice(fields);
+    post(browser, "/signup", &all).await
+}
+
+#[tokio::test]
+async fn a_sign_up_waits_for_its_email_to_be_verified() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mail = smtp_sink(listener).await;
+    let dir = tempfile::tempdir().unwrap();
+    let breached = dir.path().join("breached.txt");
+    std::fs::write(&breached, "letmein-letmein\n").unwrap();
+    let s = TestServer::start_with(|c| {
+        c.signup = true;
+        c.signup_required = "email name".into();
+        c.smtp_url = Some(format!("smtp://127.0.0.1:{port}"));
+        c.breached_passwords_file = Some(breached);
+    })
+    .await;
+    s.user("alice", json!({"email": "alice@example.com"})).await;
+    let b = s.browser();
+
+    let good = [("username", "carol"), ("email", "carol@example.com"), ("name", "Carol"), ("password", "a fine passphrase"), ("confirm_password", "a fine passphrase")];
+    let with = |k: &'static str, v: &'static str| good.iter().map(|(a, b)| if *a == k { (*a, v) } else { (*a, *b) }).collect::<Vec<_>>();
+    for (fields, status, says) in [
+        (with("name", ""), 422, "A required field is empty"),
+        (with("email", "not-an-address"), 422, "This is not an e-mail address"),
+        (with("confirm_password", "something else"), 422, "are not the same"),
+        (with("password", "short").into_iter().map(|(k, v)| if k == "confirm_password" { (k, "short") } else { (k, v) }).collect(), 422, "password"),
+        (with("password", "letmein-LETMEIN").into_iter().map(|(k, v)| if k == "confirm_password" { (k, "letmein-LETMEIN") } else { (k, v) }).collect(), 422, "known from a data breach"),
+        (with("username", "ALICE"), 409, "This username cannot be used"),
+    ] {
+        let page = signup(&b, &fields).await;
+        assert_eq!(page.status, status, "{fields:?}: {}", page.html);
+        assert!(page.html.contains(says), "{fields:?}: {}", page.html);
+        assert!(page.html.contains("value=\"Carol\"") || fields.iter().any(|(k, v)| *k == "name" && v.is_empty()), "what was typed is kept: {}", page.html);
+    }
+    let forged = post(&b, "/signup", &[("form", "forged"), ("username", "x")]).await;
+    assert_eq!(forged.status, 400);
+
+    // A good one: nobody yet; a mail with the link.
+    let sent = signup(&b, &good).await;
+    assert!(sent.status == 200 && sent.html.contains("Almost done"), "{}", sent.html);
+    assert!(s.server.app.registry.user_by_login("carol").is_none(), "nobody until the address is verified");
+    let messages = wait_for(&mail, 1).await;
+    assert!(messages[0].contains("To: carol@example.com"), "{}", messages[0]);
+    let link = link_in(&messages[0]);
+    let token = link.split("token=").nth(1).unwrap().to_string();
+    // Opening the link (a scanner's GET) confirms nothing; the button does, once.
+    let page = get(&b, link.trim_start_matches(&s.url(""))).await;
+    assert!(page.html.contains("action=\"/signup/verify\""), "{}", page.html);
+    assert!(s.server.app.registry.user_by_login("carol").is_none());
+    let done = post(&b, "/signup/verify", &[("token", &token)]).await;
+    assert!(done.html.contains("Your account is ready"), "{}", done.html);
+    let carol = s.server.app.registry.user_by_login("carol@example.com").expect("created");
+    assert_eq!((carol.claims["email_verified"].clone(), carol.claims["name"].clone()), (json!(true), json!("Carol")));
+    assert!(authrim::registry::users::verify_password(Some(&carol), "a fine passphrase"));
+    assert_eq!(post(&b, "/signup/verify", &[("token", &token)]).await.status, 400, "once");
+
+    // An address already taken: the same page, and no mail.
+    let taken = signup(&s.browser(), &[("username", "mallory"), ("email", "ALICE@example.com"), ("name", "M"), ("password", "a fine passphrase"), ("confirm_password", "a fine passphrase")]).await;
+    assert_eq!(taken.html, sent.html, "the same answer");
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    assert_eq!(mail.lock().unwrap().len(), 1, "no mail for an address that is taken");
+
+    // Sign-ups are throttled per address.
+    let mut statuses = Vec::new();
+    for i in 0..6 {
+        let name = format!("user{i}");
+        let email = format!("user{i}@example.com");
+        statuses.push(signup(&b, &[("username", &name), ("email", &email), ("name", "U"), ("password", "a fine passphrase"), ("confirm_password", "a fine passphrase")]).await.status);
+    }
+    assert!(statuses.contains(&429), "{statuses:?}");
+}
+
+#[tokio::test]
+async fn without_verification_the_account_signs_in_at_once_and_off_is_off() {
+    let off = TestServer::start().await;
+    assert_eq!(get(&off.browser(), "/signup").await.status, 404);
+
+    let s = TestServer::start_with(|c| {
+        c.signup = true;
+        c.signup_verify_email = false;
+        c.signup_required = String::new();
+    })
+    .await;
+    s.client("rp", json!({})).await;
+    let b = s.browser();
+    let login = Page::from(b.authorize(&[("response_type", "code"), ("client_id", "rp"), ("redirect_uri", REDIRECT), ("scope", "openid")]).await).await;
+    assert!(login.html.contains("href=\"/signup\""), "{}", login.html);
+    let done = signup(&b, &[("username", "dave"), ("password", PASSWORD), ("confirm_password", PASSWORD)]).await;
+    assert!(done.html.contains("Your account is ready"), "{}", done.html);
+    let params = s.code_for(&s.browser(), "rp", "dave", &[]).await;
+    assert!(params.contains_key("code"), "{params:?}");
+    let (_, audit) = s.admin(reqwest::Method::GET, "/admin/audit?event=user_created", None).await;
+    assert_eq!(audit["events"][0]["detail"]["by"], "signup", "{audit}");
+}
