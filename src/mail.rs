@@ -10,7 +10,7 @@
 use crate::app::{App, AppState};
 use crate::db::{Dialect, Sql, StoreResult};
 use crate::util::now;
-use lettre::message::{header::ContentType, Mailbox, Message};
+use lettre::message::{Mailbox, Message, SinglePart};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 use std::time::Duration;
 
@@ -33,9 +33,16 @@ impl Mailer {
             .map_err(|e| anyhow::anyhow!("smtp_url: {e}"))?
             .timeout(Some(Duration::from_secs(30)))
             .build();
-        let host = url::Url::parse(config.base_url()).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_else(|| "localhost".into());
-        let from = config.mail_from.clone().unwrap_or_else(|| format!("{} <noreply@{host}>", config.product_name));
-        let from: Mailbox = from.parse().map_err(|e| anyhow::anyhow!("mail_from {from:?}: {e}"))?;
+        let from = match &config.mail_from {
+            Some(f) => f.parse::<Mailbox>().map_err(|e| anyhow::anyhow!("mail_from {f:?}: {e}"))?,
+            // The product's name as the display name (built, not parsed: a comma or a quote in
+            // it is no syntax error), at the issuer's host; an address for an IP issuer.
+            None => {
+                let host = url::Url::parse(config.base_url()).ok().and_then(|u| u.domain().map(str::to_string)).unwrap_or_else(|| "localhost".into());
+                let address = lettre::Address::new("noreply", &host).or_else(|_| lettre::Address::new("noreply", "localhost")).map_err(|e| anyhow::anyhow!("mail_from: {e}"))?;
+                Mailbox::new(Some(config.product_name.clone()), address)
+            }
+        };
         Ok(Some(Self { transport, from, wake: tokio::sync::Notify::new() }))
     }
 }
@@ -119,8 +126,9 @@ async fn deliver(app: &App, mailer: &Mailer, row: Due) {
         Ok(()) => app.db.write(move |sql| sql.execute("UPDATE mail_outbox SET sent_at = ?1, body = ?2, lease_until = 0 WHERE id = ?3", crate::params![t, Vec::<u8>::new(), id])).await,
         Err(e) => {
             let gave_up = row.attempts >= app.config.mail_max_attempts as i64;
-            // Waits double from 30 s, at most an hour.
-            let wait = (30i64 << row.attempts.min(7)).min(3600);
+            // Waits double from 30 s (after the first try), at most an hour.
+            let wait = (30i64 << (row.attempts - 1).clamp(0, 7)).min(3600);
+            tracing::warn!(id, attempt = row.attempts, error = %e, "mail: not delivered; tried again in {wait} s");
             let due = if gave_up { i64::MAX / 2 } else { t + wait };
             let (err, to) = (e.clone(), row.to.clone());
             if gave_up {
@@ -138,11 +146,12 @@ async fn deliver(app: &App, mailer: &Mailer, row: Due) {
 fn message(app: &App, mailer: &Mailer, row: &Due) -> Result<Message, String> {
     let body = app.keys.vault().open_sealed("mail", &row.body).map_err(|e| format!("cannot open the message: {e}"))?;
     let to: Mailbox = row.to.parse().map_err(|e| format!("recipient: {e}"))?;
+    // A single text/plain part (MIME-Version, charset, transfer encoding) and a Message-ID.
     Message::builder()
         .from(mailer.from.clone())
         .to(to)
         .subject(row.subject.clone())
-        .header(ContentType::TEXT_PLAIN)
-        .body(String::from_utf8_lossy(&body).into_owned())
+        .message_id(None)
+        .singlepart(SinglePart::plain(String::from_utf8_lossy(&body).into_owned()))
         .map_err(|e| e.to_string())
 }

@@ -72,7 +72,7 @@ pub async fn forgot(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
     let user = app.registry.user_by_login(&typed);
     let account = crate::ratelimit::account_key(user.as_ref().map(|u| u.id.as_str()), &typed);
     let Some(attempt) = app.reset_limiter.begin(&account, &address, now()) else {
-        return error_page(StatusCode::TOO_MANY_REQUESTS, "err-too-many");
+        return error_page(StatusCode::TOO_MANY_REQUESTS, "err-too-many-requests");
     };
     // Every request counts, whether or not it names an account.
     attempt.failed(now());
@@ -81,9 +81,9 @@ pub async fn forgot(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
             let token = random_token();
             let link = format!("{}?token={token}", app.endpoint(RESET));
             let lang = user.claims.get("locale").and_then(|l| l.as_str()).map(|l| app.ui.language(Some(l), None).to_string()).unwrap_or_else(|| app.config.default_locale.clone());
-            let subject = app.ui.text(&lang, &Msg::new("mail-reset-subject").arg("product", app.config.product_name.clone()));
+            let subject = app.ui.plain_text(&lang, &Msg::new("mail-reset-subject").arg("product", app.config.product_name.clone()));
             let minutes = app.config.password_reset_ttl.div_ceil(60).to_string();
-            let body = app.ui.text(&lang, &Msg::new("mail-reset-body").arg("link", link).arg("minutes", minutes).arg("product", app.config.product_name.clone()));
+            let body = app.ui.plain_text(&lang, &Msg::new("mail-reset-body").arg("link", link).arg("minutes", minutes).arg("product", app.config.product_name.clone()));
             let (hash, id, expires) = (sha256(token.as_bytes()).to_vec(), user.id.clone(), (now() + app.config.password_reset_ttl) as i64);
             let sealed = crate::mail::seal(app.keys.vault(), &body);
             let written = app

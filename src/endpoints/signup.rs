@@ -107,7 +107,7 @@ pub async fn submit(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
     let address = client_address(&app, &headers, peer);
     // Throttled per address: every sign-up counts (the account key is the address too).
     let Some(attempt) = app.signup_limiter.begin(&format!("signup:{address}"), &address, now()) else {
-        return error_page(StatusCode::TOO_MANY_REQUESTS, "err-too-many");
+        return error_page(StatusCode::TOO_MANY_REQUESTS, "err-too-many-requests");
     };
     attempt.failed(now());
     if app.registry.user_by_login(&username).is_some() || username.contains('@') && Some(login_key(&username)) != email.as_deref().map(login_key) {
@@ -148,9 +148,9 @@ pub async fn submit(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
     let link = format!("{}?token={token}", app.endpoint(VERIFY));
     let lang = app.config.default_locale.clone();
     let product = app.config.product_name.clone();
-    let subject = app.ui.text(&lang, &Msg::new("mail-verify-subject").arg("product", product.clone()));
+    let subject = app.ui.plain_text(&lang, &Msg::new("mail-verify-subject").arg("product", product.clone()));
     let hours = app.config.email_verification_ttl.div_ceil(3600).to_string();
-    let body = app.ui.text(&lang, &Msg::new("mail-verify-body").arg("link", link).arg("hours", hours).arg("product", product));
+    let body = app.ui.plain_text(&lang, &Msg::new("mail-verify-body").arg("link", link).arg("hours", hours).arg("product", product));
     let sealed = crate::mail::seal(app.keys.vault(), &body);
     let (hash, t, expires, max) = (sha256(token.as_bytes()).to_vec(), now() as i64, (now() + app.config.email_verification_ttl) as i64, app.config.signup_max_pending as i64);
     let pending_claims = Value::Object(user.claims.clone()).to_string();

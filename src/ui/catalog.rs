@@ -66,13 +66,23 @@ impl Catalogs {
     /// Message `id` in `lang` (else in the fallback language) with `args`; `None` if no
     /// catalogue has it.
     pub fn format(&self, lang: &str, id: &str, args: &[(String, Arg)]) -> Option<String> {
+        self.format_as(lang, id, args, true)
+    }
+
+    /// The same for plain text (mail): the arguments as they are, not escaped for HTML.
+    pub fn format_plain(&self, lang: &str, id: &str, args: &[(String, Arg)]) -> Option<String> {
+        self.format_as(lang, id, args, false)
+    }
+
+    fn format_as(&self, lang: &str, id: &str, args: &[(String, Arg)], html: bool) -> Option<String> {
         let bundles = self.bundles.iter().filter(|(t, _)| t == lang).chain(self.bundles.first());
         for (_, bundle) in bundles {
             let Some(pattern) = bundle.get_message(id).and_then(|m| m.value()) else { continue };
             let mut fargs = FluentArgs::new();
             for (k, v) in args {
                 match v {
-                    Arg::Text(s) => fargs.set(k.as_str(), FluentValue::from(crate::util::html_escape(s))),
+                    Arg::Text(s) if html => fargs.set(k.as_str(), FluentValue::from(crate::util::html_escape(s))),
+                    Arg::Text(s) => fargs.set(k.as_str(), FluentValue::from(s.clone())),
                     Arg::Number(n) => fargs.set(k.as_str(), FluentValue::from(*n)),
                 }
             }

@@ -275,6 +275,12 @@ impl Ui {
         }
     }
 
+    /// A message in `lang` as plain text (mail): its arguments not escaped for HTML.
+    pub fn plain_text(&self, lang: &str, msg: &Msg) -> String {
+        let args: Vec<(String, Arg)> = msg.args.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        self.catalogs.format_plain(lang, msg.id, &args).unwrap_or_else(|| msg.id.to_string())
+    }
+
     /// A message in `lang` (for text outside templates).
     pub fn text(&self, lang: &str, msg: &Msg) -> String {
         let args: Vec<(String, Arg)> = msg.args.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();

@@ -415,3 +415,4 @@ mail-verify-body = To finish creating your { $product } account, open this link 
     { $link }
 
     If it was not you, ignore this message: no account is created.
+err-too-many-requests = Too many requests from here. Wait a few minutes and try again.

@@ -413,3 +413,4 @@ mail-verify-body = Pour terminer la création de votre compte { $product }, ouvr
     { $link }
 
     Si ce n'était pas vous, ignorez ce message : aucun compte n'est créé.
+err-too-many-requests = Trop de demandes depuis cet endroit. Patientez quelques minutes et réessayez.
