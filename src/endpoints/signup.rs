@@ -74,7 +74,7 @@ pub async fn submit(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
         return off();
     }
     let Ok(FormParams(params)) = form else { return error_page(StatusCode::BAD_REQUEST, "err-form-expired") };
-    if !params.get("form").is_some_and(|t| app.sealer.open::<()>(KIND, cookies::get(&headers, cookies::BROWSER), t).is_ok()) {
+    if params.get("form").is_none_or(|t| app.sealer.open::<()>(KIND, cookies::get(&headers, cookies::BROWSER), t).is_err()) {
         return error_page(StatusCode::BAD_REQUEST, "err-form-expired");
     }
     let text = |n: &str| params.get(n).map(str::trim).unwrap_or_default().to_string();

@@ -19,7 +19,7 @@ use crate::http::cookies;
 use crate::http::pages::error_page;
 use crate::http::params::{FormParams, Params};
 use crate::identity::links::{self, Linking};
-use crate::identity::upstream::{Identity, UpstreamError};
+use crate::identity::upstream::{Answer, Identity, UpstreamError};
 use crate::registry::{users, User, UserInput};
 use crate::ui::Msg;
 use crate::util::{b64, random_token, sha256};
@@ -107,7 +107,9 @@ pub async fn callback(State(app): State<AppState>, ConnectInfo(peer): ConnectInf
     }
     let code = params.get("code").unwrap_or_default();
     let max_age = pending.req.as_ref().and_then(reauthentication);
-    let identity = match app.upstreams.finish(p, code, params.get("iss"), &pending.verifier, &app.endpoint(CALLBACK), &pending.nonce, max_age).await {
+    let redirect_uri = app.endpoint(CALLBACK);
+    let answer = Answer { code, iss: params.get("iss"), verifier: &pending.verifier, redirect_uri: &redirect_uri, nonce: &pending.nonce, max_age };
+    let identity = match app.upstreams.finish(p, answer).await {
         Ok(identity) => identity,
         Err(e @ UpstreamError::Unavailable(_)) => return unreachable_page(p, &e),
         Err(UpstreamError::Refused(why)) => {

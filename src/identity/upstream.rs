@@ -70,8 +70,23 @@ pub struct Upstreams {
     providers: Vec<IdentityProvider>,
     http: reqwest::Client,
     endpoints: Mutex<HashMap<String, Arc<Endpoints>>>,
-    keys: Mutex<HashMap<String, (Arc<[ClientKey]>, Instant)>>,
+    keys: Mutex<HashMap<String, CachedKeys>>,
     min_refetch: Duration,
+}
+
+/// A provider's key set and when it was fetched.
+type CachedKeys = (Arc<[ClientKey]>, Instant);
+
+/// What came back to the callback, and what the request going out had kept for it.
+pub struct Answer<'a> {
+    pub code: &'a str,
+    /// The response's `iss` (RFC 9207), if any.
+    pub iss: Option<&'a str>,
+    pub verifier: &'a str,
+    pub redirect_uri: &'a str,
+    pub nonce: &'a str,
+    /// The sign-in must be at most this old (`prompt=login`: 0).
+    pub max_age: Option<u64>,
 }
 
 /// What the authorization request carries, kept (sealed) until the callback.
@@ -135,7 +150,8 @@ impl Upstreams {
 
     /// The callback's answer: `iss` checked (RFC 9207), the code exchanged with its PKCE
     /// verifier, the user identified.
-    pub async fn finish(&self, p: &IdentityProvider, code: &str, iss: Option<&str>, verifier: &str, redirect_uri: &str, nonce: &str, max_age: Option<u64>) -> Result<Identity, UpstreamError> {
+    pub async fn finish(&self, p: &IdentityProvider, answer: Answer<'_>) -> Result<Identity, UpstreamError> {
+        let Answer { code, iss, verifier, redirect_uri, nonce, max_age } = answer;
         let ep = self.endpoints(p).await?;
         match (iss, p.issuer.as_deref()) {
             (Some(got), Some(expected)) if got != expected => return Err(UpstreamError::Refused(format!("the response's iss {got:?} is not {expected:?} (RFC 9207)"))),
