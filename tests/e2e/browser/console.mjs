@@ -49,10 +49,10 @@
 // longest any one wait may take). Output: one line of JSON, what the browser saw. Any failed
 // step exits 1 with the browser's console, CSP reports and the current page on stderr.
 import { chromium } from 'playwright-core';
-import { createHmac } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
+import { AXE_CONTROL_CONTEXT, axeControlRuns, chromiumOptions, japaneseFont as sharedJapaneseFont, runAxe, screenshot,
+  textParts, base32, hotp, step } from './shared.mjs';
 
 const require = createRequire(import.meta.url);
 const AXE_SCRIPT = require.resolve('axe-core/axe.min.js');
@@ -94,39 +94,8 @@ const WALKS = {
 }[SCENARIO];
 if (!WALKS) throw new Error(`unknown SCENARIO ${SCENARIO}`);
 
-// RFC 6238 TOTP (HMAC-SHA1, 6 digits, 30 s steps) from an RFC 4648 base32 key, as in
-// passkeys.mjs (checked against RFC 6238 Appendix B below, and by test_console.py against
-// test_mfa's helper).
-function base32(text) {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0;
-  let value = 0;
-  const out = [];
-  for (const ch of text.replace(/=+$/, '').toUpperCase()) {
-    const v = alphabet.indexOf(ch);
-    if (v < 0) throw new Error(`not base32: ${text}`);
-    value = (value << 5) | v;
-    bits += 5;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push((value >>> bits) & 0xff);
-      value &= (1 << bits) - 1;
-    }
-  }
-  return Buffer.from(out);
-}
-function hotp(key, counter, digits = 6) {
-  const message = Buffer.alloc(8);
-  message.writeBigUInt64BE(BigInt(counter));
-  const mac = createHmac('sha1', key).update(message).digest();
-  const offset = mac[mac.length - 1] & 0x0f;
-  return String((mac.readUInt32BE(offset) & 0x7fffffff) % 10 ** digits).padStart(digits, '0');
-}
-const step = (at = Date.now()) => Math.floor(at / 1000 / 30);
-if (hotp(Buffer.from('12345678901234567890'), 1, 8) !== '94287082'
-    || hotp(base32('GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ'), 1) !== '287082') {
-  throw new Error('the TOTP helper does not match RFC 6238 Appendix B');
-}
+// RFC 6238 TOTP: base32, hotp and step from shared.mjs (checked there against RFC 6238 Appendix B,
+// and by test_console.py against test_mfa's helper).
 
 // What the browser reports along the way, for the checks and for a failure's diagnosis;
 // every entry names the walk (and the person) it came from.
@@ -270,65 +239,19 @@ async function signIn(username, pred) {
 
 // axe-core on the page as it stands, in `scheme` (light or dark), with AXE_TAGS' rules.
 async function axe(scheme) {
-  await page.emulateMedia({ colorScheme: scheme });
-  const theme = await page.evaluate(() => ({ dark: matchMedia('(prefers-color-scheme: dark)').matches,
-    body_background: getComputedStyle(document.body).backgroundColor }));
-  if (!(await page.evaluate(() => Boolean(window.axe)))) await page.addScriptTag({ path: AXE_SCRIPT });
-  const result = await page.evaluate(async (tags) => {
-    const r = await window.axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations', 'incomplete'] });
-    const checks = (n) => [...n.any, ...n.all, ...n.none].filter((c) => c.data != null || c.message)
-      .map((c) => ({ id: c.id, message: c.message, data: c.data }));
-    const slim = (list) => list.map((v) => ({ id: v.id, impact: v.impact, help: v.help, help_url: v.helpUrl,
-      tags: v.tags.filter((t) => t.startsWith('wcag')),
-      nodes: v.nodes.map((n) => ({ target: n.target, html: n.html.slice(0, 300), summary: n.failureSummary ?? null, checks: checks(n) })) }));
-    return { violations: slim(r.violations), incomplete: slim(r.incomplete), passes: r.passes.map((p) => p.id),
-      engine: r.testEngine.version };
-  }, AXE_TAGS);
-  await page.emulateMedia({ colorScheme: 'light' });
-  return { scheme, ...theme, ...result };
+  return runAxe(page, scheme, { script: AXE_SCRIPT, tags: AXE_TAGS });
 }
 
 // Every piece of text a reader meets (visible text nodes; accessible names, placeholders and
 // titles from attributes; the document's title) with the language it is marked as being in
 // (the nearest lang attribute). Code (identifiers, JSON, commands), the values of fields and
 // the choices of a select are not prose: left out.
-const parts = () => page.evaluate(() => {
-  const langOf = (el) => el.closest('[lang]')?.getAttribute('lang') ?? null;
-  const out = [{ lang: document.documentElement.lang, text: document.title, attribute: 'title' }];
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-    const t = n.textContent.replace(/\s+/g, ' ').trim();
-    const el = n.parentElement;
-    if (t && el && !el.closest('script, style, code, select, textarea') && el.checkVisibility()) out.push({ lang: langOf(el), text: t });
-  }
-  for (const el of document.querySelectorAll('[aria-label], [alt], [title]')) {
-    for (const a of ['aria-label', 'alt', 'title']) {
-      const v = el.getAttribute(a)?.trim();
-      if (v) out.push({ lang: langOf(el), text: v, attribute: a });
-    }
-  }
-  return out;
-});
+const parts = () => textParts(page, { skip: 'script, style, code, select, textarea', attributes: ['aria-label', 'alt', 'title'] });
 
 // Whether this Chromium has a font for Japanese (see pages.mjs).
-const japaneseFont = () => page.evaluate(() => {
-  const canvas = document.createElement('canvas');
-  canvas.width = 40;
-  canvas.height = 40;
-  const g = canvas.getContext('2d');
-  const draw = (ch) => {
-    g.clearRect(0, 0, 40, 40);
-    g.font = `32px ${getComputedStyle(document.body).fontFamily}`;
-    g.fillText(ch, 2, 32);
-    return g.getImageData(0, 0, 40, 40).data.join(',');
-  };
-  return draw('サ') !== draw('ン');
-});
+const japaneseFont = () => sharedJapaneseFont(page);
 
-async function shot(file) {
-  await page.screenshot({ path: join(ARTIFACTS, file), fullPage: true, timeout: WAIT_MS });
-  seen.screenshots.push(file);
-}
+const shot = (file) => screenshot(page, seen, ARTIFACTS, file, WAIT_MS);
 
 // The page's widths at a phone's size, what sticks out on the right (outside the tables'
 // own scrolling regions, which clip what they hold, but for what is positioned absolutely:
@@ -653,28 +576,16 @@ async function shortWalk() {
 // The harness itself, before any page of Authrim (as in pages.mjs): faint text in both
 // themes, faint text in the dark theme only, a field without a label.
 async function axeControl() {
-  const context = await browser.newContext({ bypassCSP: true, colorScheme: 'light' });
+  const context = await browser.newContext(AXE_CONTROL_CONTEXT);
   contexts.push(context);
   page = await context.newPage();
-  await page.setContent(`<!doctype html><html lang="en"><head><title>axe control</title><style>
-    body { background: #fff; color: #222; } .faint { color: #aaa; }
-    @media (prefers-color-scheme: dark) { .dark-only { color: #555; background: #333; } }
-    </style></head><body><main><h1>Control</h1><p class="faint">Faint in both themes</p>
-    <p class="dark-only">Faint in the dark theme only</p><input type="text"></main></body></html>`);
-  const runs = [await axe('light'), await axe('dark')];
+  const control = await axeControlRuns(page, axe);
   await context.close();
-  return runs.map((r) => ({ scheme: r.scheme, dark: r.dark,
-    violations: r.violations.map((v) => ({ id: v.id, targets: v.nodes.map((n) => n.target.join(' ')) })) }));
+  return control;
 }
 
 async function main() {
-  browser = await chromium.launch({
-    executablePath: env('CHROMIUM'),
-    headless: true,
-    timeout: 30_000,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await chromium.launch(chromiumOptions());
   if (SCENARIO === 'axe') seen.axe_control = await axeControl();
   for (const w of WALKS) {
     walk = { ...w };

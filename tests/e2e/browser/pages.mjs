@@ -49,8 +49,9 @@
 import { chromium } from 'playwright-core';
 import { createHash, randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
+import { AXE_CONTROL_CONTEXT, axeControlRuns, chromiumOptions, japaneseFont as sharedJapaneseFont, runAxe, screenshot,
+  textParts } from './shared.mjs';
 
 const require = createRequire(import.meta.url);
 const AXE_SCRIPT = require.resolve('axe-core/axe.min.js');
@@ -183,22 +184,7 @@ async function signIn(username, password, pred) {
 
 // axe-core on the page as it stands, in `scheme` (light or dark), with AXE_TAGS' rules.
 async function axe(scheme) {
-  await page.emulateMedia({ colorScheme: scheme });
-  const theme = await page.evaluate(() => ({ dark: matchMedia('(prefers-color-scheme: dark)').matches,
-    body_background: getComputedStyle(document.body).backgroundColor }));
-  if (!(await page.evaluate(() => Boolean(window.axe)))) await page.addScriptTag({ path: AXE_SCRIPT });
-  const result = await page.evaluate(async (tags) => {
-    const r = await window.axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations', 'incomplete'] });
-    const checks = (n) => [...n.any, ...n.all, ...n.none].filter((c) => c.data != null || c.message)
-      .map((c) => ({ id: c.id, message: c.message, data: c.data }));
-    const slim = (list) => list.map((v) => ({ id: v.id, impact: v.impact, help: v.help, help_url: v.helpUrl,
-      tags: v.tags.filter((t) => t.startsWith('wcag')),
-      nodes: v.nodes.map((n) => ({ target: n.target, html: n.html.slice(0, 300), summary: n.failureSummary ?? null, checks: checks(n) })) }));
-    return { violations: slim(r.violations), incomplete: slim(r.incomplete), passes: r.passes.map((p) => p.id),
-      engine: r.testEngine.version };
-  }, AXE_TAGS);
-  await page.emulateMedia({ colorScheme: 'light' });
-  return { scheme, ...theme, ...result };
+  return runAxe(page, scheme, { script: AXE_SCRIPT, tags: AXE_TAGS });
 }
 
 // A page reached by `res`: what it says and in which language; then, as the walk asks, its
@@ -235,44 +221,13 @@ async function visit(name, res) {
 // Every piece of text a reader meets (visible text nodes; accessible names, placeholders and
 // titles from attributes; the document's title) with the language it is marked as being in:
 // the nearest lang attribute (WCAG 3.1.2, language of parts).
-const parts = () => page.evaluate(() => {
-  const langOf = (el) => el.closest('[lang]')?.getAttribute('lang') ?? null;
-  const out = [{ lang: document.documentElement.lang, text: document.title, attribute: 'title' }];
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-    const t = n.textContent.replace(/\s+/g, ' ').trim();
-    const el = n.parentElement;
-    if (t && el && !el.closest('script, style') && el.checkVisibility()) out.push({ lang: langOf(el), text: t });
-  }
-  for (const el of document.querySelectorAll('[aria-label], [placeholder], [alt], [title]')) {
-    for (const a of ['aria-label', 'placeholder', 'alt', 'title']) {
-      const v = el.getAttribute(a)?.trim();
-      if (v) out.push({ lang: langOf(el), text: v, attribute: a });
-    }
-  }
-  return out;
-});
+const parts = () => textParts(page);
 
 // Whether this Chromium has a font for Japanese: two different kana drawn differently (with
 // no such font both are the same empty box, and the screenshots show boxes).
-const japaneseFont = () => page.evaluate(() => {
-  const canvas = document.createElement('canvas');
-  canvas.width = 40;
-  canvas.height = 40;
-  const g = canvas.getContext('2d');
-  const draw = (ch) => {
-    g.clearRect(0, 0, 40, 40);
-    g.font = `32px ${getComputedStyle(document.body).fontFamily}`;
-    g.fillText(ch, 2, 32);
-    return g.getImageData(0, 0, 40, 40).data.join(',');
-  };
-  return draw('サ') !== draw('ン');
-});
+const japaneseFont = () => sharedJapaneseFont(page);
 
-async function shot(file) {
-  await page.screenshot({ path: join(ARTIFACTS, file), fullPage: true, timeout: WAIT_MS });
-  seen.screenshots.push(file);
-}
+const shot = (file) => screenshot(page, seen, ARTIFACTS, file, WAIT_MS);
 
 // The login page with the keyboard: see the header.
 async function keyboardOnLogin() {
@@ -385,27 +340,15 @@ async function frenchWalk() {
 // only (.dark-only: #555 on #333), and a field without a label. What it finds proves that the
 // script is injected, that the rules run and that the dark theme is what they see.
 async function axeControl() {
-  context = await browser.newContext({ bypassCSP: true, colorScheme: 'light' });
+  context = await browser.newContext(AXE_CONTROL_CONTEXT);
   page = await context.newPage();
-  await page.setContent(`<!doctype html><html lang="en"><head><title>axe control</title><style>
-    body { background: #fff; color: #222; } .faint { color: #aaa; }
-    @media (prefers-color-scheme: dark) { .dark-only { color: #555; background: #333; } }
-    </style></head><body><main><h1>Control</h1><p class="faint">Faint in both themes</p>
-    <p class="dark-only">Faint in the dark theme only</p><input type="text"></main></body></html>`);
-  const runs = [await axe('light'), await axe('dark')];
+  const control = await axeControlRuns(page, axe);
   await closeContext();
-  return runs.map((r) => ({ scheme: r.scheme, dark: r.dark,
-    violations: r.violations.map((v) => ({ id: v.id, targets: v.nodes.map((n) => n.target.join(' ')) })) }));
+  return control;
 }
 
 async function main() {
-  browser = await chromium.launch({
-    executablePath: env('CHROMIUM'),
-    headless: true,
-    timeout: 30_000,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await chromium.launch(chromiumOptions());
   if (SCENARIO === 'axe') seen.axe_control = await axeControl();
   for (const w of WALKS) {
     walk = { ...w };

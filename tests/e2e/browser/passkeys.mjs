@@ -40,11 +40,11 @@
 // line of JSON, what the browser saw. Any failed step exits 1 with the browser's console, CSP
 // reports and the current page on stderr.
 import { chromium } from 'playwright-core';
-import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
+import { base32, chromiumOptions, hotp, screenshot, step } from './shared.mjs';
 
 const SCENARIO = env('SCENARIO');
 const ISSUER = env('ISSUER');
@@ -53,38 +53,6 @@ const WAIT_MS = Number(process.env.WAIT_MS || 10000);
 
 giveUpAfter(100);
 
-// RFC 6238 TOTP (HMAC-SHA1, 6 digits, 30 s steps) from an RFC 4648 base32 key.
-function base32(text) {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0;
-  let value = 0;
-  const out = [];
-  for (const ch of text.replace(/=+$/, '').toUpperCase()) {
-    const v = alphabet.indexOf(ch);
-    if (v < 0) throw new Error(`not base32: ${text}`);
-    value = (value << 5) | v;
-    bits += 5;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push((value >>> bits) & 0xff);
-      value &= (1 << bits) - 1;
-    }
-  }
-  return Buffer.from(out);
-}
-function hotp(key, counter, digits = 6) {
-  const message = Buffer.alloc(8);
-  message.writeBigUInt64BE(BigInt(counter));
-  const mac = createHmac('sha1', key).update(message).digest();
-  const offset = mac[mac.length - 1] & 0x0f;
-  return String((mac.readUInt32BE(offset) & 0x7fffffff) % 10 ** digits).padStart(digits, '0');
-}
-const step = (at = Date.now()) => Math.floor(at / 1000 / 30);
-// RFC 6238 Appendix B (SHA-1, T = 59 s), and the same seed through base32.
-if (hotp(Buffer.from('12345678901234567890'), 1, 8) !== '94287082'
-    || hotp(base32('GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ'), 1) !== '287082') {
-  throw new Error('the TOTP helper does not match RFC 6238 Appendix B');
-}
 
 // What the browser reports along the way, for the checks and for a failure's diagnosis.
 const seen = { console: [], page_errors: [], csp_violations: [], conditional: [], webauthn: [],
@@ -136,11 +104,7 @@ async function describe(res) {
     hops: await hops(res), heading: await heading() };
 }
 
-async function shot(name) {
-  const file = `${name}.png`;
-  await page.screenshot({ path: join(ARTIFACTS, file), fullPage: true, timeout: WAIT_MS });
-  seen.screenshots.push(file);
-}
+const shot = (name) => screenshot(page, seen, ARTIFACTS, `${name}.png`, WAIT_MS);
 
 async function credentials() {
   const { credentials: list } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
@@ -210,13 +174,7 @@ async function totpPage(res) {
 }
 
 async function launch() {
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: env('CHROMIUM'),
-    headless: true,
-    timeout: 30_000,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  context = await chromium.launchPersistentContext(profile, chromiumOptions());
   await context.exposeBinding('__authrimCspViolation', ({ frame }, v) => seen.csp_violations.push({ ...v, frame: frame.url() }));
   await context.exposeBinding('__authrimConditional', (_, r) => {
     seen.conditional.push({ ...r, answered: conditionalUi });
