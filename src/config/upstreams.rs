@@ -15,6 +15,15 @@
 //! claims = { preferred_username = "upn" }      # ours = theirs, beside the standard ones
 //!
 //! [[identity_providers]]
+//! id = "partner"
+//! name = "Partner"
+//! issuer = "https://idp.partner.example"
+//! client_id = "authrim"
+//! token_endpoint_auth_method = "private_key_jwt"  # no shared secret: a signed assertion
+//! private_key_file = "/etc/authrim/partner.pem"   # PKCS#8 PEM: RSA, P-256 or Ed25519
+//! # its public key: GET /login/upstream/partner/jwks (register it, or that URL, there)
+//!
+//! [[identity_providers]]
 //! id = "github"
 //! name = "GitHub"
 //! kind = "oauth2"                              # no ID token: the user-info URL says who
@@ -55,8 +64,18 @@ pub struct IdentityProvider {
     /// `token_endpoint_auth_method = "client_secret_post"`.
     #[serde(default)]
     pub client_secret: Option<String>,
+    /// `client_secret_basic` (default), `client_secret_post`, `private_key_jwt` (RFC 7523,
+    /// OpenID Connect Core §9: an assertion signed with `private_key_file`) or `none`.
     #[serde(default = "basic")]
     pub token_endpoint_auth_method: String,
+    /// `private_key_jwt`: our private key for this provider, PKCS#8 PEM (RSA, P-256 or
+    /// Ed25519). Its public half is served at `/login/upstream/<id>/jwks`.
+    #[serde(default)]
+    pub private_key_file: Option<std::path::PathBuf>,
+    /// `private_key_jwt`: the assertion's algorithm; by default RS256, ES256 or EdDSA after
+    /// the key (PS256 must be asked for).
+    #[serde(default)]
+    pub client_assertion_alg: Option<String>,
     #[serde(default = "default_scopes")]
     pub scopes: String,
     /// Endpoints, when not discovered (always for `oauth2`).
@@ -107,11 +126,16 @@ impl IdentityProvider {
         if self.id.is_empty() || self.id.len() > 64 || !self.id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
             anyhow::bail!("{at}: id must be 1-64 letters, digits, '-' or '_'");
         }
-        if !matches!(self.token_endpoint_auth_method.as_str(), "client_secret_basic" | "client_secret_post" | "none") {
-            anyhow::bail!("{at}: token_endpoint_auth_method must be client_secret_basic, client_secret_post or none");
+        match self.token_endpoint_auth_method.as_str() {
+            "client_secret_basic" | "client_secret_post" if self.client_secret.as_deref().is_none_or(str::is_empty) => {
+                anyhow::bail!("{at}: client_secret is required (or token_endpoint_auth_method = \"private_key_jwt\" or \"none\")")
+            }
+            "private_key_jwt" if self.private_key_file.is_none() => anyhow::bail!("{at}: private_key_jwt needs private_key_file"),
+            "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none" => {}
+            _ => anyhow::bail!("{at}: token_endpoint_auth_method must be client_secret_basic, client_secret_post, private_key_jwt or none"),
         }
-        if self.token_endpoint_auth_method != "none" && self.client_secret.as_deref().is_none_or(str::is_empty) {
-            anyhow::bail!("{at}: client_secret is required (or token_endpoint_auth_method = \"none\")");
+        if self.token_endpoint_auth_method != "private_key_jwt" && (self.private_key_file.is_some() || self.client_assertion_alg.is_some()) {
+            anyhow::bail!("{at}: private_key_file and client_assertion_alg are for token_endpoint_auth_method = \"private_key_jwt\"");
         }
         let urls = [&self.issuer, &self.authorization_endpoint, &self.token_endpoint, &self.userinfo_endpoint, &self.jwks_uri];
         for u in urls.into_iter().flatten() {

@@ -25,7 +25,7 @@ use crate::ui::Msg;
 use crate::util::{b64, random_token, sha256};
 use axum::extract::{ConnectInfo, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
@@ -44,6 +44,15 @@ struct Pending {
     link: Option<(String, String)>,
     nonce: String,
     verifier: String,
+}
+
+/// `GET /login/upstream/{id}/jwks`: the public key our `private_key_jwt` assertions to that
+/// provider are signed with (RFC 7517 JWK Set), for its client registration.
+pub async fn assertion_jwks(State(app): State<AppState>, id: Result<axum::extract::Path<String>, axum::extract::rejection::PathRejection>) -> Result<Response, OAuthError> {
+    let set = id.ok().and_then(|axum::extract::Path(id)| app.upstreams.assertion_jwks(&id)).ok_or_else(|| OAuthError::not_found("no such identity provider uses private_key_jwt"))?;
+    let mut res = axum::Json(set).into_response();
+    res.headers_mut().insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("public, max-age=300"));
+    Ok(res)
 }
 
 /// `POST /login/upstream`: a button of the login page (its sealed request and `idp`).

@@ -43,6 +43,7 @@ pub fn router(app: AppState) -> Router {
         .route(crate::endpoints::password_reset::FORGOT, get(crate::endpoints::password_reset::forgot_page).post(crate::endpoints::password_reset::forgot))
         .route(crate::endpoints::password_reset::RESET, get(crate::endpoints::password_reset::reset_page).post(crate::endpoints::password_reset::reset))
         .route(crate::endpoints::upstream_login::CALLBACK, get(crate::endpoints::upstream_login::callback))
+        .route("/login/upstream/{id}/jwks", get(crate::endpoints::upstream_login::assertion_jwks))
         .route("/", get(landing))
         .route("/assets/{name}", get(asset))
         .route("/consent", get(interaction::consent_page).post(interaction::consent))

@@ -10,6 +10,7 @@
 
 use crate::client_auth::keys::{parse_jwks, ClientKey, ASYMMETRIC_ALGS};
 use crate::config::upstreams::{IdentityProvider, UpstreamKind};
+use crate::keys::SigningKey;
 use jsonwebtoken::Validation;
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
@@ -72,6 +73,8 @@ pub struct Upstreams {
     endpoints: Mutex<HashMap<String, Arc<Endpoints>>>,
     keys: Mutex<HashMap<String, CachedKeys>>,
     min_refetch: Duration,
+    /// `private_key_jwt`: our key for each such provider, by its id.
+    assertion_keys: HashMap<String, SigningKey>,
 }
 
 /// A provider's key set and when it was fetched.
@@ -103,7 +106,14 @@ impl Upstreams {
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("authrim/", env!("CARGO_PKG_VERSION")))
             .build()?;
+        let mut assertion_keys = HashMap::new();
+        for p in &config.identity_providers {
+            if let Some(file) = &p.private_key_file {
+                assertion_keys.insert(p.id.clone(), assertion_key(file, p.client_assertion_alg.as_deref()).map_err(|e| anyhow::anyhow!("identity provider {}: {e}", p.id))?);
+            }
+        }
         Ok(Self {
+            assertion_keys,
             providers: config.identity_providers.clone(),
             http,
             endpoints: Mutex::new(HashMap::new()),
@@ -118,6 +128,21 @@ impl Upstreams {
 
     pub fn get(&self, id: &str) -> Option<&IdentityProvider> {
         self.providers.iter().find(|p| p.id == id)
+    }
+
+    /// `private_key_jwt`: the public key a provider checks our assertions with, as a JWK
+    /// Set (for its client registration: the document, or the URL serving it).
+    pub fn assertion_jwks(&self, id: &str) -> Option<Value> {
+        self.assertion_keys.get(id).map(|k| serde_json::json!({"keys": [k.public_jwk]}))
+    }
+
+    /// RFC 7523 §3, OpenID Connect Core §9: a short-lived assertion naming us (`iss`, `sub`)
+    /// and the token endpoint (`aud`), unique by `jti`.
+    fn client_assertion(&self, p: &IdentityProvider, token_endpoint: &str) -> Result<String, UpstreamError> {
+        let key = self.assertion_keys.get(&p.id).ok_or_else(|| UpstreamError::Unavailable("no assertion key".into()))?;
+        let now = crate::util::now();
+        let claims = serde_json::json!({"iss": p.client_id, "sub": p.client_id, "aud": token_endpoint, "jti": crate::util::random_token(), "iat": now, "exp": now + 60});
+        key.sign_jwt("JWT", &claims).map_err(|e| UpstreamError::Unavailable(format!("cannot sign the client assertion: {e}")))
     }
 
     /// The URL that sends the browser to the provider. `max_age`: the request asked for a
@@ -159,6 +184,7 @@ impl Upstreams {
             (None, _) if ep.iss_parameter => return Err(UpstreamError::Refused("the provider sends iss, and this response has none (RFC 9207)".into())),
             _ => {}
         }
+        let assertion;
         let mut form = vec![("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect_uri), ("code_verifier", verifier)];
         let mut req = self.http.post(&ep.token).header(reqwest::header::ACCEPT, "application/json");
         match p.token_endpoint_auth_method.as_str() {
@@ -170,6 +196,12 @@ impl Upstreams {
             "client_secret_post" => {
                 form.push(("client_id", &p.client_id));
                 form.push(("client_secret", p.client_secret.as_deref().unwrap_or_default()));
+            }
+            "private_key_jwt" => {
+                assertion = self.client_assertion(p, &ep.token)?;
+                form.push(("client_id", &p.client_id));
+                form.push(("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"));
+                form.push(("client_assertion", &assertion));
             }
             _ => form.push(("client_id", &p.client_id)),
         }
@@ -335,6 +367,13 @@ impl Upstreams {
     }
 }
 
+/// Our `private_key_jwt` key for a provider, from a PKCS#8 PEM file.
+fn assertion_key(file: &std::path::Path, alg: Option<&str>) -> anyhow::Result<SigningKey> {
+    use rustls_pki_types::pem::PemObject;
+    let der = rustls_pki_types::PrivatePkcs8KeyDer::from_pem_file(file).map_err(|e| anyhow::anyhow!("private_key_file {}: {e} (a PKCS#8 PEM key is wanted)", file.display()))?;
+    SigningKey::from_pkcs8_any(alg, der.secret_pkcs8_der()).map_err(|e| anyhow::anyhow!("private_key_file {}: {e}", file.display()))
+}
+
 /// A JSON answer of at most `MAX_BYTES`, or why not.
 async fn read_json(res: Result<reqwest::Response, reqwest::Error>) -> Result<Value, UpstreamError> {
     let res = res.map_err(|e| UpstreamError::Unavailable(if e.is_timeout() { "timed out".into() } else { "unreachable".into() }))?;
@@ -407,5 +446,24 @@ mod tests {
         assert_eq!(m.get("locale"), Some(&Value::from("ja")));
         assert!(!m.contains_key("name") && !m.contains_key("picture"), "{m:?}");
         assert!(p.validate(0).is_ok());
+    }
+
+    #[test]
+    fn private_key_jwt_needs_a_readable_key_and_only_it_takes_one() {
+        let with = |extra: &str| -> IdentityProvider { toml::from_str(&format!("id = \"x\"\nname = \"X\"\nissuer = \"https://x.example\"\nclient_id = \"c\"\n{extra}")).unwrap() };
+        assert!(with("token_endpoint_auth_method = \"private_key_jwt\"").validate(0).is_err(), "no key file");
+        assert!(with("client_secret = \"s\"\nprivate_key_file = \"/k.pem\"").validate(0).is_err(), "a key file for a secret");
+        assert!(with("token_endpoint_auth_method = \"client_secret_jwt\"\nclient_secret = \"s\"").validate(0).is_err());
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("k.pem");
+        std::fs::write(&file, "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n").unwrap();
+        let p = with(&format!("token_endpoint_auth_method = \"private_key_jwt\"\nprivate_key_file = \"{}\"", file.display()));
+        assert!(p.validate(0).is_ok());
+        assert!(assertion_key(&file, None).is_err(), "not a key");
+        let (_, pkcs8) = SigningKey::generate_for("EdDSA").unwrap();
+        use base64::Engine;
+        std::fs::write(&file, format!("-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n", base64::engine::general_purpose::STANDARD.encode(&pkcs8))).unwrap();
+        assert_eq!(assertion_key(&file, None).unwrap().alg, "EdDSA");
+        assert!(assertion_key(&file, Some("RS256")).is_err(), "an Ed25519 key cannot sign RS256");
     }
 }

@@ -65,6 +65,18 @@ impl SigningKey {
         Self::from_pkcs8_for(ALG_RS256, pkcs8)
     }
 
+    /// A key of any kind we sign with, from PKCS#8: for `alg` if given, else for the key's
+    /// usual algorithm (RS256, ES256 or EdDSA).
+    pub fn from_pkcs8_any(alg: Option<&str>, pkcs8: &[u8]) -> anyhow::Result<Self> {
+        if let Some(alg) = alg {
+            return Self::from_pkcs8_for(alg, pkcs8);
+        }
+        ["RS256", "ES256", "EdDSA"]
+            .iter()
+            .find_map(|alg| Self::from_pkcs8_for(alg, pkcs8).ok())
+            .ok_or_else(|| anyhow::anyhow!("not an RSA, P-256 or Ed25519 private key in PKCS#8"))
+    }
+
     pub fn from_pkcs8_for(alg: &str, pkcs8: &[u8]) -> anyhow::Result<Self> {
         let alg = signing_alg(alg).ok_or_else(|| anyhow::anyhow!("unknown signing algorithm {alg}"))?;
         let (pair, mut jwk) = match alg {

@@ -418,3 +418,74 @@ async fn a_plain_oauth2_provider_signs_in_through_its_user_info() {
     let linked = authrim::identity::links::of_user(&down.server.app.db, &user.id).await.unwrap();
     assert_eq!((linked[0].provider.as_str(), linked[0].subject.as_str()), ("gh", "4242"));
 }
+
+/// `private_key_jwt` towards the provider: no shared secret, an assertion signed with our key
+/// (a PEM file), which the provider checks against the key set we publish for it. A provider
+/// that has another key for us refuses, and nobody signs in.
+#[tokio::test]
+async fn private_key_jwt_signs_in_with_an_assertion_instead_of_a_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = test_config(dir.path());
+    let callback = format!("{}/login/upstream/callback", config.issuer);
+    let pem = |pkcs8: &[u8]| {
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::STANDARD.encode(pkcs8);
+        let lines: Vec<&str> = b64.as_bytes().chunks(64).map(|c| std::str::from_utf8(c).unwrap()).collect();
+        format!("-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n", lines.join("\n"))
+    };
+    let (_, ours) = authrim::keys::SigningKey::generate_for("ES256").unwrap();
+    let key_file = dir.path().join("upstream.pem");
+    std::fs::write(&key_file, pem(&ours)).unwrap();
+    let (other, _) = authrim::keys::SigningKey::generate_for("ES256").unwrap();
+
+    // The upstream: `downstream` registered with our key set's URL, `stale` with another key.
+    let up_dir = tempfile::tempdir().unwrap();
+    let mut up_config = test_config(up_dir.path());
+    let port = up_config.listen.port();
+    up_config.listen = format!("127.0.0.2:{port}").parse().unwrap();
+    up_config.issuer = format!("http://127.0.0.2:{port}");
+    up_config.fetch_allow_private_addresses = true;
+    let up = TestServer::start_in(up_dir, up_config).await;
+    let jwks_uri = format!("{}/login/upstream/up/jwks", config.issuer);
+    up.client("downstream", json!({"redirect_uris": [callback], "token_endpoint_auth_method": "private_key_jwt", "jwks_uri": jwks_uri})).await;
+    up.client("stale", json!({"redirect_uris": [callback], "token_endpoint_auth_method": "private_key_jwt", "jwks": {"keys": [other.public_jwk]}})).await;
+    up.user("ulla", json!({"email": "ulla@example.com", "email_verified": true})).await;
+
+    let configured = |id: &str, name: &str, client: &str| -> IdentityProvider {
+        toml::from_str(&format!(
+            "id = \"{id}\"\nname = \"{name}\"\nissuer = \"{}\"\nclient_id = \"{client}\"\ntoken_endpoint_auth_method = \"private_key_jwt\"\nprivate_key_file = \"{}\"",
+            up.issuer(),
+            key_file.display()
+        ))
+        .unwrap()
+    };
+    config.identity_providers = vec![configured("up", "Upstream Co", "downstream"), configured("up2", "Upstream Two", "stale")];
+    let down = TestServer::start_in(dir, config).await;
+    let (_, rp_secret) = down.client("rp", json!({})).await;
+
+    // The published key set: our key's public half, nothing private.
+    let set: Value = reqwest::get(&jwks_uri).await.unwrap().json().await.unwrap();
+    let ours = authrim::keys::SigningKey::from_pkcs8_any(None, &ours).unwrap();
+    assert_eq!(set, json!({"keys": [ours.public_jwk]}), "{set}");
+    assert!(set["keys"][0].get("d").is_none());
+    let none = reqwest::get(down.url("/login/upstream/up3/jwks")).await.unwrap();
+    assert_eq!(none.status(), 404);
+    assert_eq!(none.json::<Value>().await.unwrap()["error"], "not_found");
+
+    // Signed in through the assertion.
+    let browser = down.browser();
+    let page = via_upstream(&browser, &down, &up).await;
+    let claims = id_token(&browser, &down, &rp_secret.unwrap(), page).await;
+    assert_eq!(claims["amr"], json!(["fed"]), "{claims}");
+
+    // A provider holding another key for us: its token endpoint refuses; nobody signs in.
+    let other_browser = down.browser();
+    let at_upstream = follow(&other_browser, &authorize_url(&down, "&idp_hint=up2")).await;
+    let mut refused = upstream_login(&other_browser, &up, at_upstream).await;
+    if refused.is_consent() {
+        refused = submit(&other_browser, &up.url(""), "/consent", &[("challenge", &refused.challenge()), ("decision", "allow")]).await;
+    }
+    assert_eq!(refused.status, 401, "{}", refused.html);
+    assert!(refused.html.contains("invalid_client"), "{}", refused.html);
+    assert_eq!(down.server.app.registry.list_users().len(), 1);
+}
