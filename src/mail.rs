@@ -15,9 +15,13 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 use std::time::Duration;
 
 const POLL: Duration = Duration::from_secs(2);
+/// How often the outbox and the expired links are pruned.
+const PRUNE_EVERY: Duration = Duration::from_secs(600);
 const BATCH: i64 = 16;
 /// A send in progress keeps its row this long from the others.
 const LEASE: i64 = 120;
+/// The `due_at` of a message given up: never due.
+const GIVEN_UP: i64 = i64::MAX / 2;
 
 /// The SMTP side, when `smtp_url` is set.
 pub struct Mailer {
@@ -74,7 +78,14 @@ struct Due {
 /// again once it runs out: at most once more, never lost).
 pub async fn run(app: AppState) {
     let Some(mailer) = app.mailer.as_ref() else { return };
+    let mut pruned = tokio::time::Instant::now() - PRUNE_EVERY;
     loop {
+        if pruned.elapsed() >= PRUNE_EVERY {
+            pruned = tokio::time::Instant::now();
+            if let Err(e) = prune(&app).await {
+                tracing::warn!(error = %e, "mail: cannot prune the outbox");
+            }
+        }
         match claim(&app).await {
             Ok(rows) => {
                 for row in rows {
@@ -88,6 +99,21 @@ pub async fn run(app: AppState) {
             _ = tokio::time::sleep(POLL) => {}
         }
     }
+}
+
+/// Nothing that requests create grows without bound: delivered and given-up messages are
+/// kept `mail_retention` seconds, links only until they expire (a used reset link with them).
+pub async fn prune(app: &App) -> StoreResult<u64> {
+    let (t, keep) = (now() as i64, app.config.mail_retention as i64);
+    app.db
+        .write(move |sql| {
+            let mut n = sql.execute("DELETE FROM mail_outbox WHERE (sent_at IS NOT NULL AND sent_at < ?1) OR (due_at >= ?2 AND created_at < ?1)", crate::params![t - keep, GIVEN_UP])?;
+            n += sql.execute("DELETE FROM password_resets WHERE expires_at <= ?1", crate::params![t])?;
+            n += sql.execute("DELETE FROM email_verifications WHERE expires_at <= ?1", crate::params![t])?;
+            n += sql.execute("DELETE FROM pending_signups WHERE expires_at <= ?1", crate::params![t])?;
+            Ok(n)
+        })
+        .await
 }
 
 async fn claim(app: &App) -> StoreResult<Vec<Due>> {
@@ -129,7 +155,7 @@ async fn deliver(app: &App, mailer: &Mailer, row: Due) {
             // Waits double from 30 s (after the first try), at most an hour.
             let wait = (30i64 << (row.attempts - 1).clamp(0, 7)).min(3600);
             tracing::warn!(id, attempt = row.attempts, error = %e, "mail: not delivered; tried again in {wait} s");
-            let due = if gave_up { i64::MAX / 2 } else { t + wait };
+            let due = if gave_up { GIVEN_UP } else { t + wait };
             let (err, to) = (e.clone(), row.to.clone());
             if gave_up {
                 tracing::warn!(%to, error = %err, "mail: given up");

@@ -189,6 +189,16 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     );
     CREATE INDEX pending_signups_expiry ON pending_signups(expires_at);
     "#,
+), (
+    13,
+    // An e-mail address changed on the account page, waiting for its link (the token stored
+    // hashed; one link per user, the latest).
+    r#"
+    CREATE TABLE email_verifications (
+        token_hash BLOB PRIMARY KEY, user_id TEXT NOT NULL, email TEXT NOT NULL, expires_at INTEGER NOT NULL
+    );
+    CREATE INDEX email_verifications_user ON email_verifications(user_id);
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -117,9 +117,10 @@ async fn token_user(app: &App, token: &str) -> Result<Option<String>, crate::db:
 
 fn reset_form(app: &App, headers: &HeaderMap, token: &str, error: Option<&'static str>, status: StatusCode) -> Response {
     let (form, cookie) = form_token(app, headers);
-    let mut page = Page::new(status, "reset.html", "reset-title").with("form", form).with("token", token);
+    let min = app.password_policy.min_length();
+    let mut page = Page::new(status, "reset.html", "reset-title").with("form", form).with("token", token).with("min", min);
     if let Some(e) = error {
-        page = page.msg("error", e);
+        page = page.msg("error", Msg::new(e).arg("min", min.to_string()));
     }
     with_cookie(app, page, cookie)
 }
@@ -157,6 +158,9 @@ pub async fn reset(State(app): State<AppState>, headers: HeaderMap, form: Result
     let Some(user) = user.filter(|u| !u.disabled) else { return error_page(StatusCode::BAD_REQUEST, "err-reset-link") };
     if new != confirm {
         return reset_form(&app, &headers, &token, Some("password-mismatch"), StatusCode::UNPROCESSABLE_ENTITY);
+    }
+    if let Err(why) = app.password_policy.check(new, &user.username) {
+        return reset_form(&app, &headers, &token, Some(why), StatusCode::UNPROCESSABLE_ENTITY);
     }
     let (u, new) = (user.clone(), new.to_string());
     let updated = match app.hash_slots.run(move || crate::registry::users::update_user(&u, crate::registry::UserInput { password: Some(new), ..Default::default() })).await {

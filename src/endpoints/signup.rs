@@ -17,7 +17,7 @@ use crate::error::OAuthError;
 use crate::http::cookies;
 use crate::http::pages::error_page;
 use crate::http::params::{FormParams, Params};
-use crate::registry::users::{self, login_key, UserInput};
+use crate::registry::users::{self, login_key, looks_like_email, UserInput};
 use crate::ui::{Msg, Page};
 use crate::util::{now, random_token, sha256};
 use axum::extract::{ConnectInfo, RawQuery, State};
@@ -90,8 +90,16 @@ pub async fn submit(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
         }
     }
     let again = |e: Msg, status: StatusCode| form_page(&app, &headers, &typed, Some(e), status);
+    // The language the form was shown in: its messages' and the mail's.
+    let lang = app.ui.language(None, headers.get(axum::http::header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok())).to_string();
     if let Some(missing) = required(&app).into_iter().find(|f| !claims.contains_key(*f)) {
-        return again(Msg::new("signup-missing").detail(missing.to_string()), StatusCode::UNPROCESSABLE_ENTITY);
+        let label = match missing {
+            "email" => "signup-field-email",
+            "name" => "signup-field-name",
+            "given_name" => "signup-field-given_name",
+            _ => "signup-field-family_name",
+        };
+        return again(Msg::new("signup-missing").arg("field", app.ui.plain_text(&lang, &Msg::new(label))), StatusCode::UNPROCESSABLE_ENTITY);
     }
     let email = claims.get("email").and_then(Value::as_str).map(str::to_string);
     if email.as_deref().is_some_and(|e| !looks_like_email(e)) {
@@ -102,7 +110,11 @@ pub async fn submit(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
         return again(Msg::new("password-mismatch"), StatusCode::UNPROCESSABLE_ENTITY);
     }
     if let Err(why) = app.password_policy.check(password, &username) {
-        return again(Msg::new(why), StatusCode::UNPROCESSABLE_ENTITY);
+        let why = match why {
+            "password-too-weak" => Msg::new("signup-password-length").arg("min", app.password_policy.min_length().to_string()),
+            other => Msg::new(other),
+        };
+        return again(why, StatusCode::UNPROCESSABLE_ENTITY);
     }
     let address = client_address(&app, &headers, peer);
     // Throttled per address: every sign-up counts (the account key is the address too).
@@ -146,7 +158,6 @@ pub async fn submit(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
     let email = email.unwrap_or_default();
     let token = random_token();
     let link = format!("{}?token={token}", app.endpoint(VERIFY));
-    let lang = app.config.default_locale.clone();
     let product = app.config.product_name.clone();
     let subject = app.ui.plain_text(&lang, &Msg::new("mail-verify-subject").arg("product", product.clone()));
     let hours = app.config.email_verification_ttl.div_ceil(3600).to_string();
@@ -182,20 +193,22 @@ pub async fn submit(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
     sent
 }
 
-/// A plausible address: something@something.something, no spaces.
-fn looks_like_email(e: &str) -> bool {
-    let Some((local, domain)) = e.rsplit_once('@') else { return false };
-    !local.is_empty() && domain.contains('.') && !domain.starts_with('.') && !domain.ends_with('.') && !e.chars().any(char::is_whitespace) && e.len() <= 254
-}
-
 /// `GET /signup/verify?token=…`: a button that confirms (link scanners only GET).
 pub async fn verify_page(State(app): State<AppState>, RawQuery(query): RawQuery) -> Response {
     if !app.config.signup {
         return off();
     }
     let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
-    let token = params.get("token").unwrap_or_default();
-    Page::new(StatusCode::OK, "signup_verify.html", "signup-title").with("token", token).into_response()
+    let token = params.get("token").unwrap_or_default().to_string();
+    // A link already used or expired says so now, not after its button (only looked up here:
+    // the POST takes it).
+    let (hash, t) = (sha256(token.as_bytes()).to_vec(), now() as i64);
+    let pending = app.db.read(move |sql| sql.query_opt("SELECT 1 FROM pending_signups WHERE token_hash = ?1 AND expires_at > ?2", crate::params![hash, t])).await;
+    match pending {
+        Ok(Some(_)) => Page::new(StatusCode::OK, "signup_verify.html", "signup-title").with("token", token).into_response(),
+        Ok(None) => error_page(StatusCode::BAD_REQUEST, "err-signup-link"),
+        Err(e) => crate::endpoints::authorize::unavailable(e),
+    }
 }
 
 /// `POST /signup/verify` (`token`): the pending sign-up becomes a user, once.

@@ -20,6 +20,10 @@ pub struct Overview<'a> {
     pub recent: bool,
     /// Upstream providers: (id, name, the linked identity's e-mail or subject if linked).
     pub providers: Vec<(String, String, Option<String>)>,
+    /// The user's e-mail address and whether it is verified.
+    pub email: Option<(&'a str, bool)>,
+    /// A verification link can be sent for it (mail is configured, it is not verified).
+    pub can_verify: bool,
 }
 
 /// What `?done=` on the overview says (a message id).
@@ -32,6 +36,8 @@ pub fn notice(done: &str) -> Option<&'static str> {
         "linked" => Some("notice-linked"),
         "profile" => Some("notice-profile"),
         "unlinked" => Some("notice-unlinked"),
+        "profile-verify" => Some("notice-profile-verify"),
+        "verify-sent" => Some("notice-verify-sent"),
         _ => None,
     }
 }
@@ -68,6 +74,9 @@ pub fn overview(p: Overview<'_>) -> Response {
         .with("passkeys", p.passkeys)
         .with("csrf", p.csrf)
         .with("recent", p.recent)
+        .with("email", p.email.map(|(e, _)| e))
+        .with("email_verified", p.email.is_some_and(|(_, v)| v))
+        .with("can_verify", p.can_verify)
         .with("providers", p.providers.iter().map(|(id, name, linked)| json!({"id": id, "name": name, "linked": linked})).collect::<Vec<_>>());
     if let Some(n) = p.notice {
         page = page.msg("notice", n);
@@ -93,6 +102,11 @@ fn message(status: StatusCode, title: &'static str, heading: &'static str, messa
 /// The account sign-in did not complete.
 pub fn not_signed_in() -> Response {
     message(StatusCode::BAD_REQUEST, "not-signed-in-title", "not-signed-in-heading", "not-signed-in-body", false, ("/account/login", "not-signed-in-link"))
+}
+
+/// The link of `endpoints::account::email` was confirmed.
+pub fn email_verified() -> Response {
+    message(StatusCode::OK, "verify-email-title", "verify-email-done-heading", "verify-email-done", false, ("/account", "back-to-account"))
 }
 
 /// A step that did not work (`why`: a message id), with a way back.
@@ -131,10 +145,11 @@ pub fn totp_setup(uri: &str, secret: &str, state: &str, csrf: &str, error: Optio
 }
 
 /// Changing the password: the current one, the new one twice. `error`: a message id.
-pub fn password_form(csrf: &str, error: Option<&'static str>, status: StatusCode) -> Response {
-    let mut page = Page::new(status, "account_password.html", "password-title").with("csrf", csrf);
+/// `min`: the password policy's shortest password (in the label and the refusal).
+pub fn password_form(csrf: &str, min: usize, error: Option<&'static str>, status: StatusCode) -> Response {
+    let mut page = Page::new(status, "account_password.html", "password-title").with("csrf", csrf).with("min", min);
     if let Some(e) = error {
-        page = page.msg("error", Msg::new(e));
+        page = page.msg("error", Msg::new(e).arg("min", min.to_string()));
     }
     page.into_response()
 }

@@ -49,6 +49,13 @@ pub struct User {
     pub roles: Vec<String>,
 }
 
+/// A plausible e-mail address (what a person types on a form): something@something.something,
+/// no spaces, at most 254 octets.
+pub fn looks_like_email(e: &str) -> bool {
+    let Some((local, domain)) = e.rsplit_once('@') else { return false };
+    !local.is_empty() && domain.contains('.') && !domain.starts_with('.') && !domain.ends_with('.') && !e.chars().any(char::is_whitespace) && e.len() <= 254
+}
+
 /// The admin console's roles: `admin` may change anything there; `auditor` sees everything
 /// (clients, users, keys, the audit log) and changes nothing.
 pub const ROLES: &[&str] = &["admin", "auditor"];
@@ -279,6 +286,7 @@ pub fn delete(sql: &mut dyn Sql, id: &str) -> StoreResult<bool> {
     sql.execute("DELETE FROM recovery_codes WHERE user_id = ?1", crate::params![id])?;
     sql.execute("DELETE FROM linked_identities WHERE user_id = ?1", crate::params![id])?;
     sql.execute("DELETE FROM password_resets WHERE user_id = ?1", crate::params![id])?;
+    sql.execute("DELETE FROM email_verifications WHERE user_id = ?1", crate::params![id])?;
     super::record_change(sql, "user", id)?;
     Ok(n > 0)
 }

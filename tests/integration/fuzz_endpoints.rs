@@ -813,9 +813,11 @@ fn reset(w: &World, rng: &mut Rng, _: usize) -> Req {
     let g = "passkeys+account";
     let cookie = format!("authrim_browser={}", w.browser);
     let token = *rng.pick(&["", "x", "bm90LWEtdG9rZW4", "%00", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"]);
-    match rng.below(7) {
-        4 => Req::new(g, Method::GET, *rng.pick(&["/signup", "/signup/verify"])).query(&[("token", token)]).header("cookie", cookie),
-        5 => Req::new(g, Method::POST, "/signup/verify").form(&[("token", token)]).header("cookie", cookie),
+    match rng.below(9) {
+        4 => Req::new(g, Method::GET, *rng.pick(&["/signup", "/signup/verify", "/account/verify-email"])).query(&[("token", token)]).header("cookie", cookie),
+        5 => Req::new(g, Method::POST, *rng.pick(&["/signup/verify", "/account/verify-email"])).form(&[("token", token)]).header("cookie", cookie),
+        7 => Req::new(g, Method::POST, "/account/verify-email/send").form(&[("csrf", *rng.pick(&["", "forged"]))]).header("cookie", cookie),
+        8 => Req::new(g, Method::GET, &format!("/login/upstream/{}/jwks", rng.pick(&["up", "x", "%ff", "..", "up%2f..%2fup"]))),
         6 => Req::new(g, Method::POST, "/signup")
             .form(&[
                 ("form", *rng.pick(&["", "forged"])),

@@ -74,14 +74,24 @@ async fn ask(browser: &Browser, login: &str) -> Page {
 
 #[tokio::test]
 async fn a_forgotten_password_is_reset_through_a_one_time_link() {
+    reset_through_a_one_time_link(false).await;
+}
+
+#[tokio::test]
+async fn a_forgotten_password_is_reset_through_a_one_time_link_on_postgres() {
+    reset_through_a_one_time_link(true).await;
+}
+
+async fn reset_through_a_one_time_link(postgres: bool) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let mail = smtp_sink(listener).await;
-    let s = TestServer::start_with(|c| {
+    let s = TestServer::start_on(postgres, |c| {
         c.smtp_url = Some(format!("smtp://127.0.0.1:{port}"));
         // Mail is plain text: a name with `&`, `'` and a comma stays as it is (and the
         // default sender is built with it, not parsed).
         c.product_name = "Tom & Jerry's, Inc.".into();
+        c.password_min_length = 10;
     })
     .await;
     s.client("rp", serde_json::json!({})).await;
@@ -121,6 +131,10 @@ async fn a_forgotten_password_is_reset_through_a_one_time_link() {
     assert!(form.html.contains("name=\"new_password\""), "{}", form.html);
     let mismatch = post(&browser, "/login/reset", &[("form", &field(&form, "form")), ("token", &token), ("new_password", "a new passphrase"), ("confirm_password", "another one")]).await;
     assert_eq!(mismatch.status, 422);
+    // The password policy of sign-up holds here too (password_min_length 10).
+    assert!(form.html.contains("at least 10 characters"), "{}", form.html);
+    let short = post(&browser, "/login/reset", &[("form", &field(&form, "form")), ("token", &token), ("new_password", "nine char"), ("confirm_password", "nine char")]).await;
+    assert!(short.status == 422 && short.html.contains("must have 10 to 1024 characters"), "{}", short.html);
     let done = post(&browser, "/login/reset", &[("form", &field(&form, "form")), ("token", &token), ("new_password", "a new passphrase"), ("confirm_password", "a new passphrase")]).await;
     assert!(done.status == 200 && done.html.contains("Your password was changed"), "{}", done.html);
     let again = post(&browser, "/login/reset", &[("form", &field(&form, "form")), ("token", &token), ("new_password", "third passphrase"), ("confirm_password", "third passphrase")]).await;
@@ -181,4 +195,109 @@ async fn an_expired_link_does_not_work_and_a_mail_server_that_is_down_loses_noth
 async fn without_mail_there_is_no_reset() {
     let s = TestServer::start().await;
     assert_eq!(get(&s.browser(), "/login/forgot").await.status, 404);
+}
+
+/// An address changed on the account page is verified by the link sent to it: the link's GET
+/// confirms nothing, its POST once; a link for an address changed since proves nothing; the
+/// account page sends a new link on request. Pruning removes what expired and what was sent
+/// long ago, and nothing else.
+#[tokio::test]
+async fn a_changed_address_is_verified_by_its_link() {
+    changed_address_is_verified(false).await;
+}
+
+#[tokio::test]
+async fn a_changed_address_is_verified_by_its_link_on_postgres() {
+    changed_address_is_verified(true).await;
+}
+
+async fn changed_address_is_verified(postgres: bool) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mail = smtp_sink(listener).await;
+    let s = TestServer::start_on(postgres, |c| {
+        c.smtp_url = Some(format!("smtp://127.0.0.1:{port}"));
+        c.mail_retention = 60;
+    })
+    .await;
+    let alice = s.user("alice", serde_json::json!({"email": "alice@example.com", "email_verified": true, "locale": "fr"})).await;
+    let browser = s.browser();
+    let account = crate::passkeys::account(&browser).await;
+    assert!(account.html.contains("alice@example.com") && account.html.contains("(verified)") && !account.html.contains("/account/verify-email/send"), "{}", account.html);
+    let verified = || async { s.server.app.registry.user(&alice).unwrap().claims.get("email_verified").cloned() };
+
+    // A new address: unverified, and a link goes to it (in her language).
+    let form = get(&browser, "/account/profile").await;
+    assert!(form.html.contains("until you open the link we send"), "{}", form.html);
+    let csrf = field(&form, "csrf");
+    let saved = post(&browser, "/account/profile", &[("csrf", &csrf), ("email", "alice@new.example"), ("locale", "fr")]).await;
+    assert!(saved.html.contains("Open the link we sent to your new e-mail address"), "{}", saved.html);
+    assert_eq!(verified().await, Some(serde_json::json!(false)));
+    let messages = wait_for(&mail, 1).await;
+    assert!(messages[0].contains("To: alice@new.example"), "{}", messages[0]);
+    let body = messages[0].replace("=\n", "");
+    assert!(body.contains("Pour v=C3=A9rifier cette adresse") || body.contains("Pour vérifier cette adresse"), "in French: {}", messages[0]);
+    let first = link_in(&messages[0]);
+    assert!(first.starts_with(&s.url("/account/verify-email?token=")), "{first}");
+    let rows = s.server.app.db.read(|sql| sql.query("SELECT token_hash FROM email_verifications", &[])).await.unwrap();
+    let token = first.split("token=").nth(1).unwrap();
+    assert_eq!(rows[0].blob(0).unwrap(), authrim::util::sha256(token.as_bytes()).to_vec(), "stored hashed");
+
+    // Asking for another link spends the first; the account page offers it.
+    let account = get(&browser, "/account").await;
+    assert!(account.html.contains("alice@new.example <span class=\"muted\">(not verified)"), "{}", account.html);
+    let sent = post(&browser, "/account/verify-email/send", &[("csrf", &csrf)]).await;
+    assert_eq!(sent.status, 200, "{}", sent.html);
+    let forged = post(&browser, "/account/verify-email/send", &[("csrf", "forged")]).await;
+    assert_eq!(forged.status, 400);
+    let messages = wait_for(&mail, 2).await;
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    let second = link_in(&messages[1]);
+    let other = s.browser();
+    assert_eq!(get(&other, first.trim_start_matches(&s.url(""))).await.status, 400, "the first link no longer works");
+
+    // Its GET confirms nothing; the POST does, once, in another browser without a session.
+    let path = second.trim_start_matches(&s.url(""));
+    let page = get(&other, path).await;
+    assert_eq!(page.status, 200);
+    assert!(page.html.contains("action=\"/account/verify-email\""), "{}", page.html);
+    assert_eq!(verified().await, Some(serde_json::json!(false)));
+    let token = second.split("token=").nth(1).unwrap();
+    let done = post(&other, "/account/verify-email", &[("token", token)]).await;
+    assert_eq!(done.status, 200, "{}", done.html);
+    assert_eq!(verified().await, Some(serde_json::json!(true)));
+    assert_eq!(post(&other, "/account/verify-email", &[("token", token)]).await.status, 400, "once");
+    let (_, audit) = s.admin(reqwest::Method::GET, "/admin/audit?event=email_verified", None).await;
+    assert_eq!(audit["events"][0]["user_id"], alice.as_str(), "{audit}");
+
+    // A link for an address changed since proves nothing about the new one.
+    let form = get(&browser, "/account/profile").await;
+    post(&browser, "/account/profile", &[("csrf", &field(&form, "csrf")), ("email", "alice@third.example")]).await;
+    let messages = wait_for(&mail, 3).await;
+    let third = link_in(&messages[2]);
+    let form = get(&browser, "/account/profile").await;
+    post(&browser, "/account/profile", &[("csrf", &field(&form, "csrf")), ("email", "alice@fourth.example")]).await;
+    wait_for(&mail, 4).await;
+    // (the fourth's link replaced the third's; put the third back as if it had raced ahead)
+    let t3 = authrim::util::sha256(third.split("token=").nth(1).unwrap().as_bytes()).to_vec();
+    let far = (authrim::util::now() + 600) as i64;
+    let a = alice.clone();
+    s.server.app.db.write(move |sql| sql.execute("INSERT INTO email_verifications (token_hash, user_id, email, expires_at) VALUES (?1, ?2, 'alice@third.example', ?3)", authrim::params![t3, a.as_str(), far])).await.unwrap();
+    let stale = post(&other, "/account/verify-email", &[("token", third.split("token=").nth(1).unwrap())]).await;
+    assert_eq!(stale.status, 400, "{}", stale.html);
+    assert_eq!(verified().await, Some(serde_json::json!(false)), "alice@fourth.example is not verified by a link sent to alice@third.example");
+
+    // Pruning: the sent messages stay until mail_retention has passed; expired links go.
+    let old = (authrim::util::now() - 3600) as i64;
+    s.server.app.db.write(move |sql| sql.execute("UPDATE email_verifications SET expires_at = ?1", authrim::params![old])).await.unwrap();
+    let outbox = |s: &TestServer| {
+        let db = s.server.app.db.clone();
+        async move { db.read(|sql| sql.query("SELECT id FROM mail_outbox", &[])).await.unwrap().len() }
+    };
+    authrim::mail::prune(&s.server.app).await.unwrap();
+    assert_eq!(outbox(&s).await, 4, "sent just now: kept");
+    assert!(s.server.app.db.read(|sql| sql.query("SELECT 1 FROM email_verifications", &[])).await.unwrap().is_empty(), "expired links removed");
+    s.server.app.db.write(move |sql| sql.execute("UPDATE mail_outbox SET sent_at = ?1 WHERE id IN (SELECT id FROM mail_outbox ORDER BY id LIMIT 3)", authrim::params![old])).await.unwrap();
+    authrim::mail::prune(&s.server.app).await.unwrap();
+    assert_eq!(outbox(&s).await, 1, "sent long ago: removed");
 }

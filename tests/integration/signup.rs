@@ -19,13 +19,22 @@ async fn signup(browser: &Browser, fields: &[(&str, &str)]) -> Page {
 
 #[tokio::test]
 async fn a_sign_up_waits_for_its_email_to_be_verified() {
+    sign_up_waits_for_its_email(false).await;
+}
+
+#[tokio::test]
+async fn a_sign_up_waits_for_its_email_to_be_verified_on_postgres() {
+    sign_up_waits_for_its_email(true).await;
+}
+
+async fn sign_up_waits_for_its_email(postgres: bool) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let mail = smtp_sink(listener).await;
     let dir = tempfile::tempdir().unwrap();
     let breached = dir.path().join("breached.txt");
     std::fs::write(&breached, "letmein-letmein\n").unwrap();
-    let s = TestServer::start_with(|c| {
+    let s = TestServer::start_on(postgres, |c| {
         c.signup = true;
         c.signup_required = "email name".into();
         c.smtp_url = Some(format!("smtp://127.0.0.1:{port}"));
@@ -109,4 +118,46 @@ async fn without_verification_the_account_signs_in_at_once_and_off_is_off() {
     assert!(params.contains_key("code"), "{params:?}");
     let (_, audit) = s.admin(reqwest::Method::GET, "/admin/audit?event=user_created", None).await;
     assert_eq!(audit["events"][0]["detail"]["by"], "signup", "{audit}");
+}
+
+/// Pending sign-ups are bounded (`signup_max_pending`): past it, the form answers 503 and
+/// nothing is stored or sent; a confirmed (or expired) one makes room.
+#[tokio::test]
+async fn pending_sign_ups_are_bounded() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mail = smtp_sink(listener).await;
+    let s = TestServer::start_with(|c| {
+        c.signup = true;
+        c.signup_max_pending = 2;
+        c.smtp_url = Some(format!("smtp://127.0.0.1:{port}"));
+    })
+    .await;
+    let b = s.browser();
+    let fields = |n: &str| {
+        let (u, e) = (format!("user{n}"), format!("user{n}@example.com"));
+        vec![("username".to_string(), u), ("email".to_string(), e), ("password".to_string(), "a fine passphrase".to_string()), ("confirm_password".to_string(), "a fine passphrase".to_string())]
+    };
+    let go = |n: &'static str| {
+        let b = &b;
+        async move {
+            let f = fields(n);
+            let f: Vec<(&str, &str)> = f.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            signup(b, &f).await
+        }
+    };
+    assert_eq!(go("1").await.status, 200);
+    assert_eq!(go("2").await.status, 200);
+    let full = go("3").await;
+    assert_eq!(full.status, 503, "{}", full.html);
+    let pending = || async { s.server.app.db.read(|sql| sql.query("SELECT username FROM pending_signups", &[])).await.unwrap().len() };
+    assert_eq!(pending().await, 2, "nothing stored past the bound");
+    let messages = wait_for(&mail, 2).await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(mail.lock().unwrap().len(), 2, "and nothing sent");
+    // One confirmed: room for another.
+    let token = link_in(&messages[0]).split("token=").nth(1).unwrap().to_string();
+    assert_eq!(post(&b, "/signup/verify", &[("token", &token)]).await.status, 200);
+    assert_eq!(go("3").await.status, 200);
+    assert_eq!(pending().await, 2);
 }

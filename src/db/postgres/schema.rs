@@ -177,6 +177,15 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     );
     CREATE INDEX pending_signups_expiry ON pending_signups(expires_at);
     "#,
+), (
+    12,
+    // As SQLite's migration 13: e-mail addresses waiting for their link.
+    r#"
+    CREATE TABLE email_verifications (
+        token_hash BYTEA PRIMARY KEY, user_id TEXT NOT NULL, email TEXT NOT NULL, expires_at BIGINT NOT NULL
+    );
+    CREATE INDEX email_verifications_user ON email_verifications(user_id);
+    "#,
 )];
 
 /// Bring the schema up to date; returns the version reached. Call inside a write transaction.

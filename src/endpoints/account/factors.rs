@@ -132,9 +132,13 @@ pub(crate) fn issuer_label(app: &App) -> String {
 /// user's other sessions end (a password is changed when it may be known to someone else).
 pub async fn change_password(State(app): State<AppState>, axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<std::net::SocketAddr>, headers: axum::http::HeaderMap, Change { me, params }: Change) -> Response {
     let (current, new, confirm) = (params.get("current_password").unwrap_or(""), params.get("new_password").unwrap_or(""), params.get("confirm_password").unwrap_or(""));
-    let again = |error: &'static str, status: StatusCode| pages::password_form(&me.csrf(&app), Some(error), status);
+    let again = |error: &'static str, status: StatusCode| pages::password_form(&me.csrf(&app), app.password_policy.min_length(), Some(error), status);
     if new != confirm {
         return again("password-mismatch", StatusCode::UNPROCESSABLE_ENTITY);
+    }
+    // The same policy as at sign-up (length, not the username, not breached).
+    if let Err(why) = app.password_policy.check(new, &me.user.username) {
+        return again(why, StatusCode::UNPROCESSABLE_ENTITY);
     }
     let address = crate::endpoints::interaction::client_address(&app, &headers, peer);
     let account = crate::ratelimit::account_key(Some(&me.user.id), &me.user.username);
@@ -188,7 +192,7 @@ pub async fn change_password(State(app): State<AppState>, axum::extract::Connect
 /// `GET /account/password`: the form.
 pub async fn password_page(State(app): State<AppState>, headers: axum::http::HeaderMap) -> Response {
     match super::signed_in(&app, &headers).await {
-        Some(me) => pages::password_form(&me.csrf(&app), None, StatusCode::OK),
+        Some(me) => pages::password_form(&me.csrf(&app), app.password_policy.min_length(), None, StatusCode::OK),
         None => see_other("/account/login"),
     }
 }

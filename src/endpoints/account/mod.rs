@@ -1,11 +1,13 @@
 //! The account page (`/account`): a signed-in user sees and manages their own sign-in
-//! methods (passkeys, authenticator apps, recovery codes) and password.
+//! methods (passkeys, authenticator apps, recovery codes), password, profile (and the
+//! verification of its e-mail address) and linked identities.
 //!
 //! The page signs its users in as a client of this server (`first_party::ACCOUNT`). Changes
 //! need a recent sign-in (`account_reauth_max_age`): otherwise the user is asked to sign in
 //! again (`prompt=login`) first. Every form carries a token sealed to the session cookie
 //! (CSRF), and every change is audited.
 
+mod email;
 mod factors;
 mod profile;
 
@@ -37,6 +39,8 @@ pub fn router() -> Router<AppState> {
         .route("/account/factors/remove", post(factors::remove))
         .route("/account/password", get(factors::password_page).post(factors::change_password))
         .route("/account/profile", get(profile::page).post(profile::change))
+        .route(email::VERIFY, get(email::page).post(email::confirm))
+        .route(email::SEND, post(email::send))
         .route("/account/links/new", post(link))
         .route("/account/links/remove", post(unlink))
 }
@@ -107,6 +111,8 @@ async fn overview(State(app): State<AppState>, headers: HeaderMap, RawQuery(quer
         notice: notice.as_deref().and_then(pages::notice),
         recent: me.recent(&app),
         providers,
+        email: me.user.email().map(|e| (e, me.user.claims.get("email_verified") == Some(&serde_json::Value::Bool(true)))),
+        can_verify: email::can_verify(&app, &me.user),
     })
 }
 

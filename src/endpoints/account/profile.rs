@@ -1,5 +1,6 @@
 //! The user's own profile on the account page: name, given and family name, e-mail, locale.
-//! A changed e-mail is no longer verified (and must not be someone else's sign-in name).
+//! A changed e-mail is no longer verified (and must not be someone else's sign-in name); with
+//! mail configured, a link to verify it goes to it (`email`).
 //! Like every change of the page: a recent sign-in and the form's CSRF token (`Change`).
 
 use super::{see_other, Change};
@@ -15,8 +16,8 @@ use serde_json::{json, Map, Value};
 /// The claims the form edits.
 const FIELDS: &[&str] = &["name", "given_name", "family_name", "email", "locale"];
 
-fn form(csrf: &str, values: &Map<String, Value>, error: Option<Msg>, status: StatusCode) -> Response {
-    let mut page = Page::new(status, "account_profile.html", "profile-title").with("csrf", csrf).with("v", values);
+fn form(mail: bool, csrf: &str, values: &Map<String, Value>, error: Option<Msg>, status: StatusCode) -> Response {
+    let mut page = Page::new(status, "account_profile.html", "profile-title").with("csrf", csrf).with("v", values).with("mail", mail);
     if let Some(e) = error {
         page = page.msg("error", e);
     }
@@ -28,7 +29,7 @@ pub async fn page(State(app): State<AppState>, headers: HeaderMap) -> Response {
     match super::signed_in(&app, &headers).await {
         Some(me) => {
             let values: Map<String, Value> = FIELDS.iter().filter_map(|f| me.user.claims.get(*f).map(|v| (f.to_string(), v.clone()))).collect();
-            form(&me.csrf(&app), &values, None, StatusCode::OK)
+            form(app.mailer.is_some(), &me.csrf(&app), &values, None, StatusCode::OK)
         }
         None => see_other("/account/login"),
     }
@@ -42,14 +43,14 @@ pub async fn change(State(app): State<AppState>, Change { me, params }: Change) 
         let v = params.get(f).map(str::trim).unwrap_or_default();
         if v.chars().count() > 256 || v.chars().any(char::is_control) {
             typed.insert(f.to_string(), Value::from(v));
-            return form(&me.csrf(&app), &typed, Some(Msg::new("profile-too-long")), StatusCode::UNPROCESSABLE_ENTITY);
+            return form(app.mailer.is_some(), &me.csrf(&app), &typed, Some(Msg::new("profile-too-long")), StatusCode::UNPROCESSABLE_ENTITY);
         }
         typed.insert(f.to_string(), Value::from(v));
         claims.insert(f.to_string(), if v.is_empty() { Value::Null } else { Value::from(v) });
     }
     let email = params.get("email").map(str::trim).unwrap_or_default();
-    if !email.is_empty() && !(email.contains('@') && !email.starts_with('@') && !email.ends_with('@')) {
-        return form(&me.csrf(&app), &typed, Some(Msg::new("profile-email-invalid")), StatusCode::UNPROCESSABLE_ENTITY);
+    if !email.is_empty() && !users::looks_like_email(email) {
+        return form(app.mailer.is_some(), &me.csrf(&app), &typed, Some(Msg::new("profile-email-invalid")), StatusCode::UNPROCESSABLE_ENTITY);
     }
     let email_changed = !me.user.email().unwrap_or_default().eq_ignore_ascii_case(email);
     if email_changed {
@@ -58,15 +59,26 @@ pub async fn change(State(app): State<AppState>, Change { me, params }: Change) 
     }
     let updated = match users::update_user(&me.user, UserInput { claims, ..Default::default() }) {
         Ok(u) => u,
-        Err(why) => return form(&me.csrf(&app), &typed, Some(Msg::new("profile-invalid").detail(why)), StatusCode::UNPROCESSABLE_ENTITY),
+        Err(why) => return form(app.mailer.is_some(), &me.csrf(&app), &typed, Some(Msg::new("profile-invalid").detail(why)), StatusCode::UNPROCESSABLE_ENTITY),
     };
     let changed: Vec<&str> = FIELDS.iter().copied().filter(|f| me.user.claims.get(*f) != updated.claims.get(*f)).collect();
     match app.registry.save_user(updated).await {
         Ok(()) => {}
         // Another user signs in with this e-mail.
-        Err(crate::db::StoreError::Conflict(_)) => return form(&me.csrf(&app), &typed, Some(Msg::new("profile-email-taken")), StatusCode::CONFLICT),
+        Err(crate::db::StoreError::Conflict(_)) => return form(app.mailer.is_some(), &me.csrf(&app), &typed, Some(Msg::new("profile-email-taken")), StatusCode::CONFLICT),
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     }
     app.audit.record(AuditEvent::new("profile_changed").user(&me.user.id).detail(json!({"by": "user", "changed": changed}))).await;
+    // A new address gets its link at once (`email`); should that fail, the account page
+    // offers to send one.
+    if email_changed && !email.is_empty() && app.mailer.is_some() {
+        if let Some(user) = app.registry.user(&me.user.id) {
+            if let Err(e) = super::email::send_link(&app, &user).await {
+                tracing::warn!(error = %e, "cannot queue the e-mail verification link");
+                return see_other("/account?done=profile");
+            }
+            return see_other("/account?done=profile-verify");
+        }
+    }
     see_other("/account?done=profile")
 }

@@ -106,12 +106,12 @@ notice-password = Your password was changed. Your other sessions were signed out
 password-title = Change your password
 password-heading = Change your password
 password-current = Current password
-password-new = New password (at least 8 characters)
+password-new = New password (at least { $min } characters)
 password-confirm = New password again
 password-submit = Change the password
 password-mismatch = The two new passwords are not the same.
 password-current-wrong = The current password is not right.
-password-too-weak = The new password must have 8 to 1024 characters.
+password-too-weak = The new password must have { $min } to 1024 characters.
 
 reauth-title = Sign in again
 reauth-heading = Confirm it is you
@@ -403,7 +403,8 @@ signup-done = Your account is ready. Return to the application and sign in.
 signup-to-account = Go to your account
 signup-verify-heading = Confirm your e-mail address
 signup-verify-submit = Confirm and create my account
-signup-missing = A required field is empty:
+signup-missing = A required field is empty: { $field }.
+signup-password-length = The password must have { $min } to 1024 characters.
 signup-username-taken = This username cannot be used. Choose another.
 password-is-username = The password must not be your username.
 password-breached = This password is known from a data breach. Choose another.
@@ -416,3 +417,21 @@ mail-verify-body = To finish creating your { $product } account, open this link 
 
     If it was not you, ignore this message: no account is created.
 err-too-many-requests = Too many requests from here. Wait a few minutes and try again.
+account-email = E-mail: { $email }
+account-email-verified = (verified)
+account-email-unverified = (not verified)
+account-send-verification = Send a verification link
+profile-email-hint-mail = A new address is shown to applications as not verified until you open the link we send to it.
+notice-profile-verify = Your profile was saved. Open the link we sent to your new e-mail address to verify it.
+notice-verify-sent = A verification link was sent to your e-mail address.
+verify-email-title = Verify your e-mail address
+verify-email-submit = Confirm my e-mail address
+verify-email-done-heading = E-mail address verified
+verify-email-done = Your e-mail address is verified.
+err-verify-email-link = This link does not work: it was already used, it expired, or the address has changed since. Send a new one from your account page.
+mail-verify-email-subject = Verify your e-mail address for { $product }
+mail-verify-email-body = To verify this e-mail address for your { $product } account, open this link within { $hours } hours:
+
+    { $link }
+
+    If it was not you, ignore this message: nothing changes.

@@ -104,12 +104,12 @@ notice-password = Votre mot de passe a été changé. Vos autres sessions ont é
 password-title = Changer votre mot de passe
 password-heading = Changer votre mot de passe
 password-current = Mot de passe actuel
-password-new = Nouveau mot de passe (au moins 8 caractères)
+password-new = Nouveau mot de passe (au moins { $min } caractères)
 password-confirm = Nouveau mot de passe, à nouveau
 password-submit = Changer le mot de passe
 password-mismatch = Les deux nouveaux mots de passe ne sont pas identiques.
 password-current-wrong = Le mot de passe actuel n'est pas le bon.
-password-too-weak = Le nouveau mot de passe doit compter de 8 à 1024 caractères.
+password-too-weak = Le nouveau mot de passe doit compter de { $min } à 1024 caractères.
 
 reauth-title = Reconnectez-vous
 reauth-heading = Confirmez votre identité
@@ -401,7 +401,8 @@ signup-done = Votre compte est prêt. Retournez à l'application et connectez-vo
 signup-to-account = Aller à votre compte
 signup-verify-heading = Confirmer votre adresse e-mail
 signup-verify-submit = Confirmer et créer mon compte
-signup-missing = Un champ obligatoire est vide :
+signup-missing = Un champ obligatoire est vide : { $field }.
+signup-password-length = Le mot de passe doit compter de { $min } à 1024 caractères.
 signup-username-taken = Ce nom d'utilisateur ne peut pas être utilisé. Choisissez-en un autre.
 password-is-username = Le mot de passe ne doit pas être votre nom d'utilisateur.
 password-breached = Ce mot de passe est connu d'une fuite de données. Choisissez-en un autre.
@@ -414,3 +415,21 @@ mail-verify-body = Pour terminer la création de votre compte { $product }, ouvr
 
     Si ce n'était pas vous, ignorez ce message : aucun compte n'est créé.
 err-too-many-requests = Trop de demandes depuis cet endroit. Patientez quelques minutes et réessayez.
+account-email = Adresse e-mail : { $email }
+account-email-verified = (vérifiée)
+account-email-unverified = (non vérifiée)
+account-send-verification = Envoyer un lien de vérification
+profile-email-hint-mail = Une nouvelle adresse est présentée aux applications comme non vérifiée jusqu’à ce que vous ouvriez le lien que nous y envoyons.
+notice-profile-verify = Votre profil a été enregistré. Ouvrez le lien envoyé à votre nouvelle adresse e-mail pour la vérifier.
+notice-verify-sent = Un lien de vérification a été envoyé à votre adresse e-mail.
+verify-email-title = Vérifier votre adresse e-mail
+verify-email-submit = Confirmer mon adresse e-mail
+verify-email-done-heading = Adresse e-mail vérifiée
+verify-email-done = Votre adresse e-mail est vérifiée.
+err-verify-email-link = Ce lien ne fonctionne pas : il a déjà servi, il a expiré, ou l’adresse a changé depuis. Envoyez-en un nouveau depuis la page de votre compte.
+mail-verify-email-subject = Vérifiez votre adresse e-mail pour { $product }
+mail-verify-email-body = Pour vérifier cette adresse e-mail pour votre compte { $product }, ouvrez ce lien dans les { $hours } heures :
+
+    { $link }
+
+    Si ce n’était pas vous, ignorez ce message : rien ne change.

@@ -103,12 +103,12 @@ notice-password = パスワードを変更しました。ほかのセッショ�
 password-title = パスワードの変更
 password-heading = パスワードの変更
 password-current = 現在のパスワード
-password-new = 新しいパスワード（8 文字以上）
+password-new = 新しいパスワード（{ $min } 文字以上）
 password-confirm = 新しいパスワード（確認）
 password-submit = パスワードを変更
 password-mismatch = 2 つの新しいパスワードが一致しません。
 password-current-wrong = 現在のパスワードが正しくありません。
-password-too-weak = 新しいパスワードは 8 文字以上 1024 文字以下にしてください。
+password-too-weak = 新しいパスワードは { $min } 文字以上 1024 文字以下にしてください。
 
 reauth-title = もう一度サインイン
 reauth-heading = ご本人であることを確認します
@@ -387,7 +387,8 @@ signup-done = アカウントの準備ができました。アプリケーショ
 signup-to-account = アカウントページへ
 signup-verify-heading = メールアドレスの確認
 signup-verify-submit = 確認してアカウントを作成
-signup-missing = 必須の項目が空です:
+signup-missing = 必須の項目「{ $field }」が空です。
+signup-password-length = パスワードは { $min } 文字以上 1024 文字以下にしてください。
 signup-username-taken = このユーザー名は使えません。別のものを選んでください。
 password-is-username = パスワードにユーザー名は使えません。
 password-breached = このパスワードはデータ漏洩で知られています。別のものを選んでください。
@@ -400,3 +401,21 @@ mail-verify-body = { $product } アカウントの作成を完了するには、
 
     心当たりがない場合は、このメールを無視してください。アカウントは作成されません。
 err-too-many-requests = ここからのリクエストが多すぎます。数分待ってからもう一度お試しください。
+account-email = メールアドレス: { $email }
+account-email-verified = (確認済み)
+account-email-unverified = (未確認)
+account-send-verification = 確認用リンクを送信
+profile-email-hint-mail = 新しいアドレスは、お送りするリンクを開くまで、アプリケーションには未確認として示されます。
+notice-profile-verify = プロフィールを保存しました。新しいメールアドレスに送ったリンクを開いて確認してください。
+notice-verify-sent = 確認用リンクをメールアドレスに送信しました。
+verify-email-title = メールアドレスの確認
+verify-email-submit = メールアドレスを確認する
+verify-email-done-heading = メールアドレスを確認しました
+verify-email-done = メールアドレスが確認されました。
+err-verify-email-link = このリンクは使えません。使用済みか期限切れ、またはその後アドレスが変更されています。アカウントページから新しいリンクを送信してください。
+mail-verify-email-subject = { $product } のメールアドレスの確認
+mail-verify-email-body = { $product } アカウントのこのメールアドレスを確認するには、{ $hours } 時間以内に次のリンクを開いてください:
+
+    { $link }
+
+    お心当たりがない場合は、このメールを無視してください。何も変更されません。

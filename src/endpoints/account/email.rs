@@ -1,0 +1,125 @@
+//! Verifying an e-mail address given on the account page. A changed address is unverified
+//! (`profile`); with mail configured a link goes to it, and opening the link and confirming
+//! (a POST: mail scanners only GET) marks it verified, if it is still the user's address.
+//! The account page also sends a new link on request (throttled like password resets).
+//!
+//! One link per user (the latest: asking again spends the earlier one), stored as a SHA-256,
+//! for `email_verification_ttl` seconds, spent by the statement that reads it.
+
+use super::{see_other, Change};
+use crate::app::{App, AppState};
+use crate::audit::AuditEvent;
+use crate::error::OAuthError;
+use crate::http::account_pages as pages;
+use crate::http::pages::error_page;
+use crate::http::params::{FormParams, Params};
+use crate::registry::User;
+use crate::ui::{Msg, Page};
+use crate::util::{now, random_token, sha256};
+use axum::extract::{ConnectInfo, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+
+pub const VERIFY: &str = "/account/verify-email";
+pub const SEND: &str = "/account/verify-email/send";
+
+/// Whether a link can be sent for `user`: mail is configured and they have an address that
+/// is not verified.
+pub fn can_verify(app: &App, user: &User) -> bool {
+    app.mailer.is_some() && user.email().is_some() && user.claims.get("email_verified") != Some(&Value::Bool(true))
+}
+
+/// Queue a link for the user's current address, in their language; earlier links stop
+/// working.
+pub(super) async fn send_link(app: &App, user: &User) -> Result<(), crate::db::StoreError> {
+    let Some(email) = user.email().map(str::to_string) else { return Ok(()) };
+    let token = random_token();
+    let link = format!("{}?token={token}", app.endpoint(VERIFY));
+    let lang = user.claims.get("locale").and_then(Value::as_str).map(|l| app.ui.language(Some(l), None).to_string()).unwrap_or_else(|| app.config.default_locale.clone());
+    let product = app.config.product_name.clone();
+    let subject = app.ui.plain_text(&lang, &Msg::new("mail-verify-email-subject").arg("product", product.clone()));
+    let hours = app.config.email_verification_ttl.div_ceil(3600).to_string();
+    let body = app.ui.plain_text(&lang, &Msg::new("mail-verify-email-body").arg("link", link).arg("hours", hours).arg("product", product));
+    let sealed = crate::mail::seal(app.keys.vault(), &body);
+    let (hash, id, expires) = (sha256(token.as_bytes()).to_vec(), user.id.clone(), (now() + app.config.email_verification_ttl) as i64);
+    app.db
+        .write(move |sql| {
+            sql.execute("DELETE FROM email_verifications WHERE user_id = ?1", crate::params![id.as_str()])?;
+            sql.execute("INSERT INTO email_verifications (token_hash, user_id, email, expires_at) VALUES (?1, ?2, ?3, ?4)", crate::params![hash, id.as_str(), email.as_str(), expires])?;
+            crate::mail::enqueue(sql, &email, &subject, sealed)
+        })
+        .await?;
+    if let Some(m) = &app.mailer {
+        m.wake.notify_one();
+    }
+    Ok(())
+}
+
+/// `POST /account/verify-email/send`: a new link to the user's unverified address.
+pub async fn send(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, Change { me, .. }: Change) -> Response {
+    if !can_verify(&app, &me.user) {
+        return see_other("/account");
+    }
+    let address = super::super::interaction::client_address(&app, &headers, peer);
+    let Some(attempt) = app.reset_limiter.begin(&format!("verify-email:{}", me.user.id), &address, now()) else {
+        return error_page(StatusCode::TOO_MANY_REQUESTS, "err-too-many-requests");
+    };
+    attempt.failed(now());
+    if let Err(e) = send_link(&app, &me.user).await {
+        return crate::endpoints::authorize::unavailable(e);
+    }
+    app.audit.record(AuditEvent::new("email_verification_sent").user(&me.user.id).address(&address)).await;
+    see_other("/account?done=verify-sent")
+}
+
+fn dead_link() -> Response {
+    error_page(StatusCode::BAD_REQUEST, "err-verify-email-link")
+}
+
+/// `GET /account/verify-email?token=…`: the button that confirms.
+pub async fn page(State(app): State<AppState>, RawQuery(query): RawQuery) -> Response {
+    let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
+    let token = params.get("token").unwrap_or_default().to_string();
+    let (hash, t) = (sha256(token.as_bytes()).to_vec(), now() as i64);
+    match app.db.read(move |sql| sql.query_opt("SELECT 1 FROM email_verifications WHERE token_hash = ?1 AND expires_at > ?2", crate::params![hash, t])).await {
+        Ok(Some(_)) => Page::new(StatusCode::OK, "signup_verify.html", "verify-email-title")
+            .with("token", token)
+            .with("action", VERIFY)
+            .msg("heading", "signup-verify-heading")
+            .msg("submit", "verify-email-submit")
+            .into_response(),
+        Ok(None) => dead_link(),
+        Err(e) => crate::endpoints::authorize::unavailable(e),
+    }
+}
+
+/// `POST /account/verify-email` (`token`): the address is verified, if it is still the
+/// user's. The token is proof enough (it came by that mail); no sign-in is needed.
+pub async fn confirm(State(app): State<AppState>, form: Result<FormParams, OAuthError>) -> Response {
+    let Ok(FormParams(params)) = form else { return dead_link() };
+    let (hash, t) = (sha256(params.get("token").unwrap_or_default().as_bytes()).to_vec(), now() as i64);
+    let row = app
+        .db
+        .write(move |sql| sql.query_opt("DELETE FROM email_verifications WHERE token_hash = ?1 AND expires_at > ?2 RETURNING user_id, email", crate::params![hash, t]))
+        .await;
+    let (id, email) = match row {
+        Ok(Some(r)) => match (r.text(0), r.text(1)) {
+            (Ok(id), Ok(email)) => (id, email),
+            _ => return dead_link(),
+        },
+        Ok(None) => return dead_link(),
+        Err(e) => return crate::endpoints::authorize::unavailable(e),
+    };
+    // The address changed again since the link was sent: this one proves nothing now.
+    let Some(user) = app.registry.user(&id).filter(|u| u.email().is_some_and(|e| e.eq_ignore_ascii_case(&email))) else { return dead_link() };
+    let mut user = User::clone(&user);
+    user.claims.insert("email_verified".into(), Value::Bool(true));
+    user.updated_at = now();
+    if let Err(e) = app.registry.save_user(user).await {
+        return crate::endpoints::authorize::unavailable(e);
+    }
+    app.audit.record(AuditEvent::new("email_verified").user(&id).detail(json!({"by": "link"}))).await;
+    pages::email_verified()
+}
