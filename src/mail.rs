@@ -52,8 +52,30 @@ impl Mailer {
 }
 
 /// A message's body as the outbox keeps it (sealed under the KEK).
-pub fn seal(vault: &crate::keys::Vault, body: &str) -> Vec<u8> {
+fn seal(vault: &crate::keys::Vault, body: &str) -> Vec<u8> {
     vault.seal("mail", body.as_bytes())
+}
+
+/// A message for the outbox, in `lang`: its subject (catalogue message `subject`), its body
+/// (template `template`, themeable, with `product` and `values`), the body sealed.
+pub fn compose(app: &App, lang: &str, subject: &'static str, template: &str, values: serde_json::Value) -> (String, Vec<u8>) {
+    let product = app.config.product_name.clone();
+    let subject = app.ui.plain_text(lang, &crate::ui::Msg::new(subject).arg("product", product));
+    // Every mail template rendered at start, in every language; a failure now is a bug.
+    let body = app.ui.mail_body(lang, template, values).unwrap_or_else(|e| {
+        tracing::error!(template, error = %e, "a mail template failed to render");
+        String::new()
+    });
+    (subject, seal(app.keys.vault(), &body))
+}
+
+/// The language of mail to `user`: their `locale` if there is a catalogue for it, else the
+/// default.
+pub fn language_of(app: &App, user: &crate::registry::User) -> String {
+    match user.claims.get("locale").and_then(serde_json::Value::as_str) {
+        Some(l) => app.ui.language(Some(l), None).to_string(),
+        None => app.config.default_locale.clone(),
+    }
 }
 
 /// Put a message (its body sealed by `seal`) in the outbox, in the caller's transaction.

@@ -80,12 +80,10 @@ pub async fn forgot(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
         if let Some(email) = user.email().map(str::to_string) {
             let token = random_token();
             let link = format!("{}?token={token}", app.endpoint(RESET));
-            let lang = user.claims.get("locale").and_then(|l| l.as_str()).map(|l| app.ui.language(Some(l), None).to_string()).unwrap_or_else(|| app.config.default_locale.clone());
-            let subject = app.ui.plain_text(&lang, &Msg::new("mail-reset-subject").arg("product", app.config.product_name.clone()));
             let minutes = app.config.password_reset_ttl.div_ceil(60).to_string();
-            let body = app.ui.plain_text(&lang, &Msg::new("mail-reset-body").arg("link", link).arg("minutes", minutes).arg("product", app.config.product_name.clone()));
+            let values = serde_json::json!({"link": link, "minutes": minutes});
+            let (subject, sealed) = crate::mail::compose(&app, &crate::mail::language_of(&app, &user), "mail-reset-subject", "mail_reset.txt", values);
             let (hash, id, expires) = (sha256(token.as_bytes()).to_vec(), user.id.clone(), (now() + app.config.password_reset_ttl) as i64);
-            let sealed = crate::mail::seal(app.keys.vault(), &body);
             let written = app
                 .db
                 .write(move |sql| {

@@ -158,11 +158,8 @@ pub async fn submit(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
     let email = email.unwrap_or_default();
     let token = random_token();
     let link = format!("{}?token={token}", app.endpoint(VERIFY));
-    let product = app.config.product_name.clone();
-    let subject = app.ui.plain_text(&lang, &Msg::new("mail-verify-subject").arg("product", product.clone()));
     let hours = app.config.email_verification_ttl.div_ceil(3600).to_string();
-    let body = app.ui.plain_text(&lang, &Msg::new("mail-verify-body").arg("link", link).arg("hours", hours).arg("product", product));
-    let sealed = crate::mail::seal(app.keys.vault(), &body);
+    let (subject, sealed) = crate::mail::compose(&app, &lang, "mail-verify-subject", "mail_verify.txt", serde_json::json!({"link": link, "hours": hours}));
     let (hash, t, expires, max) = (sha256(token.as_bytes()).to_vec(), now() as i64, (now() + app.config.email_verification_ttl) as i64, app.config.signup_max_pending as i64);
     let pending_claims = Value::Object(user.claims.clone()).to_string();
     let (name, hashed, to) = (user.username.clone(), user.password_hash.clone(), email.clone());

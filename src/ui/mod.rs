@@ -70,6 +70,11 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("console_keys.html", include_str!("templates/console_keys.html")),
     ("console_audit.html", include_str!("templates/console_audit.html")),
     ("console_message.html", include_str!("templates/console_message.html")),
+    // Mail bodies: plain text (`.txt`: not escaped).
+    ("mail.txt", include_str!("templates/mail.txt")),
+    ("mail_reset.txt", include_str!("templates/mail_reset.txt")),
+    ("mail_verify.txt", include_str!("templates/mail_verify.txt")),
+    ("mail_verify_email.txt", include_str!("templates/mail_verify_email.txt")),
 ];
 
 /// The built-in assets (`src/ui/assets`).
@@ -208,7 +213,8 @@ impl Ui {
             ASSETS.iter().map(|(n, s)| (n.to_string(), (content_type(n), Bytes::from_static(s.as_bytes())))).collect();
         let mut extra_locales = Vec::new();
         if let Some(dir) = theme_dir {
-            for (name, source) in read_dir(&dir.join("templates"), "html", u64::MAX)? {
+            let templates = dir.join("templates");
+            for (name, source) in read_dir(&templates, "html", u64::MAX)?.into_iter().chain(read_dir(&templates, "txt", u64::MAX)?) {
                 env.add_template_owned(name, String::from_utf8(source).map_err(|_| anyhow::anyhow!("theme template is not UTF-8"))?)?;
             }
             let files = read_dir(&dir.join("assets"), "", MAX_THEME_ASSET_BYTES)?;
@@ -240,6 +246,10 @@ impl Ui {
                 };
                 args.push((k.to_string(), arg));
             }
+            // In a page the arguments are escaped for HTML; in a mail (`.txt`) nothing is.
+            if !matches!(state.auto_escape(), minijinja::AutoEscape::Html) {
+                return Ok(Value::from(c.format_plain(&lang, &id, &args).unwrap_or(id)));
+            }
             let text = c.format(&lang, &id, &args).unwrap_or_else(|| html_escape(&id));
             Ok(Value::from_safe_string(text))
         });
@@ -258,6 +268,13 @@ impl Ui {
     fn check(&self) -> anyhow::Result<()> {
         for (name, _) in TEMPLATES {
             self.env.get_template(name).map_err(|e| anyhow::anyhow!("template {name}: {e}"))?;
+        }
+        // A mail template that fails to render would fail where nobody sees it: tried now.
+        let sample = serde_json::json!({"link": "https://example.com/x", "minutes": "30", "hours": "24"});
+        for (name, _) in TEMPLATES.iter().filter(|(n, _)| n.starts_with("mail_")) {
+            for lang in &self.languages {
+                self.mail_body(lang, name, sample.clone()).map_err(|e| anyhow::anyhow!("template {name}: {e}"))?;
+            }
         }
         Ok(())
     }
@@ -279,6 +296,12 @@ impl Ui {
     pub fn plain_text(&self, lang: &str, msg: &Msg) -> String {
         let args: Vec<(String, Arg)> = msg.args.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
         self.catalogs.format_plain(lang, msg.id, &args).unwrap_or_else(|| msg.id.to_string())
+    }
+
+    /// A mail's body in `lang`: template `name` (plain text) with `product` and `values`.
+    pub fn mail_body(&self, lang: &str, name: &str, values: serde_json::Value) -> Result<String, minijinja::Error> {
+        let ctx = minijinja::context! { lang => lang, product => self.product.clone(), ..Value::from_serialize(&values) };
+        self.env.get_template(name)?.render(ctx)
     }
 
     /// A message in `lang` (for text outside templates).
@@ -377,6 +400,28 @@ fn read_dir(dir: &Path, ext: &str, max_bytes: u64) -> anyhow::Result<Vec<(String
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Mail bodies are plain text from themeable templates: the catalogue's sentence with its
+    /// values as they are (no HTML escaping), in the frame; a theme replaces the frame or one
+    /// body, and a theme's broken mail template stops the start.
+    #[test]
+    fn mail_bodies_are_plain_text_and_themeable() {
+        let ui = Ui::load(None, "Tom & Jerry's", "en").unwrap();
+        let link = "https://id.example/login/reset?token=a&b=<c>";
+        let body = ui.mail_body("fr", "mail_reset.txt", json!({"link": link, "minutes": "30"})).unwrap();
+        assert!(body.contains("votre compte Tom & Jerry's") && body.contains(link) && body.ends_with("-- \nTom & Jerry's"), "{body}");
+        assert!(!body.contains("&amp;") && !body.contains("&#"), "{body}");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("templates")).unwrap();
+        std::fs::write(dir.path().join("templates/mail.txt"), "Hello,\n\n{% block body %}{% endblock %}\n\nThe {{ product }} team").unwrap();
+        std::fs::write(dir.path().join("templates/mail_verify.txt"), "{% extends \"mail.txt\" %}{% block body %}Confirm: {{ link }} ({{ hours }} h){% endblock %}").unwrap();
+        let themed = Ui::load(Some(dir.path()), "Acme", "en").unwrap();
+        assert_eq!(themed.mail_body("en", "mail_verify.txt", json!({"link": link, "hours": "24"})).unwrap(), format!("Hello,\n\nConfirm: {link} (24 h)\n\nThe Acme team"));
+        let reset = themed.mail_body("en", "mail_reset.txt", json!({"link": link, "minutes": "30"})).unwrap();
+        assert!(reset.starts_with("Hello,\n\nSomeone asked to reset the password of your Acme account"), "{reset}");
+        std::fs::write(dir.path().join("templates/mail_reset.txt"), "{{ t(\"mail-reset-body\", link=link, minutes=minutes|frobnicate) }}").unwrap();
+        assert!(Ui::load(Some(dir.path()), "Acme", "en").is_err(), "a broken mail template is found at start");
+    }
 
     /// The console's pages render with the values their handlers give (a template mistake
     /// would otherwise show only as a 500 at run time).

@@ -14,7 +14,7 @@ use crate::http::account_pages as pages;
 use crate::http::pages::error_page;
 use crate::http::params::{FormParams, Params};
 use crate::registry::User;
-use crate::ui::{Msg, Page};
+use crate::ui::Page;
 use crate::util::{now, random_token, sha256};
 use axum::extract::{ConnectInfo, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -37,12 +37,9 @@ pub(super) async fn send_link(app: &App, user: &User) -> Result<(), crate::db::S
     let Some(email) = user.email().map(str::to_string) else { return Ok(()) };
     let token = random_token();
     let link = format!("{}?token={token}", app.endpoint(VERIFY));
-    let lang = user.claims.get("locale").and_then(Value::as_str).map(|l| app.ui.language(Some(l), None).to_string()).unwrap_or_else(|| app.config.default_locale.clone());
-    let product = app.config.product_name.clone();
-    let subject = app.ui.plain_text(&lang, &Msg::new("mail-verify-email-subject").arg("product", product.clone()));
     let hours = app.config.email_verification_ttl.div_ceil(3600).to_string();
-    let body = app.ui.plain_text(&lang, &Msg::new("mail-verify-email-body").arg("link", link).arg("hours", hours).arg("product", product));
-    let sealed = crate::mail::seal(app.keys.vault(), &body);
+    let values = json!({"link": link, "hours": hours});
+    let (subject, sealed) = crate::mail::compose(app, &crate::mail::language_of(app, user), "mail-verify-email-subject", "mail_verify_email.txt", values);
     let (hash, id, expires) = (sha256(token.as_bytes()).to_vec(), user.id.clone(), (now() + app.config.email_verification_ttl) as i64);
     app.db
         .write(move |sql| {
