@@ -1,6 +1,7 @@
 """The forgotten password, with a real SMTP server: Python's aiosmtpd (pinned in
 ``requirements.txt``) receives what Authrim sends (``AUTHRIM_SMTP_URL=smtp://127.0.0.1:PORT``),
-and every message is decoded with Python's ``email`` package.
+and every message is decoded with Python's ``email`` package (``mail_walks.py``, shared with
+``test_signup.py``).
 
 - ``test_reset_in_english_and_japanese``: ``browser/reset.mjs`` (see its header) in Debian's
   Chromium, an English and a Japanese browser: from an application's authorization request,
@@ -42,36 +43,27 @@ and every message is decoded with Python's ``email`` package.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
-import threading
 import time
-import warnings
 from email import message_from_bytes, policy
 from email.headerregistry import Address
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
-from aiosmtpd.controller import Controller
-from joserfc import jwt
-from joserfc.jwk import KeySet
 
 from conftest import HTTP_TIMEOUT_S, REPO_ROOT, _free_port
-from test_browser import CHROMIUM, needs_browser
-from test_pages import CJK, ENGLISH_PHRASE, axe_findings, warn_without_japanese_font
+from mail_walks import (QUIET_S, Checker, Mailbox, check_axe, check_error_page, check_mail, check_page,
+                        check_screenshots, check_walks, decode, describe, form_token, heading, html_text, login_page,
+                        other_language, run_program, sender_host)
+from test_browser import needs_browser
+from test_pages import warn_without_japanese_font
 from test_passkeys import check_browser_clean
 
 PROGRAM = Path(__file__).resolve().parent / "browser" / "reset.mjs"
 ARTIFACTS = REPO_ROOT / "target" / "e2e-artifacts" / "reset"
 WAIT_MS = 10_000  # the longest any one step in the browser may take
 RUN_TIMEOUT_S = 120  # the whole program (it gives up by itself after 100 s)
-MAIL_WAIT_S = 10.0  # delivery is asynchronous: the outbox is woken on enqueue, polled every 2 s
-QUIET_S = 3.0  # after the last request: long enough for a mail that should not come to come
 OLD_PASSWORD = "the password alice forgot"
 NEW_PASSWORD = "a new password, chosen by mail"
 CLIENT_NAME = "Example App"
@@ -162,17 +154,6 @@ WORDS = {
 
 
 
-def sender_host(server) -> str:
-    """The default sender's domain: the issuer's host, or ``localhost`` for an IP issuer (an
-    address literal is no domain for a mailbox)."""
-    import ipaddress
-    host = urlsplit(server.issuer).hostname
-    try:
-        ipaddress.ip_address(host)
-        return "localhost"
-    except ValueError:
-        return host
-
 def page_words(lang: str, name: str) -> tuple[str, str, str]:
     """A page's title (before `` · Authrim``), heading and a sentence it must say."""
     w = WORDS[lang]
@@ -191,194 +172,22 @@ def page_words(lang: str, name: str) -> tuple[str, str, str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# The SMTP server and the mail it received.
+# The mail.
 
 
-class Mailbox:
-    """aiosmtpd on 127.0.0.1 (``port``: a given one, or a free one): every message it accepts,
-    in order, as ``(envelope sender, envelope recipients, raw bytes, arrival time)``."""
-
-    def __init__(self, port: int | None = None):
-        self.port = port or _free_port()
-        self.messages: list[dict] = []
-        self._cond = threading.Condition()
-        outer = self
-
-        class Handler:
-            async def handle_DATA(self, server, session, envelope):
-                with outer._cond:
-                    outer.messages.append({"mail_from": envelope.mail_from, "rcpt_tos": list(envelope.rcpt_tos),
-                                           "raw": envelope.original_content, "at": time.monotonic(),
-                                           "taken": False})
-                    outer._cond.notify_all()
-                return "250 OK"
-
-        self.controller = Controller(Handler(), hostname="127.0.0.1", port=self.port)
-
-    def start(self) -> "Mailbox":
-        self.controller.start()
-        return self
-
-    def stop(self):
-        self.controller.stop()
-
-    @property
-    def url(self) -> str:
-        return f"smtp://127.0.0.1:{self.port}"
-
-    def next_to(self, address: str, timeout: float = MAIL_WAIT_S) -> dict:
-        """The first message to ``address`` not taken yet (waiting for it up to ``timeout``)."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                for m in self.messages:
-                    if not m["taken"] and address in m["rcpt_tos"]:
-                        m["taken"] = True
-                        return m
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(f"no mail to {address} within {timeout:.0f} s; received: "
-                                         f"{[(m['rcpt_tos'], m['taken']) for m in self.messages]}")
-                self._cond.wait(left)
-
-    def recipients(self) -> list[list[str]]:
-        with self._cond:
-            return [m["rcpt_tos"] for m in self.messages]
+def check_reset_mail(d: dict, *, to: str, lang: str, issuer: str, sender: Address, report: str) -> str:
+    """One reset mail (mail_walks.check_mail): in ``lang``, its link to ``/login/reset``."""
+    return check_mail(d, to=to, sender=sender, subject=WORDS[lang]["subject"], sentences=WORDS[lang]["mail"], lang=lang,
+                      issuer=issuer, path="/login/reset", where=report)
 
 
-def decode(m: dict) -> dict:
-    """A received message as Python's ``email`` package reads it."""
-    msg = message_from_bytes(m["raw"], policy=policy.default)
-    body = msg.get_content() if not msg.is_multipart() else None
-    [sender] = msg["From"].addresses
-    return {
-        "mail_from": m["mail_from"], "rcpt_tos": m["rcpt_tos"],
-        "from_name": sender.display_name, "from_addr": sender.addr_spec,
-        "to": [a.addr_spec for a in msg["To"].addresses],
-        "subject": str(msg["Subject"]), "content_type": msg.get_content_type(),
-        "charset": msg.get_content_charset(), "body": body,
-        "links": re.findall(r"https?://\S+", body or ""),
-        "headers": {k.lower(): str(v) for k, v in msg.items()},
-    }
-
-
-def describe(mails: list[dict]) -> str:
-    return json.dumps([{k: v for k, v in d.items() if k != "raw"} for d in mails], indent=1, ensure_ascii=False)
-
-
-def check_mail(d: dict, *, to: str, lang: str, issuer: str, sender: Address, report: str) -> str:
-    """One reset mail: envelope and headers, the language's subject and sentences, the one
-    link (on the issuer, a long random token); returns the link."""
-    where = (to, lang, report)
-    assert (d["mail_from"], d["rcpt_tos"]) == (sender.addr_spec, [to]), where
-    assert (d["from_name"], d["from_addr"]) == (sender.display_name, sender.addr_spec), where
-    assert d["to"] == [to], where
-    assert d["subject"] == WORDS[lang]["subject"], where
-    assert (d["content_type"], d["charset"]) == ("text/plain", "utf-8"), where
-    for sentence in WORDS[lang]["mail"]:
-        assert sentence in d["body"], (sentence, where)
-    assert len(d["links"]) == 1, where
-    [link] = d["links"]
-    parts = urlsplit(link)
-    assert f"{parts.scheme}://{parts.netloc}" == issuer and parts.path == "/login/reset", where
-    token = parse_qs(parts.query)["token"]
-    assert list(parse_qs(parts.query)) == ["token"] and re.fullmatch(r"[A-Za-z0-9_-]{32,}", token[0]), where
-    # The link stands on a line of its own (nothing glued to it a mail reader would take along).
-    assert link in [line.strip() for line in d["body"].splitlines()], where
-    if lang == "ja":
-        assert CJK.search(d["body"]) and not ENGLISH_PHRASE.search(d["body"].replace(link, " ")), where
-    else:
-        assert not CJK.search(d["body"]) and not CJK.search(d["subject"]), where
-    return link
-
-
-# ---------------------------------------------------------------------------------------------
-# What the browser program asks Python, and the client's redirect URI.
-
-
-class Checker:
-    """``POST /check`` with JSON ``{walk, label, op}``: op ``mail`` waits for the next mail to
-    ``to`` and answers its link (the message kept, decoded, under the walk and label); op
-    ``redeem`` redeems ``code`` at the token endpoint (``client_secret_basic``, the PKCE
-    verifier) and verifies the ID token against the JWKS; op ``sessions`` counts a user's
-    sessions through the admin API. ``GET /cb`` is the client's redirect URI: a small page,
-    what it was sent recorded."""
-
-    def __init__(self, server, mailbox: Mailbox, client: dict):
-        self.mails: dict[tuple[str, str], dict] = {}
-        self.results: dict[tuple[str, str], dict] = {}
-        self.callbacks: list[dict] = []
-        lock = threading.Lock()
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):
-                url = urlsplit(self.path)
-                if url.path == "/cb":
-                    with lock:
-                        outer.callbacks.append({k: v[0] for k, v in parse_qs(url.query).items()})
-                    body = b'<!doctype html><html lang="en"><title>Example App</title><p>Signed in.</p></html>'
-                    self.send_response(200)
-                    self.send_header("Content-Type", "text/html; charset=utf-8")
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                else:  # the favicon: none, without an error
-                    self.send_response(204)
-                    self.end_headers()
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                try:
-                    result = outer.run(server, mailbox, client, body)
-                except BaseException as exc:  # reported to the program, which fails with it
-                    result, status = {"exception": repr(exc)}, 500
-                else:
-                    status = 200
-                with lock:
-                    outer.results[(body["walk"], body["label"])] = result
-                data = json.dumps(result, ensure_ascii=False).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.origin = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-        self.thread.start()
-
-    def run(self, server, mailbox: Mailbox, client: dict, body: dict) -> dict:
-        if body["op"] == "mail":
-            d = decode(mailbox.next_to(body["to"]))
-            self.mails[(body["walk"], body["label"])] = d
-            return {"link": d["links"][0] if d["links"] else None, "subject": d["subject"]}
-        if body["op"] == "sessions":
-            resp = requests.get(server.url(f"/admin/users/{body['user']}/sessions"),
-                                headers={"Authorization": f"Bearer {server.admin_token}"}, timeout=HTTP_TIMEOUT_S)
-            return {"status": resp.status_code, "count": len(resp.json().get("sessions", []))}
-        # redeem
-        resp = requests.post(server.url("/token"), auth=(client["client_id"], client["client_secret"]),
-                             data={"grant_type": "authorization_code", "code": body["code"],
-                                   "redirect_uri": client["redirect_uri"], "code_verifier": body["verifier"]},
-                             timeout=HTTP_TIMEOUT_S)
-        out = {"status": resp.status_code, "error": resp.json().get("error")}
-        if resp.status_code == 200:
-            discovery = requests.get(server.url("/.well-known/openid-configuration"), timeout=HTTP_TIMEOUT_S).json()
-            jwks = requests.get(discovery["jwks_uri"], timeout=HTTP_TIMEOUT_S)
-            claims = jwt.decode(resp.json()["id_token"], KeySet.import_key_set(jwks.json()), algorithms=["RS256"]).claims
-            out.update(sub=claims["sub"], aud=claims["aud"], iss=claims["iss"], nonce_ok=claims.get("nonce") == body["nonce"])
-        return out
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(timeout=5)
+def sessions_op(server):
+    """The checker's op ``sessions``: a user's sessions, counted through the admin API."""
+    def count(body: dict) -> dict:
+        resp = requests.get(server.url(f"/admin/users/{body['user']}/sessions"),
+                            headers={"Authorization": f"Bearer {server.admin_token}"}, timeout=HTTP_TIMEOUT_S)
+        return {"status": resp.status_code, "count": len(resp.json().get("sessions", []))}
+    return count
 
 
 # ---------------------------------------------------------------------------------------------
@@ -396,75 +205,21 @@ def forgot(server, login: str, *, session: requests.Session | None = None, heade
     """``GET /login/forgot`` (its form token, sealed to the browser cookie), then ``POST`` it
     with ``login``, as a browser would."""
     s = session or requests.Session()
-    page = s.get(server.url("/login/forgot"), headers=headers, timeout=HTTP_TIMEOUT_S)
-    assert page.status_code == 200, (page.status_code, page.text)
-    form = re.search(r'<input type="hidden" name="form" value="([^"]+)">', page.text)
-    assert form, page.text
-    return s.post(server.url("/login/forgot"), data={"form": form.group(1), "login": login},
+    form = form_token(s.get(server.url("/login/forgot"), headers=headers, timeout=HTTP_TIMEOUT_S))
+    return s.post(server.url("/login/forgot"), data={"form": form, "login": login},
                   headers=headers, timeout=HTTP_TIMEOUT_S, allow_redirects=False)
-
-
-def html_text(html: str) -> str:
-    body = re.sub(r"(?s)<(script|style|head)\b.*?</\1>", " ", html)
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body)).replace("&#39;", "'").replace("&amp;", "&").strip()
-
-
-def heading(html: str) -> str:
-    m = re.search(r"<h1>(.*?)</h1>", html, re.S)
-    return m.group(1).strip() if m else ""
 
 
 # ---------------------------------------------------------------------------------------------
 # 1-4. The walk in Chromium.
 
 
-def run_program(server, checker: Checker, client: dict, users: dict, tmp_path: Path) -> tuple[dict, str]:
-    """Run ``reset.mjs``; its screenshots (and, on a failure, the page as ``failure.*``) are
-    copied to ARTIFACTS whatever the outcome, over an earlier run's. Returns what it printed,
-    and that with what the checker did, as a report."""
-    shots = tmp_path / "screenshots"
-    shots.mkdir()
-    env = dict(os.environ, ISSUER=server.issuer, CLIENT_ID=client["client_id"], REDIRECT_URI=client["redirect_uri"],
-               CHECKER=checker.origin, USERS=json.dumps(users), OLD_PASSWORD=OLD_PASSWORD, NEW_PASSWORD=NEW_PASSWORD,
-               CHROMIUM=CHROMIUM, ARTIFACTS_DIR=str(shots), WAIT_MS=str(WAIT_MS))
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    for old in [*ARTIFACTS.glob("*-[0-9][0-9]-*.png"), *ARTIFACTS.glob("failure.*")]:
-        old.unlink()
-    try:
-        done = subprocess.run(["node", str(PROGRAM)], cwd=PROGRAM.parent, env=env,
-                              capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"the browser program ran over {RUN_TIMEOUT_S}s:\n{exc.stderr}\n{exc.stdout}")
-    finally:
-        for f in shots.iterdir():
-            shutil.copy2(f, ARTIFACTS / f.name)
-    checked = {f"{w} {label}": r for (w, label), r in checker.results.items()}
-    assert done.returncode == 0, (f"the browser program failed:\n{done.stderr}\n{done.stdout}"
-                                  f"\nthe checker: {json.dumps(checked, indent=1, ensure_ascii=False)}")
-    (tmp_path / "seen.json").write_text(done.stdout)
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
-    brief = {k: v for k, v in seen.items() if k != "pages"}
-    brief["pages"] = [{k: v for k, v in p.items() if k not in ("parts", "axe", "text")} for p in seen["pages"]]
-    report = (f"browser saw (all of it in {tmp_path / 'seen.json'}): {json.dumps(brief, indent=1, ensure_ascii=False)}"
-              f"\nthe checker: {json.dumps(checked, indent=1, ensure_ascii=False)}"
-              f"\nthe client's redirect URI was sent: {checker.callbacks}")
-    return seen, report
-
-
-def other_language(p: dict, lang: str, names: list[str]) -> list[str]:
-    """Text in another language than the page's, not marked as such (WCAG 3.1.2); names and
-    addresses may stand in any."""
-    found = []
-    for part in p["parts"]:
-        if (part["lang"] or "").split("-")[0] != lang:
-            continue
-        text = re.sub(r"https?://\S+", " ", part["text"])
-        for name in names:
-            text = text.replace(name, " ")
-        if ENGLISH_PHRASE.search(text) if lang == "ja" else CJK.search(text):
-            found.append(f"{p['walk']} {p['name']} ({p['method']} {p['path']}, lang={lang}): "
-                         f"{part.get('attribute', 'text')} {part['text']!r} is marked lang={part['lang']}")
-    return found
+def run_reset(server, checker: Checker, client: dict, users: dict, tmp_path: Path) -> tuple[dict, str]:
+    """Run ``reset.mjs`` (mail_walks.run_program): what it printed, and a report."""
+    return run_program(PROGRAM, ARTIFACTS, {
+        "ISSUER": server.issuer, "CLIENT_ID": client["client_id"], "REDIRECT_URI": client["redirect_uri"],
+        "USERS": json.dumps(users), "OLD_PASSWORD": OLD_PASSWORD, "NEW_PASSWORD": NEW_PASSWORD, "WAIT_MS": str(WAIT_MS),
+    }, checker, tmp_path, RUN_TIMEOUT_S)
 
 
 # Whose mail is in which language: the account's locale claim, else the default (en), whatever
@@ -491,13 +246,13 @@ def test_reset_in_english_and_japanese(start_authrim, tmp_path):
             user = add_user(server, name, f"{name}@example.com", "ja" if MAIL_LANG[name] == "ja" else None)
             users[walk][who] = {"username": name, "email": f"{name}@example.com", "id": user["id"]}
         client = {"client_id": server.unique("reset-rp")}
-        checker = Checker(server, mailbox, client)  # reads `client` when asked: filled in below
+        checker = Checker(server, mailbox, client, {"sessions": sessions_op(server)})  # `client`: filled in below
         client["redirect_uri"] = checker.origin + "/cb"
         reg = server.create_client(client_id=client["client_id"], client_name=CLIENT_NAME,
                                    redirect_uris=[client["redirect_uri"]], token_endpoint_auth_method="client_secret_basic",
                                    grant_types=["authorization_code"], scope="openid email")
         client["client_secret"] = reg["client_secret"]
-        seen, report = run_program(server, checker, client, users, tmp_path)
+        seen, report = run_reset(server, checker, client, users, tmp_path)
         time.sleep(QUIET_S)  # a mail that should not come (to nobody-*) has had its time
         received = mailbox.recipients()
     finally:
@@ -506,27 +261,14 @@ def test_reset_in_english_and_japanese(start_authrim, tmp_path):
         mailbox.stop()
 
     # The walks, their pages in order, each reached the way it should be.
-    assert [(w["name"], w["locale"], w["accept_language"]) for w in seen["walks"]] == [
-        (name, locale, locale) for name, locale in WALKS.items()], report
-    for walk in WALKS:
-        visited = [p for p in seen["pages"] if p["walk"] == walk]
-        assert [p["name"] for p in visited] == list(WALK), (walk, report)
-        for p in visited:
-            assert (p["method"], p["path"], p["status"]) == WALK[p["name"]], (walk, p["name"], report)
+    check_walks(seen, WALKS, lambda walk: WALK, report)
 
     pages = {(p["walk"], p["name"]): p for p in seen["pages"]}
     for (walk, name), p in pages.items():
         lang = walk.rsplit("-", 1)[-1]
         w = WORDS[lang]
         where = (walk, name)
-        title, head, sentence = page_words(lang, name)
-        assert p["content_language"] == lang and p["html_lang"] == lang, (where, p["content_language"], p["html_lang"])
-        assert "accept-language" in (p["vary"] or "").lower(), (where, p["vary"])
-        assert p["content_type"].startswith("text/html"), (where, p["content_type"])
-        assert (p["title"], p["heading"]) == (f"{title} · Authrim", head), where
-        assert sentence in p["text"], (where, sentence, p["text"])
-        if lang == "ja":
-            assert CJK.search(p["title"]), (where, p["title"])
+        check_page(p, lang, *page_words(lang, name))
         f = p["fields"]
         # What each page asks for, labelled; what it says, and where the focus is.
         if name == "login":
@@ -602,36 +344,16 @@ def test_reset_in_english_and_japanese(start_authrim, tmp_path):
     links = []
     for (walk, label), d in sorted(mails.items()):
         who = users[walk]["alice"] if label == "mail" else users[walk][{"en": "yuki", "ja": "bob"}[walk]]
-        link = check_mail(d, to=who["email"], lang=MAIL_LANG[who["username"]], issuer=server.issuer,
-                          sender=sender, report=describe([d]))
+        link = check_reset_mail(d, to=who["email"], lang=MAIL_LANG[who["username"]], issuer=server.issuer,
+                                sender=sender, report=describe([d]))
         given = seen["facts"][walk]["link"] if label == "mail" else seen["facts"][walk]["extra"]["link"]
         assert link == given, (walk, label, link, given)
         links.append(link)
     assert len(mails) == 6 and len(set(links)) == 6, describe(list(mails.values()))
 
     # axe-core: the harness first, then every reset page in both languages and themes.
-    assert seen["axe_version"] == json.loads((PROGRAM.parent / "package.json").read_text())["dependencies"]["axe-core"]
-    assert seen["axe_tags"] == ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"], report
-    light, dark = seen["axe_control"]
-    found = {r["scheme"]: {v["id"]: sorted(v["targets"]) for v in r["violations"]} for r in (light, dark)}
-    assert found["light"].get("color-contrast") == [".faint"], found
-    assert found["dark"].get("color-contrast") == [".dark-only", ".faint"], found
-    assert found["light"].get("label") == ["input"] and found["dark"].get("label") == ["input"], found
-    axed = [p for p in seen["pages"] if p.get("axe")]
-    assert [(p["walk"], p["name"]) for p in axed] == [(w, n) for w in ("axe-en", "axe-ja") for n in AXE_PAGES], report
-    for p in axed:
-        lt, dk = p["axe"]
-        where = (p["walk"], p["name"])
-        assert (lt["scheme"], lt["dark"], dk["scheme"], dk["dark"]) == ("light", False, "dark", True), where
-        assert lt["body_background"] != dk["body_background"], (where, "the dark theme did not apply")
-        for run in p["axe"]:
-            assert run["engine"] == seen["axe_version"], where
-            assert "color-contrast" in run["passes"] + [v["id"] for v in run["violations"]], (where, run["scheme"])
-    incomplete = axe_findings(axed, "incomplete")
-    if incomplete:
-        warnings.warn("axe-core could not decide (check by hand):\n" + "\n".join(incomplete))
-    violations = axe_findings(axed, "violations")
-    assert not violations, f"axe-core {seen['axe_version']} found:\n" + "\n".join(violations)
+    check_axe(seen, [p for p in seen["pages"] if p.get("axe")], [(w, n) for w in ("axe-en", "axe-ja") for n in AXE_PAGES],
+              PROGRAM.parent / "package.json", report)
 
     # Wording: nothing in another language unless marked so.
     names = [CLIENT_NAME, "Authrim", "OpenID Connect"] + [u["username"] for people in users.values() for u in people.values()]
@@ -641,24 +363,13 @@ def test_reset_in_english_and_japanese(start_authrim, tmp_path):
     # Screenshots of every page of the en and ja walks.
     warn_without_japanese_font(seen)
     shots = [f"{walk}-{n:02d}-{name}.png" for walk in ("en", "ja") for n, name in enumerate(WALK, 1)]
-    assert seen["screenshots"] == shots, report
-    for name in shots:
-        f = ARTIFACTS / name
-        assert f.is_file() and f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", f
+    check_screenshots(seen, ARTIFACTS, shots, report)
     assert seen["failed_requests"] == [], report
     check_browser_clean(seen, report, DELIBERATE)
 
 
 # ---------------------------------------------------------------------------------------------
 # 5. The throttle, and the pages in French, with requests.
-
-
-def check_error_page(resp: requests.Response, status: int, lang: str, sentence: str):
-    where = (status, lang, resp.status_code, resp.text[:2000])
-    assert resp.status_code == status, where
-    assert resp.headers["Content-Type"].startswith("text/html"), where
-    assert resp.headers.get("Content-Language") == lang and f'<html lang="{lang}">' in resp.text, where
-    assert sentence in html_text(resp.text), where
 
 
 def test_reset_requests_are_throttled(start_authrim):
@@ -710,7 +421,7 @@ def test_reset_requests_are_throttled(start_authrim):
         time.sleep(QUIET_S)
         assert mailbox.recipients() == [[carol]] * 5, (mailbox.recipients(), describe(mails))
         default = Address("Authrim", addr_spec=f"noreply@{sender_host(server)}")
-        links = {check_mail(d, to=carol, lang="en", issuer=server.issuer, sender=default, report=describe([d])) for d in mails}
+        links = {check_reset_mail(d, to=carol, lang="en", issuer=server.issuer, sender=default, report=describe([d])) for d in mails}
         assert len(links) == 5, describe(mails)
     finally:
         mailbox.stop()
@@ -718,15 +429,7 @@ def test_reset_requests_are_throttled(start_authrim):
 
 def test_reset_is_off_without_smtp(authrim_server):
     """No ``smtp_url``: no link on the login page, and the reset pages answer 404."""
-    client_id = authrim_server.unique("no-mail-rp")
-    authrim_server.create_client(client_id=client_id, redirect_uris=["http://127.0.0.1:9/cb"],
-                                 token_endpoint_auth_method="client_secret_basic",
-                                 grant_types=["authorization_code"], scope="openid")
-    login = requests.get(authrim_server.url("/authorize"), params={
-        "response_type": "code", "client_id": client_id, "redirect_uri": "http://127.0.0.1:9/cb", "scope": "openid",
-        "state": "s", "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", "code_challenge_method": "S256"},
-        timeout=HTTP_TIMEOUT_S)
-    assert login.status_code == 200 and 'action="/login"' in login.text, login.text
+    login = login_page(authrim_server, "no-mail-rp")
     assert "/login/forgot" not in login.text and WORDS["en"]["forgot-link"] not in login.text, login.text
     for path in ("/login/forgot", "/login/reset?token=x"):
         resp = requests.get(authrim_server.url(path), timeout=HTTP_TIMEOUT_S)
@@ -833,9 +536,9 @@ def test_reset_when_the_mail_server_is_down(start_authrim):
         # It came by a retry, not by a first attempt made late.
         assert m["at"] - asked >= 20, f"the mail came {m['at'] - asked:.1f} s after the request: no first attempt?"
         d = decode(m)
-        link = check_mail(d, to="erin@example.com", lang="en", issuer=server.issuer,
-                          sender=Address("Authrim", addr_spec=f"noreply@{sender_host(server)}"),
-                          report=describe([d]))
+        link = check_reset_mail(d, to="erin@example.com", lang="en", issuer=server.issuer,
+                                sender=Address("Authrim", addr_spec=f"noreply@{sender_host(server)}"),
+                                report=describe([d]))
         form = requests.get(link, timeout=HTTP_TIMEOUT_S)
         assert form.status_code == 200 and 'name="new_password"' in form.text, form.text
     finally:

@@ -38,16 +38,12 @@
 // what the browser saw. Any failed step exits 1 with the browser's console, CSP reports and
 // the current page on stderr.
 import { chromium } from 'playwright-core';
-import { createHash, randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
-import { AXE_CONTROL_CONTEXT, axeControlRuns, chromiumOptions, japaneseFont as sharedJapaneseFont, runAxe, screenshot,
-  textParts } from './shared.mjs';
+import * as shared from './shared.mjs';
+import { askChecker, axeControlIn, chromiumOptions, focusedElement, japaneseFont as sharedJapaneseFont, openReporting,
+  pageRecord, runAxe, screenshot } from './shared.mjs';
 
-const require = createRequire(import.meta.url);
-const AXE_SCRIPT = require.resolve('axe-core/axe.min.js');
-const AXE_VERSION = require('axe-core/package.json').version;
-const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
+const { script: AXE_SCRIPT, version: AXE_VERSION, tags: AXE_TAGS } = shared.AXE;
 
 const ISSUER = env('ISSUER');
 const CHECKER = env('CHECKER');
@@ -71,8 +67,7 @@ const AXE_PAGES = new Set(['forgot', 'sent', 'reset', 'reset-mismatch', 'reset-d
 
 // What the browser reports along the way, for the checks and for a failure's diagnosis;
 // every entry names the walk (and the person: "alice", or "device" for the other device).
-const seen = { walks: [], pages: [], facts: {}, console: [], page_errors: [], csp_violations: [],
-  failed_requests: [], error_responses: [], screenshots: [], japanese_font: null, axe_control: null };
+const seen = shared.newSeen();
 let browser;
 let walk;
 let page;
@@ -80,84 +75,22 @@ const contexts = [];
 
 const path = (url) => new URL(url).pathname;
 const at = (p) => new URL(p, ISSUER).toString();
-const text = async () => (await page.locator('body').innerText()).replace(/\s+/g, ' ').trim();
 
-// The next main-frame navigation response whose URL passes `pred`.
-const navigation = (pred) => page.waitForResponse((r) => r.request().isNavigationRequest()
-  && r.frame() === page.mainFrame() && pred(new URL(r.url())));
-
-// Once the response `res` has arrived: its document committed and loaded.
-async function landed(res) {
-  await page.waitForURL((u) => u.href === res.url(), { waitUntil: 'load' });
-  return res;
-}
-
-// Press (click) `selector` and return the navigation response passing `pred`, once loaded.
-async function press(selector, pred) {
-  const next = navigation(pred);
-  await page.locator(selector).click();
-  return landed(await next);
-}
-
-async function go(url) {
-  const res = await page.goto(url, { waitUntil: 'load' });
-  if (!res) throw new Error(`no response for ${url}`);
-  return res;
-}
-
-// The focused element, described: what a keyboard user is on.
-const focused = () => page.evaluate(() => {
-  const e = document.activeElement;
-  if (!e || e === document.body || e === document.documentElement) return null;
-  return { tag: e.tagName.toLowerCase(), id: e.id || null, name: e.getAttribute('name'), type: e.getAttribute('type'),
-    role: e.getAttribute('role'), tabindex: e.getAttribute('tabindex'), class: e.getAttribute('class'),
-    form_action: e.form?.getAttribute('action') ?? null,
-    text: (e.innerText || e.value || '').replace(/\s+/g, ' ').trim().slice(0, 120) };
-});
-
-// Every visible form field with the text of its label(s), and the visible buttons.
-const fields = () => page.evaluate(() => {
-  const visible = (e) => e.checkVisibility();
-  return {
-    inputs: [...document.querySelectorAll('main input, main select, main textarea')].filter((e) => e.type !== 'hidden' && visible(e))
-      .map((e) => ({ id: e.id || null, name: e.name, type: e.type, autocomplete: e.getAttribute('autocomplete'),
-        required: e.required, value_length: e.value.length,
-        labels: [...(e.labels ?? [])].map((l) => l.textContent.replace(/\s+/g, ' ').trim()) })),
-    hidden: [...document.querySelectorAll('main input[type=hidden]')].map((e) => ({ name: e.name, has_value: e.value.length > 0 })),
-    buttons: [...document.querySelectorAll('main button')].filter(visible)
-      .map((b) => ({ text: b.textContent.replace(/\s+/g, ' ').trim(), type: b.type, form_action: b.form?.getAttribute('action') ?? null })),
-    links: [...document.querySelectorAll('main a[href]')].filter(visible)
-      .map((a) => ({ href: a.getAttribute('href'), text: a.textContent.replace(/\s+/g, ' ').trim() })),
-  };
-});
+// Navigation, focus and forms on the current page (shared.mjs).
+const press = (selector, pred) => shared.press(page, selector, pred);
+const go = (url) => shared.go(page, url);
+const focused = () => focusedElement(page);
 
 // A new browser context and page for `who` ("alice", or "device": alice's other device);
 // every context reports console messages, CSP violations, page errors, failed requests and
 // error statuses under the walk's and the person's name.
 async function open(who) {
-  const context = await browser.newContext({ locale: walk.locale, colorScheme: 'light', bypassCSP: Boolean(walk.axe),
-    viewport: { width: 1280, height: 800 } });
+  const { context, page: p } = await openReporting(browser, seen, { walk: walk.name, who },
+    { locale: walk.locale, bypassCSP: Boolean(walk.axe), viewport: { width: 1280, height: 800 } },
+    { waitMs: WAIT_MS, onRequest: (r) => {
+      if (r.isNavigationRequest() && !walk.accept_language && who === 'alice') walk.accept_language = r.headers()['accept-language'] ?? null;
+    } });
   contexts.push(context);
-  context.setDefaultTimeout(WAIT_MS);
-  context.setDefaultNavigationTimeout(WAIT_MS);
-  const w = walk.name;
-  await context.exposeBinding('__authrimCspViolation', ({ frame }, v) => seen.csp_violations.push({ walk: w, who, ...v, frame: frame.url() }));
-  await context.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (e) => window.__authrimCspViolation({
-      documentURI: e.documentURI, blockedURI: e.blockedURI, effectiveDirective: e.effectiveDirective,
-      originalPolicy: e.originalPolicy, disposition: e.disposition, sourceFile: e.sourceFile, lineNumber: e.lineNumber,
-    }));
-  });
-  const p = await context.newPage();
-  p.on('console', (m) => seen.console.push({ walk: w, who, type: m.type(), text: m.text(), url: m.location().url }));
-  p.on('pageerror', (e) => seen.page_errors.push({ walk: w, who, error: String(e) }));
-  p.on('requestfailed', (r) => seen.failed_requests.push({ walk: w, who, url: r.url(), error: r.failure()?.errorText }));
-  p.on('response', (r) => {
-    if (r.status() >= 400) seen.error_responses.push({ walk: w, who, method: r.request().method(), url: r.url(), status: r.status() });
-  });
-  p.on('request', (r) => {
-    if (r.isNavigationRequest() && !walk.accept_language && who === 'alice') walk.accept_language = r.headers()['accept-language'] ?? null;
-  });
   page = p;
   return { context, page: p, who };
 }
@@ -168,40 +101,19 @@ function use(session) {
 
 // CHECKER (test_reset.py) does what only Python does here: `op` "mail" (wait for the next mail
 // to `to`; its link), "redeem" (the code at the token endpoint) or "sessions" (a user's).
-async function check(label, body) {
-  const res = await fetch(new URL('/check', CHECKER), { method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ walk: walk.name, label, ...body }), signal: AbortSignal.timeout(WAIT_MS + 5000) });
-  if (!res.ok) throw new Error(`the checker (${label}): ${res.status} ${await res.text()}`);
-  return res.json();
-}
+const check = (label, body) => askChecker(CHECKER, { walk: walk.name, label, ...body }, WAIT_MS);
 
 // The client's authorization request (code flow, PKCE S256): its URL, state, nonce and verifier.
-function authorizationRequest() {
-  const verifier = randomBytes(32).toString('base64url');
-  const state = randomBytes(12).toString('base64url');
-  const nonce = randomBytes(12).toString('base64url');
-  const q = new URLSearchParams({ response_type: 'code', client_id: env('CLIENT_ID'), redirect_uri: REDIRECT_URI,
-    scope: 'openid email', state, nonce,
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' });
-  return { url: at(`/authorize?${q}`), state, nonce, verifier };
-}
+const authorizationRequest = () => shared.authorizationRequest(ISSUER,
+  { clientId: env('CLIENT_ID'), redirectUri: REDIRECT_URI, scope: 'openid email' });
 
-async function signIn(username, password, pred) {
-  await page.locator('#username').fill(username);
-  await page.locator('#password').fill(password);
-  return press('form[action="/login"] button[type=submit]', pred);
-}
+const signIn = (username, password, pred) => shared.signIn(page, username, password, pred);
 
 // axe-core on the page as it stands, in `scheme` (light or dark), with AXE_TAGS' rules
 // (as pages.mjs runs it).
 async function axe(scheme) {
   return runAxe(page, scheme, { script: AXE_SCRIPT, tags: AXE_TAGS });
 }
-
-// Every piece of text a reader meets (visible text nodes; accessible names, placeholders and
-// titles from attributes; the document's title) with the language it is marked as being in:
-// the nearest lang attribute (WCAG 3.1.2, language of parts).
-const parts = () => textParts(page);
 
 // Whether this Chromium has a font for Japanese (as pages.mjs checks it).
 const japaneseFont = () => sharedJapaneseFont(page);
@@ -212,15 +124,7 @@ const shot = (file) => screenshot(page, seen, ARTIFACTS, file, WAIT_MS);
 // then its screenshot or axe-core's findings, as the walk asks.
 async function visit(name, res) {
   const n = seen.pages.filter((p) => p.walk === walk.name).length + 1;
-  const rec = { walk: walk.name, n, name, path: path(page.url()), method: res.request().method(), status: res.status(),
-    content_language: res.headers()['content-language'] ?? null, vary: res.headers().vary ?? null,
-    content_type: res.headers()['content-type'] ?? null,
-    html_lang: await page.locator('html').getAttribute('lang'), title: await page.title(),
-    heading: ((await page.locator('h1').first().textContent({ timeout: WAIT_MS })) ?? '').trim(),
-    text: await text(), focused: await focused(), fields: await fields(),
-    alerts: await page.locator('[role=alert]:visible').evaluateAll((l) => l.map((e) => e.textContent.trim())),
-    statuses: await page.locator('[role=status]:visible').evaluateAll((l) => l.map((e) => e.textContent.trim())),
-    parts: await parts() };
+  const rec = { walk: walk.name, n, name, ...(await pageRecord(page, res, WAIT_MS)) };
   if (walk.shots) await shot(`${walk.name}-${String(n).padStart(2, '0')}-${name}.png`);
   if (walk.axe && AXE_PAGES.has(name)) rec.axe = [await axe('light'), await axe('dark')];
   seen.pages.push(rec);
@@ -312,12 +216,7 @@ async function resetWalk() {
 // to fail, with text too faint in both themes, text too faint in the dark theme only, and a
 // field without a label.
 async function axeControl() {
-  const context = await browser.newContext(AXE_CONTROL_CONTEXT);
-  contexts.push(context);
-  page = await context.newPage();
-  const control = await axeControlRuns(page, axe);
-  await context.close();
-  return control;
+  return axeControlIn(browser, (p, scheme) => runAxe(p, scheme, { script: AXE_SCRIPT, tags: AXE_TAGS }));
 }
 
 async function main() {
@@ -333,7 +232,4 @@ async function main() {
   return { axe_version: AXE_VERSION, axe_tags: AXE_TAGS, ...seen };
 }
 
-await runAndReport(main, () => ({ page, seen }), async () => {
-  for (const c of contexts) await c.close().catch(() => {});
-  await browser?.close().catch(() => {});
-});
+await runAndReport(main, () => ({ page, seen }), () => shared.closeAll(contexts, browser));

@@ -1,7 +1,8 @@
-// Shared by the browser programs (console.mjs, pages.mjs, passkeys.mjs, reset.mjs): how
-// Chromium is launched, RFC 6238 TOTP codes, axe-core runs, the text of a page with its
-// languages, whether there is a font for Japanese, and full-page screenshots.
-import { createHmac } from 'node:crypto';
+// Shared by the browser programs (console.mjs, pages.mjs, passkeys.mjs, reset.mjs, signup.mjs):
+// how Chromium is launched, RFC 6238 TOTP codes, axe-core runs, the text of a page with its
+// languages, whether there is a font for Japanese, full-page screenshots, and walks through pages.
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { env } from './report.mjs';
 
@@ -132,4 +133,152 @@ export const japaneseFont = (page) => page.evaluate(() => {
 export async function screenshot(page, seen, dir, file, timeout) {
   await page.screenshot({ path: join(dir, file), fullPage: true, timeout });
   seen.screenshots.push(file);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Walks through Authrim's pages (reset.mjs, signup.mjs): navigation, what a page shows, the
+// browser context that reports what goes wrong, the test's checker, the client's request.
+
+/// axe-core as the walks run it: its script, version, and the WCAG 2.0/2.1/2.2 A and AA rules.
+const require = createRequire(import.meta.url);
+export const AXE = { script: require.resolve('axe-core/axe.min.js'), version: require('axe-core/package.json').version,
+  tags: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] };
+
+/// What a walk's browser reports, for the checks and for a failure's diagnosis.
+export const newSeen = () => ({ walks: [], pages: [], facts: {}, console: [], page_errors: [], csp_violations: [],
+  failed_requests: [], error_responses: [], screenshots: [], japanese_font: null, axe_control: null });
+
+/// At the end, whatever happened: every context, then the browser.
+export async function closeAll(contexts, browser) {
+  for (const c of contexts) await c.close().catch(() => {});
+  await browser?.close().catch(() => {});
+}
+
+/// The next main-frame navigation response of `page` whose URL passes `pred`.
+export const navigation = (page, pred) => page.waitForResponse((r) => r.request().isNavigationRequest()
+  && r.frame() === page.mainFrame() && pred(new URL(r.url())));
+
+/// Once the response `res` has arrived: its document committed and loaded.
+export async function landed(page, res) {
+  await page.waitForURL((u) => u.href === res.url(), { waitUntil: 'load' });
+  return res;
+}
+
+/// Press (click) `selector` and return the navigation response passing `pred`, once loaded.
+export async function press(page, selector, pred) {
+  const next = navigation(page, pred);
+  await page.locator(selector).click();
+  return landed(page, await next);
+}
+
+/// Go to `url`; its response, once loaded.
+export async function go(page, url) {
+  const res = await page.goto(url, { waitUntil: 'load' });
+  if (!res) throw new Error(`no response for ${url}`);
+  return res;
+}
+
+/// The focused element, described: what a keyboard user is on.
+export const focusedElement = (page) => page.evaluate(() => {
+  const e = document.activeElement;
+  if (!e || e === document.body || e === document.documentElement) return null;
+  return { tag: e.tagName.toLowerCase(), id: e.id || null, name: e.getAttribute('name'), type: e.getAttribute('type'),
+    role: e.getAttribute('role'), tabindex: e.getAttribute('tabindex'), class: e.getAttribute('class'),
+    form_action: e.form?.getAttribute('action') ?? null,
+    text: (e.innerText || e.value || '').replace(/\s+/g, ' ').trim().slice(0, 120) };
+});
+
+/// Every visible form field in `main` with the text of its label(s) (and, with `values`, what
+/// it holds), its hidden fields, visible buttons and links.
+export const formFields = (page, { values = false } = {}) => page.evaluate((values) => {
+  const visible = (e) => e.checkVisibility();
+  return {
+    inputs: [...document.querySelectorAll('main input, main select, main textarea')].filter((e) => e.type !== 'hidden' && visible(e))
+      .map((e) => ({ id: e.id || null, name: e.name, type: e.type, autocomplete: e.getAttribute('autocomplete'),
+        required: e.required, value_length: e.value.length, ...(values ? { value: e.value } : {}),
+        labels: [...(e.labels ?? [])].map((l) => l.textContent.replace(/\s+/g, ' ').trim()) })),
+    hidden: [...document.querySelectorAll('main input[type=hidden]')].map((e) => ({ name: e.name, has_value: e.value.length > 0 })),
+    buttons: [...document.querySelectorAll('main button')].filter(visible)
+      .map((b) => ({ text: b.textContent.replace(/\s+/g, ' ').trim(), type: b.type, form_action: b.form?.getAttribute('action') ?? null })),
+    links: [...document.querySelectorAll('main a[href]')].filter(visible)
+      .map((a) => ({ href: a.getAttribute('href'), text: a.textContent.replace(/\s+/g, ' ').trim() })),
+  };
+}, values);
+
+/// A new context (`options`: Playwright's, light theme by default) and page in `browser`,
+/// whose console messages, CSP violations, page errors, failed requests and error statuses go
+/// to `seen` tagged with `tag` ({ walk, who }); `onRequest(request)` sees every request.
+export async function openReporting(browser, seen, tag, options, { waitMs, onRequest } = {}) {
+  const context = await browser.newContext({ colorScheme: 'light', ...options });
+  context.setDefaultTimeout(waitMs);
+  context.setDefaultNavigationTimeout(waitMs);
+  await context.exposeBinding('__authrimCspViolation', ({ frame }, v) => seen.csp_violations.push({ ...tag, ...v, frame: frame.url() }));
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => window.__authrimCspViolation({
+      documentURI: e.documentURI, blockedURI: e.blockedURI, effectiveDirective: e.effectiveDirective,
+      originalPolicy: e.originalPolicy, disposition: e.disposition, sourceFile: e.sourceFile, lineNumber: e.lineNumber,
+    }));
+  });
+  const page = await context.newPage();
+  page.on('console', (m) => seen.console.push({ ...tag, type: m.type(), text: m.text(), url: m.location().url }));
+  page.on('pageerror', (e) => seen.page_errors.push({ ...tag, error: String(e) }));
+  page.on('requestfailed', (r) => seen.failed_requests.push({ ...tag, url: r.url(), error: r.failure()?.errorText }));
+  page.on('response', (r) => {
+    if (r.status() >= 400) seen.error_responses.push({ ...tag, method: r.request().method(), url: r.url(), status: r.status() });
+  });
+  if (onRequest) page.on('request', onRequest);
+  return { context, page };
+}
+
+/// Ask the test's checker (an HTTP server of the Python test, `POST /check`) to do `body`'s op.
+export async function askChecker(checker, body, waitMs) {
+  const res = await fetch(new URL('/check', checker), { method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body), signal: AbortSignal.timeout(waitMs + 5000) });
+  if (!res.ok) throw new Error(`the checker (${body.label}): ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/// A client's authorization request (code flow, PKCE S256) at `issuer` (`extra`: more
+/// parameters): its URL, state, nonce and verifier.
+export function authorizationRequest(issuer, { clientId, redirectUri, scope, extra = {} }) {
+  const verifier = randomBytes(32).toString('base64url');
+  const state = randomBytes(12).toString('base64url');
+  const nonce = randomBytes(12).toString('base64url');
+  const q = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: redirectUri, scope, state, nonce,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', ...extra });
+  return { url: new URL(`/authorize?${q}`, issuer).toString(), state, nonce, verifier };
+}
+
+/// The login form filled in and sent; the navigation response passing `pred`.
+export async function signIn(page, username, password, pred) {
+  await page.locator('#username').fill(username);
+  await page.locator('#password').fill(password);
+  return press(page, 'form[action="/login"] button[type=submit]', pred);
+}
+
+/// What the page reached by `res` shows: its status and headers, language, title, heading,
+/// text, focus, fields, alerts and statuses, and its text with the languages it is marked in.
+export async function pageRecord(page, res, waitMs, { values = false } = {}) {
+  return { path: new URL(page.url()).pathname, method: res.request().method(), status: res.status(),
+    content_language: res.headers()['content-language'] ?? null, vary: res.headers().vary ?? null,
+    content_type: res.headers()['content-type'] ?? null,
+    html_lang: await page.locator('html').getAttribute('lang'), title: await page.title(),
+    heading: ((await page.locator('h1').first().textContent({ timeout: waitMs })) ?? '').trim(),
+    text: (await page.locator('body').innerText()).replace(/\s+/g, ' ').trim(),
+    focused: await focusedElement(page), fields: await formFields(page, { values }),
+    alerts: await page.locator('[role=alert]:visible').evaluateAll((l) => l.map((e) => e.textContent.replace(/\s+/g, ' ').trim())),
+    statuses: await page.locator('[role=status]:visible').evaluateAll((l) => l.map((e) => e.textContent.trim())),
+    parts: await textParts(page) };
+}
+
+/// The axe control (axeControlRuns) in a context of its own, closed afterwards; `axe(page,
+/// scheme)` runs axe-core.
+export async function axeControlIn(browser, axe) {
+  const context = await browser.newContext(AXE_CONTROL_CONTEXT);
+  try {
+    const page = await context.newPage();
+    return await axeControlRuns(page, (scheme) => axe(page, scheme));
+  } finally {
+    await context.close();
+  }
 }

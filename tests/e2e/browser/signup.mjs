@@ -1,0 +1,242 @@
+// Self-registration with e-mail verification in a real browser (Debian's Chromium, headless,
+// driven by Playwright), with the mail read from a real SMTP server. test_signup.py starts
+// Authrim with AUTHRIM_SIGNUP, AUTHRIM_SMTP_URL pointing at an aiosmtpd server it runs, a
+// minimum password length and a breached-password file; it registers a client and each walk's
+// people who already have an account, runs CHECKER (an HTTP server of its own: it hands this
+// program the link of the next mail to an address once aiosmtpd has received it, looks users
+// up through the admin API, redeems a code at the token endpoint, and serves the client's
+// redirect URI) and checks what this prints, and every mail.
+//
+// A walk, for its new person dana-<walk>, in a new browser context, takes these pages in order
+// and "visits" each (see visit()):
+//   login (the client's /authorize: its link to /signup); signup (the link); signup-mismatch
+//   (two passwords that differ: 422, the form again as typed, its alert focused, Tab on to the
+//   first field); [a password shorter than the minimum: the browser's own check stops the form
+//   (no request); then sent without the browser's check, as a client without one would]
+//   signup-short (422); signup-breached (a password from the breached list, in other letter
+//   case: 422); signup-missing (the required name as spaces, which the browser takes: 422);
+//   signup-sent (the form right: 200, "check your mail"); [CHECKER: the mail to her, its link;
+//   nobody by her name in the admin API]; login-unconfirmed (back to the authorization request,
+//   her new username and password: 401, nobody yet); signup-verify (the link: GET, a page with
+//   a button; [CHECKER: still nobody]); signup-done (the button: POST; [CHECKER: dana, with
+//   email_verified]); link-spent (the link again: 400); consent (the authorization request
+//   again, signed in as dana); then Allow and the client's redirect URI with a code, which
+//   CHECKER redeems (the request asks for scopes email and profile, and with the claims
+//   parameter for email, email_verified and name in the ID token). Walks "en" and "ja" then sign up again: with the address of taken-<walk>,
+//   who has an account (signup-sent-taken: the same page, and no mail, which the test checks),
+//   and with taken-<walk>'s username (signup-username-taken: 409).
+// Buttons and links are found by the forms they post to and where they lead, not by their
+// words, so the same walk runs in every language.
+//
+// Walks "en" (browser locale en-US) and "ja" (ja-JP): each page's status, headers, <html lang>,
+//   title, heading, text (with the language each piece is marked as), alerts, focus, labels,
+//   what the fields hold, and a full-page screenshot (<walk>-<nn>-<page>.png).
+// Walks "axe-en" and "axe-ja": the same but the taken names, in contexts with bypassCSP
+//   (axe-core is injected into the page; only these contexts bypass the pages' script-src
+//   'self', the others report any violation): axe-core with AXE_TAGS on the sign-up pages
+//   (AXE_PAGES) in the light theme, then the dark one, after a control page made to fail
+//   proves the harness (as in pages.mjs).
+// Walks "phone-en" and "phone-ja": a phone (390x844, isMobile, touch, 2x) opens /signup and
+//   sends two passwords that differ: how wide each page is (no horizontal scroll), screenshots.
+//
+// Input, from the environment: ISSUER, CLIENT_ID, REDIRECT_URI (served by CHECKER), CHECKER,
+// PEOPLE (JSON: per walk, the new person's username, email, name and the taken person's
+// username and email), PASSWORD (the good one), SHORT_PASSWORD, BREACHED_PASSWORD, CHROMIUM,
+// ARTIFACTS_DIR (screenshots; on failure the page's HTML and a screenshot) and WAIT_MS (the
+// longest any one wait may take). Output: one line of JSON, what the browser saw. Any failed
+// step exits 1 with the browser's console, CSP reports and the current page on stderr.
+import { chromium } from 'playwright-core';
+import { env, giveUpAfter, runAndReport } from './report.mjs';
+import * as shared from './shared.mjs';
+import { askChecker, axeControlIn, chromiumOptions, focusedElement, japaneseFont, openReporting, pageRecord, runAxe,
+  screenshot } from './shared.mjs';
+
+const { script: AXE_SCRIPT, version: AXE_VERSION, tags: AXE_TAGS } = shared.AXE;
+
+const ISSUER = env('ISSUER');
+const CHECKER = env('CHECKER');
+const REDIRECT_URI = env('REDIRECT_URI');
+const PEOPLE = JSON.parse(env('PEOPLE'));
+const PASSWORD = env('PASSWORD');
+const SHORT_PASSWORD = env('SHORT_PASSWORD');
+const BREACHED_PASSWORD = env('BREACHED_PASSWORD');
+const ARTIFACTS = env('ARTIFACTS_DIR');
+const WAIT_MS = Number(process.env.WAIT_MS || 10000);
+
+giveUpAfter(80);
+
+const WALKS = [
+  { name: 'en', locale: 'en-US', shots: true, taken: true },
+  { name: 'ja', locale: 'ja-JP', shots: true, taken: true },
+  { name: 'axe-en', locale: 'en-US', axe: true },
+  { name: 'axe-ja', locale: 'ja-JP', axe: true },
+  { name: 'phone-en', locale: 'en-US', shots: true, phone: true },
+  { name: 'phone-ja', locale: 'ja-JP', shots: true, phone: true },
+];
+// The pages axe-core checks: the sign-up's own.
+const AXE_PAGES = new Set(['signup', 'signup-mismatch', 'signup-missing', 'signup-sent', 'signup-verify', 'signup-done',
+  'link-spent']);
+const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
+const SIGNUP_FORM = 'form[action="/signup"]';
+const SUBMIT = `${SIGNUP_FORM} button[type=submit]`;
+
+// What the browser reports along the way, for the checks and for a failure's diagnosis;
+// every entry names the walk.
+const seen = shared.newSeen();
+let browser;
+let walk;
+let page;
+const contexts = [];
+
+const at = (p) => new URL(p, ISSUER).toString();
+const press = (selector, pred) => shared.press(page, selector, pred);
+const go = (url) => shared.go(page, url);
+const check = (label, body) => askChecker(CHECKER, { walk: walk.name, label, ...body }, WAIT_MS);
+const axe = (scheme) => runAxe(page, scheme, { script: AXE_SCRIPT, tags: AXE_TAGS });
+const toSignup = (u) => u.pathname === '/signup';
+
+// A new browser context and page for the walk, reporting under its name; it counts the POST
+// requests it sends and notes the Accept-Language it sends.
+async function open() {
+  const options = { locale: walk.locale, bypassCSP: Boolean(walk.axe), ...(walk.phone ? PHONE : { viewport: { width: 1280, height: 800 } }) };
+  const { context, page: p } = await openReporting(browser, seen, { walk: walk.name }, options, { waitMs: WAIT_MS, onRequest: (r) => {
+    if (r.method() === 'POST') walk.posts += 1;
+    if (r.isNavigationRequest() && !walk.accept_language) walk.accept_language = r.headers()['accept-language'] ?? null;
+  } });
+  contexts.push(context);
+  page = p;
+}
+
+// How wide the page is on a phone: the document against the viewport (a phone widens its
+// viewport to what the page needs: innerWidth then grows past 390), and what sticks out.
+const width = () => page.evaluate(() => {
+  const root = document.documentElement;
+  const out = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > root.clientWidth + 0.5)
+    .slice(0, 10).map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${e.className}` : ''}`);
+  return { scroll_width: root.scrollWidth, client_width: root.clientWidth, inner_width: window.innerWidth, sticking_out: out };
+});
+
+// A page reached by `res`: what it says and in which language, its fields (with what they
+// hold), alerts and focus; then its screenshot, axe-core's findings or its width, as the walk asks.
+async function visit(name, res) {
+  const n = seen.pages.filter((p) => p.walk === walk.name).length + 1;
+  const rec = { walk: walk.name, n, name, ...(await pageRecord(page, res, WAIT_MS, { values: true })) };
+  if (walk.phone) rec.width = await width();
+  if (walk.shots) await screenshot(page, seen, ARTIFACTS, `${walk.name}-${String(n).padStart(2, '0')}-${name}.png`, WAIT_MS);
+  if (walk.axe && AXE_PAGES.has(name)) rec.axe = [await axe('light'), await axe('dark')];
+  seen.pages.push(rec);
+  return rec;
+}
+
+// The sign-up form (the current page) filled in with `fields` (id: value; those not named
+// keep what they hold) and sent; `name`: the page it leads to.
+async function signUp(fields, name) {
+  for (const [id, value] of Object.entries(fields)) await page.locator(`${SIGNUP_FORM} #${id}`).fill(value);
+  return visit(name, await press(SUBMIT, toSignup));
+}
+
+async function signupWalk() {
+  const me = PEOPLE[walk.name];
+  const facts = { username: me.username };
+  seen.facts[walk.name] = facts;
+  // The client asks for her e-mail address and name (scopes email and profile) and, with the
+  // claims parameter (OpenID Connect Core 5.5), for them in the ID token too.
+  const wanted = { email: null, email_verified: null, name: null };
+  const request = shared.authorizationRequest(ISSUER, { clientId: env('CLIENT_ID'), redirectUri: REDIRECT_URI,
+    scope: 'openid email profile', extra: { claims: JSON.stringify({ id_token: wanted }) } });
+  await open();
+
+  // The application sends dana to sign in; she has no account and follows the link to make one.
+  await visit('login', await go(request.url));
+  seen.japanese_font ??= await japaneseFont(page);
+  await visit('signup', await press('main a[href="/signup"]', toSignup));
+
+  // Two passwords that differ: the form again as typed, without the passwords, its alert
+  // focused; Tab goes on to the first field.
+  await signUp({ username: me.username, email: me.email, name: me.name, password: PASSWORD, confirm_password: `${PASSWORD}!` },
+    'signup-mismatch');
+  await page.keyboard.press('Tab');
+  facts.tab_after_alert = await focusedElement(page);
+
+  // Too short: the browser's own check (minlength) holds the form back: nothing is sent.
+  await page.locator('#password').fill(SHORT_PASSWORD);
+  await page.locator('#confirm_password').fill(SHORT_PASSWORD);
+  const posts = walk.posts;
+  await page.locator(SUBMIT).click();
+  await page.waitForTimeout(300);
+  facts.short_in_browser = { posts: walk.posts - posts, path: new URL(page.url()).pathname,
+    ...(await page.locator('#password').evaluate((e) => ({ valid: e.checkValidity(), too_short: e.validity.tooShort, minlength: e.minLength }))) };
+  // The server's own check, for a client that has none: the form sent without the browser's.
+  await page.locator(SIGNUP_FORM).evaluate((f) => { f.noValidate = true; });
+  await visit('signup-short', await press(SUBMIT, toSignup));
+
+  // A password known from a breach (the list's, in other letters' case), then the required
+  // name as spaces only (the browser's `required` takes them; the server trims them).
+  await signUp({ password: BREACHED_PASSWORD, confirm_password: BREACHED_PASSWORD }, 'signup-breached');
+  await signUp({ name: '   ', password: PASSWORD, confirm_password: PASSWORD }, 'signup-missing');
+
+  // Right at last: "check your mail". Nobody is created until the link is confirmed.
+  await signUp({ name: me.name, password: PASSWORD, confirm_password: PASSWORD }, 'signup-sent');
+  const mail = await check('mail', { op: 'mail', to: me.email });
+  facts.link = mail.link;
+  facts.users_after_sent = await check('users-after-sent', { op: 'users', username: me.username });
+
+  // The new account does not sign in yet.
+  await go(request.url);
+  await visit('login-unconfirmed', await shared.signIn(page, me.username, PASSWORD, (u) => u.pathname === '/login'));
+  facts.unconfirmed_username_kept = await page.locator('#username').inputValue();
+
+  // The link (GET, as a mail scanner would open it too) creates nobody; its button does.
+  await visit('signup-verify', await go(mail.link));
+  facts.users_after_get = await check('users-after-get', { op: 'users', username: me.username });
+  await visit('signup-done', await press('form[action="/signup/verify"] button[type=submit]', (u) => u.pathname === '/signup/verify'));
+  facts.users_after_confirm = await check('users-after-confirm', { op: 'users', username: me.username });
+
+  // The link works once.
+  await visit('link-spent', await go(mail.link));
+
+  // Back to the application's request: dana signs in, allows it, and the client gets a code.
+  await go(request.url);
+  await visit('consent', await shared.signIn(page, me.username, PASSWORD, (u) => u.pathname === '/consent'));
+  const callback = await press('form[action="/consent"] button[value=allow]', (u) => u.href.startsWith(REDIRECT_URI));
+  const back = Object.fromEntries(new URL(callback.url()).searchParams);
+  facts.callback = { status: callback.status(), path: new URL(callback.url()).pathname, state_ok: back.state === request.state,
+    has_code: Boolean(back.code), error: back.error ?? null, iss: back.iss ?? null };
+  facts.redeemed = await check('redeem', { op: 'redeem', code: back.code ?? '', verifier: request.verifier, nonce: request.nonce });
+
+  if (walk.taken) {
+    // Someone's address: the same "check your mail" (and no mail); someone's username: refused.
+    await go(at('/signup'));
+    await signUp({ username: `other-${walk.name}`, email: me.taken_email, name: me.name, password: PASSWORD,
+      confirm_password: PASSWORD }, 'signup-sent-taken');
+    await go(at('/signup'));
+    await signUp({ username: me.taken_username, email: `fresh-${walk.name}@example.com`, name: me.name, password: PASSWORD,
+      confirm_password: PASSWORD }, 'signup-username-taken');
+    facts.users_taken = await check('users-taken', { op: 'users', username: `other-${walk.name}` });
+  }
+}
+
+// On a phone: the form, and the form again with an error.
+async function phoneWalk() {
+  seen.facts[walk.name] = {};
+  await open();
+  await visit('signup', await go(at('/signup')));
+  await signUp({ username: `phone-${walk.name}`, email: `phone-${walk.name}@example.com`, name: 'Phone Person',
+    password: PASSWORD, confirm_password: `${PASSWORD}!` }, 'signup-mismatch');
+}
+
+async function main() {
+  browser = await chromium.launch(chromiumOptions());
+  seen.axe_control = await axeControlIn(browser, (p, scheme) => runAxe(p, scheme, { script: AXE_SCRIPT, tags: AXE_TAGS }));
+  for (const w of WALKS) {
+    walk = { ...w, posts: 0 };
+    const started = Date.now();
+    await (walk.phone ? phoneWalk() : signupWalk());
+    while (contexts.length) await contexts.pop().close().catch(() => {});
+    const { posts, ...rest } = walk;
+    seen.walks.push({ ...rest, ms: Date.now() - started });
+  }
+  return { axe_version: AXE_VERSION, axe_tags: AXE_TAGS, ...seen };
+}
+
+await runAndReport(main, () => ({ page, seen }), () => shared.closeAll(contexts, browser));

@@ -1,0 +1,463 @@
+"""Self-registration with e-mail verification, with a real SMTP server: Python's aiosmtpd
+(pinned in ``requirements.txt``) receives what Authrim sends, and every message is decoded with
+Python's ``email`` package (``mail_walks.py``, shared with ``test_reset.py``).
+
+- ``test_signup_in_english_and_japanese``: ``browser/signup.mjs`` (see its header) in Debian's
+  Chromium, an English and a Japanese browser, with ``signup_required = "email name"``,
+  ``password_min_length = 10`` and a ``breached_passwords_file`` the test writes: from an
+  application's authorization request, the login page's link to ``/signup``; the form (labels,
+  the optional fields marked, focus); two passwords that differ, a password too short (held
+  back by the browser's own check, then refused by the server's), one from the breached list,
+  the required name as spaces: each 422, the form again as typed (but the passwords) with its
+  reason in an alert that has the focus; the form right: "check your mail" and a mail (To,
+  Subject, ``text/plain; charset=utf-8``, in the form's language, the one link, on the
+  issuer); before it is confirmed the account does not sign in (401) and the admin API lists
+  nobody; the link (GET) shows a button and still creates nobody; the button (POST) creates
+  the user with ``email_verified``; the link again: "does not work" (400). Then the account
+  signs in through consent to the client's redirect URI with a code, redeemed at the token
+  endpoint (the ID token verified against the JWKS: sub, aud, iss, nonce, and, asked for with
+  the ``claims`` parameter, email, ``email_verified`` true and name; the same at userinfo with
+  the access token). Someone's address gets the same "check your mail" page and
+  no mail; someone's username is refused (409). On each page the status, ``Content-Language``,
+  ``<html lang>``, title, heading and wording in its language (no English in a Japanese page
+  nor Japanese in an English one unless marked with ``lang``). The same walks in ``bypassCSP``
+  contexts run axe-core (after the control page, as ``test_pages.py`` does) on the form, an
+  error form, the missing-field form, the sent, confirm, done and "does not work" pages in the
+  light and dark themes: no violation of the WCAG 2.0/2.1/2.2 A and AA rules. A phone (390x844)
+  shows the form and an error form without horizontal scroll. No CSP violation, page error,
+  failed request or console error but Chromium's own line for the 401, 409, 422 and 400 pages.
+  Screenshots go to ``target/e2e-artifacts/signup/``.
+- ``test_signup_is_throttled_per_address``: with ``requests`` and ``AUTHRIM_TRUST_PROXY``
+  (each request's address from ``X-Forwarded-For``): ``signup_max_per_address`` sign-ups from
+  one address, then 429 (in English, and in French for a French browser) and no mail; another
+  address still signs up.
+- ``test_signup_is_off_by_default``: no link on the login page, 404 at ``/signup`` and
+  ``/signup/verify``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from email.headerregistry import Address
+from pathlib import Path
+
+import requests
+
+from conftest import HTTP_TIMEOUT_S, REPO_ROOT
+from mail_walks import (QUIET_S, Checker, Mailbox, check_axe, check_error_page, check_mail, check_page,
+                        check_screenshots, check_walks, decode, describe, form_token, heading, html_text, login_page,
+                        other_language, run_program, sender_host)
+from test_browser import needs_browser
+from test_pages import warn_without_japanese_font
+from test_passkeys import check_browser_clean
+
+PROGRAM = Path(__file__).resolve().parent / "browser" / "signup.mjs"
+ARTIFACTS = REPO_ROOT / "target" / "e2e-artifacts" / "signup"
+WAIT_MS = 10_000  # the longest any one step in the browser may take
+RUN_TIMEOUT_S = 90  # the whole program (it gives up by itself after 80 s)
+CLIENT_NAME = "Example App"
+MIN_LENGTH = 10  # AUTHRIM_PASSWORD_MIN_LENGTH (the default is 8)
+PASSWORD = "a passphrase of my own"
+SHORT_PASSWORD = "9 letters"  # at least the default 8, short of MIN_LENGTH
+BREACHED = ["password123", "letmein-letmein", "correct horse battery staple"]
+BREACHED_PASSWORD = "LetMeIn-LetMeIn"  # the list's, in other letters' case
+TTL_HOURS = 24  # AUTHRIM_EMAIL_VERIFICATION_TTL's default, 86400 s
+
+# The walks (signup.mjs): the browser's locale.
+WALKS = {"en": "en-US", "ja": "ja-JP", "axe-en": "en-US", "axe-ja": "ja-JP", "phone-en": "en-US", "phone-ja": "ja-JP"}
+FULL_WALKS = ["en", "ja", "axe-en", "axe-ja"]
+# The new person's full name in each walk's language.
+NAMES = {"en": "Dana Scully", "ja": "山田 花子"}
+# The pages of a walk, in order: (method, path, status).
+WALK = {
+    "login": ("GET", "/authorize", 200),
+    "signup": ("GET", "/signup", 200),
+    "signup-mismatch": ("POST", "/signup", 422),
+    "signup-short": ("POST", "/signup", 422),
+    "signup-breached": ("POST", "/signup", 422),
+    "signup-missing": ("POST", "/signup", 422),
+    "signup-sent": ("POST", "/signup", 200),
+    "login-unconfirmed": ("POST", "/login", 401),
+    "signup-verify": ("GET", "/signup/verify", 200),
+    "signup-done": ("POST", "/signup/verify", 200),
+    "link-spent": ("GET", "/signup/verify", 400),
+    "consent": ("GET", "/consent", 200),
+}
+TAKEN = {"signup-sent-taken": ("POST", "/signup", 200), "signup-username-taken": ("POST", "/signup", 409)}
+PHONE = {"signup": ("GET", "/signup", 200), "signup-mismatch": ("POST", "/signup", 422)}
+AXE_PAGES = ["signup", "signup-mismatch", "signup-missing", "signup-sent", "signup-verify", "signup-done", "link-spent"]
+# Errors the walks cause on purpose: (path, status).
+DELIBERATE = {("/signup", 422), ("/signup", 409), ("/login", 401), ("/signup/verify", 400)}
+# The sign-up form's error pages: the message in their alert (WORDS' key).
+FORM_ERRORS = {"signup-mismatch": "mismatch", "signup-short": "short", "signup-breached": "breached",
+               "signup-missing": "missing", "signup-username-taken": "username-taken"}
+
+# As src/ui/locales/<lang>.ftl words them.
+WORDS = {
+    "en": {
+        "login": "Sign in",
+        "no-account": "No account yet?",
+        "signup-link": "Create one",
+        "title": "Create an account",
+        "username": "Username",
+        "email": "E-mail",
+        "name": "Full name",
+        "given_name": "Given name (optional)",
+        "family_name": "Family name (optional)",
+        "password": "Password",
+        "confirm": "New password again",
+        "hint": f"At least {MIN_LENGTH} characters; not your username, nor a password known from a breach.",
+        "submit": "Create the account",
+        "mismatch": "The two new passwords are not the same.",
+        "short": f"The password must have {MIN_LENGTH} to 1024 characters.",
+        "breached": "This password is known from a data breach. Choose another.",
+        "missing": "A required field is empty: Full name.",
+        "username-taken": "This username cannot be used. Choose another.",
+        "sent": "Almost done: open the link we sent to your e-mail address to finish. It works for a limited time.",
+        "verify-heading": "Confirm your e-mail address",
+        "verify-submit": "Confirm and create my account",
+        "done": "Your account is ready. Return to the application and sign in.",
+        "to-account": "Go to your account",
+        "error-title": "Error",
+        "error-heading": "This request cannot be completed",
+        "link-spent": "This link does not work: it was already used, or it expired. Sign up again.",
+        "incorrect": "Incorrect username or password.",
+        "consent": f"Allow {CLIENT_NAME} access?",
+        "consent-title": "Allow access",
+        "too-many": "Too many requests from here. Wait a few minutes and try again.",
+        "off": "Creating an account is not available here.",
+        "subject": "Confirm your e-mail address for Authrim",
+        "mail": [f"To finish creating your Authrim account, open this link within {TTL_HOURS} hours:",
+                 "If it was not you, ignore this message: no account is created."],
+    },
+    "ja": {
+        "login": "サインイン",
+        "no-account": "アカウントをお持ちでない場合は",
+        "signup-link": "作成",
+        "title": "アカウントの作成",
+        "username": "ユーザー名",
+        "email": "メールアドレス",
+        "name": "氏名",
+        "given_name": "名 (任意)",
+        "family_name": "姓 (任意)",
+        "password": "パスワード",
+        "confirm": "新しいパスワード（確認）",
+        "hint": f"{MIN_LENGTH} 文字以上。ユーザー名や、漏洩で知られたパスワードは使えません。",
+        "submit": "アカウントを作成",
+        "mismatch": "2 つの新しいパスワードが一致しません。",
+        "short": f"パスワードは {MIN_LENGTH} 文字以上 1024 文字以下にしてください。",
+        "breached": "このパスワードはデータ漏洩で知られています。別のものを選んでください。",
+        "missing": "必須の項目「氏名」が空です。",
+        "username-taken": "このユーザー名は使えません。別のものを選んでください。",
+        "sent": "あと少しです。メールアドレスに送ったリンクを開いて完了してください。リンクの有効期間は限られています。",
+        "verify-heading": "メールアドレスの確認",
+        "verify-submit": "確認してアカウントを作成",
+        "done": "アカウントの準備ができました。アプリケーションに戻ってサインインしてください。",
+        "to-account": "アカウントページへ",
+        "error-title": "エラー",
+        "error-heading": "このリクエストを完了できません",
+        "link-spent": "このリンクは使えません。すでに使われたか、期限が切れています。もう一度登録してください。",
+        "incorrect": "ユーザー名またはパスワードが正しくありません。",
+        "consent": f"{CLIENT_NAME} にアクセスを許可しますか？",
+        "consent-title": "アクセスの許可",
+        "subject": "Authrim のメールアドレスの確認",
+        "mail": [f"Authrim アカウントの作成を完了するには、{TTL_HOURS} 時間以内に次のリンクを開いてください:",
+                 "心当たりがない場合は、このメールを無視してください。アカウントは作成されません。"],
+    },
+    "fr": {
+        "title": "Créer un compte",
+        "submit": "Créer le compte",
+        "too-many": "Trop de demandes depuis cet endroit. Patientez quelques minutes et réessayez.",
+    },
+}
+
+
+def page_words(lang: str, name: str) -> tuple[str, str, str]:
+    """A page's title (before `` · Authrim``), heading and a sentence it must say."""
+    w = WORDS[lang]
+    if name in FORM_ERRORS:
+        return w["title"], w["title"], w[FORM_ERRORS[name]]
+    return {
+        "login": (w["login"], w["login"], w["no-account"]),
+        "login-unconfirmed": (w["login"], w["login"], w["incorrect"]),
+        "signup": (w["title"], w["title"], w["hint"]),
+        "signup-sent": (w["title"], w["title"], w["sent"]),
+        "signup-sent-taken": (w["title"], w["title"], w["sent"]),
+        "signup-verify": (w["title"], w["verify-heading"], w["verify-submit"]),
+        "signup-done": (w["title"], w["title"], w["done"]),
+        "link-spent": (w["error-title"], w["error-heading"], w["link-spent"]),
+        "consent": (w["consent-title"], w["consent"], CLIENT_NAME),
+    }[name]
+
+
+def expected_pages(walk: str) -> dict:
+    if walk.startswith("phone-"):
+        return PHONE
+    return {**WALK, **(TAKEN if walk in ("en", "ja") else {})}
+
+
+def people(walk: str) -> dict:
+    """The walk's new person (dana) and the one who already has an account (taken)."""
+    lang = walk.rsplit("-", 1)[-1]
+    return {"username": f"dana-{walk}", "email": f"dana-{walk}@example.com", "name": NAMES[lang],
+            "taken_username": f"taken-{walk}", "taken_email": f"taken-{walk}@example.com"}
+
+
+def users_op(server):
+    """The checker's op ``users``: the users called ``username``, from the admin API."""
+    def find(body: dict) -> dict:
+        resp = requests.get(server.url("/admin/users"), headers={"Authorization": f"Bearer {server.admin_token}"},
+                            timeout=HTTP_TIMEOUT_S)
+        found = [{"id": u["id"], "username": u["username"], "claims": u["claims"], "disabled": u["disabled"]}
+                 for u in resp.json()["users"] if u["username"] == body["username"]]
+        return {"status": resp.status_code, "users": found}
+    return find
+
+
+def check_form(p: dict, lang: str, typed: dict | None):
+    """The sign-up form: its fields, labelled, required or marked optional, holding what was
+    typed (``typed``; none on a fresh form) but never a password; its button."""
+    w = WORDS[lang]
+    where = (p["walk"], p["name"])
+    f = p["fields"]
+    typed = typed or {}
+    assert [(i["id"], i["name"], i["type"], i["autocomplete"], i["required"], i["labels"], i["value"]) for i in f["inputs"]] == [
+        ("username", "username", "text", "username", True, [w["username"]], typed.get("username", "")),
+        ("email", "email", "email", "email", True, [w["email"]], typed.get("email", "")),
+        ("name", "name", "text", "name", True, [w["name"]], typed.get("name", "")),
+        ("given_name", "given_name", "text", "given-name", False, [w["given_name"]], ""),
+        ("family_name", "family_name", "text", "family-name", False, [w["family_name"]], ""),
+        ("password", "password", "password", "new-password", True, [w["password"]], ""),
+        ("confirm_password", "confirm_password", "password", "new-password", True, [w["confirm"]], ""),
+    ], (where, f)
+    assert f["hidden"] == [{"name": "form", "has_value": True}], (where, f)
+    assert f["buttons"] == [{"text": w["submit"], "type": "submit", "form_action": "/signup"}], (where, f)
+
+
+def test_signup_in_english_and_japanese(start_authrim, tmp_path):
+    needs_browser()
+    breached = tmp_path / "breached.txt"
+    breached.write_text("\n".join(BREACHED) + "\n")
+    mailbox = Mailbox().start()
+    checker = None
+    try:
+        server = start_authrim("signup", {
+            "AUTHRIM_SIGNUP": "true", "AUTHRIM_SMTP_URL": mailbox.url, "AUTHRIM_SIGNUP_REQUIRED": "email name",
+            "AUTHRIM_PASSWORD_MIN_LENGTH": str(MIN_LENGTH), "AUTHRIM_BREACHED_PASSWORDS_FILE": str(breached),
+            # every walk signs up from 127.0.0.1 (up to three times); the throttle has its own test
+            "AUTHRIM_SIGNUP_MAX_PER_ADDRESS": "50"})
+        everyone = {walk: people(walk) for walk in WALKS}
+        taken = {}
+        for walk in ("en", "ja"):
+            p = everyone[walk]
+            taken[walk] = server.create_user(p["taken_username"], "someone else's password",
+                                             {"email": p["taken_email"], "email_verified": True})
+        client = {"client_id": server.unique("signup-rp")}
+        checker = Checker(server, mailbox, client, {"users": users_op(server)},  # `client`: filled in below
+                          id_token_claims=("email", "email_verified", "name"))
+        client["redirect_uri"] = checker.origin + "/cb"
+        reg = server.create_client(client_id=client["client_id"], client_name=CLIENT_NAME,
+                                   redirect_uris=[client["redirect_uri"]], token_endpoint_auth_method="client_secret_basic",
+                                   grant_types=["authorization_code"], scope="openid email profile")
+        client["client_secret"] = reg["client_secret"]
+        seen, report = run_program(PROGRAM, ARTIFACTS, {
+            "ISSUER": server.issuer, "CLIENT_ID": client["client_id"], "REDIRECT_URI": client["redirect_uri"],
+            "PEOPLE": json.dumps(everyone), "PASSWORD": PASSWORD, "SHORT_PASSWORD": SHORT_PASSWORD,
+            "BREACHED_PASSWORD": BREACHED_PASSWORD, "WAIT_MS": str(WAIT_MS),
+        }, checker, tmp_path, RUN_TIMEOUT_S)
+        # The link confirms once, whoever posts it.
+        spent_token = seen["facts"]["en"]["link"].split("token=", 1)[1]
+        again = requests.post(server.url("/signup/verify"), data={"token": spent_token}, timeout=HTTP_TIMEOUT_S)
+        no_token = requests.get(server.url("/signup/verify"), timeout=HTTP_TIMEOUT_S)
+        time.sleep(QUIET_S)  # a mail that should not come (to taken-*, fresh-*) has had its time
+        received = mailbox.recipients()
+        all_users = requests.get(server.url("/admin/users"), headers={"Authorization": f"Bearer {server.admin_token}"},
+                                 timeout=HTTP_TIMEOUT_S).json()["users"]
+    finally:
+        if checker:
+            checker.close()
+        mailbox.stop()
+
+    # The walks, their pages in order, each reached the way it should be.
+    check_walks(seen, WALKS, expected_pages, report)
+
+    pages = {(p["walk"], p["name"]): p for p in seen["pages"]}
+    for (walk, name), p in pages.items():
+        lang = walk.rsplit("-", 1)[-1]
+        w = WORDS[lang]
+        me = everyone[walk]
+        where = (walk, name)
+        check_page(p, lang, *page_words(lang, name))
+        f = p["fields"]
+        # What each page asks for, labelled; what it says, and where the focus is.
+        if name == "login":
+            assert [ln for ln in f["links"] if ln["href"] == "/signup"] == [
+                {"href": "/signup", "text": w["signup-link"]}], (where, f)
+        elif name == "signup":
+            check_form(p, lang, None)
+            assert (p["focused"] or {}).get("id") == "username", (where, p["focused"])
+            assert p["alerts"] == [], (where, p["alerts"])
+        elif name in FORM_ERRORS:
+            # The reason in an alert that has the focus (role=alert, tabindex=-1); the form as typed.
+            typed = {"username": me["username"], "email": me["email"], "name": "" if name == "signup-missing" else me["name"]}
+            if walk.startswith("phone-"):
+                typed = {"username": f"phone-{walk}", "email": f"phone-{walk}@example.com", "name": "Phone Person"}
+            elif name == "signup-username-taken":
+                typed = {"username": me["taken_username"], "email": f"fresh-{walk}@example.com", "name": me["name"]}
+            check_form(p, lang, typed)
+            message = w[FORM_ERRORS[name]]
+            assert p["alerts"] == [message], (where, p["alerts"])
+            fo = p["focused"] or {}
+            assert (fo.get("tag"), fo.get("role"), fo.get("tabindex"), fo.get("text")) == (
+                "div", "alert", "-1", message), (where, fo)
+        elif name in ("signup-sent", "signup-sent-taken"):
+            assert p["statuses"] == [w["sent"]] and p["alerts"] == [], (where, p["statuses"], p["alerts"])
+            assert f["inputs"] == [] and f["buttons"] == [], (where, f)
+        elif name == "login-unconfirmed":
+            assert p["alerts"] == [w["incorrect"]], (where, p["alerts"])
+            assert seen["facts"][walk]["unconfirmed_username_kept"] == me["username"], (where, seen["facts"][walk])
+        elif name == "signup-verify":
+            # A button, and nothing else to fill in: a GET (a mail scanner's) confirms nothing.
+            assert f["inputs"] == [] and f["hidden"] == [{"name": "token", "has_value": True}], (where, f)
+            assert f["buttons"] == [{"text": w["verify-submit"], "type": "submit", "form_action": "/signup/verify"}], (where, f)
+            assert p["alerts"] == [], (where, p["alerts"])
+        elif name == "signup-done":
+            assert p["statuses"] == [w["done"]] and p["alerts"] == [], (where, p["statuses"])
+            assert f["links"] == [{"href": "/account", "text": w["to-account"]}], (where, f)
+        elif name == "link-spent":
+            assert p["alerts"] == [w["link-spent"]], (where, p["alerts"])
+            assert f["inputs"] == [] and f["buttons"] == [], (where, f)
+        # A phone: the page no wider than the phone, nothing sticking out.
+        if walk.startswith("phone-"):
+            size = p["width"]
+            assert size["scroll_width"] <= size["client_width"] and size["inner_width"] <= 390, (where, size)
+            assert size["sticking_out"] == [], (where, size)
+
+    for walk in FULL_WALKS:
+        facts = seen["facts"][walk]
+        me = everyone[walk]
+        # From the mismatch's focused alert, Tab goes on to the first field.
+        assert facts["tab_after_alert"]["id"] == "username", (walk, facts)
+        # Too short: the browser's own check held the form back (no request), as minlength asks.
+        assert facts["short_in_browser"] == {"posts": 0, "path": "/signup", "valid": False, "too_short": True,
+                                             "minlength": MIN_LENGTH}, (walk, facts)
+        # Nobody until the link's button is pressed; then dana, verified, as she typed herself.
+        assert facts["users_after_sent"] == {"status": 200, "users": []}, (walk, facts)
+        assert facts["users_after_get"] == {"status": 200, "users": []}, (walk, facts)
+        [user] = facts["users_after_confirm"]["users"]
+        claims = {"email": me["email"], "email_verified": True, "name": me["name"]}
+        assert (user["username"], user["claims"], user["disabled"]) == (me["username"], claims, False), (walk, user)
+        # Signed in all the way to the client's redirect URI with a code, which the token
+        # endpoint redeems for an ID token of this user, for this client.
+        assert facts["callback"] == {"status": 200, "path": "/cb", "state_ok": True, "has_code": True,
+                                     "error": None, "iss": server.issuer}, (walk, facts, report)
+        assert facts["redeemed"] == {"status": 200, "error": None, "sub": user["id"], "aud": client["client_id"],
+                                     "iss": server.issuer, "nonce_ok": True, "claims": claims,
+                                     "userinfo": {"status": 200, "sub": user["id"], **claims}}, (walk, facts)
+    # Someone's address: the very same page as for a new one, and nobody made; someone's name: refused.
+    for walk in ("en", "ja"):
+        known, new = pages[(walk, "signup-sent-taken")], pages[(walk, "signup-sent")]
+        assert (known["status"], known["title"], known["text"]) == (new["status"], new["title"], new["text"]), walk
+        assert seen["facts"][walk]["users_taken"] == {"status": 200, "users": []}, (walk, seen["facts"][walk])
+    # Who exists at the end: the taken people as they were, and one dana per full walk.
+    assert sorted(u["username"] for u in all_users) == sorted(
+        [f"taken-{w}" for w in ("en", "ja")] + [f"dana-{w}" for w in FULL_WALKS]), all_users
+    for walk, t in taken.items():
+        [now] = [u for u in all_users if u["id"] == t["id"]]
+        assert now["claims"] == t["claims"], (walk, now, t)
+    # The link posted again, or no link: "does not work".
+    check_error_page(again, 400, "en", WORDS["en"]["link-spent"])
+    check_error_page(no_token, 400, "en", WORDS["en"]["link-spent"])
+
+    # The mails: one per sign-up of a new address, none for a taken one (nor for a refused
+    # username), each in the form's language, From, To, Subject, charset and link as they
+    # should be, and the link the browser opened the one in the mail.
+    assert received == [[f"dana-{w}@example.com"] for w in FULL_WALKS], (received, report)
+    sender = Address("Authrim", addr_spec=f"noreply@{sender_host(server)}")
+    links = []
+    for (walk, label), d in sorted(checker.mails.items()):
+        lang = walk.rsplit("-", 1)[-1]
+        link = check_mail(d, to=everyone[walk]["email"], sender=sender, subject=WORDS[lang]["subject"],
+                          sentences=WORDS[lang]["mail"], lang=lang, issuer=server.issuer, path="/signup/verify",
+                          where=(walk, label, describe([d])))
+        assert link == seen["facts"][walk]["link"], (walk, link, seen["facts"][walk])
+        links.append(link)
+    assert len(checker.mails) == 4 and len(set(links)) == 4, describe(list(checker.mails.values()))
+
+    # axe-core: the harness first, then every sign-up page in both languages and themes.
+    check_axe(seen, [p for p in seen["pages"] if p.get("axe")], [(w, n) for w in ("axe-en", "axe-ja") for n in AXE_PAGES],
+              PROGRAM.parent / "package.json", report)
+
+    # Wording: nothing in another language unless marked so.
+    names = [CLIENT_NAME, "Authrim", "Phone Person", *NAMES.values()] + [
+        v for p in everyone.values() for k, v in p.items() if k != "name"]
+    wording = [line for p in seen["pages"] for line in other_language(p, p["walk"].rsplit("-", 1)[-1], names)]
+    assert not wording, "pages' wording:\n" + "\n".join(wording)
+
+    # Screenshots of every page of the en, ja and phone walks.
+    warn_without_japanese_font(seen)
+    shots = [f"{walk}-{n:02d}-{name}.png" for walk in ("en", "ja", "phone-en", "phone-ja")
+             for n, name in enumerate(expected_pages(walk), 1)]
+    check_screenshots(seen, ARTIFACTS, shots, report)
+    assert seen["failed_requests"] == [], report
+    check_browser_clean(seen, report, DELIBERATE)
+
+
+# ---------------------------------------------------------------------------------------------
+# The throttle, with requests.
+
+
+def signup(server, fields: dict, headers: dict | None = None) -> requests.Response:
+    """``GET /signup`` (its form token, sealed to the browser cookie), then ``POST`` it with
+    ``fields``, as a browser would."""
+    s = requests.Session()
+    form = form_token(s.get(server.url("/signup"), headers=headers, timeout=HTTP_TIMEOUT_S))
+    return s.post(server.url("/signup"), data={"form": form, **fields}, headers=headers,
+                  timeout=HTTP_TIMEOUT_S, allow_redirects=False)
+
+
+def test_signup_is_throttled_per_address(start_authrim):
+    mailbox = Mailbox().start()
+    try:
+        limit = 3
+        server = start_authrim("signup-throttle", {"AUTHRIM_SIGNUP": "true", "AUTHRIM_SMTP_URL": mailbox.url,
+                                                   "AUTHRIM_TRUST_PROXY": "true", "AUTHRIM_SIGNUP_MAX_PER_ADDRESS": str(limit)})
+        en = WORDS["en"]
+
+        def person(n: int) -> dict:
+            return {"username": f"ann-{n}", "email": f"ann-{n}@example.com", "password": PASSWORD, "confirm_password": PASSWORD}
+
+        here = {"X-Forwarded-For": "203.0.113.7"}
+        for n in range(1, limit + 1):
+            resp = signup(server, person(n), here)
+            assert resp.status_code == 200 and en["sent"] in html_text(resp.text), (n, resp.status_code, resp.text)
+        check_error_page(signup(server, person(limit + 1), here), 429, "en", en["too-many"])
+        assert heading(signup(server, person(limit + 1), here).text) == en["error-heading"]
+        fr = {**here, "Accept-Language": "fr-FR,fr;q=0.9"}
+        page = requests.get(server.url("/signup"), headers=fr, timeout=HTTP_TIMEOUT_S)
+        assert page.headers.get("Content-Language") == "fr" and heading(page.text) == WORDS["fr"]["title"], page.text
+        assert WORDS["fr"]["submit"] in page.text, page.text
+        check_error_page(signup(server, person(limit + 1), fr), 429, "fr", WORDS["fr"]["too-many"])
+        # Another address is another count.
+        resp = signup(server, person(limit + 2), {"X-Forwarded-For": "198.51.100.1"})
+        assert resp.status_code == 200 and en["sent"] in html_text(resp.text), resp.text
+
+        # A mail for each sign-up let through, none for the refused one.
+        mails = [decode(mailbox.next_to(f"ann-{n}@example.com")) for n in (*range(1, limit + 1), limit + 2)]
+        time.sleep(QUIET_S)
+        assert mailbox.recipients() == [[f"ann-{n}@example.com"] for n in (*range(1, limit + 1), limit + 2)], (
+            mailbox.recipients(), describe(mails))
+    finally:
+        mailbox.stop()
+
+
+def test_signup_is_off_by_default(authrim_server):
+    """No ``signup``: no link on the login page, and the sign-up pages answer 404."""
+    login = login_page(authrim_server, "no-signup-rp")
+    assert 'href="/signup"' not in login.text and WORDS["en"]["no-account"] not in login.text, login.text
+    for method, path in (("GET", "/signup"), ("POST", "/signup"), ("GET", "/signup/verify?token=x"),
+                         ("POST", "/signup/verify")):
+        resp = requests.request(method, authrim_server.url(path), data={"token": "x"} if method == "POST" else None,
+                                timeout=HTTP_TIMEOUT_S)
+        check_error_page(resp, 404, "en", WORDS["en"]["off"])
