@@ -100,6 +100,13 @@ struct Due {
 /// again once it runs out: at most once more, never lost).
 pub async fn run(app: AppState) {
     let Some(mailer) = app.mailer.as_ref() else { return };
+    // SQLite has one node: a lease still held was this node's before it stopped (a crash in
+    // the middle of a send), so the message is due again now, not when the lease runs out.
+    // (On PostgreSQL another node may hold it; it waits for the lease.)
+    let released = app.db.write(|sql| if sql.dialect() == Dialect::Sqlite { sql.execute("UPDATE mail_outbox SET lease_until = 0 WHERE sent_at IS NULL AND lease_until > 0", &[]) } else { Ok(0) }).await;
+    if let Err(e) = released {
+        tracing::warn!(error = %e, "mail: cannot release the outbox's leases");
+    }
     let mut pruned = tokio::time::Instant::now() - PRUNE_EVERY;
     loop {
         if pruned.elapsed() >= PRUNE_EVERY {
@@ -174,8 +181,8 @@ async fn deliver(app: &App, mailer: &Mailer, row: Due) {
         Ok(()) => app.db.write(move |sql| sql.execute("UPDATE mail_outbox SET sent_at = ?1, body = ?2, lease_until = 0 WHERE id = ?3", crate::params![t, Vec::<u8>::new(), id])).await,
         Err(e) => {
             let gave_up = row.attempts >= app.config.mail_max_attempts as i64;
-            // Waits double from 30 s (after the first try), at most an hour.
-            let wait = (30i64 << (row.attempts - 1).clamp(0, 7)).min(3600);
+            // Waits double from mail_retry_delay (after the first try), at most an hour.
+            let wait = ((app.config.mail_retry_delay.max(1) as i64) << (row.attempts - 1).clamp(0, 12)).min(3600);
             tracing::warn!(id, attempt = row.attempts, error = %e, "mail: not delivered; tried again in {wait} s");
             let due = if gave_up { GIVEN_UP } else { t + wait };
             let (err, to) = (e.clone(), row.to.clone());

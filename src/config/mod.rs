@@ -226,6 +226,9 @@ pub struct Config {
     pub mail_from: Option<String>,
     /// Tries to deliver one message before it is given up (audited).
     pub mail_max_attempts: u32,
+    /// Seconds before a failed delivery is tried again; each further wait doubles (at most an
+    /// hour).
+    pub mail_retry_delay: u64,
     /// Seconds a delivered (or given-up) message's row is kept in the outbox (its body is
     /// blanked once sent); expired reset and verification links are removed as they expire.
     pub mail_retention: u64,
@@ -377,6 +380,7 @@ impl Default for Config {
             smtp_url: None,
             mail_from: None,
             mail_max_attempts: 10,
+            mail_retry_delay: 30,
             mail_retention: 604_800,
             password_reset_ttl: 1800,
             password_reset_max_requests: 5,
@@ -494,6 +498,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_MAIL_FROM", "mail_from"),
     ("AUTHRIM_MAIL_MAX_ATTEMPTS", "mail_max_attempts"),
     ("AUTHRIM_MAIL_RETENTION", "mail_retention"),
+    ("AUTHRIM_MAIL_RETRY_DELAY", "mail_retry_delay"),
     ("AUTHRIM_PASSWORD_RESET_TTL", "password_reset_ttl"),
     ("AUTHRIM_PASSWORD_RESET_MAX_REQUESTS", "password_reset_max_requests"),
     ("AUTHRIM_SIGNUP", "signup"),
@@ -528,7 +533,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "login_window", "login_throttle_max_keys", "password_hash_concurrency", "password_hash_max_waiting",
     "max_authorization_request_bytes", "database_pool_size", "database_timeout_ms", "database_startup_wait", "revocation_max_staleness_ms",
     "header_read_timeout", "body_read_timeout", "idle_timeout", "tls_handshake_timeout", "max_connections",
-    "max_connections_per_address", "account_reauth_max_age", "console_max_age", "mail_max_attempts", "mail_retention", "password_reset_ttl",
+    "max_connections_per_address", "account_reauth_max_age", "console_max_age", "mail_max_attempts", "mail_retention", "mail_retry_delay", "password_reset_ttl",
     "password_reset_max_requests", "signup_max_per_address", "signup_max_pending", "email_verification_ttl", "password_min_length",
 ];
 const BOOL_KEYS: &[&str] =
