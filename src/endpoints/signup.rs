@@ -128,6 +128,11 @@ pub async fn submit(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
         return again(Msg::new("signup-username-taken"), StatusCode::CONFLICT);
     }
     let email_taken = email.as_deref().is_some_and(|e| app.registry.user_by_login(e).is_some());
+    // The account keeps the language it signed up in (its later mail, such as a reset, is in
+    // it too), when the browser asked for one we have.
+    if let Some(asked) = app.ui.asked_language(None, headers.get(axum::http::header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok())) {
+        claims.insert("locale".into(), Value::from(asked));
+    }
     let input = UserInput { username: Some(username.clone()), password: Some(password.to_string()), claims: claims.clone(), ..Default::default() };
     let Some(built) = app.hash_slots.run(move || users::new_user(input)).await else { return error_page(StatusCode::SERVICE_UNAVAILABLE, "err-busy") };
     let mut user = match built {

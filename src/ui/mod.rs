@@ -316,6 +316,11 @@ impl Ui {
         locale::negotiate(ui_locales, accept_language, &self.languages).unwrap_or(&self.default_locale)
     }
 
+    /// The language the request asked for, if there is a catalogue for it (no default).
+    pub fn asked_language(&self, ui_locales: Option<&str>, accept_language: Option<&str>) -> Option<&str> {
+        locale::negotiate(ui_locales, accept_language, &self.languages)
+    }
+
     /// Render `page` into `res` (which keeps its status and headers, cookies among them).
     pub fn render(&self, mut res: Response, page: Page, accept_language: Option<&str>) -> Response {
         let lang = self.language(page.ui_locales.as_deref(), accept_language).to_string();

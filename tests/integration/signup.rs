@@ -118,6 +118,17 @@ async fn without_verification_the_account_signs_in_at_once_and_off_is_off() {
     assert!(params.contains_key("code"), "{params:?}");
     let (_, audit) = s.admin(reqwest::Method::GET, "/admin/audit?event=user_created", None).await;
     assert_eq!(audit["events"][0]["detail"]["by"], "signup", "{audit}");
+    assert!(s.server.app.registry.user_by_login("dave").unwrap().claims.get("locale").is_none(), "no language asked, none kept");
+
+    // A Japanese browser's account keeps its language (for its mail); German has no catalogue.
+    for (accept, username, kept) in [("ja-JP,ja;q=0.9", "emi", Some("ja")), ("de-DE", "fritz", None)] {
+        let form = Page::from(b.client.get(s.url("/signup")).header("accept-language", accept).send().await.unwrap()).await;
+        let fields = [("form", field(&form, "form")), ("username", username.into()), ("password", PASSWORD.into()), ("confirm_password", PASSWORD.into())];
+        let done = Page::from(b.client.post(s.url("/signup")).header("accept-language", accept).form(&fields).send().await.unwrap()).await;
+        assert_eq!(done.status, 200, "{}", done.html);
+        let user = s.server.app.registry.user_by_login(username).unwrap();
+        assert_eq!(user.claims.get("locale").and_then(|v| v.as_str()), kept, "{accept}");
+    }
 }
 
 /// Pending sign-ups are bounded (`signup_max_pending`): past it, the form answers 503 and
