@@ -489,3 +489,34 @@ async fn private_key_jwt_signs_in_with_an_assertion_instead_of_a_secret() {
     assert!(refused.html.contains("invalid_client"), "{}", refused.html);
     assert_eq!(down.server.app.registry.list_users().len(), 1);
 }
+
+/// `allowed_domains`: only users whose e-mail, verified at the provider, is in one of the
+/// domains (compared without case) get in; the others are refused before anyone is made.
+#[tokio::test]
+async fn only_allowed_domains_get_in_and_only_with_a_verified_email() {
+    for (domains, verified, admitted) in [("[\"corp.example\"]", true, false), ("[\"corp.example\", \"EXAMPLE.com\"]", true, true), ("[\"example.com\"]", false, false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = test_config(dir.path());
+        let (up, secret) = upstream(&format!("{}/login/upstream/callback", config.issuer)).await;
+        if !verified {
+            let ulla = up.admin(Method::GET, "/admin/users", None).await.1["users"][0]["id"].as_str().unwrap().to_string();
+            let (st, _) = up.admin(Method::PATCH, &format!("/admin/users/{ulla}"), Some(json!({"claims": {"email_verified": false}}))).await;
+            assert_eq!(st, 200);
+        }
+        config.identity_providers = vec![provider(&up.issuer(), &secret, &format!("allowed_domains = {domains}"))];
+        let down = TestServer::start_in(dir, config).await;
+        let (_, rp_secret) = down.client("rp", json!({})).await;
+        let browser = down.browser();
+        let page = via_upstream(&browser, &down, &up).await;
+        if admitted {
+            let claims = id_token(&browser, &down, &rp_secret.unwrap(), page).await;
+            assert_eq!(claims["amr"], json!(["fed"]), "{claims}");
+        } else {
+            assert_eq!(page.status, 403, "{domains} verified={verified}: {}", page.html);
+            assert!(page.html.contains("not one this service lets in"), "{}", page.html);
+            assert!(down.server.app.registry.list_users().is_empty(), "nobody made");
+            let (_, audit) = down.admin(Method::GET, "/admin/audit?event=login_failure", None).await;
+            assert_eq!(audit["events"][0]["detail"]["reason"], "domain", "{audit}");
+        }
+    }
+}
