@@ -5,6 +5,7 @@
 
 mod listener;
 mod schema;
+pub use schema::latest_version;
 mod value;
 
 pub use listener::{Freshness, Listener, NodeEvent, CHANNEL_KEYS, CHANNEL_REGISTRY, CHANNEL_REVOCATIONS};

@@ -188,6 +188,11 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     "#,
 )];
 
+/// The version the migrations bring a database to.
+pub fn latest_version() -> i64 {
+    MIGRATIONS.last().map_or(0, |(v, _)| *v)
+}
+
 /// Bring the schema up to date; returns the version reached. Call inside a write transaction.
 pub fn migrate(sql: &mut dyn Sql) -> StoreResult<i64> {
     sql.lock_exclusive(AppLock::Migrations)?;
