@@ -431,7 +431,7 @@ async fn the_outbox_loses_nothing_across_kill_9_and_a_flaky_mail_server() {
         assert!(links.len() <= attempted.get(u).copied().unwrap_or(0), "{to}: more mails than requests");
         for l in links {
             let token = l.split("token=").nth(1).unwrap();
-            assert!(stored.contains(&authrim::util::sha256(token.as_bytes()).to_vec()), "a mail whose link the server never stored: {l}");
+            assert!(stored.contains(authrim::util::sha256(token.as_bytes()).as_slice()), "a mail whose link the server never stored: {l}");
         }
     }
     let unsent: i64 = db.query_row("SELECT COUNT(*) FROM mail_outbox WHERE sent_at IS NULL AND due_at < 4611686018427387903", [], |r| r.get(0)).unwrap();
