@@ -7,6 +7,13 @@ use crate::passkeys::{field, get, post};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
+/// `smtp_sink` on a free loopback port: its `smtp_url` and what it received.
+pub async fn mail_server() -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("smtp://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    (url, smtp_sink(listener).await)
+}
+
 /// An SMTP server that accepts everything and keeps each message (RFC 5321, the commands a
 /// client needs, no extensions: no TLS, no authentication).
 pub async fn smtp_sink(listener: tokio::net::TcpListener) -> Arc<Mutex<Vec<String>>> {
@@ -107,11 +114,9 @@ async fn a_forgotten_password_is_reset_through_a_one_time_link_on_postgres() {
 }
 
 async fn reset_through_a_one_time_link(postgres: bool) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let mail = smtp_sink(listener).await;
+    let (smtp_url, mail) = mail_server().await;
     let s = TestServer::start_on(postgres, |c| {
-        c.smtp_url = Some(format!("smtp://127.0.0.1:{port}"));
+        c.smtp_url = Some(smtp_url);
         // Mail is plain text: a name with `&`, `'` and a comma stays as it is (and the
         // default sender is built with it, not parsed).
         c.product_name = "Tom & Jerry's, Inc.".into();
@@ -236,11 +241,9 @@ async fn a_changed_address_is_verified_by_its_link_on_postgres() {
 }
 
 async fn changed_address_is_verified(postgres: bool) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let mail = smtp_sink(listener).await;
+    let (smtp_url, mail) = mail_server().await;
     let s = TestServer::start_on(postgres, |c| {
-        c.smtp_url = Some(format!("smtp://127.0.0.1:{port}"));
+        c.smtp_url = Some(smtp_url);
         c.mail_retention = 60;
     })
     .await;

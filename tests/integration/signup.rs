@@ -4,7 +4,7 @@
 //! (and no mail), the throttle per address; without verification, an account at once.
 
 use crate::harness::*;
-use crate::mail::{link_in, smtp_sink, wait_for};
+use crate::mail::{link_in, mail_server, wait_for};
 use crate::passkeys::{field, get, post};
 use serde_json::json;
 
@@ -28,16 +28,14 @@ async fn a_sign_up_waits_for_its_email_to_be_verified_on_postgres() {
 }
 
 async fn sign_up_waits_for_its_email(postgres: bool) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let mail = smtp_sink(listener).await;
+    let (smtp_url, mail) = mail_server().await;
     let dir = tempfile::tempdir().unwrap();
     let breached = dir.path().join("breached.txt");
     std::fs::write(&breached, "letmein-letmein\n").unwrap();
     let s = TestServer::start_on(postgres, |c| {
         c.signup = true;
         c.signup_required = "email name".into();
-        c.smtp_url = Some(format!("smtp://127.0.0.1:{port}"));
+        c.smtp_url = Some(smtp_url);
         c.breached_passwords_file = Some(breached);
     })
     .await;
@@ -135,13 +133,11 @@ async fn without_verification_the_account_signs_in_at_once_and_off_is_off() {
 /// nothing is stored or sent; a confirmed (or expired) one makes room.
 #[tokio::test]
 async fn pending_sign_ups_are_bounded() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let mail = smtp_sink(listener).await;
+    let (smtp_url, mail) = mail_server().await;
     let s = TestServer::start_with(|c| {
         c.signup = true;
         c.signup_max_pending = 2;
-        c.smtp_url = Some(format!("smtp://127.0.0.1:{port}"));
+        c.smtp_url = Some(smtp_url);
     })
     .await;
     let b = s.browser();
