@@ -31,15 +31,31 @@ JWKS (signature, iss, aud, exp, nonce, at_hash).
   then the genuine response still signs in once (its code replayed: 401). A cancel at the
   upstream signs nobody in; a provider whose discovery document names another issuer: 502.
 * ``test_reauthentication_reaches_the_upstream``: ``prompt=login`` and ``max_age=0`` for a
-  user who signs in upstream must make the upstream ask again. A known server defect
-  (they are not passed on): an expected failure, strict, so that its fix shows.
+  user who signs in upstream make the upstream ask again (they are passed on), and the ID
+  token's ``auth_time`` is new.
+* ``test_private_key_jwt_at_node_oidc_provider``: ``token_endpoint_auth_method =
+  "private_key_jwt"``, no secret: node-oidc-provider's clients for us hold our
+  ``/login/upstream/<id>/jwks`` as their ``jwks_uri`` (fetched by it over loopback http);
+  keys made here (P-256, Ed25519, RSA with ``client_assertion_alg = "PS256"``). Those key
+  sets (the public half, kid its RFC 7638 thumbprint, Cache-Control; 404 ``not_found``
+  otherwise); each key signs a person in, twice as the same ``sub``; every token request
+  node-oidc-provider had (``op.mjs`` logs them) carries an assertion only (header alg, kid,
+  typ; iss = sub = client_id, aud its token endpoint, a jti never repeated, exp - iat at most
+  60 s), no secret. A client holding another key under our kid: ``invalid_client``, the 401
+  page, no session, nobody made.
+* ``test_private_key_jwt_key_refused_at_start``: ``authrim --config FILE serve`` stops,
+  naming the provider, for a key not in PKCS#8 (SEC 1, PKCS#1), a P-384 key, or no
+  ``private_key_file``; the same with a PKCS#8 key starts.
 
 Needs Node.js 20+ with ``npm ci`` in ``upstream/`` (``scripts/test.sh`` does it).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import os
 import re
 import secrets
 import signal
@@ -52,6 +68,8 @@ import pytest
 import requests
 from authlib.common.security import generate_token
 from authlib.integrations.requests_client import OAuth2Session
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 import conftest
 from conftest import HTTP_TIMEOUT_S, _free_port
@@ -66,7 +84,7 @@ SESSION_COOKIE = "authrim_session"
 PASSWORD = "upstream sign-in test"
 NAME = "Upstream Co"
 OP_READY_TIMEOUT_S = 20
-# node-oidc-provider's test person (upstream/op.mjs).
+# node-oidc-provider's first test person (upstream/op.mjs; vera and wanda are made alike).
 ULLA_NODE = {
     "sub": "ulla",
     "email": "ulla@upstream.example",
@@ -84,11 +102,14 @@ EMAIL_TAKEN = f"link your {NAME} account from your account page"
 # --------------------------------------------------------------------------
 
 
-def provider_toml(issuer: str, secret: str, idp: str = "up", name: str = NAME, **extra) -> str:
-    """One ``[[identity_providers]]`` table: ``up``, "Upstream Co", client ``downstream``."""
+def provider_toml(issuer: str, secret: str | None, idp: str = "up", name: str = NAME,
+                  client_id: str = "downstream", **extra) -> str:
+    """One ``[[identity_providers]]`` table: ``up``, "Upstream Co", client ``downstream``
+    (no ``client_secret`` if ``secret`` is None)."""
     lines = ["[[identity_providers]]", f"id = {json.dumps(idp)}", f"name = {json.dumps(name)}",
-             f"issuer = {json.dumps(issuer)}", 'client_id = "downstream"',
-             f"client_secret = {json.dumps(secret)}"]
+             f"issuer = {json.dumps(issuer)}", f"client_id = {json.dumps(client_id)}"]
+    if secret is not None:
+        lines.append(f"client_secret = {json.dumps(secret)}")
     for key, value in extra.items():
         if isinstance(value, bool):
             lines.append(f"{key} = {'true' if value else 'false'}")
@@ -110,9 +131,11 @@ def start_downstream(start_authrim, tmp_path: Path, name: str, toml: str):
 
 class NodeProvider:
     """``node upstream/op.mjs`` on ``port``: node-oidc-provider with the client
-    ``downstream`` (``secret``, redirect URI ``redirect_uri``)."""
+    ``downstream`` (``secret``, redirect URI ``redirect_uri``) and the ``private_key_jwt``
+    clients ``jwt_clients`` (their metadata beside that)."""
 
-    def __init__(self, port: int, secret: str, redirect_uri: str, log_path: Path):
+    def __init__(self, port: int, secret: str, redirect_uri: str, log_path: Path,
+                 jwt_clients: list[dict] = ()):
         self.issuer = f"http://127.0.0.1:{port}"
         self.log_path = log_path
         self._log = open(log_path, "wb")
@@ -121,7 +144,7 @@ class NodeProvider:
             stdout=self._log, stderr=subprocess.STDOUT,
             env={"PATH": "/usr/local/bin:/usr/bin:/bin", "PORT": str(port),
                  "CLIENT_SECRET": secret, "REDIRECT_URI": redirect_uri,
-                 "NODE_ENV": "test"})
+                 "JWT_CLIENTS": json.dumps(list(jwt_clients)), "NODE_ENV": "test"})
         deadline = time.monotonic() + OP_READY_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -141,6 +164,13 @@ class NodeProvider:
         self.metadata = resp.json()
         assert self.metadata["issuer"] == self.issuer, self.metadata
 
+    def token_requests(self) -> list[dict]:
+        """The requests its token endpoint has had, as op.mjs logs them: ``form``,
+        ``authorization`` (whether it had that header), ``status``, ``error``."""
+        prefix = b"token_request "
+        return [json.loads(line[len(prefix):]) for line in self.log_path.read_bytes().splitlines()
+                if line.startswith(prefix)]
+
     def stop(self):
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
@@ -154,15 +184,16 @@ class NodeProvider:
 
 @pytest.fixture
 def start_node_provider(tmp_path):
-    """``start(port, secret, redirect_uri)``: node-oidc-provider running, stopped after the
-    test; its log is attached to the report of a failing test."""
+    """``start(port, secret, redirect_uri, jwt_clients=())``: node-oidc-provider running,
+    stopped after the test; its log is attached to the report of a failing test."""
     if not (OP_DIR / "node_modules" / "oidc-provider").is_dir():
         pytest.fail("needs `npm ci` in tests/e2e/upstream (scripts/test.sh does it)",
                     pytrace=False)
     started: list[NodeProvider] = []
 
-    def start(port: int, secret: str, redirect_uri: str) -> NodeProvider:
-        op = NodeProvider(port, secret, redirect_uri, tmp_path / f"node-op-{port}.log")
+    def start(port: int, secret: str, redirect_uri: str, jwt_clients: list[dict] = ()) -> NodeProvider:
+        op = NodeProvider(port, secret, redirect_uri, tmp_path / f"node-op-{port}.log",
+                          jwt_clients)
         started.append(op)
         conftest._EXTRA_LOGS.append(("node-oidc-provider", op.log_path))
         return op
@@ -174,17 +205,19 @@ def start_node_provider(tmp_path):
             op.stop()
 
 
-def node_setup(start_authrim, start_node_provider, tmp_path, more=lambda port, secret: ""):
+def node_setup(start_authrim, start_node_provider, tmp_path, more=lambda port, secret: "",
+               jwt_clients=lambda down: ()):
     """node-oidc-provider upstream of a downstream Authrim (which maps its ``nickname`` to
-    our ``preferred_username``); ``more(port, secret)`` is more of its TOML. The provider's
+    our ``preferred_username``); ``more(port, secret)`` is more of its TOML,
+    ``jwt_clients(down)`` node-oidc-provider's ``private_key_jwt`` clients. The provider's
     port is chosen first: the downstream needs its issuer, the provider the downstream's
-    callback."""
+    callback (and key sets)."""
     port = _free_port()
     secret = secrets.token_urlsafe(24)
     down = start_downstream(start_authrim, tmp_path, "downstream", provider_toml(
         f"http://127.0.0.1:{port}", secret, claims={"preferred_username": "nickname"})
         + more(port, secret))
-    op = start_node_provider(port, secret, down.issuer + CALLBACK)
+    op = start_node_provider(port, secret, down.issuer + CALLBACK, jwt_clients(down))
     return down, op
 
 
@@ -322,7 +355,8 @@ def with_param(url: str, name: str, value: str | None) -> str:
     return urlunsplit(parts._replace(query=urlencode(pairs)))
 
 
-def upstream_request(resp: requests.Response, down, authorization_endpoint: str) -> dict:
+def upstream_request(resp: requests.Response, down, authorization_endpoint: str,
+                     client_id: str = "downstream") -> dict:
     """The downstream's redirect to the upstream: what it asks there (OpenID Connect Core
     §3.1.2.1, RFC 7636). Returns its parameters (single values)."""
     assert resp.status_code in (302, 303), describe(resp)
@@ -332,7 +366,7 @@ def upstream_request(resp: requests.Response, down, authorization_endpoint: str)
     assert all(len(v) == 1 for v in query.values()), location
     params = {k: v[0] for k, v in query.items()}
     assert params["response_type"] == "code", params
-    assert params["client_id"] == "downstream", params
+    assert params["client_id"] == client_id, params
     assert params["redirect_uri"] == down.issuer + CALLBACK, params
     assert params["scope"] == UPSTREAM_SCOPE, params
     assert len(params.get("state", "")) >= 22, params
@@ -343,10 +377,11 @@ def upstream_request(resp: requests.Response, down, authorization_endpoint: str)
 
 
 def to_upstream(browser: requests.Session, rp: RelyingParty, down, authorization_endpoint: str,
-                via: str) -> tuple[requests.Response, dict]:
+                via: str, client_id: str = "downstream") -> tuple[requests.Response, dict]:
     """From the client's authorization URL to the downstream's redirect to the upstream:
-    ``via="hint"`` (``idp_hint=up`` in the URL: no login page) or ``"button"`` (the login
-    page's "Sign in with Upstream Co" form). Returns (that redirect, its parameters)."""
+    ``via="hint"`` (``idp_hint`` in the URL: no login page) or ``"button"`` (the login
+    page's "Sign in with Upstream Co" form). Returns (that redirect, its parameters; the
+    upstream client ``client_id``)."""
     resp = get(browser, rp.url)
     if via == "button":
         assert resp.status_code == 200, describe(resp)
@@ -360,7 +395,7 @@ def to_upstream(browser: requests.Session, rp: RelyingParty, down, authorization
         assert button.inputs["challenge"]["value"] == password.inputs["challenge"]["value"]
         resp = post(browser, urljoin(resp.url, button.action),
                     {"challenge": button.inputs["challenge"]["value"], "idp": "up"})
-    return resp, upstream_request(resp, down, authorization_endpoint)
+    return resp, upstream_request(resp, down, authorization_endpoint, client_id)
 
 
 def callback_params(location: str, down, sent: dict, upstream_issuer: str) -> dict:
@@ -514,6 +549,265 @@ def test_node_oidc_provider_upstream(start_authrim, start_node_provider, tmp_pat
     assert again["sub"] == claims["sub"], (claims, again)
     assert [u["id"] for u in users_of(down)] == [user["id"]]
     assert len(audit(down, "user_created")) == 1
+
+
+# --------------------------------------------------------------------------
+# private_key_jwt: our signed assertion at node-oidc-provider's token endpoint
+# --------------------------------------------------------------------------
+
+ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+# The members of a public JWK of each type (RFC 7518 §6.2.1, §6.3.1; RFC 8037 §2): those
+# of its RFC 7638 thumbprint.
+JWK_PUBLIC = {"EC": ("crv", "kty", "x", "y"), "OKP": ("crv", "kty", "x"), "RSA": ("e", "kty", "n")}
+# Our providers that sign an assertion: id, node-oidc-provider's client for it, the key's
+# type, the configured client_assertion_alg, the assertion's alg, who signs in through it.
+PKJWT = [
+    ("es", "downstream-es", "p256", None, "ES256", "ulla"),
+    ("ed", "downstream-ed", "ed25519", None, "EdDSA", "vera"),
+    ("ps", "downstream-ps", "rsa", "PS256", "PS256", "wanda"),
+]
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def new_private_key(kind: str):
+    if kind == "p256":
+        return ec.generate_private_key(ec.SECP256R1())
+    if kind == "p384":
+        return ec.generate_private_key(ec.SECP384R1())
+    if kind == "ed25519":
+        return ed25519.Ed25519PrivateKey.generate()
+    assert kind == "rsa", kind
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def pem(key, form=serialization.PrivateFormat.PKCS8) -> bytes:
+    return key.private_bytes(serialization.Encoding.PEM, form, serialization.NoEncryption())
+
+
+def public_jwk(key) -> dict:
+    """The public half of ``key`` as a JWK (its required members only)."""
+    public = key.public_key()
+    if isinstance(public, ed25519.Ed25519PublicKey):
+        raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        return {"kty": "OKP", "crv": "Ed25519", "x": b64url(raw)}
+    numbers = public.public_numbers()
+    if isinstance(public, ec.EllipticCurvePublicKey):
+        return {"kty": "EC", "crv": "P-256", "x": b64url(numbers.x.to_bytes(32, "big")),
+                "y": b64url(numbers.y.to_bytes(32, "big"))}
+    unsigned = lambda i: i.to_bytes((i.bit_length() + 7) // 8, "big")  # noqa: E731
+    return {"kty": "RSA", "n": b64url(unsigned(numbers.n)), "e": b64url(unsigned(numbers.e))}
+
+
+def thumbprint(jwk: dict) -> str:
+    """RFC 7638: SHA-256 of the required members, in order, as JSON without whitespace."""
+    required = {name: jwk[name] for name in JWK_PUBLIC[jwk["kty"]]}
+    return b64url(hashlib.sha256(json.dumps(required, separators=(",", ":"),
+                                            sort_keys=True).encode()).digest())
+
+
+def sent_assertion(request: dict, op: NodeProvider, client_id: str, alg: str, kid: str) -> dict:
+    """The client authentication of a token request node-oidc-provider had: an assertion
+    (RFC 7523 §2.2, §3; OpenID Connect Core §9), nothing else (no secret, no Authorization
+    header). Returns its claims."""
+    form = request["form"]
+    assert not request["authorization"], request
+    assert "client_secret" not in form, request
+    assert form.get("client_assertion_type") == ASSERTION_TYPE, request
+    assert form.get("client_id", client_id) == client_id, request
+    encoded = form["client_assertion"].split(".")
+    assert len(encoded) == 3, form
+    header, claims = (json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+                      for part in encoded[:2])
+    assert header.get("alg") == alg, header
+    assert header.get("kid") == kid, header
+    assert header.get("typ") == "JWT", header
+    assert claims.get("iss") == client_id and claims.get("sub") == client_id, claims
+    assert claims.get("aud") == op.metadata["token_endpoint"], (claims, op.metadata)
+    assert isinstance(claims.get("jti"), str) and len(claims["jti"]) >= 16, claims
+    assert abs(claims["iat"] - time.time()) <= 30, claims
+    assert 0 < claims["exp"] - claims["iat"] <= 60, claims
+    return claims
+
+
+def test_private_key_jwt_at_node_oidc_provider(start_authrim, start_node_provider, tmp_path):
+    """``token_endpoint_auth_method = "private_key_jwt"``: node-oidc-provider's clients
+    for us hold, as ``jwks_uri``, our ``/login/upstream/<id>/jwks``, which it fetches; our
+    assertions signed with a P-256 key (ES256), an Ed25519 key (EdDSA) and an RSA key
+    (``client_assertion_alg = "PS256"``; its client registered for that alg alone) sign
+    people in, twice each as the same ``sub``. A client holding another key than ours: its
+    token endpoint refuses (``invalid_client``), nobody signed in or made."""
+    keys = {idp: new_private_key(kind) for idp, _, kind, _, _, _ in PKJWT}
+    keys["stale"] = new_private_key("p256")
+    for idp, key in keys.items():
+        (tmp_path / f"{idp}.pem").write_bytes(pem(key))
+    algs = {idp: alg for idp, _, _, _, alg, _ in PKJWT} | {"stale": "ES256"}
+
+    def more(port: int, secret: str) -> str:
+        tables = [(idp, client, {"client_assertion_alg": configured} if configured else {})
+                  for idp, client, _, configured, _, _ in PKJWT]
+        tables.append(("stale", "downstream-stale", {}))
+        return "".join(provider_toml(
+            f"http://127.0.0.1:{port}", None, idp=idp, name=f"{idp.title()} Co",
+            client_id=client, token_endpoint_auth_method="private_key_jwt",
+            private_key_file=str(tmp_path / f"{idp}.pem"), **extra)
+            for idp, client, extra in tables)
+
+    def jwt_clients(down) -> list[dict]:
+        clients = [{"client_id": client, "jwks_uri": down.url(f"/login/upstream/{idp}/jwks"),
+                    "token_endpoint_auth_signing_alg": alg}
+                   for idp, client, _, _, alg, _ in PKJWT]
+        # Another P-256 key than ours under our key's kid (node-oidc-provider picks the
+        # key by kid): the signature alone is wrong.
+        stale = public_jwk(new_private_key("p256")) | {
+            "kid": thumbprint(public_jwk(keys["stale"])), "alg": "ES256", "use": "sig"}
+        clients.append({"client_id": "downstream-stale", "jwks": {"keys": [stale]},
+                        "token_endpoint_auth_signing_alg": "ES256"})
+        return clients
+
+    down, op = node_setup(start_authrim, start_node_provider, tmp_path, more, jwt_clients)
+    assert "private_key_jwt" in op.metadata["token_endpoint_auth_methods_supported"]
+    assert {"ES256", "EdDSA", "PS256"} <= set(
+        op.metadata["token_endpoint_auth_signing_alg_values_supported"]), op.metadata
+    client = new_rp_client(down)
+
+    # The key sets: each our key's public half and nothing private, kid its thumbprint.
+    kids = {}
+    for idp, key in keys.items():
+        resp = requests.get(down.url(f"/login/upstream/{idp}/jwks"), timeout=HTTP_TIMEOUT_S)
+        assert resp.status_code == 200, describe(resp)
+        assert resp.headers["Content-Type"].startswith("application/json"), describe(resp)
+        assert re.search(r"max-age=\d+", resp.headers.get("Cache-Control", "")), describe(resp)
+        body = resp.json()
+        assert list(body) == ["keys"] and len(body["keys"]) == 1, body
+        (jwk,) = body["keys"]
+        public = public_jwk(key)
+        assert set(jwk) == set(public) | {"kid", "use", "alg"}, jwk  # no d, p, q, dp, dq, qi
+        assert {name: jwk[name] for name in public} == public, (jwk, public)
+        assert jwk["kid"] == thumbprint(public) and jwk["alg"] == algs[idp], jwk
+        assert jwk["use"] == "sig", jwk
+        kids[idp] = jwk["kid"]
+    assert len(set(kids.values())) == len(kids), kids
+    # None for a provider we know nothing of, nor for one that uses a secret.
+    for idp in ("nope", "up"):
+        resp = requests.get(down.url(f"/login/upstream/{idp}/jwks"), timeout=HTTP_TIMEOUT_S)
+        assert resp.status_code == 404, describe(resp)
+        assert resp.headers["Content-Type"].startswith("application/json"), describe(resp)
+        assert resp.json()["error"] == "not_found", describe(resp)
+
+    # The provider holding another key: the code is not redeemed, 401, nobody signed in.
+    rp = RelyingParty(down, client, idp_hint="stale")
+    browser = requests.Session()
+    resp, sent = to_upstream(browser, rp, down, op.metadata["authorization_endpoint"], "hint",
+                             "downstream-stale")
+    callback, _ = at_node_provider(browser, resp, down)
+    callback_params(callback, down, sent, op.issuer)
+    resp = get(browser, callback)
+    error_page(resp, 401, "The answer from Stale Co could not be trusted")
+    assert "invalid_client" in resp.text, resp.text
+    no_session(browser, resp, down, client)
+    assert users_of(down) == []
+    (refused,) = op.token_requests()
+    assert refused["status"] == 401 and refused["error"] == "invalid_client", refused
+    jtis = [sent_assertion(refused, op, "downstream-stale", "ES256", kids["stale"])["jti"]]
+    (failure,) = [e["detail"] for e in audit(down, "login_failure")]
+    assert failure["provider"] == "stale" and "invalid_client" in failure["reason"], failure
+
+    # Each of our keys: a person signed in, provisioned, and the same one in a new browser.
+    for idp, node_client, _, _, alg, person in PKJWT:
+        subs = []
+        for _ in range(2):
+            before = len(op.token_requests())
+            rp = RelyingParty(down, client, idp_hint=idp)
+            browser = requests.Session()
+            resp, sent = to_upstream(browser, rp, down, op.metadata["authorization_endpoint"],
+                                     "hint", node_client)
+            callback, prompts = at_node_provider(browser, resp, down, person)
+            assert prompts[0] == "login", prompts
+            callback_params(callback, down, sent, op.issuer)
+            resp, location, _ = at_downstream(browser, callback)
+            assert location, describe(resp)
+            claims, userinfo = rp.redeem(location)
+            assert userinfo["email"] == f"{person}@upstream.example", userinfo
+            (request,) = op.token_requests()[before:]
+            assert request["status"] == 200 and request.get("error") is None, request
+            jtis.append(sent_assertion(request, op, node_client, alg, kids[idp])["jti"])
+            subs.append(claims["sub"])
+        assert subs[0] == subs[1], (idp, subs)
+        (user,) = [u for u in users_of(down) if u["id"] == subs[0]]
+        assert user["claims"]["email"] == f"{person}@upstream.example", user
+        created = [e["detail"] for e in audit(down, "user_created") if e["user_id"] == user["id"]]
+        assert created == [{"by": "upstream", "provider": idp}], created
+    assert len(users_of(down)) == len(PKJWT)
+    assert len(set(jtis)) == len(jtis) == 1 + 2 * len(PKJWT), jtis
+
+
+def test_private_key_jwt_key_refused_at_start(tmp_path):
+    """``authrim --config FILE serve`` with a ``private_key_jwt`` provider whose key it
+    cannot use stops at once, and says which provider: a key not in PKCS#8 (SEC 1 P-256,
+    PKCS#1 RSA), a P-384 key, no ``private_key_file`` at all. The same with a PKCS#8 key
+    starts (so that the refusals are the key's)."""
+    rsa_key = new_private_key("rsa")
+    cases = {
+        "sec1": (pem(new_private_key("p256"), serialization.PrivateFormat.TraditionalOpenSSL),
+                 "a PKCS#8 PEM key is wanted"),
+        "pkcs1": (pem(rsa_key, serialization.PrivateFormat.TraditionalOpenSSL),
+                  "a PKCS#8 PEM key is wanted"),
+        "p384": (pem(new_private_key("p384")), "not an RSA, P-256 or Ed25519 private key"),
+        "none": (None, "private_key_jwt needs private_key_file"),
+        "pkcs8": (pem(rsa_key), None),
+    }
+    for name, (key, refusal) in cases.items():
+        extra = {"token_endpoint_auth_method": "private_key_jwt"}
+        if key is not None:
+            (tmp_path / f"{name}.pem").write_bytes(key)
+            extra["private_key_file"] = str(tmp_path / f"{name}.pem")
+        config = tmp_path / f"{name}.toml"
+        config.write_text(provider_toml("http://127.0.0.1:9", None, idp="partner",
+                                        client_id="authrim", **extra))
+        port = _free_port()
+        data = tmp_path / f"data-{name}"
+        data.mkdir()
+        env = dict(os.environ, AUTHRIM_LISTEN=f"127.0.0.1:{port}",
+                   AUTHRIM_ISSUER=f"http://127.0.0.1:{port}", AUTHRIM_DATA_DIR=str(data),
+                   AUTHRIM_ADMIN_TOKEN=secrets.token_urlsafe(32))
+        env.pop("AUTHRIM_CONFIG", None)
+        process = subprocess.Popen([str(conftest._resolve_binary()), "--config", str(config),
+                                    "serve"], cwd=str(tmp_path), env=env,
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True)
+        try:
+            if refusal is not None:
+                output, _ = process.communicate(timeout=30)
+                assert process.returncode not in (0, None), (name, output)
+                message = [line for line in output.splitlines() if refusal in line]
+                assert message, (name, output)
+                assert "partner" in message[0], (name, message)
+                if key is not None:
+                    assert str(tmp_path / f"{name}.pem") in message[0], (name, message)
+                continue
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and process.poll() is None:
+                try:
+                    if requests.get(f"http://127.0.0.1:{port}/healthz", timeout=2).ok:
+                        break
+                except requests.ConnectionError:
+                    time.sleep(0.1)
+            assert process.poll() is None, process.communicate()[0]
+            resp = requests.get(f"http://127.0.0.1:{port}/login/upstream/partner/jwks",
+                                timeout=HTTP_TIMEOUT_S)
+            assert resp.status_code == 200, describe(resp)
+            assert resp.json()["keys"][0]["kid"] == thumbprint(public_jwk(rsa_key)), resp.text
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.communicate(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.communicate()
 
 
 # --------------------------------------------------------------------------
