@@ -199,6 +199,13 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     );
     CREATE INDEX email_verifications_user ON email_verifications(user_id);
     "#,
+), (
+    14,
+    // The authorization request a sign-up came from (sealed to the browser), resumed when
+    // its link is confirmed in that browser.
+    r#"
+    ALTER TABLE pending_signups ADD COLUMN resume TEXT;
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

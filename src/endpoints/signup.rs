@@ -10,7 +10,8 @@
 //! browser cookie (CSRF). The answer does not tell whether an e-mail address is taken:
 //! with verification on, a taken address gets the same "check your mail" page (and no mail).
 
-use super::interaction::client_address;
+use super::authorize::AuthorizationRequest;
+use super::interaction::{after_first_factor, client_address};
 use crate::app::{App, AppState};
 use crate::audit::AuditEvent;
 use crate::error::OAuthError;
@@ -27,6 +28,8 @@ use serde_json::{Map, Value};
 use std::net::SocketAddr;
 
 const KIND: &str = "signup-form";
+/// The login page's sealed state (`authorize`): what a sign-up from it resumes.
+const LOGIN_KIND: &str = "login";
 pub const SIGNUP: &str = "/signup";
 pub const VERIFY: &str = "/signup/verify";
 const OPTIONAL: &[&str] = &["email", "name", "given_name", "family_name"];
@@ -60,12 +63,23 @@ fn form_page(app: &App, headers: &HeaderMap, typed: &Map<String, Value>, error: 
     res
 }
 
-/// `GET /signup`.
-pub async fn page(State(app): State<AppState>, headers: HeaderMap) -> Response {
+/// The authorization request a sign-up came from (the login page's sealed state, carried as
+/// `challenge`), if it is still good in this browser: signed up, the user goes on with it.
+fn resumable(app: &App, headers: &HeaderMap, challenge: Option<&str>) -> Option<AuthorizationRequest> {
+    app.sealer.open::<AuthorizationRequest>(LOGIN_KIND, cookies::get(headers, cookies::BROWSER), challenge?).ok()
+}
+
+/// `GET /signup[?challenge=…]`.
+pub async fn page(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     if !app.config.signup {
         return off();
     }
-    form_page(&app, &headers, &Map::new(), None, StatusCode::OK)
+    let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
+    let mut typed = Map::new();
+    if let Some(c) = params.get("challenge").filter(|c| resumable(&app, &headers, Some(c)).is_some()) {
+        typed.insert("challenge".into(), Value::from(c));
+    }
+    form_page(&app, &headers, &typed, None, StatusCode::OK)
 }
 
 /// `POST /signup`.
@@ -81,6 +95,10 @@ pub async fn submit(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
     let username = text("username");
     let mut typed = Map::new();
     typed.insert("username".into(), Value::from(username.clone()));
+    let resume = params.get("challenge").and_then(|c| resumable(&app, &headers, Some(c)).map(|req| (c.to_string(), req)));
+    if let Some((c, _)) = &resume {
+        typed.insert("challenge".into(), Value::from(c.as_str()));
+    }
     let mut claims = Map::new();
     for f in OPTIONAL {
         let v = text(f);
@@ -146,7 +164,11 @@ pub async fn submit(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
         return match app.registry.save_user(user.clone()).await {
             Ok(()) => {
                 app.audit.record(AuditEvent::new("user_created").user(&user.id).address(&address).detail(serde_json::json!({"by": "signup"}))).await;
-                Page::new(StatusCode::OK, "signup_done.html", "signup-title").into_response()
+                match resume {
+                    // Signed in with the password just set, on with the application's request.
+                    Some((_, req)) => after_first_factor(&app, &headers, req, &user, &address, vec!["pwd".into()], None).await,
+                    None => Page::new(StatusCode::OK, "signup_done.html", "signup-title").into_response(),
+                }
             }
             Err(crate::db::StoreError::Conflict(_)) => again(Msg::new("signup-username-taken"), StatusCode::CONFLICT),
             Err(e) => crate::endpoints::authorize::unavailable(e),
@@ -168,6 +190,7 @@ pub async fn submit(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
     let (hash, t, expires, max) = (sha256(token.as_bytes()).to_vec(), now() as i64, (now() + app.config.email_verification_ttl) as i64, app.config.signup_max_pending as i64);
     let pending_claims = Value::Object(user.claims.clone()).to_string();
     let (name, hashed, to) = (user.username.clone(), user.password_hash.clone(), email.clone());
+    let resume = resume.map(|(c, _)| c);
     let written = app
         .db
         .write(move |sql| {
@@ -176,8 +199,8 @@ pub async fn submit(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
                 return Ok(false);
             }
             sql.execute(
-                "INSERT INTO pending_signups (token_hash, username, email, password_hash, claims, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                crate::params![hash, name.as_str(), to.as_str(), hashed.as_str(), pending_claims.as_str(), t, expires],
+                "INSERT INTO pending_signups (token_hash, username, email, password_hash, claims, created_at, expires_at, resume) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                crate::params![hash, name.as_str(), to.as_str(), hashed.as_str(), pending_claims.as_str(), t, expires, resume],
             )?;
             crate::mail::enqueue(sql, &to, &subject, sealed)?;
             Ok(true)
@@ -213,8 +236,11 @@ pub async fn verify_page(State(app): State<AppState>, RawQuery(query): RawQuery)
     }
 }
 
-/// `POST /signup/verify` (`token`): the pending sign-up becomes a user, once.
-pub async fn verify(State(app): State<AppState>, form: Result<FormParams, OAuthError>) -> Response {
+/// `POST /signup/verify` (`token`): the pending sign-up becomes a user, once. Confirmed in
+/// the browser that signed up while its application's request is still good, the user is
+/// signed in (with the password they set there) and goes on with it; elsewhere, or later, the
+/// page says to return to the application.
+pub async fn verify(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     if !app.config.signup {
         return off();
     }
@@ -223,7 +249,7 @@ pub async fn verify(State(app): State<AppState>, form: Result<FormParams, OAuthE
     // Taken out in one statement: of two confirmations racing, one gets it.
     let row = app
         .db
-        .write(move |sql| sql.query_opt("DELETE FROM pending_signups WHERE token_hash = ?1 AND expires_at > ?2 RETURNING username, password_hash, claims", crate::params![hash, t]))
+        .write(move |sql| sql.query_opt("DELETE FROM pending_signups WHERE token_hash = ?1 AND expires_at > ?2 RETURNING username, password_hash, claims, resume", crate::params![hash, t]))
         .await;
     let row = match row {
         Ok(Some(r)) => r,
@@ -240,10 +266,15 @@ pub async fn verify(State(app): State<AppState>, form: Result<FormParams, OAuthE
         updated_at: now(),
         roles: Vec::new(),
     };
+    let resume = row.opt_text(3).ok().flatten();
     match app.registry.save_user(user.clone()).await {
         Ok(()) => {
-            app.audit.record(AuditEvent::new("user_created").user(&user.id).detail(serde_json::json!({"by": "signup", "email_verified": true}))).await;
-            Page::new(StatusCode::OK, "signup_done.html", "signup-title").into_response()
+            let address = client_address(&app, &headers, peer);
+            app.audit.record(AuditEvent::new("user_created").user(&user.id).address(&address).detail(serde_json::json!({"by": "signup", "email_verified": true}))).await;
+            match resumable(&app, &headers, resume.as_deref()) {
+                Some(req) => after_first_factor(&app, &headers, req, &user, &address, vec!["pwd".into()], None).await,
+                None => Page::new(StatusCode::OK, "signup_done.html", "signup-title").into_response(),
+            }
         }
         // Someone took the name or the address in the meantime.
         Err(crate::db::StoreError::Conflict(_)) => error_page(StatusCode::CONFLICT, "signup-username-taken"),

@@ -9,12 +9,27 @@ use crate::passkeys::{field, get, post};
 use serde_json::json;
 
 async fn signup(browser: &Browser, fields: &[(&str, &str)]) -> Page {
-    let form = get(browser, "/signup").await;
+    signup_at(browser, "/signup", fields).await
+}
+
+/// The form at `path` (the login page's link carries the request it resumes), filled in.
+async fn signup_at(browser: &Browser, path: &str, fields: &[(&str, &str)]) -> Page {
+    let form = get(browser, path).await;
     assert_eq!(form.status, 200, "{}", form.html);
-    let token = field(&form, "form");
+    let (token, challenge) = (field(&form, "form"), form.html.contains("name=\"challenge\"").then(|| field(&form, "challenge")));
     let mut all = vec![("form", token.as_str())];
+    if let Some(c) = &challenge {
+        all.push(("challenge", c.as_str()));
+    }
     all.extend_from_slice(fields);
     post(browser, "/signup", &all).await
+}
+
+/// An application's login page, and its link to sign up (which carries the request).
+async fn signup_link(b: &Browser) -> String {
+    let login = Page::from(b.authorize(&[("response_type", "code"), ("client_id", "rp"), ("redirect_uri", REDIRECT), ("scope", "openid"), ("state", "s1")]).await).await;
+    let start = login.html.find("href=\"/signup?challenge=").unwrap_or_else(|| panic!("{}", login.html)) + 6;
+    login.html[start..].split('"').next().unwrap().replace("&amp;", "&")
 }
 
 #[tokio::test]
@@ -85,6 +100,33 @@ async fn sign_up_waits_for_its_email(postgres: bool) {
     tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
     assert_eq!(mail.lock().unwrap().len(), 1, "no mail for an address that is taken");
 
+    // From an application's login page: the link confirmed in the same browser signs her in
+    // and goes on with the request; confirmed in another, only the account is made.
+    let rp_secret = s.client("rp", json!({})).await.1.unwrap();
+    for (same_browser, name) in [(true, "gwen"), (false, "hal")] {
+        let b2 = s.browser();
+        let email = format!("{name}@example.com");
+        let fields = [("username", name), ("email", email.as_str()), ("name", "G"), ("password", "a fine passphrase"), ("confirm_password", "a fine passphrase")];
+        let sent = signup_at(&b2, &signup_link(&b2).await, &fields).await;
+        assert!(sent.html.contains("Almost done"), "{}", sent.html);
+        let n = mail.lock().unwrap().len();
+        let messages = wait_for(&mail, n + 1).await;
+        let token = link_in(&messages[n]).split("token=").nth(1).unwrap().to_string();
+        let confirming = if same_browser { b2 } else { s.browser() };
+        let done = post(&confirming, "/signup/verify", &[("token", &token)]).await;
+        if same_browser {
+            let done = if done.is_consent() { confirming.post("/consent", &[("challenge", &done.challenge()), ("decision", "allow")]).await } else { done };
+            let back = done.redirect_params();
+            assert_eq!(back.get("state").map(String::as_str), Some("s1"), "{:?} {}", done.location, done.html);
+            let (st, tokens, _) = s.token(Some(("rp", &rp_secret)), &[("grant_type", "authorization_code"), ("code", &back["code"]), ("redirect_uri", REDIRECT)]).await;
+            assert_eq!(st, 200, "{tokens}");
+            assert_eq!(jwt_parts(tokens["id_token"].as_str().unwrap()).1["sub"], s.server.app.registry.user_by_login(name).unwrap().id.as_str());
+        } else {
+            assert!(done.status == 200 && done.html.contains("Your account is ready"), "{}", done.html);
+            assert!(s.server.app.registry.user_by_login(name).is_some());
+        }
+    }
+
     // Sign-ups are throttled per address.
     let mut statuses = Vec::new();
     for i in 0..6 {
@@ -106,12 +148,27 @@ async fn without_verification_the_account_signs_in_at_once_and_off_is_off() {
         c.signup_required = String::new();
     })
     .await;
-    s.client("rp", json!({})).await;
+    let rp_secret = s.client("rp", json!({})).await.1.unwrap();
     let b = s.browser();
     let login = Page::from(b.authorize(&[("response_type", "code"), ("client_id", "rp"), ("redirect_uri", REDIRECT), ("scope", "openid")]).await).await;
-    assert!(login.html.contains("href=\"/signup\""), "{}", login.html);
+    assert!(login.html.contains("href=\"/signup?challenge="), "{}", login.html);
     let done = signup(&b, &[("username", "dave"), ("password", PASSWORD), ("confirm_password", PASSWORD)]).await;
     assert!(done.html.contains("Your account is ready"), "{}", done.html);
+
+    // From an application's login page: signed up, signed in, on with its request.
+    let resumed = signup_at(&b, &signup_link(&b).await, &[("username", "erin"), ("password", PASSWORD), ("confirm_password", PASSWORD)]).await;
+    let resumed = if resumed.is_consent() { b.post("/consent", &[("challenge", &resumed.challenge()), ("decision", "allow")]).await } else { resumed };
+    let back = resumed.redirect_params();
+    assert_eq!(back.get("state").map(String::as_str), Some("s1"), "{:?} {}", resumed.location, resumed.html);
+    let (st, tokens, _) = s.token(Some(("rp", &rp_secret)), &[("grant_type", "authorization_code"), ("code", &back["code"]), ("redirect_uri", REDIRECT)]).await;
+    assert_eq!(st, 200, "{tokens}");
+    let erin = s.server.app.registry.user_by_login("erin").unwrap();
+    assert_eq!(jwt_parts(tokens["id_token"].as_str().unwrap()).1["sub"], erin.id.as_str());
+    // A forged or another browser's request is not resumed: the plain page.
+    let other = s.browser();
+    let form = get(&other, "/signup").await;
+    let plain = post(&other, "/signup", &[("form", &field(&form, "form")), ("challenge", "forged"), ("username", "finn"), ("password", PASSWORD), ("confirm_password", PASSWORD)]).await;
+    assert!(plain.html.contains("Your account is ready"), "{}", plain.html);
     let params = s.code_for(&s.browser(), "rp", "dave", &[]).await;
     assert!(params.contains_key("code"), "{params:?}");
     let (_, audit) = s.admin(reqwest::Method::GET, "/admin/audit?event=user_created", None).await;

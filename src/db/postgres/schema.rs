@@ -186,6 +186,12 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     );
     CREATE INDEX email_verifications_user ON email_verifications(user_id);
     "#,
+), (
+    13,
+    // As SQLite's migration 14: the request a sign-up resumes.
+    r#"
+    ALTER TABLE pending_signups ADD COLUMN resume TEXT;
+    "#,
 )];
 
 /// The version the migrations bring a database to.
