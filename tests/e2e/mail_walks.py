@@ -1,9 +1,10 @@
-"""What the browser tests of mailed links share (``test_reset.py``, ``test_signup.py``): a real
-SMTP server (aiosmtpd) and the messages it received, decoded with Python's ``email`` package;
-the checker, an HTTP server the browser program asks for what only Python does (the next mail
-to an address, a code redeemed at the token endpoint, and the test's own ``ops``) and that
-serves the client's redirect URI; running the program with its screenshots kept; and the
-checks of its pages (language, wording, axe-core, screenshots) and of plain HTTP answers.
+"""What the browser tests of mailed links share (``test_reset.py``, ``test_signup.py``,
+``test_account_email.py``): a real SMTP server (aiosmtpd) and the messages it received, decoded
+with Python's ``email`` package; the checker, an HTTP server the browser program asks for what
+only Python does (the next mail to an address, a code redeemed at the token endpoint, and the
+test's own ``ops``) and that serves the client's redirect URI; running the program with its
+screenshots kept; and the checks of its pages (language, wording, axe-core, screenshots) and of
+plain HTTP answers (and the account page signed in to without a browser).
 """
 
 from __future__ import annotations
@@ -106,9 +107,10 @@ class Mailbox:
 
 
 def decode(m: dict) -> dict:
-    """A received message as Python's ``email`` package reads it."""
+    """A received message as Python's ``email`` package reads it (the body's line breaks as
+    ``\n``: a base64 body keeps the CRLF of text's canonical form, which ``get_content`` leaves)."""
     msg = message_from_bytes(m["raw"], policy=policy.default)
-    body = msg.get_content() if not msg.is_multipart() else None
+    body = msg.get_content().replace("\r\n", "\n") if not msg.is_multipart() else None
     [sender] = msg["From"].addresses
     return {
         "mail_from": m["mail_from"], "rcpt_tos": m["rcpt_tos"],
@@ -126,12 +128,14 @@ def describe(mails: list[dict]) -> str:
 
 
 def check_mail(d: dict, *, to: str, sender: Address, subject: str, sentences: list[str], lang: str, issuer: str,
-               path: str, where) -> str:
+               path: str, where, frame: tuple[str, str] | None = None) -> str:
     """One mail with a link: envelope and headers (``sender``, ``to``), ``subject``,
     ``text/plain; charset=utf-8``, the ``sentences`` it must say, all in ``lang`` (Japanese
     with no English phrase but the link, or no Japanese at all), and one link: on the issuer
     at ``path``, with only a long random ``token``, on a line of its own (nothing glued to it a
-    mail reader would take along). Returns the link."""
+    mail reader would take along); ``frame``: what the body starts and ends with (the
+    ``mail.txt`` template's words around the message's; final line breaks aside). Returns the
+    link."""
     where = (to, lang, where)
     assert (d["mail_from"], d["rcpt_tos"]) == (sender.addr_spec, [to]), where
     assert (d["from_name"], d["from_addr"]) == (sender.display_name, sender.addr_spec), where
@@ -139,6 +143,9 @@ def check_mail(d: dict, *, to: str, sender: Address, subject: str, sentences: li
     assert (d["content_type"], d["charset"]) == ("text/plain", "utf-8"), where
     for sentence in sentences:
         assert sentence in d["body"], (sentence, where)
+    if frame is not None:
+        body = d["body"].rstrip("\n")
+        assert body.startswith(frame[0]) and body.endswith(frame[1]), (frame, d["body"], where)
     assert len(d["links"]) == 1, where
     [link] = d["links"]
     parts = urlsplit(link)
@@ -407,6 +414,27 @@ def login_page(server, prefix: str) -> requests.Response:
         timeout=HTTP_TIMEOUT_S)
     assert login.status_code == 200 and 'action="/login"' in login.text, login.text
     return login
+
+
+def account_session(server, username: str, password: str) -> tuple[requests.Session, requests.Response]:
+    """A browser without JavaScript (requests) signed in to ``/account`` through the page's own
+    sign-in (``/account/login`` to ``/authorize``, the login form, ``/account/callback``): the
+    session and the overview."""
+    s = requests.Session()
+    login = s.get(server.url("/account"), timeout=HTTP_TIMEOUT_S)
+    challenge = re.search(r'<input type="hidden" name="challenge" value="([^"]+)">', login.text)
+    assert login.status_code == 200 and urlsplit(login.url).path == "/authorize" and challenge, (login.url, login.text)
+    overview = s.post(server.url("/login"), data={"challenge": challenge.group(1), "username": username, "password": password},
+                      timeout=HTTP_TIMEOUT_S)
+    assert overview.status_code == 200 and urlsplit(overview.url).path == "/account", (overview.url, overview.text)
+    return s, overview
+
+
+def account_csrf(page: requests.Response) -> str:
+    """The CSRF token of an account page's forms (sealed to the session cookie)."""
+    csrf = re.search(r'<input type="hidden" name="csrf" value="([^"]+)">', page.text)
+    assert page.status_code == 200 and csrf, (page.status_code, page.text)
+    return csrf.group(1)
 
 
 def check_error_page(resp: requests.Response, status: int, lang: str, sentence: str):

@@ -1,6 +1,7 @@
-// Shared by the browser programs (console.mjs, pages.mjs, passkeys.mjs, reset.mjs, signup.mjs):
-// how Chromium is launched, RFC 6238 TOTP codes, axe-core runs, the text of a page with its
-// languages, whether there is a font for Japanese, full-page screenshots, and walks through pages.
+// Shared by the browser programs (account_email.mjs, console.mjs, pages.mjs, passkeys.mjs,
+// reset.mjs, signup.mjs): how Chromium is launched, RFC 6238 TOTP codes, axe-core runs, the text
+// of a page with its languages, whether there is a font for Japanese, full-page screenshots, and
+// walks through pages.
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -136,8 +137,9 @@ export async function screenshot(page, seen, dir, file, timeout) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Walks through Authrim's pages (reset.mjs, signup.mjs): navigation, what a page shows, the
-// browser context that reports what goes wrong, the test's checker, the client's request.
+// Walks through Authrim's pages (account_email.mjs, reset.mjs, signup.mjs): navigation, what a
+// page shows, the browser context that reports what goes wrong, the test's checker, the
+// client's request.
 
 /// axe-core as the walks run it: its script, version, and the WCAG 2.0/2.1/2.2 A and AA rules.
 const require = createRequire(import.meta.url);
@@ -157,6 +159,16 @@ export async function closeAll(contexts, browser) {
 /// The next main-frame navigation response of `page` whose URL passes `pred`.
 export const navigation = (page, pred) => page.waitForResponse((r) => r.request().isNavigationRequest()
   && r.frame() === page.mainFrame() && pred(new URL(r.url())));
+
+/// The redirects that led to `res`, first to last (`res` itself last): method, path, status.
+export async function hops(res) {
+  const list = [];
+  for (let req = res.request(); req; req = req.redirectedFrom()) {
+    const r = await req.response();
+    list.unshift({ method: req.method(), path: new URL(req.url()).pathname, status: r?.status() ?? null });
+  }
+  return list;
+}
 
 /// Once the response `res` has arrived: its document committed and loaded.
 export async function landed(page, res) {
@@ -281,4 +293,38 @@ export async function axeControlIn(browser, axe) {
   } finally {
     await context.close();
   }
+}
+
+/// The browser contexts' screens: a desktop's, and a phone's (390x844, touch, 2x pixels).
+export const DESKTOP = { viewport: { width: 1280, height: 800 } };
+export const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
+
+/// How wide `page` is on a phone: the document against the viewport (a phone widens its
+/// viewport to what the page needs: innerWidth then grows past 390), what sticks out on the
+/// right, and what holds content wider than itself that it lets show (text that does not wrap:
+/// the element's own box stays inside, its text does not).
+export const pageWidth = (page) => page.evaluate(() => {
+  const root = document.documentElement;
+  const name = (e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${e.className}` : ''}`;
+  const all = [...document.querySelectorAll('body *')];
+  const out = all.filter((e) => e.getBoundingClientRect().right > root.clientWidth + 0.5).slice(0, 10).map(name);
+  const overflowing = all.filter((e) => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1
+    && getComputedStyle(e).overflowX === 'visible').slice(0, 10).map(name);
+  return { scroll_width: root.scrollWidth, client_width: root.clientWidth, inner_width: window.innerWidth, sticking_out: out,
+    overflowing };
+});
+
+/// A page of `walk` reached by `res`, recorded in `seen.pages` as the walk's next (`n`): what
+/// it shows (pageRecord; `values`: with what its fields hold), then, as the walk asks, how
+/// wide it is (`walk.phone`), a full-page screenshot `<walk>-<nn>-<name>.png` under
+/// `artifacts` (`walk.shots`), axe-core's findings in the light and then the dark theme
+/// (`walk.axe`, for the names in `axePages`). The record, which the caller may add to.
+export async function visitPage(page, seen, walk, name, res, { waitMs, artifacts, axePages, values = false }) {
+  const n = seen.pages.filter((p) => p.walk === walk.name).length + 1;
+  const rec = { walk: walk.name, n, name, ...(await pageRecord(page, res, waitMs, { values })) };
+  if (walk.phone) rec.width = await pageWidth(page);
+  if (walk.shots) await screenshot(page, seen, artifacts, `${walk.name}-${String(n).padStart(2, '0')}-${name}.png`, waitMs);
+  if (walk.axe && axePages.has(name)) rec.axe = [await runAxe(page, 'light', AXE), await runAxe(page, 'dark', AXE)];
+  seen.pages.push(rec);
+  return rec;
 }

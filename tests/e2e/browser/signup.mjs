@@ -48,8 +48,7 @@
 import { chromium } from 'playwright-core';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
 import * as shared from './shared.mjs';
-import { askChecker, axeControlIn, chromiumOptions, focusedElement, japaneseFont, openReporting, pageRecord, runAxe,
-  screenshot } from './shared.mjs';
+import { askChecker, axeControlIn, chromiumOptions, focusedElement, japaneseFont, openReporting, runAxe } from './shared.mjs';
 
 const { script: AXE_SCRIPT, version: AXE_VERSION, tags: AXE_TAGS } = shared.AXE;
 
@@ -76,7 +75,6 @@ const WALKS = [
 // The pages axe-core checks: the sign-up's own.
 const AXE_PAGES = new Set(['signup', 'signup-mismatch', 'signup-missing', 'signup-sent', 'signup-verify', 'signup-done',
   'link-spent']);
-const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
 const SIGNUP_FORM = 'form[action="/signup"]';
 const SUBMIT = `${SIGNUP_FORM} button[type=submit]`;
 
@@ -92,13 +90,12 @@ const at = (p) => new URL(p, ISSUER).toString();
 const press = (selector, pred) => shared.press(page, selector, pred);
 const go = (url) => shared.go(page, url);
 const check = (label, body) => askChecker(CHECKER, { walk: walk.name, label, ...body }, WAIT_MS);
-const axe = (scheme) => runAxe(page, scheme, { script: AXE_SCRIPT, tags: AXE_TAGS });
 const toSignup = (u) => u.pathname === '/signup';
 
 // A new browser context and page for the walk, reporting under its name; it counts the POST
 // requests it sends and notes the Accept-Language it sends.
 async function open() {
-  const options = { locale: walk.locale, bypassCSP: Boolean(walk.axe), ...(walk.phone ? PHONE : { viewport: { width: 1280, height: 800 } }) };
+  const options = { locale: walk.locale, bypassCSP: Boolean(walk.axe), ...(walk.phone ? shared.PHONE : shared.DESKTOP) };
   const { context, page: p } = await openReporting(browser, seen, { walk: walk.name }, options, { waitMs: WAIT_MS, onRequest: (r) => {
     if (r.method() === 'POST') walk.posts += 1;
     if (r.isNavigationRequest() && !walk.accept_language) walk.accept_language = r.headers()['accept-language'] ?? null;
@@ -107,26 +104,11 @@ async function open() {
   page = p;
 }
 
-// How wide the page is on a phone: the document against the viewport (a phone widens its
-// viewport to what the page needs: innerWidth then grows past 390), and what sticks out.
-const width = () => page.evaluate(() => {
-  const root = document.documentElement;
-  const out = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > root.clientWidth + 0.5)
-    .slice(0, 10).map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${e.className}` : ''}`);
-  return { scroll_width: root.scrollWidth, client_width: root.clientWidth, inner_width: window.innerWidth, sticking_out: out };
-});
-
 // A page reached by `res`: what it says and in which language, its fields (with what they
-// hold), alerts and focus; then its screenshot, axe-core's findings or its width, as the walk asks.
-async function visit(name, res) {
-  const n = seen.pages.filter((p) => p.walk === walk.name).length + 1;
-  const rec = { walk: walk.name, n, name, ...(await pageRecord(page, res, WAIT_MS, { values: true })) };
-  if (walk.phone) rec.width = await width();
-  if (walk.shots) await screenshot(page, seen, ARTIFACTS, `${walk.name}-${String(n).padStart(2, '0')}-${name}.png`, WAIT_MS);
-  if (walk.axe && AXE_PAGES.has(name)) rec.axe = [await axe('light'), await axe('dark')];
-  seen.pages.push(rec);
-  return rec;
-}
+// hold), alerts and focus; then its screenshot, axe-core's findings or its width, as the walk
+// asks (shared.visitPage).
+const visit = (name, res) => shared.visitPage(page, seen, walk, name, res,
+  { waitMs: WAIT_MS, artifacts: ARTIFACTS, axePages: AXE_PAGES, values: true });
 
 // The sign-up form (the current page) filled in with `fields` (id: value; those not named
 // keep what they hold) and sent; `name`: the page it leads to.
