@@ -75,6 +75,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("mail_reset.txt", include_str!("templates/mail_reset.txt")),
     ("mail_verify.txt", include_str!("templates/mail_verify.txt")),
     ("mail_verify_email.txt", include_str!("templates/mail_verify_email.txt")),
+    ("mail_email_changed.txt", include_str!("templates/mail_email_changed.txt")),
 ];
 
 /// The built-in assets (`src/ui/assets`).
@@ -270,7 +271,7 @@ impl Ui {
             self.env.get_template(name).map_err(|e| anyhow::anyhow!("template {name}: {e}"))?;
         }
         // A mail template that fails to render would fail where nobody sees it: tried now.
-        let sample = serde_json::json!({"link": "https://example.com/x", "minutes": "30", "hours": "24"});
+        let sample = serde_json::json!({"link": "https://example.com/x", "minutes": "30", "hours": "24", "username": "u", "new_email": "u@example.com"});
         for (name, _) in TEMPLATES.iter().filter(|(n, _)| n.starts_with("mail_")) {
             for lang in &self.languages {
                 self.mail_body(lang, name, sample.clone()).map_err(|e| anyhow::anyhow!("template {name}: {e}"))?;

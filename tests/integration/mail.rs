@@ -260,11 +260,17 @@ async fn changed_address_is_verified(postgres: bool) {
     let saved = post(&browser, "/account/profile", &[("csrf", &csrf), ("email", "alice@new.example"), ("locale", "fr")]).await;
     assert!(saved.html.contains("Open the link we sent to your new e-mail address"), "{}", saved.html);
     assert_eq!(verified().await, Some(serde_json::json!(false)));
-    let messages = wait_for(&mail, 1).await;
-    assert!(messages[0].contains("To: alice@new.example"), "{}", messages[0]);
-    let body = messages[0].replace("=\n", "");
-    assert!(body.contains("Pour v=C3=A9rifier cette adresse") || body.contains("Pour vérifier cette adresse"), "in French: {}", messages[0]);
-    let first = link_in(&messages[0]);
+    // Two mails: the link to the new address, a notice to the old one (no link in it).
+    let messages = wait_for(&mail, 2).await;
+    let to = |messages: &[String], address: &str| -> Vec<String> { messages.iter().filter(|m| m.contains(&format!("To: {address}"))).cloned().collect() };
+    let notice = to(&messages, "alice@example.com");
+    assert_eq!(notice.len(), 1, "{messages:?}");
+    let plain = notice[0].replace("=\n", "");
+    assert!(plain.contains("alice@new.example") && !plain.contains("token="), "the old address is told where the account went: {plain}");
+    let new = to(&messages, "alice@new.example");
+    let body = new[0].replace("=\n", "");
+    assert!(body.contains("Pour v=C3=A9rifier cette adresse") || body.contains("Pour vérifier cette adresse"), "in French: {}", new[0]);
+    let first = link_in(&new[0]);
     assert!(first.starts_with(&s.url("/account/verify-email?token=")), "{first}");
     let rows = s.server.app.db.read(|sql| sql.query("SELECT token_hash FROM email_verifications", &[])).await.unwrap();
     let token = first.split("token=").nth(1).unwrap();
@@ -277,9 +283,9 @@ async fn changed_address_is_verified(postgres: bool) {
     assert_eq!(sent.status, 200, "{}", sent.html);
     let forged = post(&browser, "/account/verify-email/send", &[("csrf", "forged")]).await;
     assert_eq!(forged.status, 400);
-    let messages = wait_for(&mail, 2).await;
-    assert_eq!(messages.len(), 2, "{messages:?}");
-    let second = link_in(&messages[1]);
+    let messages = wait_for(&mail, 3).await;
+    assert_eq!(messages.len(), 3, "{messages:?}");
+    let second = link_in(&messages[2]);
     let other = s.browser();
     assert_eq!(get(&other, first.trim_start_matches(&s.url(""))).await.status, 400, "the first link no longer works");
 
@@ -300,16 +306,17 @@ async fn changed_address_is_verified(postgres: bool) {
     // A link for an address changed since proves nothing about the new one.
     let form = get(&browser, "/account/profile").await;
     post(&browser, "/account/profile", &[("csrf", &field(&form, "csrf")), ("email", "alice@third.example")]).await;
-    let messages = wait_for(&mail, 3).await;
-    let third = link_in(&messages[2]);
+    let messages = wait_for(&mail, 5).await;
+    let third = link_in(&to(&messages, "alice@third.example")[0]);
     let form = get(&browser, "/account/profile").await;
     post(&browser, "/account/profile", &[("csrf", &field(&form, "csrf")), ("email", "alice@fourth.example")]).await;
-    wait_for(&mail, 4).await;
+    wait_for(&mail, 7).await;
     // (the fourth's link replaced the third's; put the third back as if it had raced ahead)
     let t3 = authrim::util::sha256(third.split("token=").nth(1).unwrap().as_bytes()).to_vec();
     let far = (authrim::util::now() + 600) as i64;
     let a = alice.clone();
     s.server.app.db.write(move |sql| sql.execute("INSERT INTO email_verifications (token_hash, user_id, email, expires_at) VALUES (?1, ?2, 'alice@third.example', ?3)", authrim::params![t3, a.as_str(), far])).await.unwrap();
+    assert_eq!(get(&other, third.trim_start_matches(&s.url(""))).await.status, 400, "opening it says so at once");
     let stale = post(&other, "/account/verify-email", &[("token", third.split("token=").nth(1).unwrap())]).await;
     assert_eq!(stale.status, 400, "{}", stale.html);
     assert_eq!(verified().await, Some(serde_json::json!(false)), "alice@fourth.example is not verified by a link sent to alice@third.example");
@@ -322,9 +329,9 @@ async fn changed_address_is_verified(postgres: bool) {
         async move { db.read(|sql| sql.query("SELECT id FROM mail_outbox", &[])).await.unwrap().len() }
     };
     authrim::mail::prune(&s.server.app).await.unwrap();
-    assert_eq!(outbox(&s).await, 4, "sent just now: kept");
+    assert_eq!(outbox(&s).await, 7, "sent just now: kept");
     assert!(s.server.app.db.read(|sql| sql.query("SELECT 1 FROM email_verifications", &[])).await.unwrap().is_empty(), "expired links removed");
-    s.server.app.db.write(move |sql| sql.execute("UPDATE mail_outbox SET sent_at = ?1 WHERE id IN (SELECT id FROM mail_outbox ORDER BY id LIMIT 3)", authrim::params![old])).await.unwrap();
+    s.server.app.db.write(move |sql| sql.execute("UPDATE mail_outbox SET sent_at = ?1 WHERE id IN (SELECT id FROM mail_outbox ORDER BY id LIMIT 6)", authrim::params![old])).await.unwrap();
     authrim::mail::prune(&s.server.app).await.unwrap();
     assert_eq!(outbox(&s).await, 1, "sent long ago: removed");
 }

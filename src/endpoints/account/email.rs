@@ -1,7 +1,8 @@
 //! Verifying an e-mail address given on the account page. A changed address is unverified
 //! (`profile`); with mail configured a link goes to it, and opening the link and confirming
 //! (a POST: mail scanners only GET) marks it verified, if it is still the user's address.
-//! The account page also sends a new link on request (throttled like password resets).
+//! The account page also sends a new link on request (throttled like password resets). The
+//! old address is told of the change.
 //!
 //! One link per user (the latest: asking again spends the earlier one), stored as a SHA-256,
 //! for `email_verification_ttl` seconds, spent by the statement that reads it.
@@ -80,16 +81,36 @@ pub async fn page(State(app): State<AppState>, RawQuery(query): RawQuery) -> Res
     let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
     let token = params.get("token").unwrap_or_default().to_string();
     let (hash, t) = (sha256(token.as_bytes()).to_vec(), now() as i64);
-    match app.db.read(move |sql| sql.query_opt("SELECT 1 FROM email_verifications WHERE token_hash = ?1 AND expires_at > ?2", crate::params![hash, t])).await {
-        Ok(Some(_)) => Page::new(StatusCode::OK, "signup_verify.html", "verify-email-title")
+    let row = app.db.read(move |sql| sql.query_opt("SELECT user_id, email FROM email_verifications WHERE token_hash = ?1 AND expires_at > ?2", crate::params![hash, t])).await;
+    // A link for an address changed since says so now, not after its button.
+    let current = |r: &crate::db::Row| matches!((r.text(0), r.text(1)), (Ok(id), Ok(email)) if still_theirs(&app, &id, &email).is_some());
+    match row {
+        Ok(Some(r)) if current(&r) => Page::new(StatusCode::OK, "signup_verify.html", "verify-email-title")
             .with("token", token)
             .with("action", VERIFY)
             .msg("heading", "signup-verify-heading")
             .msg("submit", "verify-email-submit")
             .into_response(),
-        Ok(None) => dead_link(),
+        Ok(_) => dead_link(),
         Err(e) => crate::endpoints::authorize::unavailable(e),
     }
+}
+
+/// The user `id`, if `email` is still their address.
+fn still_theirs(app: &App, id: &str, email: &str) -> Option<std::sync::Arc<User>> {
+    app.registry.user(id).filter(|u| u.email().is_some_and(|e| e.eq_ignore_ascii_case(email)))
+}
+
+/// Tell the old address that the account's address changed (to whom it now goes), so that
+/// an account taken over is noticed by whoever had it.
+pub(super) async fn notify_old_address(app: &App, user: &User, old: &str, new: &str) -> Result<(), crate::db::StoreError> {
+    let (subject, sealed) = crate::mail::compose(app, &crate::mail::language_of(app, user), "mail-email-changed-subject", "mail_email_changed.txt", json!({"new_email": new, "username": user.username}));
+    let to = old.to_string();
+    app.db.write(move |sql| crate::mail::enqueue(sql, &to, &subject, sealed)).await?;
+    if let Some(m) = &app.mailer {
+        m.wake.notify_one();
+    }
+    Ok(())
 }
 
 /// `POST /account/verify-email` (`token`): the address is verified, if it is still the
@@ -110,7 +131,7 @@ pub async fn confirm(State(app): State<AppState>, form: Result<FormParams, OAuth
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };
     // The address changed again since the link was sent: this one proves nothing now.
-    let Some(user) = app.registry.user(&id).filter(|u| u.email().is_some_and(|e| e.eq_ignore_ascii_case(&email))) else { return dead_link() };
+    let Some(user) = still_theirs(&app, &id, &email) else { return dead_link() };
     let mut user = User::clone(&user);
     user.claims.insert("email_verified".into(), Value::Bool(true));
     user.updated_at = now();

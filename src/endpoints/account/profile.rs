@@ -71,6 +71,11 @@ pub async fn change(State(app): State<AppState>, Change { me, params }: Change) 
     app.audit.record(AuditEvent::new("profile_changed").user(&me.user.id).detail(json!({"by": "user", "changed": changed}))).await;
     // A new address gets its link at once (`email`); should that fail, the account page
     // offers to send one.
+    if let Some(old) = me.user.email().filter(|_| email_changed && app.mailer.is_some()) {
+        if let Err(e) = super::email::notify_old_address(&app, &me.user, old, if email.is_empty() { "-" } else { email }).await {
+            tracing::warn!(error = %e, "cannot queue the notice to the old e-mail address");
+        }
+    }
     if email_changed && !email.is_empty() && app.mailer.is_some() {
         if let Some(user) = app.registry.user(&me.user.id) {
             if let Err(e) = super::email::send_link(&app, &user).await {

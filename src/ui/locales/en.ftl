@@ -435,3 +435,7 @@ mail-verify-email-body = To verify this e-mail address for your { $product } acc
     { $link }
 
     If it was not you, ignore this message: nothing changes.
+mail-email-changed-subject = The e-mail address of your { $product } account was changed
+mail-email-changed-body = The e-mail address of your { $product } account { $username } was changed from this one to { $new_email }.
+
+    If it was you, there is nothing to do. If not, reset your password and contact the people who run { $product }: someone else may be using your account.

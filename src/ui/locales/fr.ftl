@@ -433,3 +433,7 @@ mail-verify-email-body = Pour vérifier cette adresse e-mail pour votre compte {
     { $link }
 
     Si ce n’était pas vous, ignorez ce message : rien ne change.
+mail-email-changed-subject = L’adresse e-mail de votre compte { $product } a été changée
+mail-email-changed-body = L’adresse e-mail de votre compte { $product } { $username } est passée de celle-ci à { $new_email }.
+
+    Si c’était vous, il n’y a rien à faire. Sinon, réinitialisez votre mot de passe et contactez les responsables de { $product } : quelqu’un d’autre utilise peut-être votre compte.

@@ -419,3 +419,7 @@ mail-verify-email-body = { $product } アカウントのこのメールアドレ
     { $link }
 
     お心当たりがない場合は、このメールを無視してください。何も変更されません。
+mail-email-changed-subject = { $product } アカウントのメールアドレスが変更されました
+mail-email-changed-body = { $product } アカウント { $username } のメールアドレスが、このアドレスから { $new_email } に変更されました。
+
+    ご本人による変更であれば、何もする必要はありません。お心当たりがない場合は、パスワードを再設定し、{ $product } の管理者に連絡してください。他の人があなたのアカウントを使っているおそれがあります。
