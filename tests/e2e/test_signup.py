@@ -5,19 +5,26 @@ Python's ``email`` package (``mail_walks.py``, shared with ``test_reset.py``).
 - ``test_signup_in_english_and_japanese``: ``browser/signup.mjs`` (see its header) in Debian's
   Chromium, an English and a Japanese browser, with ``signup_required = "email name"``,
   ``password_min_length = 10`` and a ``breached_passwords_file`` the test writes: from an
-  application's authorization request, the login page's link to ``/signup``; the form (labels,
-  the optional fields marked, focus); two passwords that differ, a password too short (held
-  back by the browser's own check, then refused by the server's), one from the breached list,
-  the required name as spaces: each 422, the form again as typed (but the passwords) with its
-  reason in an alert that has the focus; the form right: "check your mail" and a mail (To,
-  Subject, ``text/plain; charset=utf-8``, in the form's language, the one link, on the
-  issuer); before it is confirmed the account does not sign in (401) and the admin API lists
-  nobody; the link (GET) shows a button and still creates nobody; the button (POST) creates
-  the user with ``email_verified``; the link again: "does not work" (400). Then the account
-  signs in through consent to the client's redirect URI with a code, redeemed at the token
+  application's authorization request, the login page's one link to sign up,
+  ``/signup?challenge=<the sealed request>``; the form (labels, the optional fields marked,
+  focus, the challenge in a hidden field); two passwords that differ, a password too short
+  (held back by the browser's own check, then refused by the server's), one from the breached
+  list, the required name as spaces: each 422, the form again as typed (but the passwords,
+  and keeping the challenge) with its reason in an alert that has the focus; the form right:
+  "check your mail" and a mail (To, Subject, ``text/plain; charset=utf-8``, in the form's
+  language, the one link, on the issuer); before it is confirmed the account does not sign in
+  (401) and the admin API lists nobody; the link (GET) shows a button and still creates
+  nobody; the button (POST) creates the user with ``email_verified`` and, as ``locale``, the
+  language the browser asked for (``en`` for ``en-US``, ``ja`` for ``ja-JP``). In the English
+  walk the button is pressed in the browser context that signed up: it signs her in and goes
+  on with the application's request (303 to consent, no sign-in), then the link again: "does
+  not work" (400). In the others the link is confirmed in another context: "Your account is
+  ready" (and that context is signed in to nothing), the link again 400, and back in the
+  first context the account signs in with its password to consent. Either way Allow leads to
+  the client's redirect URI with a code and the request's state, redeemed at the token
   endpoint (the ID token verified against the JWKS: sub, aud, iss, nonce, and, asked for with
-  the ``claims`` parameter, email, ``email_verified`` true and name; the same at userinfo with
-  the access token). Someone's address gets the same "check your mail" page and
+  the ``claims`` parameter, email, ``email_verified`` true, name and locale; the same at
+  userinfo with the access token). Someone's address gets the same "check your mail" page and
   no mail; someone's username is refused (409). On each page the status, ``Content-Language``,
   ``<html lang>``, title, heading and wording in its language (no English in a Japanese page
   nor Japanese in an English one unless marked with ``lang``). The same walks in ``bypassCSP``
@@ -31,8 +38,8 @@ Python's ``email`` package (``mail_walks.py``, shared with ``test_reset.py``).
   (each request's address from ``X-Forwarded-For``): ``signup_max_per_address`` sign-ups from
   one address, then 429 (in English, and in French for a French browser) and no mail; another
   address still signs up.
-- ``test_signup_is_off_by_default``: no link on the login page, 404 at ``/signup`` and
-  ``/signup/verify``.
+- ``test_signup_is_off_by_default``: no link starting with ``/signup`` on the login page, 404 at
+  ``/signup`` and ``/signup/verify``.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ import json
 import time
 from email.headerregistry import Address
 from pathlib import Path
+from urllib.parse import parse_qs
 
 import requests
 
@@ -69,6 +77,9 @@ WALKS = {"en": "en-US", "ja": "ja-JP", "axe-en": "en-US", "axe-ja": "ja-JP", "ph
 FULL_WALKS = ["en", "ja", "axe-en", "axe-ja"]
 # The new person's full name in each walk's language.
 NAMES = {"en": "Dana Scully", "ja": "山田 花子"}
+# Where each full walk confirms its link (signup.mjs): "here", in the browser context that
+# signed up (signed in at once, on to consent), or "elsewhere" (the done page; then a sign-in).
+CONFIRM = {"en": "here", "ja": "elsewhere", "axe-en": "elsewhere", "axe-ja": "elsewhere"}
 # The pages of a walk, in order: (method, path, status).
 WALK = {
     "login": ("GET", "/authorize", 200),
@@ -80,10 +91,20 @@ WALK = {
     "signup-sent": ("POST", "/signup", 200),
     "login-unconfirmed": ("POST", "/login", 401),
     "signup-verify": ("GET", "/signup/verify", 200),
-    "signup-done": ("POST", "/signup/verify", 200),
-    "link-spent": ("GET", "/signup/verify", 400),
-    "consent": ("GET", "/consent", 200),
 }
+# Then, confirmed here: consent at once (POST /signup/verify, 303 to it), the link spent.
+CONFIRMED_HERE = {"consent": ("GET", "/consent", 200), "link-spent": ("GET", "/signup/verify", 400)}
+# Confirmed elsewhere: the done page and the link spent there, then consent after a sign-in.
+CONFIRMED_ELSEWHERE = {"signup-done": ("POST", "/signup/verify", 200), "link-spent": ("GET", "/signup/verify", 400),
+                       "consent": ("GET", "/consent", 200)}
+# How consent was reached: the redirects that led to it.
+TO_CONSENT = {"here": [{"method": "POST", "path": "/signup/verify", "status": 303},
+                       {"method": "GET", "path": "/consent", "status": 200}],
+              "elsewhere": [{"method": "POST", "path": "/login", "status": 303},
+                            {"method": "GET", "path": "/consent", "status": 200}]}
+# The language each walk's browser asks for (Accept-Language from its locale), negotiated
+# against the catalogues: the new account's ``locale`` claim.
+LOCALE = {"en": "en", "ja": "ja"}
 TAKEN = {"signup-sent-taken": ("POST", "/signup", 200), "signup-username-taken": ("POST", "/signup", 409)}
 PHONE = {"signup": ("GET", "/signup", 200), "signup-mismatch": ("POST", "/signup", 422)}
 AXE_PAGES = ["signup", "signup-mismatch", "signup-missing", "signup-sent", "signup-verify", "signup-done", "link-spent"]
@@ -194,7 +215,8 @@ def page_words(lang: str, name: str) -> tuple[str, str, str]:
 def expected_pages(walk: str) -> dict:
     if walk.startswith("phone-"):
         return PHONE
-    return {**WALK, **(TAKEN if walk in ("en", "ja") else {})}
+    confirmed = CONFIRMED_HERE if CONFIRM[walk] == "here" else CONFIRMED_ELSEWHERE
+    return {**WALK, **confirmed, **(TAKEN if walk in ("en", "ja") else {})}
 
 
 def people(walk: str) -> dict:
@@ -215,9 +237,11 @@ def users_op(server):
     return find
 
 
-def check_form(p: dict, lang: str, typed: dict | None):
+def check_form(p: dict, lang: str, typed: dict | None, challenge: bool):
     """The sign-up form: its fields, labelled, required or marked optional, holding what was
-    typed (``typed``; none on a fresh form) but never a password; its button."""
+    typed (``typed``; none on a fresh form) but never a password; its button; its form token
+    and, with ``challenge`` (reached from an application's login page), the request it
+    resumes."""
     w = WORDS[lang]
     where = (p["walk"], p["name"])
     f = p["fields"]
@@ -231,7 +255,8 @@ def check_form(p: dict, lang: str, typed: dict | None):
         ("password", "password", "password", "new-password", True, [w["password"]], ""),
         ("confirm_password", "confirm_password", "password", "new-password", True, [w["confirm"]], ""),
     ], (where, f)
-    assert f["hidden"] == [{"name": "form", "has_value": True}], (where, f)
+    assert f["hidden"] == [{"name": "form", "has_value": True}] + (
+        [{"name": "challenge", "has_value": True}] if challenge else []), (where, f)
     assert f["buttons"] == [{"text": w["submit"], "type": "submit", "form_action": "/signup"}], (where, f)
 
 
@@ -255,7 +280,7 @@ def test_signup_in_english_and_japanese(start_authrim, tmp_path):
                                              {"email": p["taken_email"], "email_verified": True})
         client = {"client_id": server.unique("signup-rp")}
         checker = Checker(server, mailbox, client, {"users": users_op(server)},  # `client`: filled in below
-                          id_token_claims=("email", "email_verified", "name"))
+                          id_token_claims=("email", "email_verified", "name", "locale"))
         client["redirect_uri"] = checker.origin + "/cb"
         reg = server.create_client(client_id=client["client_id"], client_name=CLIENT_NAME,
                                    redirect_uris=[client["redirect_uri"]], token_endpoint_auth_method="client_secret_basic",
@@ -291,11 +316,21 @@ def test_signup_in_english_and_japanese(start_authrim, tmp_path):
         check_page(p, lang, *page_words(lang, name))
         f = p["fields"]
         # What each page asks for, labelled; what it says, and where the focus is.
+        # The form came from the login page's link, with the request (but on a phone, and
+        # the taken username's, which open /signup itself).
+        from_login = not walk.startswith("phone-") and name != "signup-username-taken"
         if name == "login":
-            assert [ln for ln in f["links"] if ln["href"] == "/signup"] == [
-                {"href": "/signup", "text": w["signup-link"]}], (where, f)
+            # One link to sign up, carrying the pending request (sealed), which the form keeps.
+            link = seen["facts"][walk]["signup_link"]
+            assert [ln for ln in f["links"] if ln["href"].startswith("/signup")] == [
+                {"href": link, "text": w["signup-link"]}], (where, f)
+            path, _, query = link.partition("?")
+            assert path == "/signup" and list(parse_qs(query, keep_blank_values=True)) == ["challenge"], (where, link)
+            [sealed] = parse_qs(query)["challenge"]
+            assert seen["facts"][walk]["challenges"] == {n: [sealed] for n in (
+                "signup", "signup-mismatch", "signup-short", "signup-breached", "signup-missing")}, (where, seen["facts"][walk])
         elif name == "signup":
-            check_form(p, lang, None)
+            check_form(p, lang, None, from_login)
             assert (p["focused"] or {}).get("id") == "username", (where, p["focused"])
             assert p["alerts"] == [], (where, p["alerts"])
         elif name in FORM_ERRORS:
@@ -305,7 +340,7 @@ def test_signup_in_english_and_japanese(start_authrim, tmp_path):
                 typed = {"username": f"phone-{walk}", "email": f"phone-{walk}@example.com", "name": "Phone Person"}
             elif name == "signup-username-taken":
                 typed = {"username": me["taken_username"], "email": f"fresh-{walk}@example.com", "name": me["name"]}
-            check_form(p, lang, typed)
+            check_form(p, lang, typed, from_login)
             message = w[FORM_ERRORS[name]]
             assert p["alerts"] == [message], (where, p["alerts"])
             fo = p["focused"] or {}
@@ -323,8 +358,11 @@ def test_signup_in_english_and_japanese(start_authrim, tmp_path):
             assert f["buttons"] == [{"text": w["verify-submit"], "type": "submit", "form_action": "/signup/verify"}], (where, f)
             assert p["alerts"] == [], (where, p["alerts"])
         elif name == "signup-done":
+            # Confirmed in another browser context: only the account is made.
             assert p["statuses"] == [w["done"]] and p["alerts"] == [], (where, p["statuses"])
             assert f["links"] == [{"href": "/account", "text": w["to-account"]}], (where, f)
+            assert seen["facts"][walk]["elsewhere_after_done"] == {"path": "/authorize", "status": 200, "login_forms": 1}, (
+                where, seen["facts"][walk])
         elif name == "link-spent":
             assert p["alerts"] == [w["link-spent"]], (where, p["alerts"])
             assert f["inputs"] == [] and f["buttons"] == [], (where, f)
@@ -345,10 +383,14 @@ def test_signup_in_english_and_japanese(start_authrim, tmp_path):
         # Nobody until the link's button is pressed; then dana, verified, as she typed herself.
         assert facts["users_after_sent"] == {"status": 200, "users": []}, (walk, facts)
         assert facts["users_after_get"] == {"status": 200, "users": []}, (walk, facts)
+        # The account keeps the language the browser asked for as its locale.
         [user] = facts["users_after_confirm"]["users"]
-        claims = {"email": me["email"], "email_verified": True, "name": me["name"]}
+        claims = {"email": me["email"], "email_verified": True, "name": me["name"], "locale": LOCALE[walk.rsplit("-", 1)[-1]]}
         assert (user["username"], user["claims"], user["disabled"]) == (me["username"], claims, False), (walk, user)
-        # Signed in all the way to the client's redirect URI with a code, which the token
+        # Consent reached by confirming the link in the browser that signed up (the request
+        # the sign-up came from, resumed), or by signing in after confirming it elsewhere.
+        assert facts["to_consent"] == TO_CONSENT[CONFIRM[walk]], (walk, facts)
+        # Then the client's redirect URI with a code and the request's state, which the token
         # endpoint redeems for an ID token of this user, for this client.
         assert facts["callback"] == {"status": 200, "path": "/cb", "state_ok": True, "has_code": True,
                                      "error": None, "iss": server.issuer}, (walk, facts, report)
@@ -453,9 +495,10 @@ def test_signup_is_throttled_per_address(start_authrim):
 
 
 def test_signup_is_off_by_default(authrim_server):
-    """No ``signup``: no link on the login page, and the sign-up pages answer 404."""
+    """No ``signup``: no link to ``/signup`` (with a challenge or without) on the login page,
+    and the sign-up pages answer 404."""
     login = login_page(authrim_server, "no-signup-rp")
-    assert 'href="/signup"' not in login.text and WORDS["en"]["no-account"] not in login.text, login.text
+    assert 'href="/signup' not in login.text and WORDS["en"]["no-account"] not in login.text, login.text
     for method, path in (("GET", "/signup"), ("POST", "/signup"), ("GET", "/signup/verify?token=x"),
                          ("POST", "/signup/verify")):
         resp = requests.request(method, authrim_server.url(path), data={"token": "x"} if method == "POST" else None,

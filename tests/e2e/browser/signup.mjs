@@ -9,22 +9,31 @@
 //
 // A walk, for its new person dana-<walk>, in a new browser context, takes these pages in order
 // and "visits" each (see visit()):
-//   login (the client's /authorize: its link to /signup); signup (the link); signup-mismatch
+//   login (the client's /authorize: its link to /signup?challenge=<the sealed request>);
+//   signup (the link: the form, the challenge in a hidden field); signup-mismatch
 //   (two passwords that differ: 422, the form again as typed, its alert focused, Tab on to the
 //   first field); [a password shorter than the minimum: the browser's own check stops the form
 //   (no request); then sent without the browser's check, as a client without one would]
 //   signup-short (422); signup-breached (a password from the breached list, in other letter
 //   case: 422); signup-missing (the required name as spaces, which the browser takes: 422);
-//   signup-sent (the form right: 200, "check your mail"); [CHECKER: the mail to her, its link;
-//   nobody by her name in the admin API]; login-unconfirmed (back to the authorization request,
-//   her new username and password: 401, nobody yet); signup-verify (the link: GET, a page with
-//   a button; [CHECKER: still nobody]); signup-done (the button: POST; [CHECKER: dana, with
-//   email_verified]); link-spent (the link again: 400); consent (the authorization request
-//   again, signed in as dana); then Allow and the client's redirect URI with a code, which
-//   CHECKER redeems (the request asks for scopes email and profile, and with the claims
-//   parameter for email, email_verified and name in the ID token). Walks "en" and "ja" then sign up again: with the address of taken-<walk>,
-//   who has an account (signup-sent-taken: the same page, and no mail, which the test checks),
-//   and with taken-<walk>'s username (signup-username-taken: 409).
+//   each form keeping the challenge; signup-sent (the form right: 200, "check your mail");
+//   [CHECKER: the mail to her, its link; nobody by her name in the admin API];
+//   login-unconfirmed (back to the authorization request, her new username and password: 401,
+//   nobody yet); signup-verify (the link: GET, a page with a button; [CHECKER: still nobody]).
+//   Then, as the walk's `confirm` says:
+//   - 'here' (walk "en"): the button (POST) in the same context signs her in and goes on with
+//     the request the sign-up came from: consent (303 to /consent; [CHECKER: dana, with
+//     email_verified and locale]); Allow and the client's redirect URI with a code and the
+//     request's state; link-spent (the link again: 400);
+//   - 'elsewhere' (the other walks): the link opened in another context: signup-verify,
+//     signup-done (the button: "Your account is ready", nobody signed in; [CHECKER: dana]),
+//     link-spent (400); then, back in the first context, the authorization request again and
+//     her password: consent, Allow and the redirect URI with a code.
+//   CHECKER redeems the code (the request asks for scopes email and profile, and with the claims
+//   parameter for email, email_verified, name and locale in the ID token). Walks "en" and "ja"
+//   then sign up again at /signup itself (no challenge): with the address of taken-<walk>, who
+//   has an account (signup-sent-taken: the same page, and no mail, which the test checks), and
+//   with taken-<walk>'s username (signup-username-taken: 409).
 // Buttons and links are found by the forms they post to and where they lead, not by their
 // words, so the same walk runs in every language.
 //
@@ -48,7 +57,7 @@
 import { chromium } from 'playwright-core';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
 import * as shared from './shared.mjs';
-import { askChecker, axeControlIn, chromiumOptions, focusedElement, japaneseFont, openReporting, runAxe } from './shared.mjs';
+import { askChecker, axeControlIn, chromiumOptions, focusedElement, hops, japaneseFont, openReporting, runAxe } from './shared.mjs';
 
 const { script: AXE_SCRIPT, version: AXE_VERSION, tags: AXE_TAGS } = shared.AXE;
 
@@ -64,11 +73,13 @@ const WAIT_MS = Number(process.env.WAIT_MS || 10000);
 
 giveUpAfter(80);
 
+// `confirm`: where the mailed link is confirmed: 'here' (the context that signed up, which then
+// goes on with the application's request) or 'elsewhere' (a context of its own: the done page).
 const WALKS = [
-  { name: 'en', locale: 'en-US', shots: true, taken: true },
-  { name: 'ja', locale: 'ja-JP', shots: true, taken: true },
-  { name: 'axe-en', locale: 'en-US', axe: true },
-  { name: 'axe-ja', locale: 'ja-JP', axe: true },
+  { name: 'en', locale: 'en-US', shots: true, taken: true, confirm: 'here' },
+  { name: 'ja', locale: 'ja-JP', shots: true, taken: true, confirm: 'elsewhere' },
+  { name: 'axe-en', locale: 'en-US', axe: true, confirm: 'elsewhere' },
+  { name: 'axe-ja', locale: 'ja-JP', axe: true, confirm: 'elsewhere' },
   { name: 'phone-en', locale: 'en-US', shots: true, phone: true },
   { name: 'phone-ja', locale: 'ja-JP', shots: true, phone: true },
 ];
@@ -77,6 +88,8 @@ const AXE_PAGES = new Set(['signup', 'signup-mismatch', 'signup-missing', 'signu
   'link-spent']);
 const SIGNUP_FORM = 'form[action="/signup"]';
 const SUBMIT = `${SIGNUP_FORM} button[type=submit]`;
+const SIGNUP_LINK = 'main a[href^="/signup"]';
+const VERIFY_BUTTON = 'form[action="/signup/verify"] button[type=submit]';
 
 // What the browser reports along the way, for the checks and for a failure's diagnosis;
 // every entry names the walk.
@@ -117,13 +130,16 @@ async function signUp(fields, name) {
   return visit(name, await press(SUBMIT, toSignup));
 }
 
+// The sign-up form's hidden `challenge` fields (the request it resumes): their values.
+const challenges = () => page.locator(`${SIGNUP_FORM} input[name=challenge]`).evaluateAll((l) => l.map((e) => e.value));
+
 async function signupWalk() {
   const me = PEOPLE[walk.name];
   const facts = { username: me.username };
   seen.facts[walk.name] = facts;
-  // The client asks for her e-mail address and name (scopes email and profile) and, with the
-  // claims parameter (OpenID Connect Core 5.5), for them in the ID token too.
-  const wanted = { email: null, email_verified: null, name: null };
+  // The client asks for her e-mail address, name and locale (scopes email and profile) and,
+  // with the claims parameter (OpenID Connect Core 5.5), for them in the ID token too.
+  const wanted = { email: null, email_verified: null, name: null, locale: null };
   const request = shared.authorizationRequest(ISSUER, { clientId: env('CLIENT_ID'), redirectUri: REDIRECT_URI,
     scope: 'openid email profile', extra: { claims: JSON.stringify({ id_token: wanted }) } });
   await open();
@@ -131,12 +147,15 @@ async function signupWalk() {
   // The application sends dana to sign in; she has no account and follows the link to make one.
   await visit('login', await go(request.url));
   seen.japanese_font ??= await japaneseFont(page);
-  await visit('signup', await press('main a[href="/signup"]', toSignup));
+  facts.signup_link = await page.locator(SIGNUP_LINK).getAttribute('href');
+  await visit('signup', await press(SIGNUP_LINK, toSignup));
+  facts.challenges = { signup: await challenges() };
 
   // Two passwords that differ: the form again as typed, without the passwords, its alert
   // focused; Tab goes on to the first field.
   await signUp({ username: me.username, email: me.email, name: me.name, password: PASSWORD, confirm_password: `${PASSWORD}!` },
     'signup-mismatch');
+  facts.challenges['signup-mismatch'] = await challenges();
   await page.keyboard.press('Tab');
   facts.tab_after_alert = await focusedElement(page);
 
@@ -151,11 +170,14 @@ async function signupWalk() {
   // The server's own check, for a client that has none: the form sent without the browser's.
   await page.locator(SIGNUP_FORM).evaluate((f) => { f.noValidate = true; });
   await visit('signup-short', await press(SUBMIT, toSignup));
+  facts.challenges['signup-short'] = await challenges();
 
   // A password known from a breach (the list's, in other letters' case), then the required
   // name as spaces only (the browser's `required` takes them; the server trims them).
   await signUp({ password: BREACHED_PASSWORD, confirm_password: BREACHED_PASSWORD }, 'signup-breached');
+  facts.challenges['signup-breached'] = await challenges();
   await signUp({ name: '   ', password: PASSWORD, confirm_password: PASSWORD }, 'signup-missing');
+  facts.challenges['signup-missing'] = await challenges();
 
   // Right at last: "check your mail". Nobody is created until the link is confirmed.
   await signUp({ name: me.name, password: PASSWORD, confirm_password: PASSWORD }, 'signup-sent');
@@ -168,23 +190,43 @@ async function signupWalk() {
   await visit('login-unconfirmed', await shared.signIn(page, me.username, PASSWORD, (u) => u.pathname === '/login'));
   facts.unconfirmed_username_kept = await page.locator('#username').inputValue();
 
-  // The link (GET, as a mail scanner would open it too) creates nobody; its button does.
+  // The link (GET, as a mail scanner would open it too) creates nobody; its button does. In
+  // the context that signed up, the button signs her in and goes on with the application's
+  // request (consent); in another, it only makes the account (the done page), and she then
+  // signs in with her password back in the first.
+  const home = page;
+  if (walk.confirm === 'elsewhere') await open();
   await visit('signup-verify', await go(mail.link));
   facts.users_after_get = await check('users-after-get', { op: 'users', username: me.username });
-  await visit('signup-done', await press('form[action="/signup/verify"] button[type=submit]', (u) => u.pathname === '/signup/verify'));
-  facts.users_after_confirm = await check('users-after-confirm', { op: 'users', username: me.username });
+  let consent;
+  if (walk.confirm === 'here') {
+    consent = await press(VERIFY_BUTTON, (u) => u.pathname === '/consent');
+    await visit('consent', consent);
+    facts.users_after_confirm = await check('users-after-confirm', { op: 'users', username: me.username });
+  } else {
+    await visit('signup-done', await press(VERIFY_BUTTON, (u) => u.pathname === '/signup/verify'));
+    facts.users_after_confirm = await check('users-after-confirm', { op: 'users', username: me.username });
+    // The link works once.
+    await visit('link-spent', await go(mail.link));
+    // Nobody is signed in here: the application's request asks for a sign-in.
+    const there = await go(request.url);
+    facts.elsewhere_after_done = { path: new URL(there.url()).pathname, status: there.status(),
+      login_forms: await page.locator('form[action="/login"]').count() };
+    page = home;
+    await go(request.url);
+    consent = await shared.signIn(page, me.username, PASSWORD, (u) => u.pathname === '/consent');
+    await visit('consent', consent);
+  }
+  facts.to_consent = await hops(consent);
 
-  // The link works once.
-  await visit('link-spent', await go(mail.link));
-
-  // Back to the application's request: dana signs in, allows it, and the client gets a code.
-  await go(request.url);
-  await visit('consent', await shared.signIn(page, me.username, PASSWORD, (u) => u.pathname === '/consent'));
+  // She allows the application's request, and the client gets a code.
   const callback = await press('form[action="/consent"] button[value=allow]', (u) => u.href.startsWith(REDIRECT_URI));
   const back = Object.fromEntries(new URL(callback.url()).searchParams);
   facts.callback = { status: callback.status(), path: new URL(callback.url()).pathname, state_ok: back.state === request.state,
     has_code: Boolean(back.code), error: back.error ?? null, iss: back.iss ?? null };
   facts.redeemed = await check('redeem', { op: 'redeem', code: back.code ?? '', verifier: request.verifier, nonce: request.nonce });
+  // The link works once.
+  if (walk.confirm === 'here') await visit('link-spent', await go(mail.link));
 
   if (walk.taken) {
     // Someone's address: the same "check your mail" (and no mail); someone's username: refused.
