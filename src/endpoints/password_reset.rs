@@ -166,16 +166,14 @@ pub async fn reset(State(app): State<AppState>, headers: HeaderMap, form: Result
         Some(Err(_)) => return reset_form(&app, &headers, &token, Some("password-too-weak"), StatusCode::UNPROCESSABLE_ENTITY),
         Some(Ok(u)) => u,
     };
-    // Spent first: of two uses racing, one wins.
+    // The link spent and the password set in one transaction: of two uses racing, one wins;
+    // an error leaves the old password and the link working.
     let (hash, t) = (sha256(token.as_bytes()).to_vec(), now() as i64);
-    let spent = app.db.write(move |sql| sql.execute("UPDATE password_resets SET used_at = ?1 WHERE token_hash = ?2 AND used_at IS NULL AND expires_at > ?1", crate::params![t, hash])).await;
-    match spent {
-        Ok(1) => {}
-        Ok(_) => return error_page(StatusCode::BAD_REQUEST, "err-reset-link"),
+    let spend = move |sql: &mut dyn crate::db::Sql| Ok(sql.execute("UPDATE password_resets SET used_at = ?1 WHERE token_hash = ?2 AND used_at IS NULL AND expires_at > ?1", crate::params![t, hash])? == 1);
+    match app.registry.save_user_if(updated, spend).await {
+        Ok(true) => {}
+        Ok(false) => return error_page(StatusCode::BAD_REQUEST, "err-reset-link"),
         Err(e) => return crate::endpoints::authorize::unavailable(e),
-    }
-    if let Err(e) = app.registry.save_user(updated).await {
-        return crate::endpoints::authorize::unavailable(e);
     }
     // Whoever knew the old password is signed out.
     let mut ended = 0;

@@ -246,29 +246,33 @@ pub async fn verify(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
     }
     let Ok(FormParams(params)) = form else { return error_page(StatusCode::BAD_REQUEST, "err-signup-link") };
     let (hash, t) = (sha256(params.get("token").unwrap_or_default().as_bytes()).to_vec(), now() as i64);
-    // Taken out in one statement: of two confirmations racing, one gets it.
+    let key = hash.clone();
     let row = app
         .db
-        .write(move |sql| sql.query_opt("DELETE FROM pending_signups WHERE token_hash = ?1 AND expires_at > ?2 RETURNING username, password_hash, claims, resume", crate::params![hash, t]))
+        .read(move |sql| sql.query_opt("SELECT username, password_hash, claims, resume FROM pending_signups WHERE token_hash = ?1 AND expires_at > ?2", crate::params![key, t]))
         .await;
     let row = match row {
         Ok(Some(r)) => r,
         Ok(None) => return error_page(StatusCode::BAD_REQUEST, "err-signup-link"),
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };
-    let (Ok(username), Ok(hash), Ok(claims)) = (row.text(0), row.text(1), row.text(2)) else { return error_page(StatusCode::BAD_REQUEST, "err-signup-link") };
+    let (Ok(username), Ok(password_hash), Ok(claims)) = (row.text(0), row.text(1), row.text(2)) else { return error_page(StatusCode::BAD_REQUEST, "err-signup-link") };
     let user = crate::registry::User {
         id: random_token()[..22].to_string(),
         username,
-        password_hash: hash,
+        password_hash,
         claims: serde_json::from_str(&claims).unwrap_or_default(),
         disabled: false,
         updated_at: now(),
         roles: Vec::new(),
     };
     let resume = row.opt_text(3).ok().flatten();
-    match app.registry.save_user(user.clone()).await {
-        Ok(()) => {
+    // The pending row taken out and the user made in one transaction: of two confirmations
+    // racing, one makes the account; an error leaves the sign-up pending, its link working.
+    let spend = move |sql: &mut dyn crate::db::Sql| Ok(sql.execute("DELETE FROM pending_signups WHERE token_hash = ?1 AND expires_at > ?2", crate::params![hash, t])? == 1);
+    match app.registry.save_user_if(user.clone(), spend).await {
+        Ok(false) => error_page(StatusCode::BAD_REQUEST, "err-signup-link"),
+        Ok(true) => {
             let address = client_address(&app, &headers, peer);
             app.audit.record(AuditEvent::new("user_created").user(&user.id).address(&address).detail(serde_json::json!({"by": "signup", "email_verified": true}))).await;
             match resumable(&app, &headers, resume.as_deref()) {

@@ -289,6 +289,18 @@ impl Registry {
         Ok(())
     }
 
+    /// Save `user` only if `first` (in the same transaction) says so: a one-time token spent
+    /// and the change it allows commit together, or neither does (an error, a token already
+    /// spent). `Ok(false)`: `first` said no; nothing was written.
+    pub async fn save_user_if(&self, user: User, first: impl FnOnce(&mut dyn crate::db::Sql) -> StoreResult<bool> + Send + 'static) -> StoreResult<bool> {
+        let u = user.clone();
+        let saved = self.db.write(move |sql| if first(sql)? { users::save(sql, &u).map(|()| true) } else { Ok(false) }).await?;
+        if saved {
+            self.users.write().put(user);
+        }
+        Ok(saved)
+    }
+
     pub async fn delete_user(&self, id: &str) -> StoreResult<bool> {
         let owned = id.to_string();
         self.db.write(move |sql| users::delete(sql, &owned)).await?;

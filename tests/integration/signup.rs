@@ -219,8 +219,18 @@ async fn pending_sign_ups_are_bounded() {
     let messages = wait_for(&mail, 2).await;
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     assert_eq!(mail.lock().unwrap().len(), 2, "and nothing sent");
-    // One confirmed: room for another.
-    let token = link_in(&messages[0]).split("token=").nth(1).unwrap().to_string();
+    // A confirmation that fails (the username taken meanwhile) changes nothing: the sign-up
+    // stays pending, nobody is made, and the bound still holds.
+    let link_of = |m: &str| link_in(m).split("token=").nth(1).unwrap().to_string();
+    let (first, second) = (link_of(&messages[0]), link_of(&messages[1]));
+    let taken_by = if messages[0].contains("user1@") { "user1" } else { "user2" };
+    s.user(taken_by, json!({})).await;
+    let refused = post(&b, "/signup/verify", &[("token", &first)]).await;
+    assert_eq!(refused.status, 409, "{}", refused.html);
+    assert_eq!(pending().await, 2, "the refused confirmation took nothing out");
+    assert_eq!(go("3").await.status, 503);
+    // The other one confirmed: room for another.
+    let token = second;
     assert_eq!(post(&b, "/signup/verify", &[("token", &token)]).await.status, 200);
     assert_eq!(go("3").await.status, 200);
     assert_eq!(pending().await, 2);

@@ -118,10 +118,8 @@ pub(super) async fn notify_old_address(app: &App, user: &User, old: &str, new: &
 pub async fn confirm(State(app): State<AppState>, form: Result<FormParams, OAuthError>) -> Response {
     let Ok(FormParams(params)) = form else { return dead_link() };
     let (hash, t) = (sha256(params.get("token").unwrap_or_default().as_bytes()).to_vec(), now() as i64);
-    let row = app
-        .db
-        .write(move |sql| sql.query_opt("DELETE FROM email_verifications WHERE token_hash = ?1 AND expires_at > ?2 RETURNING user_id, email", crate::params![hash, t]))
-        .await;
+    let key = hash.clone();
+    let row = app.db.read(move |sql| sql.query_opt("SELECT user_id, email FROM email_verifications WHERE token_hash = ?1 AND expires_at > ?2", crate::params![key, t])).await;
     let (id, email) = match row {
         Ok(Some(r)) => match (r.text(0), r.text(1)) {
             (Ok(id), Ok(email)) => (id, email),
@@ -135,8 +133,13 @@ pub async fn confirm(State(app): State<AppState>, form: Result<FormParams, OAuth
     let mut user = User::clone(&user);
     user.claims.insert("email_verified".into(), Value::Bool(true));
     user.updated_at = now();
-    if let Err(e) = app.registry.save_user(user).await {
-        return crate::endpoints::authorize::unavailable(e);
+    // The link spent and the address verified together: of two uses racing, one counts; an
+    // error leaves the link working.
+    let spend = move |sql: &mut dyn crate::db::Sql| Ok(sql.execute("DELETE FROM email_verifications WHERE token_hash = ?1 AND expires_at > ?2", crate::params![hash, t])? == 1);
+    match app.registry.save_user_if(user, spend).await {
+        Ok(true) => {}
+        Ok(false) => return dead_link(),
+        Err(e) => return crate::endpoints::authorize::unavailable(e),
     }
     app.audit.record(AuditEvent::new("email_verified").user(&id).detail(json!({"by": "link"}))).await;
     pages::email_verified()
