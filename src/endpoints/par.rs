@@ -27,6 +27,12 @@ pub async fn par(State(app): State<AppState>, headers: HeaderMap, form: Result<F
 
 async fn handle(app: &App, headers: &HeaderMap, form: Result<FormParams, OAuthError>) -> Result<(String, u64), OAuthError> {
     let FormParams(params) = form?;
+    // The request itself within /authorize's bound (RFC 9126 §2.3: 413), checked before any
+    // work is done for it; client authentication is not part of the request.
+    let max = app.config.max_authorization_request_bytes;
+    if params.encoded_len_without(CLIENT_AUTHENTICATION) > max {
+        return Err(too_large(max));
+    }
     let client = crate::client_auth::authenticate(app, headers, &params, "/par").await?;
     // §2.1: a request_uri cannot itself be pushed.
     if params.contains("request_uri") {
@@ -46,19 +52,22 @@ async fn handle(app: &App, headers: &HeaderMap, form: Result<FormParams, OAuthEr
     })?;
     // Applied to the request as read (a signed request object's parameters replace the
     // form's, so setting the form's dpop_jkt would be lost).
-    if let Some(proof) = proof {
+    if let Some(proof) = &proof {
         if req.dpop_jkt.as_ref().is_some_and(|j| *j != proof.jkt) {
             return Err(OAuthError::invalid_request("dpop_jkt differs from the DPoP proof's key").code_as("invalid_dpop_proof"));
         }
-        req.dpop_jkt = Some(proof.jkt);
+        req.dpop_jkt = Some(proof.jkt.clone());
     }
-    // Every client may push; until there is room again, no more requests are kept. A public
-    // client authenticates with nothing, so without this anyone could fill the store.
-    let held: usize = app.stores.challenges.shard_lens().iter().sum();
-    if held >= app.config.max_pushed_requests {
-        return Err(OAuthError::temporarily_unavailable("too many pending requests; try again shortly")
-            .with_status(StatusCode::TOO_MANY_REQUESTS));
-    }
-    let request_uri = pushed::push(app, &req).await.map_err(|e| OAuthError::internal("challenge store", e))?;
+    // Nothing is kept: the request_uri is the sealed request (see `pushed`), so a public
+    // client, which authenticates with nothing, cannot fill memory or disk by pushing.
+    let request_uri = pushed::push(app, &req).ok_or_else(|| too_large(max))?;
+    proof.map(crate::dpop::Proof::keep);
     Ok((request_uri, app.config.pushed_request_ttl))
+}
+
+/// The parameters that authenticate the client rather than describe the request.
+const CLIENT_AUTHENTICATION: &[&str] = &["client_secret", "client_assertion", "client_assertion_type"];
+
+fn too_large(max: usize) -> OAuthError {
+    OAuthError::invalid_request(format!("the authorization request is larger than {max} bytes")).with_status(StatusCode::PAYLOAD_TOO_LARGE)
 }

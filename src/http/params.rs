@@ -9,6 +9,9 @@ use std::collections::HashMap;
 
 /// Longest value we accept for any single parameter.
 const MAX_VALUE_LEN: usize = 8 * 1024;
+/// Except a `request_uri`: ours carries a whole pushed request, sealed
+/// (`endpoints::authorize::pushed`), which is longer than any one of its parameters.
+pub const MAX_REQUEST_URI_LEN: usize = 64 * 1024;
 
 /// The parameters that may be repeated: RFC 8693 §2.1 and RFC 8707 §2.
 const MULTI_VALUED: &[&str] = &["audience", "resource"];
@@ -25,7 +28,7 @@ impl Params {
             if v.is_empty() {
                 continue;
             }
-            if v.len() > MAX_VALUE_LEN {
+            if v.len() > MAX_VALUE_LEN && (k != "request_uri" || v.len() > MAX_REQUEST_URI_LEN) {
                 return Err(OAuthError::invalid_request(format!("parameter {k} is too long")));
             }
             let values = map.entry(k.to_string()).or_default();
@@ -61,6 +64,14 @@ impl Params {
 
     pub fn contains(&self, key: &str) -> bool {
         self.0.contains_key(key)
+    }
+
+    /// The length of these parameters form-encoded (`k=v&…`), leaving out `skip`: how long
+    /// the request would be as a query string, for the same bound whichever way it came.
+    pub fn encoded_len_without(&self, skip: &[&str]) -> usize {
+        let enc = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).map(str::len).sum::<usize>();
+        let pairs = self.0.iter().filter(|(k, _)| !skip.contains(&k.as_str())).flat_map(|(k, vs)| vs.iter().map(move |v| (k, v)));
+        pairs.map(|(k, v)| enc(k) + enc(v) + 2).sum::<usize>().saturating_sub(1)
     }
 }
 
@@ -110,6 +121,14 @@ pub fn is_form(headers: &axum::http::HeaderMap) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encoded_length_is_the_query_strings() {
+        let p = Params::parse(b"a=b%20c&d=%C3%A9&secret=xyz").unwrap();
+        assert_eq!(p.encoded_len_without(&["secret"]), "a=b+c&d=%C3%A9".len());
+        assert_eq!(p.encoded_len_without(&[]), "a=b+c&d=%C3%A9&secret=xyz".len());
+        assert_eq!(Params::default().encoded_len_without(&[]), 0);
+    }
 
     #[test]
     fn repeated_parameters_are_refused() {

@@ -50,6 +50,11 @@ impl Sealer {
         Self { key, max_len }
     }
 
+    /// The longest sealed value `open` accepts.
+    pub fn max_len(&self) -> usize {
+        self.max_len
+    }
+
     /// Seal `payload` for `kind`, bound to `cookie`, valid for `ttl` seconds.
     pub fn seal<T: Serialize>(&self, kind: &str, cookie: &str, ttl: u64, payload: &T) -> String {
         let envelope = Envelope { b: b64(&sha256(cookie.as_bytes())), e: now() + ttl, p: payload };

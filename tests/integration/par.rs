@@ -62,11 +62,11 @@ async fn a_pushed_request_is_used_once_and_only_its_own_parameters_count() {
     // Used: no second code for it, in this browser (signed in: refused at once) or in the
     // one that loaded the page before (refused when its sign-in would issue the code).
     let p = Page::from(b.authorize(&[("client_id", "rp"), ("request_uri", &uri)]).await).await.redirect_params();
-    assert_eq!((p["error"].as_str(), p["state"].as_str()), ("invalid_request", "pushed-state"), "{p:?}");
+    assert_eq!((p["error"].as_str(), p["state"].as_str()), ("invalid_request_uri", "pushed-state"), "{p:?}");
     assert!(!p.contains_key("code"));
     let page = Page::from(early.authorize(&[("client_id", "rp"), ("request_uri", &uri)]).await).await;
     let p = early.finish_login(early.authorize(&[("client_id", "rp"), ("request_uri", &uri)]).await, "alice", PASSWORD).await;
-    assert!(page.is_login() && p["error"] == "invalid_request" && !p.contains_key("code"), "{p:?}");
+    assert!(page.is_login() && p["error"] == "invalid_request_uri" && !p.contains_key("code"), "{p:?}");
     // Nor is one we never issued, or one without client_id.
     for q in [vec![("client_id", "rp"), ("request_uri", "urn:ietf:params:oauth:request_uri:1_nope")], vec![("client_id", "rp"), ("request_uri", "https://rp.example/req.jwt")]] {
         assert_eq!(Page::from(b.authorize(&q).await).await.status, 400);
@@ -75,12 +75,19 @@ async fn a_pushed_request_is_used_once_and_only_its_own_parameters_count() {
     let uri = body["request_uri"].as_str().unwrap().to_string();
     assert_eq!(Page::from(b.authorize(&[("request_uri", uri.as_str())]).await).await.status, 400);
 
-    // Another client presenting it: refused, and the request_uri is spent.
+    // Another client presenting it: refused (the request is sealed to the client that pushed
+    // it). Nothing is written for the refusal, so the rightful client can still use it.
     s.client("rp2", json!({})).await;
     let (_, body, _) = push(&s, Some(("rp", &secret)), &request(&[])).await;
     let uri = body["request_uri"].as_str().unwrap().to_string();
     assert_eq!(Page::from(b.authorize(&[("client_id", "rp2"), ("request_uri", &uri)]).await).await.status, 400);
-    assert_eq!(Page::from(b.authorize(&[("client_id", "rp"), ("request_uri", &uri)]).await).await.status, 400);
+    assert!(Page::from(s.browser().authorize(&[("client_id", "rp"), ("request_uri", &uri)]).await).await.is_login());
+    // Any altered character: refused.
+    let mut altered = uri.clone().into_bytes();
+    let i = altered.len() - 5;
+    altered[i] = if altered[i] == b'A' { b'B' } else { b'A' };
+    let altered = String::from_utf8(altered).unwrap();
+    assert_eq!(Page::from(b.authorize(&[("client_id", "rp"), ("request_uri", &altered)]).await).await.status, 400);
 }
 
 #[tokio::test]
@@ -154,27 +161,45 @@ async fn a_client_or_the_server_can_require_pushed_requests() {
 }
 
 #[tokio::test]
-async fn pushed_requests_expire_and_are_bounded_in_number() {
-    let s = TestServer::start_with(|c| {
-        c.pushed_request_ttl = 1;
-        c.max_pushed_requests = 3;
-    })
-    .await;
+async fn pushed_requests_expire_and_nothing_is_stored_for_them() {
+    let s = TestServer::start_with(|c| c.pushed_request_ttl = 1).await;
     s.client("pub", json!({"token_endpoint_auth_method": "none"})).await;
     let c = challenge();
     let form = request(&[("client_id", "pub"), ("code_challenge", &c), ("code_challenge_method", "S256")]);
+    let held = || s.server.app.stores.challenges.shard_lens().iter().sum::<usize>();
+    let before = held();
     let mut uris = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..50 {
         let (st, body, _) = push(&s, None, &form).await;
         assert_eq!(st, 201, "{body}");
         uris.push(body["request_uri"].as_str().unwrap().to_string());
     }
-    let (st, body, _) = push(&s, None, &form).await;
-    assert_eq!((st, body["error"].as_str()), (429, Some("temporarily_unavailable")), "{body}");
+    assert_eq!(held(), before, "a push stores nothing");
+    assert!(Page::from(s.browser().authorize(&[("client_id", "pub"), ("request_uri", &uris[0])]).await).await.is_login());
     tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
     let page = Page::from(s.browser().authorize(&[("client_id", "pub"), ("request_uri", &uris[0])]).await).await;
     assert_eq!(page.status, 400, "expired");
-    // Once the expired ones are swept, there is room again.
-    s.server.app.stores.sweep_expired().await.unwrap();
-    assert_eq!(push(&s, None, &form).await.0, 201);
+}
+
+/// The request pushed is bounded as /authorize's is (`max_authorization_request_bytes`,
+/// client authentication not counted), with 413 beyond (RFC 9126 §2.3).
+#[tokio::test]
+async fn a_pushed_request_is_bounded_in_size() {
+    let s = TestServer::start_with(|c| c.max_authorization_request_bytes = 2_048).await;
+    let (_, secret) = s.client("rp", json!({})).await;
+    let secret = secret.unwrap();
+    let big = "s".repeat(2_100);
+    let (st, body, _) = push(&s, Some(("rp", &secret)), &request(&[("state", &big)])).await;
+    assert_eq!((st, body["error"].as_str()), (413, Some("invalid_request")), "{body}");
+    // Client authentication in the form does not count toward it: a request of exactly the
+    // bound, with a client_secret beside it.
+    let (_, post_secret) = s.client("post", json!({"token_endpoint_auth_method": "client_secret_post"})).await;
+    let post_secret = post_secret.unwrap();
+    let without_state = serde_urlencoded::to_string(request(&[("client_id", "post"), ("state", "")])).unwrap().len();
+    let fits = "s".repeat(2_048 - without_state);
+    let mut form = request(&[("client_id", "post"), ("state", &fits)]);
+    assert_eq!(serde_urlencoded::to_string(&form).unwrap().len(), 2_048);
+    form.push(("client_secret", post_secret.as_str()));
+    let (st, body, _) = push(&s, None, &form).await;
+    assert_eq!(st, 201, "{body}");
 }

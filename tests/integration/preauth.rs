@@ -90,3 +90,85 @@ async fn oversized_authorization_requests_are_refused_unread() {
     let q = [("response_type", "code"), ("client_id", "rp"), ("redirect_uri", REDIRECT), ("scope", "openid"), ("state", fits.as_str())];
     assert_eq!(http.get(s.url("/authorize")).query(&q).send().await.unwrap().status(), 200);
 }
+
+/// Issue 30: `/par` let a public client, which needs no authentication, grow memory and disk
+/// (20,003 pushes of 37 KB took RSS to 1.9 GiB) and fill a cap shared by every client. Now a
+/// push is bounded as `/authorize` is, and what it pushed travels sealed in its `request_uri`:
+/// a flood of pushes of the largest size leaves the stores as they were, and another client
+/// still pushes and signs in. `AUTHRIM_PAR_FLOOD` sets the number of pushes (default 6,000;
+/// docs/security.md reports a run of 100,000).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_pushed_requests_stores_nothing() {
+    let pushes: usize = std::env::var("AUTHRIM_PAR_FLOOD").ok().and_then(|v| v.parse().ok()).unwrap_or(6_000);
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let p = spawn_server(dir.path(), port, &[("AUTHRIM_SQLITE_SYNCHRONOUS", "NORMAL")]);
+    wait_healthy(&p.base).await;
+    let http = reqwest::Client::new();
+    admin_post(&http, &p.base, "/admin/clients", json!({"client_id": "pub", "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"})).await;
+    let other = admin_post(&http, &p.base, "/admin/clients", json!({"client_id": "rp", "redirect_uris": [REDIRECT]})).await;
+    let secret = other["client_secret"].as_str().unwrap().to_string();
+    let challenge = authrim::util::b64(&authrim::util::sha256(b"verifier"));
+    // The largest request there may be: state, nonce and login_hint fill the 8 KiB bound
+    // (max_authorization_request_bytes) to within a few bytes.
+    let filler = |c: char| c.to_string().repeat(2_560);
+    let (state, nonce, hint) = (filler('s'), filler('n'), filler('h'));
+    let url = format!("{}/par", p.base);
+    let push = |i: usize| {
+        let form: Vec<(&str, String)> = [
+            ("response_type", "code"), ("client_id", "pub"), ("redirect_uri", REDIRECT), ("scope", "openid"),
+            ("code_challenge", challenge.as_str()), ("code_challenge_method", "S256"), ("nonce", nonce.as_str()), ("login_hint", hint.as_str()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k, v.to_string()))
+        .chain([("state", format!("{state}{i}"))])
+        .collect();
+        http.post(&url).form(&form)
+    };
+    // Past the bound: 413 (RFC 9126 §2.3), before anything is done for it.
+    let (big_state, big_nonce) = ("x".repeat(5_000), "y".repeat(4_000));
+    let form = [("response_type", "code"), ("client_id", "pub"), ("redirect_uri", REDIRECT), ("scope", "openid"), ("state", &big_state), ("nonce", &big_nonce)];
+    let res = http.post(&url).form(&form).send().await.unwrap();
+    assert_eq!(res.status(), 413);
+    assert_eq!(res.json::<serde_json::Value>().await.unwrap()["error"], "invalid_request");
+    for i in 0..200 {
+        let res = push(i).send().await.unwrap();
+        assert_eq!(res.status(), 201, "{}", res.text().await.unwrap());
+    }
+    let entries = stored_entries(&http, &p.base).await;
+    let (rss, disk) = (rss_bytes(p.child.id()), data_bytes(dir.path()));
+    let mut tasks = Vec::new();
+    for worker in 0..16 {
+        let requests: Vec<_> = (worker..pushes).step_by(16).map(push).collect();
+        tasks.push(tokio::spawn(async move {
+            let mut longest = 0;
+            for r in requests {
+                let res = r.send().await.unwrap();
+                assert_eq!(res.status(), 201);
+                let body: serde_json::Value = res.json().await.unwrap();
+                longest = longest.max(body["request_uri"].as_str().unwrap().len());
+            }
+            longest
+        }));
+    }
+    let mut longest = 0;
+    for t in tasks {
+        longest = longest.max(t.await.unwrap());
+    }
+    let grown = rss_bytes(p.child.id()).saturating_sub(rss);
+    assert_eq!(stored_entries(&http, &p.base).await, entries, "pushed requests were stored");
+    let disk_grown = data_bytes(dir.path()).saturating_sub(disk);
+    eprintln!("{pushes} pushes of the largest size: RSS +{grown} bytes, data directory +{disk_grown} bytes, request_uri up to {longest} bytes");
+    assert!(disk_grown < 256 * 1024, "the data directory grew by {disk_grown} bytes");
+    assert!(grown < 16 * 1024 * 1024, "RSS grew by {grown} bytes over {pushes} pushes");
+
+    // Another client is not crowded out: it pushes, and the largest request_uri works at
+    // /authorize (the browser's query may be that much longer than a plain request).
+    let form = [("response_type", "code"), ("client_id", "rp"), ("redirect_uri", REDIRECT), ("scope", "openid"), ("state", state.as_str()), ("nonce", nonce.as_str()), ("login_hint", hint.as_str())];
+    let res = http.post(&url).basic_auth("rp", Some(&secret)).form(&form).send().await.unwrap();
+    assert_eq!(res.status(), 201);
+    let uri = res.json::<serde_json::Value>().await.unwrap()["request_uri"].as_str().unwrap().to_string();
+    let page = http.get(format!("{}/authorize", p.base)).query(&[("client_id", "rp"), ("request_uri", uri.as_str())]).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.text().await.unwrap().contains("action=\"/login\""), "the sign-in page for the pushed request");
+}

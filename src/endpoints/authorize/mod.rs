@@ -33,7 +33,7 @@ use response::ReplyTo;
 
 pub async fn get(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     let query = query.unwrap_or_default();
-    if let Some(refused) = too_large(&app, query.len()) {
+    if let Some(refused) = too_large(&app, query.as_bytes()) {
         return refused;
     }
     authorize(&app, &headers, Params::parse(query.as_bytes())).await
@@ -48,20 +48,29 @@ pub async fn post(
         Ok(b) => b,
         Err(refused) => return refused,
     };
-    if let Some(refused) = too_large(&app, body.len()) {
+    if let Some(refused) = too_large(&app, &body) {
         return refused;
     }
     authorize(&app, &headers, Params::parse(&body)).await
 }
 
 /// The request is refused unread past `max_authorization_request_bytes`: not redirected, since
-/// nothing in it, the redirect URI included, has been looked at.
-fn too_large(app: &App, len: usize) -> Option<Response> {
-    let max = app.config.max_authorization_request_bytes;
-    (len > max).then(|| {
+/// nothing in it, the redirect URI included, has been looked at. A pushed request's
+/// `request_uri` carries the (sealed) request itself, so it may be that much longer.
+fn too_large(app: &App, request: &[u8]) -> Option<Response> {
+    let mut max = app.config.max_authorization_request_bytes;
+    if names_request_uri(request) {
+        max += pushed::max_request_uri_len(app);
+    }
+    (request.len() > max).then(|| {
         let e = OAuthError::invalid_request(format!("the authorization request is larger than {max} bytes"));
         pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-request-too-large").detail(format!("{}: {}", e.code, e.description)))
     })
+}
+
+/// Whether the raw request names a `request_uri` (looked for before anything is parsed).
+fn names_request_uri(request: &[u8]) -> bool {
+    request.windows(b"request_uri=".len()).any(|w| w == b"request_uri=")
 }
 
 async fn authorize(app: &App, headers: &HeaderMap, params: Result<Params, OAuthError>) -> Response {
@@ -109,10 +118,9 @@ async fn from_pushed(app: &App, params: &Params, request_uri: &str) -> Result<Au
             None => pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-bad-request").detail(format!("{}: {}", e.code, e.description))),
         });
     }
-    match pushed::load(app, client_id, request_uri).await {
-        Ok(req) if app.client(&req.client_id).is_some() => Ok(req),
-        Ok(_) | Err(pushed::Unusable::Invalid) => Err(pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-request-uri-used").detail("invalid request_uri"))),
-        Err(pushed::Unusable::Store(e)) => Err(unavailable(e)),
+    match pushed::load(app, client_id, request_uri) {
+        Some(req) if app.client(&req.client_id).is_some() => Ok(req),
+        _ => Err(pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-request-uri-used").detail("invalid_request_uri"))),
     }
 }
 
@@ -297,7 +305,8 @@ pub async fn issue_code(app: &App, req: &AuthorizationRequest, cookie: &str, ses
         match pushed::spend(app, uri).await {
             Ok(true) => {}
             Ok(false) => {
-                let e = OAuthError::invalid_request("this request_uri was already used");
+                // RFC 9126 §2.2, RFC 9101 §7: the error for a request_uri that cannot be used.
+                let e = OAuthError::invalid_request("this request_uri was already used").code_as("invalid_request_uri");
                 return response::error(app, &req.reply_to(), &e, status);
             }
             Err(e) => return response::error(app, &req.reply_to(), &OAuthError::internal("challenge store", e), status),

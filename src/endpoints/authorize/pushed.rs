@@ -1,59 +1,61 @@
-//! Pushed authorization requests (RFC 9126), as `/authorize` sees them: a validated request
-//! kept in the ChallengeStore (so any node can read it) under a `request_uri` that lives
-//! `pushed_request_ttl` seconds and is used once.
+//! Pushed authorization requests (RFC 9126), as `/authorize` sees them.
+//!
+//! A push stores nothing. The validated request is sealed (`http::sealed`: AES-256-GCM-SIV
+//! under a key derived from the KEK, with an expiry of `pushed_request_ttl`) and bound to the
+//! client that pushed it; the sealed value *is* the `request_uri`. RFC 9126 §2.2 leaves the
+//! form of a `request_uri` to the server, and §7.1 / RFC 9101 §10.2 ask only that it cannot be
+//! guessed, which an authenticated ciphertext with a random nonce cannot. So a flood of pushes
+//! by a public client (no authentication needed) costs memory only while each push is being
+//! answered, and nothing on disk; no client's pushes can crowd out another's.
 //!
 //! "Used" means a code was issued for it, not that a page was shown: the browser may load
 //! `/authorize` again before the user has finished signing in (a reload, Back), and must
 //! not be turned away for it (the OpenID Foundation's PAR tests check exactly this). So
 //! `/authorize` reads the request, and `spend` marks the `request_uri` used when the code is
-//! issued; a second code for it is refused.
+//! issued, by its digest (the only thing ever stored, and only for a request that reached a
+//! code); a second code for it is refused.
 
 use super::request::AuthorizationRequest;
 use crate::app::App;
 use crate::db::StoreResult;
-use crate::stores::ChallengeRecord;
-use crate::util::sha256;
+use crate::util::{b64, sha256};
 
 /// RFC 9126 §2.2: the URN prefix of the `request_uri` values we mint.
 pub const REQUEST_URI_PREFIX: &str = "urn:ietf:params:oauth:request_uri:";
-const KIND: &str = "par";
+/// The sealing purpose: a pushed request never opens as a login form's state, or the reverse.
+const KIND: &str = "authrim pushed request v1";
 
-/// Keep `req` and return its `request_uri`.
-pub async fn push(app: &App, req: &AuthorizationRequest) -> StoreResult<String> {
-    let record = ChallengeRecord {
-        kind: KIND.into(),
-        binding: sha256(req.client_id.as_bytes()),
-        payload: serde_json::to_value(req).expect("requests serialise"),
-    };
-    let id = app.stores.challenges.issue(record, app.config.pushed_request_ttl).await?;
-    Ok(format!("{REQUEST_URI_PREFIX}{id}"))
+/// The `request_uri` for `req`, or `None` if it would be longer than `/authorize` accepts.
+pub fn push(app: &App, req: &AuthorizationRequest) -> Option<String> {
+    let sealed = app.sealer.seal(KIND, &req.client_id, app.config.pushed_request_ttl, req);
+    let uri = format!("{REQUEST_URI_PREFIX}{sealed}");
+    (sealed.len() <= app.sealer.max_len() && uri.len() <= crate::http::params::MAX_REQUEST_URI_LEN).then_some(uri)
 }
 
-/// Why a `request_uri` cannot be used; shown to the user, never redirected (the request
-/// it stands for, redirect URI included, is not known).
-pub enum Unusable {
-    /// Not one of ours, already used, expired, or pushed by another client.
-    Invalid,
-    Store(crate::db::StoreError),
+/// The longest `request_uri` we mint, as `/authorize` may receive it (percent-encoded
+/// prefix included), for its size limit.
+pub fn max_request_uri_len(app: &App) -> usize {
+    app.sealer.max_len() + 3 * REQUEST_URI_PREFIX.len()
 }
 
-/// The request pushed as `request_uri` by `client_id`, remembering where it came from.
-pub async fn load(app: &App, client_id: &str, request_uri: &str) -> Result<AuthorizationRequest, Unusable> {
-    let id = request_uri.strip_prefix(REQUEST_URI_PREFIX).ok_or(Unusable::Invalid)?;
-    let record = app.stores.challenges.peek(id, KIND).await.map_err(Unusable::Store)?.ok_or(Unusable::Invalid)?;
-    if record.binding != sha256(client_id.as_bytes()) {
-        // Shown to the wrong party: spent, not left for another try.
-        app.stores.challenges.consume(id, KIND).await.map_err(Unusable::Store)?;
-        return Err(Unusable::Invalid);
+/// The request pushed as `request_uri` by `client_id`: `None` if it is not one of ours, was
+/// altered, has expired or was pushed by another client. What it carries as `pushed` is the
+/// digest `spend` marks, not the (long) `request_uri` itself, since the request travels on
+/// through the login and consent forms.
+pub fn load(app: &App, client_id: &str, request_uri: &str) -> Option<AuthorizationRequest> {
+    let sealed = request_uri.strip_prefix(REQUEST_URI_PREFIX)?;
+    let mut req: AuthorizationRequest = app.sealer.open(KIND, Some(client_id), sealed).ok()?;
+    if req.client_id != client_id {
+        return None;
     }
-    let mut req: AuthorizationRequest = serde_json::from_value(record.payload).map_err(|_| Unusable::Invalid)?;
-    req.pushed = Some(request_uri.to_string());
-    Ok(req)
+    req.pushed = Some(b64(&sha256(request_uri.as_bytes())));
+    Some(req)
 }
 
-/// Mark `request_uri` used, as its code is issued: `false` if a code was issued for it
-/// already. Remembered as long as the request itself can live.
-pub async fn spend(app: &App, request_uri: &str) -> StoreResult<bool> {
-    let key = format!("par-used\u{1f}{request_uri}");
+/// Mark the pushed request `digest` (`AuthorizationRequest::pushed`) used, as its code is
+/// issued: `false` if a code was issued for it already. Remembered as long as the request
+/// itself can live.
+pub async fn spend(app: &App, digest: &str) -> StoreResult<bool> {
+    let key = format!("par-used\u{1f}{digest}");
     app.stores.challenges.first_use(&key, crate::util::now() + app.config.pushed_request_ttl).await
 }
