@@ -62,8 +62,39 @@ pub struct Expected<'a> {
     pub access_token: Option<&'a str>,
 }
 
+/// A checked proof: the key it proved, and its `jti` held as used while the request it came
+/// with is answered. `keep` it once that request has succeeded; dropped without, the `jti` is
+/// let go again, so requests that fail for another reason (a bogus code, a revoked token)
+/// leave nothing behind and cannot fill the replay memory (issue 30).
+pub struct Proof<'a> {
+    pub key: ProvenKey,
+    held: Option<(&'a DpopState, [u8; 32])>,
+}
+
+impl Proof<'_> {
+    /// The request succeeded: the `jti` stays used until its proof's window ends.
+    pub fn keep(mut self) {
+        self.held = None;
+    }
+}
+
+impl Drop for Proof<'_> {
+    fn drop(&mut self) {
+        if let Some((state, slot)) = self.held.take() {
+            state.release(&slot);
+        }
+    }
+}
+
+impl std::ops::Deref for Proof<'_> {
+    type Target = ProvenKey;
+    fn deref(&self) -> &ProvenKey {
+        &self.key
+    }
+}
+
 /// The proof in `headers`, if any, checked against `expected`.
-pub fn check(app: &App, headers: &HeaderMap, expected: &Expected<'_>) -> Result<Option<ProvenKey>, OAuthError> {
+pub fn check<'a>(app: &'a App, headers: &HeaderMap, expected: &Expected<'_>) -> Result<Option<Proof<'a>>, OAuthError> {
     let mut values = headers.get_all("dpop").iter();
     let Some(value) = values.next() else { return Ok(None) };
     if values.next().is_some() {
@@ -77,17 +108,17 @@ fn invalid(why: impl Into<std::borrow::Cow<'static, str>>) -> OAuthError {
     OAuthError::invalid_request(why).code_as("invalid_dpop_proof")
 }
 
-fn verify(app: &App, jwt: &str, expected: &Expected<'_>) -> Result<ProvenKey, OAuthError> {
+fn verify<'a>(app: &'a App, jwt: &str, expected: &Expected<'_>) -> Result<Proof<'a>, OAuthError> {
     let (claims, jwk) = read_proof(jwt)?;
     check_claims(app, &claims, expected)?;
     let jkt = thumbprint(&jwk).ok_or_else(|| invalid("the DPoP proof's jwk has no thumbprint"))?;
     // Last, after everything else passed: spending the jti of a proof refused for another
     // reason would let a bad proof burn a good one's id.
     let expires = claims.iat + app.config.dpop_proof_max_age + LEEWAY;
-    if !app.dpop.first_use(&jkt, &claims.jti, expires)? {
+    let Some(slot) = app.dpop.first_use(&jkt, &claims.jti, expires) else {
         return Err(invalid("this DPoP proof was already used (jti)"));
-    }
-    Ok(ProvenKey { jkt })
+    };
+    Ok(Proof { key: ProvenKey { jkt }, held: Some((&app.dpop, slot)) })
 }
 
 /// The proof's form and signature (RFC 9449 §4.3 steps 2-6): its claims and key, whatever
@@ -200,25 +231,41 @@ impl DpopState {
         }
     }
 
-    /// Remember (`jkt`, `jti`) until `expires`; `false` if it is already remembered. A full
-    /// shard is swept of expired entries first; if it is still full, proofs are refused
-    /// (503) rather than remembered no longer.
-    fn first_use(&self, jkt: &str, jti: &str, expires: u64) -> Result<bool, OAuthError> {
+    /// Remember (`jkt`, `jti`) until `expires`: its slot, or `None` if it is already
+    /// remembered. A full shard is swept of expired entries first; if it is still full, the
+    /// entry nearest its end goes, so that the memory's bound can never be used to refuse
+    /// service. Only a request that succeeds keeps its entry (`Proof::keep`), so filling the
+    /// memory takes as many successful requests: under such a flood the oldest proofs lose
+    /// their replay protection first, and they are the nearest to leaving their window anyway.
+    fn first_use(&self, jkt: &str, jti: &str, expires: u64) -> Option<[u8; 32]> {
         let key = sha256(format!("{jkt}\u{1f}{jti}").as_bytes());
         let shard = &self.seen[key[0] as usize % REPLAY_SHARDS];
         let mut seen = shard.lock();
         let t = now();
         if seen.get(&key).is_some_and(|&e| e > t) {
-            return Ok(false);
+            return None;
         }
         if seen.len() >= self.max_per_shard {
             seen.retain(|_, e| *e > t);
             if seen.len() >= self.max_per_shard {
-                return Err(OAuthError::temporarily_unavailable("too many DPoP proofs in flight; retry shortly"));
+                let oldest = seen.iter().min_by_key(|(_, e)| **e).map(|(k, _)| *k);
+                if let Some(oldest) = oldest {
+                    seen.remove(&oldest);
+                }
             }
         }
         seen.insert(key, expires);
-        Ok(true)
+        Some(key)
+    }
+
+    /// Forget a slot `first_use` gave: its request failed.
+    fn release(&self, slot: &[u8; 32]) {
+        self.seen[slot[0] as usize % REPLAY_SHARDS].lock().remove(slot);
+    }
+
+    /// Proof ids remembered now, on this node.
+    pub fn remembered(&self) -> usize {
+        self.seen.iter().map(|s| s.lock().len()).sum()
     }
 
     /// Drop expired proof ids (housekeeping).
@@ -321,18 +368,32 @@ mod tests {
     fn proof_ids_are_used_once_and_the_memory_is_bounded() {
         let s = DpopState::new([9; 32], 16, 300);
         let later = now() + 60;
-        assert!(s.first_use("k", "a", later).unwrap());
-        assert!(!s.first_use("k", "a", later).unwrap());
-        assert!(s.first_use("other-key", "a", later).unwrap(), "per key");
-        // One entry per shard at most (16 over 16 shards): the next new id that lands in a
-        // full shard is refused, not let through unremembered.
-        let refused = (0..200).map(|i| s.first_use("k", &format!("j{i}"), later)).filter(Result::is_err).count();
-        assert!(refused > 0);
+        assert!(s.first_use("k", "a", later).is_some());
+        assert!(s.first_use("k", "a", later).is_none());
+        assert!(s.first_use("other-key", "a", later).is_some(), "per key");
+        // One entry per shard at most (16 over 16 shards): a new id that lands in a full
+        // shard is still taken (the memory never refuses service), the oldest going first.
+        for i in 0..200 {
+            assert!(s.first_use("k", &format!("j{i}"), later + i).is_some());
+        }
+        assert!(s.remembered() <= 16, "bounded: {}", s.remembered());
+        assert!(s.first_use("k", "j199", later).is_none(), "the newest is still remembered");
         // Expired entries make room again.
         let s = DpopState::new([9; 32], 16, 300);
         for i in 0..200 {
             let _ = s.first_use("k", &format!("old{i}"), now() - 1);
         }
-        assert!(s.first_use("k", "fresh", later).unwrap());
+        assert!(s.first_use("k", "fresh", later).is_some());
+    }
+
+    #[test]
+    fn a_released_slot_is_forgotten() {
+        let s = DpopState::new([9; 32], 1000, 300);
+        let later = now() + 60;
+        let slot = s.first_use("k", "a", later).unwrap();
+        assert_eq!(s.remembered(), 1);
+        s.release(&slot);
+        assert_eq!(s.remembered(), 0);
+        assert!(s.first_use("k", "a", later).is_some(), "usable again after a failed request");
     }
 }

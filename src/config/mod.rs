@@ -59,8 +59,9 @@ pub struct Config {
     pub pushed_request_ttl: u64,
     /// Every client must push its authorization requests (RFC 9126 §5).
     pub require_pushed_authorization_requests: bool,
-    /// Pending pushed requests (and spent assertion ids) kept at most; `/par` answers 429
-    /// beyond it.
+    /// No longer used: a pushed request is held by its client, sealed in its `request_uri`
+    /// (`endpoints::authorize::pushed`), so there is nothing to bound. Still accepted so that
+    /// configuration files that set it keep loading.
     pub max_pushed_requests: usize,
 
     /// The algorithms Authrim keeps a signing key for (space-separated; RS256 always, as
@@ -76,7 +77,8 @@ pub struct Config {
     /// `dpop_nonce_lifetime` seconds (the previous one stays good for one more period).
     pub dpop_nonce: bool,
     pub dpop_nonce_lifetime: u64,
-    /// Proof ids remembered per node to refuse replays; proofs beyond it are refused (503).
+    /// Proof ids remembered per node to refuse replays; only requests that succeed keep
+    /// theirs, and beyond it the entry nearest its end is forgotten (never a 503).
     pub dpop_replay_max_entries: usize,
 
     /// Dynamic registration (RFC 7591) without an initial access token. Off: only holders

@@ -57,7 +57,9 @@ async fn handle(
     if proof.is_none() && client.meta.dpop_bound_access_tokens {
         return Err(OAuthError::invalid_request("this client's tokens must be DPoP-bound: send a DPoP proof").code_as("invalid_dpop_proof"));
     }
-    let tokens = handler.exchange(app, &client, &params, proof.as_ref()).await?;
+    let tokens = handler.exchange(app, &client, &params, proof.as_deref()).await?;
+    // Only now is the proof's jti spent for good (a refused request gives it back).
+    proof.map(crate::dpop::Proof::keep);
     let mut res = Json(tokens).into_response();
     res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     res.headers_mut().insert(header::PRAGMA, HeaderValue::from_static("no-cache"));

@@ -74,11 +74,12 @@ async fn handle(
     *served = app.client(&claims.client_id).map(ServedClient);
     // RFC 9449 §7: a bound token only with the DPoP scheme and a proof of its key; the DPoP
     // scheme only for a bound token.
-    match (scheme, claims.jkt()) {
+    // The proof's jti is held while the request is answered, and spent only if it succeeds.
+    let proof = match (scheme, claims.jkt()) {
         (Scheme::Dpop, Some(jkt)) => {
             let expected = crate::dpop::Expected { method: method.as_str(), url: &app.endpoint("/userinfo"), access_token: Some(&token) };
             match crate::dpop::check(app, headers, &expected)? {
-                Some(proof) if proof.jkt == jkt => {}
+                Some(proof) if proof.jkt == jkt => Some(proof),
                 Some(_) => return Err(dpop_challenge(OAuthError::invalid_token("the DPoP proof is for another key than the token's"))),
                 None => return Err(OAuthError::invalid_request("a DPoP proof is required").code_as("invalid_dpop_proof")),
             }
@@ -88,8 +89,8 @@ async fn handle(
             return Err(OAuthError::invalid_token("this access token is DPoP-bound; present it with the DPoP scheme and a proof")
                 .with_challenge(crate::dpop::challenge()))
         }
-        (Scheme::Bearer, None) => {}
-    }
+        (Scheme::Bearer, None) => None,
+    };
     if !claims.aud.iter().any(|a| a == app.issuer()) {
         return Err(OAuthError::invalid_token("the access token is not meant for this resource"));
     }
@@ -115,6 +116,7 @@ async fn handle(
             out.insert(name.to_string(), v);
         }
     }
+    proof.map(crate::dpop::Proof::keep);
     Ok(out)
 }
 

@@ -340,3 +340,56 @@ async fn server_nonces_are_required_when_on_and_handed_out_on_every_answer() {
     assert_eq!(res.status(), 201);
     assert!(res.headers().contains_key("dpop-nonce"));
 }
+
+/// Issue 30: requests that fail for another reason (a bogus code, a token refused at
+/// userinfo) recorded their proof's jti, so 2,300 of them filled a replay memory of 2,000 and
+/// a genuine redemption was answered 503. Now only a request that succeeds keeps its jti, and
+/// a full memory forgets its oldest entry rather than refusing anyone.
+#[tokio::test]
+async fn failing_requests_cannot_fill_the_replay_memory() {
+    let s = TestServer::start_with(|c| c.dpop_replay_max_entries = 1_000).await;
+    s.client("spa", json!({"token_endpoint_auth_method": "none", "grant_types": ["authorization_code", "refresh_token"]})).await;
+    s.user("alice", json!({})).await;
+    let b = s.browser();
+    let key = DpopKey::new();
+    let (token_url, ui) = (s.url("/token"), s.url("/userinfo"));
+    let remembered = || s.server.app.dpop.remembered();
+    // 1,300 redemptions of codes that do not exist, each with a fresh, valid proof.
+    for i in 0..1_300 {
+        let bogus = format!("bogus-code-{i}");
+        let (st, body, _) = token_with(&s, &[&key.proof("POST", &token_url, None, json!({}))], None, &redeem(&bogus)).await;
+        assert_eq!((st, body["error"].as_str()), (400, Some("invalid_grant")), "{body}");
+    }
+    assert_eq!(remembered(), 0, "refused requests left their proof ids behind");
+    // A proof whose request failed is not spent: the same proof redeems a genuine code, and
+    // only then is it remembered (a replay is refused).
+    let code = spa_code(&s, &b, &[]).await;
+    let proof = key.proof("POST", &token_url, None, json!({}));
+    let (st, _, _) = token_with(&s, &[&proof], None, &redeem("bogus")).await;
+    assert_eq!(st, 400);
+    let (st, tok, _) = token_with(&s, &[&proof], None, &redeem(&code)).await;
+    assert_eq!(st, 200, "{tok}");
+    assert_eq!(remembered(), 1);
+    let code2 = spa_code(&s, &b, &[]).await;
+    let (st, body, _) = token_with(&s, &[&proof], None, &redeem(&code2)).await;
+    assert_eq!((st, body["error"].as_str()), (400, Some("invalid_dpop_proof")), "replay: {body}");
+    let at = tok["access_token"].as_str().unwrap();
+    // Userinfo's refusals after the proof was checked (a revoked token) leave nothing either.
+    let code3 = spa_code(&s, &b, &[]).await;
+    let (st, tok3, _) = token_with(&s, &[&key.proof("POST", &token_url, None, json!({}))], None, &redeem(&code3)).await;
+    assert_eq!(st, 200, "{tok3}");
+    let revoked = tok3["access_token"].as_str().unwrap();
+    let res = s.http.post(s.url("/revoke")).form(&[("token", revoked), ("client_id", "spa")]).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    for _ in 0..20 {
+        let (st, _, _) = userinfo_with(&s, "DPoP", revoked, Some(&key.proof("GET", &ui, Some(revoked), json!({})))).await;
+        assert_eq!(st, 401);
+    }
+    assert_eq!(remembered(), 2, "refused userinfo requests were remembered");
+    // Successes past the bound: the memory stays within it and nobody is refused.
+    for _ in 0..1_100 {
+        let (st, body, _) = userinfo_with(&s, "DPoP", at, Some(&key.proof("GET", &ui, Some(at), json!({})))).await;
+        assert_eq!(st, 200, "{body}");
+    }
+    assert!(remembered() <= 1_008, "bounded: {}", remembered());
+}
