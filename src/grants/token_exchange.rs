@@ -267,8 +267,10 @@ async fn validate(app: &App, client: &Client, role: Role, token: &str, token_typ
                     return Err(invalid());
                 }
             }
-            if let Some(g) = str_claim("grant_id") {
-                if app.stores.revocations.is_revoked(&tokens::grant_revocation_key(&g)).await? {
+            // An access token names its grant; an ID token, in its jti.
+            let grant_id = str_claim("grant_id").or_else(|| str_claim("jti").as_deref().and_then(tokens::grant_of_id_token_jti).map(str::to_string));
+            if let Some(g) = &grant_id {
+                if app.stores.revocations.is_revoked(&tokens::grant_revocation_key(g)).await? {
                     return Err(invalid());
                 }
             }
@@ -287,7 +289,7 @@ async fn validate(app: &App, client: &Client, role: Role, token: &str, token_typ
                 exp: c.get("exp").and_then(Value::as_u64).ok_or_else(invalid)?,
                 act: c.get("act").cloned(),
                 may_act: c.get("may_act").cloned(),
-                grant_id: str_claim("grant_id"),
+                grant_id,
                 auth_time: c.get("auth_time").and_then(Value::as_u64),
                 jkt: c.get("cnf").and_then(|v| v.get("jkt")).and_then(Value::as_str).map(str::to_string),
             }

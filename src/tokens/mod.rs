@@ -188,10 +188,24 @@ pub fn mint_id_token(app: &App, spec: IdTokenSpec<'_>) -> anyhow::Result<String>
     if let Some(at) = spec.access_token {
         c.insert("at_hash".into(), left_half_hash_for(&alg, at).into());
     }
+    // The grant the token belongs to travels in its jti (RFC 7519 §4.1.7), not in a claim of
+    // our own: an ID token carries only registered claims (OIDC Core §2), and yet revoking the
+    // grant still revokes it where ID tokens are accepted (token exchange).
     if let Some(g) = spec.grant_id {
-        c.insert("grant_id".into(), g.into());
+        c.insert("jti".into(), id_token_jti(g).into());
     }
     app.keys.sign_as(&alg, "JWT", &Value::Object(c))
+}
+
+/// An ID token's `jti`: its grant's id, a dot, and random characters (unique per token).
+fn id_token_jti(grant_id: &str) -> String {
+    format!("{grant_id}.{}", b64(&crate::util::random_bytes::<9>()))
+}
+
+/// The grant named by an ID token's `jti` (`id_token_jti`); `None` for any other `jti` (ours
+/// have no dot: they are base64url).
+pub fn grant_of_id_token_jti(jti: &str) -> Option<&str> {
+    jti.split_once('.').map(|(g, _)| g).filter(|g| !g.is_empty())
 }
 
 /// What `client_id`'s ID tokens (and logout tokens) are signed with: its registered
