@@ -60,11 +60,10 @@ pub async fn rewrite(res: Response) -> Response {
 }
 
 pub fn is_browser_page(path: &str) -> bool {
-    matches!(path, "/authorize" | "/login" | "/login/second-factor" | "/login/passkey" | "/login/select" | "/login/upstream" | "/login/upstream/callback" | "/login/forgot" | "/login/reset" | "/signup" | "/signup/verify" | "/consent" | "/logout" | "/logout/confirm" | "/logout/upstream" | "/demo/callback")
-        || path == "/account"
-        || path.starts_with("/account/")
-        || path == "/console"
-        || path.starts_with("/console/")
+    matches!(path, "/" | "/authorize" | "/login" | "/login/second-factor" | "/login/passkey" | "/login/select" | "/login/upstream" | "/login/upstream/callback" | "/login/forgot" | "/login/reset" | "/signup" | "/signup/verify" | "/consent" | "/logout" | "/logout/confirm" | "/logout/upstream" | "/demo/callback")
+        // The account page and the console are for browsers only, whatever lies below them.
+        || path.starts_with("/account")
+        || path.starts_with("/console")
 }
 
 fn content_type(headers: &HeaderMap) -> Option<&str> {

@@ -65,12 +65,20 @@ pub fn router(app: AppState) -> Router {
     if app.config.demo {
         r = r.route("/demo/callback", get(demo::callback));
     }
-    r.fallback(|| async { OAuthError::not_found("no such endpoint").into_response() })
-        .method_not_allowed_fallback(|| async {
-            OAuthError::invalid_request("method not allowed")
-                .with_status(axum::http::StatusCode::METHOD_NOT_ALLOWED)
-                .into_response()
-        })
+    // A browser route answers a page, whatever went wrong (an odd method, an odd path under
+    // /account or /console); an API route, an OAuth JSON error.
+    r.fallback(|uri: axum::http::Uri| async move {
+        match json_errors::is_browser_page(uri.path()) {
+            true => pages::error_page(axum::http::StatusCode::NOT_FOUND, "err-not-found"),
+            false => OAuthError::not_found("no such endpoint").into_response(),
+        }
+    })
+    .method_not_allowed_fallback(|uri: axum::http::Uri| async move {
+        match json_errors::is_browser_page(uri.path()) {
+            true => pages::error_page(axum::http::StatusCode::METHOD_NOT_ALLOWED, "err-method"),
+            false => OAuthError::invalid_request("method not allowed").with_status(axum::http::StatusCode::METHOD_NOT_ALLOWED).into_response(),
+        }
+    })
         .layer(DefaultBodyLimit::max(app.config.max_body_bytes))
         // CORS and JSON errors, inside `track` so that the error metrics count what it answers.
         .layer(edge::EdgeLayer::new(app.clone()))
