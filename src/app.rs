@@ -108,6 +108,7 @@ impl App {
             keys.derived_key("authrim dpop nonce v1"),
             config.dpop_replay_max_entries,
             config.dpop_nonce_lifetime,
+            config.dpop_algs()?,
         );
         let pairwise_key = keys.derived_key("authrim pairwise subject v1");
         let passkeys = crate::factors::passkey::Passkeys::from_config(&config, keys.vault())?;

@@ -15,7 +15,6 @@
 //! previous window, so every node accepts every node's nonces without sharing anything.
 
 use crate::app::App;
-use crate::client_auth::keys::ASYMMETRIC_ALGS;
 use crate::client_auth::signed::alg_name;
 use crate::error::{Challenge, OAuthError};
 use crate::util::{b64, b64_decode, ct_eq, now, sha256};
@@ -36,10 +35,6 @@ pub struct ProvenKey {
     pub jkt: String,
 }
 
-/// The algorithms a proof may use (advertised as `dpop_signing_alg_values_supported`).
-pub fn algorithms() -> &'static [&'static str] {
-    ASYMMETRIC_ALGS
-}
 
 #[derive(Deserialize)]
 struct ProofClaims {
@@ -109,7 +104,7 @@ fn invalid(why: impl Into<std::borrow::Cow<'static, str>>) -> OAuthError {
 }
 
 fn verify<'a>(app: &'a App, jwt: &str, expected: &Expected<'_>) -> Result<Proof<'a>, OAuthError> {
-    let (claims, jwk) = read_proof(jwt)?;
+    let (claims, jwk) = read_proof(jwt, &app.dpop.algs)?;
     check_claims(app, &claims, expected)?;
     let jkt = thumbprint(&jwk).ok_or_else(|| invalid("the DPoP proof's jwk has no thumbprint"))?;
     // Last, after everything else passed: spending the jti of a proof refused for another
@@ -123,12 +118,12 @@ fn verify<'a>(app: &'a App, jwt: &str, expected: &Expected<'_>) -> Result<Proof<
 
 /// The proof's form and signature (RFC 9449 §4.3 steps 2-6): its claims and key, whatever
 /// the time and the request.
-fn read_proof(jwt: &str) -> Result<(ProofClaims, Jwk), OAuthError> {
+fn read_proof(jwt: &str, algs: &[&str]) -> Result<(ProofClaims, Jwk), OAuthError> {
     let header = jsonwebtoken::decode_header(jwt).map_err(|_| invalid("the DPoP proof is not a JWS with an accepted alg"))?;
     if header.typ.as_deref() != Some("dpop+jwt") {
         return Err(invalid("the DPoP proof's typ must be dpop+jwt"));
     }
-    if !ASYMMETRIC_ALGS.contains(&alg_name(header.alg)) {
+    if !algs.contains(&alg_name(header.alg)) {
         return Err(invalid("the DPoP proof's alg is not accepted"));
     }
     let jwk = header.jwk.as_ref().ok_or_else(|| invalid("the DPoP proof has no jwk header"))?;
@@ -208,13 +203,17 @@ pub fn offer_nonce(app: &App, res: &mut axum::response::Response) {
     }
 }
 
-/// A `DPoP` challenge (RFC 9449 §7.1) for a resource's refusal.
-pub fn challenge() -> Challenge {
-    Challenge::Dpop
+/// A `DPoP` challenge (RFC 9449 §7.1) for a resource's refusal, naming the algorithms.
+pub fn challenge(app: &App) -> Challenge {
+    Challenge::Dpop(app.dpop.algs_joined.clone())
 }
 
-/// This node's memory of used proof ids, and the key that makes nonces.
+/// This node's memory of used proof ids, the key that makes nonces, and the algorithms
+/// proofs may use (`dpop_signing_alg_values_supported`).
 pub struct DpopState {
+    pub algs: Vec<&'static str>,
+    /// The same, space-separated, for the `algs` of a challenge.
+    algs_joined: std::sync::Arc<str>,
     seen: Vec<Mutex<HashMap<[u8; 32], u64>>>,
     max_per_shard: usize,
     nonce_key: [u8; 32],
@@ -222,8 +221,10 @@ pub struct DpopState {
 }
 
 impl DpopState {
-    pub fn new(nonce_key: [u8; 32], max_entries: usize, nonce_window: u64) -> Self {
+    pub fn new(nonce_key: [u8; 32], max_entries: usize, nonce_window: u64, algs: Vec<&'static str>) -> Self {
         Self {
+            algs_joined: algs.join(" ").into(),
+            algs,
             seen: (0..REPLAY_SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
             max_per_shard: max_entries.div_ceil(REPLAY_SHARDS).max(1),
             nonce_key,
@@ -331,7 +332,8 @@ mod tests {
             "yNjE2fQ.2-GxA6T8lP4vfrg8v-FdWP0A0zdrj8igiMLvqRMUvwnQg4PtFLbdLXiOSsX0x7NVY-FNyJK70nfbV37",
             "xRZT3Lg",
         );
-        let (claims, jwk) = read_proof(proof).unwrap();
+        let (claims, jwk) = read_proof(proof, &["ES256"]).unwrap();
+        assert!(read_proof(proof, &["PS256", "EdDSA"]).is_err(), "an alg not accepted");
         assert_eq!((claims.jti.as_str(), claims.htm.as_str(), claims.htu.as_str(), claims.iat), ("-BwC3ESc6acc2lTc", "POST", "https://server.example.com/token", 1562262616));
         assert_eq!(thumbprint(&jwk).unwrap(), "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I");
         assert_eq!(b64(&sha256(b"Kz~8mXK1EalYznwH-LC-1fBAo.4Ljp~zsPE_NeO.gxU")), "fUHyO2r2Z3DZ53EsNrWBb0xWXoaNy59IiKCAqksmQEo");
@@ -339,7 +341,7 @@ mod tests {
         let mut forged = proof.to_string();
         let last = forged.pop().unwrap();
         forged.push(if last == 'g' { 'h' } else { 'g' });
-        assert!(read_proof(&forged).is_err());
+        assert!(read_proof(&forged, &["ES256"]).is_err());
     }
 
     #[test]
@@ -353,20 +355,20 @@ mod tests {
 
     #[test]
     fn nonces_are_ours_and_current() {
-        let s = DpopState::new([9; 32], 100, 300);
+        let s = DpopState::new([9; 32], 100, 300, vec!["ES256"]);
         let n = s.nonce();
         assert!(s.nonce_is_current(&n));
         let w = now() / 300;
         assert!(s.nonce_is_current(&s.nonce_for(w - 1)), "the previous window is still good");
         assert!(!s.nonce_is_current(&s.nonce_for(w - 2)));
         assert!(!s.nonce_is_current(&s.nonce_for(w + 1)));
-        assert!(!DpopState::new([8; 32], 100, 300).nonce_is_current(&n), "another key's nonce");
+        assert!(!DpopState::new([8; 32], 100, 300, vec!["ES256"]).nonce_is_current(&n), "another key's nonce");
         assert!(!s.nonce_is_current("garbage") && !s.nonce_is_current(""));
     }
 
     #[test]
     fn proof_ids_are_used_once_and_the_memory_is_bounded() {
-        let s = DpopState::new([9; 32], 16, 300);
+        let s = DpopState::new([9; 32], 16, 300, vec!["ES256"]);
         let later = now() + 60;
         assert!(s.first_use("k", "a", later).is_some());
         assert!(s.first_use("k", "a", later).is_none());
@@ -379,7 +381,7 @@ mod tests {
         assert!(s.remembered() <= 16, "bounded: {}", s.remembered());
         assert!(s.first_use("k", "j199", later).is_none(), "the newest is still remembered");
         // Expired entries make room again.
-        let s = DpopState::new([9; 32], 16, 300);
+        let s = DpopState::new([9; 32], 16, 300, vec!["ES256"]);
         for i in 0..200 {
             let _ = s.first_use("k", &format!("old{i}"), now() - 1);
         }
@@ -388,7 +390,7 @@ mod tests {
 
     #[test]
     fn a_released_slot_is_forgotten() {
-        let s = DpopState::new([9; 32], 1000, 300);
+        let s = DpopState::new([9; 32], 1000, 300, vec!["ES256"]);
         let later = now() + 60;
         let slot = s.first_use("k", "a", later).unwrap();
         assert_eq!(s.remembered(), 1);

@@ -24,8 +24,9 @@ pub enum Challenge {
     Bearer,
     /// RFC 6750 §3.1: a request with no credentials at all gets a challenge without an error code.
     BearerBare,
-    /// RFC 9449 §7.1: a refused DPoP-bound request, with the algorithms proofs may use.
-    Dpop,
+    /// RFC 9449 §7.1: a refused DPoP-bound request, with the algorithms proofs may use
+    /// (space-separated).
+    Dpop(std::sync::Arc<str>),
 }
 
 #[derive(Serialize)]
@@ -39,10 +40,29 @@ macro_rules! oauth_errors {
     ($($fn:ident => $code:literal, $status:ident;)*) => {
         impl OAuthError {
             $(pub fn $fn(description: impl Into<Cow<'static, str>>) -> Self {
-                Self { code: $code, description: description.into(), status: StatusCode::$status, challenge: None }
+                Self { code: $code, description: error_description(description.into()), status: StatusCode::$status, challenge: None }
             })*
         }
     };
+}
+
+/// RFC 6749 §5.2: `error_description` is `%x20-21 / %x23-5B / %x5D-7E`: printable ASCII
+/// without `"` and `\`. The one place that guarantees it, whatever a description quotes (a
+/// parameter's name, a value, a library's message): a double quote becomes a single one, a
+/// backslash a slash, any other character outside the set (a control, anything non-ASCII) a
+/// question mark. What is already clean is passed through without a copy.
+pub fn error_description(d: Cow<'static, str>) -> Cow<'static, str> {
+    let allowed = |c: char| matches!(c, '\x20'..='\x21' | '\x23'..='\x5b' | '\x5d'..='\x7e');
+    if d.chars().all(allowed) {
+        return d;
+    }
+    let mapped = d.chars().map(|c| match c {
+        '"' => '\'',
+        '\\' => '/',
+        c if allowed(c) => c,
+        _ => '?',
+    });
+    Cow::Owned(mapped.collect())
 }
 
 oauth_errors! {
@@ -85,13 +105,13 @@ impl OAuthError {
             Challenge::Bearer => Some(format!(
                 "Bearer realm=\"authrim\", error=\"{}\", error_description=\"{}\"",
                 self.code,
-                self.description.replace(['"', '\\'], "'")
+                self.description
             )),
-            Challenge::Dpop => Some(format!(
+            Challenge::Dpop(algs) => Some(format!(
                 "DPoP realm=\"authrim\", algs=\"{}\", error=\"{}\", error_description=\"{}\"",
-                crate::dpop::algorithms().join(" "),
+                algs,
                 self.code,
-                self.description.replace(['"', '\\'], "'")
+                self.description
             )),
         }
     }
@@ -130,6 +150,18 @@ pub struct ErrorCode(pub &'static str);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn descriptions_keep_to_rfc6749s_character_set() {
+        let allowed = |c: char| matches!(c, '\x20'..='\x21' | '\x23'..='\x5b' | '\x5d'..='\x7e');
+        let e = OAuthError::invalid_client("the assertion: no key fits (kid \"k1\", path C:\\x)\n\tnaïve €");
+        assert_eq!(e.description, "the assertion: no key fits (kid 'k1', path C:/x)??na?ve ?");
+        assert!(matches!(OAuthError::invalid_request("plain words").description, Cow::Borrowed(_)), "clean text is not copied");
+        // Every character there is: what comes out is always in the set.
+        let every: String = (0u32..0x3000).filter_map(char::from_u32).collect();
+        assert!(OAuthError::invalid_grant(every).description.chars().all(allowed));
+        assert!(OAuthError::invalid_request(String::new()).description.is_empty());
+    }
 
     #[test]
     fn bearer_challenge_carries_error_code() {

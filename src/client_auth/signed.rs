@@ -42,7 +42,8 @@ pub async fn verify<T: DeserializeOwned>(app: &App, client: &Client, jwt: &str, 
         let kid = header.kid.as_deref();
         let keys = app.client_keys.keys_for(app, client, header.alg, kid).await.map_err(Refusal::Invalid)?;
         if keys.is_empty() {
-            return Err(Refusal::Invalid(format!("{what}: no key of this client fits (alg {name}, kid {kid:?})")));
+            let kid = kid.map_or_else(|| "no kid".to_string(), |k| format!("kid '{k}'"));
+            return Err(Refusal::Invalid(format!("{what}: no key of this client fits (alg {name}, {kid})")));
         }
         keys.into_iter().map(|k| k.key).collect()
     };

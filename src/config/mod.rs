@@ -80,6 +80,10 @@ pub struct Config {
     /// Proof ids remembered per node to refuse replays; only requests that succeed keep
     /// theirs, and beyond it the entry nearest its end is forgotten (never a 503).
     pub dpop_replay_max_entries: usize,
+    /// The algorithms a DPoP proof may be signed with (space-separated), advertised as
+    /// `dpop_signing_alg_values_supported`. FAPI 2.0 §5.4 allows PS256, ES256 and EdDSA only;
+    /// RS256 is in the default for compatibility.
+    pub dpop_signing_alg_values_supported: String,
 
     /// Dynamic registration (RFC 7591) without an initial access token. Off: only holders
     /// of a token from `authrim registration-token` (or the admin API) may register.
@@ -321,6 +325,7 @@ impl Default for Config {
             dpop_nonce: false,
             dpop_nonce_lifetime: 300,
             dpop_replay_max_entries: 500_000,
+            dpop_signing_alg_values_supported: "PS256 ES256 EdDSA RS256".into(),
             open_registration: false,
             registration_max_clients: 10_000,
             registration_grant_types: "authorization_code refresh_token".into(),
@@ -441,6 +446,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_DPOP_NONCE", "dpop_nonce"),
     ("AUTHRIM_DPOP_NONCE_LIFETIME", "dpop_nonce_lifetime"),
     ("AUTHRIM_DPOP_REPLAY_MAX_ENTRIES", "dpop_replay_max_entries"),
+    ("AUTHRIM_DPOP_SIGNING_ALG_VALUES_SUPPORTED", "dpop_signing_alg_values_supported"),
     ("AUTHRIM_OPEN_REGISTRATION", "open_registration"),
     ("AUTHRIM_REGISTRATION_MAX_CLIENTS", "registration_max_clients"),
     ("AUTHRIM_REGISTRATION_GRANT_TYPES", "registration_grant_types"),
@@ -555,6 +561,25 @@ impl Config {
         Ok(out)
     }
 
+    /// `dpop_signing_alg_values_supported` as static names; each must be an asymmetric JWS
+    /// algorithm we verify.
+    pub fn dpop_algs(&self) -> anyhow::Result<Vec<&'static str>> {
+        let asymmetric = crate::client_auth::keys::ASYMMETRIC_ALGS;
+        let mut out = Vec::new();
+        for a in crate::util::split_list(&self.dpop_signing_alg_values_supported) {
+            let alg = asymmetric.iter().copied().find(|x| *x == a).ok_or_else(|| {
+                anyhow::anyhow!("dpop_signing_alg_values_supported: {a:?} is not one of {}", asymmetric.join(", "))
+            })?;
+            if !out.contains(&alg) {
+                out.push(alg);
+            }
+        }
+        if out.is_empty() {
+            anyhow::bail!("dpop_signing_alg_values_supported names no algorithm");
+        }
+        Ok(out)
+    }
+
     /// Load from an optional file and the process environment.
     pub fn load(file: Option<&std::path::Path>) -> anyhow::Result<Self> {
         let env: Vec<(String, String)> = std::env::vars().collect();
@@ -648,6 +673,7 @@ impl Config {
         if !algs.contains(&self.token_signing_alg.as_str()) {
             anyhow::bail!("token_signing_alg {} is not among signing_algorithms ({})", self.token_signing_alg, self.signing_algorithms);
         }
+        self.dpop_algs()?;
         if self.dpop_proof_max_age == 0 || self.dpop_nonce_lifetime == 0 || self.dpop_replay_max_entries < 1_000 {
             anyhow::bail!("dpop_proof_max_age and dpop_nonce_lifetime must be positive, dpop_replay_max_entries at least 1000");
         }

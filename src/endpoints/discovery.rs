@@ -76,7 +76,7 @@ fn metadata(app: &crate::app::App) -> serde_json::Value {
         "authorization_response_iss_parameter_supported": true,
         "end_session_endpoint": app.endpoint("/logout"),
         "pushed_authorization_request_endpoint": app.endpoint("/par"),
-        "dpop_signing_alg_values_supported": crate::dpop::algorithms(),
+        "dpop_signing_alg_values_supported": app.dpop.algs,
         "registration_endpoint": app.endpoint("/register"),
         "require_pushed_authorization_requests": app.config.require_pushed_authorization_requests,
         "backchannel_logout_supported": true,

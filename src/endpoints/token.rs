@@ -55,7 +55,9 @@ async fn handle(
     }
     let proof = crate::dpop::check(app, headers, &crate::dpop::Expected { method: "POST", url: &app.endpoint("/token"), access_token: None })?;
     if proof.is_none() && client.meta.dpop_bound_access_tokens {
-        return Err(OAuthError::invalid_request("this client's tokens must be DPoP-bound: send a DPoP proof").code_as("invalid_dpop_proof"));
+        // RFC 9449 §5.2: refused. A missing proof is not an invalid one (invalid_dpop_proof,
+        // §5), so the plain RFC 6749 §5.2 code (issue 34).
+        return Err(OAuthError::invalid_request("this client's tokens must be DPoP-bound: send a DPoP proof"));
     }
     let tokens = handler.exchange(app, &client, &params, proof.as_deref()).await?;
     // Only now is the proof's jti spent for good (a refused request gives it back).

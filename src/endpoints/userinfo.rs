@@ -24,7 +24,7 @@ pub async fn userinfo(State(app): State<AppState>, method: Method, headers: Head
     };
     let mut res = match result {
         Err(e) if e.code == "use_dpop_nonce" || e.code == "invalid_dpop_proof" => {
-            e.with_status(axum::http::StatusCode::UNAUTHORIZED).with_challenge(crate::dpop::challenge()).into_response()
+            e.with_status(axum::http::StatusCode::UNAUTHORIZED).with_challenge(crate::dpop::challenge(&app)).into_response()
         }
         Ok(claims) => {
             let signed_alg = served.as_ref().and_then(|c| c.0.meta.userinfo_signed_response_alg.clone());
@@ -69,7 +69,7 @@ async fn handle(
     served: &mut Option<ServedClient>,
 ) -> Result<Map<String, Value>, OAuthError> {
     let (token, scheme) = access_token(method, headers, body)?;
-    let dpop_challenge = |e: OAuthError| if scheme == Scheme::Dpop { e.with_challenge(crate::dpop::challenge()) } else { e };
+    let dpop_challenge = |e: OAuthError| if scheme == Scheme::Dpop { e.with_challenge(crate::dpop::challenge(&app)) } else { e };
     let claims = verify_access_token(app, &token).map_err(|_| dpop_challenge(OAuthError::invalid_token("the access token is invalid or expired")))?;
     *served = app.client(&claims.client_id).map(ServedClient);
     // RFC 9449 §7: a bound token only with the DPoP scheme and a proof of its key; the DPoP
@@ -87,7 +87,7 @@ async fn handle(
         (Scheme::Dpop, None) => return Err(dpop_challenge(OAuthError::invalid_token("this access token is not DPoP-bound; use the Bearer scheme"))),
         (Scheme::Bearer, Some(_)) => {
             return Err(OAuthError::invalid_token("this access token is DPoP-bound; present it with the DPoP scheme and a proof")
-                .with_challenge(crate::dpop::challenge()))
+                .with_challenge(crate::dpop::challenge(&app)))
         }
         (Scheme::Bearer, None) => None,
     };

@@ -274,7 +274,7 @@ async fn dpop_jkt_binds_the_code_and_clients_can_require_proofs() {
     let (_, secret) = s.client("strict", json!({"dpop_bound_access_tokens": true, "grant_types": ["client_credentials"], "redirect_uris": [], "scope": "api"})).await;
     let secret = secret.unwrap();
     let (st, body, _) = token_with(&s, &[], Some(("strict", &secret)), &[("grant_type", "client_credentials")]).await;
-    assert_eq!((st, body["error"].as_str()), (400, Some("invalid_dpop_proof")), "{body}");
+    assert_eq!((st, body["error"].as_str()), (400, Some("invalid_request")), "a missing proof is not an invalid one: {body}");
     let (st, body, _) = token_with(&s, &[&k1.proof("POST", &url, None, json!({}))], Some(("strict", &secret)), &[("grant_type", "client_credentials")]).await;
     assert_eq!((st, body["token_type"].as_str()), (200, Some("DPoP")), "{body}");
     let d: Value = s.http.get(s.url("/.well-known/openid-configuration")).send().await.unwrap().json().await.unwrap();
@@ -392,4 +392,29 @@ async fn failing_requests_cannot_fill_the_replay_memory() {
         assert_eq!(st, 200, "{body}");
     }
     assert!(remembered() <= 1_008, "bounded: {}", remembered());
+}
+
+/// `dpop_signing_alg_values_supported` (issue 34): what discovery and a challenge name, and
+/// the only algorithms a proof may use; a FAPI 2.0 deployment leaves RS256 out.
+#[tokio::test]
+async fn proof_algorithms_are_a_setting() {
+    let s = TestServer::start_with(|c| c.dpop_signing_alg_values_supported = "PS256 EdDSA".into()).await;
+    let (_, secret) = s.client("svc", json!({"grant_types": ["client_credentials"], "redirect_uris": [], "scope": "api"})).await;
+    let secret = secret.unwrap();
+    let d: Value = s.http.get(s.url("/.well-known/openid-configuration")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(d["dpop_signing_alg_values_supported"], json!(["PS256", "EdDSA"]));
+    let url = s.url("/token");
+    let es256 = DpopKey::new();
+    let (st, body, _) = token_with(&s, &[&es256.proof("POST", &url, None, json!({}))], Some(("svc", &secret)), &[("grant_type", "client_credentials")]).await;
+    assert_eq!((st, body["error"].as_str()), (400, Some("invalid_dpop_proof")), "ES256 is not accepted here: {body}");
+    // A refusal at a resource names the algorithms in its challenge.
+    let (st, _, challenge) = userinfo_with(&s, "DPoP", "not-a-token", Some(&es256.proof("GET", &s.url("/userinfo"), None, json!({})))).await;
+    assert_eq!(st, 401);
+    assert!(challenge.contains("algs=\"PS256 EdDSA\""), "{challenge}");
+    // And an unknown or symmetric algorithm is refused at start.
+    for bad in ["ES256 HS256", "none", ""] {
+        let mut c = authrim::config::Config::default();
+        c.dpop_signing_alg_values_supported = bad.into();
+        assert!(c.validate().is_err(), "{bad:?} accepted");
+    }
 }

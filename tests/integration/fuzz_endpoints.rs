@@ -1276,7 +1276,12 @@ fn judge(req: &Req, o: &Outcome) -> Option<String> {
         if head {
             return None;
         }
+        // RFC 6749 §5.2: error_description in %x20-21 / %x23-5B / %x5D-7E (issue 34).
+        let allowed = |c: char| matches!(c, '\x20'..='\x21' | '\x23'..='\x5b' | '\x5d'..='\x7e');
         match serde_json::from_slice::<Value>(&o.body) {
+            Ok(v) if v["error_description"].as_str().is_some_and(|d| !d.chars().all(allowed)) => {
+                Some(format!("{} error_description outside RFC 6749's character set: {v}", o.status))
+            }
             Ok(v) if v["error"].is_string() => None,
             Ok(v) => Some(format!("{} error JSON without an \"error\" string: {v}", o.status)),
             Err(_) => Some(format!("{} error body is not JSON", o.status)),
