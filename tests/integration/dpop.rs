@@ -418,3 +418,82 @@ async fn proof_algorithms_are_a_setting() {
         assert!(c.validate().is_err(), "{bad:?} accepted");
     }
 }
+
+/// Issue 34: a refresh request refused for any reason (no proof, no or a made-up nonce, a
+/// proof for another endpoint or used before, wrong client authentication, another client, a
+/// scope not granted) must leave the refresh token as it was. A seeded run of refused requests
+/// interleaved with good ones, against the model "the current token is the one the last
+/// success returned": every good request with it succeeds, none with an older one does.
+/// `AUTHRIM_REFRESH_SEED` replays a run.
+#[tokio::test]
+async fn refused_refresh_requests_never_change_the_family() {
+    let seed = std::env::var("AUTHRIM_REFRESH_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| now() ^ 0x5eed);
+    eprintln!("refresh model seed {seed}");
+    // With rotation (the default) and without (FAPI 2.0 §5.3.2.1, as the FAPI plan runs).
+    for rotation in [true, false] {
+        refresh_model(seed, rotation).await;
+    }
+}
+
+async fn refresh_model(seed: u64, rotation: bool) {
+    let mut rng = authrim::fuzzing::SplitMix(seed);
+    let s = TestServer::start_with(|c| {
+        c.dpop_nonce = true;
+        c.refresh_token_rotation = rotation;
+    })
+    .await;
+    let cfg = json!({"grant_types": ["authorization_code", "refresh_token"], "dpop_bound_access_tokens": true, "scope": "openid profile offline_access"});
+    let (_, secret) = s.client("conf", cfg.clone()).await;
+    let (_, other_secret) = s.client("other", cfg).await;
+    let (secret, other_secret) = (secret.unwrap(), other_secret.unwrap());
+    s.user("alice", json!({})).await;
+    let b = s.browser();
+    let key = DpopKey::new();
+    let url = s.url("/token");
+    let code = s.code_for(&b, "conf", "alice", &[("scope", "openid profile offline_access")]).await["code"].clone();
+    let redeem = [("grant_type", "authorization_code"), ("code", code.as_str()), ("redirect_uri", REDIRECT)];
+    let (_, _, h) = token_with(&s, &[&key.proof("POST", &url, None, json!({}))], Some(("conf", &secret)), &redeem).await;
+    let mut nonce = h["dpop-nonce"].to_str().unwrap().to_string();
+    let mut used = key.proof("POST", &url, None, json!({"nonce": nonce}));
+    let (st, tok, _) = token_with(&s, &[&used], Some(("conf", &secret)), &redeem).await;
+    assert_eq!(st, 200, "{tok}");
+    let mut current = tok["refresh_token"].as_str().unwrap().to_string();
+    let (mut good, mut refused) = (0, 0);
+    for step in 0..60 {
+        let form: Vec<(&str, String)> = vec![("grant_type", "refresh_token".into()), ("refresh_token", current.clone())];
+        let fresh = key.proof("POST", &url, None, json!({"nonce": nonce}));
+        let kind = rng.below(9);
+        let (proofs, auth, form): (Vec<String>, (&str, &str), Vec<(&str, String)>) = match kind {
+            0 | 1 | 2 => (vec![fresh], ("conf", secret.as_str()), form),
+            3 => (vec![], ("conf", secret.as_str()), form),
+            4 => (vec![key.proof("POST", &url, None, json!({}))], ("conf", secret.as_str()), form),
+            5 => (vec![key.proof("POST", &url, None, json!({"nonce": "made-up"}))], ("conf", secret.as_str()), form),
+            6 => (vec![key.proof("POST", &s.url("/par"), None, json!({"nonce": nonce}))], ("conf", secret.as_str()), form),
+            7 => (vec![fresh], ("conf", "wrong-secret"), form),
+            _ => match rng.below(3) {
+                0 => (vec![used.clone()], ("conf", secret.as_str()), form),
+                1 => (vec![fresh], ("other", other_secret.as_str()), form),
+                _ => (vec![fresh], ("conf", secret.as_str()), [form, vec![("scope", "openid email".into())]].concat()),
+            },
+        };
+        let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let refs: Vec<&str> = proofs.iter().map(String::as_str).collect();
+        let (st, body, h) = token_with(&s, &refs, Some(auth), &form).await;
+        if let Some(n) = h.get("dpop-nonce") {
+            nonce = n.to_str().unwrap().to_string();
+        }
+        if kind <= 2 {
+            assert_eq!(st, 200, "step {step} (seed {seed}, rotation {rotation}): a good refresh with the current token: {body}");
+            if let Some(next) = body["refresh_token"].as_str() {
+                current = next.to_string();
+            }
+            used = refs[0].to_string();
+            good += 1;
+        } else {
+            assert!(st == 400 || st == 401, "step {step} (seed {seed}, rotation {rotation}), kind {kind}: {st} {body}");
+            refused += 1;
+        }
+    }
+    eprintln!("refresh model (rotation {rotation}): {good} good, {refused} refused");
+    assert!(good > 5 && refused > 5);
+}
