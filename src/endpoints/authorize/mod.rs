@@ -59,7 +59,7 @@ pub async fn post(
 /// `request_uri` carries the (sealed) request itself, so it may be that much longer.
 fn too_large(app: &App, request: &[u8]) -> Option<Response> {
     let mut max = app.config.max_authorization_request_bytes;
-    if names_request_uri(request) {
+    if request.len() > max && names_request_uri(request) {
         max += pushed::max_request_uri_len(app);
     }
     (request.len() > max).then(|| {
