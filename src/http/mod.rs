@@ -67,11 +67,22 @@ pub fn router(app: AppState) -> Router {
     }
     // A browser route answers a page, whatever went wrong (an odd method, an odd path under
     // /account or /console); an API route, an OAuth JSON error.
-    r.fallback(|uri: axum::http::Uri| async move {
-        match json_errors::is_browser_page(uri.path()) {
-            true => pages::error_page(axum::http::StatusCode::NOT_FOUND, "err-not-found"),
-            false => OAuthError::not_found("no such endpoint").into_response(),
+    r.fallback(|method: axum::http::Method, uri: axum::http::Uri| async move {
+        let path = uri.path();
+        if !json_errors::is_browser_page(path) {
+            return OAuthError::not_found("no such endpoint").into_response();
         }
+        // `/account/` or `/console/users/` typed in the address bar: the page without the slash.
+        if method == axum::http::Method::GET && path.len() > 1 && path.ends_with('/') {
+            let to = match uri.query() {
+                Some(q) => format!("{}?{q}", path.trim_end_matches('/')),
+                None => path.trim_end_matches('/').to_string(),
+            };
+            if !to.is_empty() && !to.starts_with("//") {
+                return axum::response::Redirect::permanent(&to).into_response();
+            }
+        }
+        pages::error_page(axum::http::StatusCode::NOT_FOUND, "err-not-found")
     })
     .method_not_allowed_fallback(|uri: axum::http::Uri| async move {
         match json_errors::is_browser_page(uri.path()) {

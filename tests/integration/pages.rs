@@ -168,3 +168,45 @@ async fn select_account_offers_the_session_user_or_another() {
     let page = Page::from(fresh.authorize(&authorize_query(&[("prompt", "select_account")])).await).await;
     assert!(page.is_login(), "{}", page.html);
 }
+
+/// Issue 30 and 36: a browser route answers a page whatever went wrong: an odd method (PATCH
+/// at the sign-in routes, GET of a form's target typed in the address bar), an odd path
+/// under the account page or the console; a trailing slash leads to the page without it;
+/// API routes keep their JSON errors.
+#[tokio::test]
+async fn browser_routes_answer_pages_for_odd_methods_and_paths() {
+    let s = TestServer::start().await;
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let page = |res: reqwest::Response| async move {
+        let (status, ct) = (res.status().as_u16(), res.headers()["content-type"].to_str().unwrap().to_string());
+        (status, ct, res.text().await.unwrap())
+    };
+    for (method, path, status) in [
+        ("PATCH", "/login", 405),
+        ("GET", "/login", 405),
+        ("PATCH", "/consent", 405),
+        ("DELETE", "/signup", 405),
+        ("PUT", "/", 405),
+        ("GET", "/account/%FF", 404),
+        ("GET", "/console/nothing-here", 404),
+        ("POST", "/account/nothing-here", 404),
+    ] {
+        let res = http.request(method.parse().unwrap(), s.url(path)).send().await.unwrap();
+        let (st, ct, body) = page(res).await;
+        assert_eq!(st, status, "{method} {path}");
+        assert!(ct.starts_with("text/html") && body.starts_with("<!doctype html>"), "{method} {path}: {ct} {body}");
+    }
+    let (_, _, body) = page(http.get(s.url("/account/%FF")).header("accept-language", "ja").send().await.unwrap()).await;
+    assert!(body.contains("このアドレスにページはありません"), "in the language asked for: {body}");
+    for (from, to) in [("/console/", "/console"), ("/account/?x=1", "/account?x=1"), ("/console/users/", "/console/users")] {
+        let res = http.get(s.url(from)).send().await.unwrap();
+        assert_eq!(res.status(), 308, "{from}");
+        assert_eq!(res.headers()["location"], to, "{from}");
+    }
+    // API routes: JSON errors as before.
+    for (method, path, status) in [("PATCH", "/token", 405), ("GET", "/nowhere", 404), ("GET", "/admin", 404)] {
+        let res = http.request(method.parse().unwrap(), s.url(path)).send().await.unwrap();
+        assert_eq!(res.status().as_u16(), status, "{method} {path}");
+        assert_eq!(res.headers()["content-type"], "application/json", "{method} {path}");
+    }
+}
