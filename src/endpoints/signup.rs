@@ -251,10 +251,9 @@ pub async fn submit(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
         Ok(n) => n,
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };
-    if mail_allowed {
-        if let Some(m) = &app.mailer {
-            m.wake.notify_one();
-        }
+    // The deliverer woken either way (with nothing due it only looks).
+    if let Some(m) = &app.mailer {
+        m.wake.notify_one();
     }
     let event = match (&owner, mail_allowed) {
         (None, true) => AuditEvent::new("signup_pending").detail(serde_json::json!({"evicted": evicted})),
