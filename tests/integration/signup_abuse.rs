@@ -134,6 +134,19 @@ async fn a_sign_up_answers_alike_whether_the_address_or_the_username_is_taken() 
     assert!(authrim::registry::users::verify_password(Some(&alice2), PASS));
     assert_eq!(s.server.app.registry.user_by_login("alice").unwrap().id, alice, "alice is still alice");
     assert_eq!(post(&b, "/signup/verify", &[("token", &token)]).await.status, 400, "once");
+
+    // An address that became an account's before its link was confirmed: said when opened
+    // (to whoever proved the address), and nothing is made.
+    let (late, _) = signup(&s, "10.1.0.4", "late", "late@example.com").await;
+    assert_eq!(late, free);
+    let messages = wait_for(&mail, 4).await;
+    let token = token_of(messages.iter().find(|m| to(m) == "late@example.com").unwrap());
+    s.user("early", json!({"email": "late@example.com"})).await;
+    let page = get(&b, &format!("/signup/verify?token={token}")).await;
+    assert!(page.status == 409 && page.html.contains("already has an account"), "{}", page.html);
+    let refused = post(&b, "/signup/verify", &[("token", &token)]).await;
+    assert!(refused.status == 409 && refused.html.contains("already has an account"), "{}", refused.html);
+    assert!(s.server.app.registry.user_by_login("late").is_none());
 }
 
 /// The median, in milliseconds.
