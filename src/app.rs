@@ -24,6 +24,8 @@ pub struct App {
     pub reset_limiter: LoginLimiter,
     /// Sign-ups per address (`signup_max_per_address`).
     pub signup_limiter: LoginLimiter,
+    /// Mail per recipient address on unauthenticated requests (`mail_max_per_recipient`).
+    pub mail_limiter: crate::ratelimit::recipients::RecipientLimiter,
     /// What a new password must be (`registry::password_policy`).
     pub password_policy: crate::registry::password_policy::PasswordPolicy,
     /// Mail, when `smtp_url` is set (`mail`).
@@ -92,6 +94,7 @@ impl App {
         let reset_limiter = LoginLimiter::new(config.password_reset_max_requests, config.password_reset_max_requests, config.login_window, config.login_throttle_max_keys);
         let mailer = crate::mail::Mailer::from_config(&config)?;
         let signup_limiter = LoginLimiter::new(config.signup_max_per_address, config.signup_max_per_address, config.login_window, config.login_throttle_max_keys);
+        let mail_limiter = crate::ratelimit::recipients::RecipientLimiter::new(config.mail_max_per_recipient, config.mail_recipient_window, config.login_throttle_max_keys);
         let password_policy = crate::registry::password_policy::PasswordPolicy::from_config(&config)?;
         let hash_slots = HashSlots::new(config.password_hash_slots(), config.password_hash_max_waiting);
         // A sealed form carries a request of at most max_authorization_request_bytes (as the
@@ -135,6 +138,7 @@ impl App {
             login_limiter,
             reset_limiter,
             signup_limiter,
+            mail_limiter,
             password_policy,
             mailer,
             hash_slots,

@@ -88,6 +88,20 @@ pub fn enqueue(sql: &mut dyn Sql, to: &str, subject: &str, sealed_body: Vec<u8>)
     Ok(())
 }
 
+/// Run `f`'s statements and keep them only if `keep`, else undo them (a savepoint rolled
+/// back): a request that must change nothing (a sign-up naming a taken address, a reset for
+/// nobody, a mail over its recipient's limit) does the same work on the request path as one
+/// that changes something, so its time does not tell which it was.
+pub fn keep_if<R>(sql: &mut dyn Sql, keep: bool, f: impl FnOnce(&mut dyn Sql) -> StoreResult<R>) -> StoreResult<R> {
+    sql.batch("SAVEPOINT keep_if")?;
+    let r = f(sql);
+    if r.is_err() || !keep {
+        sql.batch("ROLLBACK TO SAVEPOINT keep_if")?;
+    }
+    sql.batch("RELEASE SAVEPOINT keep_if")?;
+    r
+}
+
 struct Due {
     id: i64,
     to: String,
@@ -209,4 +223,28 @@ fn message(app: &App, mailer: &Mailer, row: &Due) -> Result<Message, String> {
         .message_id(None)
         .singlepart(SinglePart::plain(String::from_utf8_lossy(&body).into_owned()))
         .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keep_if_keeps_or_undoes_the_same_statements() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::db::open(dir.path(), "NORMAL").unwrap();
+        let sql = &mut crate::db::SqliteSql(&conn);
+        sql.batch("BEGIN").unwrap();
+        let n = keep_if(sql, false, |sql| enqueue(sql, "a@example.com", "s", vec![1]).map(|_| 7)).unwrap();
+        assert_eq!(n, 7, "the statements ran");
+        keep_if(sql, true, |sql| enqueue(sql, "b@example.com", "s", vec![2])).unwrap();
+        let failed = keep_if(sql, true, |sql| {
+            enqueue(sql, "c@example.com", "s", vec![3])?;
+            sql.execute("INSERT INTO no_such_table VALUES (1)", &[])
+        });
+        assert!(failed.is_err());
+        sql.batch("COMMIT").unwrap();
+        let kept: Vec<String> = sql.query("SELECT recipient FROM mail_outbox", &[]).unwrap().iter().map(|r| r.text(0).unwrap()).collect();
+        assert_eq!(kept, ["b@example.com"], "undone when not kept, and when it failed");
+    }
 }

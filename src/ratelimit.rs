@@ -14,6 +14,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::Semaphore;
 
+pub mod recipients;
+
 pub struct LoginLimiter {
     per_account: u32,
     per_address: u32,

@@ -252,8 +252,15 @@ pub struct Config {
     pub signup_verify_email: bool,
     /// Sign-ups per client address within `login_window`.
     pub signup_max_per_address: u32,
-    /// Sign-ups waiting for their e-mail to be verified, at most; more are refused (503).
+    /// Sign-ups waiting for their e-mail to be verified, at most; past it the oldest waiting
+    /// one is dropped (its link stops working), so a flood cannot hold the form shut.
     pub signup_max_pending: u32,
+    /// Mails sent on unauthenticated requests (sign-up links and notices, reset links) to one
+    /// recipient address, at most, within `mail_recipient_window`; more are not sent (the
+    /// page does not change).
+    pub mail_max_per_recipient: u32,
+    /// Seconds over which `mail_max_per_recipient` counts.
+    pub mail_recipient_window: u64,
     /// Seconds an e-mail verification link works.
     pub email_verification_ttl: u64,
     /// The shortest password a sign-up may choose (at least 8).
@@ -396,6 +403,8 @@ impl Default for Config {
             signup_verify_email: true,
             signup_max_per_address: 5,
             signup_max_pending: 10_000,
+            mail_max_per_recipient: 5,
+            mail_recipient_window: 3_600,
             email_verification_ttl: 86_400,
             password_min_length: 8,
             breached_passwords_file: None,
@@ -514,6 +523,8 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_SIGNUP_VERIFY_EMAIL", "signup_verify_email"),
     ("AUTHRIM_SIGNUP_MAX_PER_ADDRESS", "signup_max_per_address"),
     ("AUTHRIM_SIGNUP_MAX_PENDING", "signup_max_pending"),
+    ("AUTHRIM_MAIL_MAX_PER_RECIPIENT", "mail_max_per_recipient"),
+    ("AUTHRIM_MAIL_RECIPIENT_WINDOW", "mail_recipient_window"),
     ("AUTHRIM_EMAIL_VERIFICATION_TTL", "email_verification_ttl"),
     ("AUTHRIM_PASSWORD_MIN_LENGTH", "password_min_length"),
     ("AUTHRIM_BREACHED_PASSWORDS_FILE", "breached_passwords_file"),
@@ -543,6 +554,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "header_read_timeout", "body_read_timeout", "idle_timeout", "tls_handshake_timeout", "max_connections",
     "max_connections_per_address", "account_reauth_max_age", "console_max_age", "mail_max_attempts", "mail_retention", "mail_retry_delay", "password_reset_ttl",
     "password_reset_max_requests", "signup_max_per_address", "signup_max_pending", "email_verification_ttl", "password_min_length",
+    "mail_max_per_recipient", "mail_recipient_window",
 ];
 const BOOL_KEYS: &[&str] =
     &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration", "dpop_nonce", "fetch_allow_private_addresses", "passkeys", "console", "signup", "signup_verify_email"];
@@ -645,6 +657,9 @@ impl Config {
                     self.issuer
                 );
             }
+        }
+        if self.mail_max_per_recipient == 0 || self.mail_recipient_window == 0 {
+            anyhow::bail!("mail_max_per_recipient and mail_recipient_window must be positive");
         }
         if self.login_throttle_max_keys < 1_000 || self.max_authorization_request_bytes < 1_024 {
             anyhow::bail!("login_throttle_max_keys must be at least 1000 and max_authorization_request_bytes at least 1024");

@@ -1,9 +1,10 @@
 //! A forgotten password: `/login/forgot` asks for the login name or e-mail and mails a
 //! one-time link; `/login/reset` sets a new password with it. Only when mail is configured.
 //!
-//! The answer to a request is the same whether an account exists or not; requests are
-//! throttled per address and per account (`password_reset_max_requests` within
-//! `login_window`). The link's token is random, stored as its SHA-256 only, spent once,
+//! The answer to a request is the same whether an account exists or not, and so is the work
+//! done before it (see `forgot`); requests are throttled per address and per account
+//! (`password_reset_max_requests` within `login_window`), and the mail per recipient
+//! (`mail_max_per_recipient`). The link's token is random, stored as its SHA-256 only, spent once,
 //! and works `password_reset_ttl` seconds; using it ends the user's sessions. Forms carry a
 //! token sealed to the browser cookie (CSRF).
 
@@ -76,30 +77,40 @@ pub async fn forgot(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
     };
     // Every request counts, whether or not it names an account.
     attempt.failed(now());
-    if let Some(user) = user.filter(|u| !u.disabled) {
-        if let Some(email) = user.email().map(str::to_string) {
-            let token = random_token();
-            let link = format!("{}?token={token}", app.endpoint(RESET));
-            let minutes = app.config.password_reset_ttl.div_ceil(60).to_string();
-            let values = serde_json::json!({"link": link, "minutes": minutes});
-            let (subject, sealed) = crate::mail::compose(&app, &crate::mail::language_of(&app, &user), "mail-reset-subject", "mail_reset.txt", values);
-            let (hash, id, expires) = (sha256(token.as_bytes()).to_vec(), user.id.clone(), (now() + app.config.password_reset_ttl) as i64);
-            let written = app
-                .db
-                .write(move |sql| {
-                    sql.execute("INSERT INTO password_resets (token_hash, user_id, expires_at) VALUES (?1, ?2, ?3)", crate::params![hash, id.as_str(), expires])?;
-                    crate::mail::enqueue(sql, &email, &subject, sealed)
-                })
-                .await;
-            if let Err(e) = written {
-                return crate::endpoints::authorize::unavailable(e);
-            }
-            if let Some(m) = &app.mailer {
-                m.wake.notify_one();
-            }
-            app.audit.record(AuditEvent::new("password_reset_requested").user(&user.id).address(&address)).await;
-        }
+    // The same work whether or not it names an account (enabled, with an address): a link
+    // and its mail composed, the same statements run (kept only for an account whose address
+    // is under `mail_max_per_recipient`, else undone), one audit record. Its time does not
+    // tell whether the account exists.
+    let target = user.filter(|u| !u.disabled).and_then(|u| u.email().map(|e| (u.clone(), e.to_string())));
+    let mail = target.as_ref().is_some_and(|(_, e)| app.mail_limiter.allow(e, now()));
+    let token = random_token();
+    let link = format!("{}?token={token}", app.endpoint(RESET));
+    let minutes = app.config.password_reset_ttl.div_ceil(60).to_string();
+    let lang = target.as_ref().map_or_else(|| app.config.default_locale.clone(), |(u, _)| crate::mail::language_of(&app, u));
+    let (subject, sealed) = crate::mail::compose(&app, &lang, "mail-reset-subject", "mail_reset.txt", serde_json::json!({"link": link, "minutes": minutes}));
+    let (id, email) = target.as_ref().map_or((String::new(), String::new()), |(u, e)| (u.id.clone(), e.clone()));
+    let (hash, expires) = (sha256(token.as_bytes()).to_vec(), (now() + app.config.password_reset_ttl) as i64);
+    let written = app
+        .db
+        .write(move |sql| {
+            crate::mail::keep_if(sql, mail, |sql| {
+                sql.execute("INSERT INTO password_resets (token_hash, user_id, expires_at) VALUES (?1, ?2, ?3)", crate::params![hash, id.as_str(), expires])?;
+                crate::mail::enqueue(sql, &email, &subject, sealed)
+            })
+        })
+        .await;
+    if let Err(e) = written {
+        return crate::endpoints::authorize::unavailable(e);
     }
+    // The deliverer woken either way (with nothing due it only looks).
+    if let Some(m) = &app.mailer {
+        m.wake.notify_one();
+    }
+    let event = match &target {
+        Some((u, _)) => AuditEvent::new("password_reset_requested").user(&u.id).detail(serde_json::json!({"mailed": mail})),
+        None => AuditEvent::new("password_reset_requested").detail(serde_json::json!({"mailed": false, "account": false})),
+    };
+    app.audit.record(event.address(&address)).await;
     Page::new(StatusCode::OK, "forgot_sent.html", "forgot-title").into_response()
 }
 

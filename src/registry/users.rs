@@ -184,7 +184,7 @@ fn validate_roles(mut roles: Vec<String>) -> Result<Vec<String>, String> {
     Ok(roles)
 }
 
-fn validate_username(u: &str) -> Result<(), String> {
+pub fn validate_username(u: &str) -> Result<(), String> {
     if u.is_empty() || u.len() > 256 || u.chars().any(char::is_control) || u.trim() != u {
         return Err("username must be 1-256 characters without control characters or outer spaces".into());
     }

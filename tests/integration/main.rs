@@ -37,6 +37,7 @@ mod request_object;
 mod resources;
 mod second_factor;
 mod signup;
+mod signup_abuse;
 mod revocation;
 mod slow_clients;
 mod throttle;

@@ -418,6 +418,16 @@ mail-verify-body = To finish creating your { $product } account, open this link 
     { $link }
 
     If it was not you, ignore this message: no account is created.
+mail-signup-exists-subject = Someone tried to create a { $product } account with your address
+mail-signup-exists-body = Someone tried to create a new { $product } account with this e-mail address, which already has one (username: { $username }). No account was created and nothing changed.
+
+    If it was you, sign in with that account. If you forgot its password, you can set a new one here:
+
+    { $link }
+
+    If it was not you, ignore this message.
+signup-verify-username-taken = The username { $username } was taken before you confirmed. Choose another, and enter the password you chose, to create your account.
+err-signup-email-taken = This e-mail address already has an account. Sign in with it, or set a new password from the sign-in page.
 err-too-many-requests = Too many requests from here. Wait a few minutes and try again.
 account-email = E-mail: { $email }
 account-email-verified = (verified)

@@ -416,6 +416,16 @@ mail-verify-body = Pour terminer la création de votre compte { $product }, ouvr
     { $link }
 
     Si ce n'était pas vous, ignorez ce message : aucun compte n'est créé.
+mail-signup-exists-subject = Quelqu'un a essayé de créer un compte { $product } avec votre adresse
+mail-signup-exists-body = Quelqu'un a essayé de créer un nouveau compte { $product } avec cette adresse e-mail, qui en a déjà un (nom d'utilisateur : { $username }). Aucun compte n'a été créé et rien n'a changé.
+
+    Si c'était vous, connectez-vous avec ce compte. Si vous avez oublié son mot de passe, vous pouvez en choisir un nouveau ici :
+
+    { $link }
+
+    Si ce n'était pas vous, ignorez ce message.
+signup-verify-username-taken = Le nom d'utilisateur { $username } a été pris avant votre confirmation. Choisissez-en un autre et saisissez le mot de passe que vous aviez choisi pour créer votre compte.
+err-signup-email-taken = Cette adresse e-mail a déjà un compte. Connectez-vous avec lui, ou choisissez un nouveau mot de passe depuis la page de connexion.
 err-too-many-requests = Trop de demandes depuis cet endroit. Patientez quelques minutes et réessayez.
 account-email = Adresse e-mail : { $email }
 account-email-verified = (vérifiée)
