@@ -265,6 +265,7 @@ pub async fn verify(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
         disabled: false,
         updated_at: now(),
         roles: Vec::new(),
+        tokens_cutoff: 0,
     };
     let resume = row.opt_text(3).ok().flatten();
     // The pending row taken out and the user made in one transaction: of two confirmations

@@ -76,6 +76,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("mail_verify.txt", include_str!("templates/mail_verify.txt")),
     ("mail_verify_email.txt", include_str!("templates/mail_verify_email.txt")),
     ("mail_email_changed.txt", include_str!("templates/mail_email_changed.txt")),
+    ("mail_factor_locked.txt", include_str!("templates/mail_factor_locked.txt")),
 ];
 
 /// The built-in assets (`src/ui/assets`).
