@@ -135,7 +135,16 @@ async fn the_users_own_change_keeps_this_session_and_cuts_off_the_rest() {
 /// An operator's new password (the admin API; the console and CLI share its operation).
 #[tokio::test]
 async fn an_operators_new_password_cuts_off_every_token() {
-    let s = TestServer::start().await;
+    operators_new_password(false).await;
+}
+
+#[tokio::test]
+async fn an_operators_new_password_cuts_off_every_token_on_postgres() {
+    operators_new_password(true).await;
+}
+
+async fn operators_new_password(postgres: bool) {
+    let s = TestServer::start_on(postgres, |_| {}).await;
     let (alice, secret, mut intruder) = setup(&s).await;
     works(&s, &secret, &mut intruder).await;
     let (st, v) = s.admin(Method::PATCH, &format!("/admin/users/{alice}"), Some(json!({"password": NEW_PASSWORD}))).await;
@@ -156,7 +165,16 @@ async fn an_operators_new_password_cuts_off_every_token() {
 /// and `offline_access` tokens no longer outlive them.
 #[tokio::test]
 async fn ending_all_sessions_cuts_off_offline_tokens_too() {
-    let s = TestServer::start().await;
+    end_all_sessions(false).await;
+}
+
+#[tokio::test]
+async fn ending_all_sessions_cuts_off_offline_tokens_too_on_postgres() {
+    end_all_sessions(true).await;
+}
+
+async fn end_all_sessions(postgres: bool) {
+    let s = TestServer::start_on(postgres, |_| {}).await;
     let (alice, secret, mut intruder) = setup(&s).await;
     works(&s, &secret, &mut intruder).await;
     let (st, v) = s.admin(Method::DELETE, &format!("/admin/users/{alice}/sessions"), None).await;
