@@ -51,8 +51,9 @@ pub struct CutOff {
 /// family of the user is revoked with the tokens it issued, each through its grant's entry in
 /// the revocation list (which every node honours within `revocation_max_staleness_ms`).
 ///
-/// Returns once the cutoff's second has passed: a token's `iat` is in whole seconds, so what is
-/// issued after the answer (the kept session's next tokens, the next sign-in) is not refused.
+/// Returns once the cutoff's second has passed (at most a second later; at once for a disabled
+/// user): a token's `iat` is in whole seconds, so what is issued after the answer (the kept
+/// session's next tokens, the next sign-in) is not refused.
 pub async fn cut_off(app: &App, user_id: &str, cutoff: u64, keep: Option<&str>, by: EndedBy) -> StoreResult<CutOff> {
     let mut done = CutOff::default();
     for s in app.stores.sessions.of_user(user_id).await? {
@@ -69,6 +70,10 @@ pub async fn cut_off(app: &App, user_id: &str, cutoff: u64, keep: Option<&str>, 
         app.stores.revocations.revoke(&crate::tokens::grant_revocation_key(id), until).await?;
     }
     done.families = families.len();
+    // (A disabled user gets no tokens to wait for.)
+    if app.registry.user(user_id).is_none_or(|u| u.disabled) {
+        return Ok(done);
+    }
     let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     if let Some(wait) = std::time::Duration::from_secs(cutoff + 1).checked_sub(since_epoch) {
         tokio::time::sleep(wait).await;
