@@ -20,6 +20,9 @@ pub struct App {
     pub db: Database,
     pub grants: GrantRegistry,
     pub login_limiter: LoginLimiter,
+    /// Wrong second-factor codes: per account (`second_factor_max_failures`, apart from the
+    /// password's count, which a right password clears) and per address.
+    pub factor_limiter: LoginLimiter,
     /// Password-reset requests per account and per address (`password_reset_max_requests`).
     pub reset_limiter: LoginLimiter,
     /// Sign-ups per address (`signup_max_per_address`).
@@ -91,6 +94,12 @@ impl App {
             config.login_window,
             config.login_throttle_max_keys,
         );
+        let factor_limiter = LoginLimiter::new(
+            config.second_factor_max_failures,
+            config.login_max_failures_per_address,
+            config.login_window,
+            config.login_throttle_max_keys,
+        );
         let reset_limiter = LoginLimiter::new(config.password_reset_max_requests, config.password_reset_max_requests, config.login_window, config.login_throttle_max_keys);
         let mailer = crate::mail::Mailer::from_config(&config)?;
         let signup_limiter = LoginLimiter::new(config.signup_max_per_address, config.signup_max_per_address, config.login_window, config.login_throttle_max_keys);
@@ -136,6 +145,7 @@ impl App {
             db,
             grants: GrantRegistry::standard(),
             login_limiter,
+            factor_limiter,
             reset_limiter,
             signup_limiter,
             mail_limiter,

@@ -421,8 +421,24 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
                 let existing = find_user(db, &user).await?;
                 let updated = users::update_user(&existing, args.input()?).map_err(anyhow::Error::msg)?;
                 let u = updated.clone();
-                db.write(move |sql| users::save(sql, &u)).await?;
+                let new_password = existing.password_hash != updated.password_hash;
+                db.write(move |sql| {
+                    if new_password {
+                        crate::endpoints::password_reset::spend_links(sql, &u.id)?;
+                    }
+                    users::save(sql, &u)
+                })
+                .await?;
                 print(serde_json::to_value(&updated)?);
+                // The new password's cutoff refuses every earlier token (the server reads it
+                // with the change); the sessions end, and the refresh families are revoked,
+                // through the running server, as the admin API's change does.
+                if new_password || (updated.disabled && !existing.disabled) {
+                    let path = format!("/admin/users/{}/sessions", updated.id);
+                    if let Err(e) = admin_api(config, reqwest::Method::DELETE, &path).await {
+                        eprintln!("warning: the user's sessions were not ended ({e}); end them with `authrim session end {}` once the server runs", updated.username);
+                    }
+                }
             }
             UserCommand::Delete { user } => {
                 let existing = find_user(db, &user).await?;

@@ -20,7 +20,7 @@ pub struct Withdrawn {
 
 pub async fn withdraw(app: &App, user_id: &str, client_id: &str, reason: &str) -> StoreResult<Withdrawn> {
     let consent = app.registry.forget_consent(user_id, client_id).await?;
-    let families = app.stores.refresh.revoke_of(user_id, client_id).await?;
+    let families = app.stores.refresh.revoke_of(user_id, Some(client_id)).await?;
     let until = now() + crate::tokens::grant_revocation_ttl(app);
     for id in &families {
         app.stores.revocations.revoke(&crate::tokens::grant_revocation_key(id), until).await?;

@@ -561,6 +561,7 @@ pub fn admin_user_json(data: &[u8]) {
         disabled: false,
         updated_at: 0,
         roles: Vec::new(),
+        tokens_cutoff: 0,
     };
     let without_password = UserInput { password: None, ..input };
     if let Ok(u) = users::update_user(&base, without_password) {

@@ -8,9 +8,13 @@
 //! the account (whatever name or e-mail was typed for it); a name that matches no account has
 //! a bucket of its own, so the limiter behaves the same either way and reveals nothing about
 //! which accounts exist.
+//!
+//! An address is counted as the unit a client controls (`address_unit`): an IPv6 client is
+//! its /64, so that rotating through the addresses of one's own prefix gains nothing.
 
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
+use std::net::{IpAddr, Ipv6Addr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::Semaphore;
 
@@ -28,6 +32,9 @@ pub struct LoginLimiter {
 struct Bucket {
     failures: VecDeque<u64>,
     in_flight: u32,
+    /// When a failure last filled this bucket and was reported (`Attempt::failed`), so that a
+    /// lock is reported once per window, not once per failure that refills it.
+    reported: Option<u64>,
 }
 
 impl Bucket {
@@ -58,7 +65,7 @@ impl LoginLimiter {
     /// Reserve an attempt for the account bucket `account` (see `account_key`) from `address`,
     /// or `None` while either bucket's failures and attempts in flight reach its limit.
     pub fn begin(&self, account: &str, address: &str, now: u64) -> Option<Attempt<'_>> {
-        let keys = [format!("acct:{account}"), format!("addr:{address}")];
+        let keys = [format!("acct:{account}"), format!("addr:{}", address_key(address))];
         let limits = [self.per_account, self.per_address];
         let mut map = self.buckets.lock();
         for (key, limit) in keys.iter().zip(limits) {
@@ -104,13 +111,23 @@ impl LoginLimiter {
         }
     }
 
-    fn settle(&self, keys: &[String; 2], outcome: Outcome) {
+    /// Settle an attempt; whether a failure filled the account bucket (it is now locked) and no
+    /// lock of it was reported within the window.
+    fn settle(&self, keys: &[String; 2], outcome: Outcome) -> bool {
         let mut map = self.buckets.lock();
+        let mut locked = false;
         for (i, key) in keys.iter().enumerate() {
             let Some(b) = map.get_mut(key) else { continue };
             b.in_flight = b.in_flight.saturating_sub(1);
             match outcome {
-                Outcome::Failed(t) => b.failures.push_back(t),
+                Outcome::Failed(t) => {
+                    b.failures.push_back(t);
+                    let full = b.failures.len() as u64 >= u64::from(self.per_account);
+                    if i == 0 && full && b.reported.is_none_or(|r| r + self.window <= t) {
+                        b.reported = Some(t);
+                        locked = true;
+                    }
+                }
                 // A success clears the account's failures, not the address's.
                 Outcome::Succeeded if i == 0 => b.failures.clear(),
                 Outcome::Succeeded | Outcome::Unchecked => {}
@@ -119,6 +136,7 @@ impl LoginLimiter {
                 map.remove(key);
             }
         }
+        locked
     }
 
     pub fn prune(&self, now: u64) {
@@ -143,9 +161,11 @@ enum Outcome {
 }
 
 impl Attempt<'_> {
-    pub fn failed(mut self, now: u64) {
+    /// A failure. `true` when it locked the account bucket (its failures reached the limit),
+    /// reported at most once per window: the caller tells the user.
+    pub fn failed(mut self, now: u64) -> bool {
         self.settled = true;
-        self.limiter.settle(&self.keys, Outcome::Failed(now));
+        self.limiter.settle(&self.keys, Outcome::Failed(now))
     }
 
     pub fn succeeded(mut self) {
@@ -165,6 +185,27 @@ impl Drop for Attempt<'_> {
         if !self.settled {
             self.limiter.settle(&self.keys, Outcome::Failed(crate::util::now()));
         }
+    }
+}
+
+/// The unit every per-address limit counts. IPv4: the address. IPv6: its /64, the block a
+/// single host or subscriber is normally given, so that one client cannot step around a limit
+/// by rotating through the addresses of its own prefix. An IPv4 client of a dual-stack
+/// listener arrives as an IPv4-mapped IPv6 address and is counted as the IPv4 address it is.
+pub fn address_unit(ip: IpAddr) -> IpAddr {
+    match ip.to_canonical() {
+        IpAddr::V6(v6) => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !(u64::MAX as u128))),
+        v4 => v4,
+    }
+}
+
+/// The throttle key of a client address as `endpoints::interaction::client_address` gives it
+/// (the peer, or a proxy's `X-Forwarded-For` hop): its `address_unit`, or the text as it is
+/// when it is no IP address (a proxy's odd value still gets a bucket of its own).
+pub fn address_key(address: &str) -> String {
+    match address.parse::<IpAddr>() {
+        Ok(ip) => address_unit(ip).to_string(),
+        Err(_) => address.to_string(),
     }
 }
 
@@ -236,6 +277,37 @@ mod tests {
         l.begin("b", "9.9.9.9", 10).unwrap().failed(10);
         assert!(l.begin("c", "9.9.9.9", 11).is_none());
         assert!(l.begin("c", "8.8.8.8", 11).is_some());
+    }
+
+    #[test]
+    fn a_lock_is_reported_once_per_window() {
+        let l = LoginLimiter::new(2, 100, 60, 1_000);
+        assert!(!l.begin("alice", "1.1.1.1", 10).unwrap().failed(10));
+        assert!(l.begin("alice", "2.2.2.2", 11).unwrap().failed(11), "the failure that fills the bucket locks it");
+        assert!(l.begin("alice", "2.2.2.2", 12).is_none());
+        // The first failure slides out; a failure refills the bucket within the window of the
+        // report: locked again, not reported again.
+        assert!(!l.begin("alice", "3.3.3.3", 70).unwrap().failed(70));
+        assert!(l.begin("alice", "3.3.3.3", 70).is_none(), "locked again");
+        // Once the window of the report has passed, a new lock is reported.
+        assert!(!l.begin("alice", "3.3.3.3", 131).unwrap().failed(131));
+        assert!(l.begin("alice", "3.3.3.3", 132).unwrap().failed(132), "a new lock, a new report");
+        assert!(!l.begin("bob", "3.3.3.3", 133).unwrap().failed(133), "the address bucket's failures lock no account");
+    }
+
+    #[test]
+    fn an_ipv6_64_is_one_address() {
+        let l = LoginLimiter::new(100, 2, 60, 1_000);
+        l.begin("a", "2001:db8:1:2::1", 10).unwrap().failed(10);
+        l.begin("b", "2001:db8:1:2:ffff:ffff:ffff:fffe", 10).unwrap().failed(10);
+        assert!(l.begin("c", "2001:db8:1:2:abcd::7", 11).is_none(), "another address of the same /64 is the same client");
+        // (An attempt dropped unsettled counts as a failure: these give their place back.)
+        l.begin("c", "2001:db8:1:3::1", 11).expect("the next /64 is another client").unchecked();
+        l.begin("d", "192.0.2.7", 11).unwrap().failed(11);
+        l.begin("e", "::ffff:192.0.2.7", 11).unwrap().failed(11);
+        assert!(l.begin("f", "192.0.2.7", 11).is_none(), "a mapped IPv4 address is the IPv4 address");
+        assert_eq!(address_key("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::");
+        assert_eq!(address_key("not an address"), "not an address");
     }
 
     #[test]

@@ -190,6 +190,10 @@ pub struct Config {
     pub login_max_failures_per_account: u32,
     pub login_max_failures_per_address: u32,
     pub login_window: u64,
+    /// Wrong second-factor codes (TOTP, recovery) allowed per account within `login_window`,
+    /// counted apart from the password's failures (a right password does not clear them),
+    /// from every address together.
+    pub second_factor_max_failures: u32,
     /// Account and address buckets the login throttle tracks at most; past this the buckets
     /// whose last failure is oldest are dropped first.
     pub login_throttle_max_keys: usize,
@@ -379,6 +383,7 @@ impl Default for Config {
             login_max_failures_per_account: 5,
             login_max_failures_per_address: 20,
             login_window: 900,
+            second_factor_max_failures: 5,
             login_throttle_max_keys: 100_000,
             mfa_policy: "optional".into(),
             passkeys: true,
@@ -499,6 +504,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_LOGIN_MAX_FAILURES_PER_ACCOUNT", "login_max_failures_per_account"),
     ("AUTHRIM_LOGIN_MAX_FAILURES_PER_ADDRESS", "login_max_failures_per_address"),
     ("AUTHRIM_LOGIN_WINDOW", "login_window"),
+    ("AUTHRIM_SECOND_FACTOR_MAX_FAILURES", "second_factor_max_failures"),
     ("AUTHRIM_LOGIN_THROTTLE_MAX_KEYS", "login_throttle_max_keys"),
     ("AUTHRIM_MFA_POLICY", "mfa_policy"),
     ("AUTHRIM_PASSKEYS", "passkeys"),
@@ -549,7 +555,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "code_shards", "session_shards", "challenge_shards", "revocation_shards", "refresh_shards", "key_cache_ttl", "key_publish_delay",
     "refresh_reuse_grace", "refresh_token_ttl", "refresh_token_idle_ttl",
     "max_body_bytes", "login_max_failures_per_account", "login_max_failures_per_address",
-    "login_window", "login_throttle_max_keys", "password_hash_concurrency", "password_hash_max_waiting",
+    "login_window", "second_factor_max_failures", "login_throttle_max_keys", "password_hash_concurrency", "password_hash_max_waiting",
     "max_authorization_request_bytes", "database_pool_size", "database_timeout_ms", "database_startup_wait", "revocation_max_staleness_ms",
     "header_read_timeout", "body_read_timeout", "idle_timeout", "tls_handshake_timeout", "max_connections",
     "max_connections_per_address", "account_reauth_max_age", "console_max_age", "mail_max_attempts", "mail_retention", "mail_retry_delay", "password_reset_ttl",
@@ -660,6 +666,9 @@ impl Config {
         }
         if self.mail_max_per_recipient == 0 || self.mail_recipient_window == 0 {
             anyhow::bail!("mail_max_per_recipient and mail_recipient_window must be positive");
+        }
+        if self.second_factor_max_failures == 0 {
+            anyhow::bail!("second_factor_max_failures must be positive");
         }
         if self.login_throttle_max_keys < 1_000 || self.max_authorization_request_bytes < 1_024 {
             anyhow::bail!("login_throttle_max_keys must be at least 1000 and max_authorization_request_bytes at least 1024");

@@ -206,6 +206,13 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     r#"
     ALTER TABLE pending_signups ADD COLUMN resume TEXT;
     "#,
+), (
+    15,
+    // A user's tokens issued at or before this second are refused (`User::tokens_cutoff`):
+    // set by a new password and by the end of all sessions.
+    r#"
+    ALTER TABLE users ADD COLUMN tokens_cutoff INTEGER NOT NULL DEFAULT 0;
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -40,7 +40,7 @@ async fn handle(app: &App, headers: &HeaderMap, form: Result<FormParams, OAuthEr
             Ok(describe_access(app, claims))
         }
         Known::Refresh(family) if family.client_id == caller.id() => {
-            if app.registry.user(&family.user_id).is_none_or(|u| u.disabled) {
+            if app.registry.user(&family.user_id).is_none_or(|u| !u.accepts_tokens_from(family.created_at)) {
                 return Ok(inactive);
             }
             Ok(json!({
@@ -66,11 +66,12 @@ fn meant_for(app: &App, caller: &crate::registry::Client, claims: &AccessTokenCl
     own.peek().is_none() || own.any(|rs| claims.aud.iter().any(|a| a == &rs.uri))
 }
 
-/// A user token needs its user to exist and be enabled; a client token (`sub` = client) its client.
+/// A user token needs its user to exist, be enabled and not have cut off tokens as old (a new
+/// password, the end of all sessions); a client token (`sub` = client) its client.
 fn subject_active(app: &App, claims: &AccessTokenClaims) -> bool {
     let Some(id) = claims.subject_id(app) else { return false };
     match app.registry.user(&id) {
-        Some(u) => !u.disabled,
+        Some(u) => u.accepts_tokens_from(claims.iat),
         None => claims.sub == claims.client_id && app.client(&claims.client_id).is_some(),
     }
 }

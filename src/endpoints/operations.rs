@@ -30,6 +30,14 @@ impl Actor {
         }
     }
 
+    /// How a session this actor ends is recorded.
+    fn ended_by(&self) -> EndedBy {
+        match self {
+            Actor::ApiToken => EndedBy::Operator,
+            Actor::Console(admin) => EndedBy::Console(admin.clone()),
+        }
+    }
+
     /// An audit event of this actor's change, with `extra` merged into its detail.
     fn event(&self, name: &str, extra: serde_json::Value) -> AuditEvent {
         let mut detail = self.by();
@@ -129,8 +137,9 @@ pub async fn create_user(app: &App, actor: &Actor, input: UserInput) -> Result<U
     Ok(user)
 }
 
-/// Change a user: absent fields keep their value, a `null` claim removes it. A disabled
-/// user's sessions end.
+/// Change a user: absent fields keep their value, a `null` claim removes it. A new password
+/// (saved with its `tokens_cutoff`, spending every outstanding reset link) ends the user's
+/// sessions and revokes their tokens, as a disabled user's are.
 pub async fn update_user(app: &App, actor: &Actor, id: &str, input: UserInput) -> Result<User, OAuthError> {
     let existing: Arc<User> = app.registry.user(id).ok_or_else(no_user)?;
     let before = existing.as_ref().clone();
@@ -138,12 +147,21 @@ pub async fn update_user(app: &App, actor: &Actor, id: &str, input: UserInput) -
         .await
         .map_err(|e| OAuthError::internal("hashing", e))?
         .map_err(OAuthError::invalid_request)?;
+    let new_password = before.password_hash != user.password_hash;
     // A login name another user has is refused atomically by the save: 409.
-    app.registry.save_user(user.clone()).await?;
+    let owned = id.to_string();
+    app.registry
+        .save_user_if(user.clone(), move |sql| {
+            if new_password {
+                crate::endpoints::password_reset::spend_links(sql, &owned)?;
+            }
+            Ok(true)
+        })
+        .await?;
     let mut changed = Vec::new();
     for (field, differs) in [
         ("username", before.username != user.username),
-        ("password", before.password_hash != user.password_hash),
+        ("password", new_password),
         ("claims", before.claims != user.claims),
         ("disabled", before.disabled != user.disabled),
         ("roles", before.roles != user.roles),
@@ -155,6 +173,9 @@ pub async fn update_user(app: &App, actor: &Actor, id: &str, input: UserInput) -
     app.audit.record(actor.event("user_updated", json!({"changed": changed, "roles": user.roles, "disabled": user.disabled})).user(id)).await;
     if user.disabled && !before.disabled {
         end_sessions(app, actor, id, None).await?;
+    } else if new_password {
+        let done = crate::logout::cut_off(app, id, user.tokens_cutoff, None, actor.ended_by()).await?;
+        app.audit.record(actor.event("tokens_revoked", json!({"reason": "password", "sessions_ended": done.sessions, "families_revoked": done.families})).user(id)).await;
     }
     Ok(user)
 }
@@ -168,25 +189,27 @@ pub async fn delete_user(app: &App, actor: &Actor, id: &str) -> Result<(), OAuth
 }
 
 /// End a user's sessions (all, or the one `sid` names), with the same notifications as a
-/// logout. How many ended; `Err(not_found)` if `sid` is not one of the user's.
+/// logout. How many ended; `Err(not_found)` if `sid` is not one of the user's. Ending all of
+/// them also revokes every token the user had (`tokens_cutoff`, then `logout::cut_off`): the
+/// operator's answer to a session or a device in the wrong hands, `offline_access` included.
 pub async fn end_sessions(app: &App, actor: &Actor, user_id: &str, sid: Option<&str>) -> Result<usize, OAuthError> {
-    app.registry.user(user_id).ok_or_else(no_user)?;
-    let sessions = app.stores.sessions.of_user(user_id).await?;
-    let mut ended = 0;
-    for s in sessions.into_iter().filter(|s| sid.is_none_or(|sid| sid == s.sid)) {
-        let by = match actor {
-            Actor::ApiToken => EndedBy::Operator,
-            Actor::Console(admin) => EndedBy::Console(admin.clone()),
-        };
-        if end_session(app, SessionRef::Sid(s.sid), by).await?.is_some() {
-            ended += 1;
-        }
-    }
-    if sid.is_some() && ended == 0 {
+    let user = app.registry.user(user_id).ok_or_else(no_user)?;
+    let Some(sid) = sid else {
+        let cutoff = crate::util::now();
+        app.registry.save_user(User { tokens_cutoff: cutoff, ..user.as_ref().clone() }).await?;
+        let done = crate::logout::cut_off(app, user_id, cutoff, None, actor.ended_by()).await?;
+        app.audit.record(actor.event("sessions_ended", json!({"ended": done.sessions, "families_revoked": done.families, "tokens_revoked": true})).user(user_id)).await;
+        return Ok(done.sessions);
+    };
+    let ended = match app.stores.sessions.of_user(user_id).await?.into_iter().find(|s| s.sid == sid) {
+        Some(s) => end_session(app, SessionRef::Sid(s.sid), actor.ended_by()).await?.is_some(),
+        None => false,
+    };
+    if !ended {
         return Err(OAuthError::not_found("no such session for this user"));
     }
-    app.audit.record(actor.event("sessions_ended", json!({"ended": ended})).user(user_id)).await;
-    Ok(ended)
+    app.audit.record(actor.event("sessions_ended", json!({"ended": 1})).user(user_id)).await;
+    Ok(1)
 }
 
 /// Remove one of a user's second factors (`factor_id`), or all with their recovery codes.

@@ -4,9 +4,10 @@
 //! The answer to a request is the same whether an account exists or not, and so is the work
 //! done before it (see `forgot`); requests are throttled per address and per account
 //! (`password_reset_max_requests` within `login_window`), and the mail per recipient
-//! (`mail_max_per_recipient`). The link's token is random, stored as its SHA-256 only, spent once,
-//! and works `password_reset_ttl` seconds; using it ends the user's sessions. Forms carry a
-//! token sealed to the browser cookie (CSRF).
+//! (`mail_max_per_recipient`). The link's token is random, stored as its SHA-256 only, spent
+//! once, and works `password_reset_ttl` seconds. Using it spends every other link of the
+//! account (any new password does), ends the user's sessions and revokes every token they had
+//! (`logout::cut_off`). Forms carry a token sealed to the browser cookie (CSRF).
 
 use super::interaction::client_address;
 use crate::app::{App, AppState};
@@ -179,22 +180,38 @@ pub async fn reset(State(app): State<AppState>, headers: HeaderMap, form: Result
     };
     // The link spent and the password set in one transaction: of two uses racing, one wins;
     // an error leaves the old password and the link working.
-    let (hash, t) = (sha256(token.as_bytes()).to_vec(), now() as i64);
-    let spend = move |sql: &mut dyn crate::db::Sql| Ok(sql.execute("UPDATE password_resets SET used_at = ?1 WHERE token_hash = ?2 AND used_at IS NULL AND expires_at > ?1", crate::params![t, hash])? == 1);
+    let (hash, t, id) = (sha256(token.as_bytes()).to_vec(), now() as i64, user.id.clone());
+    let cutoff = updated.tokens_cutoff;
+    let spend = move |sql: &mut dyn crate::db::Sql| {
+        if sql.execute("UPDATE password_resets SET used_at = ?1 WHERE token_hash = ?2 AND used_at IS NULL AND expires_at > ?1", crate::params![t, hash])? != 1 {
+            return Ok(false);
+        }
+        spend_links(sql, &id)?;
+        Ok(true)
+    };
     match app.registry.save_user_if(updated, spend).await {
         Ok(true) => {}
         Ok(false) => return error_page(StatusCode::BAD_REQUEST, "err-reset-link"),
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     }
-    // Whoever knew the old password is signed out.
-    let mut ended = 0;
-    if let Ok(sessions) = app.stores.sessions.of_user(&user.id).await {
-        for s in sessions {
-            if matches!(crate::logout::end_session(&app, crate::stores::SessionRef::Sid(s.sid), crate::logout::EndedBy::User).await, Ok(Some(_))) {
-                ended += 1;
-            }
-        }
+    // Whoever knew the old password is signed out and keeps no token.
+    let done = crate::logout::cut_off(&app, &user.id, cutoff, None, crate::logout::EndedBy::User).await;
+    let detail = match &done {
+        Ok(c) => serde_json::json!({"sessions_ended": c.sessions, "families_revoked": c.families}),
+        Err(e) => serde_json::json!({"error": e.to_string()}),
+    };
+    app.audit.record(AuditEvent::new("password_reset").user(&user.id).detail(detail)).await;
+    match done {
+        Ok(_) => Page::new(StatusCode::OK, "reset_done.html", "reset-title").into_response(),
+        // The password is changed and the tokens are refused by the cutoff; the sessions may
+        // not all have ended: the user is told to try again (a new link, or a sign-in).
+        Err(e) => crate::endpoints::authorize::unavailable(e),
     }
-    app.audit.record(AuditEvent::new("password_reset").user(&user.id).detail(serde_json::json!({"sessions_ended": ended}))).await;
-    Page::new(StatusCode::OK, "reset_done.html", "reset-title").into_response()
+}
+
+/// Spend every outstanding reset link of `user_id`: in the transaction of any new password,
+/// so that no link sent before it (to a mailbox someone else may read) sets another.
+pub(crate) fn spend_links(sql: &mut dyn crate::db::Sql, user_id: &str) -> crate::db::StoreResult<u64> {
+    let t = now() as i64;
+    sql.execute("UPDATE password_resets SET used_at = ?1 WHERE user_id = ?2 AND used_at IS NULL", crate::params![t, user_id])
 }

@@ -1,8 +1,14 @@
 //! `POST /login/second-factor`: the second step of a sign-in for a user with a second factor
 //! (a passkey, a TOTP code or a recovery code). The password step hands over a sealed state,
 //! bound to the browser cookie as the login form's is, naming the request and the user whose
-//! password was right; nothing is stored until both steps pass. Failures count in the login
-//! throttle.
+//! password was right; nothing is stored until both steps pass.
+//!
+//! Codes can be guessed, so wrong ones are counted per account (`second_factor_max_failures`
+//! within `login_window`, from every address together) on a counter of their own: the
+//! password step's success clears the password's count, never this one, so "right password,
+//! then a few wrong codes" repeated from many addresses gains nothing. The failure that locks
+//! the codes is audited and mailed to the user. A passkey cannot be guessed: its attempts
+//! have a bucket of their own, so a lock of the codes leaves that way in open.
 
 use super::authorize::{client_display_name, required_level, AuthorizationRequest};
 use super::interaction::{client_address, start_session, BUSY, TOO_MANY};
@@ -84,8 +90,12 @@ pub async fn verify(
         return error_page(StatusCode::BAD_REQUEST, EXPIRED);
     };
     let address = client_address(&app, &headers, peer);
-    let account = crate::ratelimit::account_key(Some(&user.id), &user.username);
-    let Some(attempt) = app.login_limiter.begin(&account, &address, now()) else {
+    let passkey = params.get("credential").is_some();
+    let account = match passkey {
+        true => format!("passkey:{}", user.id),
+        false => format!("codes:{}", user.id),
+    };
+    let Some(attempt) = app.factor_limiter.begin(&account, &address, now()) else {
         return ask(&app, &headers, &pending, Some(TOO_MANY), StatusCode::TOO_MANY_REQUESTS).await;
     };
     let checked = match params.get("credential") {
@@ -115,8 +125,11 @@ pub async fn verify(
             error_page(StatusCode::SERVICE_UNAVAILABLE, BUSY)
         }
         Ok(None) => {
-            attempt.failed(now());
+            let locked = attempt.failed(now());
             app.audit.record(AuditEvent::new("second_factor_failure").user(&user.id).client(&pending.req.client_id).address(&address)).await;
+            if locked && !passkey {
+                codes_locked(&app, &user, &address).await;
+            }
             ask(&app, &headers, &pending, Some("err-second-factor-wrong"), StatusCode::UNAUTHORIZED).await
         }
         Ok(Some(proof)) => {
@@ -129,4 +142,30 @@ pub async fn verify(
             start_session(&app, &headers, pending.req, &user, &address, amr, proof.level(), pending.upstream).await
         }
     }
+}
+
+/// The failure that locked `user`'s codes: audited, and told to the user by mail (if mail is
+/// configured and they have an address), so that whoever knows their password is noticed.
+async fn codes_locked(app: &App, user: &crate::registry::User, address: &str) {
+    let (limit, window) = (app.config.second_factor_max_failures, app.config.login_window);
+    let mailed = match (&app.mailer, user.email()) {
+        (Some(mailer), Some(email)) => {
+            let values = serde_json::json!({"username": user.username, "minutes": window.div_ceil(60).to_string()});
+            let (subject, sealed) = crate::mail::compose(app, &crate::mail::language_of(app, user), "mail-factor-locked-subject", "mail_factor_locked.txt", values);
+            let to = email.to_string();
+            match app.db.write(move |sql| crate::mail::enqueue(sql, &to, &subject, sealed)).await {
+                Ok(()) => {
+                    mailer.wake.notify_one();
+                    true
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "the notice of locked second-factor codes was not queued");
+                    false
+                }
+            }
+        }
+        _ => false,
+    };
+    let detail = serde_json::json!({"failures": limit, "window": window, "mailed": mailed});
+    app.audit.record(AuditEvent::new("second_factor_locked").user(&user.id).address(address).detail(detail)).await;
 }

@@ -388,5 +388,5 @@ pub async fn verify(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
 
 /// A user with nothing in it yet.
 fn placeholder() -> crate::registry::User {
-    crate::registry::User { id: String::new(), username: String::new(), password_hash: String::new(), claims: Map::new(), disabled: false, updated_at: now(), roles: Vec::new() }
+    crate::registry::User { id: String::new(), username: String::new(), password_hash: String::new(), claims: Map::new(), disabled: false, updated_at: now(), roles: Vec::new(), tokens_cutoff: 0 }
 }

@@ -134,6 +134,7 @@ async fn bulk_users(State(app): State<AppState>, Body(body): Body) -> TestResult
                 disabled: false,
                 updated_at: now(),
                 roles: Vec::new(),
+                tokens_cutoff: 0,
             }
         })
         .collect();

@@ -110,6 +110,7 @@ async fn subject(app: &App, client: &Client, params: &Params) -> OAuthResult<(St
             };
             if family.client_id != client.id()
                 || app.stores.revocations.is_revoked(&crate::tokens::grant_revocation_key(&family.id)).await?
+                || app.registry.user(&family.user_id).is_none_or(|u| !u.accepts_tokens_from(family.created_at))
             {
                 return Err(invalid());
             }

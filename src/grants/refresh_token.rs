@@ -42,7 +42,9 @@ impl GrantHandler for RefreshTokenGrant {
         if app.stores.revocations.is_revoked(&tokens::grant_revocation_key(&family.id)).await? {
             return Err(invalid());
         }
-        let Some(user) = app.registry.user(&family.user_id).filter(|u| !u.disabled) else {
+        // A disabled user's family, or one from before the user's token cutoff (a new password,
+        // the end of all sessions): revoked on sight, on every node.
+        let Some(user) = app.registry.user(&family.user_id).filter(|u| u.accepts_tokens_from(family.created_at)) else {
             revoke_family(app, &family, "user_inactive").await?;
             return Err(invalid());
         };

@@ -34,6 +34,8 @@ struct Party {
     auth_time: Option<u64>,
     /// The DPoP key the token is bound to: presenting it needs a proof of that key.
     jkt: Option<String>,
+    /// When the token was issued (0 if it does not say): against the user's token cutoff.
+    iat: u64,
 }
 
 #[derive(Clone, Copy)]
@@ -237,6 +239,7 @@ async fn validate(app: &App, client: &Client, role: Role, token: &str, token_typ
                 jkt: c.cnf.map(|cnf| cnf.jkt),
                 grant_id: c.grant_id,
                 auth_time: c.auth_time,
+                iat: c.iat,
             }
         }
         TOKEN_TYPE_JWT | TOKEN_TYPE_ID_TOKEN => {
@@ -292,6 +295,7 @@ async fn validate(app: &App, client: &Client, role: Role, token: &str, token_typ
                 grant_id,
                 auth_time: c.get("auth_time").and_then(Value::as_u64),
                 jkt: c.get("cnf").and_then(|v| v.get("jkt")).and_then(Value::as_str).map(str::to_string),
+                iat: c.get("iat").and_then(Value::as_u64).unwrap_or(0),
             }
         }
         TOKEN_TYPE_REFRESH_TOKEN => {
@@ -299,9 +303,10 @@ async fn validate(app: &App, client: &Client, role: Role, token: &str, token_typ
         }
         other => return Err(OAuthError::invalid_request(format!("{} type {other:?} is not supported", role.name()))),
     };
-    // The party must still exist: an enabled user, or (for client tokens) a registered client.
+    // The party must still exist: an enabled user whose token cutoff (a new password, the end
+    // of all sessions) is older than the token, or (for client tokens) a registered client.
     let alive = match app.registry.user(&party.sub) {
-        Some(u) => !u.disabled,
+        Some(u) => u.accepts_tokens_from(party.iat),
         None => party.client_id.as_deref() == Some(party.sub.as_str()) && app.client(&party.sub).is_some(),
     };
     if !alive {
@@ -383,6 +388,7 @@ mod tests {
             grant_id: None,
             auth_time: None,
             jkt: None,
+            iat: 0,
         };
         let actor = party("svc-a", None);
         assert!(check_may_act(&party("u", None), Some(&actor), &client).is_ok());

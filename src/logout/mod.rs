@@ -36,6 +36,51 @@ pub enum EndedBy {
     Console(String),
 }
 
+/// What `cut_off` ended.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CutOff {
+    pub sessions: usize,
+    pub families: usize,
+}
+
+/// Whoever had the account's old password, or one of its sessions, keeps nothing: called after
+/// a new password or "end all sessions" has saved the user's `tokens_cutoff` (which refuses the
+/// user's access tokens and refresh-token families issued up to it, on every node once the
+/// user change reaches it). Then every session but `keep` ends as a logout does (its tokens
+/// through the revocation list, back-channel notifications queued), and every live refresh
+/// family of the user is revoked with the tokens it issued, each through its grant's entry in
+/// the revocation list (which every node honours within `revocation_max_staleness_ms`).
+///
+/// Returns once the cutoff's second has passed (at most a second later; at once for a disabled
+/// user): a token's `iat` is in whole seconds, so what is issued after the answer (the kept
+/// session's next tokens, the next sign-in) is not refused.
+pub async fn cut_off(app: &App, user_id: &str, cutoff: u64, keep: Option<&str>, by: EndedBy) -> StoreResult<CutOff> {
+    let mut done = CutOff::default();
+    for s in app.stores.sessions.of_user(user_id).await? {
+        if keep == Some(s.sid.as_str()) {
+            continue;
+        }
+        if end_session(app, SessionRef::Sid(s.sid), by.clone()).await?.is_some() {
+            done.sessions += 1;
+        }
+    }
+    let families = app.stores.refresh.revoke_of(user_id, None).await?;
+    let until = now() + crate::tokens::grant_revocation_ttl(app);
+    for id in &families {
+        app.stores.revocations.revoke(&crate::tokens::grant_revocation_key(id), until).await?;
+    }
+    done.families = families.len();
+    // (A disabled user gets no tokens to wait for.)
+    if app.registry.user(user_id).is_none_or(|u| u.disabled) {
+        return Ok(done);
+    }
+    let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    if let Some(wait) = std::time::Duration::from_secs(cutoff + 1).checked_sub(since_epoch) {
+        tokio::time::sleep(wait).await;
+    }
+    Ok(done)
+}
+
 /// End the session `which` names; returns it as it was, or `None` if there was no live one.
 pub async fn end_session(app: &App, which: SessionRef, by: EndedBy) -> StoreResult<Option<Session>> {
     let sid = match &which {

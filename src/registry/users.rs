@@ -47,6 +47,12 @@ pub struct User {
     /// Console roles (`ROLES`); none for an ordinary user.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<String>,
+    /// The user's tokens issued at or before this second are refused: access tokens by their
+    /// `iat`, refresh-token families by their creation (`accepts_tokens_from`). Set with every
+    /// new password and when all sessions are ended, so that whoever had the old password, or a
+    /// session, keeps nothing. 0: never set.
+    #[serde(default, skip_serializing)]
+    pub tokens_cutoff: u64,
 }
 
 /// A plausible e-mail address (what a person types on a form): something@something.something,
@@ -77,6 +83,13 @@ pub struct UserInput {
 impl User {
     pub fn has_role(&self, role: &str) -> bool {
         self.roles.iter().any(|r| r == role)
+    }
+
+    /// Whether a token of this user issued at `issued_at` (seconds) may still be honoured: the
+    /// user is enabled and the token is younger than `tokens_cutoff`. Every consumer of the
+    /// user's tokens asks this beside the revocation list (a memory read: the registry's).
+    pub fn accepts_tokens_from(&self, issued_at: u64) -> bool {
+        !self.disabled && issued_at > self.tokens_cutoff
     }
 
     pub fn email(&self) -> Option<&str> {
@@ -149,6 +162,7 @@ pub fn new_user(input: UserInput) -> Result<User, String> {
         disabled: input.disabled.unwrap_or(false),
         updated_at: now(),
         roles: validate_roles(input.roles.unwrap_or_default())?,
+        tokens_cutoff: 0,
     };
     apply_claims(&mut user.claims, input.claims)?;
     validate_username(&user.username)?;
@@ -163,6 +177,9 @@ pub fn update_user(existing: &User, input: UserInput) -> Result<User, String> {
     }
     if let Some(p) = input.password {
         user.password_hash = hash_password(&p)?;
+        // Whoever knew the old password keeps none of the tokens it got them: saved with the
+        // new password, whoever changes it (a reset, the user, an operator, the CLI).
+        user.tokens_cutoff = now();
     }
     if let Some(d) = input.disabled {
         user.disabled = d;
@@ -230,11 +247,11 @@ pub fn save(sql: &mut dyn Sql, user: &User) -> StoreResult<()> {
     }
     let t = now() as i64;
     sql.execute(
-        "INSERT INTO users (id, username, email, password_hash, profile, disabled, created_at, updated_at, roles)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)
+        "INSERT INTO users (id, username, email, password_hash, profile, disabled, created_at, updated_at, roles, tokens_cutoff)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9)
          ON CONFLICT(id) DO UPDATE SET username = excluded.username, email = excluded.email,
            password_hash = excluded.password_hash, profile = excluded.profile, disabled = excluded.disabled,
-           updated_at = excluded.updated_at, roles = excluded.roles",
+           updated_at = excluded.updated_at, roles = excluded.roles, tokens_cutoff = excluded.tokens_cutoff",
         crate::params![
             &user.id,
             &user.username,
@@ -244,6 +261,7 @@ pub fn save(sql: &mut dyn Sql, user: &User) -> StoreResult<()> {
             user.disabled,
             t,
             user.roles.join(" "),
+            user.tokens_cutoff as i64,
         ],
     )?;
     sql.execute("DELETE FROM login_names WHERE user_id = ?1", crate::params![&user.id])?;
@@ -291,7 +309,7 @@ pub fn delete(sql: &mut dyn Sql, id: &str) -> StoreResult<bool> {
     Ok(n > 0)
 }
 
-const SELECT: &str = "SELECT id, username, password_hash, profile, disabled, updated_at, roles FROM users";
+const SELECT: &str = "SELECT id, username, password_hash, profile, disabled, updated_at, roles, tokens_cutoff FROM users";
 
 pub fn load_one(sql: &mut dyn Sql, id: &str) -> StoreResult<Option<User>> {
     sql.query_opt(&format!("{SELECT} WHERE id = ?1"), crate::params![id])?.map(|r| row_to_user(&r)).transpose()
@@ -321,6 +339,7 @@ fn row_to_user(r: &Row) -> StoreResult<User> {
         disabled: r.i64(4)? != 0,
         updated_at: r.i64(5)? as u64,
         roles: r.text(6)?.split_whitespace().map(str::to_string).collect(),
+        tokens_cutoff: r.i64(7)?.max(0) as u64,
     })
 }
 

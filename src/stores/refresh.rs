@@ -108,9 +108,10 @@ pub trait RefreshTokenRotator: Send + Sync {
     /// §5: a public client's refresh tokens are bound from its first proof on). Returns the
     /// family's key after the call (`None`: no such family).
     async fn bind_key(&self, token: &str, jkt: &str) -> StoreResult<Option<String>>;
-    /// Revoke every live family of `user_id` at `client_id` (consent withdrawn); returns their
-    /// ids. A scan: operators' business, off the request path.
-    async fn revoke_of(&self, user_id: &str, client_id: &str) -> StoreResult<Vec<String>>;
+    /// Revoke every live family of `user_id` at `client_id` (consent withdrawn), or at every
+    /// client (`None`: a new password, the end of all sessions); returns their ids. A scan:
+    /// rare changes' business, never on the token path.
+    async fn revoke_of(&self, user_id: &str, client_id: Option<&str>) -> StoreResult<Vec<String>>;
     async fn sweep_expired(&self) -> StoreResult<usize>;
     /// Number of families per shard (for metrics and the spread test).
     fn shard_lens(&self) -> Vec<usize>;
@@ -350,13 +351,13 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
         Ok(bound)
     }
 
-    async fn revoke_of(&self, user_id: &str, client_id: &str) -> StoreResult<Vec<String>> {
+    async fn revoke_of(&self, user_id: &str, client_id: Option<&str>) -> StoreResult<Vec<String>> {
         let t = now();
         let mut ids = Vec::new();
         for shard in 0..self.table.shard_count() {
             let found: Vec<String> = self.table.read(shard, |m| {
                 m.values()
-                    .filter(|e| e.expires_at > t && !e.value.revoked && e.value.user_id == user_id && e.value.client_id == client_id)
+                    .filter(|e| e.expires_at > t && !e.value.revoked && e.value.user_id == user_id && client_id.is_none_or(|c| e.value.client_id == c))
                     .map(|e| e.value.id.clone())
                     .collect()
             });

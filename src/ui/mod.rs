@@ -77,6 +77,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("mail_verify_email.txt", include_str!("templates/mail_verify_email.txt")),
     ("mail_email_changed.txt", include_str!("templates/mail_email_changed.txt")),
     ("mail_signup_exists.txt", include_str!("templates/mail_signup_exists.txt")),
+    ("mail_factor_locked.txt", include_str!("templates/mail_factor_locked.txt")),
 ];
 
 /// The built-in assets (`src/ui/assets`).

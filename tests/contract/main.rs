@@ -219,7 +219,7 @@ async fn withdrawing_revokes_exactly_the_users_families_at_the_client(b: Backend
     let (a1, a2) = (new_id(), new_id());
     let mine = [r.create(&a1, at("u", "c")).await.unwrap(), r.create(&a2, at("u", "c")).await.unwrap()];
     let others = [r.create(&new_id(), at("u", "other")).await.unwrap(), r.create(&new_id(), at("v", "c")).await.unwrap()];
-    let mut ids = r.revoke_of("u", "c").await.unwrap();
+    let mut ids = r.revoke_of("u", Some("c")).await.unwrap();
     ids.sort();
     let mut want = vec![a1, a2];
     want.sort();
@@ -230,7 +230,12 @@ async fn withdrawing_revokes_exactly_the_users_families_at_the_client(b: Backend
     for t in &others {
         assert!(matches!(r.peek(t).await.unwrap(), Presented::Current(_)), "another user's or client's family");
     }
-    assert!(r.revoke_of("u", "c").await.unwrap().is_empty(), "revoked once");
+    assert!(r.revoke_of("u", Some("c")).await.unwrap().is_empty(), "revoked once");
+    // Every client of the user (a new password): the user's family at the other client too,
+    // never another user's.
+    assert_eq!(r.revoke_of("u", None).await.unwrap().len(), 1);
+    assert_eq!(r.rotate(&others[0]).await.unwrap(), Rotation::Revoked);
+    assert!(matches!(r.peek(&others[1]).await.unwrap(), Presented::Current(_)), "another user's family");
 }
 
 async fn sessions_live_until_ended_or_expired(b: Backend) {

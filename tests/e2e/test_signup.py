@@ -24,15 +24,32 @@ Python's ``email`` package (``mail_walks.py``, shared with ``test_reset.py``).
   the client's redirect URI with a code and the request's state, redeemed at the token
   endpoint (the ID token verified against the JWKS: sub, aud, iss, nonce, and, asked for with
   the ``claims`` parameter, email, ``email_verified`` true, name and locale; the same at
-  userinfo with the access token). Someone's address gets the same "check your mail" page and
-  no mail; someone's username is refused (409). On each page the status, ``Content-Language``,
+  userinfo with the access token). Then names someone has (issue 30, defect 4: nothing at
+  ``POST /signup`` tells which are taken): someone's address (typed in capitals) gets the same
+  "check your mail" page, no link, and nobody is made; its owner gets a notice (To the
+  owner's address as the account has it; Subject and body word for word in the owner's
+  language, the account's ``locale`` or else the default, not the form's: walks "en" and
+  "axe-ja" have owners of the other language; naming the owner's username; one link, to
+  ``/login/forgot`` on the issuer, none to ``/signup/verify``). Someone's username (from a new
+  authorization request, in a browser of its own) gets the same page again and a link to the
+  fresh address, whose page answers 409: the name was taken, another one and the sign-up's
+  password asked for (the username field holding the taken name, the alert focused); a free
+  name with a wrong password 409 (nothing made), the taken name in capitals with the right
+  password 409 again; a free name with the right password makes the account under it (the
+  sign-up's address, verified, its name and locale; the taken name's owner as they were) and,
+  in the browser that signed up, signs it in and goes on with the request (303 to consent),
+  its code redeemed for this user; then the link is spent (400). The mails: exactly these,
+  in order (each inbox well under ``mail_max_per_recipient``). On each page the status,
+  ``Content-Language``,
   ``<html lang>``, title, heading and wording in its language (no English in a Japanese page
   nor Japanese in an English one unless marked with ``lang``). The same walks in ``bypassCSP``
   contexts run axe-core (after the control page, as ``test_pages.py`` does) on the form, an
   error form, the missing-field form, the sent, confirm, done and "does not work" pages in the
-  light and dark themes: no violation of the WCAG 2.0/2.1/2.2 A and AA rules. A phone (390x844)
+  light and dark themes, and on the confirmation page of a taken username (409) and its wrong
+  password (409): no violation of the WCAG 2.0/2.1/2.2 A and AA rules. A phone (390x844)
   shows the form and an error form without horizontal scroll. No CSP violation, page error,
-  failed request or console error but Chromium's own line for the 401, 409, 422 and 400 pages.
+  failed request or console error but Chromium's own line for the 401, 422, 400 and
+  confirmation 409 pages.
   Screenshots go to ``target/e2e-artifacts/signup/``.
 - ``test_signup_is_throttled_per_address``: with ``requests`` and ``AUTHRIM_TRUST_PROXY``
   (each request's address from ``X-Forwarded-For``): ``signup_max_per_address`` sign-ups from
@@ -57,13 +74,13 @@ from mail_walks import (QUIET_S, Checker, Mailbox, check_axe, check_error_page, 
                         check_screenshots, check_walks, decode, describe, form_token, heading, html_text, login_page,
                         other_language, run_program, sender_host)
 from test_browser import needs_browser
-from test_pages import warn_without_japanese_font
+from test_pages import CJK, ENGLISH_PHRASE, warn_without_japanese_font
 from test_passkeys import check_browser_clean
 
 PROGRAM = Path(__file__).resolve().parent / "browser" / "signup.mjs"
 ARTIFACTS = REPO_ROOT / "target" / "e2e-artifacts" / "signup"
 WAIT_MS = 10_000  # the longest any one step in the browser may take
-RUN_TIMEOUT_S = 90  # the whole program (it gives up by itself after 80 s)
+RUN_TIMEOUT_S = 120  # the whole program (it gives up by itself after 110 s)
 CLIENT_NAME = "Example App"
 MIN_LENGTH = 10  # AUTHRIM_PASSWORD_MIN_LENGTH (the default is 8)
 PASSWORD = "a passphrase of my own"
@@ -105,14 +122,29 @@ TO_CONSENT = {"here": [{"method": "POST", "path": "/signup/verify", "status": 30
 # The language each walk's browser asks for (Accept-Language from its locale), negotiated
 # against the catalogues: the new account's ``locale`` claim.
 LOCALE = {"en": "en", "ja": "ja"}
-TAKEN = {"signup-sent-taken": ("POST", "/signup", 200), "signup-username-taken": ("POST", "/signup", 409)}
+# Then names someone has: an address (the same page; a notice to its owner), a username (the
+# same page; its link's page asks for another name and the sign-up's password).
+TAKEN = {"signup-sent-taken": ("POST", "/signup", 200), "signup-sent-taken-name": ("POST", "/signup", 200),
+         "signup-verify-taken": ("GET", "/signup/verify", 409), "signup-verify-wrong": ("POST", "/signup/verify", 409),
+         "signup-verify-still-taken": ("POST", "/signup/verify", 409), "consent-renamed": ("GET", "/consent", 200)}
+RENAMED_TO_CONSENT = [{"method": "POST", "path": "/signup/verify", "status": 303},
+                      {"method": "GET", "path": "/consent", "status": 200}]
 PHONE = {"signup": ("GET", "/signup", 200), "signup-mismatch": ("POST", "/signup", 422)}
-AXE_PAGES = ["signup", "signup-mismatch", "signup-missing", "signup-sent", "signup-verify", "signup-done", "link-spent"]
+AXE_PAGES = ["signup", "signup-mismatch", "signup-missing", "signup-sent", "signup-verify", "signup-done", "link-spent",
+             "signup-verify-taken", "signup-verify-wrong"]
 # Errors the walks cause on purpose: (path, status).
-DELIBERATE = {("/signup", 422), ("/signup", 409), ("/login", 401), ("/signup/verify", 400)}
+DELIBERATE = {("/signup", 422), ("/login", 401), ("/signup/verify", 400), ("/signup/verify", 409)}
 # The sign-up form's error pages: the message in their alert (WORDS' key).
 FORM_ERRORS = {"signup-mismatch": "mismatch", "signup-short": "short", "signup-breached": "breached",
-               "signup-missing": "missing", "signup-username-taken": "username-taken"}
+               "signup-missing": "missing"}
+# The confirmation page asking for another username: the message in its alert (a function of
+# the walk's people, in its language).
+CHOOSE_ERRORS = {"signup-verify-taken": lambda w, me: w["name-taken"].format(me["taken_username"]),
+                 "signup-verify-wrong": lambda w, me: w["password-wrong"],
+                 "signup-verify-still-taken": lambda w, me: w["name-taken"].format(me["taken_username"].upper())}
+# The language of the account whose address a walk's sign-up names (its ``locale`` claim; None:
+# none, so the default, en): the notice is in it, whatever the form's.
+OWNER_LOCALE = {"en": "ja", "ja": None, "axe-en": None, "axe-ja": "en"}
 
 # As src/ui/locales/<lang>.ftl words them.
 WORDS = {
@@ -134,7 +166,9 @@ WORDS = {
         "short": f"The password must have {MIN_LENGTH} to 1024 characters.",
         "breached": "This password is known from a data breach. Choose another.",
         "missing": "A required field is empty: Full name.",
-        "username-taken": "This username cannot be used. Choose another.",
+        "name-taken": "The username {} was taken before you confirmed. Choose another, and enter the password you "
+                      "chose, to create your account.",
+        "password-wrong": "The current password is not right.",
         "sent": "Almost done: open the link we sent to your e-mail address to finish. It works for a limited time.",
         "verify-heading": "Confirm your e-mail address",
         "verify-submit": "Confirm and create my account",
@@ -151,6 +185,15 @@ WORDS = {
         "subject": "Confirm your e-mail address for Authrim",
         "mail": [f"To finish creating your Authrim account, open this link within {TTL_HOURS} hours:",
                  "If it was not you, ignore this message: no account is created."],
+        # The notice to a taken address's owner (mail_signup_exists.txt), whole: {0} the
+        # username, {1} the link.
+        "notice-subject": "Someone tried to create a Authrim account with your address",
+        "notice": ("Someone tried to create a new Authrim account with this e-mail address, which already has one "
+                   "(username: {0}). No account was created and nothing changed.\n\n"
+                   "If it was you, sign in with that account. If you forgot its password, you can set a new one here:\n\n"
+                   "{1}\n\n"
+                   "If it was not you, ignore this message.\n\n"
+                   "-- \nAuthrim"),
     },
     "ja": {
         "login": "サインイン",
@@ -170,7 +213,9 @@ WORDS = {
         "short": f"パスワードは {MIN_LENGTH} 文字以上 1024 文字以下にしてください。",
         "breached": "このパスワードはデータ漏洩で知られています。別のものを選んでください。",
         "missing": "必須の項目「氏名」が空です。",
-        "username-taken": "このユーザー名は使えません。別のものを選んでください。",
+        "name-taken": "ユーザー名 {} は確認の前に使われてしまいました。別のユーザー名を選び、登録時に決めたパスワードを入力して、"
+                      "アカウントを作成してください。",
+        "password-wrong": "現在のパスワードが正しくありません。",
         "sent": "あと少しです。メールアドレスに送ったリンクを開いて完了してください。リンクの有効期間は限られています。",
         "verify-heading": "メールアドレスの確認",
         "verify-submit": "確認してアカウントを作成",
@@ -185,6 +230,13 @@ WORDS = {
         "subject": "Authrim のメールアドレスの確認",
         "mail": [f"Authrim アカウントの作成を完了するには、{TTL_HOURS} 時間以内に次のリンクを開いてください:",
                  "心当たりがない場合は、このメールを無視してください。アカウントは作成されません。"],
+        "notice-subject": "あなたのアドレスで Authrim アカウントの作成が試みられました",
+        "notice": ("このメールアドレスで Authrim の新しいアカウントの作成が試みられましたが、このアドレスにはすでにアカウントがあります"
+                   "(ユーザー名: {0})。アカウントは作成されず、何も変更されていません。\n\n"
+                   "ご本人の場合は、そのアカウントでサインインしてください。パスワードを忘れた場合は、こちらで新しいパスワードを設定できます:\n\n"
+                   "{1}\n\n"
+                   "心当たりがない場合は、このメールを無視してください。\n\n"
+                   "-- \nAuthrim"),
     },
     "fr": {
         "title": "Créer un compte",
@@ -199,16 +251,20 @@ def page_words(lang: str, name: str) -> tuple[str, str, str]:
     w = WORDS[lang]
     if name in FORM_ERRORS:
         return w["title"], w["title"], w[FORM_ERRORS[name]]
+    if name in CHOOSE_ERRORS:
+        return w["title"], w["verify-heading"], w["verify-submit"]
     return {
         "login": (w["login"], w["login"], w["no-account"]),
         "login-unconfirmed": (w["login"], w["login"], w["incorrect"]),
         "signup": (w["title"], w["title"], w["hint"]),
         "signup-sent": (w["title"], w["title"], w["sent"]),
         "signup-sent-taken": (w["title"], w["title"], w["sent"]),
+        "signup-sent-taken-name": (w["title"], w["title"], w["sent"]),
         "signup-verify": (w["title"], w["verify-heading"], w["verify-submit"]),
         "signup-done": (w["title"], w["title"], w["done"]),
         "link-spent": (w["error-title"], w["error-heading"], w["link-spent"]),
         "consent": (w["consent-title"], w["consent"], CLIENT_NAME),
+        "consent-renamed": (w["consent-title"], w["consent"], CLIENT_NAME),
     }[name]
 
 
@@ -216,14 +272,16 @@ def expected_pages(walk: str) -> dict:
     if walk.startswith("phone-"):
         return PHONE
     confirmed = CONFIRMED_HERE if CONFIRM[walk] == "here" else CONFIRMED_ELSEWHERE
-    return {**WALK, **confirmed, **(TAKEN if walk in ("en", "ja") else {})}
+    return {**WALK, **confirmed, **TAKEN}
 
 
 def people(walk: str) -> dict:
-    """The walk's new person (dana) and the one who already has an account (taken)."""
+    """The walk's new person (dana), the one who already has an account (taken), and the
+    sign-up with taken's username (its fresh address, and the name chosen instead)."""
     lang = walk.rsplit("-", 1)[-1]
     return {"username": f"dana-{walk}", "email": f"dana-{walk}@example.com", "name": NAMES[lang],
-            "taken_username": f"taken-{walk}", "taken_email": f"taken-{walk}@example.com"}
+            "taken_username": f"taken-{walk}", "taken_email": f"taken-{walk}@example.com",
+            "fresh_email": f"fresh-{walk}@example.com", "renamed": f"renamed-{walk}"}
 
 
 def users_op(server):
@@ -274,10 +332,11 @@ def test_signup_in_english_and_japanese(start_authrim, tmp_path):
             "AUTHRIM_SIGNUP_MAX_PER_ADDRESS": "50"})
         everyone = {walk: people(walk) for walk in WALKS}
         taken = {}
-        for walk in ("en", "ja"):
+        for walk in FULL_WALKS:
             p = everyone[walk]
+            locale = {"locale": OWNER_LOCALE[walk]} if OWNER_LOCALE[walk] else {}
             taken[walk] = server.create_user(p["taken_username"], "someone else's password",
-                                             {"email": p["taken_email"], "email_verified": True})
+                                             {"email": p["taken_email"], "email_verified": True, **locale})
         client = {"client_id": server.unique("signup-rp")}
         checker = Checker(server, mailbox, client, {"users": users_op(server)},  # `client`: filled in below
                           id_token_claims=("email", "email_verified", "name", "locale"))
@@ -295,7 +354,7 @@ def test_signup_in_english_and_japanese(start_authrim, tmp_path):
         spent_token = seen["facts"]["en"]["link"].split("token=", 1)[1]
         again = requests.post(server.url("/signup/verify"), data={"token": spent_token}, timeout=HTTP_TIMEOUT_S)
         no_token = requests.get(server.url("/signup/verify"), timeout=HTTP_TIMEOUT_S)
-        time.sleep(QUIET_S)  # a mail that should not come (to taken-*, fresh-*) has had its time
+        time.sleep(QUIET_S)  # a mail that should not come (a second one to anybody) has had its time
         received = mailbox.recipients()
         all_users = requests.get(server.url("/admin/users"), headers={"Authorization": f"Bearer {server.admin_token}"},
                                  timeout=HTTP_TIMEOUT_S).json()["users"]
@@ -316,9 +375,9 @@ def test_signup_in_english_and_japanese(start_authrim, tmp_path):
         check_page(p, lang, *page_words(lang, name))
         f = p["fields"]
         # What each page asks for, labelled; what it says, and where the focus is.
-        # The form came from the login page's link, with the request (but on a phone, and
-        # the taken username's, which open /signup itself).
-        from_login = not walk.startswith("phone-") and name != "signup-username-taken"
+        # The form came from the login page's link, with the request (but on a phone, which
+        # opens /signup itself).
+        from_login = not walk.startswith("phone-")
         if name == "login":
             # One link to sign up, carrying the pending request (sealed), which the form keeps.
             link = seen["facts"][walk]["signup_link"]
@@ -338,15 +397,13 @@ def test_signup_in_english_and_japanese(start_authrim, tmp_path):
             typed = {"username": me["username"], "email": me["email"], "name": "" if name == "signup-missing" else me["name"]}
             if walk.startswith("phone-"):
                 typed = {"username": f"phone-{walk}", "email": f"phone-{walk}@example.com", "name": "Phone Person"}
-            elif name == "signup-username-taken":
-                typed = {"username": me["taken_username"], "email": f"fresh-{walk}@example.com", "name": me["name"]}
             check_form(p, lang, typed, from_login)
             message = w[FORM_ERRORS[name]]
             assert p["alerts"] == [message], (where, p["alerts"])
             fo = p["focused"] or {}
             assert (fo.get("tag"), fo.get("role"), fo.get("tabindex"), fo.get("text")) == (
                 "div", "alert", "-1", message), (where, fo)
-        elif name in ("signup-sent", "signup-sent-taken"):
+        elif name in ("signup-sent", "signup-sent-taken", "signup-sent-taken-name"):
             assert p["statuses"] == [w["sent"]] and p["alerts"] == [], (where, p["statuses"], p["alerts"])
             assert f["inputs"] == [] and f["buttons"] == [], (where, f)
         elif name == "login-unconfirmed":
@@ -357,6 +414,24 @@ def test_signup_in_english_and_japanese(start_authrim, tmp_path):
             assert f["inputs"] == [] and f["hidden"] == [{"name": "token", "has_value": True}], (where, f)
             assert f["buttons"] == [{"text": w["verify-submit"], "type": "submit", "form_action": "/signup/verify"}], (where, f)
             assert p["alerts"] == [], (where, p["alerts"])
+        elif name in CHOOSE_ERRORS:
+            # The link's holder proved the address: told the name is taken, asked for another
+            # (the field holding the one tried) and the sign-up's password; the reason in an
+            # alert that has the focus.
+            tried = {"signup-verify-taken": me["taken_username"], "signup-verify-wrong": me["renamed"],
+                     "signup-verify-still-taken": me["taken_username"].upper()}[name]
+            assert [(i["id"], i["name"], i["type"], i["autocomplete"], i["required"], i["labels"], i["value"])
+                    for i in f["inputs"]] == [
+                ("username", "username", "text", "username", True, [w["username"]], tried),
+                ("password", "password", "password", "current-password", True, [w["password"]], ""),
+            ], (where, f)
+            assert f["hidden"] == [{"name": "token", "has_value": True}], (where, f)
+            assert f["buttons"] == [{"text": w["verify-submit"], "type": "submit", "form_action": "/signup/verify"}], (where, f)
+            message = CHOOSE_ERRORS[name](w, me)
+            assert p["alerts"] == [message], (where, p["alerts"])
+            fo = p["focused"] or {}
+            assert (fo.get("tag"), fo.get("role"), fo.get("tabindex"), fo.get("text")) == (
+                "div", "alert", "-1", message[:120]), (where, fo)  # focusedElement keeps 120 characters
         elif name == "signup-done":
             # Confirmed in another browser context: only the account is made.
             assert p["statuses"] == [w["done"]] and p["alerts"] == [], (where, p["statuses"])
@@ -397,14 +472,37 @@ def test_signup_in_english_and_japanese(start_authrim, tmp_path):
         assert facts["redeemed"] == {"status": 200, "error": None, "sub": user["id"], "aud": client["client_id"],
                                      "iss": server.issuer, "nonce_ok": True, "claims": claims,
                                      "userinfo": {"status": 200, "sub": user["id"], **claims}}, (walk, facts)
-    # Someone's address: the very same page as for a new one, and nobody made; someone's name: refused.
-    for walk in ("en", "ja"):
-        known, new = pages[(walk, "signup-sent-taken")], pages[(walk, "signup-sent")]
-        assert (known["status"], known["title"], known["text"]) == (new["status"], new["title"], new["text"]), walk
-        assert seen["facts"][walk]["users_taken"] == {"status": 200, "users": []}, (walk, seen["facts"][walk])
-    # Who exists at the end: the taken people as they were, and one dana per full walk.
+
+        # Someone's address, and someone's username: the very same page as for a new one
+        # (status, title, text); for the address nobody is made.
+        new = pages[(walk, "signup-sent")]
+        for known in (pages[(walk, "signup-sent-taken")], pages[(walk, "signup-sent-taken-name")]):
+            assert (known["status"], known["content_language"], known["title"], known["heading"], known["text"],
+                    known["fields"]) == (new["status"], new["content_language"], new["title"], new["heading"],
+                                         new["text"], new["fields"]), (walk, known["name"])
+        assert facts["users_taken"] == {"status": 200, "users": []}, (walk, facts)
+        # Someone's username: nothing made with a wrong password; with the right one and a
+        # free name, the account under that name (the sign-up's address, verified, its name
+        # and locale), signed in at once in the browser that signed up, on with the request;
+        # the owner of the taken name as they were; the link then spent.
+        assert facts["users_renamed_wrong"] == {"status": 200, "users": []}, (walk, facts)
+        [renamed] = facts["users_renamed"]["users"]
+        renamed_claims = {**claims, "email": me["fresh_email"]}
+        assert (renamed["username"], renamed["claims"], renamed["disabled"]) == (me["renamed"], renamed_claims, False), (
+            walk, renamed)
+        assert [(u["id"], u["claims"]) for u in facts["users_taken_name"]["users"]] == [
+            (taken[walk]["id"], taken[walk]["claims"])], (walk, facts)
+        assert facts["renamed_to_consent"] == RENAMED_TO_CONSENT, (walk, facts)
+        assert facts["renamed"]["callback"] == {"status": 200, "path": "/cb", "state_ok": True, "has_code": True,
+                                                "error": None, "iss": server.issuer}, (walk, facts, report)
+        assert facts["renamed"]["redeemed"] == {
+            "status": 200, "error": None, "sub": renamed["id"], "aud": client["client_id"], "iss": server.issuer,
+            "nonce_ok": True, "claims": renamed_claims, "userinfo": {"status": 200, "sub": renamed["id"], **renamed_claims}}, (
+            walk, facts)
+        assert facts["fresh_link_again"] == 400, (walk, facts)
+    # Who exists at the end: the taken people as they were, one dana and one renamed per full walk.
     assert sorted(u["username"] for u in all_users) == sorted(
-        [f"taken-{w}" for w in ("en", "ja")] + [f"dana-{w}" for w in FULL_WALKS]), all_users
+        [f"{who}-{w}" for w in FULL_WALKS for who in ("taken", "dana", "renamed")]), all_users
     for walk, t in taken.items():
         [now] = [u for u in all_users if u["id"] == t["id"]]
         assert now["claims"] == t["claims"], (walk, now, t)
@@ -412,20 +510,27 @@ def test_signup_in_english_and_japanese(start_authrim, tmp_path):
     check_error_page(again, 400, "en", WORDS["en"]["link-spent"])
     check_error_page(no_token, 400, "en", WORDS["en"]["link-spent"])
 
-    # The mails: one per sign-up of a new address, none for a taken one (nor for a refused
-    # username), each in the form's language, From, To, Subject, charset and link as they
+    # The mails, per walk, in order: the link to dana; the notice to the taken address's owner
+    # (instead of a link); the link to the fresh address of the taken username's sign-up. No
+    # other. Each link in the form's language, From, To, Subject, charset and link as they
     # should be, and the link the browser opened the one in the mail.
-    assert received == [[f"dana-{w}@example.com"] for w in FULL_WALKS], (received, report)
+    assert received == [[everyone[w][k]] for w in FULL_WALKS for k in ("email", "taken_email", "fresh_email")], (
+        received, report)
     sender = Address("Authrim", addr_spec=f"noreply@{sender_host(server)}")
     links = []
-    for (walk, label), d in sorted(checker.mails.items()):
+    for walk in FULL_WALKS:
         lang = walk.rsplit("-", 1)[-1]
-        link = check_mail(d, to=everyone[walk]["email"], sender=sender, subject=WORDS[lang]["subject"],
-                          sentences=WORDS[lang]["mail"], lang=lang, issuer=server.issuer, path="/signup/verify",
-                          where=(walk, label, describe([d])))
-        assert link == seen["facts"][walk]["link"], (walk, link, seen["facts"][walk])
-        links.append(link)
-    assert len(checker.mails) == 4 and len(set(links)) == 4, describe(list(checker.mails.values()))
+        me, facts = everyone[walk], seen["facts"][walk]
+        for label, to, fact in (("mail", me["email"], "link"), ("fresh-mail", me["fresh_email"], "fresh_link")):
+            d = checker.mails[(walk, label)]
+            link = check_mail(d, to=to, sender=sender, subject=WORDS[lang]["subject"], sentences=WORDS[lang]["mail"],
+                              lang=lang, issuer=server.issuer, path="/signup/verify", where=(walk, label, describe([d])))
+            assert link == facts[fact], (walk, label, link, facts)
+            links.append(link)
+        check_notice(checker.mails[(walk, "notice")], walk, me, sender, server.issuer)
+        assert facts["notice_link"] == server.issuer + "/login/forgot", (walk, facts)
+    assert len(checker.mails) == 3 * len(FULL_WALKS) and len(set(links)) == 2 * len(FULL_WALKS), describe(
+        list(checker.mails.values()))
 
     # axe-core: the harness first, then every sign-up page in both languages and themes.
     check_axe(seen, [p for p in seen["pages"] if p.get("axe")], [(w, n) for w in ("axe-en", "axe-ja") for n in AXE_PAGES],
@@ -444,6 +549,27 @@ def test_signup_in_english_and_japanese(start_authrim, tmp_path):
     check_screenshots(seen, ARTIFACTS, shots, report)
     assert seen["failed_requests"] == [], report
     check_browser_clean(seen, report, DELIBERATE)
+
+
+def check_notice(d: dict, walk: str, me: dict, sender: Address, issuer: str):
+    """The notice to the owner of the address a walk's sign-up named (mail_signup_exists.txt):
+    envelope and headers to the owner's address, ``text/plain; charset=utf-8``, Subject and body
+    word for word in the owner's language (OWNER_LOCALE), naming the owner's username, its one
+    link ``/login/forgot`` on the issuer (no token, nothing to make an account with)."""
+    lang = OWNER_LOCALE[walk] or "en"
+    w = WORDS[lang]
+    link = f"{issuer}/login/forgot"
+    where = (walk, lang, describe([d]))
+    assert (d["mail_from"], d["rcpt_tos"]) == (sender.addr_spec, [me["taken_email"]]), where
+    assert (d["from_name"], d["from_addr"]) == (sender.display_name, sender.addr_spec), where
+    assert d["to"] == [me["taken_email"]] and d["subject"] == w["notice-subject"], where
+    assert (d["content_type"], d["charset"]) == ("text/plain", "utf-8"), where
+    assert d["body"].rstrip("\n") == w["notice"].format(me["taken_username"], link), where
+    assert d["links"] == [link] and "/signup/verify" not in d["body"], where
+    if lang == "ja":
+        assert CJK.search(d["subject"]) and not ENGLISH_PHRASE.search(d["body"].replace(link, " ")), where
+    else:
+        assert not CJK.search(d["body"]) and not CJK.search(d["subject"]), where
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ mod fuzz_endpoints;
 mod harness;
 mod id_jag;
 mod json_errors;
+mod lockout;
 mod logout;
 mod mail;
 mod multinode;

@@ -390,3 +390,52 @@ async fn a_logout_on_one_node_ends_the_session_on_all() {
     assert_eq!(got.len(), 1, "delivered once: {got:?}");
     assert_eq!(jwt_parts(&got[0]).1["sid"], jwt_parts(&id_token).1["sid"]);
 }
+
+/// Issue 30, defect 5, across nodes: an operator's new password on node 1 leaves the intruder's
+/// `offline_access` tokens dead on node 2 within the revocation bound (each family revoked
+/// with its grant's revocation entry, which every node honours), and the user's token cutoff
+/// reaches node 2 with the user change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_password_on_one_node_cuts_off_tokens_on_all() {
+    let Some(url) = fresh_database().await else { return };
+    let logs = tempfile::tempdir().unwrap();
+    let nodes: Vec<Node> = (1..=2).map(|n| spawn_node(&url, logs.path(), n, &[])).collect();
+    for n in &nodes {
+        wait_healthy(&n.base).await;
+    }
+    let (n1, n2) = (&nodes[0], &nodes[1]);
+    let http = http();
+    let secret = client_and_user(&http, n1, &[n2]).await;
+    let code = login_at(&n1.base).await;
+    let res = http
+        .post(format!("{}/token", n1.base))
+        .basic_auth("rp", Some(&secret))
+        .form(&[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let tokens: Value = res.json().await.unwrap();
+    let (access, refresh_token) = (tokens["access_token"].as_str().unwrap().to_string(), tokens["refresh_token"].as_str().unwrap().to_string());
+    let userinfo = |token: String| {
+        let (http, base) = (http.clone(), n2.base.clone());
+        async move { http.get(format!("{base}/userinfo")).bearer_auth(token).send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(userinfo(access.clone()).await, 200);
+
+    let users: Value = http.get(format!("{}/admin/users", n1.base)).bearer_auth(ADMIN).send().await.unwrap().json().await.unwrap();
+    let alice = users["users"][0]["id"].as_str().unwrap().to_string();
+    let res = http.patch(format!("{}/admin/users/{alice}", n1.base)).bearer_auth(ADMIN).json(&json!({"password": "a new passphrase on node 1"})).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    let changed_at = Instant::now();
+    loop {
+        match userinfo(access.clone()).await {
+            401 => break,
+            200 | 503 => assert!(changed_at.elapsed() < Duration::from_secs(1), "node 2 still accepts a token issued before the new password"),
+            other => panic!("unexpected status {other}"),
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let (st, body) = refresh(&http, &n2.base, &secret, &refresh_token).await;
+    assert_eq!((st, body["error"].as_str()), (400, Some("invalid_grant")), "{body}");
+}

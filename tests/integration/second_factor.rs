@@ -160,7 +160,7 @@ async fn acr_values_step_up_a_password_session_and_an_unmeetable_essential_acr_i
 async fn the_policy_can_require_a_second_factor_and_failed_codes_are_throttled() {
     let s = TestServer::start_with(|c| {
         c.mfa_policy = "required".into();
-        c.login_max_failures_per_account = 3;
+        c.second_factor_max_failures = 3;
     })
     .await;
     s.client("rp", json!({})).await;

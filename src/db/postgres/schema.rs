@@ -192,6 +192,12 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     r#"
     ALTER TABLE pending_signups ADD COLUMN resume TEXT;
     "#,
+), (
+    14,
+    // As SQLite's migration 15: the user's token cutoff.
+    r#"
+    ALTER TABLE users ADD COLUMN tokens_cutoff BIGINT NOT NULL DEFAULT 0;
+    "#,
 )];
 
 /// The version the migrations bring a database to.

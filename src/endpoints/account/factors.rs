@@ -128,8 +128,9 @@ pub(crate) fn issuer_label(app: &App) -> String {
 }
 
 /// `POST /account/password`: a new password, given the current one (besides the recent
-/// sign-in every change needs). Wrong current passwords count in the login throttle; the
-/// user's other sessions end (a password is changed when it may be known to someone else).
+/// sign-in every change needs). Wrong current passwords count in the login throttle. A
+/// password is changed when it may be known to someone else: the user's other sessions end,
+/// and every token issued before the change is revoked (`logout::cut_off`); this session stays.
 pub async fn change_password(State(app): State<AppState>, axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<std::net::SocketAddr>, headers: axum::http::HeaderMap, Change { me, params }: Change) -> Response {
     let (current, new, confirm) = (params.get("current_password").unwrap_or(""), params.get("new_password").unwrap_or(""), params.get("confirm_password").unwrap_or(""));
     let again = |error: &'static str, status: StatusCode| pages::password_form(&me.csrf(&app), app.password_policy.min_length(), Some(error), status);
@@ -174,19 +175,24 @@ pub async fn change_password(State(app): State<AppState>, axum::extract::Connect
         Some(Ok(user)) => user,
     };
     attempt.succeeded();
-    if let Err(e) = app.registry.save_user(updated).await {
+    // The new password spends every outstanding reset link, in its own transaction.
+    let (id, cutoff) = (me.user.id.clone(), updated.tokens_cutoff);
+    let spend = move |sql: &mut dyn crate::db::Sql| crate::endpoints::password_reset::spend_links(sql, &id).map(|_| true);
+    if let Err(e) = app.registry.save_user_if(updated, spend).await {
         return crate::endpoints::authorize::unavailable(e);
     }
-    let mut ended = 0;
-    if let Ok(sessions) = app.stores.sessions.of_user(&me.user.id).await {
-        for s in sessions.into_iter().filter(|s| s.sid != me.session.sid) {
-            if matches!(crate::logout::end_session(&app, crate::stores::SessionRef::Sid(s.sid), crate::logout::EndedBy::User).await, Ok(Some(_))) {
-                ended += 1;
-            }
-        }
+    // This session stays (the user is here, with the new password); every other one ends, and
+    // every token issued before the change is refused, wherever it is.
+    let done = crate::logout::cut_off(&app, &me.user.id, cutoff, Some(&me.session.sid), crate::logout::EndedBy::User).await;
+    let detail = match &done {
+        Ok(c) => serde_json::json!({"by": "user", "other_sessions_ended": c.sessions, "families_revoked": c.families}),
+        Err(e) => serde_json::json!({"by": "user", "error": e.to_string()}),
+    };
+    audit(&app, &me, "password_changed", detail).await;
+    match done {
+        Ok(_) => see_other("/account?done=password"),
+        Err(e) => crate::endpoints::authorize::unavailable(e),
     }
-    audit(&app, &me, "password_changed", serde_json::json!({"by": "user", "other_sessions_ended": ended})).await;
-    see_other("/account?done=password")
 }
 
 /// `GET /account/password`: the form.

@@ -6,7 +6,7 @@
 use crate::metrics::{RefusalLabels, METRICS};
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::IpAddr;
 use std::sync::Arc;
 use tokio::sync::Notify;
 
@@ -163,15 +163,10 @@ pub fn record_refusal(refusal: Refusal) {
     METRICS.connections_refused.get_or_create(&RefusalLabels { reason: refusal.label() }).inc();
 }
 
-/// The unit the per-address cap counts. IPv4: the address. IPv6: its /64, the block a single
-/// host or subscriber is normally given, so that one client cannot step around the cap by
-/// rotating through the addresses of its own prefix. An IPv4 client of a dual-stack listener
-/// arrives as an IPv4-mapped IPv6 address and is counted as the IPv4 address it is.
+/// The unit the per-address cap counts: the one every address throttle counts
+/// (`ratelimit::address_unit`), an IPv6 /64 as one address.
 fn address_key(ip: IpAddr) -> IpAddr {
-    match ip.to_canonical() {
-        IpAddr::V6(v6) => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !(u64::MAX as u128))),
-        v4 => v4,
-    }
+    crate::ratelimit::address_unit(ip)
 }
 
 #[cfg(test)]

@@ -139,12 +139,13 @@ impl RefreshTokenRotator for PgRefreshRotator {
         Ok(self.table.write(sql, &[&sha256(family_id.as_bytes()).as_slice()]).await?.is_some())
     }
 
-    async fn revoke_of(&self, user_id: &str, client_id: &str) -> StoreResult<Vec<String>> {
+    async fn revoke_of(&self, user_id: &str, client_id: Option<&str>) -> StoreResult<Vec<String>> {
+        // `$2` NULL: every client.
         let rows = self
             .table
             .read_all(
                 "UPDATE refresh_families SET revoked = true WHERE NOT revoked AND expires_at > $3 \
-                 AND (data::jsonb)->>'user_id' = $1 AND (data::jsonb)->>'client_id' = $2 RETURNING (data::jsonb)->>'id'",
+                 AND (data::jsonb)->>'user_id' = $1 AND ($2::text IS NULL OR (data::jsonb)->>'client_id' = $2) RETURNING (data::jsonb)->>'id'",
                 &[&user_id, &client_id, &(now() as i64)],
             )
             .await?;

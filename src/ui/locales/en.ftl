@@ -451,3 +451,7 @@ mail-email-changed-subject = The e-mail address of your { $product } account was
 mail-email-changed-body = The e-mail address of your { $product } account { $username } was changed from this one to { $new_email }.
 
     If it was you, there is nothing to do. If not, reset your password and contact the people who run { $product }: someone else may be using your account.
+mail-factor-locked-subject = Sign-ins to your { $product } account are paused
+mail-factor-locked-body = Someone signed in to your { $product } account { $username } with its password, then entered wrong codes from your authenticator app or your recovery codes too many times. Codes are refused for the next { $minutes } minutes.
+
+    If it was you, wait and try again, or sign in with a passkey if you have one. If not, someone knows your password: reset it now, and contact the people who run { $product } if you cannot.

@@ -449,3 +449,7 @@ mail-email-changed-subject = L’adresse e-mail de votre compte { $product } a �
 mail-email-changed-body = L’adresse e-mail de votre compte { $product } { $username } est passée de celle-ci à { $new_email }.
 
     Si c’était vous, il n’y a rien à faire. Sinon, réinitialisez votre mot de passe et contactez les responsables de { $product } : quelqu’un d’autre utilise peut-être votre compte.
+mail-factor-locked-subject = Les connexions à votre compte { $product } sont suspendues
+mail-factor-locked-body = Quelqu’un s’est connecté à votre compte { $product } { $username } avec son mot de passe, puis a saisi trop de codes erronés de votre application d’authentification ou de vos codes de récupération. Les codes sont refusés pendant les { $minutes } prochaines minutes.
+
+    Si c’était vous, patientez puis réessayez, ou connectez-vous avec une clé d’accès si vous en avez une. Sinon, quelqu’un connaît votre mot de passe : réinitialisez-le maintenant, et contactez les responsables de { $product } si vous ne le pouvez pas.

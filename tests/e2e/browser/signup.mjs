@@ -30,17 +30,28 @@
 //     link-spent (400); then, back in the first context, the authorization request again and
 //     her password: consent, Allow and the redirect URI with a code.
 //   CHECKER redeems the code (the request asks for scopes email and profile, and with the claims
-//   parameter for email, email_verified, name and locale in the ID token). Walks "en" and "ja"
-//   then sign up again at /signup itself (no challenge): with the address of taken-<walk>, who
-//   has an account (signup-sent-taken: the same page, and no mail, which the test checks), and
-//   with taken-<walk>'s username (signup-username-taken: 409).
+//   parameter for email, email_verified, name and locale in the ID token). Every full walk then
+//   signs up with names someone already has (nothing at POST /signup tells which are taken):
+//   - at /signup itself (no challenge), with the address of taken-<walk>, who has an account
+//     (typed in capitals):
+//     signup-sent-taken (the same "check your mail"; [CHECKER: the notice to taken-<walk>'s
+//     address, which the test reads; nobody made]);
+//   - in a new browser context, from a new authorization request's login page and its link to
+//     sign up, with taken-<walk>'s username and a fresh address: signup-sent-taken-name (the
+//     same page again; [CHECKER: the link to the fresh address]); the link: signup-verify-taken
+//     (409: the username was taken, another one and the sign-up's password asked for);
+//     signup-verify-wrong (a free name with a wrong password: 409, nothing made);
+//     signup-verify-still-taken (the taken name in capitals with the right password: 409);
+//     then the free name with the right password makes the account under it and, in this
+//     browser, signs it in and goes on with the request: consent-renamed (303 to /consent;
+//     [CHECKER: renamed-<walk>]); Allow, the redirect URI with a code, which CHECKER redeems.
 // Buttons and links are found by the forms they post to and where they lead, not by their
 // words, so the same walk runs in every language.
 //
 // Walks "en" (browser locale en-US) and "ja" (ja-JP): each page's status, headers, <html lang>,
 //   title, heading, text (with the language each piece is marked as), alerts, focus, labels,
 //   what the fields hold, and a full-page screenshot (<walk>-<nn>-<page>.png).
-// Walks "axe-en" and "axe-ja": the same but the taken names, in contexts with bypassCSP
+// Walks "axe-en" and "axe-ja": the same, in contexts with bypassCSP
 //   (axe-core is injected into the page; only these contexts bypass the pages' script-src
 //   'self', the others report any violation): axe-core with AXE_TAGS on the sign-up pages
 //   (AXE_PAGES) in the light theme, then the dark one, after a control page made to fail
@@ -49,9 +60,10 @@
 //   sends two passwords that differ: how wide each page is (no horizontal scroll), screenshots.
 //
 // Input, from the environment: ISSUER, CLIENT_ID, REDIRECT_URI (served by CHECKER), CHECKER,
-// PEOPLE (JSON: per walk, the new person's username, email, name and the taken person's
-// username and email), PASSWORD (the good one), SHORT_PASSWORD, BREACHED_PASSWORD, CHROMIUM,
-// ARTIFACTS_DIR (screenshots; on failure the page's HTML and a screenshot) and WAIT_MS (the
+// PEOPLE (JSON: per walk, the new person's username, email, name, the taken person's
+// username and email, and fresh_email and renamed: the address of the sign-up with the taken
+// username and the name chosen instead), PASSWORD (the good one), SHORT_PASSWORD,
+// BREACHED_PASSWORD, CHROMIUM, ARTIFACTS_DIR (screenshots; on failure the page's HTML and a screenshot) and WAIT_MS (the
 // longest any one wait may take). Output: one line of JSON, what the browser saw. Any failed
 // step exits 1 with the browser's console, CSP reports and the current page on stderr.
 import { chromium } from 'playwright-core';
@@ -71,13 +83,13 @@ const BREACHED_PASSWORD = env('BREACHED_PASSWORD');
 const ARTIFACTS = env('ARTIFACTS_DIR');
 const WAIT_MS = Number(process.env.WAIT_MS || 10000);
 
-giveUpAfter(80);
+giveUpAfter(110);
 
 // `confirm`: where the mailed link is confirmed: 'here' (the context that signed up, which then
 // goes on with the application's request) or 'elsewhere' (a context of its own: the done page).
 const WALKS = [
-  { name: 'en', locale: 'en-US', shots: true, taken: true, confirm: 'here' },
-  { name: 'ja', locale: 'ja-JP', shots: true, taken: true, confirm: 'elsewhere' },
+  { name: 'en', locale: 'en-US', shots: true, confirm: 'here' },
+  { name: 'ja', locale: 'ja-JP', shots: true, confirm: 'elsewhere' },
   { name: 'axe-en', locale: 'en-US', axe: true, confirm: 'elsewhere' },
   { name: 'axe-ja', locale: 'ja-JP', axe: true, confirm: 'elsewhere' },
   { name: 'phone-en', locale: 'en-US', shots: true, phone: true },
@@ -85,11 +97,12 @@ const WALKS = [
 ];
 // The pages axe-core checks: the sign-up's own.
 const AXE_PAGES = new Set(['signup', 'signup-mismatch', 'signup-missing', 'signup-sent', 'signup-verify', 'signup-done',
-  'link-spent']);
+  'link-spent', 'signup-verify-taken', 'signup-verify-wrong']);
 const SIGNUP_FORM = 'form[action="/signup"]';
 const SUBMIT = `${SIGNUP_FORM} button[type=submit]`;
 const SIGNUP_LINK = 'main a[href^="/signup"]';
-const VERIFY_BUTTON = 'form[action="/signup/verify"] button[type=submit]';
+const VERIFY_FORM = 'form[action="/signup/verify"]';
+const VERIFY_BUTTON = `${VERIFY_FORM} button[type=submit]`;
 
 // What the browser reports along the way, for the checks and for a failure's diagnosis;
 // every entry names the walk.
@@ -137,11 +150,7 @@ async function signupWalk() {
   const me = PEOPLE[walk.name];
   const facts = { username: me.username };
   seen.facts[walk.name] = facts;
-  // The client asks for her e-mail address, name and locale (scopes email and profile) and,
-  // with the claims parameter (OpenID Connect Core 5.5), for them in the ID token too.
-  const wanted = { email: null, email_verified: null, name: null, locale: null };
-  const request = shared.authorizationRequest(ISSUER, { clientId: env('CLIENT_ID'), redirectUri: REDIRECT_URI,
-    scope: 'openid email profile', extra: { claims: JSON.stringify({ id_token: wanted }) } });
+  const request = newRequest();
   await open();
 
   // The application sends dana to sign in; she has no account and follows the link to make one.
@@ -220,24 +229,73 @@ async function signupWalk() {
   facts.to_consent = await hops(consent);
 
   // She allows the application's request, and the client gets a code.
-  const callback = await press('form[action="/consent"] button[value=allow]', (u) => u.href.startsWith(REDIRECT_URI));
-  const back = Object.fromEntries(new URL(callback.url()).searchParams);
-  facts.callback = { status: callback.status(), path: new URL(callback.url()).pathname, state_ok: back.state === request.state,
-    has_code: Boolean(back.code), error: back.error ?? null, iss: back.iss ?? null };
-  facts.redeemed = await check('redeem', { op: 'redeem', code: back.code ?? '', verifier: request.verifier, nonce: request.nonce });
+  Object.assign(facts, await allow(request, 'redeem'));
   // The link works once.
   if (walk.confirm === 'here') await visit('link-spent', await go(mail.link));
 
-  if (walk.taken) {
-    // Someone's address: the same "check your mail" (and no mail); someone's username: refused.
-    await go(at('/signup'));
-    await signUp({ username: `other-${walk.name}`, email: me.taken_email, name: me.name, password: PASSWORD,
-      confirm_password: PASSWORD }, 'signup-sent-taken');
-    await go(at('/signup'));
-    await signUp({ username: me.taken_username, email: `fresh-${walk.name}@example.com`, name: me.name, password: PASSWORD,
-      confirm_password: PASSWORD }, 'signup-username-taken');
-    facts.users_taken = await check('users-taken', { op: 'users', username: `other-${walk.name}` });
-  }
+  // Someone's address (typed in capitals): the same "check your mail"; no link, but a notice
+  // to its owner, at the address as the account has it.
+  await go(at('/signup'));
+  await signUp({ username: `other-${walk.name}`, email: me.taken_email.toUpperCase(), name: me.name, password: PASSWORD,
+    confirm_password: PASSWORD }, 'signup-sent-taken');
+  const notice = await check('notice', { op: 'mail', to: me.taken_email });
+  facts.notice_link = notice.link;
+  facts.users_taken = await check('users-taken', { op: 'users', username: `other-${walk.name}` });
+
+  // Someone's username, from another application request in a browser of its own: the same
+  // page again, and a link to the fresh address.
+  const another = newRequest();
+  await open();
+  await go(another.url);
+  await press(SIGNUP_LINK, toSignup);
+  await signUp({ username: me.taken_username, email: me.fresh_email, name: me.name, password: PASSWORD,
+    confirm_password: PASSWORD }, 'signup-sent-taken-name');
+  const fresh = await check('fresh-mail', { op: 'mail', to: me.fresh_email });
+  facts.fresh_link = fresh.link;
+  // The link's page, to whoever proved the address: the name is taken; another, and the
+  // sign-up's password, are asked for.
+  await visit('signup-verify-taken', await go(fresh.link));
+  const toVerify = (u) => u.pathname === '/signup/verify';
+  const choose = async (username, password, pred) => {
+    await page.locator(`${VERIFY_FORM} #username`).fill(username);
+    await page.locator(`${VERIFY_FORM} #password`).fill(password);
+    return press(VERIFY_BUTTON, pred);
+  };
+  // A free name but not the sign-up's password: refused, nothing made.
+  await visit('signup-verify-wrong', await choose(me.renamed, `${PASSWORD}!`, toVerify));
+  facts.users_renamed_wrong = await check('users-renamed-wrong', { op: 'users', username: me.renamed });
+  // The right password with the taken name in other letters' case: still taken.
+  await visit('signup-verify-still-taken', await choose(me.taken_username.toUpperCase(), PASSWORD, toVerify));
+  // A free name and the right password: the account, signed in here, on with the request.
+  const renamed = await choose(me.renamed, PASSWORD, (u) => u.pathname === '/consent');
+  await visit('consent-renamed', renamed);
+  facts.renamed_to_consent = await hops(renamed);
+  facts.users_renamed = await check('users-renamed', { op: 'users', username: me.renamed });
+  facts.users_taken_name = await check('users-taken-name', { op: 'users', username: me.taken_username });
+  facts.renamed = await allow(another, 'redeem-renamed');
+  // The link works once.
+  facts.fresh_link_again = (await go(fresh.link)).status();
+}
+
+// The client's authorization request (code flow, PKCE) for her e-mail address, name and
+// locale (scopes email and profile) and, with the claims parameter (OpenID Connect Core 5.5),
+// for them in the ID token too.
+function newRequest() {
+  const wanted = { email: null, email_verified: null, name: null, locale: null };
+  return shared.authorizationRequest(ISSUER, { clientId: env('CLIENT_ID'), redirectUri: REDIRECT_URI,
+    scope: 'openid email profile', extra: { claims: JSON.stringify({ id_token: wanted }) } });
+}
+
+// Allow on the consent page (the current page) of `request`: the client's redirect URI with
+// a code, which CHECKER redeems (`label`).
+async function allow(request, label) {
+  const callback = await press('form[action="/consent"] button[value=allow]', (u) => u.href.startsWith(REDIRECT_URI));
+  const back = Object.fromEntries(new URL(callback.url()).searchParams);
+  return {
+    callback: { status: callback.status(), path: new URL(callback.url()).pathname, state_ok: back.state === request.state,
+      has_code: Boolean(back.code), error: back.error ?? null, iss: back.iss ?? null },
+    redeemed: await check(label, { op: 'redeem', code: back.code ?? '', verifier: request.verifier, nonce: request.nonce }),
+  };
 }
 
 // On a phone: the form, and the form again with an error.
