@@ -192,6 +192,13 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     r#"
     ALTER TABLE pending_signups ADD COLUMN resume TEXT;
     "#,
+), (
+    14,
+    // As SQLite's migration 15: a dynamically registered client's first use.
+    r#"
+    ALTER TABLE clients ADD COLUMN used_at BIGINT;
+    UPDATE clients SET used_at = updated_at;
+    "#,
 )];
 
 /// The version the migrations bring a database to.
