@@ -348,7 +348,16 @@ async fn one_address_past_the_registration_limit_gets_429_while_another_still_re
 /// task, and audited; one that was used stays, as does the operator's client.
 #[tokio::test]
 async fn an_unused_registered_client_expires_and_a_used_one_stays() {
-    let s = TestServer::start_with(|c| {
+    unused_clients_expire(false).await;
+}
+
+#[tokio::test]
+async fn an_unused_registered_client_expires_and_a_used_one_stays_on_postgres() {
+    unused_clients_expire(true).await;
+}
+
+async fn unused_clients_expire(postgres: bool) {
+    let s = TestServer::start_on(postgres, |c| {
         c.open_registration = true;
         c.registration_unused_client_ttl = 6;
     })
