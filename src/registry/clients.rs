@@ -980,6 +980,14 @@ mod tests {
         for bad in ["http://127.0.0.1:50000/other", "http://127.0.0.1:1/cb?x=1", "https://127.0.0.1:43210/cb", "http://127.0.0.2:43210/cb", "http://localhost:5001/cb", "http://[::1]:1/cb/"] {
             assert!(!c.has_redirect_uri(bad), "{bad} matched");
         }
+        // Only the port is free: what a URL parser would normalise is a different string.
+        for bad in [
+            "HTTP://127.0.0.1:43210/cb", "http://127.0.0.1:043210/cb", "http://127.0.0.1:43210/./cb", "http://127.0.0.1:43210/x/../cb",
+            " http://127.0.0.1:43210/cb", "http://127.0.0.1:43210/cb\0", "http://127.0.0.1:43210/cb\t", "http://127.0.0.1:99999/cb",
+            "http://127.0.0.1:/cb", "http://127.0.0.1.:43210/cb", "http://127.0.0.1.evil.example/cb", "http://[0::1]:8080/cb",
+        ] {
+            assert!(!c.has_redirect_uri(bad), "{bad:?} matched");
+        }
     }
 
     #[test]
