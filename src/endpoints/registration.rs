@@ -5,7 +5,9 @@
 //! Who may register: holders of an initial access token from the operator (spent in the
 //! transaction that saves the client), or anyone when `open_registration` is on. What they
 //! may ask for is the operator's policy (`registration_*` settings); the metadata rules are
-//! the admin API's (`registry::clients`), with RFC 7591's error codes.
+//! the admin API's (`registry::clients`), with RFC 7591's error codes. Open registration is
+//! limited per client address (`registration_max_per_address`), and a registered client never
+//! issued tokens is deleted after `registration_unused_client_ttl` (`expire_unused_clients`).
 
 use crate::app::{App, AppState};
 use crate::audit::AuditEvent;
@@ -16,13 +18,13 @@ use crate::registry::Registered;
 use crate::util::split_list;
 use crate::util::now;
 use axum::extract::{ConnectInfo, Path, State};
-use std::net::SocketAddr;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use std::net::SocketAddr;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -266,7 +268,7 @@ async fn handle_register(app: &App, address: &str, headers: &HeaderMap, body: &[
     Ok(no_store(StatusCode::CREATED, information(app, &client, secret, &registration_token)))
 }
 
-/// Delete the dynamically registered clients never used at `/authorize` or `/token` within
+/// Delete the dynamically registered clients never issued tokens at `/token` within
 /// `registration_unused_client_ttl` of their registration: what open registration lets
 /// anyone create does not stay forever, nor hold `registration_max_clients` against those
 /// who register to sign users in. Each deletion is audited.
