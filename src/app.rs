@@ -29,6 +29,9 @@ pub struct App {
     pub signup_limiter: LoginLimiter,
     /// Mail per recipient address on unauthenticated requests (`mail_max_per_recipient`).
     pub mail_limiter: crate::ratelimit::recipients::RecipientLimiter,
+    /// Registrations without an initial access token per address
+    /// (`registration_max_per_address`).
+    pub registration_limiter: LoginLimiter,
     /// What a new password must be (`registry::password_policy`).
     pub password_policy: crate::registry::password_policy::PasswordPolicy,
     /// Mail, when `smtp_url` is set (`mail`).
@@ -104,12 +107,13 @@ impl App {
         let mailer = crate::mail::Mailer::from_config(&config)?;
         let signup_limiter = LoginLimiter::new(config.signup_max_per_address, config.signup_max_per_address, config.login_window, config.login_throttle_max_keys);
         let mail_limiter = crate::ratelimit::recipients::RecipientLimiter::new(config.mail_max_per_recipient, config.mail_recipient_window, config.login_throttle_max_keys);
+        let registration_limiter = LoginLimiter::new(config.registration_max_per_address, config.registration_max_per_address, config.login_window, config.login_throttle_max_keys);
         let password_policy = crate::registry::password_policy::PasswordPolicy::from_config(&config)?;
         let hash_slots = HashSlots::new(config.password_hash_slots(), config.password_hash_max_waiting);
         // A sealed form carries a request of at most max_authorization_request_bytes (as the
         // validated, re-encoded request), so anything much larger is not ours.
         let sealer = Sealer::new(keys.derived_key("authrim interaction state v1"), 4 * config.max_authorization_request_bytes + 1024);
-        let backchannel = crate::logout::backchannel::Outbox::new(std::time::Duration::from_secs(config.backchannel_logout_timeout))?;
+        let backchannel = crate::logout::backchannel::Outbox::new();
         let fetcher = crate::http::fetch::Fetcher::new(
             std::time::Duration::from_secs(config.fetch_timeout),
             config.fetch_max_bytes,
@@ -149,6 +153,7 @@ impl App {
             reset_limiter,
             signup_limiter,
             mail_limiter,
+            registration_limiter,
             password_policy,
             mailer,
             hash_slots,

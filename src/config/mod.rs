@@ -90,6 +90,12 @@ pub struct Config {
     pub open_registration: bool,
     /// Dynamically registered clients kept at most; registration answers 503 beyond it.
     pub registration_max_clients: usize,
+    /// Registrations without an initial access token per client address within
+    /// `login_window` (429 beyond): one address cannot fill `registration_max_clients`.
+    pub registration_max_per_address: u32,
+    /// Seconds a dynamically registered client may go unused (no tokens issued to it at
+    /// `/token`) before it is deleted; 0 keeps them.
+    pub registration_unused_client_ttl: u64,
     /// What a self-registered client may ask for (space-separated lists).
     pub registration_grant_types: String,
     pub registration_scopes: String,
@@ -339,6 +345,8 @@ impl Default for Config {
             dpop_signing_alg_values_supported: "PS256 ES256 EdDSA RS256".into(),
             open_registration: false,
             registration_max_clients: 10_000,
+            registration_max_per_address: 10,
+            registration_unused_client_ttl: 86_400,
             registration_grant_types: "authorization_code refresh_token".into(),
             registration_scopes: "openid profile email address phone offline_access".into(),
             registration_auth_methods: "client_secret_basic client_secret_post client_secret_jwt private_key_jwt none".into(),
@@ -463,6 +471,8 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_DPOP_SIGNING_ALG_VALUES_SUPPORTED", "dpop_signing_alg_values_supported"),
     ("AUTHRIM_OPEN_REGISTRATION", "open_registration"),
     ("AUTHRIM_REGISTRATION_MAX_CLIENTS", "registration_max_clients"),
+    ("AUTHRIM_REGISTRATION_MAX_PER_ADDRESS", "registration_max_per_address"),
+    ("AUTHRIM_REGISTRATION_UNUSED_CLIENT_TTL", "registration_unused_client_ttl"),
     ("AUTHRIM_REGISTRATION_GRANT_TYPES", "registration_grant_types"),
     ("AUTHRIM_REGISTRATION_SCOPES", "registration_scopes"),
     ("AUTHRIM_REGISTRATION_AUTH_METHODS", "registration_auth_methods"),
@@ -549,6 +559,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "backchannel_logout_timeout", "backchannel_logout_max_attempts", "backchannel_logout_retry_initial",
     "backchannel_logout_concurrency", "client_assertion_max_lifetime", "client_jwks_cache_ttl", "client_jwks_min_refetch", "client_jwks_cache_max_entries",
     "fetch_timeout", "fetch_max_bytes", "pushed_request_ttl", "max_pushed_requests", "registration_max_clients",
+    "registration_max_per_address", "registration_unused_client_ttl",
     "dpop_proof_max_age", "dpop_nonce_lifetime", "dpop_replay_max_entries",
     "client_id_metadata_document_ttl", "client_id_metadata_document_max_ttl", "client_id_metadata_document_max_entries",
     "max_concurrent_fetches", "id_jag_lifetime", "max_delegation_depth",
@@ -703,6 +714,9 @@ impl Config {
         }
         if self.client_assertion_max_lifetime == 0 || self.fetch_timeout == 0 || self.fetch_max_bytes < 1024 || self.pushed_request_ttl == 0 {
             anyhow::bail!("client_assertion_max_lifetime, fetch_timeout and pushed_request_ttl must be positive, fetch_max_bytes at least 1024");
+        }
+        if self.registration_max_per_address == 0 {
+            anyhow::bail!("registration_max_per_address must be at least 1 (registration is closed by open_registration = false)");
         }
         self.validate_agents()?;
         for (i, p) in self.identity_providers.iter().enumerate() {

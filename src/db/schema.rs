@@ -213,6 +213,15 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     r#"
     ALTER TABLE users ADD COLUMN tokens_cutoff INTEGER NOT NULL DEFAULT 0;
     "#,
+), (
+    16,
+    // When a dynamically registered client was first used (`/token`): one never
+    // used is deleted after `registration_unused_client_ttl`. Clients registered before this
+    // count as used, so that an upgrade deletes none of them.
+    r#"
+    ALTER TABLE clients ADD COLUMN used_at INTEGER;
+    UPDATE clients SET used_at = updated_at;
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -52,7 +52,7 @@ fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, OAuthError> {
     serde_json::from_slice(body).map_err(|e| OAuthError::invalid_request(format!("invalid JSON body: {e}")))
 }
 
-pub use super::operations::check_sector;
+pub use super::operations::check_remote_uris;
 
 fn client_json(c: &clients::Client, secret: Option<String>) -> Value {
     let mut v = serde_json::to_value(&c.meta).unwrap_or_default();

@@ -60,9 +60,12 @@ fn check_algs(app: &App, client: &Client) -> Result<(), OAuthError> {
     }
 }
 
-/// OIDC Core §8.1 / Dynamic Registration §5: the document at a pairwise client's
+/// What a client's URIs make the server (or a page's iframes) reach: each under the address
+/// policy (`clients::check_targets`, refused here rather than failing when used), and OIDC
+/// Core §8.1 / Dynamic Registration §5: the document at a pairwise client's
 /// `sector_identifier_uri` is a JSON array that must hold every one of its redirect URIs.
-pub async fn check_sector(app: &App, client: &Client) -> Result<(), OAuthError> {
+pub async fn check_remote_uris(app: &App, client: &Client) -> Result<(), OAuthError> {
+    clients::check_targets(&client.meta, app.config.fetch_allow_private_addresses).map_err(invalid_metadata)?;
     let Some(uri) = client.meta.sector_identifier_uri.as_deref() else { return Ok(()) };
     let doc = app.fetcher.get_json(uri).await.map_err(|e| invalid_metadata(format!("sector_identifier_uri: {e}")))?;
     let listed: Vec<&str> = doc.as_array().map(|a| a.iter().filter_map(|v| v.as_str()).collect()).unwrap_or_default();
@@ -87,7 +90,7 @@ pub async fn create_client(app: &App, actor: &Actor, input: ClientInput) -> Resu
     }
     let (client, secret) = clients::new_client(input, app.keys.vault()).map_err(invalid_metadata)?;
     check_algs(app, &client)?;
-    check_sector(app, &client).await?;
+    check_remote_uris(app, &client).await?;
     app.registry.save_client(client.clone()).await?;
     app.audit.record(actor.event("client_created", json!({})).client(&client.meta.client_id)).await;
     Ok((client, secret))
@@ -99,7 +102,7 @@ pub async fn update_client(app: &App, actor: &Actor, id: &str, input: ClientInpu
     let existing = app.registry.client(id).ok_or_else(no_client)?;
     let (client, secret) = clients::update_client(&existing, input, app.keys.vault()).map_err(invalid_metadata)?;
     check_algs(app, &client)?;
-    check_sector(app, &client).await?;
+    check_remote_uris(app, &client).await?;
     app.registry.save_client(client.clone()).await?;
     app.audit.record(actor.event("client_updated", json!({})).client(id)).await;
     Ok((client, secret))

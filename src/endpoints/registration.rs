@@ -5,7 +5,9 @@
 //! Who may register: holders of an initial access token from the operator (spent in the
 //! transaction that saves the client), or anyone when `open_registration` is on. What they
 //! may ask for is the operator's policy (`registration_*` settings); the metadata rules are
-//! the admin API's (`registry::clients`), with RFC 7591's error codes.
+//! the admin API's (`registry::clients`), with RFC 7591's error codes. Open registration is
+//! limited per client address (`registration_max_per_address`), and a registered client never
+//! issued tokens is deleted after `registration_unused_client_ttl` (`expire_unused_clients`).
 
 use crate::app::{App, AppState};
 use crate::audit::AuditEvent;
@@ -14,13 +16,15 @@ use crate::http::params::Body;
 use crate::registry::clients::{self, Client, ClientInput, AUTH_BASIC};
 use crate::registry::Registered;
 use crate::util::split_list;
-use axum::extract::{Path, State};
+use crate::util::now;
+use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use std::net::SocketAddr;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -217,14 +221,15 @@ fn invalid_token(description: &'static str) -> OAuthError {
     OAuthError::invalid_token(description).with_challenge(Challenge::Bearer)
 }
 
-async fn register(State(app): State<AppState>, headers: HeaderMap, Body(body): Body) -> Response {
-    match handle_register(&app, &headers, &body).await {
+async fn register(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, Body(body): Body) -> Response {
+    let address = super::interaction::client_address(&app, &headers, peer);
+    match handle_register(&app, &address, &headers, &body).await {
         Ok(res) => res,
         Err(e) => e.into_response(),
     }
 }
 
-async fn handle_register(app: &App, headers: &HeaderMap, body: &[u8]) -> Result<Response, OAuthError> {
+async fn handle_register(app: &App, address: &str, headers: &HeaderMap, body: &[u8]) -> Result<Response, OAuthError> {
     let initial_token = bearer(headers).map(str::to_string);
     let bad_token = || invalid_token("the initial access token is not valid (unknown, expired or used up)");
     match &initial_token {
@@ -237,21 +242,46 @@ async fn handle_register(app: &App, headers: &HeaderMap, body: &[u8]) -> Result<
                 return Err(bad_token());
             }
         }
-        None => {}
+        None => {
+            // Open registration: every attempt counts against its address, so that one
+            // address cannot fill `registration_max_clients` and close registration to all.
+            // (A holder of an initial access token was let in by the operator.)
+            let Some(attempt) = app.registration_limiter.begin(&format!("register:{address}"), address, now()) else {
+                return Err(OAuthError::temporarily_unavailable("too many registrations from this address; try again later")
+                    .with_status(StatusCode::TOO_MANY_REQUESTS));
+            };
+            attempt.failed(now());
+        }
     }
     let input = Registration::parse(body)?.into_input(app)?;
     let (mut client, secret) = clients::new_client(input, app.keys.vault()).map_err(|e| {
         if e.starts_with("redirect URI") { invalid_redirect_uri(e) } else { invalid_metadata(e) }
     })?;
-    super::admin::check_sector(app, &client).await?;
+    super::admin::check_remote_uris(app, &client).await?;
     let registration_token = client.issue_registration_token();
     match app.registry.register_client(client.clone(), initial_token, app.config.registration_max_clients).await? {
         Registered::Saved => {}
         Registered::BadToken => return Err(bad_token()),
         Registered::Full => return Err(OAuthError::temporarily_unavailable("no more clients can register here")),
     }
-    app.audit.record(AuditEvent::new("client_registered").client(client.id())).await;
+    app.audit.record(AuditEvent::new("client_registered").client(client.id()).address(address)).await;
     Ok(no_store(StatusCode::CREATED, information(app, &client, secret, &registration_token)))
+}
+
+/// Delete the dynamically registered clients never issued tokens at `/token` within
+/// `registration_unused_client_ttl` of their registration: what open registration lets
+/// anyone create does not stay forever, nor hold `registration_max_clients` against those
+/// who register to sign users in. Each deletion is audited.
+pub async fn expire_unused_clients(app: &App) {
+    match app.registry.expire_unused_clients(app.config.registration_unused_client_ttl).await {
+        Ok(ids) => {
+            for id in ids {
+                let detail = json!({"reason": "unused", "ttl": app.config.registration_unused_client_ttl});
+                app.audit.record(AuditEvent::new("client_expired").client(&id).detail(detail)).await;
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "cannot expire unused registered clients"),
+    }
 }
 
 /// The client the registration access token is for, if it is that client's.
@@ -284,7 +314,7 @@ async fn update(State(app): State<AppState>, headers: HeaderMap, Path(client_id)
         let (client, secret) = clients::update_client(&existing, input, app.keys.vault()).map_err(|e| {
             if e.starts_with("redirect URI") { invalid_redirect_uri(e) } else { invalid_metadata(e) }
         })?;
-        super::admin::check_sector(&app, &client).await?;
+        super::admin::check_remote_uris(&app, &client).await?;
         if let Some(uri) = &existing.meta.jwks_uri {
             app.client_keys.forget(uri);
         }

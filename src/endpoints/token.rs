@@ -62,6 +62,11 @@ async fn handle(
     let tokens = handler.exchange(app, &client, &params, proof.as_deref()).await?;
     // Only now is the proof's jti spent for good (a refused request gives it back).
     proof.map(crate::dpop::Proof::keep);
+    // Tokens issued: the client is in use, and a dynamically registered one no longer expires
+    // (`registration_unused_client_ttl`). Counted here and not at /authorize: every flow
+    // ends here, while a request at /authorize costs nothing and would let whoever floods
+    // registration keep its clients alive.
+    app.registry.note_client_used(client.id()).await;
     let mut res = Json(tokens).into_response();
     res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     res.headers_mut().insert(header::PRAGMA, HeaderValue::from_static("no-cache"));

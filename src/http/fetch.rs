@@ -1,10 +1,17 @@
-//! Outgoing GETs of documents a client names (its `jwks_uri`, `sector_identifier_uri`, its
-//! Client ID Metadata Document; a trusted issuer's keys): bounded in time and size, no
-//! redirects, no proxies, JSON only, and (unless `fetch_allow_private_addresses`) never to a
-//! loopback, private, link-local or otherwise non-public address: the name is resolved by our
-//! own resolver, which drops such addresses, and an address written in the URL is checked
-//! before anything is sent. A document URL is chosen by whoever registers a client, so without
-//! this any visitor could make the server probe the network it sits in (SSRF).
+//! Every outgoing HTTP request the server makes: GETs of documents a client names (its
+//! `jwks_uri`, `sector_identifier_uri`, its Client ID Metadata Document; a trusted issuer's
+//! keys), the logout tokens POSTed to a client's `backchannel_logout_uri`, and the requests to
+//! upstream identity providers. Bounded in time and size, no redirects, no proxies, and
+//! (unless `fetch_allow_private_addresses`) never to a loopback, private, link-local or
+//! otherwise non-public address: the name is resolved by our own resolver, which drops such
+//! addresses and hands the connector only the addresses it kept (so a name that resolves to a
+//! public address when checked and a private one when connecting, DNS rebinding, gets
+//! nowhere), and an address written in the URL is checked before anything is sent. These URLs
+//! are chosen by whoever registers a client, so without this any visitor could make the
+//! server probe, or POST into, the network it sits in (SSRF).
+//!
+//! No other module builds an HTTP client (`tests::outbound_requests_go_through_the_fetcher`
+//! holds the list): a new outgoing request goes through a `Fetcher` and its address policy.
 
 use bytes::BytesMut;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
@@ -65,6 +72,47 @@ impl Fetcher {
         self.allow_private
     }
 
+    /// A fetcher for the operator's own configuration (upstream identity providers): the
+    /// same bounds, without the address policy, since an identity provider inside the
+    /// operator's network is the operator's choice, not a client's input.
+    pub fn for_operator(timeout: Duration, max_bytes: usize) -> anyhow::Result<Self> {
+        Self::new(timeout, max_bytes, true, tokio::sync::Semaphore::MAX_PERMITS)
+    }
+
+    /// A request to `url` on this fetcher's client (bounds, no redirects, no proxy, the
+    /// resolver), after the URL passed the address policy; for callers that need their own
+    /// headers or body and read the answer themselves (upstream identity providers).
+    pub fn request(&self, method: reqwest::Method, url: &str) -> Result<reqwest::RequestBuilder, FetchError> {
+        let parsed = self.checked(url)?;
+        Ok(self.http.request(method, parsed))
+    }
+
+    /// POST `form` (`application/x-www-form-urlencoded`) to `url`, waiting at most `timeout`
+    /// for the answer, whose status alone matters (a notification: Back-Channel Logout 1.0
+    /// §2.5). Not counted against `max_concurrent_fetches`: its callers bound their own
+    /// deliveries (`backchannel_logout_concurrency`), off the request path.
+    pub async fn post_form(&self, url: &str, form: &[(&str, &str)], timeout: Duration) -> Result<(), FetchError> {
+        let parsed = self.checked(url)?;
+        let res = self
+            .http
+            .post(parsed)
+            .timeout(timeout)
+            .form(form)
+            .send()
+            .await
+            .map_err(|e| FetchError::Transport(transport_message(&e)))?;
+        if !res.status().is_success() {
+            return Err(FetchError::Status(res.status().as_u16()));
+        }
+        Ok(())
+    }
+
+    fn checked(&self, url: &str) -> Result<url::Url, FetchError> {
+        let parsed = url::Url::parse(url).map_err(|_| FetchError::Forbidden("not an absolute URL".into()))?;
+        self.check_url(&parsed)?;
+        Ok(parsed)
+    }
+
     /// GET `url` and parse the body as JSON, reading at most `max_bytes` of it.
     pub async fn get_json(&self, url: &str) -> Result<serde_json::Value, FetchError> {
         self.get(url).await.map(|f| f.json)
@@ -72,8 +120,7 @@ impl Fetcher {
 
     /// GET `url` as `get_json` does, with the response's caching directives.
     pub async fn get(&self, url: &str) -> Result<Fetched, FetchError> {
-        let parsed = url::Url::parse(url).map_err(|_| FetchError::Forbidden("not an absolute URL".into()))?;
-        self.check_url(&parsed)?;
+        let parsed = self.checked(url)?;
         let _slot = self.slots.try_acquire().map_err(|_| FetchError::Busy)?;
         let mut res = self
             .http
@@ -106,17 +153,46 @@ impl Fetcher {
         if !matches!(url.scheme(), "https" | "http") {
             return Err(FetchError::Forbidden(format!("scheme {:?}", url.scheme())));
         }
-        let literal = match url.host() {
-            Some(url::Host::Ipv4(a)) => Some(IpAddr::V4(a)),
-            Some(url::Host::Ipv6(a)) => Some(IpAddr::V6(a)),
-            Some(url::Host::Domain(_)) => None,
-            None => return Err(FetchError::Forbidden("no host".into())),
-        };
-        if let Some(ip) = literal.filter(|ip| !self.allow_private && !is_public(*ip)) {
-            return Err(FetchError::Forbidden(format!("{ip} is not a public address")));
-        }
-        Ok(())
+        check_host(url, self.allow_private).map_err(FetchError::Forbidden)
     }
+}
+
+/// Whether `uri` may be a target of the server's requests (or of a page's iframes) under the
+/// address policy, judged from the URL alone: an http(s) URL whose host is not an address
+/// outside the public internet (loopback, private, link-local, unique-local, shared/CGNAT,
+/// multicast, unspecified...) nor a name that is local by definition (`localhost`, `.local`,
+/// a name of one label...). Registration and the admin API refuse a client's URIs that fail
+/// it, so that the refusal comes when the URI is given rather than when it is used; a name
+/// that resolves to a private address passes here and is stopped by the resolver.
+pub fn check_target(uri: &str, allow_private: bool) -> Result<(), String> {
+    let url = url::Url::parse(uri).map_err(|_| format!("{uri:?} is not an absolute URL"))?;
+    if !matches!(url.scheme(), "https" | "http") {
+        return Err(format!("{uri:?}: scheme {:?}", url.scheme()));
+    }
+    check_host(&url, allow_private)
+}
+
+fn check_host(url: &url::Url, allow_private: bool) -> Result<(), String> {
+    match url.host() {
+        None => Err("no host".into()),
+        _ if allow_private => Ok(()),
+        Some(url::Host::Ipv4(a)) if !is_public(IpAddr::V4(a)) => Err(format!("{a} is not a public address")),
+        Some(url::Host::Ipv6(a)) if !is_public(IpAddr::V6(a)) => Err(format!("{a} is not a public address")),
+        Some(url::Host::Domain(name)) if is_local_name(name) => Err(format!("{name} is not a public name")),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Names that never lead to the public internet: `localhost` (RFC 6761 §6.3), mDNS `.local`
+/// (RFC 6762), `.home.arpa` (RFC 8375), `.internal` (reserved for private use), the common
+/// `.localdomain`, and a single label (completed by the resolver's search list to an
+/// internal host).
+fn is_local_name(name: &str) -> bool {
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    !name.contains('.')
+        || ["localhost", "local", "home.arpa", "internal", "localdomain"]
+            .iter()
+            .any(|suffix| name == *suffix || name.ends_with(&format!(".{suffix}")))
 }
 
 /// The innermost cause's text, without the URL (which may carry a client's path).
@@ -251,6 +327,105 @@ mod tests {
             );
         }
         assert!(matches!(f.get_json("file:///etc/passwd").await, Err(FetchError::Forbidden(_))));
+    }
+
+    #[test]
+    fn targets_outside_the_public_internet_are_refused_from_the_url() {
+        for bad in [
+            "http://127.0.0.1:8080/internal-admin/x", "https://10.0.0.1/", "https://169.254.169.254/latest/meta-data",
+            "https://[fd00::1]/", "https://192.168.0.1/", "https://100.64.0.1/", "https://[fe80::1]/", "https://224.0.0.1/",
+            "https://0.0.0.0/", "https://[::]/", "https://[::ffff:10.0.0.1]/", "https://2130706433/", "https://0x7f.1/",
+            "https://localhost/", "https://LOCALHOST./x", "https://a.localhost/", "https://printer.local/", "https://intranet/",
+            "https://svc.internal/", "https://nas.home.arpa/", "file:///etc/passwd", "ftp://rp.example/",
+        ] {
+            assert!(check_target(bad, false).is_err(), "{bad} accepted");
+        }
+        for good in ["https://rp.example/logout", "https://8.8.8.8/", "https://[2606:4700::1111]/", "http://rp.example:8080/x"] {
+            assert!(check_target(good, false).is_ok(), "{good} refused");
+        }
+        assert!(check_target("http://127.0.0.1:8080/x", true).is_ok(), "fetch_allow_private_addresses lifts the rule");
+    }
+
+    /// A form POST (back-channel logout) obeys the same policy: nothing reaches a loopback
+    /// receiver unless private addresses are allowed, and then the form arrives.
+    #[tokio::test]
+    async fn a_form_post_to_a_private_address_is_refused_unless_allowed() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (got_tx, mut got) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            loop {
+                let (mut sock, _) = listener.accept().await.unwrap();
+                let mut buf = vec![0u8; 4096];
+                let n = sock.read(&mut buf).await.unwrap_or(0);
+                let _ = got_tx.send(String::from_utf8_lossy(&buf[..n]).to_string());
+                let _ = sock.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").await;
+            }
+        });
+        let form = [("logout_token", "t")];
+        let refused = Fetcher::new(Duration::from_secs(2), 1024, false, 4).unwrap();
+        for url in [format!("http://{addr}/bc"), format!("http://localhost:{}/bc", addr.port())] {
+            assert!(refused.post_form(&url, &form, Duration::from_secs(2)).await.is_err(), "{url}");
+        }
+        assert!(got.try_recv().is_err(), "nothing reached the receiver");
+        let allowed = Fetcher::new(Duration::from_secs(2), 1024, true, 4).unwrap();
+        allowed.post_form(&format!("http://{addr}/bc"), &form, Duration::from_secs(2)).await.unwrap();
+        let request = got.recv().await.unwrap();
+        assert!(request.starts_with("POST /bc ") && request.contains("application/x-www-form-urlencoded"), "{request}");
+    }
+
+    /// Every place in `src/` that could open a connection of its own: a client built, a
+    /// socket connected, an SMTP transport. Only the files listed may, each for its reason; a
+    /// new call site fails here, naming its file, until it goes through a `Fetcher` (and its
+    /// address policy) or is listed with a reason that it never reaches a URL a client or
+    /// user chose.
+    #[test]
+    fn outbound_requests_go_through_the_fetcher() {
+        const CALLS: &[&str] = &[
+            "reqwest::Client", "reqwest::{", "Client::builder", "ClientBuilder", "reqwest::get", "reqwest::blocking",
+            "reqwest::Request::new", "hyper::client", "hyper_util::client", "TcpStream::connect", "TcpSocket", "UdpSocket",
+            "SmtpTransport", "lettre::transport", "ureq::", "isahc::", "surf::",
+        ];
+        const ALLOWED: &[(&str, &str)] = &[
+            ("src/http/fetch.rs", "the fetcher itself"),
+            ("src/mail.rs", "SMTP to the operator's relay (mail_smtp_url), never an address a client or user names"),
+            ("src/cli.rs", "the CLI calling its own server's admin API, at the address of the operator's configuration"),
+        ];
+        fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    out.push(path);
+                }
+            }
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        walk(&root.join("src"), &mut files);
+        assert!(files.len() > 50, "the scan sees the source tree");
+        let mut bypassing = Vec::new();
+        let mut seen_allowed = std::collections::HashSet::new();
+        for file in files {
+            let rel = file.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+            let text = std::fs::read_to_string(&file).unwrap();
+            let found: Vec<&str> = CALLS.iter().copied().filter(|c| text.contains(c)).collect();
+            if found.is_empty() {
+                continue;
+            }
+            if ALLOWED.iter().any(|(f, _)| *f == rel) {
+                seen_allowed.insert(rel);
+            } else {
+                bypassing.push(format!("{rel}: {}", found.join(", ")));
+            }
+        }
+        assert!(bypassing.is_empty(), "outgoing requests that bypass the fetcher (src/http/fetch.rs): {bypassing:?}");
+        // A listed file that no longer makes requests comes off the list.
+        for (f, why) in ALLOWED {
+            assert!(seen_allowed.contains(*f), "{f} is allowed ({why}) but makes no outgoing connection: remove it from the list");
+        }
     }
 
     /// `max_concurrent_fetches`: with two fetches held open by a slow server, a third is

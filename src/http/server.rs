@@ -115,6 +115,7 @@ fn spawn_housekeeping(app: AppState) -> Vec<JoinHandle<()>> {
                 app.login_limiter.prune(crate::util::now());
                 app.mail_limiter.prune(crate::util::now());
                 app.factor_limiter.prune(crate::util::now());
+                app.registration_limiter.prune(crate::util::now());
                 app.dpop.prune();
                 if let Err(e) = app.db.write(crate::registry::initial_access::sweep).await {
                     tracing::warn!(error = %e, "initial access token sweep failed");
@@ -154,7 +155,20 @@ fn spawn_housekeeping(app: AppState) -> Vec<JoinHandle<()>> {
     }});
     let backchannel = tokio::spawn(crate::logout::backchannel::run(app.clone()));
     let mail = tokio::spawn(crate::mail::run(app.clone()));
-    vec![sweeper, follow, key_refresh, backchannel, mail]
+    let mut tasks = vec![sweeper, follow, key_refresh, backchannel, mail];
+    // Dynamically registered clients never used: looked for a few times per TTL (at most
+    // every minute), so that one outlives its TTL by a fraction of it at most.
+    let ttl = app.config.registration_unused_client_ttl;
+    if ttl > 0 {
+        tasks.push(tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs((ttl / 4).clamp(1, 60)));
+            loop {
+                tick.tick().await;
+                crate::endpoints::registration::expire_unused_clients(&app).await;
+            }
+        }));
+    }
+    tasks
 }
 
 async fn shutdown_signal() {

@@ -3,16 +3,19 @@
 //! full against the provider's keys (OpenID), or its user-info answer (plain OAuth 2.0).
 //!
 //! Providers are the operator's configuration, not a client's input, so their URLs are
-//! fetched with an ordinary client (an identity provider inside the operator's network is
-//! fine), bounded in time and size, without redirects. Discovery documents and key sets are
+//! fetched through the fetcher's operator policy (`Fetcher::for_operator`: an identity
+//! provider inside the operator's network is fine), bounded in time and size, without
+//! redirects or proxies. Discovery documents and key sets are
 //! cached; an ID token signed by a key we do not have refetches the set, at most once per
 //! `client_jwks_min_refetch`.
 
 use crate::client_auth::keys::{parse_jwks, ClientKey, ASYMMETRIC_ALGS};
 use crate::config::upstreams::{IdentityProvider, UpstreamKind};
+use crate::http::fetch::{FetchError, Fetcher};
 use crate::keys::SigningKey;
 use jsonwebtoken::Validation;
 use parking_lot::Mutex;
+use reqwest::Method;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -69,7 +72,7 @@ impl Identity {
 
 pub struct Upstreams {
     providers: Vec<IdentityProvider>,
-    http: reqwest::Client,
+    http: Fetcher,
     endpoints: Mutex<HashMap<String, Arc<Endpoints>>>,
     keys: Mutex<HashMap<String, CachedKeys>>,
     min_refetch: Duration,
@@ -100,12 +103,7 @@ pub struct Started {
 impl Upstreams {
     pub fn new(config: &crate::config::Config) -> anyhow::Result<Self> {
         let timeout = Duration::from_secs(config.fetch_timeout.max(1));
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("authrim/", env!("CARGO_PKG_VERSION")))
-            .build()?;
+        let http = Fetcher::for_operator(timeout, MAX_BYTES)?;
         let mut assertion_keys = HashMap::new();
         for p in &config.identity_providers {
             if let Some(file) = &p.private_key_file {
@@ -186,7 +184,7 @@ impl Upstreams {
         }
         let assertion;
         let mut form = vec![("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect_uri), ("code_verifier", verifier)];
-        let mut req = self.http.post(&ep.token).header(reqwest::header::ACCEPT, "application/json");
+        let mut req = self.http.request(Method::POST, &ep.token).map_err(unavailable)?.header(reqwest::header::ACCEPT, "application/json");
         match p.token_endpoint_auth_method.as_str() {
             "client_secret_basic" => {
                 // RFC 6749 §2.3.1: the id and secret form-encoded before Basic.
@@ -271,7 +269,7 @@ impl Upstreams {
     }
 
     async fn userinfo(&self, url: &str, access_token: &str) -> Result<Map<String, Value>, UpstreamError> {
-        let res = self.http.get(url).bearer_auth(access_token).header(reqwest::header::ACCEPT, "application/json").send().await;
+        let res = self.http.request(Method::GET, url).map_err(unavailable)?.bearer_auth(access_token).header(reqwest::header::ACCEPT, "application/json").send().await;
         match read_json(res).await? {
             Value::Object(m) => Ok(m),
             _ => Err(UpstreamError::Unavailable("the user-info answer is not a JSON object".into())),
@@ -329,7 +327,7 @@ impl Upstreams {
                 return Ok(keys);
             }
         }
-        let set = read_json(self.http.get(uri).header(reqwest::header::ACCEPT, "application/json").send().await).await?;
+        let set = read_json(self.http.request(Method::GET, uri).map_err(unavailable)?.header(reqwest::header::ACCEPT, "application/json").send().await).await?;
         let keys: Arc<[ClientKey]> = parse_jwks(&set).map_err(UpstreamError::Unavailable)?.into();
         self.keys.lock().insert(uri.to_string(), (keys.clone(), Instant::now()));
         Ok(keys)
@@ -342,7 +340,7 @@ impl Upstreams {
         let discovered = match (p.kind, &p.issuer) {
             (UpstreamKind::Oidc, Some(issuer)) => {
                 let url = format!("{}/.well-known/openid-configuration", issuer.trim_end_matches('/'));
-                let doc = read_json(self.http.get(&url).send().await).await?;
+                let doc = read_json(self.http.request(Method::GET, &url).map_err(unavailable)?.send().await).await?;
                 // OpenID Connect Discovery §4.3: the document names the issuer it came from.
                 if doc.get("issuer").and_then(Value::as_str) != Some(issuer.as_str()) {
                     return Err(UpstreamError::Unavailable(format!("the discovery document at {url} names another issuer")));
@@ -372,6 +370,11 @@ fn assertion_key(file: &std::path::Path, alg: Option<&str>) -> anyhow::Result<Si
     use rustls_pki_types::pem::PemObject;
     let der = rustls_pki_types::PrivatePkcs8KeyDer::from_pem_file(file).map_err(|e| anyhow::anyhow!("private_key_file {}: {e} (a PKCS#8 PEM key is wanted)", file.display()))?;
     SigningKey::from_pkcs8_any(alg, der.secret_pkcs8_der()).map_err(|e| anyhow::anyhow!("private_key_file {}: {e}", file.display()))
+}
+
+/// A URL of the provider's that is not one to fetch (no http(s), no host).
+fn unavailable(e: FetchError) -> UpstreamError {
+    UpstreamError::Unavailable(e.to_string())
 }
 
 /// A JSON answer of at most `MAX_BYTES`, or why not.

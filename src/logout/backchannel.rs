@@ -12,11 +12,14 @@
 //!
 //! A slow or dead endpoint holds one delivery slot for at most `backchannel_logout_timeout`,
 //! never the user's logout (which only wrote the row) nor other clients' deliveries (each runs
-//! in its own task, `backchannel_logout_concurrency` at once).
+//! in its own task, `backchannel_logout_concurrency` at once). Every POST goes through the
+//! server's fetcher and its address policy (`fetch_allow_private_addresses`): an endpoint on
+//! a loopback, private or link-local address gets nothing, and its row is abandoned at once.
 
 use crate::app::{App, AppState};
 use crate::audit::AuditEvent;
 use crate::db::{Dialect, Sql, StoreResult};
+use crate::http::fetch::FetchError;
 use crate::metrics::{OutcomeLabels, METRICS};
 use crate::stores::Session;
 use crate::util::{now, random_token};
@@ -63,27 +66,28 @@ struct Due {
     attempts: u64,
 }
 
-/// The node's side of the outbox: what wakes its deliverer, and the HTTP client it sends with.
+/// The node's side of the outbox: what wakes its deliverer. The POSTs go through the
+/// server's one `Fetcher`: a `backchannel_logout_uri` is a client's choice, and without the
+/// fetcher's address policy a client could make every logout POST into the server's own
+/// network (blind SSRF).
 pub struct Outbox {
     wake: Notify,
-    http: reqwest::Client,
 }
 
 impl Outbox {
-    pub fn new(timeout: Duration) -> anyhow::Result<Self> {
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout)
-            // A relying party's endpoint answers; it does not send us elsewhere.
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("authrim/", env!("CARGO_PKG_VERSION"), " (backchannel-logout)"))
-            .build()?;
-        Ok(Self { wake: Notify::new(), http })
+    pub fn new() -> Self {
+        Self { wake: Notify::new() }
     }
 
     /// Rows were queued: look now rather than at the next poll.
     pub fn wake(&self) {
         self.wake.notify_one();
+    }
+}
+
+impl Default for Outbox {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
@@ -190,18 +194,25 @@ async fn deliver(app: &App, row: Due) {
         finish(app, &row, "dropped", None).await;
         return;
     };
+    let timeout = Duration::from_secs(app.config.backchannel_logout_timeout);
+    let mut forbidden = false;
     let failure = match logout_token(app, &row.client_id, &row.sub, &row.sid, &row.id) {
         Err(e) => Some(format!("cannot sign the logout token: {e}")),
-        Ok(token) => match app.backchannel.http.post(&uri).form(&[("logout_token", token.as_str())]).send().await {
-            Ok(res) if res.status().is_success() => None,
-            Ok(res) => Some(format!("the endpoint answered {}", res.status().as_u16())),
-            Err(e) if e.is_timeout() => Some("the endpoint did not answer in time".into()),
-            Err(e) => Some(format!("the endpoint could not be reached: {}", without_url(&e))),
+        Ok(token) => match app.fetcher.post_form(&uri, &[("logout_token", token.as_str())], timeout).await {
+            Ok(()) => None,
+            Err(FetchError::Status(status)) => Some(format!("the endpoint answered {status}")),
+            Err(FetchError::Transport(why)) if why == "timed out" => Some("the endpoint did not answer in time".into()),
+            Err(FetchError::Transport(why)) => Some(format!("the endpoint could not be reached: {why}")),
+            Err(e) => {
+                // The address policy refuses the URI: no later attempt would be allowed either.
+                forbidden = matches!(e, FetchError::Forbidden(_));
+                Some(e.to_string())
+            }
         },
     };
     match failure {
         None => finish(app, &row, "delivered", None).await,
-        Some(why) if row.attempts >= app.config.backchannel_logout_max_attempts => finish(app, &row, "abandoned", Some(why)).await,
+        Some(why) if forbidden || row.attempts >= app.config.backchannel_logout_max_attempts => finish(app, &row, "abandoned", Some(why)).await,
         Some(why) => retry(app, &row, why).await,
     }
 }
@@ -245,15 +256,6 @@ async fn retry(app: &App, row: &Due, why: String) {
 /// The wait after the `attempts`-th failure: initial, 2×initial, 4×… up to an hour.
 fn backoff(initial: u64, attempts: u64) -> u64 {
     initial.saturating_mul(1u64 << attempts.saturating_sub(1).min(20)).min(MAX_BACKOFF)
-}
-
-/// A reqwest error's text without the URL (which a relying party may have put a secret in).
-fn without_url(e: &reqwest::Error) -> String {
-    let mut s = e.to_string();
-    if let Some(u) = e.url() {
-        s = s.replace(u.as_str(), "<backchannel_logout_uri>");
-    }
-    s
 }
 
 #[cfg(test)]

@@ -256,6 +256,9 @@ pub struct Client {
     keys: std::sync::Arc<[ClientKey]>,
     /// Registered through `/register`: the SHA-256 of its registration access token (RFC 7592).
     registration_token_hash: Option<[u8; 32]>,
+    /// Loaded with `used_at` set: it has been used at `/authorize` or `/token`, so it does
+    /// not expire (`registration_unused_client_ttl`).
+    pub(crate) used: bool,
 }
 
 /// A new secret for a client of `method`: the secret, its hash, and (for `client_secret_jwt`)
@@ -287,7 +290,7 @@ impl Client {
             meta.allowed_cors_origins.clone()
         };
         let keys = meta.jwks.as_ref().and_then(|j| client_keys::parse_jwks(j).ok()).unwrap_or_default().into();
-        Self { meta, secret_hash, secret_sealed, cors_origins, keys, registration_token_hash: None }
+        Self { meta, secret_hash, secret_sealed, cors_origins, keys, registration_token_hash: None, used: false }
     }
 
     /// Registered dynamically (RFC 7591): it has a registration access token.
@@ -386,17 +389,35 @@ impl Client {
     }
 }
 
-/// Both `http://127.0.0.1` or `http://[::1]` URIs that differ at most in their port.
-/// (`localhost` is not included: RFC 8252 §8.3 advises against it, since the name may
-/// resolve elsewhere.)
+/// Both `http://127.0.0.1` or `http://[::1]` URIs that differ at most in their port, compared
+/// as strings around the port: nothing is normalised (no case folding, no dot segments, no
+/// leading zeros, no trimming), so that the match is the exact comparison RFC 9700 §4.1.3
+/// asks for with only RFC 8252 §7.3's freedom of port. (`localhost` is not included: RFC 8252
+/// §8.3 advises against it, since the name may resolve elsewhere.)
 fn same_loopback_ignoring_port(registered: &str, presented: &str) -> bool {
-    let loopback_ip = |u: &url::Url| u.scheme() == "http" && matches!(u.host_str(), Some("127.0.0.1" | "[::1]"));
-    let (Ok(mut a), Ok(mut b)) = (url::Url::parse(registered), url::Url::parse(presented)) else { return false };
-    if !loopback_ip(&a) || !loopback_ip(&b) {
-        return false;
+    matches!((loopback_without_port(registered), loopback_without_port(presented)), (Some(a), Some(b)) if a == b)
+}
+
+/// A loopback IP redirect URI as (its scheme and host, what follows its port), if it is one:
+/// `http://127.0.0.1` or `http://[::1]`, then an optional port written as a browser or app
+/// writes it (1-65535, no leading zero), then a path, a query or nothing.
+fn loopback_without_port(uri: &str) -> Option<(&'static str, &str)> {
+    for prefix in ["http://127.0.0.1", "http://[::1]"] {
+        let Some(after) = uri.strip_prefix(prefix) else { continue };
+        let rest = match after.strip_prefix(':') {
+            Some(port_on) => {
+                let digits = port_on.bytes().take_while(u8::is_ascii_digit).count();
+                let port = &port_on[..digits];
+                if port.is_empty() || port.starts_with('0') || port.parse::<u16>().is_err() {
+                    return None;
+                }
+                &port_on[digits..]
+            }
+            None => after,
+        };
+        return (rest.is_empty() || rest.starts_with('/') || rest.starts_with('?')).then_some((prefix, rest));
     }
-    let _ = (a.set_port(None), b.set_port(None));
-    a == b
+    None
 }
 
 /// Grant types a client may be registered for. Grows as grant modules land.
@@ -716,6 +737,28 @@ fn validate_keys(meta: &ClientMetadata) -> Result<(), String> {
     Ok(())
 }
 
+/// The URIs of a client that the server requests (`backchannel_logout_uri`, `jwks_uri`,
+/// `sector_identifier_uri`) or has the user's browser load in a page of ours
+/// (`frontchannel_logout_uri`), under the fetcher's address policy: unless
+/// `allow_private` (`fetch_allow_private_addresses`), none may name a loopback, private,
+/// link-local, unique-local, shared, multicast or unspecified address, nor a local name such
+/// as `localhost` (SSRF). Redirect URIs are not among them: the browser follows those, and a
+/// native app's are loopback by design (RFC 8252 §7.3).
+pub fn check_targets(meta: &ClientMetadata, allow_private: bool) -> Result<(), String> {
+    for (name, uri) in [
+        ("backchannel_logout_uri", &meta.backchannel_logout_uri),
+        ("frontchannel_logout_uri", &meta.frontchannel_logout_uri),
+        ("jwks_uri", &meta.jwks_uri),
+        ("sector_identifier_uri", &meta.sector_identifier_uri),
+    ] {
+        if let Some(uri) = uri {
+            crate::http::fetch::check_target(uri, allow_private)
+                .map_err(|e| format!("{name}: {e} (the server sends requests only to public addresses)"))?;
+        }
+    }
+    Ok(())
+}
+
 /// An absolute https URL (http only on a loopback host) without a fragment: the logout
 /// endpoints of a relying party (Back-Channel Logout 1.0 §2.2, Front-Channel Logout 1.0 §2).
 fn validate_web_uri(uri: &str) -> Result<(), String> {
@@ -758,12 +801,22 @@ pub fn validate_resource(r: &str) -> Result<(), String> {
 }
 
 /// RFC 6749 §3.1.2: absolute, no fragment. Web clients use https (http only on loopback);
-/// native apps may use a private-use scheme (RFC 8252 §7.1).
+/// native apps may use a private-use scheme (RFC 8252 §7.1). Redirect URIs are compared as
+/// exact strings (`has_redirect_uri`), so one is kept only as a URI parser would: no control
+/// characters, spaces or other whitespace (which a parser strips or rejects, and which would
+/// otherwise be stored as sent), no userinfo (RFC 3986 §7.6: it only disguises the host).
 pub fn validate_redirect_uri(uri: &str) -> Result<(), String> {
+    if uri.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err(format!("redirect URI {uri:?} must not contain control characters or spaces"));
+    }
     let parsed = url::Url::parse(uri).map_err(|e| format!("redirect URI {uri:?}: {e}"))?;
     if parsed.fragment().is_some() {
         return Err(format!("redirect URI {uri:?} must not have a fragment"));
     }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(format!("redirect URI {uri:?} must not have userinfo"));
+    }
+
     let loopback = matches!(parsed.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
     match parsed.scheme() {
         "https" => Ok(()),
@@ -797,6 +850,29 @@ pub fn save(sql: &mut dyn Sql, client: &Client) -> StoreResult<()> {
     super::record_change(sql, "client", client.id())
 }
 
+/// Record a dynamically registered client's first use (`Registry::note_client_used`): written
+/// once, never by `save`, so that an update leaves it.
+pub fn mark_used(sql: &mut dyn Sql, client_id: &str, t: u64) -> StoreResult<()> {
+    sql.execute("UPDATE clients SET used_at = ?1 WHERE client_id = ?2 AND used_at IS NULL", crate::params![t as i64, client_id])?;
+    Ok(())
+}
+
+/// Delete the dynamically registered clients never used and registered at or before
+/// `registered_by` (`registration_unused_client_ttl`), as `delete` does; returns their ids.
+/// One statement picks and deletes them, so that a client marked used meanwhile stays.
+pub fn delete_unused(sql: &mut dyn Sql, registered_by: u64) -> StoreResult<Vec<String>> {
+    let rows = sql.query(
+        "DELETE FROM clients WHERE registration_token_hash IS NOT NULL AND used_at IS NULL AND created_at <= ?1 RETURNING client_id",
+        crate::params![registered_by as i64],
+    )?;
+    let ids = rows.iter().map(|r| r.text(0)).collect::<StoreResult<Vec<String>>>()?;
+    for id in &ids {
+        sql.execute("DELETE FROM consents WHERE client_id = ?1", crate::params![id.as_str()])?;
+        super::record_change(sql, "client", id)?;
+    }
+    Ok(ids)
+}
+
 pub fn delete(sql: &mut dyn Sql, client_id: &str) -> StoreResult<bool> {
     let n = sql.execute("DELETE FROM clients WHERE client_id = ?1", crate::params![client_id])?;
     sql.execute("DELETE FROM consents WHERE client_id = ?1", crate::params![client_id])?;
@@ -805,12 +881,12 @@ pub fn delete(sql: &mut dyn Sql, client_id: &str) -> StoreResult<bool> {
 }
 
 pub fn load_one(sql: &mut dyn Sql, client_id: &str) -> StoreResult<Option<Client>> {
-    let row = sql.query_opt("SELECT secret_hash, metadata, secret_sealed, registration_token_hash FROM clients WHERE client_id = ?1", crate::params![client_id])?;
+    let row = sql.query_opt("SELECT secret_hash, metadata, secret_sealed, registration_token_hash, used_at FROM clients WHERE client_id = ?1", crate::params![client_id])?;
     Ok(row.map(|r| row_to_client(&r)).transpose()?.flatten())
 }
 
 pub fn load_all(sql: &mut dyn Sql) -> StoreResult<Vec<Client>> {
-    let rows = sql.query("SELECT secret_hash, metadata, secret_sealed, registration_token_hash FROM clients ORDER BY client_id", &[])?;
+    let rows = sql.query("SELECT secret_hash, metadata, secret_sealed, registration_token_hash, used_at FROM clients ORDER BY client_id", &[])?;
     Ok(rows.iter().filter_map(|r| row_to_client(r).ok().flatten()).collect())
 }
 
@@ -819,6 +895,7 @@ fn row_to_client(r: &Row) -> StoreResult<Option<Client>> {
     let secret_hash = r.opt_blob(0)?.and_then(|h| <[u8; 32]>::try_from(h.as_slice()).ok());
     let mut client = Client::build(meta, secret_hash, r.opt_blob(2)?);
     client.registration_token_hash = r.opt_blob(3)?.and_then(|h| <[u8; 32]>::try_from(h.as_slice()).ok());
+    client.used = r.0.get(4).is_some_and(|v| !matches!(v, crate::db::Value::Null));
     Ok(Some(client))
 }
 
@@ -902,6 +979,14 @@ mod tests {
         }
         for bad in ["http://127.0.0.1:50000/other", "http://127.0.0.1:1/cb?x=1", "https://127.0.0.1:43210/cb", "http://127.0.0.2:43210/cb", "http://localhost:5001/cb", "http://[::1]:1/cb/"] {
             assert!(!c.has_redirect_uri(bad), "{bad} matched");
+        }
+        // Only the port is free: what a URL parser would normalise is a different string.
+        for bad in [
+            "HTTP://127.0.0.1:43210/cb", "http://127.0.0.1:043210/cb", "http://127.0.0.1:43210/./cb", "http://127.0.0.1:43210/x/../cb",
+            " http://127.0.0.1:43210/cb", "http://127.0.0.1:43210/cb\0", "http://127.0.0.1:43210/cb\t", "http://127.0.0.1:99999/cb",
+            "http://127.0.0.1:/cb", "http://127.0.0.1.:43210/cb", "http://127.0.0.1.evil.example/cb", "http://[0::1]:8080/cb",
+        ] {
+            assert!(!c.has_redirect_uri(bad), "{bad:?} matched");
         }
     }
 

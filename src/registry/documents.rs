@@ -213,7 +213,10 @@ fn client_from_document(app: &App, url: &str, json: Value) -> Result<Client, Doc
         policy_uri: doc.policy_uri,
         ..Default::default()
     };
-    clients::document_client(input, url).map_err(invalid)
+    let client = clients::document_client(input, url).map_err(invalid)?;
+    // Its jwks_uri is fetched later: refused now if the address policy would refuse it then.
+    clients::check_targets(&client.meta, app.config.fetch_allow_private_addresses).map_err(invalid)?;
+    Ok(client)
 }
 
 #[cfg(test)]

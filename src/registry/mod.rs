@@ -168,6 +168,9 @@ pub struct Registry {
     consents: RwLock<HashMap<String, String>>,
     last_seq: AtomicI64,
     db: Database,
+    /// Dynamically registered clients this node has recorded as used: each is written once
+    /// (`note_client_used`). At most the dynamically registered clients (`registration_max_clients`).
+    noted_used: parking_lot::Mutex<std::collections::HashSet<String>>,
 }
 
 impl Registry {
@@ -178,6 +181,7 @@ impl Registry {
             consents: RwLock::default(),
             last_seq: AtomicI64::new(0),
             db,
+            noted_used: parking_lot::Mutex::default(),
         };
         registry.resync().await?;
         Ok(registry)
@@ -273,6 +277,35 @@ impl Registry {
             self.clients.write().put(client);
         }
         Ok(outcome)
+    }
+
+    /// A dynamically registered client was used (`/authorize`, `/token`): record it the first
+    /// time, so that `expire_unused_clients` keeps it. One write per client in its life (per
+    /// node), none for the operator's clients or one loaded as used; a failed write is only
+    /// logged (the request goes on, and the next use tries again).
+    pub async fn note_client_used(&self, client_id: &str) {
+        let Some(client) = self.client(client_id) else { return };
+        if !client.is_dynamic() || client.used || !self.noted_used.lock().insert(client_id.to_string()) {
+            return;
+        }
+        let (id, t) = (client_id.to_string(), crate::util::now());
+        if let Err(e) = self.db.write(move |sql| clients::mark_used(sql, &id, t)).await {
+            tracing::warn!(error = %e, client = client_id, "cannot record a client's first use");
+            self.noted_used.lock().remove(client_id);
+        }
+    }
+
+    /// Delete the dynamically registered clients registered at least `ttl` seconds ago and
+    /// never used since (`registration_unused_client_ttl`); returns their ids.
+    pub async fn expire_unused_clients(&self, ttl: u64) -> StoreResult<Vec<String>> {
+        let registered_by = crate::util::now().saturating_sub(ttl);
+        let ids = self.db.write(move |sql| clients::delete_unused(sql, registered_by)).await?;
+        for id in &ids {
+            self.consents.write().retain(|k, _| !k.ends_with(&format!("\u{1f}{id}")));
+            self.clients.write().remove(id);
+            self.noted_used.lock().remove(id);
+        }
+        Ok(ids)
     }
 
     pub async fn delete_client(&self, client_id: &str) -> StoreResult<bool> {

@@ -147,7 +147,15 @@ async fn each_logout_token_is_delivered_once_by_one_of_the_nodes() {
     use authrim::logout::{backchannel, end_session, EndedBy};
     use authrim::stores::SessionRef;
     use std::sync::{Arc, Mutex};
-    let Some((_b, n1, n2)) = two_nodes(|c| c.backchannel_logout_retry_initial = 1).await else { return };
+    // The receiver below listens on loopback: private addresses allowed, as in the suite.
+    let Some((_b, n1, n2)) = two_nodes(|c| {
+        c.backchannel_logout_retry_initial = 1;
+        c.fetch_allow_private_addresses = true;
+    })
+    .await
+    else {
+        return;
+    };
 
     let jtis: Arc<Mutex<Vec<String>>> = Arc::default();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

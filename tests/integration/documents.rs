@@ -242,8 +242,8 @@ async fn private_addresses_are_not_fetched_unless_allowed() {
     for (id, why) in [
         // Plain http is for loopback tests only, and only when private addresses are allowed.
         (docs.url("good"), "https"),
-        // A name that resolves to loopback, and loopback and metadata-service literals.
-        (format!("https://localhost:{port}/good"), "no public address"),
+        // A local name, and loopback and metadata-service literals.
+        (format!("https://localhost:{port}/good"), "not a public name"),
         (format!("https://127.0.0.1:{port}/good"), "not a public address"),
         ("https://169.254.169.254/latest/meta-data".to_string(), "not a public address"),
         (format!("https://[::1]:{port}/good"), "not a public address"),

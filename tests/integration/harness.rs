@@ -35,6 +35,8 @@ pub fn test_config(dir: &std::path::Path) -> Config {
         revocation_shards: 4,
         // The suite's documents (client keys, metadata documents) are served on loopback.
         fetch_allow_private_addresses: true,
+        // Every test registers from 127.0.0.1; the per-address limit has its own test.
+        registration_max_per_address: 10_000,
         ..Config::default()
     }
 }

@@ -440,3 +440,63 @@ async fn the_cli_lists_and_ends_sessions_through_the_server() {
     let none = cli(&["withdraw-consent", "alice", "rp"]).await.unwrap();
     assert!(!none.status.success(), "nothing left to withdraw: an error");
 }
+
+/// Issue 30, defect 3 (blind SSRF): a client whose `backchannel_logout_uri` (and
+/// `frontchannel_logout_uri`) names a loopback address, with `fetch_allow_private_addresses`
+/// off. The admin API and registration refuse it (`invalid_client_metadata`); put in the
+/// registry past them (as a client saved before the policy, or edited in the database
+/// would be), its logout token is not POSTed there, the row is abandoned at once and
+/// audited, and the logout page renders no iframe for it.
+#[tokio::test]
+async fn logout_never_reaches_a_private_address() {
+    let internal = receiver(Mode::Ok).await;
+    let internal_url = internal.url.replace("/backchannel", "/internal-admin/backchannel");
+    let s = TestServer::start_with(|c| {
+        quick(c);
+        c.fetch_allow_private_addresses = false;
+        c.open_registration = true;
+    })
+    .await;
+    s.user("alice", json!({})).await;
+    let meta = json!({"client_id": "rp-internal", "redirect_uris": [REDIRECT], "post_logout_redirect_uris": [BACK], "backchannel_logout_uri": internal.url});
+    let (st, v) = s.admin(reqwest::Method::POST, "/admin/clients", Some(meta.clone())).await;
+    assert_eq!((st, v["error"].as_str()), (400, Some("invalid_client_metadata")), "{v}");
+    let res = s.http.post(s.url("/register")).json(&json!({"redirect_uris": [REDIRECT], "backchannel_logout_uri": internal_url})).send().await.unwrap();
+    let (st, v): (u16, Value) = (res.status().as_u16(), res.json().await.unwrap());
+    assert_eq!((st, v["error"].as_str()), (400, Some("invalid_client_metadata")), "{v}");
+    assert!(s.server.app.registry.client("rp-internal").is_none());
+
+    // Past the checks, straight into the registry.
+    let input = authrim::registry::ClientInput {
+        client_id: Some("rp-internal".into()),
+        redirect_uris: Some(vec![REDIRECT.into()]),
+        post_logout_redirect_uris: Some(vec![BACK.into()]),
+        // The receiver's own path, so that a POST that reached it would be counted.
+        backchannel_logout_uri: Some(internal.url.clone()),
+        frontchannel_logout_uri: Some(internal.url.replace("/backchannel", "/frontchannel")),
+        ..Default::default()
+    };
+    let (client, secret) = authrim::registry::clients::new_client(input, s.server.app.keys.vault()).unwrap();
+    s.server.app.registry.save_client(client).await.unwrap();
+    let b = s.browser();
+    let code = s.code_for(&b, "rp-internal", "alice", &[]).await["code"].clone();
+    let (st, tok, _) = s
+        .token(Some(("rp-internal", secret.as_deref().unwrap())), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)])
+        .await;
+    assert_eq!(st, 200, "{tok}");
+    let res = b.client.get(format!("{}/logout", s.url(""))).query(&[("id_token_hint", tok["id_token"].as_str().unwrap()), ("post_logout_redirect_uri", BACK)]).send().await.unwrap();
+    let csp = res.headers().get("content-security-policy").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    let page = Page::from(res).await;
+    assert!(!page.html.contains("<iframe") && !page.html.contains("127.0.0.1:") && !csp.contains("127.0.0.1"), "{csp} {}", page.html);
+
+    let abandoned = || async { s.admin(reqwest::Method::GET, "/admin/audit?event=backchannel_logout_abandoned", None).await.1 };
+    eventually("the delivery tried", || async {
+        internal.got.lock().await.attempts > 0 || abandoned().await["events"].as_array().is_some_and(|e| !e.is_empty())
+    })
+    .await;
+    assert_eq!(internal.got.lock().await.attempts, 0, "nothing reached the internal endpoint");
+    let v = abandoned().await;
+    let event = &v["events"][0];
+    assert_eq!(event["detail"]["attempts"], 1, "not retried: the address stays refused: {event}");
+    assert!(event["detail"]["error"].as_str().unwrap().contains("not a public address"), "{event}");
+}

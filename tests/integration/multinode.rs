@@ -51,7 +51,8 @@ fn spawn_node(url: &str, log_dir: &std::path::Path, n: usize, extra: &[(&str, &s
 
 /// Three nodes on `url`, started at once, each healthy.
 async fn three_nodes(url: &str, logs: &std::path::Path) -> Vec<Node> {
-    let nodes: Vec<Node> = (1..=3).map(|n| spawn_node(url, logs, n, &[])).collect();
+    // The suite's back-channel receivers listen on loopback, as with `test_config`.
+    let nodes: Vec<Node> = (1..=3).map(|n| spawn_node(url, logs, n, &[("AUTHRIM_FETCH_ALLOW_PRIVATE_ADDRESSES", "true")])).collect();
     for n in &nodes {
         wait_healthy(&n.base).await;
     }

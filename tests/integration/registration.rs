@@ -207,3 +207,190 @@ async fn open_registration_is_bounded_and_tokens_come_from_the_cli_too() {
     let db = std::fs::read(authrim::db::db_path(s.dir.path())).unwrap();
     assert!(!db.windows(token.len()).any(|w| w == token.as_bytes()));
 }
+
+/// Issue 30, defect 3: with `fetch_allow_private_addresses` off, registration and the admin
+/// API refuse every URI the server would request (or a logout page would load) that names a
+/// loopback, private, link-local, unique-local, shared, multicast or unspecified address, or
+/// a local name, with RFC 7591's `invalid_client_metadata`; a public name is accepted.
+#[tokio::test]
+async fn uris_that_reach_private_addresses_are_refused_unless_allowed() {
+    let s = TestServer::start_with(|c| {
+        c.open_registration = true;
+        c.fetch_allow_private_addresses = false;
+    })
+    .await;
+    let private = [
+        "http://127.0.0.1:8080/internal-admin/logout", "https://10.0.0.1/", "https://169.254.169.254/latest/meta-data",
+        "https://[fd00::1]/", "https://192.168.0.1/", "https://100.64.0.1/", "https://[fe80::1]/", "https://224.0.0.1/",
+        "https://0.0.0.0/", "https://[::1]/", "https://[::ffff:127.0.0.1]/", "https://2130706433/", "https://localhost/x",
+        "https://db.internal/",
+    ];
+    for uri in private {
+        for field in ["backchannel_logout_uri", "frontchannel_logout_uri", "jwks_uri"] {
+            let mut body = json!({"redirect_uris": [REDIRECT]});
+            body[field] = json!(uri);
+            if field == "jwks_uri" {
+                body["token_endpoint_auth_method"] = json!("private_key_jwt");
+            }
+            let (st, v, _) = register(&s, None, body.clone()).await;
+            assert_eq!((st, v["error"].as_str()), (400, Some("invalid_client_metadata")), "/register {field} {uri}: {v}");
+            body["client_id"] = json!("c1");
+            let (st, v) = s.admin(Method::POST, "/admin/clients", Some(body)).await;
+            assert_eq!((st, v["error"].as_str()), (400, Some("invalid_client_metadata")), "admin API {field} {uri}: {v}");
+        }
+        let body = json!({"redirect_uris": [REDIRECT], "subject_type": "pairwise", "sector_identifier_uri": uri});
+        let (st, v, _) = register(&s, None, body).await;
+        assert_eq!((st, v["error"].as_str()), (400, Some("invalid_client_metadata")), "sector_identifier_uri {uri}: {v}");
+    }
+    // An update through the registration access token and through the admin API likewise.
+    let (st, c, _) = register(&s, None, json!({"redirect_uris": [REDIRECT], "backchannel_logout_uri": "https://rp.example/bc"})).await;
+    assert_eq!(st, 201, "{c}");
+    let (id, token) = (c["client_id"].as_str().unwrap(), c["registration_access_token"].as_str().unwrap());
+    let uri = c["registration_client_uri"].as_str().unwrap();
+    let (st, v) = manage(&s, Method::PUT, uri, token, Some(json!({"client_id": id, "redirect_uris": [REDIRECT], "backchannel_logout_uri": "https://10.0.0.1/bc"}))).await;
+    assert_eq!((st, v["error"].as_str()), (400, Some("invalid_client_metadata")), "{v}");
+    let (st, v) = s.admin(Method::PATCH, &format!("/admin/clients/{id}"), Some(json!({"backchannel_logout_uri": "https://192.168.0.1/bc"}))).await;
+    assert_eq!((st, v["error"].as_str()), (400, Some("invalid_client_metadata")), "{v}");
+    assert_eq!(s.server.app.registry.client(id).unwrap().meta.backchannel_logout_uri.as_deref(), Some("https://rp.example/bc"));
+    // Native apps' loopback redirect URIs are the browser's business, not the server's.
+    let (st, v, _) = register(&s, None, json!({"redirect_uris": ["http://127.0.0.1:8000/cb"], "token_endpoint_auth_method": "none"})).await;
+    assert_eq!(st, 201, "{v}");
+}
+
+/// Issue 30, defect 8: redirect URIs with control characters, whitespace or userinfo are
+/// refused at registration (and by the admin API), not stored as sent.
+#[tokio::test]
+async fn redirect_uris_with_control_characters_or_spaces_are_refused() {
+    let s = TestServer::start_with(|c| c.open_registration = true).await;
+    for bad in [
+        "https://rp.example/cb\r\nSet-Cookie: x=1", "https://rp.example/c\nb", "https://rp.example/\tcb", " https://rp.example/cb",
+        "https://rp.example/cb ", "https://rp.example/c b", "https://rp.example/cb\u{0}", "https://rp.example/cb\u{7f}",
+        "https://rp.example/cb\u{85}", "https://rp.example/cb\u{a0}", "https://user:pass@rp.example/cb",
+    ] {
+        let (st, v, _) = register(&s, None, json!({"redirect_uris": [bad]})).await;
+        assert_eq!((st, v["error"].as_str()), (400, Some("invalid_redirect_uri")), "{bad:?}: {v}");
+        let (st, v) = s.admin(Method::POST, "/admin/clients", Some(json!({"client_id": "c1", "redirect_uris": [bad]}))).await;
+        assert_eq!((st, v["error"].as_str()), (400, Some("invalid_client_metadata")), "admin API {bad:?}: {v}");
+    }
+    assert!(s.server.app.registry.list_clients().iter().all(|c| c.meta.redirect_uris.iter().all(|u| u.trim() == u)));
+}
+
+/// Issue 30, defect 8: `/authorize` compares redirect URIs as exact strings (RFC 9700
+/// §4.1.3); a native app's loopback URI keeps only its freedom of port (RFC 8252 §7.3).
+/// Each variant the issue found matching is refused with an error page, not a redirect.
+#[tokio::test]
+async fn redirect_uris_are_compared_as_exact_strings_at_authorize() {
+    let s = TestServer::start().await;
+    let (st, v) = s
+        .admin(Method::POST, "/admin/clients", Some(json!({"client_id": "native", "redirect_uris": ["http://127.0.0.1:9999/cb", "https://rp.example/cb"], "token_endpoint_auth_method": "none"})))
+        .await;
+    assert_eq!(st, 201, "{v}");
+    let b = s.browser();
+    let authorize = |redirect_uri: String| {
+        let b = &b;
+        async move {
+            let q = [("response_type", "code"), ("client_id", "native"), ("redirect_uri", redirect_uri.as_str()), ("scope", "openid"), ("state", "s"), ("code_challenge", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGF2jXWvZM"), ("code_challenge_method", "S256")];
+            b.authorize(&q).await
+        }
+    };
+    for variant in [
+        "HTTP://127.0.0.1:9999/cb", "http://127.0.0.1:09999/cb", "http://127.0.0.1:9999/./cb", "http://127.0.0.1:9999/x/../cb",
+        " http://127.0.0.1:9999/cb", "http://127.0.0.1:9999/cb\u{0}", "http://127.0.0.1:9999/cb\t", "http://127.0.0.1:9999/CB",
+        "http://127.0.0.1:9999/cb/", "http://127.0.0.1.:9999/cb", "http://127.000.0.1:9999/cb", "http://2130706433:9999/cb",
+        "http://127.0.0.1:99999/cb", "http://127.0.0.1:/cb", "http://[0:0:0:0:0:0:0:1]:9999/cb",
+        "HTTPS://rp.example/cb", "https://RP.example/cb", "https://rp.example:443/cb", "https://rp.example/./cb", " https://rp.example/cb",
+        "https://rp.example/cb\u{0}",
+    ] {
+        let res = authorize(variant.to_string()).await;
+        let status = res.status().as_u16();
+        assert!(res.headers().get("location").is_none(), "{variant:?}: redirected");
+        assert_eq!(status, 400, "{variant:?}: an error page");
+    }
+    // The registered strings, and a loopback URI on another port, are accepted.
+    for ok in ["http://127.0.0.1:9999/cb", "http://127.0.0.1:5555/cb", "http://127.0.0.1/cb", "https://rp.example/cb"] {
+        let page = Page::from(authorize(ok.to_string()).await).await;
+        assert!(page.is_login(), "{ok}: {}", page.status);
+    }
+}
+
+/// Issue 30, defect 8: open registration is limited per client address
+/// (`registration_max_per_address` within `login_window`): one address past it gets 429,
+/// another still registers, so that one address cannot fill `registration_max_clients`.
+#[tokio::test]
+async fn one_address_past_the_registration_limit_gets_429_while_another_still_registers() {
+    let s = TestServer::start_with(|c| {
+        c.open_registration = true;
+        c.registration_max_per_address = 3;
+    })
+    .await;
+    let from = |ip: &str| reqwest::Client::builder().local_address(ip.parse::<std::net::IpAddr>().unwrap()).build().unwrap();
+    let (one, other) = (from("127.0.0.1"), from("127.0.0.2"));
+    let post = |http: &reqwest::Client| http.post(s.url("/register")).json(&json!({"redirect_uris": [REDIRECT]})).send();
+    for _ in 0..3 {
+        assert_eq!(post(&one).await.unwrap().status(), 201);
+    }
+    for _ in 0..5 {
+        let res = post(&one).await.unwrap();
+        assert_eq!(res.status(), 429);
+        let v: Value = res.json().await.unwrap();
+        assert_eq!(v["error"], "temporarily_unavailable", "{v}");
+    }
+    assert_eq!(post(&other).await.unwrap().status(), 201, "another address still registers");
+    assert_eq!(s.server.app.registry.list_clients().iter().filter(|c| c.is_dynamic()).count(), 4);
+    // An initial access token is the operator's say-so: not counted against the address.
+    let token = initial_token(&s, 1).await;
+    let res = one.post(s.url("/register")).bearer_auth(&token).json(&json!({"redirect_uris": [REDIRECT]})).send().await.unwrap();
+    assert_eq!(res.status(), 201);
+}
+
+/// Issue 30, defect 8: a dynamically registered client that is never used (no tokens at
+/// `/token`) is deleted once `registration_unused_client_ttl` has passed, by the periodic
+/// task, and audited; one that was used stays, as does the operator's client.
+#[tokio::test]
+async fn an_unused_registered_client_expires_and_a_used_one_stays() {
+    unused_clients_expire(false).await;
+}
+
+#[tokio::test]
+async fn an_unused_registered_client_expires_and_a_used_one_stays_on_postgres() {
+    unused_clients_expire(true).await;
+}
+
+async fn unused_clients_expire(postgres: bool) {
+    let s = TestServer::start_on(postgres, |c| {
+        c.open_registration = true;
+        c.registration_unused_client_ttl = 6;
+    })
+    .await;
+    s.user("alice", json!({})).await;
+    let (st, used, _) = register(&s, None, json!({"redirect_uris": [REDIRECT]})).await;
+    assert_eq!(st, 201, "{used}");
+    let used_id = used["client_id"].as_str().unwrap().to_string();
+    let b = s.browser();
+    let code = s.code_for(&b, &used_id, "alice", &[]).await["code"].clone();
+    let (st, tok, _) = s.token(Some((&used_id, used["client_secret"].as_str().unwrap())), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
+    assert_eq!(st, 200, "{tok}");
+    s.client("operators", json!({})).await;
+    let (st, unused, _) = register(&s, None, json!({"redirect_uris": [REDIRECT]})).await;
+    assert_eq!(st, 201, "{unused}");
+    let unused_id = unused["client_id"].as_str().unwrap().to_string();
+
+    for _ in 0..300 {
+        if s.server.app.registry.client(&unused_id).is_none() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(s.server.app.registry.client(&unused_id).is_none(), "the unused client is gone");
+    let (st, _) = manage(&s, Method::GET, unused["registration_client_uri"].as_str().unwrap(), unused["registration_access_token"].as_str().unwrap(), None).await;
+    assert_eq!(st, 401, "its registration is gone too");
+    let audit = s.admin(Method::GET, "/admin/audit?event=client_expired", None).await.1;
+    let events = audit["events"].as_array().unwrap();
+    assert_eq!(events.len(), 1, "{audit}");
+    assert_eq!(events[0]["client_id"], unused_id.as_str(), "{audit}");
+    // The used one stays, past its own TTL, and keeps working; so does the operator's.
+    assert!(s.server.app.registry.client(&used_id).is_some());
+    assert!(s.server.app.registry.client("operators").is_some());
+    let (st, _) = manage(&s, Method::GET, used["registration_client_uri"].as_str().unwrap(), used["registration_access_token"].as_str().unwrap(), None).await;
+    assert_eq!(st, 200);
+}

@@ -198,6 +198,13 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     r#"
     ALTER TABLE users ADD COLUMN tokens_cutoff BIGINT NOT NULL DEFAULT 0;
     "#,
+), (
+    15,
+    // As SQLite's migration 16: a dynamically registered client's first use.
+    r#"
+    ALTER TABLE clients ADD COLUMN used_at BIGINT;
+    UPDATE clients SET used_at = updated_at;
+    "#,
 )];
 
 /// The version the migrations bring a database to.
