@@ -163,6 +163,12 @@ pub enum Registered {
 }
 
 pub struct Registry {
+    /// Held by every change to memory that follows a database read or write (a local save or
+    /// delete, a notification or poll applied), so that they apply in the order their reads
+    /// and writes happened. Without it, a notification's read of a row, overtaken by a local
+    /// delete or save of it, put the stale row back into memory until the next notification:
+    /// a deleted user answered for a moment, a new password's token cutoff could be undone.
+    order: tokio::sync::Mutex<()>,
     clients: RwLock<Clients>,
     users: RwLock<Users>,
     consents: RwLock<HashMap<String, String>>,
@@ -177,6 +183,7 @@ impl Registry {
     pub async fn load(db: Database) -> anyhow::Result<Self> {
         let registry = Self {
             clients: RwLock::default(),
+            order: tokio::sync::Mutex::new(()),
             users: RwLock::default(),
             consents: RwLock::default(),
             last_seq: AtomicI64::new(0),
@@ -190,6 +197,7 @@ impl Registry {
     /// Replace everything with the database's current state (start, and a PostgreSQL node
     /// that may have missed notifications while disconnected).
     pub async fn resync(&self) -> StoreResult<()> {
+        let _order = self.order.lock().await;
         let snap = self.db.read(read_snapshot).await?;
         let mut users = Users::default();
         for u in snap.users {
@@ -245,6 +253,7 @@ impl Registry {
     }
 
     pub async fn save_client(&self, client: Client) -> StoreResult<()> {
+        let _order = self.order.lock().await;
         let c = client.clone();
         self.db.write(move |sql| clients::save(sql, &c)).await?;
         self.clients.write().put(client);
@@ -256,6 +265,7 @@ impl Registry {
     /// are one transaction, serialised across nodes, so that concurrent registrations cannot
     /// overshoot the bound. Nothing is saved unless `Registered::Saved` is answered.
     pub async fn register_client(&self, client: Client, initial_token: Option<String>, max: usize) -> StoreResult<Registered> {
+        let _order = self.order.lock().await;
         let c = client.clone();
         let outcome = self
             .db
@@ -298,6 +308,7 @@ impl Registry {
     /// Delete the dynamically registered clients registered at least `ttl` seconds ago and
     /// never used since (`registration_unused_client_ttl`); returns their ids.
     pub async fn expire_unused_clients(&self, ttl: u64) -> StoreResult<Vec<String>> {
+        let _order = self.order.lock().await;
         let registered_by = crate::util::now().saturating_sub(ttl);
         let ids = self.db.write(move |sql| clients::delete_unused(sql, registered_by)).await?;
         for id in &ids {
@@ -309,6 +320,7 @@ impl Registry {
     }
 
     pub async fn delete_client(&self, client_id: &str) -> StoreResult<bool> {
+        let _order = self.order.lock().await;
         let id = client_id.to_string();
         self.db.write(move |sql| clients::delete(sql, &id)).await?;
         self.consents.write().retain(|k, _| !k.ends_with(&format!("\u{1f}{client_id}")));
@@ -316,6 +328,7 @@ impl Registry {
     }
 
     pub async fn save_user(&self, user: User) -> StoreResult<()> {
+        let _order = self.order.lock().await;
         let u = user.clone();
         self.db.write(move |sql| users::save(sql, &u)).await?;
         self.users.write().put(user);
@@ -326,6 +339,7 @@ impl Registry {
     /// and the change it allows commit together, or neither does (an error, a token already
     /// spent). `Ok(false)`: `first` said no; nothing was written.
     pub async fn save_user_if(&self, user: User, first: impl FnOnce(&mut dyn crate::db::Sql) -> StoreResult<bool> + Send + 'static) -> StoreResult<bool> {
+        let _order = self.order.lock().await;
         let u = user.clone();
         let saved = self.db.write(move |sql| if first(sql)? { users::save(sql, &u).map(|()| true) } else { Ok(false) }).await?;
         if saved {
@@ -335,6 +349,7 @@ impl Registry {
     }
 
     pub async fn delete_user(&self, id: &str) -> StoreResult<bool> {
+        let _order = self.order.lock().await;
         let owned = id.to_string();
         self.db.write(move |sql| users::delete(sql, &owned)).await?;
         self.consents.write().retain(|k, _| !k.starts_with(&format!("{id}\u{1f}")));
@@ -344,6 +359,7 @@ impl Registry {
     }
 
     pub async fn remember_consent(&self, user_id: &str, client_id: &str, scope: &str) -> StoreResult<()> {
+        let _order = self.order.lock().await;
         let (u, c, s) = (user_id.to_string(), client_id.to_string(), scope.to_string());
         self.db.write(move |sql| save_consent(sql, &u, &c, &s)).await?;
         self.consents.write().insert(consent_key(user_id, client_id), scope.to_string());
@@ -352,6 +368,7 @@ impl Registry {
 
     /// Forget what `user_id` consented to for `client_id`; whether there was anything.
     pub async fn forget_consent(&self, user_id: &str, client_id: &str) -> StoreResult<bool> {
+        let _order = self.order.lock().await;
         let (u, c) = (user_id.to_string(), client_id.to_string());
         let existed = self.db.write(move |sql| delete_consent(sql, &u, &c)).await?;
         self.consents.write().remove(&consent_key(user_id, client_id));
@@ -360,6 +377,7 @@ impl Registry {
 
     /// SQLite: re-read every entity changed since the last call (by anyone, the CLI included).
     pub async fn poll_changes(&self) -> StoreResult<usize> {
+        let _order = self.order.lock().await;
         let from = self.last_seq.load(Ordering::Acquire);
         let changes = self
             .db
@@ -378,6 +396,7 @@ impl Registry {
 
     /// PostgreSQL: one `kind:id` notification from another node (or the CLI).
     pub async fn apply_notification(&self, payload: &str) -> StoreResult<()> {
+        let _order = self.order.lock().await;
         let Some((kind, id)) = payload.split_once(':') else { return Ok(()) };
         let (kind, id) = (kind.to_string(), id.to_string());
         let change = self.db.read(move |sql| read_change(sql, &kind, &id)).await?;
