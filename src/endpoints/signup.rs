@@ -355,7 +355,7 @@ pub async fn verify(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
         };
         if !ok {
             attempt.failed(now());
-            return again(Msg::new("password-current-wrong"));
+            return again(Msg::new("signup-password-wrong"));
         }
         attempt.succeeded();
         if let Err(why) = app.password_policy.check(&password, &chosen) {

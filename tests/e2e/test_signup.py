@@ -168,7 +168,7 @@ WORDS = {
         "missing": "A required field is empty: Full name.",
         "name-taken": "The username {} was taken before you confirmed. Choose another, and enter the password you "
                       "chose, to create your account.",
-        "password-wrong": "The current password is not right.",
+        "password-wrong": "That is not the password chosen for this sign-up.",
         "sent": "Almost done: open the link we sent to your e-mail address to finish. It works for a limited time.",
         "verify-heading": "Confirm your e-mail address",
         "verify-submit": "Confirm and create my account",
@@ -187,7 +187,7 @@ WORDS = {
                  "If it was not you, ignore this message: no account is created."],
         # The notice to a taken address's owner (mail_signup_exists.txt), whole: {0} the
         # username, {1} the link.
-        "notice-subject": "Someone tried to create a Authrim account with your address",
+        "notice-subject": "Someone tried to sign up for Authrim with your address",
         "notice": ("Someone tried to create a new Authrim account with this e-mail address, which already has one "
                    "(username: {0}). No account was created and nothing changed.\n\n"
                    "If it was you, sign in with that account. If you forgot its password, you can set a new one here:\n\n"
@@ -215,7 +215,7 @@ WORDS = {
         "missing": "必須の項目「氏名」が空です。",
         "name-taken": "ユーザー名 {} は確認の前に使われてしまいました。別のユーザー名を選び、登録時に決めたパスワードを入力して、"
                       "アカウントを作成してください。",
-        "password-wrong": "現在のパスワードが正しくありません。",
+        "password-wrong": "この登録で設定したパスワードではありません。",
         "sent": "あと少しです。メールアドレスに送ったリンクを開いて完了してください。リンクの有効期間は限られています。",
         "verify-heading": "メールアドレスの確認",
         "verify-submit": "確認してアカウントを作成",

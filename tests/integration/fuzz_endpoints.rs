@@ -1292,7 +1292,9 @@ fn judge(req: &Req, o: &Outcome) -> Option<String> {
             let loc = o.location.as_deref().unwrap_or("");
             // Our own pages: the consent page after a login, the account page and the console,
             // and their sign-in as first-party clients (relative references: RFC 9110 §10.2.2).
-            if loc.starts_with("/consent?challenge=") || loc == "/account" || loc == "/account/login" || loc.starts_with("/console") || loc.starts_with("/authorize?response_type=code&client_id=authrim-") {
+            // A trailing slash under the account page or the console leads to the page without it.
+            let unslashed = o.status == 308 && loc == req.path.trim_end_matches('/');
+            if unslashed || loc.starts_with("/consent?challenge=") || loc == "/account" || loc == "/account/login" || loc.starts_with("/console") || loc.starts_with("/authorize?response_type=code&client_id=authrim-") {
                 return None;
             }
             return match url::Url::parse(loc) {

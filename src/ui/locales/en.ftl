@@ -418,7 +418,8 @@ mail-verify-body = To finish creating your { $product } account, open this link 
     { $link }
 
     If it was not you, ignore this message: no account is created.
-mail-signup-exists-subject = Someone tried to create a { $product } account with your address
+signup-password-wrong = That is not the password chosen for this sign-up.
+mail-signup-exists-subject = Someone tried to sign up for { $product } with your address
 mail-signup-exists-body = Someone tried to create a new { $product } account with this e-mail address, which already has one (username: { $username }). No account was created and nothing changed.
 
     If it was you, sign in with that account. If you forgot its password, you can set a new one here:

@@ -416,6 +416,7 @@ mail-verify-body = Pour terminer la création de votre compte { $product }, ouvr
     { $link }
 
     Si ce n'était pas vous, ignorez ce message : aucun compte n'est créé.
+signup-password-wrong = Ce n'est pas le mot de passe choisi pour cette inscription.
 mail-signup-exists-subject = Quelqu'un a essayé de créer un compte { $product } avec votre adresse
 mail-signup-exists-body = Quelqu'un a essayé de créer un nouveau compte { $product } avec cette adresse e-mail, qui en a déjà un (nom d'utilisateur : { $username }). Aucun compte n'a été créé et rien n'a changé.
 

@@ -402,6 +402,7 @@ mail-verify-body = { $product } アカウントの作成を完了するには、
     { $link }
 
     心当たりがない場合は、このメールを無視してください。アカウントは作成されません。
+signup-password-wrong = この登録で設定したパスワードではありません。
 mail-signup-exists-subject = あなたのアドレスで { $product } アカウントの作成が試みられました
 mail-signup-exists-body = このメールアドレスで { $product } の新しいアカウントの作成が試みられましたが、このアドレスにはすでにアカウントがあります(ユーザー名: { $username })。アカウントは作成されず、何も変更されていません。
 
