@@ -476,7 +476,7 @@ def check_admin_walk(walk: str, lang: str, pages: dict, seen: dict, setup: dict,
     # that has the focus.
     bad = pages["client-error"]
     assert len(bad["alerts"]) == 1 and bad["alerts"][0].startswith(words["refused"]), (where, bad["alerts"])
-    assert '"not a uri"' in bad["alerts"][0], (where, bad["alerts"])
+    assert "'not a uri'" in bad["alerts"][0], (where, bad["alerts"])
     assert (bad["focused"] or {}).get("role") == "alert", (where, bad["focused"])
     assert (bad["form"]["client_name"], bad["form"]["redirect_uris"]) == (CLIENT_NAME, "not a uri"), (where, bad["form"])
     assert "client_credentials" in bad["form"]["grants"], (where, bad["form"])

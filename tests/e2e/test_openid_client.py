@@ -361,7 +361,7 @@ def check_spent(visit: dict):
     back to the client, without a code (one-time use is at the point of authorization)."""
     assert visit["status"] in (302, 303), visit
     back = visit["to_client"]
-    assert back is not None and back.get("error") == "invalid_request" and "code" not in back, visit
+    assert back is not None and back.get("error") == "invalid_request_uri" and "code" not in back, visit
 
 
 def check_sign_in_only(visit: dict):

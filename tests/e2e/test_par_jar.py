@@ -47,7 +47,7 @@ SCOPE = "openid email"
 REGISTERED_SCOPE = "openid profile email phone"
 REQUEST_URI_PREFIX = "urn:ietf:params:oauth:request_uri:"
 PAR_TTL_S = 90  # pushed_request_ttl (default)
-SPENT = "invalid request_uri"  # what the error page says of a spent or foreign request_uri
+SPENT = "invalid_request_uri"  # what the error page says of a spent or foreign request_uri
 JAR_TYP = "oauth-authz-req+jwt"  # RFC 9101 §10.8
 
 
@@ -90,7 +90,8 @@ def assert_no_second_code(resp: requests.Response, state: str):
     error goes back to the client, and no code with it."""
     assert resp.status_code in (302, 303), describe(resp)
     back = {k: v[0] for k, v in parse_qs(urlsplit(resp.headers["Location"]).query).items()}
-    assert back.get("error") == "invalid_request" and "code" not in back, back
+    # RFC 9126 §2.2 / RFC 9101 §7: the error for a request_uri that cannot be used.
+    assert back.get("error") == "invalid_request_uri" and "code" not in back, back
     assert back.get("state") == state, back
 
 
@@ -314,7 +315,7 @@ def test_pushed_authorization_request(authrim_server, discovery, jwks, alice, me
 
 def test_pushed_request_refusals(authrim_server, discovery, alice):
     """What /par answers as JSON (RFC 9126 §2.3), and request_uris /authorize will not take:
-    another client's (spent by the attempt), a URL to fetch, an unknown one."""
+    another client's, a URL to fetch, an unknown one."""
     basic = register_par_client(authrim_server, "client_secret_basic")
     public = register_par_client(authrim_server, "none")
     par_endpoint = discovery["pushed_authorization_request_endpoint"]
@@ -354,14 +355,15 @@ def test_pushed_request_refusals(authrim_server, discovery, alice):
     no_pkce = {k: v for k, v in params.items() if not k.startswith("code_challenge")}
     assert_json_error(public.push(discovery, no_pkce), 400, "invalid_request")
 
-    # A request_uri is for the client that pushed it: presented for another client it is
-    # refused, and spent.
+    # A request_uri is for the client that pushed it (it is the request, sealed to that
+    # client): presented for another client it is refused, and nothing is recorded, so the
+    # client that pushed it can still use it.
     params, _ = basic.request_params(discovery)
     request_uri = check_pushed(basic.push(discovery, params))
     assert_error_page(fresh_browser_get(
         authorize_url(discovery, client_id=public.client_id, request_uri=request_uri)), SPENT)
-    assert_error_page(fresh_browser_get(
-        authorize_url(discovery, client_id=basic.client_id, request_uri=request_uri)), SPENT)
+    assert_only_a_sign_in_page(fresh_browser_get(
+        authorize_url(discovery, client_id=basic.client_id, request_uri=request_uri)))
     # Without client_id it is refused as well.
     params, _ = basic.request_params(discovery)
     request_uri = check_pushed(basic.push(discovery, params))
