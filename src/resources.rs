@@ -73,3 +73,14 @@ mod tests {
         assert_eq!(narrow(&granted, &["https://c.example/".into()]).unwrap_err().code, "invalid_target");
     }
 }
+
+/// The scopes a client that registers itself (RFC 7591) or names itself by a metadata
+/// document may have: the operator's `registration_scopes` and every registered resource
+/// server's scopes (an MCP client asks for the scope its server's challenge named).
+pub fn open_to_self_registered(app: &App) -> Vec<String> {
+    let mut open: Vec<String> = crate::util::split_list(&app.config.registration_scopes).map(str::to_string).collect();
+    for rs in &app.config.resource_servers {
+        open.extend(rs.scopes.keys().filter(|s| !open.contains(s)).cloned().collect::<Vec<_>>());
+    }
+    open
+}

@@ -135,11 +135,15 @@ impl Registration {
         for uri in &redirect_uris {
             clients::validate_redirect_uri(uri).map_err(invalid_redirect_uri)?;
         }
-        // Scopes beyond the policy are dropped (RFC 7591 §2 lets the server narrow them).
+        // Scopes beyond the policy are dropped (RFC 7591 §2 lets the server narrow them). The
+        // policy is `registration_scopes` and the registered resource servers' scopes, as for
+        // metadata-document clients (issue 36: an MCP client registers with the scope its
+        // server's challenge named).
+        let open = crate::resources::open_to_self_registered(app);
         let scope = match &self.scope {
             None => config.registration_scopes.clone(),
             Some(s) => {
-                let kept: Vec<&str> = split_list(s).filter(|x| split_list(&config.registration_scopes).any(|a| a == *x)).collect();
+                let kept: Vec<&str> = split_list(s).filter(|x| open.iter().any(|a| a == x)).collect();
                 if kept.is_empty() {
                     return Err(invalid_metadata("none of the requested scopes is open to registered clients"));
                 }

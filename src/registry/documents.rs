@@ -186,10 +186,7 @@ fn client_from_document(app: &App, url: &str, json: Value) -> Result<Client, Doc
     }
     // What the client may ask for: the scopes open to self-registered clients and those of
     // the registered resource servers; the document may narrow it.
-    let mut open: Vec<String> = crate::util::split_list(&app.config.registration_scopes).map(str::to_string).collect();
-    for rs in &app.config.resource_servers {
-        open.extend(rs.scopes.keys().cloned());
-    }
+    let open = crate::resources::open_to_self_registered(app);
     let scope = match &doc.scope {
         Some(s) => crate::util::split_list(s).filter(|x| open.iter().any(|o| o == x)).collect::<Vec<_>>().join(" "),
         None => open.join(" "),

@@ -170,3 +170,33 @@ async fn discovery_lists_the_resource_servers_scopes() {
         assert!(scopes.contains(&want), "{scopes:?}");
     }
 }
+
+/// Issue 36 (MCP): a client that registers itself asks for the scope its MCP server's
+/// challenge named. The registered resource servers' scopes are open to registration as they
+/// are to metadata-document clients; scopes outside the policy are dropped.
+#[tokio::test]
+async fn self_registered_clients_may_have_resource_server_scopes() {
+    let s = TestServer::start_with(|c| {
+        c.resource_servers = resource_servers();
+        c.open_registration = true;
+    })
+    .await;
+    let register = |scope: &'static str| {
+        let body = json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none", "scope": scope, "grant_types": ["authorization_code", "refresh_token"]});
+        s.http.post(s.url("/register")).json(&body).send()
+    };
+    let res = register("mcp:tools").await.unwrap();
+    assert_eq!(res.status(), 201);
+    let c: Value = res.json().await.unwrap();
+    assert_eq!(c["scope"], "mcp:tools", "{c}");
+    let res = register("mcp:tools admin:everything openid").await.unwrap();
+    assert_eq!(res.status(), 201);
+    let c2: Value = res.json().await.unwrap();
+    assert_eq!(c2["scope"], "mcp:tools openid", "the scope outside the policy dropped: {c2}");
+    // And the registered client can ask for it, for its resource.
+    let id = c["client_id"].as_str().unwrap();
+    let challenge = authrim::util::b64(&authrim::util::sha256(b"verifier"));
+    let q = [("response_type", "code"), ("client_id", id), ("redirect_uri", REDIRECT), ("scope", "mcp:tools"), ("resource", MCP), ("state", "s"), ("code_challenge", challenge.as_str()), ("code_challenge_method", "S256")];
+    let page = Page::from(s.browser().authorize(&q).await).await;
+    assert!(page.is_login(), "{}", page.status);
+}
