@@ -289,12 +289,13 @@ impl Registry {
         Ok(outcome)
     }
 
-    /// A dynamically registered client was used (`/authorize`, `/token`): record it the first
+    /// A dynamically registered client was issued tokens (`/token`): record it the first
     /// time, so that `expire_unused_clients` keeps it. One write per client in its life (per
     /// node), none for the operator's clients or one loaded as used; a failed write is only
-    /// logged (the request goes on, and the next use tries again).
-    pub async fn note_client_used(&self, client_id: &str) {
-        let Some(client) = self.client(client_id) else { return };
+    /// logged (the request goes on, and the next use tries again). Takes the client the
+    /// request already holds: no second lookup on the token path.
+    pub async fn note_client_used(&self, client: &Client) {
+        let client_id = client.id();
         if !client.is_dynamic() || client.used || !self.noted_used.lock().insert(client_id.to_string()) {
             return;
         }
