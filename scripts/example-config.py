@@ -1,20 +1,20 @@
 #!/usr/bin/env python3
-"""Write authrim.example.toml from README.md's configuration table: every setting, commented
+"""Write authrim.example.toml from docs/configuration.md's table: every setting, commented
 out, with its default and meaning. Run after changing the table; a unit test
 (config::tests) checks that every setting the server reads is in the file."""
 import re
 from pathlib import Path
 
 root = Path(__file__).resolve().parent.parent
-readme = (root / "README.md").read_text()
-rows = [l for l in readme.split("## Configuration", 1)[1].splitlines() if l.startswith("| `AUTHRIM_")]
+doc = (root / "docs" / "configuration.md").read_text()
+rows = [l for l in doc.splitlines() if l.startswith("| `AUTHRIM_")]
 
 def plain(cell):
     return re.sub(r"`([^`]*)`", r"\1", cell).strip()
 
 out = [
     "# Authrim's configuration: every setting, commented out, at its default.",
-    "# Generated from README.md's table by scripts/example-config.py; copy what you change.",
+    "# Generated from docs/configuration.md's table by scripts/example-config.py; copy what you change.",
     "# Load it with `authrim --config FILE` (or AUTHRIM_CONFIG=FILE); environment variables",
     "# (named in each comment) override it.",
     "",
@@ -39,13 +39,13 @@ for row in rows:
         out.append(f"# {key} = {value}")
         out.append("")
 out += [
-    "# Resource servers (RFC 8707 resources and their scopes; see README \"Agents and MCP\"):",
+    "# Resource servers (RFC 8707 resources and their scopes; see docs/agents-and-mcp.md):",
     "# [[resource_servers]]",
     '# uri = "https://mcp.example.com/mcp"',
     '# name = "Example MCP server"',
     '# scopes = { "mcp:tools" = "use the example tools" }',
     "",
-    "# Issuers whose ID-JAGs are grants here (see README \"Agents and MCP\"):",
+    "# Issuers whose ID-JAGs are grants here (see docs/agents-and-mcp.md):",
     "# [[trusted_issuers]]",
     '# issuer = "https://idp.example.com"',
     "",

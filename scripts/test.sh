@@ -80,3 +80,18 @@ AUTHRIM_BIN=target/debug/authrim "$VENV/bin/pytest" tests/e2e -q
 echo "==> load-testing pipeline at smoke rates"
 python3 -m unittest discover -s load-testing -p 'test_*.py'
 load-testing/run.sh --quick --bin target/debug/authrim
+
+# The container image, where a container engine runs (CI machines without one, such as this
+# project's, cannot build it: docs/operations.md gives the manual check for those). The build
+# compiles a release binary inside the image, so it is the slowest step when it runs.
+image_built=false
+for builder in docker podman; do
+  if command -v "$builder" >/dev/null 2>&1 && "$builder" info >/dev/null 2>&1; then
+    echo "==> container image ($builder build, then the image's own authrim --help)"
+    "$builder" build -t authrim:test .
+    "$builder" run --rm authrim:test --help >/dev/null
+    image_built=true
+    break
+  fi
+done
+$image_built || echo "==> container image: no container engine runs here (docker/podman info), not built"

@@ -4,7 +4,7 @@
 //   warmup     constant-arrival-rate (50/s, or N/s when N < 50) for 30 s
 //   benchmark  ramping-arrival-rate 0 -> N/2 (15 s) -> N (180 s) -> 0 (15 s), starting when
 //              the warm-up ends
-// as in the reference reports (/work/shared/seeds/*-load-test.md), with fewer VUs because a
+// as in the reference system's load-test reports, with fewer VUs because a
 // local server answers in milliseconds. `smoke` is a few seconds at 5-10/s to check a setup.
 // DURATION_SCALE multiplies every duration (warm-up, stages, benchmark start time).
 

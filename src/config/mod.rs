@@ -1,6 +1,6 @@
 //! Configuration: built-in defaults, overridden by an optional TOML file (`AUTHRIM_CONFIG` or
 //! `--config`), overridden by `AUTHRIM_*` environment variables. Every knob is listed once, in
-//! `env_overrides`, so the README's table and the code cannot drift apart silently.
+//! `env_overrides`, so the documented table (docs/configuration.md) and the code cannot drift apart silently.
 
 pub mod agents;
 pub mod upstreams;

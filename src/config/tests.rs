@@ -88,25 +88,25 @@ fn unknown_file_keys_are_refused() {
     assert!(Config::from_sources(Some(&path), &[]).is_err());
 }
 
-/// authrim.example.toml (generated from README's table by scripts/example-config.py) names
+/// authrim.example.toml (generated from docs/configuration.md's table by scripts/example-config.py) names
 /// every setting the environment can set, and loads as it is (all comments).
 #[test]
 fn the_example_configuration_has_every_setting() {
     let example = include_str!("../../authrim.example.toml");
     let missing: Vec<&str> = ENV_VARS.iter().map(|(_, key)| *key).filter(|key| !example.contains(&format!("\n# {key} = "))).collect();
-    assert!(missing.is_empty(), "not in authrim.example.toml (run scripts/example-config.py after documenting them in README): {missing:?}");
+    assert!(missing.is_empty(), "not in authrim.example.toml (run scripts/example-config.py after documenting them in docs/configuration.md): {missing:?}");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("authrim.toml");
     std::fs::write(&path, example).unwrap();
     Config::from_sources(Some(&path), &[]).unwrap();
 }
 
-/// The README's upstream example is a valid configuration; the mistakes an operator makes are
+/// The upstream example of docs/upstream-providers.md is a valid configuration; the mistakes an operator makes are
 /// refused at start with the setting named.
 #[test]
 fn identity_providers_from_the_readme_load_and_mistakes_are_named() {
-    let readme = include_str!("../../README.md");
-    let start = readme.find("   [[identity_providers]]").expect("the README's example");
+    let readme = include_str!("../../docs/upstream-providers.md");
+    let start = readme.find("   [[identity_providers]]").expect("the example in docs/upstream-providers.md");
     let block: String = readme[start..].lines().take_while(|l| !l.trim_start().starts_with("```")).map(|l| format!("{}\n", l.trim_start())).collect();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("authrim.toml");

@@ -1,7 +1,7 @@
 //! KeyManager: the signing keys, their publication (JWKS), and token signing and verification,
 //! answered from a node-side cache so that no request reads the database for a key.
 //!
-//! Key states follow DESIGN.md §4: `next` (published, not yet signing), `active` (signing),
+//! Key states follow the reference design: `next` (published, not yet signing), `active` (signing),
 //! `retired` (published until tokens it signed have expired). The cache is re-read every
 //! `key_cache_ttl` seconds by a background task, and at once when another node notifies a
 //! change (PostgreSQL); a request never waits on it. `key_publish_delay` > `key_cache_ttl`

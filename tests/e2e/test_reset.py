@@ -36,7 +36,7 @@ and every message is decoded with Python's ``email`` package (``mail_walks.py``,
 - ``test_reset_when_the_mail_server_is_down``: Authrim starts pointing at a port where nothing
   listens; a reset is asked for (the first delivery fails at once), then aiosmtpd starts on that
   port and the mail still arrives, by the outbox's retry (waits doubling "from 30 s" as the
-  README documents: the test waits up to 45 s, and checks that it was a retry), with a link that
+  docs/configuration.md documents: the test waits up to 45 s, and checks that it was a retry), with a link that
   works.
 """
 
@@ -505,7 +505,7 @@ def test_reset_mail_is_well_formed(start_authrim):
 # ---------------------------------------------------------------------------------------------
 # 6. A mail server that is down when the reset is asked for.
 
-RETRY_WAIT_S = 45  # the first retry is documented "from 30 s" (README: AUTHRIM_MAIL_MAX_ATTEMPTS)
+RETRY_WAIT_S = 45  # the first retry is documented "from 30 s" (docs/configuration.md: AUTHRIM_MAIL_MAX_ATTEMPTS)
 LATE_WAIT_S = 30  # past that, how much longer to wait only to say when it came, on a failure
 
 
@@ -532,7 +532,7 @@ def test_reset_when_the_mail_server_is_down(start_authrim):
                 came = f"nor within {RETRY_WAIT_S + LATE_WAIT_S} s"
         if m is None:
             pytest.fail(f"the mail did not come within {RETRY_WAIT_S} s of the request, with the mail server up "
-                        f"from the 3rd second (the README: retries wait 'doubling from 30 s'); {came}", pytrace=False)
+                        f"from the 3rd second (docs/configuration.md: retries wait 'doubling from 30 s'); {came}", pytrace=False)
         # It came by a retry, not by a first attempt made late.
         assert m["at"] - asked >= 20, f"the mail came {m['at'] - asked:.1f} s after the request: no first attempt?"
         d = decode(m)
