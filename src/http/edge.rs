@@ -90,7 +90,7 @@ where
             Err(preflight) => return EdgeFuture::Ready { res: Some(preflight) },
         };
         let path = req.uri().path();
-        let browser_page = json_errors::is_browser_page(path);
+        let browser_page = json_errors::answers_pages(path, req.headers());
         let pages = (browser_page || path == "/").then(|| (self.app.clone(), req.headers().get(axum::http::header::ACCEPT_LANGUAGE).cloned()));
         let policy = Policy { browser_page, cors, pages };
         EdgeFuture::Inner { fut: self.inner.call(req), policy: Some(policy) }

@@ -59,6 +59,29 @@ pub async fn rewrite(res: Response) -> Response {
     out
 }
 
+/// Whether a request is answered with pages rather than JSON errors: a browser route, or a
+/// browser's navigation (the address bar, a bookmark, a link) to a path that is no API
+/// endpoint (`/admin`, a mistyped path). API endpoints answer JSON whoever asks.
+pub fn answers_pages(path: &str, headers: &HeaderMap) -> bool {
+    is_browser_page(path) || (!is_api_path(path) && is_navigation(headers))
+}
+
+/// The paths of the API: programs call them, so their errors are JSON even when a browser
+/// opens one. Checked before any header, so that API requests pay a few string compares.
+fn is_api_path(path: &str) -> bool {
+    matches!(path, "/jwks" | "/par" | "/token" | "/revoke" | "/introspect" | "/userinfo" | "/healthz" | "/metrics" | "/register")
+        || ["/.well-known/", "/register/", "/admin/", "/assets/", "/test/", "/login/upstream/"].iter().any(|p| path.starts_with(p) && path.len() > p.len())
+}
+
+/// A top-level navigation: Fetch Metadata says so (every current browser sends it), or, for
+/// older browsers, HTML is the first type the request accepts.
+fn is_navigation(headers: &HeaderMap) -> bool {
+    if let Some(mode) = headers.get("sec-fetch-mode") {
+        return mode.as_bytes() == b"navigate";
+    }
+    headers.get(axum::http::header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.trim_start().starts_with("text/html"))
+}
+
 pub fn is_browser_page(path: &str) -> bool {
     matches!(path, "/" | "/authorize" | "/login" | "/login/second-factor" | "/login/passkey" | "/login/select" | "/login/upstream" | "/login/upstream/callback" | "/login/forgot" | "/login/reset" | "/signup" | "/signup/verify" | "/consent" | "/logout" | "/logout/confirm" | "/logout/upstream" | "/demo/callback")
         // The account page and the console are for browsers only, whatever lies below them.

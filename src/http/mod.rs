@@ -67,10 +67,15 @@ pub fn router(app: AppState) -> Router {
     }
     // A browser route answers a page, whatever went wrong (an odd method, an odd path under
     // /account or /console); an API route, an OAuth JSON error.
-    r.fallback(|method: axum::http::Method, uri: axum::http::Uri| async move {
+    let console = app.config.console;
+    r.fallback(move |method: axum::http::Method, uri: axum::http::Uri, headers: axum::http::HeaderMap| async move {
         let path = uri.path();
-        if !json_errors::is_browser_page(path) {
+        if !json_errors::answers_pages(path, &headers) {
             return OAuthError::not_found("no such endpoint").into_response();
+        }
+        // `/admin` typed in the address bar: the admin API is for programs; people have the console.
+        if matches!(path, "/admin" | "/admin/") && console && method == axum::http::Method::GET {
+            return axum::response::Redirect::to("/console").into_response();
         }
         // `/account/` or `/console/users/` typed in the address bar: the page without the slash.
         if method == axum::http::Method::GET && path.len() > 1 && path.ends_with('/') {
@@ -84,11 +89,17 @@ pub fn router(app: AppState) -> Router {
         }
         pages::error_page(axum::http::StatusCode::NOT_FOUND, "err-not-found")
     })
-    .method_not_allowed_fallback(|uri: axum::http::Uri| async move {
-        match json_errors::is_browser_page(uri.path()) {
-            true => pages::error_page(axum::http::StatusCode::METHOD_NOT_ALLOWED, "err-method"),
-            false => OAuthError::invalid_request("method not allowed").with_status(axum::http::StatusCode::METHOD_NOT_ALLOWED).into_response(),
+    .method_not_allowed_fallback(|method: axum::http::Method, uri: axum::http::Uri, headers: axum::http::HeaderMap| async move {
+        let path = uri.path();
+        if !json_errors::answers_pages(path, &headers) {
+            return OAuthError::invalid_request("method not allowed").with_status(axum::http::StatusCode::METHOD_NOT_ALLOWED).into_response();
         }
+        // A form's address opened directly (Enter in the address bar after a wrong password,
+        // a bookmark, Reload after the form was sent): say where sign-in starts.
+        if method == axum::http::Method::GET && is_form_only(path) {
+            return pages::form_only_page();
+        }
+        pages::error_page(axum::http::StatusCode::METHOD_NOT_ALLOWED, "err-method")
     })
         .layer(DefaultBodyLimit::max(app.config.max_body_bytes))
         // CORS and JSON errors, inside `track` so that the error metrics count what it answers.
@@ -110,6 +121,12 @@ pub fn router(app: AppState) -> Router {
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(SetRequestIdLayer::x_request_id(RandomRequestId))
         .with_state(app)
+}
+
+/// Browser routes that only take a form's POST: opened with GET, they answer
+/// `pages::form_only_page`.
+fn is_form_only(path: &str) -> bool {
+    matches!(path, "/login" | "/login/second-factor" | "/login/passkey" | "/login/select" | "/login/upstream")
 }
 
 /// The pages' style sheet, logo and scripts (`ui`).

@@ -27,6 +27,12 @@ pub fn error_page(status: StatusCode, message: impl Into<Msg>) -> Response {
     Page::new(status, "error.html", "error-title").msg("message", message).into_response()
 }
 
+/// The page for a form's address opened directly: sign-in starts at an application (or at the
+/// account page), never here. 405, since the address takes only the form's POST.
+pub fn form_only_page() -> Response {
+    Page::new(StatusCode::METHOD_NOT_ALLOWED, "error.html", "error-title").msg("message", "err-form-only").with("account", true).into_response()
+}
+
 /// A passkey ceremony a page offers: the options for the browser (JSON) and the sealed state
 /// the form posts back.
 pub struct PasskeyForm<'a> {

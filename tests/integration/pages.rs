@@ -203,10 +203,38 @@ async fn browser_routes_answer_pages_for_odd_methods_and_paths() {
         assert_eq!(res.status(), 308, "{from}");
         assert_eq!(res.headers()["location"], to, "{from}");
     }
-    // API routes: JSON errors as before.
-    for (method, path, status) in [("PATCH", "/token", 405), ("GET", "/nowhere", 404), ("GET", "/admin", 404)] {
-        let res = http.request(method.parse().unwrap(), s.url(path)).send().await.unwrap();
+    // API routes: JSON errors as before, to programs and browsers alike.
+    let navigate = |req: reqwest::RequestBuilder| req.header("sec-fetch-mode", "navigate").header("accept", "text/html,application/xhtml+xml,*/*;q=0.8");
+    for (method, path, status, browser) in [
+        ("PATCH", "/token", 405, false),
+        ("GET", "/nowhere", 404, false),
+        ("GET", "/admin", 404, false),
+        ("GET", "/token", 405, true),
+        ("GET", "/admin/users", 401, true),
+        ("GET", "/register/nobody", 401, true),
+        ("GET", "/assets/nothing.css", 404, true),
+    ] {
+        let req = http.request(method.parse().unwrap(), s.url(path));
+        let res = if browser { navigate(req) } else { req }.send().await.unwrap();
         assert_eq!(res.status().as_u16(), status, "{method} {path}");
         assert_eq!(res.headers()["content-type"], "application/json", "{method} {path}");
+    }
+    // A browser's navigation anywhere else gets a page: a mistyped path (older browsers, which
+    // send no Fetch Metadata, by their Accept header), and `/admin` leads to the console.
+    for req in [navigate(http.get(s.url("/nowhere"))), http.get(s.url("/nowhere/at/all")).header("accept", "text/html")] {
+        let (st, ct, body) = page(req.send().await.unwrap()).await;
+        assert_eq!(st, 404);
+        assert!(ct.starts_with("text/html") && body.contains("There is no page at this address") && body.contains("href=\"/\""), "{ct} {body}");
+    }
+    for path in ["/admin", "/admin/"] {
+        let res = navigate(http.get(s.url(path))).send().await.unwrap();
+        assert_eq!(res.status(), 303, "{path}");
+        assert_eq!(res.headers()["location"], "/console", "{path}");
+    }
+    // A form's address opened directly (Enter after a wrong password, a bookmark): where to go.
+    for path in ["/login", "/login/second-factor", "/login/passkey", "/login/select"] {
+        let (st, ct, body) = page(http.get(s.url(path)).header("accept-language", "fr").send().await.unwrap()).await;
+        assert_eq!(st, 405, "{path}");
+        assert!(ct.starts_with("text/html") && body.contains("recommencez depuis l'application") && body.contains("href=\"/account\""), "{path}: {body}");
     }
 }

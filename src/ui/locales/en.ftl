@@ -16,6 +16,7 @@ error-heading = This request cannot be completed
 error-detail = Details:
 error-back = Return to the application you came from and try again.
 error-home = Go to the start page
+error-account = Go to your account
 
 login-title = Sign in
 login-heading = Sign in
@@ -170,6 +171,7 @@ err-bad-request = The application sent a sign-in request that cannot be used.
 err-request-too-large = The request is too large.
 err-not-found = There is no page at this address.
 err-method = This page cannot be used that way. Go back and try again.
+err-form-only = This address only receives the sign-in form. To sign in to an application, start again from the application.
 err-no-client = The request names no application (client_id is missing).
 err-request-uri-used = This sign-in link has expired or was already used. Return to the application and start again.
 err-bad-redirect = The address to return to is not valid.

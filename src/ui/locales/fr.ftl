@@ -14,6 +14,7 @@ error-heading = Cette demande ne peut pas aboutir
 error-detail = Détails :
 error-back = Revenez à l'application d'où vous venez et réessayez.
 error-home = Aller à la page d'accueil
+error-account = Aller à votre compte
 
 login-title = Connexion
 login-heading = Connexion
@@ -168,6 +169,7 @@ err-bad-request = L'application a envoyé une demande de connexion inutilisable.
 err-request-too-large = La demande est trop volumineuse.
 err-not-found = Il n'y a pas de page à cette adresse.
 err-method = Cette page ne s'utilise pas ainsi. Revenez en arrière et réessayez.
+err-form-only = Cette adresse reçoit seulement le formulaire de connexion. Pour vous connecter à une application, recommencez depuis l'application.
 err-no-client = La demande ne nomme aucune application (client_id manquant).
 err-request-uri-used = Ce lien de connexion a expiré ou a déjà été utilisé. Revenez à l'application et recommencez.
 err-bad-redirect = L'adresse de retour n'est pas valide.

@@ -14,6 +14,7 @@ error-heading = このリクエストを完了できません
 error-detail = 詳細:
 error-back = 元のアプリケーションに戻って、もう一度お試しください。
 error-home = トップページへ
+error-account = アカウントページへ
 
 login-title = サインイン
 login-heading = サインイン
@@ -164,6 +165,7 @@ err-bad-request = アプリケーションから送られたサインインの�
 err-request-too-large = リクエストが大きすぎます。
 err-not-found = このアドレスにページはありません。
 err-method = このページはその方法では使用できません。戻ってもう一度お試しください。
+err-form-only = このアドレスはサインインフォームの送信先です。アプリケーションにサインインするには、アプリケーションからやり直してください。
 err-no-client = リクエストにアプリケーションの指定（client_id）がありません。
 err-request-uri-used = このサインインのリンクは有効期限が切れているか、すでに使用されています。アプリケーションに戻って、最初からやり直してください。
 err-bad-redirect = 戻り先のアドレスが正しくありません。
