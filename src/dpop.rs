@@ -136,9 +136,21 @@ fn read_proof(jwt: &str, algs: &[&str]) -> Result<(ProofClaims, Jwk), OAuthError
     v.validate_aud = false;
     v.required_spec_claims.clear();
     let claims = jsonwebtoken::decode::<ProofClaims>(jwt, &key, &v)
-        .map_err(|e| invalid(format!("the DPoP proof does not verify: {e}")))?
+        .map_err(|e| invalid(proof_error(e.kind())))?
         .claims;
     Ok((claims, jwk.clone()))
+}
+
+/// Why a proof's signature or claims did not verify, in our words: the library's own text
+/// (`InvalidSignature`, serde's "missing field `htm` at line 1 column 145") is not for clients.
+fn proof_error(kind: &jsonwebtoken::errors::ErrorKind) -> &'static str {
+    use jsonwebtoken::errors::ErrorKind;
+    match kind {
+        ErrorKind::InvalidSignature => "the DPoP proof's signature does not verify with its jwk",
+        ErrorKind::Json(_) => "the DPoP proof's claims are missing or malformed (htm, htu, iat and jti are required)",
+        ErrorKind::Base64(_) | ErrorKind::Utf8(_) | ErrorKind::InvalidToken => "the DPoP proof is not a well-formed JWS",
+        _ => "the DPoP proof does not verify",
+    }
 }
 
 /// The proof's claims against this request (RFC 9449 §4.3 steps 8-12, replay aside).

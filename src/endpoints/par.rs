@@ -33,6 +33,11 @@ async fn handle(app: &App, headers: &HeaderMap, form: Result<FormParams, OAuthEr
     if params.encoded_len_without(CLIENT_AUTHENTICATION) > max {
         return Err(too_large(max));
     }
+    // RFC 9449 §10.1: a DPoP proof sent with the push binds the code to its key. Checked
+    // before the client is authenticated, as at /token: a proof refused for its nonce must not
+    // spend the client's assertion, which the client sends again with the nonce.
+    let expected = crate::dpop::Expected { method: "POST", url: &app.endpoint("/par"), access_token: None };
+    let proof = crate::dpop::check(app, headers, &expected)?;
     let client = crate::client_auth::authenticate(app, headers, &params, "/par").await?;
     // §2.1: a request_uri cannot itself be pushed.
     if params.contains("request_uri") {
@@ -42,9 +47,6 @@ async fn handle(app: &App, headers: &HeaderMap, form: Result<FormParams, OAuthEr
     let mut params = params;
     params.set("client_id", client.id());
     let params = params;
-    // RFC 9449 §10.1: a DPoP proof sent with the push binds the code to its key.
-    let expected = crate::dpop::Expected { method: "POST", url: &app.endpoint("/par"), access_token: None };
-    let proof = crate::dpop::check(app, headers, &expected)?;
     let mut req = request::read(app, &params, request::Via::Pushed).await.map_err(|rejection| match rejection {
         request::Rejection::Page(message) => OAuthError::invalid_request(message),
         request::Rejection::Unredirectable(error) => error,

@@ -42,6 +42,11 @@ async fn handle(
     served: &mut Option<ServedClient>,
 ) -> Result<Response, OAuthError> {
     let FormParams(params) = form?;
+    // The DPoP proof before the client: a proof refused for its nonce (RFC 9449 §8) is
+    // answered before the client's assertion is spent, so that the client's retry of the same
+    // request with the nonce is not refused as a replayed assertion. A proof that passes holds
+    // its jti only until the request fails (`Proof`'s drop gives it back).
+    let proof = crate::dpop::check(app, headers, &crate::dpop::Expected { method: "POST", url: &app.endpoint("/token"), access_token: None })?;
     let client = crate::client_auth::authenticate(app, headers, &params, "/token").await?;
     *served = Some(ServedClient(client.clone()));
     let grant_type = params.require("grant_type")?;
@@ -53,7 +58,6 @@ async fn handle(
     if !client.allows_grant(grant_type) {
         return Err(OAuthError::unauthorized_client(format!("this client may not use grant_type {grant_type}")));
     }
-    let proof = crate::dpop::check(app, headers, &crate::dpop::Expected { method: "POST", url: &app.endpoint("/token"), access_token: None })?;
     if proof.is_none() && client.meta.dpop_bound_access_tokens {
         // RFC 9449 §5.2: refused. A missing proof is not an invalid one (invalid_dpop_proof,
         // §5), so the plain RFC 6749 §5.2 code (issue 34).

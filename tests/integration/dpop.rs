@@ -497,3 +497,63 @@ async fn refresh_model(seed: u64, rotation: bool) {
     eprintln!("refresh model (rotation {rotation}): {good} good, {refused} refused");
     assert!(good > 5 && refused > 5);
 }
+
+/// Issue 34 (found by the FAPI 2.0 plan with `dpop_nonce` on): a `private_key_jwt` client's
+/// request refused with `use_dpop_nonce` had already spent its client assertion's jti, so the
+/// retry RFC 9449 §8 prescribes, the same request with the nonce in a new proof, was refused
+/// as a replayed assertion. The proof is now checked before the client is authenticated, at
+/// /token and at /par; a second use of the assertion after a success is still a replay.
+#[tokio::test]
+async fn a_retry_with_the_server_nonce_may_resend_its_client_assertion() {
+    use crate::client_jwt::ASSERTION_TYPE;
+    let s = TestServer::start_with(|c| c.dpop_nonce = true).await;
+    let signer = Signer::es256("k");
+    s.client("keyed", json!({"token_endpoint_auth_method": "private_key_jwt", "jwks": crate::client_jwt::jwks(&[&signer]), "grant_types": ["client_credentials", "authorization_code"], "scope": "openid api:read"})).await;
+    let key = DpopKey::new();
+    for endpoint in ["/token", "/par"] {
+        let url = s.url(endpoint);
+        let assertion = signer.assertion("keyed", &s.issuer(), json!({}));
+        let ch = pkce();
+        let mut form: Vec<(&str, &str)> = match endpoint {
+            "/token" => vec![("grant_type", "client_credentials"), ("scope", "api:read")],
+            _ => vec![("response_type", "code"), ("redirect_uri", REDIRECT), ("scope", "openid"), ("code_challenge", ch.as_str()), ("code_challenge_method", "S256")],
+        };
+        form.extend([("client_assertion_type", ASSERTION_TYPE), ("client_assertion", assertion.as_str())]);
+        let send = |proof: String| s.http.post(&url).header("DPoP", proof).form(&form).send();
+        let res = send(key.proof("POST", &url, None, json!({}))).await.unwrap();
+        let nonce = res.headers()["dpop-nonce"].to_str().unwrap().to_string();
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(body["error"], "use_dpop_nonce", "{endpoint}: {body}");
+        let res = send(key.proof("POST", &url, None, json!({"nonce": nonce}))).await.unwrap();
+        let status = res.status().as_u16();
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(status, if endpoint == "/token" { 200 } else { 201 }, "{endpoint}: the retry with the nonce: {body}");
+        // Once the request succeeded, the assertion is spent.
+        let res = send(key.proof("POST", &url, None, json!({"nonce": nonce}))).await.unwrap();
+        let status = res.status().as_u16();
+        let body: Value = res.json().await.unwrap();
+        assert_eq!((status, body["error"].as_str()), (401, Some("invalid_client")), "{endpoint}: {body}");
+    }
+}
+
+/// Issue 34: a proof that does not verify is refused in our words, not the JWT library's
+/// ("InvalidSignature", "missing field `htm` at line 1 column 145").
+#[tokio::test]
+async fn proof_errors_are_in_the_products_words() {
+    let s = TestServer::start().await;
+    let (_, secret) = s.client("svc", json!({"grant_types": ["client_credentials"], "scope": "api:read"})).await;
+    let key = DpopKey::new();
+    let url = s.url("/token");
+    let good = key.proof("POST", &url, None, json!({}));
+    // This proof's header and claims under another proof's signature.
+    let signed_part = good.rsplit_once('.').unwrap().0;
+    let other = key.proof("POST", &url, None, json!({}));
+    let forged = format!("{signed_part}.{}", other.rsplit_once('.').unwrap().1);
+    let no_htm = key.proof("POST", &url, None, json!({"htm": null}));
+    for (proof, words) in [(forged, "signature does not verify"), (no_htm, "claims are missing or malformed")] {
+        let (st, body, _) = token_with(&s, &[&proof], Some(("svc", secret.as_deref().unwrap())), &[("grant_type", "client_credentials"), ("scope", "api:read")]).await;
+        let d = body["error_description"].as_str().unwrap();
+        assert_eq!((st, body["error"].as_str()), (400, Some("invalid_dpop_proof")), "{body}");
+        assert!(d.contains(words) && !d.contains("InvalidSignature") && !d.contains("line 1"), "{d}");
+    }
+}
