@@ -90,11 +90,18 @@ struct Cached {
 /// (`client_jwks_cache_max_entries`; the oldest fetch goes first).
 pub struct KeyCache {
     sets: Mutex<BoundedMap<Cached>>,
+    /// When each owner (client or trusted issuer) at a URI last made us fetch it, keyed
+    /// `owner\u{1f}uri`. The refetch interval is counted per owner: several clients may share
+    /// one `jwks_uri` (a platform's, the conformance suite's), and a set fetched for one of
+    /// them, or before a client existed, says nothing of the keys another has just published
+    /// there (OpenID Connect Core §10.1.1: an unfamiliar kid sends the verifier back to the
+    /// URI). Bounded like the sets.
+    refetched: Mutex<BoundedMap<Instant>>,
 }
 
 impl KeyCache {
     pub fn new(max_entries: usize) -> Self {
-        Self { sets: Mutex::new(BoundedMap::new(max_entries)) }
+        Self { sets: Mutex::new(BoundedMap::new(max_entries)), refetched: Mutex::new(BoundedMap::new(max_entries)) }
     }
 
     /// The keys of `client` for a JWT with `alg` and `kid`: inline ones, or its `jwks_uri`'s
@@ -113,12 +120,17 @@ impl KeyCache {
         let ttl = Duration::from_secs(app.config.client_jwks_cache_ttl);
         let min_refetch = Duration::from_secs(app.config.client_jwks_min_refetch);
         let cached = self.sets.lock().get(uri).map(|c| (c.keys.clone(), c.fetched_at.elapsed()));
+        let owner_key = format!("{owner}\u{1f}{uri}");
         if let Some((keys, age)) = &cached {
             let found = fitting(keys, alg, kid);
-            if *age < ttl && (!found.is_empty() || *age < min_refetch) {
+            // No key fits: fetch again, unless this owner made us fetch within the interval
+            // (so made-up kids cannot turn us into a request generator).
+            let owner_fetched_lately = || self.refetched.lock().get(&owner_key).is_some_and(|at| at.elapsed() < min_refetch);
+            if *age < ttl && (!found.is_empty() || (*age < min_refetch && owner_fetched_lately())) {
                 return Ok(found);
             }
         }
+        self.refetched.lock().insert(owner_key, Instant::now());
         match self.fetch(app, uri).await {
             Ok(keys) => Ok(fitting(&keys, alg, kid)),
             // The old set serves while the new one cannot be had: a brief outage of the

@@ -311,6 +311,37 @@ async fn made_up_kids_do_not_make_the_server_fetch_again_within_the_refetch_inte
     assert_eq!(host.fetches.load(Ordering::SeqCst), 1);
 }
 
+/// Found by the dynamic-registration conformance plan: two clients share one `jwks_uri` (the
+/// suite publishes every client's keys at one URL). The set fetched for the first said nothing
+/// of the key the second had just published there, yet the second was refused its first
+/// assertion, because the refetch interval was counted per URI. It is counted per client now:
+/// each client's unknown kid fetches the set once per interval, made-up kids included.
+#[tokio::test]
+async fn a_shared_jwks_uri_is_fetched_again_for_a_client_it_was_not_fetched_for() {
+    let s = TestServer::start_with(|c| c.client_jwks_min_refetch = 3600).await;
+    let token_url = s.url("/token");
+    let (a, b) = (Signer::es256("a"), Signer::es256("b"));
+    let host = KeyHost::default();
+    *host.keys.lock() = jwks(&[&a]);
+    let base = host.start().await;
+    let uri = format!("{base}/jwks");
+    s.client("first", machine_client(json!({"token_endpoint_auth_method": "private_key_jwt", "jwks_uri": uri}))).await;
+    assert_eq!(client_credentials(&s, &a.assertion("first", &token_url, json!({})), &[]).await.0, 200);
+    // A second client publishes its key at the same URL and registers.
+    *host.keys.lock() = jwks(&[&a, &b]);
+    s.client("second", machine_client(json!({"token_endpoint_auth_method": "private_key_jwt", "jwks_uri": uri}))).await;
+    let (st, body) = client_credentials(&s, &b.assertion("second", &token_url, json!({})), &[]).await;
+    assert_eq!(st, 200, "the second client's first assertion: {body}");
+    assert_eq!(host.fetches.load(Ordering::SeqCst), 2);
+    // Each client's made-up kids still fetch nothing more within the interval.
+    for (i, client) in ["first", "second", "first", "second"].iter().enumerate() {
+        let made_up = Signer::es256(&format!("made-up-{i}"));
+        assert_eq!(client_credentials(&s, &made_up.assertion(client, &token_url, json!({})), &[]).await.0, 401);
+    }
+    assert_eq!(host.fetches.load(Ordering::SeqCst), 2, "each client has made its one fetch of the interval");
+    assert_eq!(client_credentials(&s, &b.assertion("second", &token_url, json!({})), &[]).await.0, 200);
+}
+
 #[tokio::test]
 async fn client_secret_jwt_uses_a_sealed_secret_that_rotates_and_survives_a_restart() {
     let s = TestServer::start().await;
