@@ -53,7 +53,7 @@ const shot = (name, p = page) => screenshot(p, seen, ARTIFACTS, `${SCENARIO}-${n
 const axe = (scheme, p = page) => runAxe(p, scheme, AXE);
 
 async function newPage(options = {}) {
-  const context = await browser.newContext({ ...options });
+  const context = await browser.newContext({ bypassCSP: true, ...options }); // axe-core is injected inline
   contexts.push(context);
   const p = await context.newPage();
   p.setDefaultTimeout(WAIT_MS);
@@ -212,6 +212,7 @@ async function walk() {
   const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
   out.credentials = credentials.map((c) => ({ rp_id: c.rpId, resident: c.isResidentCredential }));
 
+  out.webauthn = seen.webauthn;
   out.more = await phoneAndLanguages(['/', '/demo']);
   return out;
 }
