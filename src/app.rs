@@ -216,6 +216,11 @@ impl App {
         }
     }
 
+    /// Why passkeys are off (`None` when they are on), for the pages that would offer them.
+    pub fn passkeys_off(&self) -> Option<crate::factors::passkey::Off> {
+        self.passkeys.is_none().then(|| crate::factors::passkey::Off::of(&self.config))
+    }
+
     pub fn issuer(&self) -> &str {
         self.config.base_url()
     }

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Public base URL; `iss` of every token. https required except for loopback hosts.
+    /// Unset: `http://localhost:` and the port of `listen` (`from_sources`).
     pub issuer: String,
     pub listen: SocketAddr,
     pub data_dir: PathBuf,
@@ -306,10 +307,17 @@ pub enum LogFormat {
     Pretty,
 }
 
+/// The issuer when none is configured: `localhost` on the port Authrim listens on.
+pub fn default_issuer(listen: &SocketAddr) -> String {
+    format!("http://localhost:{}", listen.port())
+}
+
 impl Default for Config {
     fn default() -> Self {
         Self {
-            issuer: "http://127.0.0.1:8080".into(),
+            // localhost, not 127.0.0.1: a browser treats both as a secure context, but only a
+            // domain name can be a WebAuthn relying-party id, so passkeys work out of the box.
+            issuer: "http://localhost:8080".into(),
             listen: "127.0.0.1:8080".parse().expect("static address"),
             data_dir: PathBuf::from("authrim-data"),
             tls_cert: None,
@@ -633,9 +641,15 @@ impl Config {
                 table.insert((*key).into(), env_value(var, key, raw)?);
             }
         }
-        let config: Config = toml::Value::Table(table)
+        let issuer_set = table.contains_key("issuer");
+        let mut config: Config = toml::Value::Table(table)
             .try_into()
             .map_err(|e| anyhow::anyhow!("configuration: {e}"))?;
+        if !issuer_set {
+            // Whoever only moves the port (`AUTHRIM_LISTEN=127.0.0.1:9000`) gets an issuer
+            // that names it, rather than one pointing at a port nothing listens on.
+            config.issuer = default_issuer(&config.listen);
+        }
         config.validate()?;
         Ok(config)
     }

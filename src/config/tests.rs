@@ -9,6 +9,16 @@ fn defaults_are_valid() {
     let c = Config::from_sources(None, &[]).unwrap();
     assert_eq!(c.code_expiry, 60);
     assert_eq!(c.listen.port(), 8080);
+    // A domain name, so that passkeys work on the README's run command (issue 36).
+    assert_eq!(c.issuer, "http://localhost:8080");
+}
+
+#[test]
+fn an_unset_issuer_follows_the_listen_port() {
+    let c = Config::from_sources(None, &env(&[("AUTHRIM_LISTEN", "127.0.0.1:9123")])).unwrap();
+    assert_eq!(c.issuer, "http://localhost:9123");
+    let c = Config::from_sources(None, &env(&[("AUTHRIM_LISTEN", "127.0.0.1:9123"), ("AUTHRIM_ISSUER", "http://127.0.0.1:9123")])).unwrap();
+    assert_eq!(c.issuer, "http://127.0.0.1:9123", "a configured issuer is kept");
 }
 
 #[test]

@@ -74,6 +74,46 @@ pub struct Passkeys {
     ttl: u64,
 }
 
+/// Why a server runs without passkeys, for the pages that would otherwise offer them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Off {
+    /// `passkeys = false`.
+    Disabled,
+    /// The issuer's host is an IP address; `suggest` is the issuer with `localhost` instead.
+    IpAddress { issuer: String, suggest: String },
+}
+
+impl Off {
+    /// Why passkeys are off under `config`, given that `Passkeys::from_config` left them off
+    /// (it fails the start in every other case).
+    pub fn of(config: &crate::config::Config) -> Self {
+        match Url::parse(&config.issuer) {
+            Ok(issuer) if config.passkeys => Off::IpAddress { issuer: config.issuer.clone(), suggest: suggested_issuer(&issuer) },
+            _ => Off::Disabled,
+        }
+    }
+
+    /// The values of `_passkeys_off.html`.
+    pub fn page_value(&self) -> serde_json::Value {
+        match self {
+            Off::Disabled => serde_json::json!({ "reason": "disabled" }),
+            Off::IpAddress { issuer, suggest } => serde_json::json!({ "reason": "ip", "issuer": issuer, "suggest": suggest }),
+        }
+    }
+}
+
+/// A host written as an IPv4 or IPv6 address (`[::1]` as `Url::host_str` gives it, too).
+fn is_ip_address(host: &str) -> bool {
+    host.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>().is_ok()
+}
+
+/// `issuer` with `localhost` as its host: what a newcomer on 127.0.0.1 should use instead.
+fn suggested_issuer(issuer: &Url) -> String {
+    let mut u = issuer.clone();
+    let _ = u.set_host(Some("localhost"));
+    u.as_str().trim_end_matches('/').to_string()
+}
+
 impl Passkeys {
     /// From the configuration: `None` when passkeys are off.
     pub fn from_config(config: &crate::config::Config, vault: &Vault) -> anyhow::Result<Option<Self>> {
@@ -90,16 +130,19 @@ impl Passkeys {
             None => vec![Url::parse(&issuer.origin().ascii_serialization())?],
         };
         let first = origins.first().ok_or_else(|| anyhow::anyhow!("webauthn_origins is empty"))?;
-        let builder = match WebauthnBuilder::new(&rp_id, first) {
-            Ok(b) => b,
-            // An issuer on an IP address has no relying-party id (WebAuthn needs a domain):
-            // passkeys are off unless configured explicitly.
-            Err(_) if config.webauthn_rp_id.is_none() && config.webauthn_origins.is_none() => {
-                tracing::warn!(issuer = %config.issuer, "passkeys are off: the issuer's host is not a domain name (set webauthn_rp_id and webauthn_origins)");
+        // An IP address is never a relying-party id (WebAuthn needs a domain). Decided here,
+        // before webauthn-rs is asked: it logs its refusal at ERROR, which would be a red line
+        // on every start of a server whose issuer is simply on 127.0.0.1.
+        if is_ip_address(&rp_id) {
+            if config.webauthn_rp_id.is_none() && config.webauthn_origins.is_none() {
+                tracing::warn!(issuer = %config.issuer, "passkeys are off: the issuer's host is an IP address and WebAuthn needs a domain name; use a name such as {} as the issuer, or set webauthn_rp_id and webauthn_origins", suggested_issuer(&issuer));
                 return Ok(None);
             }
-            Err(e) => anyhow::bail!("passkeys: the relying-party id {rp_id:?} is not the host of {first} or a suffix of it ({e}); set webauthn_rp_id and webauthn_origins, or passkeys = false"),
-        };
+            anyhow::bail!("passkeys: the relying-party id {rp_id:?} is an IP address; WebAuthn needs a domain name (set webauthn_rp_id, or passkeys = false)");
+        }
+        let builder = WebauthnBuilder::new(&rp_id, first).map_err(|e| {
+            anyhow::anyhow!("passkeys: the relying-party id {rp_id:?} is not the host of {first} or a suffix of it ({e}); set webauthn_rp_id and webauthn_origins, or passkeys = false")
+        })?;
         let mut builder = builder
             .rp_name(&config.webauthn_rp_name)
             .timeout(std::time::Duration::from_secs(config.challenge_ttl.min(600)));
@@ -307,4 +350,41 @@ async fn by_credential_id(db: &Database, vault: &Vault, cred_id: &str) -> StoreR
 fn open(vault: &Vault, factor_id: &str, sealed: &[u8]) -> Option<Passkey> {
     let plain = vault.open_sealed(&seal_label(factor_id), sealed).map_err(|_| tracing::error!(factor = %factor_id, "a passkey cannot be opened (wrong key-encryption key?)")).ok()?;
     serde_json::from_slice(&plain).ok()
+}
+
+#[cfg(test)]
+mod off_tests {
+    use super::*;
+
+    #[test]
+    fn ip_addresses_are_told_from_names() {
+        for ip in ["127.0.0.1", "[::1]", "::1", "10.0.0.8"] {
+            assert!(is_ip_address(ip), "{ip}");
+        }
+        for name in ["localhost", "id.example.com", "127.0.0.1.nip.io"] {
+            assert!(!is_ip_address(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn an_ip_issuer_is_told_to_use_localhost() {
+        let config = crate::config::Config { issuer: "http://127.0.0.1:8080".into(), ..Default::default() };
+        assert_eq!(Off::of(&config), Off::IpAddress { issuer: "http://127.0.0.1:8080".into(), suggest: "http://localhost:8080".into() });
+        let config = crate::config::Config { issuer: "http://[::1]:9000/tenant".into(), ..Default::default() };
+        assert!(matches!(Off::of(&config), Off::IpAddress { suggest, .. } if suggest == "http://localhost:9000/tenant"));
+        let config = crate::config::Config { passkeys: false, ..Default::default() };
+        assert_eq!(Off::of(&config), Off::Disabled);
+    }
+
+    #[test]
+    fn an_ip_issuer_turns_passkeys_off_without_asking_webauthn() {
+        let config = crate::config::Config { issuer: "http://127.0.0.1:8080".into(), ..Default::default() };
+        let vault = Vault::from_key([7; 32]);
+        assert!(Passkeys::from_config(&config, &vault).unwrap().is_none());
+        let config = crate::config::Config { issuer: "http://localhost:8080".into(), ..Default::default() };
+        assert!(Passkeys::from_config(&config, &vault).unwrap().is_some());
+        // An explicit IP relying-party id is a mistake to refuse, in our words.
+        let config = crate::config::Config { webauthn_rp_id: Some("127.0.0.1".into()), ..Default::default() };
+        assert!(Passkeys::from_config(&config, &vault).err().unwrap().to_string().contains("IP address"));
+    }
 }

@@ -13,6 +13,8 @@ pub struct Overview<'a> {
     pub factors: &'a [FactorInfo],
     pub recovery_codes_left: usize,
     pub passkeys: bool,
+    /// Why there is no "Add a passkey" (`factors::passkey::Off::page_value`).
+    pub passkeys_off: Option<serde_json::Value>,
     pub csrf: &'a str,
     /// A message id.
     pub notice: Option<&'static str>,
@@ -72,6 +74,7 @@ pub fn overview(p: Overview<'_>) -> Response {
         .with("factors", factors)
         .with("recovery_codes_left", p.recovery_codes_left)
         .with("passkeys", p.passkeys)
+        .with("passkeys_off", p.passkeys_off)
         .with("csrf", p.csrf)
         .with("recent", p.recent)
         .with("email", p.email.map(|(e, _)| e))

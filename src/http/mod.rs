@@ -63,7 +63,7 @@ pub fn router(app: AppState) -> Router {
         .merge(crate::endpoints::console::router(&app))
         .merge(admin::router(app.clone()));
     if app.config.demo {
-        r = r.route("/demo/callback", get(demo::callback));
+        r = r.route(demo::PAGE, get(demo::page)).route(demo::START, get(demo::start)).route(demo::CALLBACK, get(demo::callback));
     }
     // A browser route answers a page, whatever went wrong (an odd method, an odd path under
     // /account or /console); an API route, an OAuth JSON error.
@@ -136,7 +136,7 @@ async fn asset(axum::extract::State(app): axum::extract::State<AppState>, axum::
 
 /// `GET /`: a small page that says what this is and links on.
 async fn landing(axum::extract::State(app): axum::extract::State<AppState>) -> axum::response::Response {
-    pages::landing(app.issuer())
+    pages::landing(&app)
 }
 
 /// Duration, CPU time and OAuth errors of every request, by endpoint (and grant type).

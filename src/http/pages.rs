@@ -64,6 +64,9 @@ pub struct LoginPage<'a> {
     pub forgot: bool,
     /// Self-registration is on: a "create an account" link.
     pub signup: bool,
+    /// Why no passkey is offered, when that is a mistake to point out (an IP-address issuer;
+    /// not `passkeys = false`, which is the operator's choice): `Off::page_value`.
+    pub passkeys_off: Option<serde_json::Value>,
 }
 
 pub fn login(p: LoginPage<'_>) -> Response {
@@ -74,6 +77,7 @@ pub fn login(p: LoginPage<'_>) -> Response {
         .with("login_hint", p.login_hint.unwrap_or(""))
         .with("forgot", p.forgot)
         .with("signup", p.signup)
+        .with("passkeys_off", p.passkeys_off)
         .with("upstreams", p.upstreams.iter().map(|(id, name)| serde_json::json!({"id": id, "name": name})).collect::<Vec<_>>())
         .locales(p.ui_locales);
     if let Some(f) = &p.passkey {
@@ -190,9 +194,15 @@ pub fn form_post(action: &str, fields: &[(&str, &str)]) -> Response {
     page.into_response()
 }
 
-/// `GET /`: what this server is, and where to go.
-pub fn landing(issuer: &str) -> Response {
-    Page::new(StatusCode::OK, "landing.html", "landing-title").with("issuer", issuer).into_response()
+/// `GET /`: what this server is, and where to go: the demo (in demo mode), the account page,
+/// the console (when on), the discovery document; and why passkeys are off, when they are.
+pub fn landing(app: &crate::app::App) -> Response {
+    Page::new(StatusCode::OK, "landing.html", "landing-title")
+        .with("issuer", app.issuer())
+        .with("demo", app.config.demo)
+        .with("console", app.config.console)
+        .with("passkeys_off", app.passkeys_off().map(|o| o.page_value()))
+        .into_response()
 }
 
 #[cfg(test)]
@@ -220,6 +230,7 @@ mod tests {
             client_name: "<b>evil</b>",
             login_hint: Some("\"onfocus=alert(1)"),
             error: None,
+            passkeys_off: None,
         });
         let html = body(res).await;
         assert!(!html.contains("<script>") && !html.contains("<b>evil") && !html.contains("\"onfocus"));

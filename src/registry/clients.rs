@@ -575,6 +575,16 @@ pub fn rotate_secret(existing: &Client, vault: &Vault) -> Result<(Client, String
     Ok((Client::build(existing.meta.clone(), hash, sealed).keep_registration_token(existing), secret))
 }
 
+/// `existing` with `secret` as its secret (kept hashed like any other): for a client whose
+/// secret the server can work out again (the demo client, `http::demo`). Not for
+/// `client_secret_jwt`, whose secret is kept sealed rather than hashed.
+pub fn with_secret(existing: &Client, secret: &str) -> Result<Client, String> {
+    if !has_secret(existing.auth_method()) || existing.auth_method() == AUTH_SECRET_JWT {
+        return Err(format!("a client using {} cannot be given a secret this way", existing.auth_method()));
+    }
+    Ok(Client::build(existing.meta.clone(), Some(secret_hash(secret)), None).keep_registration_token(existing))
+}
+
 /// A registered client's id: no ':' keeps it apart from document clients' URLs.
 fn validate_id(client_id: &str) -> Result<(), String> {
     if client_id.is_empty() || client_id.len() > 128 || !client_id.bytes().all(|b| b.is_ascii_graphic() && b != b':' && b != b'%') {

@@ -33,6 +33,7 @@ use std::sync::Arc;
 const TEMPLATES: &[(&str, &str)] = &[
     ("base.html", include_str!("templates/base.html")),
     ("_passkey_form.html", include_str!("templates/_passkey_form.html")),
+    ("_passkeys_off.html", include_str!("templates/_passkeys_off.html")),
     ("error.html", include_str!("templates/error.html")),
     ("login.html", include_str!("templates/login.html")),
     ("second_factor.html", include_str!("templates/second_factor.html")),
@@ -42,6 +43,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("signed_out.html", include_str!("templates/signed_out.html")),
     ("form_post.html", include_str!("templates/form_post.html")),
     ("landing.html", include_str!("templates/landing.html")),
+    ("demo.html", include_str!("templates/demo.html")),
     ("demo_callback.html", include_str!("templates/demo_callback.html")),
     ("account.html", include_str!("templates/account.html")),
     ("account_reauth.html", include_str!("templates/account_reauth.html")),

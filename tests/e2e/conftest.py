@@ -127,13 +127,17 @@ class AuthrimServer:
 
 @contextmanager
 def run_authrim(tmp_path_factory: pytest.TempPathFactory, name: str = "authrim",
-                extra_env: dict | None = None, host: str = "127.0.0.1"):
+                extra_env: dict | None = None, host: str | None = "127.0.0.1",
+                args: tuple = ("serve",), data_dir: Path | None = None):
     """Start ``$AUTHRIM_BIN serve`` on a free loopback port with a fresh data directory and
     ``extra_env`` on top of the usual settings; yield it once healthy, stop it with SIGTERM.
 
     ``host`` names the server in its issuer: ``"localhost"`` gives ``http://localhost:<port>``
     (a domain, which WebAuthn needs: passkeys are off under an IP issuer) while it still
     listens on 127.0.0.1; ``base_url`` (health check, admin API) stays the 127.0.0.1 address.
+    ``host=None`` sets no ``AUTHRIM_ISSUER``: the server's default (``http://localhost:`` and
+    the port it listens on). ``args``: the command (``("serve", "--demo")``, say);
+    ``data_dir``: an existing data directory to start on (a restart) instead of a fresh one.
     """
     binary = _resolve_binary()
     if not binary.is_file() or not os.access(binary, os.X_OK):
@@ -144,19 +148,22 @@ def run_authrim(tmp_path_factory: pytest.TempPathFactory, name: str = "authrim",
         )
 
     workdir = tmp_path_factory.mktemp(name)
-    data_dir = workdir / "data"
-    data_dir.mkdir()
+    if data_dir is None:
+        data_dir = workdir / "data"
+        data_dir.mkdir()
     log_path = workdir / "server.log"
 
     port = _free_port()
     base_url = f"http://127.0.0.1:{port}"
-    issuer = f"http://{host}:{port}"
+    issuer = f"http://{host or 'localhost'}:{port}"
     admin_token = secrets.token_urlsafe(32)
     env = dict(os.environ)
+    if host is None:
+        env.pop("AUTHRIM_ISSUER", None)
     env.update(
         {
             "AUTHRIM_LISTEN": f"127.0.0.1:{port}",
-            "AUTHRIM_ISSUER": issuer,
+            **({"AUTHRIM_ISSUER": issuer} if host is not None else {}),
             "AUTHRIM_DATA_DIR": str(data_dir),
             "AUTHRIM_ADMIN_TOKEN": admin_token,
             "AUTHRIM_LOG_FORMAT": "json",
@@ -168,7 +175,7 @@ def run_authrim(tmp_path_factory: pytest.TempPathFactory, name: str = "authrim",
 
     log_file = open(log_path, "wb")
     proc = subprocess.Popen(
-        [str(binary), "serve"],
+        [str(binary), *args],
         cwd=str(REPO_ROOT),
         env=env,
         stdin=subprocess.DEVNULL,

@@ -107,6 +107,7 @@ async fn overview(State(app): State<AppState>, headers: HeaderMap, RawQuery(quer
         factors: &list,
         recovery_codes_left: left,
         passkeys: app.passkeys.is_some(),
+        passkeys_off: app.passkeys_off().map(|o| o.page_value()),
         csrf: &me.csrf(&app),
         notice: notice.as_deref().and_then(pages::notice),
         recent: me.recent(&app),

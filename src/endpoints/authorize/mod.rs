@@ -247,8 +247,9 @@ pub async fn render_login(
         (serde_json::to_string(&options).expect("options serialise"), sealed)
     });
     let passkey = ceremony.as_ref().map(|(options, state)| pages::PasskeyForm { options, state });
+    let passkeys_off = app.passkeys_off().filter(|o| *o != crate::factors::passkey::Off::Disabled).map(|o| o.page_value());
     let upstreams: Vec<(&str, &str)> = app.upstreams.list().iter().map(|p| (p.id.as_str(), p.name.as_str())).collect();
-    let mut res = pages::login(LoginPage { challenge: &challenge, client_name: &client_name, login_hint: req.login_hint.as_deref(), error, passkey, ui_locales: req.ui_locales.as_deref(), upstreams, forgot: app.mailer.is_some(), signup: app.config.signup });
+    let mut res = pages::login(LoginPage { challenge: &challenge, client_name: &client_name, login_hint: req.login_hint.as_deref(), error, passkey, ui_locales: req.ui_locales.as_deref(), upstreams, forgot: app.mailer.is_some(), signup: app.config.signup, passkeys_off });
     if error.is_some() {
         *res.status_mut() = status;
     }

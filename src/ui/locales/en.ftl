@@ -68,13 +68,35 @@ form-post-heading = Returning to the application
 landing-title = Welcome
 landing-heading = Welcome
 landing-intro = This is an OpenID Connect sign-in service. Applications send you here to sign in.
+landing-demo-heading = Try it
+landing-demo-intro = Demo mode is on: a demo application signs in here and shows the tokens it receives and what userinfo says about you.
+landing-demo = Open the demo application
+landing-links-heading = Where to go
 landing-account = Your account: passkeys, authenticator apps, recovery codes
+landing-console = Admin console: applications, users, keys, audit log
 landing-discovery = Discovery document (for developers)
+landing-docs = Documentation: <code>README.md</code> and the <code>docs/</code> folder in Authrim's source repository
 
-demo-title = Signed in
-demo-heading = Signed in
-demo-intro = Authrim sent back an authorization code. Redeem it within { $seconds } seconds, with the client secret printed in the terminal where the server started in place of <code>CLIENT_SECRET</code>:
-demo-copy = Copy the command
+demo-title = Demo application
+demo-heading = Demo application
+demo-intro = This application runs inside Authrim as the client <code>demo-client</code>. It signs in like any application: it sends you to the sign-in page with state, a nonce and PKCE, redeems the code it gets back at the token endpoint, checks the ID token and asks userinfo, then shows you all of it.
+demo-credentials = Sign in as the demo user; its name and password are printed in the terminal where Authrim started.
+demo-sign-in = Sign in to the demo
+demo-signed-out = You are signed out. The demo application asked for it, and Authrim sent you back here.
+demo-back-home = Back to the start page
+demo-signed-in-title = Signed in to the demo
+demo-signed-in-heading = Signed in to the demo
+demo-signed-in-intro = The demo application redeemed its authorization code at the token endpoint. This is what it received.
+demo-token-response = Token response
+demo-id-token = ID token claims
+demo-access-token = Access token claims
+demo-userinfo = Userinfo answer
+demo-claim = Claim
+demo-value = Value
+demo-sign-out = Sign out
+demo-sign-in-again = Sign in again
+passkeys-off-ip = Passkeys are off: this server's address ({ $issuer }) is an IP address, and passkeys need a domain name. To turn them on, start Authrim with <code>AUTHRIM_ISSUER={ $suggest }</code> and open it at that address.
+passkeys-off-disabled = Passkeys are turned off on this server. An administrator can turn them on with the setting <code>passkeys = true</code> (<code>AUTHRIM_PASSKEYS=true</code>).
 
 account-title = Your account
 account-heading = Your account
@@ -185,6 +207,10 @@ err-account-form-unreadable = This form could not be read. Reload your account p
 err-demo-query = The callback's query string is malformed.
 err-demo-failed = The authorization failed.
 err-demo-no-code = This page expects an authorization code issued by this server.
+err-demo-no-request = This sign-in was not started by the demo application here, or it is over. Start again from the demo page.
+err-demo-state = The state in this answer is not the one the demo application sent. Start again from the demo page.
+err-demo-token = The token endpoint refused the demo application's code, or its ID token did not check out.
+err-demo-userinfo = Userinfo refused the demo application's access token.
 
 # The admin console.
 copy = Copy

@@ -66,13 +66,35 @@ form-post-heading = Retour à l'application
 landing-title = Bienvenue
 landing-heading = Bienvenue
 landing-intro = Ceci est un service de connexion OpenID Connect. Les applications vous y envoient pour vous connecter.
+landing-demo-heading = Essayer
+landing-demo-intro = Le mode démo est actif : une application de démonstration se connecte ici et affiche les jetons qu'elle reçoit et ce que userinfo dit de vous.
+landing-demo = Ouvrir l'application de démonstration
+landing-links-heading = Où aller
 landing-account = Votre compte : clés d'accès, applications d'authentification, codes de récupération
+landing-console = Console d'administration : applications, utilisateurs, clés, journal d'audit
 landing-discovery = Document de découverte (pour les développeurs)
+landing-docs = Documentation : <code>README.md</code> et le dossier <code>docs/</code> du dépôt source d'Authrim
 
-demo-title = Connecté
-demo-heading = Connecté
-demo-intro = Authrim a renvoyé un code d'autorisation. Échangez-le dans les { $seconds } secondes, avec le secret client affiché dans le terminal où le serveur a démarré à la place de <code>CLIENT_SECRET</code> :
-demo-copy = Copier la commande
+demo-title = Application de démonstration
+demo-heading = Application de démonstration
+demo-intro = Cette application tourne dans Authrim comme client <code>demo-client</code>. Elle se connecte comme toute application : elle vous envoie à la page de connexion avec un state, un nonce et PKCE, échange le code reçu au point de terminaison des jetons, vérifie le jeton d'identité et interroge userinfo, puis vous montre tout cela.
+demo-credentials = Connectez-vous avec l'utilisateur de démonstration ; son nom et son mot de passe sont affichés dans le terminal où Authrim a démarré.
+demo-sign-in = Se connecter à la démo
+demo-signed-out = Vous êtes déconnecté. L'application de démonstration l'a demandé, et Authrim vous a renvoyé ici.
+demo-back-home = Retour à la page d'accueil
+demo-signed-in-title = Connecté à la démo
+demo-signed-in-heading = Connecté à la démo
+demo-signed-in-intro = L'application de démonstration a échangé son code d'autorisation au point de terminaison des jetons. Voici ce qu'elle a reçu.
+demo-token-response = Réponse du point de terminaison des jetons
+demo-id-token = Revendications du jeton d'identité
+demo-access-token = Revendications du jeton d'accès
+demo-userinfo = Réponse de userinfo
+demo-claim = Revendication
+demo-value = Valeur
+demo-sign-out = Se déconnecter
+demo-sign-in-again = Se reconnecter
+passkeys-off-ip = Les clés d'accès sont désactivées : l'adresse de ce serveur ({ $issuer }) est une adresse IP, et les clés d'accès exigent un nom de domaine. Pour les activer, démarrez Authrim avec <code>AUTHRIM_ISSUER={ $suggest }</code> et ouvrez-le à cette adresse.
+passkeys-off-disabled = Les clés d'accès sont désactivées sur ce serveur. Un administrateur peut les activer avec le réglage <code>passkeys = true</code> (<code>AUTHRIM_PASSKEYS=true</code>).
 
 account-title = Votre compte
 account-heading = Votre compte
@@ -183,6 +205,10 @@ err-account-form-unreadable = Ce formulaire est illisible. Rechargez la page de 
 err-demo-query = La chaîne de requête du retour est mal formée.
 err-demo-failed = L'autorisation a échoué.
 err-demo-no-code = Cette page attend un code d'autorisation émis par ce serveur.
+err-demo-no-request = Cette connexion n'a pas été lancée par l'application de démonstration d'ici, ou elle est terminée. Recommencez depuis la page de la démo.
+err-demo-state = Le state de cette réponse n'est pas celui que l'application de démonstration a envoyé. Recommencez depuis la page de la démo.
+err-demo-token = Le point de terminaison des jetons a refusé le code de l'application de démonstration, ou son jeton d'identité n'a pas passé les vérifications.
+err-demo-userinfo = userinfo a refusé le jeton d'accès de l'application de démonstration.
 
 # La console d'administration.
 copy = Copier

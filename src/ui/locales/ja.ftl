@@ -66,13 +66,35 @@ form-post-heading = アプリケーションに戻っています
 landing-title = ようこそ
 landing-heading = ようこそ
 landing-intro = これは OpenID Connect のサインインサービスです。アプリケーションからサインインのためにここへ案内されます。
+landing-demo-heading = 試してみる
+landing-demo-intro = デモモードが有効です。デモアプリケーションがここでサインインし、受け取ったトークンと userinfo の内容を表示します。
+landing-demo = デモアプリケーションを開く
+landing-links-heading = 移動先
 landing-account = アカウント: パスキー、認証アプリ、リカバリーコード
+landing-console = 管理コンソール: アプリケーション、ユーザー、鍵、監査ログ
 landing-discovery = ディスカバリー文書（開発者向け）
+landing-docs = ドキュメント: Authrim のソースリポジトリの <code>README.md</code> と <code>docs/</code> フォルダー
 
-demo-title = サインインしました
-demo-heading = サインインしました
-demo-intro = Authrim が認可コードを返しました。{ $seconds } 秒以内に、<code>CLIENT_SECRET</code> をサーバー起動時に端末に表示されたクライアントシークレットに置き換えて引き換えてください:
-demo-copy = コマンドをコピー
+demo-title = デモアプリケーション
+demo-heading = デモアプリケーション
+demo-intro = このアプリケーションは Authrim の中でクライアント <code>demo-client</code> として動きます。ほかのアプリケーションと同じく、state、nonce、PKCE を付けてサインインページへ案内し、返された認可コードをトークンエンドポイントで引き換え、ID トークンを検証して userinfo に問い合わせ、そのすべてを表示します。
+demo-credentials = デモユーザーでサインインしてください。ユーザー名とパスワードは Authrim を起動した端末に表示されています。
+demo-sign-in = デモにサインイン
+demo-signed-out = サインアウトしました。デモアプリケーションの依頼により、Authrim がここへ戻しました。
+demo-back-home = スタートページに戻る
+demo-signed-in-title = デモにサインインしました
+demo-signed-in-heading = デモにサインインしました
+demo-signed-in-intro = デモアプリケーションが認可コードをトークンエンドポイントで引き換えました。受け取った内容は次のとおりです。
+demo-token-response = トークンレスポンス
+demo-id-token = ID トークンのクレーム
+demo-access-token = アクセストークンのクレーム
+demo-userinfo = userinfo の応答
+demo-claim = クレーム
+demo-value = 値
+demo-sign-out = サインアウト
+demo-sign-in-again = もう一度サインイン
+passkeys-off-ip = パスキーは無効です: このサーバーのアドレス（{ $issuer }）は IP アドレスで、パスキーにはドメイン名が必要です。有効にするには <code>AUTHRIM_ISSUER={ $suggest }</code> を付けて Authrim を起動し、そのアドレスで開いてください。
+passkeys-off-disabled = このサーバーではパスキーが無効になっています。管理者は設定 <code>passkeys = true</code>（<code>AUTHRIM_PASSKEYS=true</code>）で有効にできます。
 
 account-title = アカウント
 account-heading = アカウント
@@ -179,6 +201,10 @@ err-account-form-unreadable = このフォームを読み取れませんでし�
 err-demo-query = コールバックのクエリ文字列が正しくありません。
 err-demo-failed = 認可に失敗しました。
 err-demo-no-code = このページは、このサーバーが発行した認可コードを必要とします。
+err-demo-no-request = このサインインはここのデモアプリケーションが始めたものではないか、すでに終わっています。デモページからやり直してください。
+err-demo-state = この応答の state は、デモアプリケーションが送ったものと一致しません。デモページからやり直してください。
+err-demo-token = トークンエンドポイントがデモアプリケーションの認可コードを拒否したか、ID トークンの検証に失敗しました。
+err-demo-userinfo = userinfo がデモアプリケーションのアクセストークンを拒否しました。
 
 # 管理コンソール
 copy = コピー
