@@ -8,17 +8,117 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+/// Who acts in an event whose detail does not say (`detail.by`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Acting {
+    /// The event's user (a sign-in, a change on their account page).
+    User,
+    /// The event's client (a token request, a registration).
+    Client,
+    /// Whoever holds the admin API's token.
+    Operator,
+    /// The server itself (a delivery, an expiry, a reaction to reuse).
+    Server,
+}
+
+/// Every kind of event the code records, and who acts in it when its detail names nobody:
+/// the one list the console's event filter offers (the unit test below holds the code to it,
+/// so a new event is added here or the test names it).
+pub const EVENTS: &[(&str, Acting)] = &[
+    ("backchannel_logout_abandoned", Acting::Server),
+    ("backchannel_logout_delivered", Acting::Server),
+    ("client_created", Acting::Operator),
+    ("client_deleted", Acting::Operator),
+    ("client_expired", Acting::Server),
+    ("client_registered", Acting::Client),
+    ("client_secret_rotated", Acting::Operator),
+    ("client_unregistered", Acting::Client),
+    ("client_updated", Acting::Operator),
+    ("code_reuse", Acting::Client),
+    ("consent_withdrawn", Acting::User),
+    ("email_verification_sent", Acting::User),
+    ("email_verified", Acting::User),
+    ("factor_enrolled", Acting::User),
+    ("factor_enrolment_failed", Acting::User),
+    ("factor_removed", Acting::User),
+    ("factors_reset", Acting::Operator),
+    ("family_revoked", Acting::Server),
+    ("id_jag_accepted", Acting::Client),
+    ("id_jag_issued", Acting::Client),
+    ("identity_linked", Acting::User),
+    ("identity_unlinked", Acting::User),
+    ("initial_access_token_created", Acting::Operator),
+    ("login_failure", Acting::User),
+    ("login_refused", Acting::User),
+    ("login_success", Acting::User),
+    ("logout", Acting::User),
+    ("mail_given_up", Acting::Server),
+    ("password_change_failed", Acting::User),
+    ("password_changed", Acting::User),
+    ("password_reset", Acting::User),
+    ("password_reset_requested", Acting::User),
+    ("profile_changed", Acting::User),
+    ("recovery_codes_created", Acting::User),
+    ("refresh_reuse", Acting::Client),
+    ("second_factor_failure", Acting::User),
+    ("second_factor_locked", Acting::Server),
+    ("second_factor_success", Acting::User),
+    ("sessions_ended", Acting::Operator),
+    ("signing_key_rotated", Acting::Operator),
+    ("signup_pending", Acting::User),
+    ("signup_refused", Acting::User),
+    ("token_exchanged", Acting::Client),
+    ("token_revocation", Acting::Client),
+    ("tokens_revoked", Acting::Operator),
+    ("user_created", Acting::Operator),
+    ("user_deleted", Acting::Operator),
+    ("user_updated", Acting::Operator),
+];
+
+/// Who acts in events of this kind when their detail does not say.
+pub fn acting(event: &str) -> Acting {
+    EVENTS.iter().find(|(name, _)| *name == event).map_or(Acting::Server, |(_, a)| *a)
+}
+
+#[derive(Debug, Clone, PartialEq)]
 pub struct AuditEvent {
+    /// When, in seconds since the epoch (listed also as `time`, ISO 8601 UTC).
     pub at: u64,
     pub event: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub address: Option<String>,
     pub detail: Value,
+}
+
+/// The listed form (admin API, CLI): the fields as stored, and `time`, `at` in ISO 8601 (UTC),
+/// for people; `at` stays for programs that read it.
+impl Serialize for AuditEvent {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Listed<'a> {
+            at: u64,
+            time: String,
+            event: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            client_id: Option<&'a String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            user_id: Option<&'a String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            address: Option<&'a String>,
+            detail: &'a Value,
+        }
+        Listed {
+            at: self.at,
+            time: crate::util::iso8601(self.at),
+            event: &self.event,
+            client_id: self.client_id.as_ref(),
+            user_id: self.user_id.as_ref(),
+            address: self.address.as_ref(),
+            detail: &self.detail,
+        }
+        .serialize(s)
+    }
 }
 
 impl AuditEvent {
@@ -143,6 +243,7 @@ fn insert_all(sql: &mut dyn Sql, events: &[AuditEvent]) -> StoreResult<()> {
 pub struct Filter {
     pub limit: u32,
     pub event: Option<String>,
+    /// The user's id (a caller resolves a username or e-mail first: `Registry::find_user`).
     pub user_id: Option<String>,
     pub client_id: Option<String>,
     /// Only events at or after this time (seconds since the epoch).
@@ -182,6 +283,47 @@ pub fn list_filtered(sql: &mut dyn Sql, filter: &Filter) -> StoreResult<Vec<Audi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every event name written in the code, at the calls that record one, is in `EVENTS`
+    /// (so the console's list is complete), and `EVENTS` names each once.
+    #[test]
+    fn every_recorded_event_is_listed() {
+        fn walk(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    for call in ["AuditEvent::new(\"", "event(\"", "audit(&app, &me, \"", "audit(\""] {
+                        for (i, _) in text.match_indices(call) {
+                            let rest = &text[i + call.len()..];
+                            let name = &rest[..rest.find('"').unwrap()];
+                            out.push((path.display().to_string(), name.to_string()));
+                        }
+                    }
+                }
+            }
+        }
+        let mut found = Vec::new();
+        walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut found);
+        assert!(found.len() > 40, "the scan found too little: {found:?}");
+        let names: Vec<&str> = EVENTS.iter().map(|(n, _)| *n).collect();
+        let missing: Vec<_> = found.iter().filter(|(_, n)| !names.contains(&n.as_str())).collect();
+        assert!(missing.is_empty(), "recorded but not in audit::EVENTS: {missing:?}");
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted, names, "EVENTS: sorted, each once");
+    }
+
+    #[test]
+    fn listed_events_carry_an_iso_time() {
+        let e = AuditEvent { at: 1_700_000_000, ..AuditEvent::new("login_success") };
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!((v["at"].as_u64(), v["time"].as_str()), (Some(1_700_000_000), Some("2023-11-14T22:13:20Z")), "{v}");
+        assert!(v.get("user_id").is_none(), "{v}");
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn events_are_batched_flushed_and_listed() {

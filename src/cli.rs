@@ -67,6 +67,12 @@ pub enum Command {
         /// Only events of this kind (login_failure, refresh_reuse, family_revoked, …).
         #[arg(long)]
         event: Option<String>,
+        /// Only events about this user: username, e-mail or id.
+        #[arg(long)]
+        user: Option<String>,
+        /// Only events of this client (its id).
+        #[arg(long)]
+        client: Option<String>,
     },
 }
 
@@ -475,10 +481,23 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
             let expires_at = crate::util::now() + expires_in;
             let token = db.write(move |sql| crate::registry::initial_access::create(sql, max_uses, expires_at)).await?;
             eprintln!("The token is shown only now; give it to whoever registers the client(s).");
-            print(serde_json::json!({"initial_access_token": token, "max_uses": max_uses, "expires_at": expires_at}));
+            print(serde_json::json!({"initial_access_token": token, "max_uses": max_uses, "expires_at": expires_at, "expires": crate::util::iso8601(expires_at)}));
         }
-        Command::Audit { limit, event } => {
-            print(serde_json::to_value(db.read(move |sql| crate::audit::list(sql, limit, event.as_deref())).await?)?);
+        Command::Audit { limit, event, user, client } => {
+            // Each event has `time` (ISO 8601, UTC) beside `at` (seconds since the epoch).
+            let user_id = match user {
+                Some(u) => match db.read({ let u = u.clone(); move |sql| users::find(sql, &u) }).await? {
+                    Some(found) => Some(found.id),
+                    None => {
+                        // Not an error: a deleted user's id still finds their events.
+                        eprintln!("no user {u:?} now (username, e-mail or id); listing events recorded for that id");
+                        Some(u)
+                    }
+                },
+                None => None,
+            };
+            let filter = crate::audit::Filter { limit, event, user_id, client_id: client, since: None };
+            print(serde_json::to_value(db.read(move |sql| crate::audit::list_filtered(sql, &filter)).await?)?);
         }
         Command::Keys(KeysCommand::Rotate { alg }) => {
             let vault = open_vault(config)?;
@@ -489,7 +508,11 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
             let rows = db.read(|sql| sql.query("SELECT kid, alg, state, created_at FROM signing_keys ORDER BY created_at", &[])).await?;
             let keys = rows
                 .iter()
-                .map(|r| Ok(serde_json::json!({"kid": r.text(0)?, "alg": r.text(1)?, "state": r.text(2)?, "created_at": r.i64(3)?})))
+                .map(|r| {
+                    let created = r.i64(3)?;
+                    // `created_at` as stored (seconds), `created` for people (ISO 8601, UTC).
+                    Ok(serde_json::json!({"kid": r.text(0)?, "alg": r.text(1)?, "state": r.text(2)?, "created_at": created, "created": crate::util::iso8601(created.max(0) as u64)}))
+                })
                 .collect::<crate::db::StoreResult<Vec<_>>>()?;
             print(serde_json::Value::Array(keys));
         }

@@ -12,6 +12,22 @@ pub fn now() -> u64 {
         .unwrap_or(0)
 }
 
+/// A moment (seconds since the epoch) in ISO 8601 / RFC 3339, UTC: `2026-11-28T02:50:35Z`.
+pub fn iso8601(t: u64) -> String {
+    // Days since the epoch to a civil date (Howard Hinnant's algorithm).
+    let z = (t / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let s = t % 86_400;
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", s / 3600, (s % 3600) / 60, s % 60)
+}
+
 /// `n` bytes from the system CSPRNG.
 pub fn random_bytes<const N: usize>() -> [u8; N] {
     let mut buf = [0u8; N];
@@ -86,6 +102,14 @@ pub fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn iso8601_is_utc_civil_time() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00Z");
+        assert_eq!(iso8601(951_782_400 + 3_661), "2000-02-29T01:01:01Z");
+        assert_eq!(iso8601(1_700_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!(iso8601(4_102_444_799), "2099-12-31T23:59:59Z");
+    }
 
     #[test]
     fn random_tokens_differ_and_are_43_chars() {

@@ -148,15 +148,24 @@ pub(crate) struct AuditQuery {
     limit: Option<u32>,
     /// Only events of this kind (`login_failure`, `factor_enrolled`, …).
     event: Option<String>,
+    /// Only events about this user: username, e-mail or id (an unknown one: no events).
+    user: Option<String>,
+    /// Only events of this client (its id).
+    client: Option<String>,
 }
 
-/// Security events, newest first.
+/// Security events, newest first; each with `at` (seconds since the epoch) and `time` (the
+/// same, ISO 8601 UTC).
 #[utoipa::path(get, path = "/admin/audit", tag = "audit", params(AuditQuery), responses((status = 200, description = "`{\"events\": [...]}`", body = Object), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn list_audit(State(app): State<AppState>, axum::extract::Query(q): axum::extract::Query<AuditQuery>) -> AdminResult {
     // Make events recorded just before this call visible.
     app.audit.flush().await;
     let limit = q.limit.unwrap_or(100).min(10_000);
-    let events = app.db.read(move |sql| crate::audit::list(sql, limit, q.event.as_deref())).await?;
+    // A username or e-mail is resolved here; an unknown one is taken as an id (a deleted
+    // user's events stay findable) and so matches nothing else.
+    let user_id = q.user.as_deref().map(|u| app.registry.find_user(u).map_or_else(|| u.to_string(), |found| found.id.clone()));
+    let filter = crate::audit::Filter { limit, event: q.event, user_id, client_id: q.client, since: None };
+    let events = app.db.read(move |sql| crate::audit::list_filtered(sql, &filter)).await?;
     Ok(Json(json!({ "events": events })).into_response())
 }
 

@@ -810,32 +810,66 @@ pub fn validate_resource(r: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Why a redirect URI is refused: `validate_redirect_uri` words it for the API, the console
+/// in its own words (one set of rules for both).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UriProblem {
+    /// Control characters or whitespace.
+    Spaces,
+    /// Not an absolute URI (the parser's reason, for the API's message).
+    NotAbsolute(String),
+    Fragment,
+    Userinfo,
+    /// http on a host other than a loopback one.
+    Http,
+    /// javascript:, data:, file:, vbscript:.
+    Forbidden,
+    /// A scheme that is neither https, loopback http nor a reverse-domain private one.
+    OtherScheme,
+}
+
 /// RFC 6749 §3.1.2: absolute, no fragment. Web clients use https (http only on loopback);
 /// native apps may use a private-use scheme (RFC 8252 §7.1). Redirect URIs are compared as
 /// exact strings (`has_redirect_uri`), so one is kept only as a URI parser would: no control
 /// characters, spaces or other whitespace (which a parser strips or rejects, and which would
 /// otherwise be stored as sent), no userinfo (RFC 3986 §7.6: it only disguises the host).
-pub fn validate_redirect_uri(uri: &str) -> Result<(), String> {
+pub fn redirect_uri_problem(uri: &str) -> Option<UriProblem> {
     if uri.chars().any(|c| c.is_control() || c.is_whitespace()) {
-        return Err(format!("redirect URI {uri:?} must not contain control characters or spaces"));
+        return Some(UriProblem::Spaces);
     }
-    let parsed = url::Url::parse(uri).map_err(|e| format!("redirect URI {uri:?}: {e}"))?;
+    let parsed = match url::Url::parse(uri) {
+        Ok(p) => p,
+        Err(e) => return Some(UriProblem::NotAbsolute(e.to_string())),
+    };
     if parsed.fragment().is_some() {
-        return Err(format!("redirect URI {uri:?} must not have a fragment"));
+        return Some(UriProblem::Fragment);
     }
     if !parsed.username().is_empty() || parsed.password().is_some() {
-        return Err(format!("redirect URI {uri:?} must not have userinfo"));
+        return Some(UriProblem::Userinfo);
     }
-
     let loopback = matches!(parsed.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
     match parsed.scheme() {
-        "https" => Ok(()),
-        "http" if loopback => Ok(()),
-        "http" => Err(format!("redirect URI {uri:?}: http is allowed only for loopback hosts")),
-        "javascript" | "data" | "file" | "vbscript" => Err(format!("redirect URI {uri:?}: scheme not allowed")),
-        s if s.contains('.') => Ok(()), // reverse-DNS private-use scheme, RFC 8252 §7.1
-        _ => Err(format!("redirect URI {uri:?}: use https, loopback http, or a reverse-domain private scheme")),
+        "https" => None,
+        "http" if loopback => None,
+        "http" => Some(UriProblem::Http),
+        "javascript" | "data" | "file" | "vbscript" => Some(UriProblem::Forbidden),
+        s if s.contains('.') => None, // reverse-DNS private-use scheme, RFC 8252 §7.1
+        _ => Some(UriProblem::OtherScheme),
     }
+}
+
+/// `redirect_uri_problem`, in the API's words.
+pub fn validate_redirect_uri(uri: &str) -> Result<(), String> {
+    let Some(problem) = redirect_uri_problem(uri) else { return Ok(()) };
+    Err(match problem {
+        UriProblem::Spaces => format!("redirect URI {uri:?} must not contain control characters or spaces"),
+        UriProblem::NotAbsolute(e) => format!("redirect URI {uri:?}: {e}"),
+        UriProblem::Fragment => format!("redirect URI {uri:?} must not have a fragment"),
+        UriProblem::Userinfo => format!("redirect URI {uri:?} must not have userinfo"),
+        UriProblem::Http => format!("redirect URI {uri:?}: http is allowed only for loopback hosts"),
+        UriProblem::Forbidden => format!("redirect URI {uri:?}: scheme not allowed"),
+        UriProblem::OtherScheme => format!("redirect URI {uri:?}: use https, loopback http, or a reverse-domain private scheme"),
+    })
 }
 
 // --- persistence: the same functions serve the server and the CLI, on either backend ---

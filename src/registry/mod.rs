@@ -228,6 +228,11 @@ impl Registry {
         self.users.read().by_id.get(id).cloned()
     }
 
+    /// A user named as people name one in a filter: by id, else by username or e-mail.
+    pub fn find_user(&self, typed: &str) -> Option<Arc<User>> {
+        self.user(typed).or_else(|| self.user_by_login(typed))
+    }
+
     /// The user a login form names, by username or e-mail (case-insensitive).
     pub fn user_by_login(&self, login: &str) -> Option<Arc<User>> {
         let key = users::login_key(login);

@@ -438,13 +438,26 @@ mod tests {
     #[test]
     fn console_pages_render() {
         let ui = Ui::load(None, "Authrim", "en").unwrap();
-        let event = json!({"at": "2026-11-25 10:00", "event": "client_created", "user": "u1", "client": "c 1", "address": null, "detail": "{\"by\":\"console\"}"});
+        let event = json!({"at": "2026-11-25 10:00", "event": "client_created", "user": "u1", "client": "c 1", "address": null, "detail": "{\"by\":\"console\"}", "actor": {"kind": "user", "id": "u1", "name": "root", "linked": true}});
+        let by_token = json!({"at": "", "event": "user_created", "actor": {"kind": "token"}});
+        let by_nobody = json!({"at": "", "event": "login_failure", "actor": null});
         let common = |p: Page| p.with("nav", "home").with("me", "root").with("role", "admin").with("admin", true).with("csrf", "t");
         let pages = [
             common(Page::new(StatusCode::OK, "console_home.html", "console-title")).with("clients", 2).with("users", 1).with("algs", ["RS256"]).with("events", [&event]),
-            common(Page::new(StatusCode::OK, "console_audit.html", "console-audit")).with("filter", json!({"limit": 100})).with("events", [&event]).msg("error", "console-bad-day"),
+            common(Page::new(StatusCode::OK, "console_audit.html", "console-audit")).with("filter", json!({"limit": 100, "event": "login_success"})).with("event_kinds", ["login_success"]).with("events", [&event, &by_token, &by_nobody]).msg("error", "console-bad-day"),
+            common(Page::new(StatusCode::OK, "console_client_type.html", "console-client-new")).with("types", ["web", "spa", "native", "m2m", "mcp"]),
+            common(Page::new(StatusCode::BAD_REQUEST, "console_client.html", "console-client-new"))
+                .with("client", json!({"type": "spa", "grant_types": ["authorization_code"], "method": "none"}))
+                .with("new", true)
+                .with("redirects", true)
+                .with("grants", [json!({"value": "authorization_code", "key": "code"})])
+                .with("methods", ["none"])
+                .with("invalid", "redirect_uris")
+                .msg("error", "console-refused")
+                .msg("reason", Msg::new("console-uri-not-absolute").arg("uri", "/cb")),
+            common(Page::new(StatusCode::OK, "console_created.html", "console-client-created")).with("issuer", "https://id.example").with("discovery", "https://id.example/.well-known/openid-configuration").with("client_id", "a").with("secret", "s").with("snippet", "OIDC_ISSUER=https://id.example"),
             common(Page::new(StatusCode::OK, "console_clients.html", "console-clients")).with("clients", [json!({"id": "a", "name": null, "method": "none", "grants": "x", "created": ""})]),
-            common(Page::new(StatusCode::OK, "console_client.html", "console-client-title")).with("client", json!({"client_id": "a", "grant_types": ["refresh_token"], "method": "none"})).with("new", false).with("grants", ["refresh_token"]).with("methods", ["none"]).with("has_secret", true),
+            common(Page::new(StatusCode::OK, "console_client.html", "console-client-title")).with("client", json!({"client_id": "a", "grant_types": ["refresh_token"], "method": "none"})).with("new", false).with("redirects", true).with("grants", [json!({"value": "refresh_token", "key": "refresh"})]).with("methods", ["none"]).with("has_secret", true),
             common(Page::new(StatusCode::OK, "console_secret.html", "console-secret-title")).with("client_id", "a").with("secret", "s").with("created", true),
             common(Page::new(StatusCode::OK, "console_users.html", "console-users")).with("users", [json!({"id": "u", "username": "x", "roles": "admin", "disabled": false})]).with("q", "").with("total", 1).with("shown", 1),
             common(Page::new(StatusCode::OK, "console_user.html", "console-user-title"))
@@ -461,6 +474,10 @@ mod tests {
             let name = page.template;
             let rendered = ui.env.get_template(name).and_then(|t| t.render(minijinja::context! { lang => "ja", product => "A", title => "T", ..Value::from_serialize(&page.ctx) }));
             assert!(rendered.is_ok(), "{name}: {:?}", rendered.err());
+            if page.ctx.contains_key("invalid") {
+                // The field marked, as markup (not escaped text).
+                assert!(rendered.as_ref().unwrap().contains(r#"id="redirect_uris" name="redirect_uris" rows="3" aria-describedby="redirect_hint" aria-invalid="true""#), "{name}: {:?}", rendered);
+            }
             let res = ui.render(StatusCode::OK.into_response(), page, Some("ja"));
             assert_eq!(res.status(), StatusCode::OK, "{name}");
         }

@@ -13,13 +13,16 @@ program and checks what it printed, and what the server then holds (admin API, t
 
 - ``test_console_in_english_and_japanese``: walks in an English and a Japanese browser: the
   sign-in (login page, second-factor page, ``/console/callback``), a confidential client made
-  through the form (an error first: the form again, its alert focused; then the secret, shown
-  once, copied with the Copy button, working at ``/token``; not on the client's page, nor
-  after a reload), its name changed (the secret still works), a new secret (the old one
+  through the form (the application types, the single-page type's form filled in, then the
+  web type's; a path as redirect URI first: the form again, its alert in the page's words
+  focused, the field marked; then the created page: issuer, discovery URL, the secret shown
+  once and copied with the Copy button, working at ``/token``, the settings copied; the
+  secret not on the client's page, nor after a reload), its name changed (the secret still works), a new secret (the old one
   refused with 401, the new one working), a user created with the auditor role, that user's
   session (signed in in another browser) ended from their page (their account page then asks
   them to sign in), a key rotation (a key "published, not yet signing", the JWKS one key
-  longer), the audit log filtered by event and the users searched with the keyboard alone;
+  longer), the audit log (times in the browser's zone) filtered by event (from the list) and the users
+  searched with the keyboard alone, the log by a username (each actor named);
   an auditor (no "New client", a disabled form, a POST forced from the page refused with 403
   "Read only" and nothing created), a user with no role (403) and an admin without a second
   factor (403 "Add a second factor first", a link to ``/account``). Each page's status,
@@ -45,6 +48,8 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime
+from zoneinfo import ZoneInfo
 import re
 import shutil
 import subprocess
@@ -76,6 +81,9 @@ ACR_MFA = "urn:authrim:acr:mfa"
 CLIENT_NAME = "Example App"
 CLIENT_RENAMED = "Example Portal"
 REDIRECT_URIS = ["https://app.example/cb", "https://app.example/other"]
+# The browser's time zone in the walks that check times (console.mjs sets the same).
+TIMEZONES = {"en": "America/Los_Angeles", "ja": "Asia/Tokyo"}
+TYPES = ["web", "spa", "native", "m2m", "mcp"]
 AUDIT_EVENT = "client_secret_rotated"
 STAFF_NAME = "Staff Member"
 
@@ -87,6 +95,8 @@ FULL_WALK = [
     ("overview", "GET", "/console", 200),
     ("clients", "GET", "/console/clients", 200),
     ("client-new", "GET", "/console/clients/new", 200),
+    ("client-form-spa", "GET", "/console/clients/new", 200),
+    ("client-form", "GET", "/console/clients/new", 200),
     ("client-error", "POST", "/console/clients", 400),
     ("client-created", "POST", "/console/clients", 200),
     ("client", "GET", "/console/clients/{client}", 200),
@@ -102,6 +112,7 @@ FULL_WALK = [
     ("keys-rotated", "GET", "/console/keys", 200),
     ("audit", "GET", "/console/audit", 200),
     ("audit-filtered", "GET", "/console/audit", 200),
+    ("audit-by-user", "GET", "/console/audit", 200),
     ("denied", "GET", "/console", 403),
     ("needs-factor", "GET", "/console", 403),
     ("account", "GET", "/account", 200),
@@ -117,6 +128,8 @@ SHORT_WALK = [
     ("second-factor", "POST", "/login", 200),
     ("overview", "GET", "/console", 200),
     ("clients", "GET", "/console/clients", 200),
+    ("client-new", "GET", "/console/clients/new", 200),
+    ("client-form", "GET", "/console/clients/new", 200),
     ("client", "GET", "/console/clients/{strict_client}", 200),
     ("users", "GET", "/console/users", 200),
     ("user", "GET", "/console/users/{admin}", 200),
@@ -137,23 +150,25 @@ DELIBERATE = {("/console/clients", 400), ("/console", 403), ("/console/clients",
 # The console's section each page is in (its navigation link marked aria-current).
 SECTIONS = {
     **dict.fromkeys(["overview", "auditor-overview"], "/console"),
-    **dict.fromkeys(["clients", "client-new", "client-error", "client-created", "client", "client-saved",
+    **dict.fromkeys(["clients", "client-new", "client-form-spa", "client-form", "client-error", "client-created", "client", "client-saved",
                      "client-secret", "auditor-clients", "auditor-client"], "/console/clients"),
     **dict.fromkeys(["users", "user-new", "user-created", "users-search", "user", "user-session-ended",
                      "auditor-users", "auditor-user"], "/console/users"),
     **dict.fromkeys(["keys", "keys-rotated"], "/console/keys"),
-    **dict.fromkeys(["audit", "audit-filtered"], "/console/audit"),
+    **dict.fromkeys(["audit", "audit-filtered", "audit-by-user"], "/console/audit"),
 }
 # Each page's heading, as src/ui/locales/<lang>.ftl words it ({…} filled in per walk).
 HEADINGS = {
     "en": {
         "login": "Sign in", "second-factor": "Verify it is you", "overview": "Admin console",
-        "clients": "Clients", "client-new": "New client", "client-error": "New client",
+        "clients": "Clients", "client-new": "New client", "client-form-spa": "New client",
+        "client-form": "New client", "client-error": "New client",
         "client-created": "Client created", "client": "Client {client}", "client-saved": "Client {client}",
         "client-secret": "New client secret", "users": "Users", "user-new": "New user",
         "user-created": "User {staff}", "users-search": "Users", "user": "User {staff}",
         "user-session-ended": "User {staff}", "keys": "Signing keys", "keys-rotated": "Signing keys",
-        "audit": "Audit log", "audit-filtered": "Audit log", "denied": "No access to the console",
+        "audit": "Audit log", "audit-filtered": "Audit log", "audit-by-user": "Audit log",
+        "denied": "No access to the console",
         "needs-factor": "Add a second factor first", "account": "Your account",
         "auditor-overview": "Admin console", "auditor-clients": "Clients",
         "auditor-client": "Client {lenient_client}", "read-only": "Read only",
@@ -161,12 +176,13 @@ HEADINGS = {
     },
     "ja": {
         "login": "サインイン", "second-factor": "本人確認", "overview": "管理コンソール",
-        "clients": "クライアント", "client-new": "新しいクライアント", "client-error": "新しいクライアント",
+        "clients": "クライアント", "client-new": "新しいクライアント", "client-form-spa": "新しいクライアント",
+        "client-form": "新しいクライアント", "client-error": "新しいクライアント",
         "client-created": "クライアントを作成しました", "client": "クライアント {client}",
         "client-saved": "クライアント {client}", "client-secret": "新しいクライアントシークレット",
         "users": "ユーザー", "user-new": "新しいユーザー", "user-created": "ユーザー {staff}",
         "users-search": "ユーザー", "user": "ユーザー {staff}", "user-session-ended": "ユーザー {staff}",
-        "keys": "署名鍵", "keys-rotated": "署名鍵", "audit": "監査ログ", "audit-filtered": "監査ログ",
+        "keys": "署名鍵", "keys-rotated": "署名鍵", "audit": "監査ログ", "audit-filtered": "監査ログ", "audit-by-user": "監査ログ",
         "denied": "コンソールへのアクセス権がありません", "needs-factor": "先に二要素目を追加してください",
         "account": "アカウント", "auditor-overview": "管理コンソール", "auditor-clients": "クライアント",
         "auditor-client": "クライアント {lenient_client}", "read-only": "閲覧のみ",
@@ -196,9 +212,9 @@ SENTENCES = {
            "users-search": "1 件中 1 件を表示しています。", "user-session-ended": "有効なセッションはありません。"},
 }
 WORDS = {
-    "en": {"refused": "This was not done:", "copied": "Copied", "next_key": "published, not yet signing",
+    "en": {"refused": "This was not done:", "bad_redirect": "“/callback” is not a complete address", "copied": "Copied", "next_key": "published, not yet signing",
            "admin": "administrator", "auditor": "auditor (read only)"},
-    "ja": {"refused": "次の理由で実行されませんでした:", "copied": "コピーしました", "next_key": "公開済み（署名前）",
+    "ja": {"refused": "次の理由で実行されませんでした:", "bad_redirect": "「/callback」は完全なアドレスではありません", "copied": "コピーしました", "next_key": "公開済み（署名前）",
            "admin": "管理者", "auditor": "監査者（閲覧のみ）"},
 }
 
@@ -468,17 +484,29 @@ def check_admin_walk(walk: str, lang: str, pages: dict, seen: dict, setup: dict,
     clients = pages["clients"]
     assert "/console/clients/new" in clients["main_links"], (where, clients["main_links"])
     assert f"/console/clients/{quote(setup['strict_client'], safe='')}" in [l for r in clients["rows"] for l in r["links"]], (where, clients)
-    form = pages["client-new"]["form"]
-    assert (form["client_id"], form["method"], form["scope"], form["grants"], form["disabled"], form["csrf"]) == (
-        "", "client_secret_basic", "openid profile email", ["authorization_code", "refresh_token"], False, True), (where, form)
+    # "New client": the application types first (no device type: no device grant yet);
+    # each fills in the form with its metadata; the rest behind "Advanced settings".
+    types = pages["client-new"]
+    assert (types["types"], types["checked"]) == (TYPES, ["web"]), (where, types)
+    spa = pages["client-form-spa"]
+    assert spa["query"] == {"type": "spa"}, (where, spa["query"])
+    form = spa["form"]
+    assert (form["type"], form["client_id"], form["method"], form["scope"], form["grants"], form["disabled"], form["csrf"]) == (
+        "spa", "", "none", "openid profile email offline_access", ["authorization_code", "refresh_token"], False, True), (where, form)
+    assert form["advanced_open"] is False and form["invalid"] == [], (where, form)
+    web = pages["client-form"]
+    assert web["query"] == {"type": "web"} and web["advanced_visible"] is False, (where, web)
+    assert (web["form"]["type"], web["form"]["method"], web["form"]["grants"]) == (
+        "web", "client_secret_basic", ["authorization_code", "refresh_token"]), (where, web["form"])
 
-    # A redirect URI that is not one: 400, the form again as typed, the reason in an alert
-    # that has the focus.
+    # A redirect URI that is a path: 400, the form again as typed, the reason in the page's
+    # words (never a URL parser's) in an alert that has the focus; the field marked.
     bad = pages["client-error"]
     assert len(bad["alerts"]) == 1 and bad["alerts"][0].startswith(words["refused"]), (where, bad["alerts"])
-    assert "'not a uri'" in bad["alerts"][0], (where, bad["alerts"])
+    assert words["bad_redirect"] in bad["alerts"][0] and "relative URL" not in bad["text"], (where, bad["alerts"])
     assert (bad["focused"] or {}).get("role") == "alert", (where, bad["focused"])
-    assert (bad["form"]["client_name"], bad["form"]["redirect_uris"]) == (CLIENT_NAME, "not a uri"), (where, bad["form"])
+    assert (bad["form"]["client_name"], bad["form"]["redirect_uris"], bad["form"]["type"]) == (CLIENT_NAME, "/callback", "web"), (where, bad["form"])
+    assert bad["form"]["invalid"] == ["redirect_uris"] and bad["described"] == "form-error", (where, bad["form"])
     assert "client_credentials" in bad["form"]["grants"], (where, bad["form"])
 
     # The secret, once: never stored by the browser; copied by the Copy button; it works.
@@ -487,6 +515,14 @@ def check_admin_walk(walk: str, lang: str, pages: dict, seen: dict, setup: dict,
     sp = created["secret_page"]
     assert "no-store" in (created["cache_control"] or ""), (where, created["cache_control"])
     assert sp["client_id"] == client_id and len(sp["secret"]) >= 20, (where, sp)
+    # What the application needs: the issuer, discovery, and the settings, copied.
+    assert sp["issuer"] == strict.issuer, (where, sp)
+    assert sp["discovery"] == f"{strict.issuer}/.well-known/openid-configuration", (where, sp)
+    assert sp["snippet"].splitlines() == [
+        f"OIDC_ISSUER={strict.issuer}", f"OIDC_DISCOVERY_URL={strict.issuer}/.well-known/openid-configuration",
+        f"OIDC_CLIENT_ID={client_id}", f"OIDC_CLIENT_SECRET={sp['secret']}", f"OIDC_REDIRECT_URI={REDIRECT_URIS[0]}",
+        'OIDC_SCOPE="openid profile email offline_access"'], (where, sp["snippet"])
+    assert sp["settings_copy_visible"] is True and sp["settings_clipboard"] == sp["snippet"], (where, sp)
     assert SENTENCES[lang]["client-created"] in created["text"], (where, created["text"])
     assert sp["copy_visible"] is True and sp["clipboard"] == sp["secret"], (where, sp)
     assert sp["copy_label_after"] == words["copied"], (where, sp)
@@ -519,6 +555,7 @@ def check_admin_walk(walk: str, lang: str, pages: dict, seen: dict, setup: dict,
     assert held["client_name"] == CLIENT_RENAMED and held["redirect_uris"] == REDIRECT_URIS, held
     assert sorted(held["grant_types"]) == ["authorization_code", "client_credentials", "refresh_token"], held
     assert held["token_endpoint_auth_method"] == "client_secret_basic" and "client_secret" not in held, held
+    assert held["application_type"] == "web", held
     discovery = requests.get(strict.url("/.well-known/openid-configuration"), timeout=HTTP_TIMEOUT_S).json()
     assert token(discovery, client_id, sp["secret"])["status"] == 401, where
     assert token(discovery, client_id, new_secret)["status"] == 200, where
@@ -583,10 +620,27 @@ def check_admin_walk(walk: str, lang: str, pages: dict, seen: dict, setup: dict,
     assert filtered["query"].get("event") == AUDIT_EVENT and filtered["event_value"] == AUDIT_EVENT, (where, filtered["query"])
     events = filtered["events"]
     assert events and {e["cells"][1] for e in events} == {AUDIT_EVENT}, (where, events)
-    # This walk's rotation, recorded as the console's, by this admin.
+    # This walk's rotation, recorded as the console's, by this admin: named, linked.
     [mine] = [e for e in events if e["cells"][3] == client_id]
-    assert json.loads(mine["cells"][5]) == {"admin": people["admin"]["id"], "by": "console"}, (where, mine)
+    assert json.loads(mine["cells"][6]) == {"admin": people["admin"]["id"], "by": "console"}, (where, mine)
+    admin_path = f"/console/users/{quote(people['admin']['id'], safe='')}"
+    assert mine["cells"][4] == people["admin"]["username"] and admin_path in mine["links"], (where, mine)
     assert len(events) < len(pages["audit"]["events"]), (where, "the filter took nothing away")
+    assert pages["audit"]["event_options"][0] == "" and "client_secret_rotated" in pages["audit"]["event_options"], (where, pages["audit"])
+    # By the staff member's username: only their events; who did each, by name.
+    by_user = pages["audit-by-user"]
+    assert by_user["query"].get("user") == staff["username"] and by_user["query"].get("event") == "", (where, by_user["query"])
+    assert by_user["events"] and {e["cells"][2] for e in by_user["events"]} == {staff["username"]}, (where, by_user["events"])
+    actors = {(e["cells"][1], e["cells"][4]) for e in by_user["events"]}
+    assert ("user_created", people["admin"]["username"]) in actors and ("login_success", staff["username"]) in actors, (where, actors)
+    # Times: ISO 8601 in UTC from the server, shown in the browser's zone (the same moment).
+    zone = ZoneInfo(TIMEZONES[lang])
+    for t in pages["audit"]["times"] + by_user["times"]:
+        utc = datetime.fromisoformat(t["datetime"].replace("Z", "+00:00"))
+        shown = datetime.fromisoformat(t["text"])
+        assert t["datetime"].endswith("Z") and t["title"] == t["datetime"], (where, t)
+        assert shown == utc and shown.utcoffset() == utc.astimezone(zone).utcoffset(), (where, t)
+    assert pages["audit"]["times"], (where, "no times")
 
 
 def check_refusals(walk: str, lang: str, pages: dict, setup: dict):

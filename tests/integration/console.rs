@@ -357,3 +357,197 @@ async fn the_first_admin_comes_from_the_settings() {
     let err = authrim::http::server::RunningServer::start(config).await.err().expect("refused");
     assert!(err.to_string().contains("AUTHRIM_BOOTSTRAP_ADMIN_PASSWORD"), "{err}");
 }
+
+/// A page's text as written (minijinja escapes `/` and quotes too).
+fn unescape(html: &str) -> String {
+    html.replace("&#x2f;", "/").replace("&quot;", "\"").replace("&#x27;", "'").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+}
+
+/// Whether `html` shows every time as ISO 8601 UTC in a `<time data-local>` (which ui.js turns
+/// into the browser's zone), and has at least one.
+fn iso_times(html: &str) -> usize {
+    let mut n = 0;
+    for part in html.split("<time datetime=\"").skip(1) {
+        let (at, rest) = part.split_once('"').unwrap();
+        assert!(at.len() == 20 && at.as_bytes()[10] == b'T' && at.ends_with('Z'), "not ISO 8601 UTC: {at}");
+        assert!(rest.starts_with(&format!(" data-local>{at}</time>")), "{part}");
+        n += 1;
+    }
+    n
+}
+
+/// The audit log finds a user by what the table shows (username, e-mail) as well as by id;
+/// an unknown one gives an empty list and says so; the event filter is a list of every kind
+/// the code records; each event names who did it; times are ISO 8601 (console, admin API, CLI).
+#[tokio::test]
+async fn the_audit_log_is_searched_by_name_and_says_who() {
+    let s = TestServer::start_with(|c| c.console_mfa = "if_enrolled".into()).await;
+    let root = operator(&s, "root", &["admin"]).await;
+    let erin = s.user("erin", json!({"email": "Erin.Smith@Example.com"})).await;
+    s.user("frank", json!({})).await;
+    // Erin changed by the admin API's token, then by root in the console.
+    let (st, _) = s.admin(Method::PATCH, &format!("/admin/users/{erin}"), Some(json!({"claims": {"name": "Erin"}}))).await;
+    assert_eq!(st, 200);
+    let admin = s.browser();
+    let home = enter(&admin, "root", None).await;
+    assert_eq!(home.status, 200, "{}", home.html);
+    let page = get(&admin, &format!("/console/users/{erin}")).await;
+    let ended = post(&admin, &format!("/console/users/{erin}/sessions/end"), &[("csrf", &csrf(&page))]).await;
+    assert!(ended.html.contains("Sessions ended."), "{}", ended.html);
+
+    let rows = |html: &str| html.split("<tbody>").nth(1).map_or(0, |b| b.matches("<tr>").count());
+    let mut counts = Vec::new();
+    for typed in ["erin", "ERIN", "erin.smith@example.com", erin.as_str()] {
+        let q: String = url::form_urlencoded::byte_serialize(typed.as_bytes()).collect();
+        let log = get(&admin, &format!("/console/audit?user={q}")).await;
+        assert_eq!(log.status, 200, "{typed}: {}", log.html);
+        assert!(log.html.contains("<code>user_updated</code>") && log.html.contains("<code>sessions_ended</code>"), "{typed}: {}", log.html);
+        assert!(!log.html.contains(">frank<"), "{typed}: only erin's events: {}", log.html);
+        // Who: the console's admin by name, linked to their page; the token by what it is.
+        assert!(log.html.contains(&format!("<td class=\"actor\"><a href=\"/console/users/{root}\">root</a></td>")), "{typed}: {}", log.html);
+        assert!(log.html.contains("<td class=\"actor\">admin API token</td>"), "{typed}: {}", log.html);
+        assert!(iso_times(&log.html) >= 2, "{}", log.html);
+        counts.push(rows(&log.html));
+    }
+    assert!(counts.iter().all(|n| *n == counts[0] && *n >= 3), "the same events whichever name: {counts:?}");
+
+    // Nobody of that name: an empty list, and why (not an error).
+    let none = get(&admin, "/console/audit?user=nobody").await;
+    assert_eq!(none.status, 200, "{}", none.html);
+    let none = Page { html: unescape(&none.html), ..none };
+    assert!(none.html.contains("No user is named “nobody”") && none.html.contains("No events."), "{}", none.html);
+    assert!(!none.html.contains("role=\"alert\""), "{}", none.html);
+
+    // The event filter: a list of every kind recorded, the chosen one selected.
+    let log = get(&admin, "/console/audit?event=sessions_ended").await;
+    for (kind, _) in authrim::audit::EVENTS {
+        assert!(log.html.contains(&format!("<option value=\"{kind}\"")), "{kind}: {}", log.html);
+    }
+    assert!(log.html.contains("<option value=\"sessions_ended\" selected>"), "{}", log.html);
+    assert!(log.html.contains("<code>sessions_ended</code>") && !log.html.contains("<code>user_updated</code>"), "{}", log.html);
+    // A sign-in's actor is its user.
+    let log = get(&admin, "/console/audit?event=login_success&user=root").await;
+    assert!(log.html.contains(&format!("<td class=\"actor\"><a href=\"/console/users/{root}\">root</a></td>")), "{}", log.html);
+
+    // The admin API: the same names, and `time` beside `at`.
+    let (_, v) = s.admin(Method::GET, "/admin/audit?user=Erin.Smith%40example.com", None).await;
+    let events = v["events"].as_array().unwrap();
+    assert!(!events.is_empty() && events.iter().all(|e| e["user_id"] == erin.as_str()), "{v}");
+    for e in events {
+        assert_eq!(e["time"].as_str().unwrap(), authrim::util::iso8601(e["at"].as_u64().unwrap()), "{e}");
+    }
+    let (_, v) = s.admin(Method::GET, "/admin/audit?user=nobody", None).await;
+    assert_eq!(v["events"], json!([]), "{v}");
+
+    // The CLI: by name too, with ISO times.
+    let out = crate::admin::cli(s.dir.path(), &["audit", "--user", "erin", "--event", "user_updated"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let listed = printed.as_array().unwrap();
+    assert!(!listed.is_empty() && listed.iter().all(|e| e["user_id"] == erin.as_str() && e["event"] == "user_updated"), "{printed}");
+    let time = listed[0]["time"].as_str().unwrap();
+    assert!(time.len() == 20 && time.ends_with('Z') && time == authrim::util::iso8601(listed[0]["at"].as_u64().unwrap()), "{time}");
+    let out = crate::admin::cli(s.dir.path(), &["audit", "--user", "nobody"]);
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stderr).contains("no user \"nobody\""), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap(), json!([]));
+}
+
+/// The new-client form starts from the kind of application, which fills in its metadata;
+/// mistakes are said in the console's words (never a URL parser's); once created, the page
+/// gives what the application needs.
+#[tokio::test]
+async fn new_clients_start_from_an_application_type() {
+    let s = TestServer::start_with(|c| c.console_mfa = "if_enrolled".into()).await;
+    operator(&s, "root", &["admin"]).await;
+    let admin = s.browser();
+    assert_eq!(enter(&admin, "root", None).await.status, 200);
+
+    let before = s.admin(Method::GET, "/admin/clients", None).await.1["clients"].as_array().unwrap().len();
+    let chooser = get(&admin, "/console/clients/new").await;
+    for kind in ["web", "spa", "native", "m2m", "mcp"] {
+        assert!(chooser.html.contains(&format!("name=\"type\" value=\"{kind}\"")), "{kind}: {}", chooser.html);
+    }
+    assert!(!chooser.html.contains("value=\"device\""), "no device grant, no device type: {}", chooser.html);
+
+    // Each type's form: the metadata it needs, filled in; the rest behind "Advanced settings".
+    let checked = |html: &str, grant: &str| html.contains(&format!("name=\"grant:{grant}\" checked"));
+    let selected = |html: &str, method: &str| html.contains(&format!("<option value=\"{method}\" selected>"));
+    let spa = get(&admin, "/console/clients/new?type=spa").await;
+    assert!(spa.html.contains("<input type=\"hidden\" name=\"type\" value=\"spa\">") && spa.html.contains("<details class=\"advanced\">"), "{}", spa.html);
+    assert!(checked(&spa.html, "authorization_code") && checked(&spa.html, "refresh_token") && !checked(&spa.html, "client_credentials"), "{}", spa.html);
+    assert!(selected(&spa.html, "none") && spa.html.contains("value=\"openid profile email offline_access\""), "{}", spa.html);
+    let m2m = get(&admin, "/console/clients/new?type=m2m").await;
+    assert!(checked(&m2m.html, "client_credentials") && !checked(&m2m.html, "authorization_code") && selected(&m2m.html, "client_secret_basic"), "{}", m2m.html);
+    assert!(!m2m.html.contains("id=\"redirect_uris\""), "no redirect URIs for a machine: {}", m2m.html);
+    let web = get(&admin, "/console/clients/new?type=web").await;
+    assert!(selected(&web.html, "client_secret_basic") && checked(&web.html, "authorization_code"), "{}", web.html);
+
+    let form = |kind: &'static str, redirect: &'static str| {
+        let mut f = vec![("type", kind), ("client_name", "App"), ("redirect_uris", redirect), ("scope", "openid profile")];
+        match kind {
+            "m2m" => f.extend([("grant:client_credentials", "on"), ("method", "client_secret_basic")]),
+            "web" => f.extend([("grant:authorization_code", "on"), ("grant:refresh_token", "on"), ("method", "client_secret_basic")]),
+            _ => f.extend([("grant:authorization_code", "on"), ("grant:refresh_token", "on"), ("method", "none")]),
+        }
+        f
+    };
+    let send = |fields: Vec<(&'static str, &'static str)>| {
+        let (admin, spa) = (&admin, &spa);
+        async move {
+            let token = csrf(spa);
+            let mut all = vec![("csrf", token.as_str())];
+            all.extend(fields);
+            post(admin, "/console/clients", &all).await
+        }
+    };
+    // Mistakes, in the console's words, the field marked; nothing made.
+    for (kind, redirect, words) in [
+        ("spa", "/callback", "“/callback” is not a complete address"),
+        ("web", "com.example.app:/cb", "“com.example.app:/cb” is not a web address"),
+        ("spa", "http://spa.example/cb", "uses http, which only addresses on this computer"),
+        ("native", "", "needs at least one redirect URI"),
+    ] {
+        let bad = send(form(kind, redirect)).await;
+        assert_eq!(bad.status, 400, "{redirect}: {}", bad.html);
+        let bad = Page { html: unescape(&bad.html), ..bad };
+        assert!(bad.html.contains("This was not done:") && bad.html.contains(words), "{redirect}: {}", bad.html);
+        assert!(bad.html.contains("aria-invalid=\"true\""), "{redirect}: {}", bad.html);
+        assert!(!bad.html.contains("relative URL") && !bad.html.contains("lang=\"en\""), "no parser's words: {}", bad.html);
+        assert!(bad.html.contains(&format!("name=\"type\" value=\"{kind}\"")), "the type kept: {}", bad.html);
+    }
+    let mut m2m_bad = form("m2m", "");
+    m2m_bad.retain(|(k, _)| *k != "method");
+    m2m_bad.push(("method", "none"));
+    let bad = send(m2m_bad).await;
+    assert!(bad.status == 400 && bad.html.contains("cannot call APIs as itself") && bad.html.contains("<details class=\"advanced\" open>"), "{}", bad.html);
+    assert_eq!(s.admin(Method::GET, "/admin/clients", None).await.1["clients"].as_array().unwrap().len(), before, "nothing made");
+
+    // Created: the issuer, its discovery document, the client id, the secret once, settings.
+    let issuer = s.issuer();
+    let made = send(form("m2m", "")).await;
+    assert_eq!(made.status, 200, "{}", made.html);
+    let made = Page { html: unescape(&made.html), ..made };
+    assert!(made.html.contains(&format!("<code id=\"created-issuer\">{issuer}</code>")), "{}", made.html);
+    assert!(made.html.contains(&format!("<code id=\"created-discovery\">{issuer}/.well-known/openid-configuration</code>")), "{}", made.html);
+    let id = made.html.split("<code id=\"created-client-id\">").nth(1).unwrap().split('<').next().unwrap().to_string();
+    let secret = made.html.split("<code id=\"secret\">").nth(1).unwrap().split('<').next().unwrap().to_string();
+    let snippet = made.html.split("<code id=\"snippet\">").nth(1).unwrap().split("</code>").next().unwrap().to_string();
+    assert!(snippet.contains(&format!("OIDC_ISSUER={issuer}\n")) && snippet.contains(&format!("OIDC_CLIENT_ID={id}\n")) && snippet.contains(&format!("OIDC_CLIENT_SECRET={secret}")), "{snippet}");
+    let (st, _, _) = s.token(Some((&id, &secret)), &[("grant_type", "client_credentials")]).await;
+    assert_eq!(st, 200);
+    let (_, c) = s.admin(Method::GET, &format!("/admin/clients/{id}"), None).await;
+    assert_eq!((c["grant_types"].clone(), c["redirect_uris"].clone(), c.get("application_type")), (json!(["client_credentials"]), json!([]), None), "{c}");
+
+    // A public one: no secret (and the page says why); its type's metadata.
+    for (kind, redirect, app_type) in [("spa", "https://spa.example/cb", "web"), ("native", "com.example.app:/cb", "native"), ("mcp", "http://127.0.0.1/callback", "native")] {
+        let made = send(form(kind, redirect)).await;
+        assert_eq!(made.status, 200, "{kind}: {}", made.html);
+        let made = Page { html: unescape(&made.html), ..made };
+        assert!(!made.html.contains("id=\"secret\"") && made.html.contains("no secret: it proves itself with PKCE"), "{kind}: {}", made.html);
+        assert!(made.html.contains(&format!("OIDC_REDIRECT_URI={redirect}")), "{kind}: {}", made.html);
+        let id = made.html.split("<code id=\"created-client-id\">").nth(1).unwrap().split('<').next().unwrap().to_string();
+        let (_, c) = s.admin(Method::GET, &format!("/admin/clients/{id}"), None).await;
+        assert_eq!((c["token_endpoint_auth_method"].as_str(), c["application_type"].as_str()), (Some("none"), Some(app_type)), "{kind}: {c}");
+        assert_eq!((c["grant_types"].clone(), c["response_types"].clone()), (json!(["authorization_code", "refresh_token"]), json!(["code"])), "{kind}: {c}");
+    }
+}

@@ -1,7 +1,9 @@
-//! Clients in the console: the list, a form to register one or change its main metadata
-//! (the rest is the admin API's), a new secret shown once, deletion.
+//! Clients in the console: the list, a form to register one (an application type first,
+//! which fills in the metadata: `presets`) or change its main metadata (the rest is the admin
+//! API's), what the application needs once created (the secret shown once), deletion.
 
-use super::{Id, checked, lines, not_found, notice, refused, text, Change, Viewer};
+use super::presets::{self, Preset, Typed, GRANTS};
+use super::{Id, checked, lines, mistaken, not_found, notice, refused, text, Change, Viewer};
 use crate::app::AppState;
 use crate::endpoints::first_party::see_other;
 use crate::endpoints::operations;
@@ -12,9 +14,6 @@ use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
-
-/// The grant types the form offers (others through the admin API).
-const GRANTS: &[&str] = &["authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:token-exchange"];
 
 fn row(c: &Client) -> Value {
     let m = &c.meta;
@@ -31,24 +30,32 @@ fn values(m: &crate::registry::clients::ClientMetadata) -> Value {
         "post_logout_redirect_uris": m.post_logout_redirect_uris.join("\n"), "grant_types": m.grant_types,
         "method": m.token_endpoint_auth_method, "scope": m.scope, "jwks_uri": m.jwks_uri,
         "backchannel_logout_uri": m.backchannel_logout_uri, "require_mfa": m.require_mfa, "require_passkey": m.require_passkey,
+        "application_type": m.application_type,
     })
 }
 
 fn typed(params: &crate::http::params::Params) -> Value {
-    let grants: Vec<&str> = GRANTS.iter().copied().filter(|g| checked(params, &format!("grant:{g}"))).collect();
+    let grants: Vec<&str> = GRANTS.iter().map(|(g, _)| *g).filter(|g| checked(params, &format!("grant:{g}"))).collect();
     json!({
-        "client_id": text(params, "client_id"), "client_name": text(params, "client_name"),
+        "type": text(params, "type"), "client_id": text(params, "client_id"), "client_name": text(params, "client_name"),
         "redirect_uris": params.get("redirect_uris").unwrap_or_default(), "post_logout_redirect_uris": params.get("post_logout_redirect_uris").unwrap_or_default(),
         "grant_types": grants, "method": text(params, "method"), "scope": text(params, "scope"), "jwks_uri": text(params, "jwks_uri"),
         "backchannel_logout_uri": text(params, "backchannel_logout_uri"), "require_mfa": checked(params, "require_mfa"), "require_passkey": checked(params, "require_passkey"),
     })
 }
 
-/// What the form sets: every field it shows (an emptied list or text is emptied).
-fn input(params: &crate::http::params::Params, new: bool) -> ClientInput {
-    let grants: Vec<String> = GRANTS.iter().filter(|g| checked(params, &format!("grant:{g}"))).map(|g| g.to_string()).collect();
+/// The grant types ticked.
+fn grants(params: &crate::http::params::Params) -> Vec<String> {
+    GRANTS.iter().map(|(g, _)| *g).filter(|g| checked(params, &format!("grant:{g}"))).map(str::to_string).collect()
+}
+
+/// What the form sets: every field it shows (an emptied list or text is emptied); a new
+/// client's type sets its `application_type`.
+fn input(params: &crate::http::params::Params, new: bool, preset: Option<&Preset>) -> ClientInput {
+    let grants = grants(params);
     let has_code = grants.iter().any(|g| g == "authorization_code");
     ClientInput {
+        application_type: preset.and_then(|p| p.application_type).map(str::to_string),
         client_id: if new { text(params, "client_id") } else { None },
         client_name: Some(text(params, "client_name").unwrap_or_default()),
         redirect_uris: Some(lines(params, "redirect_uris")),
@@ -66,11 +73,15 @@ fn input(params: &crate::http::params::Params, new: bool) -> ClientInput {
 }
 
 fn form_page(viewer: &Viewer, client: Value, new: bool) -> Page {
+    let grants: Vec<Value> = GRANTS.iter().map(|(g, key)| json!({"value": g, "key": key})).collect();
+    // An m2m client signs no user in: no redirect URIs, no sign-in policy on its form.
+    let redirects = client.get("type").and_then(Value::as_str).and_then(presets::preset).is_none_or(|p| p.redirects != presets::Redirects::None);
     viewer
         .page("console_client.html", if new { "console-client-new" } else { "console-client-title" }, "clients")
         .with("client", client)
         .with("new", new)
-        .with("grants", GRANTS)
+        .with("redirects", redirects)
+        .with("grants", grants)
         .with("methods", AUTH_METHODS)
 }
 
@@ -83,9 +94,17 @@ pub async fn list(State(app): State<AppState>, viewer: Viewer, RawQuery(query): 
     page.into_response()
 }
 
-pub async fn new_form(viewer: Viewer) -> Response {
-    let defaults = json!({"grant_types": ["authorization_code", "refresh_token"], "method": "client_secret_basic", "scope": "openid profile email"});
-    form_page(&viewer, defaults, true).into_response()
+/// `GET /console/clients/new`: what kind of application (a form that asks again for this
+/// page); `?type=…`: the form, filled in for that kind.
+pub async fn new_form(viewer: Viewer, RawQuery(query): RawQuery) -> Response {
+    let params = crate::http::params::Params::parse(query.as_deref().unwrap_or_default().as_bytes()).unwrap_or_default();
+    match params.get("type").and_then(presets::preset) {
+        Some(p) => form_page(&viewer, presets::defaults(p), true).into_response(),
+        None => {
+            let types: Vec<&str> = presets::PRESETS.iter().map(|p| p.id).collect();
+            viewer.page("console_client_type.html", "console-client-new", "clients").with("types", types).into_response()
+        }
+    }
 }
 
 /// A secret, shown once: never cached, never in a URL.
@@ -100,12 +119,69 @@ fn secret_page(viewer: &Viewer, client_id: &str, secret: &str, created: bool) ->
     res
 }
 
+/// The form's mistakes in the page's words (`presets::check`), before the registry's.
+fn check(params: &crate::http::params::Params, new: bool, preset: Option<&Preset>) -> Result<(), presets::Mistake> {
+    let (redirect_uris, post_logout) = (lines(params, "redirect_uris"), lines(params, "post_logout_redirect_uris"));
+    let (grants, client_id) = (grants(params), if new { text(params, "client_id") } else { None });
+    let (name, method, scope) = (text(params, "client_name"), text(params, "method").unwrap_or_default(), text(params, "scope"));
+    let (jwks_uri, backchannel) = (text(params, "jwks_uri"), text(params, "backchannel_logout_uri"));
+    presets::check(
+        &Typed {
+            client_id: client_id.as_deref(),
+            name: name.as_deref(),
+            redirect_uris: &redirect_uris,
+            post_logout_redirect_uris: &post_logout,
+            grants: &grants,
+            method: &method,
+            scope: scope.as_deref(),
+            jwks_uri: jwks_uri.as_deref(),
+            backchannel_logout_uri: backchannel.as_deref(),
+        },
+        preset,
+    )
+}
+
 pub async fn create(State(app): State<AppState>, Change { admin, params }: Change) -> Response {
-    match operations::create_client(&app, &admin.actor(), input(&params, true)).await {
-        Ok((client, Some(secret))) => secret_page(&admin, &client.meta.client_id, &secret, true),
-        Ok((client, None)) => see_other(&format!("/console/clients/{}?done=created", enc(&client.meta.client_id))),
+    let preset = params.get("type").and_then(presets::preset);
+    if let Err(m) = check(&params, true, preset) {
+        return mistaken(form_page(&admin, typed(&params), true), m);
+    }
+    if text(&params, "client_id").is_some_and(|id| app.registry.client(&id).is_some()) {
+        return mistaken(form_page(&admin, typed(&params), true), ("client_id", crate::ui::Msg::new("console-err-client-id-taken")));
+    }
+    match operations::create_client(&app, &admin.actor(), input(&params, true, preset)).await {
+        Ok((client, secret)) => created_page(&app, &admin, &client, secret.as_deref()),
         Err(e) => refused(form_page(&admin, typed(&params), true), &e),
     }
+}
+
+/// After creation, what the application needs: the issuer and its discovery document, the
+/// client id, the secret (shown this once), and all of it as settings to copy.
+fn created_page(app: &crate::app::App, viewer: &Viewer, client: &Client, secret: Option<&str>) -> Response {
+    let issuer = app.issuer();
+    let discovery = format!("{issuer}/.well-known/openid-configuration");
+    let m = &client.meta;
+    let mut snippet = format!("OIDC_ISSUER={issuer}\nOIDC_DISCOVERY_URL={discovery}\nOIDC_CLIENT_ID={}\n", m.client_id);
+    if let Some(s) = secret {
+        snippet.push_str(&format!("OIDC_CLIENT_SECRET={s}\n"));
+    }
+    if let Some(r) = m.redirect_uris.first() {
+        snippet.push_str(&format!("OIDC_REDIRECT_URI={r}\n"));
+    }
+    if !m.scope.is_empty() {
+        snippet.push_str(&format!("OIDC_SCOPE=\"{}\"\n", m.scope));
+    }
+    let mut res = viewer
+        .page("console_created.html", "console-client-created", "clients")
+        .with("issuer", issuer)
+        .with("discovery", discovery)
+        .with("client_id", &m.client_id)
+        .with("secret", secret)
+        .with("public", client.is_public())
+        .with("snippet", snippet.trim_end())
+        .into_response();
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    res
 }
 
 pub async fn show(State(app): State<AppState>, viewer: Viewer, Id(id): Id, RawQuery(query): RawQuery) -> Response {
@@ -121,7 +197,12 @@ pub async fn update(State(app): State<AppState>, Id(id): Id, Change { admin, par
     if app.registry.client(&id).is_none() {
         return not_found();
     }
-    match operations::update_client(&app, &admin.actor(), &id, input(&params, false)).await {
+    if let Err(m) = check(&params, false, None) {
+        let mut typed = typed(&params);
+        typed["client_id"] = id.into();
+        return mistaken(form_page(&admin, typed, false), m);
+    }
+    match operations::update_client(&app, &admin.actor(), &id, input(&params, false, None)).await {
         // A change to a method with a secret made one: shown once, like a rotation.
         Ok((client, Some(secret))) => secret_page(&admin, &client.meta.client_id, &secret, false),
         Ok(_) => see_other(&format!("/console/clients/{}?done=saved", enc(&id))),

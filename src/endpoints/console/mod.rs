@@ -15,6 +15,7 @@
 mod audit;
 mod clients;
 mod keys;
+mod presets;
 mod users;
 
 use crate::app::{App, AppState};
@@ -206,12 +207,13 @@ pub(crate) fn checked(params: &Params, name: &str) -> bool {
     params.get(name).is_some()
 }
 
-/// A moment as `YYYY-MM-DD HH:MM` (UTC); empty for never.
+/// A moment in ISO 8601 (UTC), as pages show it in a `<time data-local>` (which `ui.js`
+/// turns into the browser's zone); empty for never.
 pub(crate) fn when(t: u64) -> String {
     if t == 0 {
         return String::new();
     }
-    format!("{} {:02}:{:02}", crate::http::account_pages::date(t), (t % 86_400) / 3600, (t % 3600) / 60)
+    crate::util::iso8601(t)
 }
 
 async fn home(State(app): State<AppState>, viewer: Viewer, RawQuery(query): RawQuery) -> Response {
@@ -251,8 +253,20 @@ fn not_signed_in() -> Response {
 /// A failed change: the form again with what was wrong (an operation's error, in its words).
 pub(crate) fn refused(page: Page, e: &crate::error::OAuthError) -> Response {
     let status = if e.status.is_server_error() { e.status } else { StatusCode::BAD_REQUEST };
-    let mut page = page.msg("error", Msg::new("console-refused").detail(e.description.to_string()));
+    // The registry's reason has no translation: said to be the server's, in English.
+    let mut page = page.msg("error", Msg::new("console-refused").detail(e.description.to_string())).msg("reason", "console-err-other").with("advanced_open", true);
     page.status = status;
+    page.into_response()
+}
+
+/// A form with a mistake the page words itself (`presets::check`): the form again, the
+/// field marked, what is wrong in the page's language.
+pub(crate) fn mistaken(page: Page, (field, reason): presets::Mistake) -> Response {
+    let mut page = page.msg("error", "console-refused").msg("reason", reason).with("invalid", field);
+    if !matches!(field, "client_name" | "redirect_uris" | "post_logout_redirect_uris") {
+        page = page.with("advanced_open", true);
+    }
+    page.status = StatusCode::BAD_REQUEST;
     page.into_response()
 }
 

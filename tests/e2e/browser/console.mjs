@@ -10,9 +10,13 @@
 //   the admin (admin-<walk>, an authenticator app) on ISSUER: /console → /console/login →
 //     /authorize (acr_values mfa): login, second-factor (the RFC 6238 code computed here from
 //     the key the admin API gave), overview (/console, through /console/callback); clients;
-//     client-new (the "New client" link); client-error (a redirect URI that is not one: 400,
-//     the form again with the focused alert); client-created (fixed, client_credentials
-//     checked: the secret, shown once, copied with the Copy button and tried by CHECKER);
+//     client-new (the "New client" link: the application types); client-form-spa (the
+//     single-page type: its metadata filled in); client-form (another type, "Web application",
+//     through "Choose another type"); client-error (a redirect URI that is a path, /callback:
+//     400, the form again with the focused alert in the console's words, the field marked);
+//     client-created (fixed, client_credentials ticked under "Advanced settings": the issuer,
+//     the discovery URL, the client id, the secret shown once and copied with the Copy button
+//     and tried by CHECKER, the settings to copy, copied with theirs);
 //     client (the "I have copied it" link: no secret there, nor after a reload);
 //     client-saved (the name changed; the secret still works); client-secret ("New secret":
 //     the old secret refused, the new one works); users; user-new; user-created (staff-<walk>,
@@ -20,16 +24,19 @@
 //     (keyboard only: Tab to the search field, type, Enter); user (staff's page: their
 //     session); user-session-ended (its End button; staff's /account then asks to sign in);
 //     keys; keys-rotated ("Start a rotation": one more key "published, not yet signing", one
-//     more key in the JWKS); audit; audit-filtered (keyboard only: Tab to the event field,
-//     type client_secret_rotated, Enter);
+//     more key in the JWKS); audit (each time shown in the browser's zone, the walk's
+//     timezoneId); audit-filtered (keyboard only: Tab to the event list, type
+//     client_secret_rotated to pick it, Tab, Enter); audit-by-user (staff's username typed
+//     in the user field: their events, each actor by name);
 //   nobody-<walk> (no role) on ISSUER: denied (403);
 //   bare-<walk> (admin, no second factor) on ISSUER: needs-factor (403), its link to account;
 //   auditor-<walk> (auditor, no factor) on LENIENT_ISSUER: auditor-overview, auditor-clients
 //     (no "New client"), auditor-client (LENIENT_CLIENT_ID: its form disabled, no button),
 //     read-only (a form built on that page with its csrf token, posted to /console/clients:
 //     403), auditor-users, auditor-user (their own page: nothing to press).
-// A short walk (scenario phone): the admin's sign-in, overview, clients, client
-// (STRICT_CLIENT_ID), users, user (the admin's own page: a factor, a session), keys, audit.
+// A short walk (scenario phone): the admin's sign-in, overview, clients, client-new (the
+// application types), client-form (the MCP type's form), client (STRICT_CLIENT_ID), users,
+// user (the admin's own page: a factor, a session), keys, audit.
 // Buttons and links are found by the forms they post to and where they lead, not by their
 // words, so the same walk runs in every language.
 //
@@ -74,14 +81,14 @@ giveUpAfter(100);
 const CLIENT_NAME = 'Example App';
 const CLIENT_RENAMED = 'Example Portal';
 const REDIRECT_URIS = ['https://app.example/cb', 'https://app.example/other'];
-const BAD_REDIRECT_URI = 'not a uri';
+const BAD_REDIRECT_URI = '/callback';
 const AUDIT_EVENT = 'client_secret_rotated';
 
 const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
 const WALKS = {
   languages: [
-    { name: 'en', kind: 'full', locale: 'en-US', shots: true },
-    { name: 'ja', kind: 'full', locale: 'ja-JP', shots: true },
+    { name: 'en', kind: 'full', locale: 'en-US', shots: true, timezone: 'America/Los_Angeles' },
+    { name: 'ja', kind: 'full', locale: 'ja-JP', shots: true, timezone: 'Asia/Tokyo' },
   ],
   axe: [
     { name: 'axe-en', kind: 'full', locale: 'en-US', axe: true },
@@ -188,6 +195,7 @@ async function tabTo(id) {
 // and error statuses under the walk's and the person's name.
 async function open(issuer, who) {
   const options = { locale: walk.locale, colorScheme: 'light', bypassCSP: Boolean(walk.axe),
+    ...(walk.timezone ? { timezoneId: walk.timezone } : {}),
     ...(walk.phone ? PHONE : { viewport: { width: 1280, height: 800 } }) };
   const context = await browser.newContext(options);
   contexts.push(context);
@@ -303,6 +311,9 @@ const clientForm = () => page.evaluate(() => {
   const v = (id) => f.querySelector(`#${id}`)?.value ?? null;
   return { action: f.getAttribute('action'), client_id: v('client_id'), client_name: v('client_name'),
     redirect_uris: v('redirect_uris'), method: v('method'), scope: v('scope'),
+    type: f.querySelector('input[type=hidden][name=type]')?.value ?? null,
+    advanced_open: f.querySelector('details.advanced')?.open ?? null,
+    invalid: [...f.querySelectorAll('[aria-invalid=true]')].map((e) => e.id),
     grants: [...f.querySelectorAll('input[name^="grant:"]:checked')].map((i) => i.name.slice(6)),
     disabled: f.querySelector('fieldset').disabled, csrf: Boolean(f.querySelector('input[type=hidden][name=csrf]')?.value),
     buttons: document.querySelectorAll('main button').length,
@@ -327,6 +338,10 @@ const rows = (scope = 'main') => page.locator(`${scope} table tbody tr`).evaluat
     form_action: b.form?.getAttribute('action') ?? null, sid: Boolean(b.form?.querySelector('input[name=sid]')?.value) })),
 }))).catch(() => []);
 
+// The times on the page: what shows, the machine-readable moment, and the title.
+const times = () => page.locator('main time[data-local]').evaluateAll((l) => l.map((e) => ({
+  text: e.textContent, datetime: e.getAttribute('datetime'), title: e.getAttribute('title') })));
+
 const keyRows = () => page.locator('main table tbody tr').evaluateAll((trs) => trs.map((tr) => ({
   kid: tr.cells[0].textContent.trim(), alg: tr.cells[1].textContent.trim(),
   state: [...tr.querySelector('span.state')?.classList ?? []].find((c) => c.startsWith('state-'))?.slice(6) ?? null,
@@ -336,7 +351,10 @@ const keyRows = () => page.locator('main table tbody tr').evaluateAll((trs) => t
 // clipboard), pressed: what the clipboard then holds and what the button says.
 async function secretPage({ copy }) {
   const out = await page.evaluate(() => ({
-    client_id: document.querySelector('dl.pairs dd code')?.textContent.trim() ?? null,
+    client_id: (document.getElementById('created-client-id') ?? document.querySelector('dl.pairs dd code'))?.textContent.trim() ?? null,
+    issuer: document.getElementById('created-issuer')?.textContent.trim() ?? null,
+    discovery: document.getElementById('created-discovery')?.textContent.trim() ?? null,
+    snippet: document.getElementById('snippet')?.textContent ?? null,
     secret: document.getElementById('secret')?.textContent.trim() ?? null,
     done_link: [...document.querySelectorAll('main a')].map((a) => a.getAttribute('href')).find((h) => h.startsWith('/console/clients/')) ?? null,
     copy_label: document.querySelector('button[data-copy=secret]')?.textContent.trim() ?? null,
@@ -351,6 +369,14 @@ async function secretPage({ copy }) {
       out.copied_label, { timeout: WAIT_MS });
     out.copy_label_after = await button.textContent();
     out.clipboard = await page.evaluate(() => navigator.clipboard.readText());
+    const settings = page.locator('button[data-copy=snippet]');
+    if (await settings.count()) {
+      out.settings_copy_visible = await settings.isVisible();
+      await settings.click();
+      await page.waitForFunction((want) => document.querySelector('button[data-copy=snippet]').textContent === want,
+        out.copied_label, { timeout: WAIT_MS });
+      out.settings_clipboard = await page.evaluate(() => navigator.clipboard.readText());
+    }
   }
   return out;
 }
@@ -387,13 +413,24 @@ async function fullWalk() {
   {
     const list = await visit('clients', await press('nav.console-nav a[href="/console/clients"]', pathIs('/console/clients')));
     list.rows = await rows();
-    const form = await visit('client-new', await press('main a[href="/console/clients/new"]', pathIs('/console/clients/new')));
+    const types = await visit('client-new', await press('main a[href="/console/clients/new"]', pathIs('/console/clients/new')));
+    types.types = await page.locator('main input[type=radio][name=type]').evaluateAll((l) => l.map((i) => i.value));
+    types.checked = await page.locator('main input[type=radio][name=type]:checked').evaluateAll((l) => l.map((i) => i.value));
+    await page.locator('#type-spa').check();
+    const spa = await visit('client-form-spa', await press('form[action="/console/clients/new"] button[type=submit]', pathIs('/console/clients/new')));
+    spa.form = await clientForm();
+    await press('main a[href="/console/clients/new"]', pathIs('/console/clients/new'));
+    await page.locator('#type-web').check();
+    const form = await visit('client-form', await press('form[action="/console/clients/new"] button[type=submit]', pathIs('/console/clients/new')));
     form.form = await clientForm();
+    form.advanced_visible = await page.locator('#scope').isVisible();
     await page.locator('#client_name').fill(CLIENT_NAME);
     await page.locator('#redirect_uris').fill(BAD_REDIRECT_URI);
+    await page.locator('details.advanced > summary').click();
     await page.locator('input[name="grant:client_credentials"]').check();
     const bad = await visit('client-error', await press('form[action="/console/clients"] button[type=submit]', pathIs('/console/clients')));
     bad.form = await clientForm();
+    bad.described = await page.locator('#redirect_uris').getAttribute('aria-errormessage');
     await page.locator('#redirect_uris').fill(REDIRECT_URIS.join('\n'));
     const created = await visit('client-created', await press('form[action="/console/clients"] button[type=submit]', pathIs('/console/clients')));
     created.secret_page = await secretPage({ copy: true });
@@ -488,12 +525,20 @@ async function fullWalk() {
   {
     const audit = await visit('audit', await press('nav.console-nav a[href="/console/audit"]', pathIs('/console/audit')));
     audit.events = await rows();
+    audit.times = await times();
+    audit.event_options = await page.locator('#event option').evaluateAll((l) => l.map((o) => o.value));
     const keyboard = await tabTo('event');
     await page.keyboard.type(AUDIT_EVENT);
+    await page.keyboard.press('Tab');
     const filtered = await visit('audit-filtered', await enter(pathIs('/console/audit')));
     filtered.keyboard = keyboard;
     filtered.events = await rows();
     filtered.event_value = await page.locator('#event').inputValue();
+    await page.locator('#event').selectOption('');
+    await page.locator('#user').fill(people.staff.username);
+    const byUser = await visit('audit-by-user', await enter(pathIs('/console/audit')));
+    byUser.events = await rows();
+    byUser.times = await times();
   }
   await close(admin);
 
@@ -562,6 +607,10 @@ async function shortWalk() {
   seen.japanese_font ??= await japaneseFont();
   await adminSignIn(admin, people.admin);
   await visit('clients', await press('nav.console-nav a[href="/console/clients"]', pathIs('/console/clients')));
+  await visit('client-new', await press('main a[href="/console/clients/new"]', pathIs('/console/clients/new')));
+  await page.locator('#type-mcp').check();
+  await visit('client-form', await press('form[action="/console/clients/new"] button[type=submit]', pathIs('/console/clients/new')));
+  await press('nav.console-nav a[href="/console/clients"]', pathIs('/console/clients'));
   const clientPath = `/console/clients/${encodeURIComponent(env('STRICT_CLIENT_ID'))}`;
   await visit('client', await press(`main table a[href="${clientPath}"]`, pathIs(clientPath)));
   await visit('users', await press('nav.console-nav a[href="/console/users"]', pathIs('/console/users')));
