@@ -66,6 +66,8 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("console_home.html", include_str!("templates/console_home.html")),
     ("console_clients.html", include_str!("templates/console_clients.html")),
     ("console_client.html", include_str!("templates/console_client.html")),
+    ("console_client_type.html", include_str!("templates/console_client_type.html")),
+    ("console_created.html", include_str!("templates/console_created.html")),
     ("console_secret.html", include_str!("templates/console_secret.html")),
     ("console_users.html", include_str!("templates/console_users.html")),
     ("console_user.html", include_str!("templates/console_user.html")),
