@@ -67,7 +67,8 @@ pub fn router(app: AppState) -> Router {
     }
     // A browser route answers a page, whatever went wrong (an odd method, an odd path under
     // /account or /console); an API route, an OAuth JSON error.
-    r.fallback(|method: axum::http::Method, uri: axum::http::Uri| async move {
+    let base: std::sync::Arc<str> = app.base().into();
+    r.fallback(move |method: axum::http::Method, uri: axum::http::Uri| async move {
         let path = uri.path();
         if !json_errors::is_browser_page(path) {
             return OAuthError::not_found("no such endpoint").into_response();
@@ -79,7 +80,7 @@ pub fn router(app: AppState) -> Router {
                 None => path.trim_end_matches('/').to_string(),
             };
             if !to.is_empty() && !to.starts_with("//") {
-                return axum::response::Redirect::permanent(&to).into_response();
+                return axum::response::Redirect::permanent(&format!("{base}{to}")).into_response();
             }
         }
         pages::error_page(axum::http::StatusCode::NOT_FOUND, "err-not-found")

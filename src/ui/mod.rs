@@ -325,7 +325,9 @@ impl Ui {
     }
 
     /// Render `page` into `res` (which keeps its status and headers, cookies among them).
-    pub fn render(&self, mut res: Response, page: Page, accept_language: Option<&str>) -> Response {
+    /// `base` is the request's issuer path (`App::base`): templates build every URL of ours
+    /// from it (`{{ base }}/login`), so pages work under a path prefix.
+    pub fn render(&self, mut res: Response, page: Page, accept_language: Option<&str>, base: &str) -> Response {
         let lang = self.language(page.ui_locales.as_deref(), accept_language).to_string();
         let mut ctx = page.ctx;
         for (name, msg) in &page.msgs {
@@ -343,6 +345,7 @@ impl Ui {
             }
         }
         values.insert("lang".into(), Value::from(lang.clone()));
+        values.insert("base".into(), Value::from(base));
         values.insert("product".into(), Value::from(self.product.clone()));
         values.insert("title".into(), Value::from_safe_string(title));
         if let Some(n) = &page.csp.nonce {
@@ -459,7 +462,7 @@ mod tests {
             let name = page.template;
             let rendered = ui.env.get_template(name).and_then(|t| t.render(minijinja::context! { lang => "ja", product => "A", title => "T", ..Value::from_serialize(&page.ctx) }));
             assert!(rendered.is_ok(), "{name}: {:?}", rendered.err());
-            let res = ui.render(StatusCode::OK.into_response(), page, Some("ja"));
+            let res = ui.render(StatusCode::OK.into_response(), page, Some("ja"), "/tenant1");
             assert_eq!(res.status(), StatusCode::OK, "{name}");
         }
     }

@@ -103,7 +103,7 @@ fn secret_page(viewer: &Viewer, client_id: &str, secret: &str, created: bool) ->
 pub async fn create(State(app): State<AppState>, Change { admin, params }: Change) -> Response {
     match operations::create_client(&app, &admin.actor(), input(&params, true)).await {
         Ok((client, Some(secret))) => secret_page(&admin, &client.meta.client_id, &secret, true),
-        Ok((client, None)) => see_other(&format!("/console/clients/{}?done=created", enc(&client.meta.client_id))),
+        Ok((client, None)) => see_other(app.base(), &format!("/console/clients/{}?done=created", enc(&client.meta.client_id))),
         Err(e) => refused(form_page(&admin, typed(&params), true), &e),
     }
 }
@@ -124,7 +124,7 @@ pub async fn update(State(app): State<AppState>, Id(id): Id, Change { admin, par
     match operations::update_client(&app, &admin.actor(), &id, input(&params, false)).await {
         // A change to a method with a secret made one: shown once, like a rotation.
         Ok((client, Some(secret))) => secret_page(&admin, &client.meta.client_id, &secret, false),
-        Ok(_) => see_other(&format!("/console/clients/{}?done=saved", enc(&id))),
+        Ok(_) => see_other(app.base(), &format!("/console/clients/{}?done=saved", enc(&id))),
         Err(e) => {
             let mut typed = typed(&params);
             typed["client_id"] = id.into();
@@ -143,7 +143,7 @@ pub async fn rotate_secret(State(app): State<AppState>, Id(id): Id, Change { adm
 
 pub async fn delete(State(app): State<AppState>, Id(id): Id, Change { admin, .. }: Change) -> Response {
     match operations::delete_client(&app, &admin.actor(), &id).await {
-        Ok(()) => see_other("/console/clients?done=deleted"),
+        Ok(()) => see_other(app.base(), "/console/clients?done=deleted"),
         Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => not_found(),
         Err(e) => super::failed(&e),
     }
