@@ -54,6 +54,7 @@ node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)
 (cd tests/e2e/browser && npm ci --silent --no-audit --no-fund)
 # node-oidc-provider as an upstream identity provider (tests/e2e/test_upstream.py).
 (cd tests/e2e/upstream && npm ci --silent --no-audit --no-fund)
+(cd tests/e2e/mcp-ts && npm ci --silent --no-audit --no-fund)
 # The browser test (tests/e2e/test_browser.py) drives Debian's Chromium with playwright-core,
 # which never downloads a browser of its own. Installed once, quietly; if it cannot be, the
 # test is skipped and says why.

@@ -225,6 +225,14 @@ impl App {
         self.config.base_url()
     }
 
+    /// The base path of the request's issuer (`Config::base_path`): the prefix of every
+    /// URL a page or redirect names on this server. One issuer today; with tenants (issue 31)
+    /// each request's tenant has its own, so pages and redirects take it as a value rather
+    /// than reading a global.
+    pub fn base(&self) -> &str {
+        self.config.base_path()
+    }
+
     pub fn endpoint(&self, path: &str) -> String {
         format!("{}{}", self.config.base_url(), path)
     }

@@ -34,6 +34,11 @@ pub struct ResourceServer {
     /// is active only if the token was issued for this resource.
     #[serde(default)]
     pub client_id: Option<String>,
+    /// Whether an OAuth request (no `openid`) for this resource gets a refresh token without
+    /// `offline_access`; unset = `oauth_refresh_tokens`. A request naming several resources
+    /// gets one only if every one of them allows it.
+    #[serde(default)]
+    pub refresh_tokens: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]

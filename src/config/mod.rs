@@ -132,6 +132,12 @@ pub struct Config {
     /// Nested `act` claims a delegated token may carry at most (RFC 8693 §4.1); a client's
     /// token-exchange policy may lower it.
     pub max_delegation_depth: usize,
+    /// Refresh tokens for OAuth requests (a code-flow request without `openid`) without
+    /// `offline_access`: OpenID Connect Core §11's rule is for OpenID requests; for the others
+    /// refresh tokens are the server's policy (OAuth 2.1 §4.3). On by default, so an MCP client
+    /// whose server's scopes are `mcp:tools` keeps working past `access_token_ttl`. A resource
+    /// server's `refresh_tokens` overrides it for tokens meant for it.
+    pub oauth_refresh_tokens: bool,
 
     pub code_shards: usize,
     pub session_shards: usize,
@@ -370,6 +376,7 @@ impl Default for Config {
             identity_providers: Vec::new(),
             id_jag_lifetime: 300,
             max_delegation_depth: 4,
+            oauth_refresh_tokens: true,
             code_shards: 64,
             session_shards: 32,
             challenge_shards: 16,
@@ -493,6 +500,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_FETCH_ALLOW_PRIVATE_ADDRESSES", "fetch_allow_private_addresses"),
     ("AUTHRIM_ID_JAG_LIFETIME", "id_jag_lifetime"),
     ("AUTHRIM_MAX_DELEGATION_DEPTH", "max_delegation_depth"),
+    ("AUTHRIM_OAUTH_REFRESH_TOKENS", "oauth_refresh_tokens"),
     ("AUTHRIM_CODE_SHARDS", "code_shards"),
     ("AUTHRIM_SESSION_SHARDS", "session_shards"),
     ("AUTHRIM_CHALLENGE_SHARDS", "challenge_shards"),
@@ -582,7 +590,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "mail_max_per_recipient", "mail_recipient_window",
 ];
 const BOOL_KEYS: &[&str] =
-    &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration", "dpop_nonce", "fetch_allow_private_addresses", "passkeys", "console", "signup", "signup_verify_email"];
+    &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration", "dpop_nonce", "fetch_allow_private_addresses", "passkeys", "console", "signup", "signup_verify_email", "oauth_refresh_tokens"];
 
 impl Config {
     /// `signing_algorithms` as the static names the key manager uses; unknown names refused.
@@ -818,6 +826,16 @@ impl Config {
 
     pub fn base_url(&self) -> &str {
         self.issuer.trim_end_matches('/')
+    }
+
+    /// The issuer's path without its trailing slash (`/tenant1` for
+    /// `https://host/tenant1`, empty for an issuer at the root): what every page, form,
+    /// redirect, asset URL and cookie path of ours starts with, so that Authrim works behind a
+    /// proxy that forwards a path prefix. A slice of the issuer: nothing allocated.
+    pub fn base_path(&self) -> &str {
+        let url = self.base_url();
+        let host = url.find("://").map_or(0, |i| i + 3);
+        url[host..].find('/').map_or("", |i| &url[host + i..])
     }
 
     /// Password hashes computed at once (`password_hash_concurrency`, 0 = half the cores).

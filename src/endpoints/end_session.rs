@@ -227,7 +227,7 @@ pub async fn upstream_return(State(app): State<AppState>, RawQuery(query): RawQu
     let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
     let then = params.get("state").and_then(|s| app.sealer.open::<AfterUpstream>(UPSTREAM_KIND, Some(UPSTREAM_KIND), s).ok());
     match then {
-        Some(AfterUpstream { next: Some(next), .. }) => crate::endpoints::first_party::see_other(&next),
+        Some(AfterUpstream { next: Some(next), .. }) => crate::endpoints::first_party::see_other_url(&next),
         Some(AfterUpstream { next: None, ui_locales }) => pages::signed_out(ui_locales.as_deref()),
         None => signed_out_response(&app),
     }
@@ -240,7 +240,7 @@ fn signed_out_response(app: &App) -> Response {
 }
 
 fn clear_session_cookie(app: &App, res: &mut Response) {
-    cookies::set(res, cookies::SESSION, "", Some(0), app.config.secure_cookies());
+    cookies::set(res, app.base(), cookies::SESSION, "", Some(0), app.config.secure_cookies());
 }
 
 /// The registered URI with `state` added, and nothing else (§3).

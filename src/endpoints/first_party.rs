@@ -107,7 +107,7 @@ impl FirstParty {
     /// A form post of the page: the signed-in user, if the form's CSRF token is theirs.
     /// Otherwise the response to send (the sign-in, or a page saying the form expired).
     pub(crate) async fn form_user(&self, app: &App, headers: &HeaderMap, params: &Params) -> Result<SignedIn, Response> {
-        let Some(me) = signed_in(app, headers).await else { return Err(see_other(&self.login_path(false))) };
+        let Some(me) = signed_in(app, headers).await else { return Err(see_other(app.base(), &self.login_path(false))) };
         if !self.csrf_ok(app, &me, params) {
             return Err(error_page(StatusCode::BAD_REQUEST, self.form_expired));
         }
@@ -145,9 +145,9 @@ impl FirstParty {
         if reauth {
             location.push_str("&prompt=login");
         }
-        let mut res = see_other(&location);
+        let mut res = see_other(app.base(), &location);
         if existing.is_none() {
-            cookies::set(&mut res, cookies::BROWSER, &browser, None, app.config.secure_cookies());
+            cookies::set(&mut res, app.base(), cookies::BROWSER, &browser, None, app.config.secure_cookies());
         }
         res
     }
@@ -170,11 +170,21 @@ impl FirstParty {
         if grant.client_id != self.client_id || !pkce || grant.user_id != me.user.id {
             return not_done();
         }
-        see_other(self.home)
+        see_other(app.base(), self.home)
     }
 }
 
-pub(crate) fn see_other(location: &str) -> Response {
+/// 303 to `path` (root-relative, e.g. `/account?done=x`) on this server, under `base` (the
+/// request's issuer path, `App::base`): every redirect to one of our own pages goes through
+/// here, so that Authrim works under a path prefix (the guard test in tests/integration/
+/// base_path.rs refuses a root-absolute Location built elsewhere).
+pub(crate) fn see_other(base: &str, path: &str) -> Response {
+    debug_assert!(path.starts_with('/') && !path.starts_with("//"), "{path}");
+    see_other_url(&format!("{base}{path}"))
+}
+
+/// 303 to an absolute URL elsewhere (a client's, an upstream provider's).
+pub(crate) fn see_other_url(location: &str) -> Response {
     let mut res = StatusCode::SEE_OTHER.into_response();
     if let Ok(v) = HeaderValue::from_str(location) {
         res.headers_mut().insert(header::LOCATION, v);

@@ -151,7 +151,7 @@ pub(super) async fn start_session(
         .record(AuditEvent::new("login_success").user(&user.id).client(&req.client_id).address(address).detail(serde_json::json!({"amr": session.amr, "acr": session.acr})))
         .await;
     let mut res = continue_authorization(app, headers, req, Some((cookie.clone(), session)), true, StatusCode::SEE_OTHER).await;
-    cookies::set(&mut res, cookies::SESSION, &cookie, Some(app.config.session_ttl), app.config.secure_cookies());
+    cookies::set(&mut res, app.base(), cookies::SESSION, &cookie, Some(app.config.session_ttl), app.config.secure_cookies());
     res
 }
 

@@ -42,7 +42,7 @@ fn form_token(app: &App, headers: &HeaderMap) -> (String, Option<String>) {
 fn with_cookie(app: &App, page: Page, cookie: Option<String>) -> Response {
     let mut res = page.into_response();
     if let Some(c) = cookie {
-        cookies::set(&mut res, cookies::BROWSER, &c, None, app.config.secure_cookies());
+        cookies::set(&mut res, app.base(), cookies::BROWSER, &c, None, app.config.secure_cookies());
     }
     res
 }

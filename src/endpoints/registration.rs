@@ -135,21 +135,16 @@ impl Registration {
         for uri in &redirect_uris {
             clients::validate_redirect_uri(uri).map_err(invalid_redirect_uri)?;
         }
-        // Scopes beyond the policy are dropped (RFC 7591 §2 lets the server narrow them). The
-        // policy is `registration_scopes` and the registered resource servers' scopes, as for
+        // Scopes beyond the policy are dropped, never refused (RFC 7591 §2 lets the server
+        // narrow them, and §3.2.1's answer says what was registered). The policy is
+        // `registration_scopes` and the registered resource servers' scopes, as for
         // metadata-document clients (issue 36: an MCP client registers with the scope its
-        // server's challenge named).
+        // server's challenge named). When nothing requested is open, the client is registered
+        // as if it had named no scope: with `registration_scopes`, which the answer's `scope`
+        // then says.
         let open = crate::resources::open_to_self_registered(app);
-        let scope = match &self.scope {
-            None => config.registration_scopes.clone(),
-            Some(s) => {
-                let kept: Vec<&str> = split_list(s).filter(|x| open.iter().any(|a| a == x)).collect();
-                if kept.is_empty() {
-                    return Err(invalid_metadata("none of the requested scopes is open to registered clients"));
-                }
-                kept.join(" ")
-            }
-        };
+        let kept: Vec<&str> = self.scope.as_deref().map(|s| split_list(s).filter(|x| open.iter().any(|a| a == x)).collect()).unwrap_or_default();
+        let scope = if kept.is_empty() { config.registration_scopes.clone() } else { kept.join(" ") };
         let text = |v: Option<String>| Some(v.unwrap_or_default());
         Ok(ClientInput {
             client_id: None,

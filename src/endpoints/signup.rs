@@ -63,7 +63,7 @@ fn form_page(app: &App, headers: &HeaderMap, typed: &Map<String, Value>, error: 
     }
     let mut res = page.into_response();
     if existing.is_none() {
-        cookies::set(&mut res, cookies::BROWSER, &browser, None, app.config.secure_cookies());
+        cookies::set(&mut res, app.base(), cookies::BROWSER, &browser, None, app.config.secure_cookies());
     }
     res
 }

@@ -77,11 +77,11 @@ pub(crate) async fn start(app: &App, headers: &HeaderMap, p: &IdentityProvider, 
     let challenge = b64(&sha256(pending.verifier.as_bytes()));
     let max_age = pending.req.as_ref().and_then(reauthentication);
     let mut res = match app.upstreams.authorization_url(p, &app.endpoint(CALLBACK), &state, &pending.nonce, &challenge, max_age).await {
-        Ok(started) => crate::endpoints::first_party::see_other(&started.url),
+        Ok(started) => crate::endpoints::first_party::see_other_url(&started.url),
         Err(e) => return unreachable_page(p, &e),
     };
     if existing.is_none() {
-        cookies::set(&mut res, cookies::BROWSER, &browser, None, app.config.secure_cookies());
+        cookies::set(&mut res, app.base(), cookies::BROWSER, &browser, None, app.config.secure_cookies());
     }
     res
 }
@@ -228,7 +228,7 @@ async fn link_to_signed_in(app: &App, headers: &HeaderMap, p: &IdentityProvider,
     match links::link(&app.db, &p.id, &id.subject, user_id, id.email()).await {
         Ok(Linking::Linked) => {
             app.audit.record(AuditEvent::new("identity_linked").user(user_id).detail(json!({"provider": p.id, "by": "user"}))).await;
-            crate::endpoints::first_party::see_other("/account?done=linked")
+            crate::endpoints::first_party::see_other(app.base(), "/account?done=linked")
         }
         Ok(Linking::TakenByAnother) => error_page(StatusCode::CONFLICT, Msg::new("err-upstream-linked-elsewhere").arg("name", p.name.clone())),
         Ok(Linking::AlreadyHasOne) => error_page(StatusCode::CONFLICT, Msg::new("err-upstream-already-linked").arg("name", p.name.clone())),

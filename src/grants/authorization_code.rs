@@ -96,9 +96,7 @@ impl GrantHandler for AuthorizationCodeGrant {
         // RFC 8707 §2.2: the token request may pick among the authorized resources.
         let audience = crate::resources::narrow(&grant.resources, params.get_all("resource"))?;
         let userinfo_claims = claims_request::requested(grant.claims.as_ref(), "userinfo");
-        // OpenID Connect Core §11: a refresh token for offline use only when offline_access was granted.
-        let offline = split_list(&grant.scope).any(|s| s == "offline_access");
-        let refresh_token = match wants_refresh && offline {
+        let refresh_token = match wants_refresh && refresh_granted(app, &grant.scope, &grant.resources) {
             true => {
                 let new = NewFamily {
                     user_id: user.id.clone(),
@@ -140,6 +138,30 @@ impl GrantHandler for AuthorizationCodeGrant {
             },
         )
     }
+}
+
+/// Whether a grant of `scope` (for `resources`) to a client with the refresh_token grant gets a
+/// refresh token. OpenID Connect Core §11: an OpenID request, only when `offline_access` was
+/// granted. A request without `openid` is OAuth 2.0/2.1, where it is the server's policy
+/// (OAuth 2.1 §4.3): `oauth_refresh_tokens`, or the named resource servers' `refresh_tokens`.
+/// Such a family, like every grant without `offline_access`, ends with the login session.
+fn refresh_granted(app: &App, scope: &str, resources: &[String]) -> bool {
+    let mut openid = false;
+    for s in split_list(scope) {
+        match s {
+            "offline_access" => return true,
+            "openid" => openid = true,
+            _ => {}
+        }
+    }
+    if openid {
+        return false;
+    }
+    let default = app.config.oauth_refresh_tokens;
+    if resources.is_empty() {
+        return default;
+    }
+    resources.iter().all(|r| app.config.resource_server(r).and_then(|rs| rs.refresh_tokens).unwrap_or(default))
 }
 
 /// RFC 7636 §4.1: 43–128 characters of [A-Z a-z 0-9 - . _ ~].

@@ -42,6 +42,12 @@ impl GrantHandler for RefreshTokenGrant {
         if app.stores.revocations.is_revoked(&tokens::grant_revocation_key(&family.id)).await? {
             return Err(invalid());
         }
+        // A family without offline_access (an OAuth request's, see authorization_code) ends
+        // with the login session it was made in, as its access tokens do. Families with
+        // offline_access, all others, skip this read.
+        if !tokens::outlives_session(&family.scope) && tokens::session_ended(app, &family.sid).await? {
+            return Err(invalid());
+        }
         // A disabled user's family, or one from before the user's token cutoff (a new password,
         // the end of all sessions): revoked on sight, on every node.
         let Some(user) = app.registry.user(&family.user_id).filter(|u| u.accepts_tokens_from(family.created_at)) else {

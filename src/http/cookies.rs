@@ -20,8 +20,11 @@ pub fn get<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .filter(|v| !v.is_empty())
 }
 
-pub fn set(res: &mut Response, name: &str, value: &str, max_age: Option<u64>, secure: bool) {
-    let mut c = format!("{name}={value}; Path=/; HttpOnly; SameSite=Lax");
+/// Set cookie `name`, scoped to `base` (the issuer's path, `App::base`): under an issuer with
+/// a path the cookie goes only to it, not to whatever else the host serves.
+pub fn set(res: &mut Response, base: &str, name: &str, value: &str, max_age: Option<u64>, secure: bool) {
+    let path = if base.is_empty() { "/" } else { base };
+    let mut c = format!("{name}={value}; Path={path}; HttpOnly; SameSite=Lax");
     if let Some(age) = max_age {
         c.push_str(&format!("; Max-Age={age}"));
     }

@@ -167,7 +167,7 @@ pub async fn start(State(app): State<AppState>) -> Response {
         .finish();
     let sealed = app.sealer.seal(SEAL_KIND, "", app.config.challenge_ttl, &pending);
     let mut res = Redirect::to(&format!("/authorize?{query}")).into_response();
-    cookies::set(&mut res, COOKIE, &sealed, Some(app.config.challenge_ttl), app.config.secure_cookies());
+    cookies::set(&mut res, app.base(), COOKIE, &sealed, Some(app.config.challenge_ttl), app.config.secure_cookies());
     res
 }
 
@@ -233,7 +233,7 @@ pub async fn callback(State(app): State<AppState>, headers: HeaderMap, RawQuery(
 
 /// The sign-in's cookie is good for one callback.
 fn with_cookie_cleared(app: &App, mut res: Response) -> Response {
-    cookies::set(&mut res, COOKIE, "", Some(0), app.config.secure_cookies());
+    cookies::set(&mut res, app.base(), COOKIE, "", Some(0), app.config.secure_cookies());
     res
 }
 

@@ -62,7 +62,7 @@ impl Policy {
                 None => (None, None),
             };
             if let Some(app) = app {
-                res = app.ui.render(res, page, accept);
+                res = app.ui.render(res, page, accept, app.base());
             }
         }
         match self.cors {

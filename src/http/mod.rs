@@ -68,6 +68,7 @@ pub fn router(app: AppState) -> Router {
     // A browser route answers a page, whatever went wrong (an odd method, an odd path under
     // /account or /console); an API route, an OAuth JSON error.
     let console = app.config.console;
+    let base: std::sync::Arc<str> = app.base().into();
     r.fallback(move |method: axum::http::Method, uri: axum::http::Uri, headers: axum::http::HeaderMap| async move {
         let path = uri.path();
         if !json_errors::answers_pages(path, &headers) {
@@ -75,7 +76,7 @@ pub fn router(app: AppState) -> Router {
         }
         // `/admin` typed in the address bar: the admin API is for programs; people have the console.
         if matches!(path, "/admin" | "/admin/") && console && method == axum::http::Method::GET {
-            return axum::response::Redirect::to("/console").into_response();
+            return axum::response::Redirect::to(&format!("{base}/console")).into_response();
         }
         // `/account/` or `/console/users/` typed in the address bar: the page without the slash.
         if method == axum::http::Method::GET && path.len() > 1 && path.ends_with('/') {
@@ -84,7 +85,7 @@ pub fn router(app: AppState) -> Router {
                 None => path.trim_end_matches('/').to_string(),
             };
             if !to.is_empty() && !to.starts_with("//") {
-                return axum::response::Redirect::permanent(&to).into_response();
+                return axum::response::Redirect::permanent(&format!("{base}{to}")).into_response();
             }
         }
         pages::error_page(axum::http::StatusCode::NOT_FOUND, "err-not-found")

@@ -212,7 +212,7 @@ mod tests {
     async fn body(mut res: Response) -> String {
         let page = res.extensions_mut().remove::<Page>().expect("a page");
         let ui = crate::ui::Ui::load(None, "Authrim", "en").unwrap();
-        let res = ui.render(res, page, None);
+        let res = ui.render(res, page, None, "");
         assert_eq!(res.headers()["x-frame-options"], "DENY");
         let b = axum::body::to_bytes(res.into_body(), 1 << 20).await.unwrap();
         String::from_utf8(b.to_vec()).unwrap()

@@ -329,7 +329,9 @@ impl Ui {
     }
 
     /// Render `page` into `res` (which keeps its status and headers, cookies among them).
-    pub fn render(&self, mut res: Response, page: Page, accept_language: Option<&str>) -> Response {
+    /// `base` is the request's issuer path (`App::base`): templates build every URL of ours
+    /// from it (`{{ base }}/login`), so pages work under a path prefix.
+    pub fn render(&self, mut res: Response, page: Page, accept_language: Option<&str>, base: &str) -> Response {
         let lang = self.language(page.ui_locales.as_deref(), accept_language).to_string();
         let mut ctx = page.ctx;
         for (name, msg) in &page.msgs {
@@ -347,6 +349,7 @@ impl Ui {
             }
         }
         values.insert("lang".into(), Value::from(lang.clone()));
+        values.insert("base".into(), Value::from(base));
         values.insert("product".into(), Value::from(self.product.clone()));
         values.insert("title".into(), Value::from_safe_string(title));
         if let Some(n) = &page.csp.nonce {
@@ -480,7 +483,7 @@ mod tests {
                 // The field marked, as markup (not escaped text).
                 assert!(rendered.as_ref().unwrap().contains(r#"id="redirect_uris" name="redirect_uris" rows="3" aria-describedby="redirect_hint" aria-invalid="true""#), "{name}: {:?}", rendered);
             }
-            let res = ui.render(StatusCode::OK.into_response(), page, Some("ja"));
+            let res = ui.render(StatusCode::OK.into_response(), page, Some("ja"), "/tenant1");
             assert_eq!(res.status(), StatusCode::OK, "{name}");
         }
     }

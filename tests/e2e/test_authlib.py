@@ -120,10 +120,12 @@ def describe(resp: requests.Response) -> str:
 
 
 def browser_authorize(server, auth_url: str, username: str, password: str,
-                      browser: requests.Session | None = None):
+                      browser: requests.Session | None = None, base: str = ""):
     """Play the user agent: login form, consent form.
 
-    ``browser`` is the session (cookie jar) to use, a new one if not given.
+    ``browser`` is the session (cookie jar) to use, a new one if not given. ``base`` is the
+    issuer's path (``/tenant1`` behind a path-forwarding proxy): the forms and the consent
+    redirect are expected under it.
     Returns ``(redirect Location, whether the consent page was shown)``.
     """
     browser = browser if browser is not None else requests.Session()
@@ -136,7 +138,7 @@ def browser_authorize(server, auth_url: str, username: str, password: str,
         f"(Set-Cookie: {resp.headers.get('Set-Cookie')!r})"
     )
 
-    login = find_form(resp.text, "/login")
+    login = find_form(resp.text, base + "/login")
     assert login.method == "post", login
     assert login.inputs.get("challenge", {}).get("type") == "hidden", login
     assert login.inputs["challenge"]["value"], "empty login challenge"
@@ -154,11 +156,11 @@ def browser_authorize(server, auth_url: str, username: str, password: str,
         timeout=HTTP_TIMEOUT_S,
     )
     # A first consent is asked on a GET page the login redirects to (post-redirect-get).
-    if resp.status_code == 303 and resp.headers.get("Location", "").startswith("/consent"):
+    if resp.status_code == 303 and resp.headers.get("Location", "").startswith(base + "/consent"):
         resp = browser.get(urljoin(resp.url, resp.headers["Location"]), allow_redirects=False, timeout=HTTP_TIMEOUT_S)
     consent_shown = resp.status_code == 200
     if consent_shown:
-        consent = find_form(resp.text, "/consent")
+        consent = find_form(resp.text, base + "/consent")
         assert consent.method == "post", consent
         assert consent.inputs.get("challenge", {}).get("type") == "hidden", consent
         assert ("decision", "allow") in consent.buttons, consent

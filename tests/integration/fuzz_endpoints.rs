@@ -1378,6 +1378,7 @@ async fn every_endpoint_survives_generated_requests() {
             name: "MCP".into(),
             scopes: [("mcp:tools".to_string(), "tools".to_string())].into(),
             client_id: None,
+            refresh_tokens: None,
         }];
         c.trusted_issuers = vec![authrim::config::agents::TrustedIssuer {
             issuer: "https://idp.invalid".into(),

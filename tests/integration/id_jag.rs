@@ -56,6 +56,7 @@ async fn pair_on(postgres: bool, idp: TestServer, audiences: Value) -> Pair {
             name: "MCP".into(),
             scopes: [("mcp:tools".to_string(), "use the tools".to_string())].into(),
             client_id: None,
+            refresh_tokens: None,
         }];
     })
     .await;

@@ -4,6 +4,7 @@
 mod admin;
 mod algorithms;
 mod authorize;
+mod base_path;
 mod client_jwt;
 mod consent;
 mod console;

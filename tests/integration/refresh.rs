@@ -224,3 +224,67 @@ async fn families_spread_over_shards() {
     assert_eq!(lens.iter().sum::<usize>(), 24);
     assert!(lens.iter().filter(|&&n| n > 0).count() >= 5, "24 families on 8 shards landed on too few: {lens:?}");
 }
+
+/// Sign in in `b` (its session reused) and redeem the code.
+async fn login_in(s: &TestServer, b: &Browser, rp: &Rp, user: &str, extra: &[(&str, &str)]) -> Value {
+    let code = s.code_for(b, &rp.id, user, extra).await["code"].clone();
+    let (st, tok, _) = s.token(Some((&rp.id, &rp.secret)), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
+    assert_eq!(st, 200, "{tok}");
+    tok
+}
+
+/// Issue 36 (MCP item 2): OpenID Connect Core §11's `offline_access` rule is for OpenID
+/// requests. A code-flow request without `openid` is OAuth (2.1 §4.3): by default
+/// (`oauth_refresh_tokens`) a client with the refresh_token grant gets a refresh token, rotated
+/// as any other; the family ends with the login session (as its access tokens do), while an
+/// `offline_access` family of the same session lives on. OpenID requests are unchanged.
+#[tokio::test]
+async fn oauth_requests_get_refresh_tokens_without_offline_access() {
+    let s = TestServer::start().await;
+    let rp = new_rp(&s, "rp").await;
+    let (plain, secret) = s.client("no-refresh", json!({})).await;
+    let plain = Rp { id: plain, secret: secret.unwrap() };
+    let alice = s.user("alice", json!({})).await;
+    let b = s.browser();
+    // OpenID: none without offline_access, as before.
+    let tok = login_in(&s, &b, &rp, "alice", &[("scope", "openid email")]).await;
+    assert!(tok.get("refresh_token").is_none(), "{tok}");
+    // OAuth: one, rotated; the superseded one is reuse.
+    let tok = login_in(&s, &b, &rp, "alice", &[("scope", "email")]).await;
+    assert!(tok.get("id_token").is_none(), "{tok}");
+    let first = rt(&tok);
+    let (st, tok) = refresh(&s, &rp, &first, None).await;
+    assert_eq!(st, 200, "{tok}");
+    let oauth = rt(&tok);
+    assert_ne!(oauth, first);
+    let (_, at) = jwt_parts(tok["access_token"].as_str().unwrap());
+    assert_eq!(at["scope"], "email", "{at}");
+    // Not for a client without the refresh_token grant.
+    assert!(login_in(&s, &b, &plain, "alice", &[("scope", "email")]).await.get("refresh_token").is_none());
+    // In the same session, an offline_access family.
+    let offline = rt(&login_in(&s, &b, &rp, "alice", &[("scope", OFFLINE)]).await);
+    // The session ends: the OAuth family with it, the offline one not.
+    let sid = jwt_parts(tok["access_token"].as_str().unwrap()).1["sid"].as_str().unwrap().to_string();
+    let (st, _) = s.admin(reqwest::Method::DELETE, &format!("/admin/users/{alice}/sessions/{sid}"), None).await;
+    assert_eq!(st, 204);
+    let (st, body) = refresh(&s, &rp, &oauth, None).await;
+    assert_eq!((st, body["error"].as_str()), (400, Some("invalid_grant")), "{body}");
+    let (st, body) = refresh(&s, &rp, &offline, None).await;
+    assert_eq!(st, 200, "offline_access outlives the session: {body}");
+    // Reuse of a superseded OAuth refresh token is theft, as for any family.
+    let b2 = s.browser();
+    let first = rt(&login_in(&s, &b2, &rp, "alice", &[("scope", "email")]).await);
+    assert_eq!(refresh(&s, &rp, &first, None).await.0, 200);
+    assert_eq!(refresh(&s, &rp, &first, None).await.0, 400);
+}
+
+/// The policy is a setting: `oauth_refresh_tokens = false` keeps §11's rule for every request.
+#[tokio::test]
+async fn oauth_refresh_tokens_can_be_turned_off() {
+    let s = TestServer::start_with(|c| c.oauth_refresh_tokens = false).await;
+    let rp = new_rp(&s, "rp").await;
+    s.user("alice", json!({})).await;
+    let b = s.browser();
+    assert!(login_in(&s, &b, &rp, "alice", &[("scope", "email")]).await.get("refresh_token").is_none());
+    assert!(login_in(&s, &b, &rp, "alice", &[("scope", "email offline_access")]).await.get("refresh_token").is_some());
+}

@@ -89,7 +89,6 @@ async fn metadata_is_validated_with_rfc_7591_errors_and_the_operators_policy() {
         ("a javascript: logo", json!({"redirect_uris": [REDIRECT], "logo_uri": "javascript:alert(1)"}), "invalid_client_metadata"),
         ("both jwks and jwks_uri", json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "private_key_jwt", "jwks": jwks(&[&key]), "jwks_uri": "https://rp.example/jwks"}), "invalid_client_metadata"),
         ("an unknown auth method", json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "tls_client_auth"}), "invalid_client_metadata"),
-        ("no scope we offer", json!({"redirect_uris": [REDIRECT], "scope": "admin root"}), "invalid_client_metadata"),
         ("not an object", json!([1]), "invalid_client_metadata"),
     ] {
         let (st, v, _) = register(&s, None, body).await;
@@ -100,6 +99,11 @@ async fn metadata_is_validated_with_rfc_7591_errors_and_the_operators_policy() {
     assert_eq!(st, 201, "{c}");
     assert_eq!(c["scope"], "openid email");
     assert!(c.get("allowed_audiences").is_none() && c.get("token_exchange").is_none());
+    // Nothing requested is open: dropped, not refused; the client gets the policy's scopes, as
+    // if it had named none, and the answer says so (RFC 7591 §3.2.1).
+    let (st, c, _) = register(&s, None, json!({"redirect_uris": [REDIRECT], "scope": "admin root"})).await;
+    assert_eq!(st, 201, "{c}");
+    assert_eq!(c["scope"], authrim::config::Config::default().registration_scopes.as_str(), "{c}");
     // Keys instead of a secret; a public native client.
     let (st, c, _) = register(&s, None, json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "private_key_jwt", "jwks": jwks(&[&key]), "application_type": "web"})).await;
     assert_eq!(st, 201, "{c}");

@@ -16,8 +16,9 @@ fn resource_servers() -> Vec<ResourceServer> {
             name: "Example MCP server".into(),
             scopes: [("mcp:tools".to_string(), "call the example tools".to_string())].into(),
             client_id: Some("mcp-rs".into()),
+            refresh_tokens: None,
         },
-        ResourceServer { uri: CALENDAR.into(), name: "Calendar".into(), scopes: [("calendar:read".to_string(), "read your calendar".to_string())].into(), client_id: None },
+        ResourceServer { uri: CALENDAR.into(), name: "Calendar".into(), scopes: [("calendar:read".to_string(), "read your calendar".to_string())].into(), client_id: None, refresh_tokens: Some(false) },
     ]
 }
 
@@ -193,10 +194,51 @@ async fn self_registered_clients_may_have_resource_server_scopes() {
     assert_eq!(res.status(), 201);
     let c2: Value = res.json().await.unwrap();
     assert_eq!(c2["scope"], "mcp:tools openid", "the scope outside the policy dropped: {c2}");
+    // Only scopes outside the policy: dropped too, not refused (the README's promise); the
+    // client is registered with `registration_scopes`, as if it had named none.
+    let res = register("admin:everything").await.unwrap();
+    assert_eq!(res.status(), 201);
+    let c3: Value = res.json().await.unwrap();
+    assert_eq!(c3["scope"], authrim::config::Config::default().registration_scopes.as_str(), "{c3}");
     // And the registered client can ask for it, for its resource.
     let id = c["client_id"].as_str().unwrap();
     let challenge = authrim::util::b64(&authrim::util::sha256(b"verifier"));
     let q = [("response_type", "code"), ("client_id", id), ("redirect_uri", REDIRECT), ("scope", "mcp:tools"), ("resource", MCP), ("state", "s"), ("code_challenge", challenge.as_str()), ("code_challenge_method", "S256")];
     let page = Page::from(s.browser().authorize(&q).await).await;
     assert!(page.is_login(), "{}", page.status);
+}
+
+/// Issue 36 (MCP item 2): an OAuth request (no `openid`) for a resource server gets a refresh
+/// token without `offline_access` by default; a resource server's `refresh_tokens = false`
+/// (the calendar here) withholds it for tokens meant for it, also when named with another.
+/// An OpenID request for the same resource keeps OpenID Connect Core §11's rule.
+#[tokio::test]
+async fn a_resource_server_decides_on_refresh_tokens_for_oauth_requests() {
+    let s = server().await;
+    let (id, secret) = s.client("app", json!({"grant_types": ["authorization_code", "refresh_token"]})).await;
+    let secret = secret.unwrap();
+    s.user("alice", json!({})).await;
+    let browser = s.browser();
+    let redeem = |scope: &'static str, resources: &'static [&'static str]| {
+        let (b, id, secret) = (&browser, id.clone(), secret.clone());
+        let s = &s;
+        async move {
+            let verifier = "v".repeat(43);
+            let challenge = authrim::util::b64(&authrim::util::sha256(verifier.as_bytes()));
+            let mut q = vec![("scope", scope), ("code_challenge", challenge.as_str()), ("code_challenge_method", "S256")];
+            q.extend(resources.iter().map(|r| ("resource", *r)));
+            let code = s.code_for(b, "app", "alice", &q).await["code"].clone();
+            let (st, tok, _) = s.token(Some((&id, &secret)), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT), ("code_verifier", &verifier)]).await;
+            assert_eq!(st, 200, "{tok}");
+            tok
+        }
+    };
+    let tok = redeem("mcp:tools", &[MCP]).await;
+    assert!(tok.get("refresh_token").is_some(), "OAuth request for the MCP server: {tok}");
+    let (st, body, _) = s.token(Some((&id, &secret)), &[("grant_type", "refresh_token"), ("refresh_token", tok["refresh_token"].as_str().unwrap())]).await;
+    assert_eq!(st, 200, "{body}");
+    assert_eq!(jwt_parts(body["access_token"].as_str().unwrap()).1["aud"], json!([MCP]));
+    assert!(redeem("calendar:read", &[CALENDAR]).await.get("refresh_token").is_none(), "the calendar says no");
+    assert!(redeem("mcp:tools calendar:read", &[MCP, CALENDAR]).await.get("refresh_token").is_none(), "one of them says no");
+    assert!(redeem("openid mcp:tools", &[MCP]).await.get("refresh_token").is_none(), "an OpenID request without offline_access");
 }

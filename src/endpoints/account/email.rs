@@ -58,7 +58,7 @@ pub(super) async fn send_link(app: &App, user: &User) -> Result<(), crate::db::S
 /// `POST /account/verify-email/send`: a new link to the user's unverified address.
 pub async fn send(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, Change { me, .. }: Change) -> Response {
     if !can_verify(&app, &me.user) {
-        return see_other("/account");
+        return see_other(app.base(), "/account");
     }
     let address = super::super::interaction::client_address(&app, &headers, peer);
     let Some(attempt) = app.reset_limiter.begin(&format!("verify-email:{}", me.user.id), &address, now()) else {
@@ -69,7 +69,7 @@ pub async fn send(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<So
         return crate::endpoints::authorize::unavailable(e);
     }
     app.audit.record(AuditEvent::new("email_verification_sent").user(&me.user.id).address(&address)).await;
-    see_other("/account?done=verify-sent")
+    see_other(app.base(), "/account?done=verify-sent")
 }
 
 fn dead_link() -> Response {

@@ -31,7 +31,7 @@ fn clean_name(name: Option<&str>, default: &str) -> String {
 
 /// `POST /account/passkeys/new`: the page that runs the registration ceremony.
 pub async fn passkey_start(State(app): State<AppState>, Change { me, .. }: Change) -> Response {
-    let Some(passkeys) = &app.passkeys else { return see_other("/account") };
+    let Some(passkeys) = &app.passkeys else { return see_other(app.base(), "/account") };
     let (options, state) = match passkeys.start_registration(&app.db, &me.user).await {
         Ok(started) => started,
         Err(e) => return crate::endpoints::authorize::unavailable(e),
@@ -42,7 +42,7 @@ pub async fn passkey_start(State(app): State<AppState>, Change { me, .. }: Chang
 
 /// `POST /account/passkeys`: the authenticator's answer; the passkey is kept if it verifies.
 pub async fn passkey_finish(State(app): State<AppState>, Change { me, params }: Change) -> Response {
-    let Some(passkeys) = &app.passkeys else { return see_other("/account") };
+    let Some(passkeys) = &app.passkeys else { return see_other(app.base(), "/account") };
     let state = params.get("passkey_state").and_then(|s| app.sealer.open::<passkey::RegistrationState>(REGISTER_KIND, Some(&me.cookie), s).ok());
     let (Some(state), Some(credential)) = (state, params.get("credential")) else {
         return pages::failed("failed-passkey-expired");
@@ -51,7 +51,7 @@ pub async fn passkey_finish(State(app): State<AppState>, Change { me, params }: 
     match passkeys.finish_registration(&app.db, app.keys.vault(), &me.user.id, &name, credential, &state).await {
         Ok(id) => {
             audit(&app, &me, "factor_enrolled", serde_json::json!({"kind": "passkey", "id": id, "by": "user"})).await;
-            see_other("/account?done=passkey")
+            see_other(app.base(), "/account?done=passkey")
         }
         Err(passkey::PasskeyError::Refused(why)) => {
             audit(&app, &me, "factor_enrolment_failed", serde_json::json!({"kind": "passkey", "reason": why})).await;
@@ -92,7 +92,7 @@ pub async fn totp_finish(State(app): State<AppState>, Change { me, params }: Cha
     match totp::store(&app.db, app.keys.vault(), &me.user.id, &name, pending.secret, step).await {
         Ok(id) => {
             audit(&app, &me, "factor_enrolled", serde_json::json!({"kind": "totp", "id": id, "by": "user"})).await;
-            see_other("/account?done=totp")
+            see_other(app.base(), "/account?done=totp")
         }
         Err(e) => crate::endpoints::authorize::unavailable(e),
     }
@@ -115,9 +115,9 @@ pub async fn remove(State(app): State<AppState>, Change { me, params }: Change) 
     match crate::factors::remove(&app.db, &me.user.id, id).await {
         Ok(true) => {
             audit(&app, &me, "factor_removed", serde_json::json!({"id": id, "by": "user"})).await;
-            see_other("/account?done=removed")
+            see_other(app.base(), "/account?done=removed")
         }
-        Ok(false) => see_other("/account"),
+        Ok(false) => see_other(app.base(), "/account"),
         Err(e) => crate::endpoints::authorize::unavailable(e),
     }
 }
@@ -190,7 +190,7 @@ pub async fn change_password(State(app): State<AppState>, axum::extract::Connect
     };
     audit(&app, &me, "password_changed", detail).await;
     match done {
-        Ok(_) => see_other("/account?done=password"),
+        Ok(_) => see_other(app.base(), "/account?done=password"),
         Err(e) => crate::endpoints::authorize::unavailable(e),
     }
 }
@@ -199,6 +199,6 @@ pub async fn change_password(State(app): State<AppState>, axum::extract::Connect
 pub async fn password_page(State(app): State<AppState>, headers: axum::http::HeaderMap) -> Response {
     match super::signed_in(&app, &headers).await {
         Some(me) => pages::password_form(&me.csrf(&app), app.password_policy.min_length(), None, StatusCode::OK),
-        None => see_other("/account/login"),
+        None => see_other(app.base(), "/account/login"),
     }
 }

@@ -85,7 +85,7 @@ impl axum::extract::FromRequest<AppState> for Change {
 }
 
 async fn overview(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
-    let Some(me) = signed_in(&app, &headers).await else { return see_other("/account/login") };
+    let Some(me) = signed_in(&app, &headers).await else { return see_other(app.base(), "/account/login") };
     let list = match crate::factors::list(&app.db, &me.user.id).await {
         Ok(l) => l,
         Err(e) => return crate::endpoints::authorize::unavailable(e),
@@ -120,7 +120,7 @@ async fn overview(State(app): State<AppState>, headers: HeaderMap, RawQuery(quer
 /// `POST /account/links/new` (`idp`): to the provider, to link the identity there to this
 /// user (`endpoints::upstream_login`).
 async fn link(State(app): State<AppState>, headers: HeaderMap, Change { me, params }: Change) -> Response {
-    let Some(p) = params.get("idp").and_then(|id| app.upstreams.get(id)) else { return see_other("/account") };
+    let Some(p) = params.get("idp").and_then(|id| app.upstreams.get(id)) else { return see_other(app.base(), "/account") };
     crate::endpoints::upstream_login::start(&app, &headers, p, None, Some((me.user.id.clone(), me.session.sid.clone()))).await
 }
 
@@ -130,9 +130,9 @@ async fn unlink(State(app): State<AppState>, Change { me, params }: Change) -> R
     match crate::identity::links::unlink(&app.db, &me.user.id, &provider).await {
         Ok(true) => {
             app.audit.record(crate::audit::AuditEvent::new("identity_unlinked").user(&me.user.id).detail(serde_json::json!({"provider": provider, "by": "user"}))).await;
-            see_other("/account?done=unlinked")
+            see_other(app.base(), "/account?done=unlinked")
         }
-        Ok(false) => see_other("/account"),
+        Ok(false) => see_other(app.base(), "/account"),
         Err(e) => crate::endpoints::authorize::unavailable(e),
     }
 }

@@ -31,7 +31,7 @@ pub async fn page(State(app): State<AppState>, headers: HeaderMap) -> Response {
             let values: Map<String, Value> = FIELDS.iter().filter_map(|f| me.user.claims.get(*f).map(|v| (f.to_string(), v.clone()))).collect();
             form(app.mailer.is_some(), &me.csrf(&app), &values, None, StatusCode::OK)
         }
-        None => see_other("/account/login"),
+        None => see_other(app.base(), "/account/login"),
     }
 }
 
@@ -80,10 +80,10 @@ pub async fn change(State(app): State<AppState>, Change { me, params }: Change) 
         if let Some(user) = app.registry.user(&me.user.id) {
             if let Err(e) = super::email::send_link(&app, &user).await {
                 tracing::warn!(error = %e, "cannot queue the e-mail verification link");
-                return see_other("/account?done=profile");
+                return see_other(app.base(), "/account?done=profile");
             }
-            return see_other("/account?done=profile-verify");
+            return see_other(app.base(), "/account?done=profile-verify");
         }
     }
-    see_other("/account?done=profile")
+    see_other(app.base(), "/account?done=profile")
 }

@@ -254,7 +254,7 @@ pub async fn render_login(
         *res.status_mut() = status;
     }
     if existing.is_none() {
-        cookies::set(&mut res, cookies::BROWSER, &browser, None, app.config.secure_cookies());
+        cookies::set(&mut res, app.base(), cookies::BROWSER, &browser, None, app.config.secure_cookies());
     }
     res
 }
@@ -264,7 +264,7 @@ pub async fn render_login(
 fn consent_redirect(app: &App, cookie: &str, req: &AuthorizationRequest) -> Response {
     let challenge = seal_request(app, "consent", cookie, req);
     let mut res = StatusCode::SEE_OTHER.into_response();
-    let location = format!("/consent?challenge={}", url::form_urlencoded::byte_serialize(challenge.as_bytes()).collect::<String>());
+    let location = format!("{}/consent?challenge={}", app.base(), url::form_urlencoded::byte_serialize(challenge.as_bytes()).collect::<String>());
     if let Ok(v) = HeaderValue::from_str(&location) {
         res.headers_mut().insert(header::LOCATION, v);
     }

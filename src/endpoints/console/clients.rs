@@ -205,7 +205,7 @@ pub async fn update(State(app): State<AppState>, Id(id): Id, Change { admin, par
     match operations::update_client(&app, &admin.actor(), &id, input(&params, false, None)).await {
         // A change to a method with a secret made one: shown once, like a rotation.
         Ok((client, Some(secret))) => secret_page(&admin, &client.meta.client_id, &secret, false),
-        Ok(_) => see_other(&format!("/console/clients/{}?done=saved", enc(&id))),
+        Ok(_) => see_other(app.base(), &format!("/console/clients/{}?done=saved", enc(&id))),
         Err(e) => {
             let mut typed = typed(&params);
             typed["client_id"] = id.into();
@@ -224,7 +224,7 @@ pub async fn rotate_secret(State(app): State<AppState>, Id(id): Id, Change { adm
 
 pub async fn delete(State(app): State<AppState>, Id(id): Id, Change { admin, .. }: Change) -> Response {
     match operations::delete_client(&app, &admin.actor(), &id).await {
-        Ok(()) => see_other("/console/clients?done=deleted"),
+        Ok(()) => see_other(app.base(), "/console/clients?done=deleted"),
         Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => not_found(),
         Err(e) => super::failed(&e),
     }

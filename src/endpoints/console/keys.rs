@@ -39,7 +39,7 @@ pub async fn list(State(app): State<AppState>, viewer: Viewer, RawQuery(query): 
 pub async fn rotate(State(app): State<AppState>, Change { admin, params }: Change) -> Response {
     let alg = params.get("alg").unwrap_or_default().to_string();
     match operations::rotate_key(&app, &admin.actor(), &alg).await {
-        Ok(_) => see_other("/console/keys?done=rotated"),
+        Ok(_) => see_other(app.base(), "/console/keys?done=rotated"),
         Err(e) => failed(&e),
     }
 }

@@ -118,13 +118,13 @@ async fn admit(app: &App, me: SignedIn) -> Result<Viewer, Response> {
         return Err(message(StatusCode::FORBIDDEN, "console-denied-heading", Msg::new("console-denied").arg("user", me.user.username.clone()), ("/", "error-home")));
     };
     if me.age() > app.config.console_max_age {
-        return Err(see_other(&CONSOLE.login_path(true)));
+        return Err(see_other(app.base(), &CONSOLE.login_path(true)));
     }
     if app.config.console_mfa == "required" && Level::of(&me.session.acr).unwrap_or(Level::Password) < Level::Mfa {
         // A factor the user has is asked for by signing in again; without one, add one first.
         let best = crate::factors::best_level(&app.db, &me.user.id).await.map_err(crate::endpoints::authorize::unavailable)?;
         if best >= Level::Mfa {
-            return Err(see_other(&CONSOLE.login_path(true)));
+            return Err(see_other(app.base(), &CONSOLE.login_path(true)));
         }
         return Err(message(StatusCode::FORBIDDEN, "console-needs-factor-heading", "console-needs-factor", ("/account", "console-go-account")));
     }
@@ -136,7 +136,7 @@ impl FromRequestParts<AppState> for Viewer {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, Response> {
-        let Some(me) = signed_in(app, &parts.headers).await else { return Err(see_other(&CONSOLE.login_path(false))) };
+        let Some(me) = signed_in(app, &parts.headers).await else { return Err(see_other(app.base(), &CONSOLE.login_path(false))) };
         admit(app, me).await
     }
 }

@@ -87,7 +87,7 @@ pub async fn create(State(app): State<AppState>, Change { admin, params }: Chang
     // Nothing to remove on a new user.
     input.claims.retain(|_, v| !v.is_null());
     match operations::create_user(&app, &admin.actor(), input).await {
-        Ok(user) => see_other(&format!("/console/users/{}?done=created", enc(&user.id))),
+        Ok(user) => see_other(app.base(), &format!("/console/users/{}?done=created", enc(&user.id))),
         Err(e) => refused(form_page(&admin, typed(&params, None), true), &e),
     }
 }
@@ -129,7 +129,7 @@ pub async fn update(State(app): State<AppState>, Id(id): Id, Change { admin, par
         return refused(form_page(&admin, typed(&params, Some(&id)), false), &e);
     }
     match operations::update_user(&app, &admin.actor(), &id, input).await {
-        Ok(_) => see_other(&format!("/console/users/{}?done=saved", enc(&id))),
+        Ok(_) => see_other(app.base(), &format!("/console/users/{}?done=saved", enc(&id))),
         Err(e) => refused(form_page(&admin, typed(&params, Some(&id)), false), &e),
     }
 }
@@ -137,7 +137,7 @@ pub async fn update(State(app): State<AppState>, Id(id): Id, Change { admin, par
 /// `factor` names one to remove; without it, all of them and the recovery codes.
 pub async fn remove_factors(State(app): State<AppState>, Id(id): Id, Change { admin, params }: Change) -> Response {
     match operations::remove_factors(&app, &admin.actor(), &id, params.get("factor")).await {
-        Ok(_) => see_other(&format!("/console/users/{}?done=removed", enc(&id))),
+        Ok(_) => see_other(app.base(), &format!("/console/users/{}?done=removed", enc(&id))),
         Err(e) if e.status == StatusCode::NOT_FOUND => not_found(),
         Err(e) => super::failed(&e),
     }
@@ -146,7 +146,7 @@ pub async fn remove_factors(State(app): State<AppState>, Id(id): Id, Change { ad
 /// `sid` names one session to end; without it, all of the user's.
 pub async fn end_sessions(State(app): State<AppState>, Id(id): Id, Change { admin, params }: Change) -> Response {
     match operations::end_sessions(&app, &admin.actor(), &id, params.get("sid")).await {
-        Ok(_) => see_other(&format!("/console/users/{}?done=ended", enc(&id))),
+        Ok(_) => see_other(app.base(), &format!("/console/users/{}?done=ended", enc(&id))),
         Err(e) if e.status == StatusCode::NOT_FOUND => not_found(),
         Err(e) => super::failed(&e),
     }
@@ -157,7 +157,7 @@ pub async fn delete(State(app): State<AppState>, Id(id): Id, Change { admin, .. 
         return super::message(StatusCode::BAD_REQUEST, "console-refused-heading", "console-delete-self", ("/console/users", "console-users"));
     }
     match operations::delete_user(&app, &admin.actor(), &id).await {
-        Ok(()) => see_other("/console/users?done=deleted"),
+        Ok(()) => see_other(app.base(), "/console/users?done=deleted"),
         Err(e) if e.status == StatusCode::NOT_FOUND => not_found(),
         Err(e) => super::failed(&e),
     }
