@@ -18,7 +18,7 @@ use crate::ui::{Msg, Page};
 use crate::util::{b64, ct_eq, random_token, sha256};
 use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
@@ -166,7 +166,7 @@ pub async fn start(State(app): State<AppState>) -> Response {
         .append_pair("code_challenge_method", "S256")
         .finish();
     let sealed = app.sealer.seal(SEAL_KIND, "", app.config.challenge_ttl, &pending);
-    let mut res = Redirect::to(&format!("/authorize?{query}")).into_response();
+    let mut res = crate::endpoints::first_party::see_other(app.base(), &format!("/authorize?{query}"));
     cookies::set(&mut res, app.base(), COOKIE, &sealed, Some(app.config.challenge_ttl), app.config.secure_cookies());
     res
 }
