@@ -55,25 +55,13 @@ async fn pages_forms_redirects_assets_and_cookies_live_under_the_issuers_path() 
         assert!(c.contains(&format!("Path={BASE};")), "cookie scoped to the issuer's path: {c}");
     }
 
-    // Signed in: 303 to the consent page under the base, the session cookie scoped to it.
-    let signed_in = b.post_no_follow("/login", &[("challenge", &login.challenge()), ("username", "alice"), ("password", PASSWORD)]).await;
-    assert_eq!(signed_in.status, 303, "{}", signed_in.html);
-    let to = signed_in.location.clone().unwrap();
-    assert!(to.starts_with(&format!("{BASE}/consent?challenge=")), "{to}");
-    let session = signed_in.set_cookie.iter().find(|c| c.starts_with("authrim_session=")).expect("a session cookie");
-    assert!(session.contains(&format!("Path={BASE};")), "{session}");
-
-    // Through the (stripped) consent page to the client.
-    let consent = Page::from(b.client.get(format!("{}{}", b.base, to.strip_prefix(BASE).unwrap())).send().await.unwrap()).await;
-    assert!(consent.html.contains(&format!("action=\"{BASE}/consent\"")), "{}", consent.html);
-    assert_under_base(&consent.html, "consent page");
-    let done = b.post_no_follow("/consent", &[("challenge", &consent.challenge()), ("decision", "allow")]).await;
-    assert!(done.redirect_params().contains_key("code"));
+    // Signing in needs the cookies, which (scoped to BASE) this proxy-less browser does not
+    // send to the root: the e2e test (test_base_path.py) signs in through a real proxy.
 
     // The account page's sign-in starts at the base's /authorize and returns to its callback.
     let account = Page::from(b.client.get(format!("{}/account", b.base)).send().await.unwrap()).await;
     let to = account.location.clone().unwrap_or_default();
-    assert!(to.starts_with(&format!("{BASE}/account/login")) || to.starts_with(&format!("{BASE}/authorize")), "{} {to}", account.status);
+    assert!(to.starts_with(&format!("{BASE}/account/login")), "{} {to}", account.status);
     let start = Page::from(b.client.get(format!("{}/account/login", b.base)).send().await.unwrap()).await;
     let to = start.location.clone().unwrap();
     assert!(to.starts_with(&format!("{BASE}/authorize?")), "{to}");
