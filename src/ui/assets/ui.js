@@ -4,6 +4,7 @@
 // - A form marked confirm-delay (consent) takes no click in its first moment, so that the
 //   second click of a double click on the previous page's button does not land on Allow.
 // - A button with data-copy="ID" copies that element's text.
+// - A button with data-print prints the page (the print style sheet keeps what matters).
 (function () {
   "use strict";
   document.querySelectorAll("form.submit-once").forEach(function (form) {
@@ -28,6 +29,11 @@
         setTimeout(function () { button.textContent = label; }, 2000);
       });
     });
+  });
+  document.querySelectorAll("button[data-print]").forEach(function (button) {
+    if (typeof window.print !== "function") return;
+    button.hidden = false;
+    button.addEventListener("click", function () { window.print(); });
   });
   var alert = document.querySelector(".error[role=alert]");
   if (alert && alert.hasAttribute("tabindex")) alert.focus();
