@@ -2,20 +2,20 @@
 // (Debian's Chromium, headless, driven by Playwright), and how the page holds together on a
 // desktop and a phone, in English, Japanese and French. test_account.py starts Authrim,
 // registers a client ("Example App", scope openid profile email) and, per walk, the person
-// alice-<walk> with an authenticator app (made through the admin API, with a long name in the
-// walk's language: its "Remove" button has to stay inside its card), runs this program and
-// checks what it prints.
+// alice-<walk>, runs this program and checks what it prints.
 //
 // A walk:
 //   1. context "phone" (an iPhone's Safari User-Agent): the client's authorization request,
-//      her password, Allow: the client's redirect URI (answered by the program, never reached)
-//      gets a code; a session there, and a consent;
-//   2. context "user" (the walk's browser): /account through its own sign-in: login, account
-//      (her two sessions: this one marked, without a button; the phone's "Safari on iPhone"
+//      her password, Allow: a redirect to the client's redirect URI with a code (nobody
+//      serves it: the browser's request to it fails); a session there, and a consent;
+//   2. context "user" (the walk's browser): /account through its own sign-in (login), where
+//      she adds an authenticator app (its key read from the page, the code computed, a long
+//      name in FACTOR_NAMES: its "Remove" button has to stay inside the card): account (her
+//      two sessions: this one marked, without a button; the phone's "Safari on iPhone"
 //      with "Sign out"; the application with what it may see and "Withdraw"; her
 //      authenticator app with "Remove");
-//   3. the phone's "Sign out": session-ended (the notice, one session left); in the phone's
-//      context a prompt=none request now comes back with an error;
+//   3. the phone's "Sign out": session-ended (the notice, one session left); a prompt=none
+//      request with the phone's cookies now comes back with an error;
 //   4. "Withdraw": withdrawn (the notice, no application); the client's next request in this
 //      context asks for consent again;
 //   5. "Make new recovery codes": recovery-codes; "Download" (the file's name, its text) and
@@ -28,7 +28,8 @@
 // axe-core (AXE_TAGS) on every page but the login page in the light and the dark theme, after
 // the control page (as in pages.mjs).
 //
-// Input, from the environment: ISSUER, CLIENT_ID, REDIRECT_URI, PASSWORD, CHROMIUM,
+// Input, from the environment: ISSUER, CLIENT_ID, REDIRECT_URI, PASSWORD, FACTOR_NAMES (JSON:
+// walk -> name), CHROMIUM,
 // ARTIFACTS_DIR, WAIT_MS. Output: one line of JSON, what the browser saw. Any failed step
 // exits 1 with the browser's console, CSP reports and the current page on stderr.
 import { chromium } from 'playwright-core';
@@ -42,6 +43,7 @@ const REDIRECT_URI = env('REDIRECT_URI');
 const PASSWORD = env('PASSWORD');
 const ARTIFACTS = env('ARTIFACTS_DIR');
 const WAIT_MS = Number(process.env.WAIT_MS || 10000);
+const FACTOR_NAMES = JSON.parse(env('FACTOR_NAMES'));
 const IPHONE_UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) '
   + 'Version/18.1 Mobile/15E148 Safari/604.1';
 
@@ -69,8 +71,8 @@ const press = (selector, pred) => shared.press(page, selector, pred);
 const go = (url) => shared.go(page, url);
 const toAccount = (u) => u.pathname === '/account';
 
-// A new context for the walk (`who`), its page the current one; the client's redirect URI is
-// answered here (the program is the client), with the URL it was sent to kept in `redirects`.
+// A new context for the walk (`who`), its page the current one; what it sends to the client's
+// redirect URI (which nobody serves) is kept in `redirects`.
 async function open(who, extra = {}) {
   const options = { locale: walk.locale, bypassCSP: Boolean(walk.axe), ...(walk.phone ? shared.PHONE : shared.DESKTOP), ...extra };
   const { context, page: p } = await openReporting(browser, seen, { walk: walk.name, who }, options, { waitMs: WAIT_MS,
@@ -78,9 +80,8 @@ async function open(who, extra = {}) {
       if (who === 'user' && r.isNavigationRequest() && !walk.accept_language) walk.accept_language = r.headers()['accept-language'] ?? null;
     } });
   const redirects = [];
-  await context.route((u) => u.href.startsWith(REDIRECT_URI), (route) => {
-    redirects.push(route.request().url());
-    return route.fulfill({ status: 200, contentType: 'text/plain', body: 'the client' });
+  p.on('request', (r) => {
+    if (r.url().startsWith(REDIRECT_URI)) redirects.push(r.url());
   });
   contexts.push(context);
   page = p;
@@ -129,26 +130,31 @@ async function accountWalk() {
   const phone = await open('phone', { userAgent: IPHONE_UA });
   await go(authorizeUrl());
   await shared.signIn(page, me, PASSWORD, (u) => u.pathname === '/consent');
+  const allowed = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/consent');
   await page.locator('form[action="/consent"] button[value=allow]').click();
-  await page.waitForURL((u) => u.href.startsWith(REDIRECT_URI));
-  facts.phone_code = Boolean(new URL(phone.redirects.at(-1)).searchParams.get('code'));
+  const back = (await allowed).headers().location ?? '';
+  facts.phone_code = back.startsWith(REDIRECT_URI) && Boolean(new URL(back).searchParams.get('code'));
 
   // 2. The account page, in this walk's browser.
   const user = await open('user');
   await visit('login', await go(at('/account')));
   seen.japanese_font ??= await japaneseFont(page);
-  await visit('account', await shared.signIn(page, me, PASSWORD, toAccount));
+  await shared.signIn(page, me, PASSWORD, toAccount);
+  // Her authenticator app, added here (a long name: its "Remove" stays in the card).
+  await press('form[action="/account/totp/new"] button', (u) => u.pathname === '/account/totp/new');
+  const key = (await page.locator('main p.muted code').textContent()).replace(/\s+/g, '');
+  await page.locator('#code').fill(shared.hotp(shared.base32(key), shared.step()));
+  await page.locator('#name').fill(FACTOR_NAMES[walk.name]);
+  await visit('account', await press('form[action="/account/totp"] button[type=submit]', toAccount));
   facts.account = await lists();
 
   // 3. The phone's session ends from here.
   await visit('session-ended', await press('form[action="/account/sessions/end"] button', toAccount));
   facts.session_ended = await lists();
   facts.session_ended_hash = new URL(page.url()).hash;
-  const mine = page;
-  page = phone.page;
-  await go(authorizeUrl({ prompt: 'none' }));
-  facts.phone_after = Object.fromEntries(new URL(phone.redirects.at(-1)).searchParams);
-  page = mine;
+  // The phone asks again without a prompt (its cookies, through its context's requests).
+  const silent = await phone.context.request.get(authorizeUrl({ prompt: 'none' }), { maxRedirects: 0 });
+  facts.phone_after = Object.fromEntries(new URL(silent.headers().location ?? 'about:blank').searchParams);
 
   // 4. The application's access withdrawn: its next request asks again.
   await visit('withdrawn', await press('form[action="/account/applications/withdraw"] button', toAccount));

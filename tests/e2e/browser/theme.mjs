@@ -30,7 +30,8 @@ let browser;
 let page;
 const contexts = [];
 
-const measure = () => page.evaluate(async () => {
+const measure = async () => {
+  const m = await page.evaluate(() => {
   const rect = (sel) => {
     const e = document.querySelector(sel);
     if (!e) return null;
@@ -47,11 +48,14 @@ const measure = () => page.evaluate(async () => {
     colours: { body: style('body', 'backgroundColor'), button: style(submit, 'backgroundColor'),
       card: style('main', 'backgroundColor') },
     card: { radius: style('main', 'borderTopLeftRadius'), max_width: style('main', 'maxWidth') },
-    logo: { path: new URL(logo.currentSrc).pathname, size: [logo.naturalWidth, logo.naturalHeight],
-      svg: await (await fetch(logo.currentSrc)).text() },
+    logo: { url: logo.currentSrc, path: new URL(logo.currentSrc).pathname, size: [logo.naturalWidth, logo.naturalHeight] },
     scroll_width: document.documentElement.scrollWidth,
   };
-});
+  });
+  // The SVG the logo is, fetched outside the page (its CSP allows it no fetch).
+  m.logo.svg = await (await page.context().request.get(m.logo.url)).text();
+  return m;
+};
 
 async function main() {
   browser = await chromium.launch(chromiumOptions());
