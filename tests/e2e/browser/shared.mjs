@@ -336,7 +336,12 @@ export async function visitPage(page, seen, walk, name, res, { waitMs, artifacts
 /// region, the card), by more than half a pixel. A table's own region scrolls and clips, so
 /// what is inside it is held to its cell, not to the region. Up to 20, described.
 export const outOfBox = (page) => page.evaluate(() => {
-  const name = (e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${String(e.className).trim().replace(/\s+/g, '.')}` : ''}`;
+  // (Attributes, not properties: a form's `id` property is its field named "id".)
+  const name = (e) => {
+    const id = e.getAttribute('id');
+    const cls = (e.getAttribute('class') ?? '').trim();
+    return `${e.tagName.toLowerCase()}${id ? `#${id}` : ''}${cls ? `.${cls.replace(/\s+/g, '.')}` : ''}`;
+  };
   const out = [];
   const things = 'main button, main input:not([type=hidden]), main select, main textarea, main img, main a.button, main form, '
     + 'main li, main pre, main .table-wrap, main table';
