@@ -111,7 +111,7 @@ async fn withdrawing_an_application_asks_again_and_refuses_its_refresh_token() {
     assert!(Page::from(b.authorize(&query).await).await.is_consent(), "the application must ask again");
     let audit = s.admin(reqwest::Method::GET, "/admin/audit?event=consent_withdrawn", None).await.1;
     let event = &audit["events"][0];
-    assert_eq!((event["client"].as_str(), event["detail"]["reason"].as_str(), event["detail"]["families_revoked"].as_u64()), (Some("rp"), Some("user"), Some(1)), "{audit}");
+    assert_eq!((event["client_id"].as_str(), event["detail"]["reason"].as_str(), event["detail"]["families_revoked"].as_u64()), (Some("rp"), Some("user"), Some(1)), "{audit}");
 }
 
 #[tokio::test]
