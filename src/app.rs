@@ -130,7 +130,7 @@ impl App {
         let passkeys = crate::factors::passkey::Passkeys::from_config(&config, keys.vault())?;
         let first_party = crate::endpoints::first_party::ALL.iter().map(|f| (f.client_id, Arc::new(f.client(config.base_url())))).collect();
         let upstreams = crate::identity::upstream::Upstreams::new(&config)?;
-        let ui = crate::ui::Ui::load(config.theme_dir.as_deref(), &config.product_name, &config.default_locale)?;
+        let ui = crate::ui::Ui::load_theme(config.theme_dir.as_deref(), crate::ui::ThemeCss::from_setting(&config.theme_css), &config.product_name, &config.default_locale)?;
         Ok(Self {
             ui,
             passkeys,

@@ -288,6 +288,10 @@ pub struct Config {
     /// A directory whose `templates/`, `assets/` and `locales/` replace or add to the built-in
     /// pages' (read at start).
     pub theme_dir: Option<PathBuf>,
+    /// What a theme's `assets/style.css` does: `add` (served as `/assets/theme.css` after
+    /// the built-in style sheet, overriding what it names: its CSS variables, say) or
+    /// `replace` (served instead of the built-in one, which the pages then lack).
+    pub theme_css: String,
     /// The pages' language when neither `ui_locales` nor `Accept-Language` names one we have.
     pub default_locale: String,
     /// The name the pages show (title, header, "Sign out of …?").
@@ -437,6 +441,7 @@ impl Default for Config {
             password_min_length: 8,
             breached_passwords_file: None,
             theme_dir: None,
+            theme_css: "add".into(),
             default_locale: "en".into(),
             product_name: "Authrim".into(),
             password_hash_concurrency: 0,
@@ -561,6 +566,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_PASSWORD_MIN_LENGTH", "password_min_length"),
     ("AUTHRIM_BREACHED_PASSWORDS_FILE", "breached_passwords_file"),
     ("AUTHRIM_THEME_DIR", "theme_dir"),
+    ("AUTHRIM_THEME_CSS", "theme_css"),
     ("AUTHRIM_DEFAULT_LOCALE", "default_locale"),
     ("AUTHRIM_PRODUCT_NAME", "product_name"),
     ("AUTHRIM_PASSWORD_HASH_CONCURRENCY", "password_hash_concurrency"),
@@ -696,6 +702,9 @@ impl Config {
                     self.issuer
                 );
             }
+        }
+        if !matches!(self.theme_css.as_str(), "add" | "replace") {
+            anyhow::bail!("theme_css must be add or replace, got {:?}", self.theme_css);
         }
         if self.mail_max_per_recipient == 0 || self.mail_recipient_window == 0 {
             anyhow::bail!("mail_max_per_recipient and mail_recipient_window must be positive");

@@ -26,6 +26,10 @@ pub struct Overview<'a> {
     pub email: Option<(&'a str, bool)>,
     /// A verification link can be sent for it (mail is configured, it is not verified).
     pub can_verify: bool,
+    /// The user's live sessions (`endpoints::account::access::sessions`).
+    pub sessions: Vec<serde_json::Value>,
+    /// The applications the user allowed (`endpoints::account::access::applications`).
+    pub applications: Vec<serde_json::Value>,
 }
 
 /// What `?done=` on the overview says (a message id).
@@ -40,6 +44,8 @@ pub fn notice(done: &str) -> Option<&'static str> {
         "unlinked" => Some("notice-unlinked"),
         "profile-verify" => Some("notice-profile-verify"),
         "verify-sent" => Some("notice-verify-sent"),
+        "session-ended" => Some("notice-session-ended"),
+        "withdrawn" => Some("notice-withdrawn"),
         _ => None,
     }
 }
@@ -49,6 +55,28 @@ pub fn date(t: u64) -> String {
     if t == 0 {
         return String::new();
     }
+    let (y, m, d) = civil(t);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// A moment as `YYYY-MM-DD HH:MM UTC`; empty for never.
+pub fn date_time(t: u64) -> String {
+    if t == 0 {
+        return String::new();
+    }
+    format!("{} {:02}:{:02} UTC", date(t), t % 86_400 / 3600, t % 3600 / 60)
+}
+
+/// A moment as ISO 8601 (`YYYY-MM-DDTHH:MM:SSZ`), for `<time datetime>`; empty for never.
+pub fn iso(t: u64) -> String {
+    if t == 0 {
+        return String::new();
+    }
+    format!("{}T{:02}:{:02}:{:02}Z", date(t), t % 86_400 / 3600, t % 3600 / 60, t % 60)
+}
+
+/// Seconds since the epoch to (year, month, day), UTC.
+fn civil(t: u64) -> (i64, i64, i64) {
     // Days since the epoch to a civil date (Howard Hinnant's algorithm).
     let days = (t / 86_400) as i64;
     let z = days + 719_468;
@@ -60,7 +88,7 @@ pub fn date(t: u64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
+    (y, m, d)
 }
 
 pub fn overview(p: Overview<'_>) -> Response {
@@ -80,6 +108,8 @@ pub fn overview(p: Overview<'_>) -> Response {
         .with("email", p.email.map(|(e, _)| e))
         .with("email_verified", p.email.is_some_and(|(_, v)| v))
         .with("can_verify", p.can_verify)
+        .with("sessions", p.sessions)
+        .with("applications", p.applications)
         .with("providers", p.providers.iter().map(|(id, name, linked)| json!({"id": id, "name": name, "linked": linked})).collect::<Vec<_>>());
     if let Some(n) = p.notice {
         page = page.msg("notice", n);
@@ -157,9 +187,10 @@ pub fn password_form(csrf: &str, min: usize, error: Option<&'static str>, status
     page.into_response()
 }
 
-/// New recovery codes, shown this once.
-pub fn recovery_codes(codes: &[String]) -> Response {
-    Page::new(StatusCode::OK, "account_recovery.html", "recovery-title").with("codes", codes).into_response()
+/// New recovery codes, shown this once; `sealed`: the same codes sealed to the session, for
+/// the download form, with its CSRF token.
+pub fn recovery_codes(codes: &[String], sealed: &str, csrf: &str) -> Response {
+    Page::new(StatusCode::OK, "account_recovery.html", "recovery-title").with("codes", codes).with("sealed", sealed).with("csrf", csrf).into_response()
 }
 
 #[cfg(test)]
@@ -169,5 +200,8 @@ mod tests {
         assert_eq!(super::date(0), "");
         assert_eq!(super::date(1_700_000_000), "2023-11-14");
         assert_eq!(super::date(951_782_400), "2000-02-29");
+        assert_eq!(super::date_time(1_700_000_000), "2023-11-14 22:13 UTC");
+        assert_eq!(super::iso(1_700_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!((super::date_time(0), super::iso(0)), (String::new(), String::new()));
     }
 }

@@ -1,5 +1,6 @@
 //! The end of a session (OpenID Connect RP-Initiated, Back-Channel and Front-Channel Logout
-//! 1.0), whoever ends it: the user at the end-session endpoint or an operator.
+//! 1.0), whoever ends it: the user at the end-session endpoint or on the account page (one
+//! of their other sessions), or an operator.
 //!
 //! Ending a session does three things, in this order:
 //! 1. revoke the session's id (`tokens::session_revocation_key`): from then on every access
@@ -34,6 +35,8 @@ pub enum EndedBy {
     Operator,
     /// An admin in the console (their user id).
     Console(String),
+    /// The user on the account page, from another of their sessions (its `sid`).
+    Account(String),
 }
 
 /// What `cut_off` ended.
@@ -112,6 +115,10 @@ pub async fn end_session(app: &App, which: SessionRef, by: EndedBy) -> StoreResu
         EndedBy::Console(admin) => {
             detail["by"] = "console".into();
             detail["admin"] = admin.into();
+        }
+        EndedBy::Account(from) => {
+            detail["by"] = "account".into();
+            detail["from_sid"] = from.into();
         }
     }
     app.audit.record(AuditEvent::new("logout").user(&ended.user_id).detail(detail)).await;

@@ -44,6 +44,14 @@ pub fn delete_consent(sql: &mut dyn Sql, user_id: &str, client_id: &str) -> Stor
     Ok(n > 0)
 }
 
+/// A consent as the account page lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsentInfo {
+    pub client_id: String,
+    pub scope: String,
+    pub updated_at: u64,
+}
+
 fn consent_key(user_id: &str, client_id: &str) -> String {
     format!("{user_id}\u{1f}{client_id}")
 }
@@ -370,6 +378,21 @@ impl Registry {
         self.db.write(move |sql| save_consent(sql, &u, &c, &s)).await?;
         self.consents.write().insert(consent_key(user_id, client_id), scope.to_string());
         Ok(())
+    }
+
+    /// Every consent of `user_id`, with when it was last given, newest first: the account
+    /// page's list (read from the database, which alone keeps the time; the primary key's
+    /// leading `user_id` finds them).
+    pub async fn consents_of(&self, user_id: &str) -> StoreResult<Vec<ConsentInfo>> {
+        let u = user_id.to_string();
+        self.db
+            .read(move |sql| {
+                sql.query("SELECT client_id, scope, updated_at FROM consents WHERE user_id = ?1 ORDER BY updated_at DESC, client_id", crate::params![u])?
+                    .iter()
+                    .map(|r| Ok(ConsentInfo { client_id: r.text(0)?, scope: r.text(1)?, updated_at: r.i64(2)?.max(0) as u64 }))
+                    .collect()
+            })
+            .await
     }
 
     /// Forget what `user_id` consented to for `client_id`; whether there was anything.

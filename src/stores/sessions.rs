@@ -1,7 +1,8 @@
 //! SessionStore: browser sessions behind the `authrim_session` cookie.
 //!
 //! A session also records the clients that received a code in it (`clients`): the relying
-//! parties to tell, by back-channel and front-channel logout, when it ends. Ending a session
+//! parties to tell, by back-channel and front-channel logout, when it ends; and when it was
+//! last used (`last_seen`, to the minute: the user's own list of sessions). Ending a session
 //! runs the caller's `EndHook` in the same commit as the deletion, which is how the logout
 //! outbox is written atomically with the end it announces (`crate::logout`).
 
@@ -29,6 +30,10 @@ pub struct Session {
     /// The address the user signed in from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub address: Option<String>,
+    /// When the session was last used (a code issued in it, the account page shown), to
+    /// `LAST_SEEN_PRECISION`; 0 for not since it began.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub last_seen: u64,
     /// Clients that received a code in this session, in order: who is told of its end.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clients: Vec<String>,
@@ -57,6 +62,7 @@ impl Session {
             created_at: now(),
             user_agent: None,
             address: None,
+            last_seen: 0,
             clients: Vec::new(),
             upstream: None,
         }
@@ -80,7 +86,8 @@ pub trait SessionStore: Send + Sync {
     /// Start a session; returns the cookie value `{shard}_{random}`.
     async fn create(&self, session: Session, ttl: u64) -> StoreResult<String>;
     async fn get(&self, id: &str) -> StoreResult<Option<Session>>;
-    /// Record that `client_id` took part in the session (written only the first time).
+    /// Record that `client_id` took part in the session, and that the session was used now:
+    /// written only when the client is new to it or `last_seen` is `LAST_SEEN_PRECISION` old.
     async fn join(&self, id: &str, client_id: &str) -> StoreResult<()>;
     /// End a live session and, in the same commit, run `hook`. `None` if there was none.
     async fn end(&self, which: SessionRef, hook: EndHook) -> StoreResult<Option<Session>>;
@@ -94,16 +101,31 @@ pub trait SessionStore: Send + Sync {
 /// user's, so only a signed-in user can grow it, and only by clients that exist).
 pub const MAX_SESSION_CLIENTS: usize = 64;
 
-/// `session` with `client_id` joined, or `None` if it was there already.
-pub fn joined(session: &Session, client_id: &str) -> Option<Session> {
-    if session.clients.iter().any(|c| c == client_id) {
+/// How stale `last_seen` may get: a use within this many seconds of the recorded one writes
+/// nothing, so that a session is rewritten at most once a minute however busy, and the user's
+/// list of sessions says "last seen" to the minute (a display's precision, not a policy).
+pub const LAST_SEEN_PRECISION: u64 = 60;
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// `session` with `client_id` joined and seen at `at`, or `None` if there is nothing to write
+/// (the client was there already and the session was seen less than `LAST_SEEN_PRECISION` ago).
+pub fn joined(session: &Session, client_id: &str, at: u64) -> Option<Session> {
+    let known = session.clients.iter().any(|c| c == client_id);
+    let seen = session.last_seen.max(session.created_at);
+    if known && at < seen.saturating_add(LAST_SEEN_PRECISION) {
         return None;
     }
     let mut s = session.clone();
-    if s.clients.len() >= MAX_SESSION_CLIENTS {
-        s.clients.remove(0);
+    s.last_seen = at;
+    if !known {
+        if s.clients.len() >= MAX_SESSION_CLIENTS {
+            s.clients.remove(0);
+        }
+        s.clients.push(client_id.to_string());
     }
-    s.clients.push(client_id.to_string());
     Some(s)
 }
 
@@ -156,7 +178,7 @@ impl SessionStore for EmbeddedSessionStore {
         let mut timer = self.table.timer(shard);
         let ((), at) = self
             .table
-            .update(shard, key, |e| match e.filter(|e| e.expires_at > t).and_then(|e| joined(&e.value, client_id).map(|s| (s, e.expires_at))) {
+            .update(shard, key, |e| match e.filter(|e| e.expires_at > t).and_then(|e| joined(&e.value, client_id, t).map(|s| (s, e.expires_at))) {
                 Some((s, expires_at)) => Turn::put((), s, expires_at),
                 None => Turn::read(()),
             })
@@ -218,13 +240,24 @@ mod tests {
     #[test]
     fn a_session_remembers_each_client_once_and_at_most_the_last_64() {
         let mut s = Session::new("u", "sid".into(), 1, vec![], "1");
-        s = joined(&s, "a").unwrap();
-        assert!(joined(&s, "a").is_none(), "a client already there is not written again");
+        let t = s.created_at;
+        s = joined(&s, "a", t).unwrap();
+        assert!(joined(&s, "a", t + 1).is_none(), "a client already there is not written again");
         for i in 0..100 {
-            s = joined(&s, &format!("c{i}")).unwrap();
+            s = joined(&s, &format!("c{i}"), t).unwrap();
         }
         assert_eq!(s.clients.len(), MAX_SESSION_CLIENTS);
         assert_eq!(s.clients.first().map(String::as_str), Some("c36"), "the oldest are forgotten");
         assert_eq!(s.clients.last().map(String::as_str), Some("c99"));
+    }
+
+    #[test]
+    fn a_session_is_seen_again_at_most_once_a_minute() {
+        let s = Session::new("u", "sid".into(), 1, vec![], "1");
+        let t = s.created_at;
+        let s = joined(&s, "a", t).unwrap();
+        assert!(joined(&s, "a", t + LAST_SEEN_PRECISION - 1).is_none(), "seen within the minute: nothing written");
+        let later = joined(&s, "a", t + LAST_SEEN_PRECISION).expect("a minute later: written");
+        assert_eq!((later.last_seen, later.clients.len()), (t + LAST_SEEN_PRECISION, 1));
     }
 }

@@ -10,7 +10,9 @@
 //! Templates are minijinja (read at start: an operator's `theme_dir/templates/NAME.html`
 //! replaces the built-in one, which askama's compiled templates could not allow), messages
 //! Fluent (`catalog`), assets (style sheet, logo, the two scripts) served from memory at
-//! `/assets/NAME`, each replaceable from `theme_dir/assets/`. Every page is sent with a CSP
+//! `/assets/NAME`, each replaceable from `theme_dir/assets/`, but the style sheet: a theme's
+//! `style.css` is added after the built-in one (`/assets/theme.css`), so that a theme of a
+//! few CSS variables keeps the layout, unless `theme_css = "replace"`. Every page is sent with a CSP
 //! that allows only our own style sheet, images and scripts (and a per-response nonce for
 //! the two pages with an inline script).
 
@@ -189,6 +191,28 @@ impl IntoResponse for Page {
     }
 }
 
+/// What a theme's `assets/style.css` does (`theme_css`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThemeCss {
+    /// Served as `/assets/theme.css`, linked after the built-in style sheet.
+    Add,
+    /// Served as `/assets/style.css` instead of the built-in one.
+    Replace,
+}
+
+impl ThemeCss {
+    pub fn from_setting(s: &str) -> Self {
+        if s == "replace" {
+            ThemeCss::Replace
+        } else {
+            ThemeCss::Add
+        }
+    }
+}
+
+/// The additive style sheet's name, linked after `style.css` when a theme has one.
+const THEME_CSS: &str = "theme.css";
+
 pub struct Ui {
     env: Environment<'static>,
     catalogs: Arc<Catalogs>,
@@ -199,8 +223,14 @@ pub struct Ui {
 }
 
 impl Ui {
-    /// The built-in templates, messages and assets, with `theme_dir`'s on top.
+    /// The built-in templates, messages and assets, with `theme_dir`'s on top (its
+    /// `style.css` added after the built-in one).
     pub fn load(theme_dir: Option<&Path>, product: &str, default_locale: &str) -> anyhow::Result<Self> {
+        Self::load_theme(theme_dir, ThemeCss::Add, product, default_locale)
+    }
+
+    /// As `load`, with what the theme's `style.css` does.
+    pub fn load_theme(theme_dir: Option<&Path>, css: ThemeCss, product: &str, default_locale: &str) -> anyhow::Result<Self> {
         let mut env = Environment::new();
         // HTML escaping of the five characters that matter (minijinja's default also escapes
         // `/`, which makes URLs and commands in pages hard to read and copy); nothing for
@@ -219,23 +249,48 @@ impl Ui {
         let mut assets: HashMap<String, (&'static str, Bytes)> =
             ASSETS.iter().map(|(n, s)| (n.to_string(), (content_type(n), Bytes::from_static(s.as_bytes())))).collect();
         let mut extra_locales = Vec::new();
+        let mut theme_css = false;
         if let Some(dir) = theme_dir {
+            let mut loaded = Loaded::default();
             let templates = dir.join("templates");
             for (name, source) in read_dir(&templates, "html", u64::MAX)?.into_iter().chain(read_dir(&templates, "txt", u64::MAX)?) {
+                loaded.template(&name);
                 env.add_template_owned(name, String::from_utf8(source).map_err(|_| anyhow::anyhow!("theme template is not UTF-8"))?)?;
             }
-            let files = read_dir(&dir.join("assets"), "", MAX_THEME_ASSET_BYTES)?;
+            let mut files = read_dir(&dir.join("assets"), "", MAX_THEME_ASSET_BYTES)?;
             if files.len() > MAX_THEME_ASSETS {
                 anyhow::bail!("theme_dir/assets has more than {MAX_THEME_ASSETS} files");
             }
+            if css == ThemeCss::Add {
+                // The theme's style sheet goes after ours under its own name; both names at
+                // once would leave one of them unused without a word.
+                let named = |n: &str| files.iter().any(|(f, _)| f == n);
+                if named("style.css") && named(THEME_CSS) {
+                    anyhow::bail!("theme_dir/assets has both style.css and {THEME_CSS}: with theme_css = \"add\" they are the same file; keep one");
+                }
+                for (name, _) in files.iter_mut().filter(|(n, _)| n == "style.css") {
+                    *name = THEME_CSS.to_string();
+                }
+            }
+            files.sort_by(|a, b| a.0.cmp(&b.0));
             for (name, bytes) in files {
+                theme_css |= name == THEME_CSS;
+                loaded.assets.push(match (name.as_str(), ASSETS.iter().any(|(n, _)| *n == name)) {
+                    (THEME_CSS, _) => format!("{name} (added after style.css)"),
+                    (_, true) => format!("{name} (replaces the built-in)"),
+                    (_, false) => name.clone(),
+                });
                 assets.insert(name.clone(), (content_type(&name), Bytes::from(bytes)));
             }
             for (name, source) in read_dir(&dir.join("locales"), "ftl", u64::MAX)? {
                 let lang = name.trim_end_matches(".ftl").to_string();
+                loaded.locales.push(lang.clone());
                 extra_locales.push((lang, String::from_utf8(source).map_err(|_| anyhow::anyhow!("theme locale is not UTF-8"))?));
             }
+            loaded.log(dir, css);
         }
+        // Read by base.html: link the theme's style sheet after ours.
+        env.add_global("theme_css", theme_css);
         let catalogs = Arc::new(Catalogs::load(&extra_locales)?);
         let languages = catalogs.languages();
         if !languages.iter().any(|l| l == default_locale) {
@@ -377,6 +432,47 @@ impl Ui {
         }
         h.insert(header::VARY, HeaderValue::from_static("accept-language"));
         res
+    }
+}
+
+/// What a theme directory changed, for the log at start: an operator sees whether the
+/// theme was found and which of its files took effect (a misspelt template name is one that
+/// replaces nothing).
+#[derive(Default)]
+struct Loaded {
+    pages: Vec<String>,
+    mails: Vec<String>,
+    unused: Vec<String>,
+    assets: Vec<String>,
+    locales: Vec<String>,
+}
+
+impl Loaded {
+    fn template(&mut self, name: &str) {
+        let list = match (TEMPLATES.iter().any(|(n, _)| *n == name), name.ends_with(".txt")) {
+            (false, _) => &mut self.unused,
+            (true, true) => &mut self.mails,
+            (true, false) => &mut self.pages,
+        };
+        list.push(name.to_string());
+        list.sort();
+    }
+
+    fn log(&self, dir: &Path, css: ThemeCss) {
+        let list = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join(", ") };
+        tracing::info!(
+            theme_dir = %dir.display(),
+            theme_css = ?css,
+            templates = %list(&self.pages),
+            mail_templates = %list(&self.mails),
+            assets = %list(&self.assets),
+            locales = %list(&self.locales),
+            "theme loaded"
+        );
+        if !self.unused.is_empty() {
+            // Extended or included by the theme's own templates, or a misspelt name.
+            tracing::warn!(theme_dir = %dir.display(), templates = %self.unused.join(", "), "theme templates that replace no built-in template (used only if a theme template extends or includes them)");
+        }
     }
 }
 

@@ -20,6 +20,8 @@ second server), runs the program and checks what it printed:
   (WCAG 3.1.2); the login page with the keyboard; discovery's ``ui_locales_supported``; every
   page screenshotted, a few in the dark theme too.
 - ``test_pages_on_a_phone``: the same walk at 390x844 in both languages: no horizontal scroll.
+  In both tests nothing sticks out of the box that holds it (each control, form, list item
+  against its cell, list item or card: ``shared.outOfBox``).
 - ``test_pages_with_axe``: axe-core on every page in both languages, light and dark theme (the
   CSP bypassed in those browser contexts only, to inject it), after a control page proves that
   the harness finds what it should: no violation of the WCAG 2.0/2.1/2.2 A and AA rules.
@@ -274,6 +276,7 @@ def test_pages_in_english_and_japanese(start_authrim, tmp_path):
     assert {"en", "ja", "fr"} <= set(discovery.get("ui_locales_supported", [])), discovery
     seen, report = run_program("languages", servers, tmp_path)
     check_walks(seen, "languages", report)
+    check_boxes(seen)
     for p in seen["pages"]:
         check_language(p, expected_lang(p["walk"], p["name"]), report)
         alerts = {"error": 1, "login-error": 1}.get(p["name"], 0)
@@ -327,6 +330,7 @@ def test_pages_on_a_phone(start_authrim, tmp_path):
     servers = start_servers(start_authrim, SCENARIOS["mobile"])
     seen, report = run_program("mobile", servers, tmp_path)
     check_walks(seen, "mobile", report)
+    check_boxes(seen)
     wide = []
     for p in seen["pages"]:
         check_language(p, expected_lang(p["walk"], p["name"]), report)
@@ -340,6 +344,13 @@ def test_pages_on_a_phone(start_authrim, tmp_path):
     check_artifacts(seen, expected_screenshots("mobile", dark=False), report)
     assert seen["failed_requests"] == [], report
     check_browser_clean(seen, report, DELIBERATE)
+
+
+def check_boxes(seen: dict):
+    """Nothing on any page sticks out of the box that holds it (a button wider than its card,
+    as the account page's "Remove" buttons were: ``shared.outOfBox``)."""
+    out = [f"{p['walk']} {p['name']}: {p['out_of_box']}" for p in seen["pages"] if p["out_of_box"]]
+    assert not out, "sticking out of their boxes:\n" + "\n".join(out)
 
 
 def axe_findings(pages: list[dict], kind: str) -> list[str]:

@@ -15,7 +15,7 @@ const BACK: &str = "https://rp.example/logged-out";
 
 /// What a relying party's back-channel endpoint does with each POST.
 #[derive(Clone, Copy)]
-enum Mode {
+pub(crate) enum Mode {
     Ok,
     /// 500 on the first attempt, 200 afterwards.
     FailOnce,
@@ -24,19 +24,19 @@ enum Mode {
 }
 
 #[derive(Default)]
-struct Received {
-    tokens: Vec<String>,
+pub(crate) struct Received {
+    pub tokens: Vec<String>,
     attempts: usize,
     /// A slow request is being held right now.
     holding: bool,
 }
 
-struct Receiver {
-    url: String,
-    got: Arc<Mutex<Received>>,
+pub(crate) struct Receiver {
+    pub url: String,
+    pub got: Arc<Mutex<Received>>,
 }
 
-async fn receiver(mode: Mode) -> Receiver {
+pub(crate) async fn receiver(mode: Mode) -> Receiver {
     receiver_on(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(), mode)
 }
 
@@ -75,7 +75,7 @@ fn receiver_on(listener: tokio::net::TcpListener, mode: Mode) -> Receiver {
 }
 
 /// Fast retries, a short delivery timeout, few attempts: the test's clock.
-fn quick(c: &mut authrim::config::Config) {
+pub(crate) fn quick(c: &mut authrim::config::Config) {
     c.backchannel_logout_retry_initial = 1;
     c.backchannel_logout_timeout = 1;
     c.backchannel_logout_max_attempts = 3;
@@ -83,7 +83,7 @@ fn quick(c: &mut authrim::config::Config) {
 
 /// A client with a post-logout URI (and `extra`), a signed-in `alice` who used it; returns
 /// the browser and the token response.
-async fn signed_in(s: &TestServer, b: &Browser, client: &str, extra: Value) -> (String, Value) {
+pub(crate) async fn signed_in(s: &TestServer, b: &Browser, client: &str, extra: Value) -> (String, Value) {
     let mut meta = json!({"post_logout_redirect_uris": [BACK]});
     for (k, v) in extra.as_object().cloned().unwrap_or_default() {
         meta[k] = v;
@@ -102,14 +102,14 @@ async fn logout(b: &Browser, query: &[(&str, &str)]) -> Page {
 }
 
 /// `prompt=none` for `client`: a code if the browser still has a session, else the error.
-async fn silent(b: &Browser, client: &str) -> std::collections::HashMap<String, String> {
+pub(crate) async fn silent(b: &Browser, client: &str) -> std::collections::HashMap<String, String> {
     let res = b
         .authorize(&[("response_type", "code"), ("client_id", client), ("redirect_uri", REDIRECT), ("scope", "openid"), ("prompt", "none"), ("state", "s")])
         .await;
     Page::from(res).await.redirect_params()
 }
 
-async fn eventually<F, Fut>(what: &str, mut check: F)
+pub(crate) async fn eventually<F, Fut>(what: &str, mut check: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,

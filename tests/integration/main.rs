@@ -1,6 +1,7 @@
 //! Integration tests: each starts the real server on an ephemeral port (in-process, or as a
 //! real process where a crash is part of the test).
 
+mod account_access;
 mod admin;
 mod algorithms;
 mod authorize;

@@ -3,19 +3,21 @@
 //! remove a factor. Each needs a recent sign-in and the form's CSRF token (the `Change`
 //! extractor).
 
-use super::{see_other, Change, SignedIn};
+use super::{see_other, Change, Own, SignedIn};
 use crate::app::{App, AppState};
 use crate::audit::AuditEvent;
 use crate::factors::{passkey, recovery, totp};
 use crate::http::account_pages as pages;
 use crate::util::now;
 use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::Response;
+use crate::ui::Msg;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
 const REGISTER_KIND: &str = "passkey-register";
 const TOTP_KIND: &str = "totp-enrol";
+const RECOVERY_KIND: &str = "recovery-codes";
 /// The longest name of a factor.
 const MAX_NAME: usize = 64;
 
@@ -103,10 +105,45 @@ pub async fn recovery_codes(State(app): State<AppState>, Change { me, .. }: Chan
     match recovery::regenerate(&app.db, &me.user.id).await {
         Ok(codes) => {
             audit(&app, &me, "recovery_codes_created", serde_json::json!({"count": codes.len(), "by": "user"})).await;
-            pages::recovery_codes(&codes)
+            // The download form carries the codes sealed to this session, for as long as a
+            // sign-in form lasts: only this page, in this browser, can download them.
+            let sealed = app.sealer.seal(RECOVERY_KIND, &me.cookie, app.config.challenge_ttl, &codes);
+            pages::recovery_codes(&codes, &sealed, &me.csrf(&app))
         }
         Err(e) => crate::endpoints::authorize::unavailable(e),
     }
+}
+
+/// `POST /account/recovery-codes/download` (`codes`: sealed by `recovery_codes`): the codes
+/// just shown as a text file to keep, in the page's language.
+pub async fn download_recovery_codes(State(app): State<AppState>, headers: HeaderMap, Own { me, params }: Own) -> Response {
+    let Some(codes) = params.get("codes").and_then(|s| app.sealer.open::<Vec<String>>(RECOVERY_KIND, Some(&me.cookie), s).ok()) else {
+        return pages::failed("failed-recovery-download");
+    };
+    let lang = app.ui.language(None, headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok())).to_string();
+    let text = |msg: Msg| app.ui.plain_text(&lang, &msg);
+    let host = issuer_label(&app);
+    let mut body = format!(
+        "{}\n{}\n{}\n\n",
+        text(Msg::new("recovery-file-heading").arg("user", me.user.username.clone()).arg("issuer", host.clone())),
+        text(Msg::new("recovery-file-made").arg("date", pages::date_time(now()))),
+        text(Msg::new("recovery-file-body")),
+    );
+    for c in &codes {
+        body.push_str(c);
+        body.push('\n');
+    }
+    let file = format!("recovery-codes-{}.txt", host.replace(|c: char| !c.is_ascii_alphanumeric() && c != '.' && c != '-', "_"));
+    (
+        [
+            (header::CONTENT_TYPE, "text/plain; charset=utf-8".to_string()),
+            (header::CONTENT_DISPOSITION, format!("attachment; filename=\"{file}\"")),
+            (header::CACHE_CONTROL, "no-store".to_string()),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_string()),
+        ],
+        body,
+    )
+        .into_response()
 }
 
 /// `POST /account/factors/remove`: one factor of the user's own.

@@ -4,9 +4,11 @@
 //!
 //! The page signs its users in as a client of this server (`first_party::ACCOUNT`). Changes
 //! need a recent sign-in (`account_reauth_max_age`): otherwise the user is asked to sign in
-//! again (`prompt=login`) first. Every form carries a token sealed to the session cookie
+//! again (`prompt=login`) first; what only takes access away (ending a session, withdrawing
+//! a consent: `access`) does not. Every form carries a token sealed to the session cookie
 //! (CSRF), and every change is audited.
 
+mod access;
 mod email;
 mod factors;
 mod profile;
@@ -36,6 +38,9 @@ pub fn router() -> Router<AppState> {
         .route("/account/totp/new", post(factors::totp_start))
         .route("/account/totp", post(factors::totp_finish))
         .route("/account/recovery-codes", post(factors::recovery_codes))
+        .route("/account/recovery-codes/download", post(factors::download_recovery_codes))
+        .route("/account/sessions/end", post(access::end))
+        .route("/account/applications/withdraw", post(access::withdraw))
         .route("/account/factors/remove", post(factors::remove))
         .route("/account/password", get(factors::password_page).post(factors::change_password))
         .route("/account/profile", get(profile::page).post(profile::change))
@@ -84,6 +89,24 @@ impl axum::extract::FromRequest<AppState> for Change {
     }
 }
 
+/// The extractor of what needs the form's CSRF token but not a recent sign-in (`access`,
+/// the download of the recovery codes just shown): the form and its signed-in user.
+pub(crate) struct Own {
+    pub me: SignedIn,
+    pub params: Params,
+}
+
+impl axum::extract::FromRequest<AppState> for Own {
+    type Rejection = Response;
+
+    async fn from_request(req: axum::extract::Request, app: &AppState) -> Result<Self, Response> {
+        let headers = req.headers().clone();
+        let params = form(FormParams::from_request(req, app).await)?;
+        let me = ACCOUNT.form_user(app, &headers, &params).await?;
+        Ok(Own { me, params })
+    }
+}
+
 async fn overview(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     let Some(me) = signed_in(&app, &headers).await else { return see_other(app.base(), "/account/login") };
     let list = match crate::factors::list(&app.db, &me.user.id).await {
@@ -101,6 +124,22 @@ async fn overview(State(app): State<AppState>, headers: HeaderMap, RawQuery(quer
         .iter()
         .map(|p| (p.id.clone(), p.name.clone(), links.iter().find(|l| l.provider == p.id).map(|l| l.email.clone().unwrap_or_else(|| l.subject.clone()))))
         .collect();
+    // The page's own visit counts as the session being used (at most one write a minute),
+    // when the page signed in through it (`join` would otherwise list the page among the
+    // clients that received a code in the session).
+    if me.session.clients.iter().any(|c| c == CLIENT_ID) {
+        if let Err(e) = app.stores.sessions.join(&me.cookie, CLIENT_ID).await {
+            tracing::warn!(error = %e, "the session's last use was not recorded");
+        }
+    }
+    let sessions = match app.stores.sessions.of_user(&me.user.id).await {
+        Ok(list) => access::sessions(&list, &me.session.sid),
+        Err(e) => return crate::endpoints::authorize::unavailable(e),
+    };
+    let applications = match access::applications(&app, &me.user.id).await {
+        Ok(list) => list,
+        Err(e) => return crate::endpoints::authorize::unavailable(e),
+    };
     let notice = Params::parse(query.unwrap_or_default().as_bytes()).ok().and_then(|p| p.get("done").map(str::to_string));
     pages::overview(pages::Overview {
         username: &me.user.username,
@@ -114,6 +153,8 @@ async fn overview(State(app): State<AppState>, headers: HeaderMap, RawQuery(quer
         providers,
         email: me.user.email().map(|e| (e, me.user.claims.get("email_verified") == Some(&serde_json::Value::Bool(true)))),
         can_verify: email::can_verify(&app, &me.user),
+        sessions,
+        applications,
     })
 }
 

@@ -20,7 +20,8 @@ impl PgSessionStore {
 }
 
 /// Attempts at a compare-and-set before giving up: a session's row changes only when a client
-/// joins it, so losing more than a few races in a row means something else is wrong.
+/// joins it or it is seen again (at most once a minute), so losing more than a few races in a
+/// row means something else is wrong.
 const JOIN_ATTEMPTS: usize = 5;
 
 #[async_trait]
@@ -51,7 +52,7 @@ impl SessionStore for PgSessionStore {
                 return Ok(());
             };
             let before: String = col(&row, 0)?;
-            let Some(after) = joined(&decode::<Session>("sessions", &before)?, client_id) else { return Ok(()) };
+            let Some(after) = joined(&decode::<Session>("sessions", &before)?, client_id, now()) else { return Ok(()) };
             // Compare-and-set on the whole value: a concurrent join is not overwritten.
             let written = self
                 .table

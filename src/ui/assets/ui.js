@@ -7,6 +7,7 @@
 // - A <time datetime="…Z" data-local> (the console's times, ISO 8601 in UTC as the server
 //   writes them) is shown in the browser's time zone, still ISO 8601 (with its offset); the
 //   UTC time stays in its title.
+// - A button with data-print prints the page (the print style sheet keeps what matters).
 (function () {
   "use strict";
   document.querySelectorAll("form.submit-once").forEach(function (form) {
@@ -44,6 +45,11 @@
       pad(d.getHours()) + ":" + pad(d.getMinutes()) + ":" + pad(d.getSeconds()) +
       sign + pad(Math.floor(offset / 60)) + ":" + pad(offset % 60);
     el.title = utc;
+  });
+  document.querySelectorAll("button[data-print]").forEach(function (button) {
+    if (typeof window.print !== "function") return;
+    button.hidden = false;
+    button.addEventListener("click", function () { window.print(); });
   });
   var alert = document.querySelector(".error[role=alert]");
   if (alert && alert.hasAttribute("tabindex")) alert.focus();

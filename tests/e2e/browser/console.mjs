@@ -59,7 +59,7 @@ import { chromium } from 'playwright-core';
 import { createRequire } from 'node:module';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
 import { AXE_CONTROL_CONTEXT, axeControlRuns, chromiumOptions, japaneseFont as sharedJapaneseFont, runAxe, screenshot,
-  textParts, base32, hotp, step } from './shared.mjs';
+  textParts, base32, hotp, step, outOfBox } from './shared.mjs';
 
 const require = createRequire(import.meta.url);
 const AXE_SCRIPT = require.resolve('axe-core/axe.min.js');
@@ -276,7 +276,7 @@ const widths = () => page.evaluate(() => {
       right: Math.round(e.getBoundingClientRect().right), overflow_x: getComputedStyle(e).overflowX,
       tabindex: e.getAttribute('tabindex'), role: e.getAttribute('role'), label: e.getAttribute('aria-label') })),
     tables_outside_wraps: [...document.querySelectorAll('table')].filter((t) => !t.closest('.table-wrap')).length };
-});
+}).then(async (w) => ({ ...w, out_of_box: await outOfBox(page) }));
 
 // A page reached by `res`: where, how, what it says and in which language; its screenshot,
 // axe-core's findings or its widths as the walk asks. `console_page` false: a sign-in or

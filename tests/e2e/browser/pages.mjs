@@ -33,7 +33,8 @@
 //   the dark one (prefers-color-scheme emulated, as a browser with colorScheme 'dark' has it),
 //   after a control page made to fail (axeControl) proves the harness.
 // Every page also reports its text with the language each piece is marked as (for WCAG 3.1.2),
-// and the languages and mobile scenarios whether Chromium has a Japanese font at all.
+// what sticks out of its box (shared.outOfBox: a control wider than its card or cell), and the
+// languages and mobile scenarios whether Chromium has a Japanese font at all.
 //
 // Keyboard, on the login page ("en" and "ja"): the focus on load (the username field has
 // autofocus); Shift+Tab from there (nothing before it: the focus leaves the page) and Tab
@@ -50,7 +51,7 @@ import { chromium } from 'playwright-core';
 import { createHash, randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
-import { AXE_CONTROL_CONTEXT, axeControlRuns, chromiumOptions, japaneseFont as sharedJapaneseFont, runAxe, screenshot,
+import { AXE_CONTROL_CONTEXT, axeControlRuns, chromiumOptions, japaneseFont as sharedJapaneseFont, outOfBox, runAxe, screenshot,
   textParts } from './shared.mjs';
 
 const require = createRequire(import.meta.url);
@@ -196,7 +197,7 @@ async function visit(name, res) {
     html_lang: await page.locator('html').getAttribute('lang'), title: await page.title(),
     heading: (await heading()).trim(), text: await text(), focused: await focused(),
     alerts: await page.locator('[role=alert]:visible').evaluateAll((l) => l.map((e) => e.textContent.trim())),
-    parts: await parts() };
+    parts: await parts(), out_of_box: await outOfBox(page) };
   if (walk.shots) {
     const base = `${walk.name}-${String(n).padStart(2, '0')}-${name}`;
     await shot(`${base}.png`);
