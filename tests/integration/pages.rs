@@ -82,8 +82,12 @@ async fn a_theme_directory_replaces_templates_assets_and_messages() {
     s.client("rp", json!({})).await;
     let (_, _, html) = get(&s, "/", None, &[]).await;
     assert!(html.contains("<h1>Acme ID</h1><p>Welcome to Acme.</p>") && html.contains("<title>Welcome · Acme ID</title>"), "{html}");
-    let (_, _, css) = get(&s, "/assets/style.css", None, &[]).await;
+    // The theme's style sheet is added after the built-in one (`theme_css = "add"`).
+    let (_, _, css) = get(&s, "/assets/theme.css", None, &[]).await;
     assert_eq!(css, "body { color: rebeccapurple }");
+    let (_, _, built_in) = get(&s, "/assets/style.css", None, &[]).await;
+    assert!(built_in.contains("--accent"), "the built-in style sheet stays");
+    assert!(html.find("/assets/style.css").unwrap() < html.find("/assets/theme.css").unwrap(), "{html}");
     let (st, h, _) = get(&s, "/assets/acme.svg", None, &[]).await;
     assert_eq!((st, h["content-type"].to_str().unwrap()), (200, "image/svg+xml"));
     // A language added by the theme, with English for what it does not translate.
