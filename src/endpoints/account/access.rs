@@ -71,13 +71,13 @@ pub async fn end(State(app): State<AppState>, Own { me, params }: Own) -> Respon
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };
     if !mine {
-        return see_other("/account#sessions");
+        return see_other(app.base(), "/account#sessions");
     }
     match end_session(&app, SessionRef::Sid(sid.to_string()), EndedBy::Account(me.session.sid.clone())).await {
         // Ending the session this page runs in is signing out here: the next page asks for a sign-in.
-        Ok(Some(_)) if sid == me.session.sid => see_other("/account"),
-        Ok(Some(_)) => see_other("/account?done=session-ended#sessions"),
-        Ok(None) => see_other("/account#sessions"),
+        Ok(Some(_)) if sid == me.session.sid => see_other(app.base(), "/account"),
+        Ok(Some(_)) => see_other(app.base(), "/account?done=session-ended#sessions"),
+        Ok(None) => see_other(app.base(), "/account#sessions"),
         Err(e) => crate::endpoints::authorize::unavailable(e),
     }
 }
@@ -87,11 +87,11 @@ pub async fn end(State(app): State<AppState>, Own { me, params }: Own) -> Respon
 pub async fn withdraw(State(app): State<AppState>, Own { me, params }: Own) -> Response {
     let client_id = params.get("client_id").unwrap_or_default();
     if client_id.is_empty() || client_id == CLIENT_ID {
-        return see_other("/account#applications");
+        return see_other(app.base(), "/account#applications");
     }
     match crate::consent::withdraw(&app, &me.user.id, client_id, "user").await {
-        Ok(done) if done.consent || done.families > 0 => see_other("/account?done=withdrawn#applications"),
-        Ok(_) => see_other("/account#applications"),
+        Ok(done) if done.consent || done.families > 0 => see_other(app.base(), "/account?done=withdrawn#applications"),
+        Ok(_) => see_other(app.base(), "/account#applications"),
         Err(e) => crate::endpoints::authorize::unavailable(e),
     }
 }
