@@ -397,8 +397,6 @@ REFUSALS = [
      "invalid_client_metadata"),
     ("implicit", {"redirect_uris": [REDIRECT_URI], "response_types": ["id_token token"],
                   "grant_types": ["implicit"]}, "invalid_client_metadata"),
-    ("no-allowed-scope", {"redirect_uris": [REDIRECT_URI], "scope": "admin write"},
-     "invalid_client_metadata"),
     ("private-key-jwt-without-keys", {"redirect_uris": [REDIRECT_URI],
                                       "token_endpoint_auth_method": "private_key_jwt"},
      "invalid_client_metadata"),
@@ -424,6 +422,19 @@ def test_registration_refused(authrim_server, name, metadata, error):
     assert client_ids(authrim_server) == before
     ok = {"redirect_uris": [REDIRECT_URI]}
     assert_registered(authrim_server, register(authrim_server, ok, token), ok, time.time())
+
+
+def test_scopes_outside_the_policy_are_dropped_not_refused(authrim_server):
+    """Scopes beyond registration_scopes are dropped, as documented (issue 36, MCP item 1):
+    a request naming only such scopes is registered as if it had named none, with the
+    policy's scopes, and the answer's `scope` says what was registered (RFC 7591 §3.2.1)."""
+    token = initial_access_token(authrim_server, max_uses=2)
+    sent = {"redirect_uris": [REDIRECT_URI], "scope": "admin write"}
+    body = assert_registered(authrim_server, register(authrim_server, sent, token), sent, time.time())
+    assert set(body["scope"].split()) == POLICY_SCOPES, body
+    sent = {"redirect_uris": [REDIRECT_URI], "scope": "openid admin email"}
+    body = assert_registered(authrim_server, register(authrim_server, sent, token), sent, time.time())
+    assert set(body["scope"].split()) == {"openid", "email"}, body
 
 
 # --------------------------------------------------------------------------

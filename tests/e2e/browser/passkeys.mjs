@@ -123,7 +123,7 @@ async function loginOffer() {
 
 // The account page's list of methods and recovery-code count.
 async function account() {
-  const items = page.locator('ul.factors > li');
+  const items = page.locator('ul.factors:not(.sessions):not(.applications) > li');  // sign-in methods, not sessions or applications
   const methods = [];
   for (let i = 0; i < await items.count(); i++) {
     const li = items.nth(i);
