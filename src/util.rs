@@ -14,7 +14,13 @@ pub fn now() -> u64 {
 
 /// A moment (seconds since the epoch) in ISO 8601 / RFC 3339, UTC: `2026-11-28T02:50:35Z`.
 pub fn iso8601(t: u64) -> String {
-    // Days since the epoch to a civil date (Howard Hinnant's algorithm).
+    let (y, m, d) = civil(t);
+    let s = t % 86_400;
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", s / 3600, (s % 3600) / 60, s % 60)
+}
+
+/// Seconds since the epoch to (year, month, day), UTC (Howard Hinnant's days-to-civil).
+pub fn civil(t: u64) -> (i64, i64, i64) {
     let z = (t / 86_400) as i64 + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -23,9 +29,7 @@ pub fn iso8601(t: u64) -> String {
     let mp = (5 * doy + 2) / 153;
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    let s = t % 86_400;
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", s / 3600, (s % 3600) / 60, s % 60)
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 /// `n` bytes from the system CSPRNG.

@@ -77,18 +77,7 @@ pub fn iso(t: u64) -> String {
 
 /// Seconds since the epoch to (year, month, day), UTC.
 fn civil(t: u64) -> (i64, i64, i64) {
-    // Days since the epoch to a civil date (Howard Hinnant's algorithm).
-    let days = (t / 86_400) as i64;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+    crate::util::civil(t)
 }
 
 pub fn overview(p: Overview<'_>) -> Response {
