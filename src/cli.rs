@@ -151,6 +151,10 @@ pub struct ClientArgs {
     /// The client's authorization requests must be signed request objects (RFC 9101).
     #[arg(long)]
     pub require_signed_request_object: bool,
+    /// Seconds in which a retry with the client's just-superseded refresh token gets the same
+    /// successor (0: strict; -1: the deployment's refresh_reuse_grace again).
+    #[arg(long, allow_negative_numbers = true)]
+    pub refresh_reuse_grace: Option<i64>,
 }
 
 impl ClientArgs {
@@ -185,6 +189,7 @@ impl ClientArgs {
             require_pushed_authorization_requests: self.require_par.then_some(true),
             request_object_signing_alg: None,
             require_signed_request_object: self.require_signed_request_object.then_some(true),
+            refresh_reuse_grace: self.refresh_reuse_grace,
             ..Default::default()
         })
     }

@@ -195,8 +195,10 @@ async fn deliver(app: &App, mailer: &Mailer, row: Due) {
         Ok(()) => app.db.write(move |sql| sql.execute("UPDATE mail_outbox SET sent_at = ?1, body = ?2, lease_until = 0 WHERE id = ?3", crate::params![t, Vec::<u8>::new(), id])).await,
         Err(e) => {
             let gave_up = row.attempts >= app.config.mail_max_attempts as i64;
-            // Waits double from mail_retry_delay (after the first try), at most an hour.
-            let wait = ((app.config.mail_retry_delay.max(1) as i64) << (row.attempts - 1).clamp(0, 12)).min(3600);
+            // Waits double from mail_retry_delay (after the first try), at most
+            // mail_retry_max_delay.
+            let longest = app.config.mail_retry_max_delay.clamp(1, i64::MAX as u64 / 2) as i64;
+            let wait = ((app.config.mail_retry_delay.max(1) as i64) << (row.attempts - 1).clamp(0, 12)).min(longest);
             tracing::warn!(id, attempt = row.attempts, error = %e, "mail: not delivered; tried again in {wait} s");
             let due = if gave_up { GIVEN_UP } else { t + wait };
             let (err, to) = (e.clone(), row.to.clone());

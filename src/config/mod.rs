@@ -148,7 +148,9 @@ pub struct Config {
     /// Rotate refresh tokens on every use (theft detection needs this on).
     pub refresh_token_rotation: bool,
     /// Seconds during which a retry with the just-superseded refresh token gets the same
-    /// successor instead of counting as theft. 0 = strict.
+    /// successor instead of counting as theft (two browser tabs refreshing at once, a response
+    /// lost on the way). 0 = strict; at most `MAX_REFRESH_REUSE_GRACE`. A client's own
+    /// `refresh_reuse_grace` overrides it.
     pub refresh_reuse_grace: u64,
     /// Absolute lifetime of a refresh-token family, from the login.
     pub refresh_token_ttl: u64,
@@ -249,9 +251,11 @@ pub struct Config {
     pub mail_from: Option<String>,
     /// Tries to deliver one message before it is given up (audited).
     pub mail_max_attempts: u32,
-    /// Seconds before a failed delivery is tried again; each further wait doubles (at most an
-    /// hour).
+    /// Seconds before a failed delivery is tried again; each further wait doubles (at most
+    /// `mail_retry_max_delay`).
     pub mail_retry_delay: u64,
+    /// The longest wait between two tries of one message (the doubling stops there).
+    pub mail_retry_max_delay: u64,
     /// Seconds a delivered (or given-up) message's row is kept in the outbox (its body is
     /// blanked once sent); expired reset and verification links are removed as they expire.
     pub mail_retention: u64,
@@ -387,7 +391,7 @@ impl Default for Config {
             revocation_shards: 16,
             refresh_shards: 32,
             refresh_token_rotation: true,
-            refresh_reuse_grace: 0,
+            refresh_reuse_grace: 30,
             refresh_token_ttl: 30 * 86_400,
             refresh_token_idle_ttl: 14 * 86_400,
             key_encryption_key: None,
@@ -427,6 +431,7 @@ impl Default for Config {
             mail_from: None,
             mail_max_attempts: 10,
             mail_retry_delay: 30,
+            mail_retry_max_delay: 3600,
             mail_retention: 604_800,
             password_reset_ttl: 1800,
             password_reset_max_requests: 5,
@@ -454,6 +459,10 @@ impl Default for Config {
 }
 
 /// (environment variable, config key) for every knob.
+/// The longest refresh-token reuse grace a deployment or a client may set: a superseded token
+/// stays good this long, so it is kept short.
+pub const MAX_REFRESH_REUSE_GRACE: u64 = 300;
+
 pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_ISSUER", "issuer"),
     ("AUTHRIM_LISTEN", "listen"),
@@ -553,6 +562,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_MAIL_MAX_ATTEMPTS", "mail_max_attempts"),
     ("AUTHRIM_MAIL_RETENTION", "mail_retention"),
     ("AUTHRIM_MAIL_RETRY_DELAY", "mail_retry_delay"),
+    ("AUTHRIM_MAIL_RETRY_MAX_DELAY", "mail_retry_max_delay"),
     ("AUTHRIM_PASSWORD_RESET_TTL", "password_reset_ttl"),
     ("AUTHRIM_PASSWORD_RESET_MAX_REQUESTS", "password_reset_max_requests"),
     ("AUTHRIM_SIGNUP", "signup"),
@@ -591,7 +601,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "login_window", "second_factor_max_failures", "login_throttle_max_keys", "password_hash_concurrency", "password_hash_max_waiting",
     "max_authorization_request_bytes", "database_pool_size", "database_timeout_ms", "database_startup_wait", "revocation_max_staleness_ms",
     "header_read_timeout", "body_read_timeout", "idle_timeout", "tls_handshake_timeout", "max_connections",
-    "max_connections_per_address", "account_reauth_max_age", "console_max_age", "mail_max_attempts", "mail_retention", "mail_retry_delay", "password_reset_ttl",
+    "max_connections_per_address", "account_reauth_max_age", "console_max_age", "mail_max_attempts", "mail_retention", "mail_retry_delay", "mail_retry_max_delay", "password_reset_ttl",
     "password_reset_max_requests", "signup_max_per_address", "signup_max_pending", "email_verification_ttl", "password_min_length",
     "mail_max_per_recipient", "mail_recipient_window",
 ];
@@ -702,6 +712,9 @@ impl Config {
                     self.issuer
                 );
             }
+        }
+        if self.refresh_reuse_grace > MAX_REFRESH_REUSE_GRACE {
+            anyhow::bail!("refresh_reuse_grace is at most {MAX_REFRESH_REUSE_GRACE} seconds, got {}", self.refresh_reuse_grace);
         }
         if !matches!(self.theme_css.as_str(), "add" | "replace") {
             anyhow::bail!("theme_css must be add or replace, got {:?}", self.theme_css);

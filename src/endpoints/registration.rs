@@ -187,6 +187,7 @@ impl Registration {
             // Whether sign-ins need a second factor is the operator's to decide.
             require_mfa: None,
             require_passkey: None,
+            refresh_reuse_grace: None,
         })
     }
 }

@@ -69,7 +69,7 @@ impl GrantHandler for RefreshTokenGrant {
             }
         }
 
-        let (family, refresh_token) = match app.stores.refresh.rotate(presented).await? {
+        let (family, refresh_token) = match app.stores.refresh.rotate_with(presented, client.meta.refresh_reuse_grace).await? {
             Rotation::Rotated { family, token } | Rotation::GraceRetry { family, token } => (family, token),
             Rotation::Reused { family } => {
                 revoke_family(app, &family, "refresh_reuse").await?;

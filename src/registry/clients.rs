@@ -135,6 +135,11 @@ pub struct ClientMetadata {
     /// Every sign-in for this client needs a passkey (as `mfa_policy = "passkey"`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_passkey: bool,
+    /// Seconds in which a retry with this client's just-superseded refresh token gets the same
+    /// successor (the deployment's `refresh_reuse_grace` when unset; 0: strict). Authrim
+    /// extension.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_reuse_grace: Option<u64>,
     /// Authrim's own pages (the account page): no consent asked. Not settable from outside.
     #[serde(skip)]
     pub first_party: bool,
@@ -242,6 +247,8 @@ pub struct ClientInput {
     pub default_acr_values: Option<Vec<String>>,
     pub require_mfa: Option<bool>,
     pub require_passkey: Option<bool>,
+    /// A negative number clears it (the deployment's grace again).
+    pub refresh_reuse_grace: Option<i64>,
 }
 
 #[derive(Debug, Clone)]
@@ -501,6 +508,7 @@ fn metadata_of(input: ClientInput) -> ClientMetadata {
         default_acr_values: input.default_acr_values.clone().unwrap_or_default(),
         require_mfa: input.require_mfa.unwrap_or(false),
         require_passkey: input.require_passkey.unwrap_or(false),
+        refresh_reuse_grace: input.refresh_reuse_grace.and_then(|g| u64::try_from(g).ok()),
         first_party: false,
         client_id_issued_at: now(),
     }
@@ -551,6 +559,7 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.default_acr_values { meta.default_acr_values = v }
     if let Some(v) = input.require_mfa { meta.require_mfa = v }
     if let Some(v) = input.require_passkey { meta.require_passkey = v }
+    if let Some(v) = input.refresh_reuse_grace { meta.refresh_reuse_grace = u64::try_from(v).ok() }
     validate(&meta)?;
     let method = meta.token_endpoint_auth_method.as_str();
     let keeps = match method {
@@ -669,6 +678,9 @@ fn validate(meta: &ClientMetadata) -> Result<(), String> {
     }
     if let Some(a) = meta.default_acr_values.iter().find(|a| !crate::factors::ACR_VALUES.contains(&a.as_str())) {
         return Err(format!("default_acr_values: {a:?} is not one of {}", crate::factors::ACR_VALUES.join(", ")));
+    }
+    if let Some(g) = meta.refresh_reuse_grace.filter(|g| *g > crate::config::MAX_REFRESH_REUSE_GRACE) {
+        return Err(format!("refresh_reuse_grace: at most {} seconds, got {g}", crate::config::MAX_REFRESH_REUSE_GRACE));
     }
     if meta.application_type.as_deref().is_some_and(|t| t != "web" && t != "native") {
         return Err("application_type must be web or native".into());

@@ -94,6 +94,13 @@ pub struct RotationPolicy {
     pub idle_ttl: u64,
 }
 
+impl RotationPolicy {
+    /// This policy with a client's own grace, if it has one.
+    pub fn with_grace(self, grace: Option<u64>) -> Self {
+        Self { grace: grace.unwrap_or(self.grace), ..self }
+    }
+}
+
 #[async_trait]
 pub trait RefreshTokenRotator: Send + Sync {
     /// Start a family with the id the caller chose (so a code can record it before
@@ -102,7 +109,12 @@ pub trait RefreshTokenRotator: Send + Sync {
     /// Classify a token without changing anything.
     async fn peek(&self, token: &str) -> StoreResult<Presented>;
     /// Use a token: rotate, re-send within grace, or detect reuse and revoke the family.
-    async fn rotate(&self, token: &str) -> StoreResult<Rotation>;
+    async fn rotate(&self, token: &str) -> StoreResult<Rotation> {
+        self.rotate_with(token, None).await
+    }
+    /// `rotate` with the token's client's own reuse grace (seconds) in place of the
+    /// deployment's, where the client has one.
+    async fn rotate_with(&self, token: &str, grace: Option<u64>) -> StoreResult<Rotation>;
     async fn revoke_family(&self, family_id: &str) -> StoreResult<bool>;
     /// Bind the family of `token` to the DPoP key `jkt` unless it is bound already (RFC 9449
     /// §5: a public client's refresh tokens are bound from its first proof on). Returns the
@@ -288,11 +300,11 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
         }))
     }
 
-    async fn rotate(&self, token: &str) -> StoreResult<Rotation> {
+    async fn rotate_with(&self, token: &str, grace: Option<u64>) -> StoreResult<Rotation> {
         let Some((shard, key, version)) = self.locate(token) else { return Ok(Rotation::Unknown) };
         let mut timer = self.table.timer(shard);
         let t = now();
-        let p = self.policy;
+        let p = self.policy.with_grace(grace);
         // The whole decision is one turn on the family: of N concurrent presentations of the
         // same token exactly one finds `version == f.version`; the others decide after its
         // rotation is durable, and see a superseded token.

@@ -64,6 +64,8 @@ impl Backend {
             challenge_shards: 4,
             revocation_shards: 4,
             refresh_shards: 8,
+            // Strict rotation; the grace's test sets one.
+            refresh_reuse_grace: 0,
             ..Config::default()
         };
         tweak(&mut c);

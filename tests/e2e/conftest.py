@@ -130,7 +130,7 @@ def run_authrim(tmp_path_factory: pytest.TempPathFactory, name: str = "authrim",
                 extra_env: dict | None = None, host: str | None = "127.0.0.1",
                 args: tuple = ("serve",), data_dir: Path | None = None):
     """Start ``$AUTHRIM_BIN serve`` on a free loopback port with a fresh data directory and
-    ``extra_env`` on top of the usual settings; yield it once healthy, stop it with SIGTERM.
+    ``extra_env`` on top of the usual settings (None: unset, the server's default); yield it once healthy, stop it with SIGTERM.
 
     ``host`` names the server in its issuer: ``"localhost"`` gives ``http://localhost:<port>``
     (a domain, which WebAuthn needs: passkeys are off under an IP issuer) while it still
@@ -169,9 +169,14 @@ def run_authrim(tmp_path_factory: pytest.TempPathFactory, name: str = "authrim",
             "AUTHRIM_LOG_FORMAT": "json",
             # The tests serve client documents (jwks_uri, metadata documents) on loopback.
             "AUTHRIM_FETCH_ALLOW_PRIVATE_ADDRESSES": "true",
+            # Strict refresh-token rotation: the tests of theft detection replay the token
+            # just replaced. The default grace has its own test (test_spa.py).
+            "AUTHRIM_REFRESH_REUSE_GRACE": "0",
             **(extra_env or {}),
         }
     )
+    # A setting given as None is left at the server's default.
+    env = {k: v for k, v in env.items() if v is not None}
 
     log_file = open(log_path, "wb")
     proc = subprocess.Popen(

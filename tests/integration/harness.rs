@@ -37,6 +37,9 @@ pub fn test_config(dir: &std::path::Path) -> Config {
         fetch_allow_private_addresses: true,
         // Every test registers from 127.0.0.1; the per-address limit has its own test.
         registration_max_per_address: 10_000,
+        // Strict rotation: the tests of theft detection present the token just replaced; the
+        // grace (on by default) has tests of its own.
+        refresh_reuse_grace: 0,
         ..Config::default()
     }
 }
@@ -337,6 +340,8 @@ pub fn spawn_server(dir: &std::path::Path, port: u16, extra: &[(&str, &str)]) ->
         .env("AUTHRIM_LISTEN", format!("127.0.0.1:{port}"))
         .env("AUTHRIM_ISSUER", &base)
         .env("AUTHRIM_ADMIN_TOKEN", ADMIN)
+        // Strict rotation, as in `test_config` (an `extra` may set a grace).
+        .env("AUTHRIM_REFRESH_REUSE_GRACE", "0")
         .env_remove("AUTHRIM_CONFIG")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());

@@ -40,6 +40,8 @@ fn spawn_node(url: &str, log_dir: &std::path::Path, n: usize, extra: &[(&str, &s
         .env("AUTHRIM_ISSUER", "http://localhost:9999") // one issuer for the whole fleet
         .env("AUTHRIM_ADMIN_TOKEN", ADMIN)
         .env("AUTHRIM_DATABASE_POOL_SIZE", "8")
+        // Strict rotation (exactly one winner among concurrent uses); an `extra` may set a grace.
+        .env("AUTHRIM_REFRESH_REUSE_GRACE", "0")
         .env_remove("AUTHRIM_CONFIG")
         .stdout(Stdio::null())
         .stderr(log);

@@ -129,6 +129,64 @@ async fn grace_period_answers_a_retry_with_the_same_successor() {
     assert_eq!(refresh(&s, &rp, &rt(&b), None).await.0, 200);
 }
 
+/// The deployment's default is a grace (browsers' tabs refresh at once); a client's own
+/// `refresh_reuse_grace` overrides it either way, and only the token just replaced is
+/// forgiven: an older one is still theft.
+#[tokio::test]
+async fn the_default_grace_and_a_clients_own_override_it() {
+    assert_eq!(authrim::config::Config::default().refresh_reuse_grace, 30, "the documented default");
+    let s = TestServer::start_with(|c| c.refresh_reuse_grace = authrim::config::Config::default().refresh_reuse_grace).await;
+    s.user("alice", json!({})).await;
+    // The deployment's grace: two tabs present the same token, both get the same successor.
+    let tabs = new_rp(&s, "tabs").await;
+    let t0 = rt(&login(&s, &tabs, "alice", "offline_access").await);
+    let (_, a) = refresh(&s, &tabs, &t0, None).await;
+    let (st, b) = refresh(&s, &tabs, &t0, None).await;
+    assert_eq!((st, rt(&a)), (200, rt(&b)));
+    // Past the token just replaced, reuse is theft even within the window.
+    let (_, c) = refresh(&s, &tabs, &rt(&b), None).await;
+    assert_eq!(refresh(&s, &tabs, &t0, None).await.0, 400, "two versions back");
+    assert_eq!(refresh(&s, &tabs, &rt(&c), None).await.0, 400, "and the family is revoked");
+
+    // A client that wants strict rotation.
+    let (id, secret) = s.client("strict", json!({"grant_types": ["authorization_code", "refresh_token"], "refresh_reuse_grace": 0})).await;
+    let strict = Rp { id, secret: secret.unwrap() };
+    let t0 = rt(&login(&s, &strict, "alice", "offline_access").await);
+    let (_, a) = refresh(&s, &strict, &t0, None).await;
+    assert_eq!(refresh(&s, &strict, &t0, None).await.0, 400, "no grace for this client");
+    assert_eq!(refresh(&s, &strict, &rt(&a), None).await.0, 400, "the family is revoked");
+
+    // Bounded, and a negative number returns a client to the deployment's grace.
+    let (st, body) = s.admin(reqwest::Method::PATCH, "/admin/clients/strict", Some(json!({"refresh_reuse_grace": 301}))).await;
+    assert_eq!(st, 400, "{body}");
+    assert!(body["error_description"].as_str().unwrap_or_default().contains("refresh_reuse_grace"), "{body}");
+    let (st, body) = s.admin(reqwest::Method::PATCH, "/admin/clients/strict", Some(json!({"refresh_reuse_grace": -1}))).await;
+    assert_eq!(st, 200, "{body}");
+    assert!(body.get("refresh_reuse_grace").is_none(), "cleared: {body}");
+    let t0 = rt(&login(&s, &strict, "alice", "offline_access").await);
+    let (_, a) = refresh(&s, &strict, &t0, None).await;
+    let (st, b) = refresh(&s, &strict, &t0, None).await;
+    assert_eq!((st, rt(&a)), (200, rt(&b)), "the deployment's grace again");
+}
+
+/// A strict deployment still lets one client keep a grace (an application open in tabs).
+#[tokio::test]
+async fn a_client_may_have_a_grace_on_a_strict_deployment() {
+    let s = TestServer::start().await;
+    assert_eq!(s.server.app.config.refresh_reuse_grace, 0);
+    s.user("alice", json!({})).await;
+    let (id, secret) = s.client("spa", json!({"grant_types": ["authorization_code", "refresh_token"], "refresh_reuse_grace": 10})).await;
+    let rp = Rp { id, secret: secret.unwrap() };
+    let t0 = rt(&login(&s, &rp, "alice", "offline_access").await);
+    let (_, a) = refresh(&s, &rp, &t0, None).await;
+    let (st, b) = refresh(&s, &rp, &t0, None).await;
+    assert_eq!((st, rt(&a)), (200, rt(&b)));
+    let other = new_rp(&s, "other").await;
+    let t0 = rt(&login(&s, &other, "alice", "offline_access").await);
+    refresh(&s, &other, &t0, None).await;
+    assert_eq!(refresh(&s, &other, &t0, None).await.0, 400, "the deployment stays strict for the others");
+}
+
 #[tokio::test]
 async fn two_devices_of_one_user_are_independent() {
     let s = TestServer::start().await;

@@ -30,7 +30,7 @@ fn values(m: &crate::registry::clients::ClientMetadata) -> Value {
         "post_logout_redirect_uris": m.post_logout_redirect_uris.join("\n"), "grant_types": m.grant_types,
         "method": m.token_endpoint_auth_method, "scope": m.scope, "jwks_uri": m.jwks_uri,
         "backchannel_logout_uri": m.backchannel_logout_uri, "require_mfa": m.require_mfa, "require_passkey": m.require_passkey,
-        "application_type": m.application_type,
+        "application_type": m.application_type, "refresh_reuse_grace": m.refresh_reuse_grace,
     })
 }
 
@@ -41,6 +41,7 @@ fn typed(params: &crate::http::params::Params) -> Value {
         "redirect_uris": params.get("redirect_uris").unwrap_or_default(), "post_logout_redirect_uris": params.get("post_logout_redirect_uris").unwrap_or_default(),
         "grant_types": grants, "method": text(params, "method"), "scope": text(params, "scope"), "jwks_uri": text(params, "jwks_uri"),
         "backchannel_logout_uri": text(params, "backchannel_logout_uri"), "require_mfa": checked(params, "require_mfa"), "require_passkey": checked(params, "require_passkey"),
+        "refresh_reuse_grace": text(params, "refresh_reuse_grace"),
     })
 }
 
@@ -68,6 +69,12 @@ fn input(params: &crate::http::params::Params, new: bool, preset: Option<&Preset
         backchannel_logout_uri: text(params, "backchannel_logout_uri").or((!new).then(String::new)),
         require_mfa: Some(checked(params, "require_mfa")),
         require_passkey: Some(checked(params, "require_passkey")),
+        // Empty: the deployment's grace (a new client has none of its own; an edited one
+        // loses its own).
+        refresh_reuse_grace: match text(params, "refresh_reuse_grace").as_deref().and_then(presets::grace_seconds) {
+            Some(g) => Some(g as i64),
+            None => (!new).then_some(-1),
+        },
         ..Default::default()
     }
 }
@@ -125,6 +132,7 @@ fn check(params: &crate::http::params::Params, new: bool, preset: Option<&Preset
     let (grants, client_id) = (grants(params), if new { text(params, "client_id") } else { None });
     let (name, method, scope) = (text(params, "client_name"), text(params, "method").unwrap_or_default(), text(params, "scope"));
     let (jwks_uri, backchannel) = (text(params, "jwks_uri"), text(params, "backchannel_logout_uri"));
+    let grace = text(params, "refresh_reuse_grace");
     presets::check(
         &Typed {
             client_id: client_id.as_deref(),
@@ -136,6 +144,7 @@ fn check(params: &crate::http::params::Params, new: bool, preset: Option<&Preset
             scope: scope.as_deref(),
             jwks_uri: jwks_uri.as_deref(),
             backchannel_logout_uri: backchannel.as_deref(),
+            refresh_reuse_grace: grace.as_deref(),
         },
         preset,
     )

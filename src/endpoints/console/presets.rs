@@ -112,6 +112,11 @@ fn check_web_url(field: &'static str, uri: &str) -> Result<(), Mistake> {
     }
 }
 
+/// The form's refresh-token reuse grace, if it is a number of seconds the registry takes.
+pub(crate) fn grace_seconds(typed: &str) -> Option<u64> {
+    typed.trim().parse::<u64>().ok().filter(|g| *g <= crate::config::MAX_REFRESH_REUSE_GRACE)
+}
+
 /// What the form says, read.
 pub(crate) struct Typed<'a> {
     pub client_id: Option<&'a str>,
@@ -123,6 +128,7 @@ pub(crate) struct Typed<'a> {
     pub scope: Option<&'a str>,
     pub jwks_uri: Option<&'a str>,
     pub backchannel_logout_uri: Option<&'a str>,
+    pub refresh_reuse_grace: Option<&'a str>,
 }
 
 /// The form's mistakes, first one first, as the registry would find them but in the words
@@ -167,6 +173,10 @@ pub(crate) fn check(f: &Typed, preset: Option<&Preset>) -> Result<(), Mistake> {
     if let Some(uri) = f.backchannel_logout_uri {
         check_web_url("backchannel_logout_uri", uri)?;
     }
+    if f.refresh_reuse_grace.is_some_and(|g| grace_seconds(g).is_none()) {
+        let max = crate::config::MAX_REFRESH_REUSE_GRACE.to_string();
+        return Err(("refresh_reuse_grace", Msg::new("console-err-grace").arg("max", max)));
+    }
     Ok(())
 }
 
@@ -188,7 +198,7 @@ mod tests {
                 assert!(crate::grants::GRANT_TYPES.contains(g), "{}: {g}", p.id);
             }
             let grants: Vec<String> = p.grants.iter().map(|g| g.to_string()).collect();
-            let typed = Typed { client_id: None, name: None, redirect_uris: &redirect, post_logout_redirect_uris: &[], grants: &grants, method: p.method, scope: Some(p.scope), jwks_uri: None, backchannel_logout_uri: None };
+            let typed = Typed { client_id: None, name: None, redirect_uris: &redirect, post_logout_redirect_uris: &[], grants: &grants, method: p.method, scope: Some(p.scope), jwks_uri: None, backchannel_logout_uri: None, refresh_reuse_grace: None };
             assert!(check(&typed, Some(p)).is_ok(), "{}", p.id);
             let input = crate::registry::ClientInput {
                 redirect_uris: Some(redirect),
@@ -205,7 +215,7 @@ mod tests {
     #[test]
     fn mistakes_are_named_by_field_and_never_carry_a_parsers_words() {
         let code = vec![CODE.to_string()];
-        let base = |uris: &'static [String]| Typed { client_id: None, name: None, redirect_uris: uris, post_logout_redirect_uris: &[], grants: &[], method: AUTH_BASIC, scope: None, jwks_uri: None, backchannel_logout_uri: None };
+        let base = |uris: &'static [String]| Typed { client_id: None, name: None, redirect_uris: uris, post_logout_redirect_uris: &[], grants: &[], method: AUTH_BASIC, scope: None, jwks_uri: None, backchannel_logout_uri: None, refresh_reuse_grace: None };
         let uris = |u: &str| -> &'static [String] { Box::leak(vec![u.to_string()].into_boxed_slice()) };
         let mut t = base(uris("not a uri"));
         t.grants = &code;

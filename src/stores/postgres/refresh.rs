@@ -90,10 +90,10 @@ impl RefreshTokenRotator for PgRefreshRotator {
         })
     }
 
-    async fn rotate(&self, token: &str) -> StoreResult<Rotation> {
+    async fn rotate_with(&self, token: &str, grace: Option<u64>) -> StoreResult<Rotation> {
         let Some((shard, key, version)) = self.codec.locate(token, self.table.shard_count()) else { return Ok(Rotation::Unknown) };
         let _timer = self.table.timer(shard);
-        let (t, p) = (now(), self.policy);
+        let (t, p) = (now(), self.policy.with_grace(grace));
         let step: i64 = p.rotate.into();
         let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
             [&key.as_slice(), &(version as i64), &step, &(t as i64), &(p.idle_ttl.min(i64::MAX as u64 / 2) as i64)];
