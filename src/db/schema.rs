@@ -222,6 +222,13 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     ALTER TABLE clients ADD COLUMN used_at INTEGER;
     UPDATE clients SET used_at = updated_at;
     "#,
+), (
+    17,
+    // The authorization request a password reset came from (sealed to the browser), resumed
+    // when the new password is set in that browser, as a sign-up's is.
+    r#"
+    ALTER TABLE password_resets ADD COLUMN resume TEXT;
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -157,7 +157,10 @@ impl FirstParty {
     /// page that says the sign-in did not complete.
     pub async fn callback(&self, app: &App, headers: &HeaderMap, query: Option<&str>, not_done: fn() -> Response) -> Response {
         let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
-        let Some(verifier) = params.get("state").and_then(|s| app.sealer.open::<String>(self.signin_kind, cookies::get(headers, cookies::BROWSER), s).ok()) else {
+        // The state lives as long as a sign-in form restarted after its expiry (a page left
+        // open, then signed in): its verifier still binds the code to this browser.
+        let grace = crate::endpoints::interaction::RESTART_GRACE;
+        let Some(verifier) = params.get("state").and_then(|s| app.sealer.open_expired::<String>(self.signin_kind, cookies::get(headers, cookies::BROWSER), s, grace).ok()) else {
             return not_done();
         };
         let (Some(code), Some(me)) = (params.get("code"), signed_in(app, headers).await) else { return not_done() };

@@ -21,8 +21,11 @@ use std::net::SocketAddr;
 /// The most of a `User-Agent` a session keeps (for the operator's list of sessions).
 const MAX_USER_AGENT: usize = 256;
 const EXPIRED: &str = "err-form-expired";
-/// How long after its expiry a login or consent form still starts its request over.
-const RESTART_GRACE: u64 = 86_400;
+/// A sign-in page open past its challenge's life, submitted: shown again, saying so.
+const LOGIN_EXPIRED: &str = "login-expired";
+/// How long after its expiry a login or consent form still starts its request over (and a
+/// first-party page's sign-in state still takes the code that comes back).
+pub(crate) const RESTART_GRACE: u64 = 86_400;
 pub(super) const TOO_MANY: &str = "err-too-many";
 pub(super) const BUSY: &str = "err-busy";
 const NO_COOKIE: &str = "err-no-cookie";
@@ -156,6 +159,16 @@ pub(super) async fn start_session(
 }
 
 pub async fn consent(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+    // A consent form answers once: posted again (Back, then Allow), it says the request is
+    // complete rather than issue a second code.
+    let challenge = form.as_ref().ok().and_then(|FormParams(p)| p.get("challenge")).map(str::to_string);
+    if let Some(c) = &challenge {
+        match app.stores.challenges.used(&answered(c)).await {
+            Ok(true) => return request_done(&app, &headers, c, StatusCode::CONFLICT),
+            Ok(false) => {}
+            Err(e) => return unavailable(e),
+        }
+    }
     let (params, cookie, req) = match take_state(&app, &headers, form, "consent", cookies::SESSION).await {
         Ok(taken) => taken,
         Err(res) => return *res,
@@ -163,6 +176,15 @@ pub async fn consent(State(app): State<AppState>, headers: HeaderMap, form: Resu
     let Some((_, session)) = super::authorize::current_session(&app, &headers).await.filter(|(c, _)| *c == cookie) else {
         return error_page(StatusCode::BAD_REQUEST, "err-session-ended");
     };
+    if matches!(params.get("decision"), Some("allow" | "deny")) {
+        let c = challenge.unwrap_or_default();
+        // Marked before the answer goes: of two posts racing, one answers.
+        match app.stores.challenges.first_use(&answered(&c), now() + app.config.challenge_ttl + RESTART_GRACE).await {
+            Ok(true) => {}
+            Ok(false) => return request_done(&app, &headers, &c, StatusCode::CONFLICT),
+            Err(e) => return unavailable(e),
+        }
+    }
     match params.get("decision") {
         Some("allow") => {
             let scope = merged_scope(&app, &session.user_id, &req);
@@ -205,18 +227,55 @@ pub async fn select_account(State(app): State<AppState>, headers: HeaderMap, for
 
 /// `GET /consent?challenge=…`: the consent page the login POST redirected to (see
 /// `authorize::consent_redirect`). The sealed request is opened and checked as the form post
-/// will be; the page is rendered afresh.
+/// will be; the page is rendered afresh, its form carrying the same sealed request (one
+/// request, answered once: Back to this URL after an answer finds it answered).
 pub async fn consent_page(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     let query = query.unwrap_or_default();
     let form = Params::parse(query.as_bytes()).map(FormParams);
-    let (_, cookie, req) = match take_state(&app, &headers, form, "consent", cookies::SESSION).await {
+    // Back to a consent page already answered: the request is complete, not asked again.
+    if let Some(c) = form.as_ref().ok().and_then(|FormParams(p)| p.get("challenge")) {
+        match app.stores.challenges.used(&answered(c)).await {
+            Ok(true) => return request_done(&app, &headers, c, StatusCode::OK),
+            Ok(false) => {}
+            Err(e) => return unavailable(e),
+        }
+    }
+    let (params, cookie, req) = match take_state(&app, &headers, form, "consent", cookies::SESSION).await {
         Ok(taken) => taken,
         Err(res) => return *res,
     };
     let Some((_, session)) = super::authorize::current_session(&app, &headers).await.filter(|(c, _)| *c == cookie) else {
         return error_page(StatusCode::BAD_REQUEST, "err-session-ended");
     };
-    super::authorize::render_consent(&app, &cookie, &session, &req).await
+    super::authorize::render_consent(&app, &cookie, &session, &req, params.get("challenge")).await
+}
+
+/// The authorization request a sign-up or a password reset came from (the login page's sealed
+/// state, carried as `challenge`), if it is still good in this browser: once signed up, or
+/// once the new password is set, the user goes on with it.
+pub(crate) fn resumable(app: &App, headers: &HeaderMap, challenge: Option<&str>) -> Option<AuthorizationRequest> {
+    app.sealer.open::<AuthorizationRequest>("login", cookies::get(headers, cookies::BROWSER), challenge?).ok()
+}
+
+/// The mark of a consent form answered (`ChallengeStore::first_use`; stored hashed).
+fn answered(challenge: &str) -> String {
+    format!("consent-answered:{challenge}")
+}
+
+/// The page for a consent request already answered: it is complete, the answer went to the
+/// application, and where to go now (the application's own address, if it has one; the
+/// account page, where consents are withdrawn).
+fn request_done(app: &App, headers: &HeaderMap, challenge: &str, status: StatusCode) -> Response {
+    use axum::response::IntoResponse;
+    let req = app.sealer.open_expired::<AuthorizationRequest>("consent", cookies::get(headers, cookies::SESSION), challenge, RESTART_GRACE).ok();
+    let client = req.as_ref().and_then(|r| app.registry.client(&r.client_id));
+    let name = req.as_ref().map(|r| super::authorize::client_display_name(app, &r.client_id));
+    let uri = client.and_then(|c| c.meta.client_uri.clone());
+    let mut page = crate::ui::Page::new(status, "request_done.html", "request-done-title").with("client", name).with("client_uri", uri);
+    if let Some(r) = &req {
+        page = page.locales(r.ui_locales.as_deref());
+    }
+    page.into_response()
 }
 
 /// Open the form's sealed state of `kind` and check that the browser sent back the cookie it
@@ -238,8 +297,15 @@ pub(super) async fn take_state(
         Ok(req) => req,
         Err(Unsealed::WrongBinding) => return Err(Box::new(error_page(StatusCode::BAD_REQUEST, NO_COOKIE))),
         Err(Unsealed::Invalid) => match app.sealer.open_expired::<AuthorizationRequest>(kind, cookie, sealed, RESTART_GRACE) {
-            Ok(req) if matches!(app.resolve_client(&req.client_id).await, Ok(Some(_))) => {
+            // Still the client's, to a redirect URI it still has: the request starts over.
+            Ok(req) if matches!(app.resolve_client(&req.client_id).await, Ok(Some(c)) if c.has_redirect_uri(&req.redirect_uri)) => {
                 let session = super::authorize::current_session(app, headers).await;
+                if session.is_none() && kind == "login" {
+                    // The sign-in page again, saying why, with the username kept: one step on.
+                    let typed = params.get("username").filter(|u| !u.is_empty()).map(str::to_string);
+                    let req = AuthorizationRequest { login_hint: typed.or(req.login_hint), ..req };
+                    return Err(Box::new(render_login(app, headers, &req, Some(LOGIN_EXPIRED), StatusCode::OK).await));
+                }
                 return Err(Box::new(continue_authorization(app, headers, req, session, false, StatusCode::SEE_OTHER).await));
             }
             _ => return Err(expired()),

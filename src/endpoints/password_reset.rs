@@ -9,7 +9,7 @@
 //! account (any new password does), ends the user's sessions and revokes every token they had
 //! (`logout::cut_off`). Forms carry a token sealed to the browser cookie (CSRF).
 
-use super::interaction::client_address;
+use super::interaction::{after_first_factor, client_address, resumable};
 use crate::app::{App, AppState};
 use crate::audit::AuditEvent;
 use crate::error::OAuthError;
@@ -51,13 +51,16 @@ fn form_ok(app: &App, headers: &HeaderMap, params: &Params) -> bool {
     params.get("form").is_some_and(|t| app.sealer.open::<()>(KIND, cookies::get(headers, cookies::BROWSER), t).is_ok())
 }
 
-/// `GET /login/forgot`.
-pub async fn forgot_page(State(app): State<AppState>, headers: HeaderMap) -> Response {
+/// `GET /login/forgot[?challenge=…]`: from an application's sign-in page, `challenge` (its
+/// sealed request) goes with the form, so that the new password resumes that request.
+pub async fn forgot_page(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     if app.mailer.is_none() {
         return off();
     }
+    let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
+    let challenge = params.get("challenge").filter(|c| resumable(&app, &headers, Some(c)).is_some());
     let (token, cookie) = form_token(&app, &headers);
-    with_cookie(&app, Page::new(StatusCode::OK, "forgot.html", "forgot-title").with("form", token), cookie)
+    with_cookie(&app, Page::new(StatusCode::OK, "forgot.html", "forgot-title").with("form", token).with("challenge", challenge), cookie)
 }
 
 /// `POST /login/forgot` (`login`): the same answer whatever it names.
@@ -91,11 +94,17 @@ pub async fn forgot(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
     let (subject, sealed) = crate::mail::compose(&app, &lang, "mail-reset-subject", "mail_reset.txt", serde_json::json!({"link": link, "minutes": minutes}));
     let (id, email) = target.as_ref().map_or((String::new(), String::new()), |(u, e)| (u.id.clone(), e.clone()));
     let (hash, expires) = (sha256(token.as_bytes()).to_vec(), (now() + app.config.password_reset_ttl) as i64);
+    // The application's request it came from (checked, so only a sealed request of this
+    // browser's is kept): resumed when the new password is set in this browser.
+    let resume = params.get("challenge").filter(|c| resumable(&app, &headers, Some(c)).is_some()).map(str::to_string);
     let written = app
         .db
         .write(move |sql| {
             crate::mail::keep_if(sql, mail, |sql| {
-                sql.execute("INSERT INTO password_resets (token_hash, user_id, expires_at) VALUES (?1, ?2, ?3)", crate::params![hash, id.as_str(), expires])?;
+                sql.execute(
+                    "INSERT INTO password_resets (token_hash, user_id, expires_at, resume) VALUES (?1, ?2, ?3, ?4)",
+                    crate::params![hash, id.as_str(), expires, resume],
+                )?;
                 crate::mail::enqueue(sql, &email, &subject, sealed)
             })
         })
@@ -115,14 +124,20 @@ pub async fn forgot(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
     Page::new(StatusCode::OK, "forgot_sent.html", "forgot-title").into_response()
 }
 
-/// The user a reset token is good for, if it is (unused, unexpired).
-async fn token_user(app: &App, token: &str) -> Result<Option<String>, crate::db::StoreError> {
+/// A reset link that still works: whose it is, and the request it resumes, if any.
+struct Link {
+    user_id: String,
+    resume: Option<String>,
+}
+
+/// The link a reset token is, if it is good (unused, unexpired).
+async fn token_user(app: &App, token: &str) -> Result<Option<Link>, crate::db::StoreError> {
     let (hash, t) = (sha256(token.as_bytes()).to_vec(), now() as i64);
     let row = app
         .db
-        .read(move |sql| sql.query_opt("SELECT user_id FROM password_resets WHERE token_hash = ?1 AND used_at IS NULL AND expires_at > ?2", crate::params![hash, t]))
+        .read(move |sql| sql.query_opt("SELECT user_id, resume FROM password_resets WHERE token_hash = ?1 AND used_at IS NULL AND expires_at > ?2", crate::params![hash, t]))
         .await?;
-    row.map(|r| r.text(0)).transpose()
+    row.map(|r| Ok(Link { user_id: r.text(0)?, resume: r.opt_text(1)? })).transpose()
 }
 
 fn reset_form(app: &App, headers: &HeaderMap, token: &str, error: Option<&'static str>, status: StatusCode) -> Response {
@@ -149,8 +164,11 @@ pub async fn reset_page(State(app): State<AppState>, headers: HeaderMap, RawQuer
     }
 }
 
-/// `POST /login/reset` (`token`, `new_password`, `confirm_password`).
-pub async fn reset(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+/// `POST /login/reset` (`token`, `new_password`, `confirm_password`). A reset asked for from
+/// an application's sign-in page, finished in the browser that asked, goes on with that
+/// request (signed in with the new password, as after a sign-up; a second factor still
+/// asked for); any other ends on a page that says it is done.
+pub async fn reset(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     if app.mailer.is_none() {
         return off();
     }
@@ -160,9 +178,9 @@ pub async fn reset(State(app): State<AppState>, headers: HeaderMap, form: Result
     }
     let token = params.get("token").unwrap_or_default().to_string();
     let (new, confirm) = (params.get("new_password").unwrap_or_default(), params.get("confirm_password").unwrap_or_default());
-    let user = match token_user(&app, &token).await {
-        Ok(Some(id)) => app.registry.user(&id),
-        Ok(None) => None,
+    let (user, resume) = match token_user(&app, &token).await {
+        Ok(Some(link)) => (app.registry.user(&link.user_id), link.resume),
+        Ok(None) => (None, None),
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };
     let Some(user) = user.filter(|u| !u.disabled) else { return error_page(StatusCode::BAD_REQUEST, "err-reset-link") };
@@ -202,7 +220,13 @@ pub async fn reset(State(app): State<AppState>, headers: HeaderMap, form: Result
     };
     app.audit.record(AuditEvent::new("password_reset").user(&user.id).detail(detail)).await;
     match done {
-        Ok(_) => Page::new(StatusCode::OK, "reset_done.html", "reset-title").into_response(),
+        Ok(_) => match resumable(&app, &headers, resume.as_deref()) {
+            Some(req) => {
+                let address = client_address(&app, &headers, peer);
+                after_first_factor(&app, &headers, req, &user, &address, vec!["pwd".into()], None).await
+            }
+            None => Page::new(StatusCode::OK, "reset_done.html", "reset-title").into_response(),
+        },
         // The password is changed and the tokens are refused by the cutoff; the sessions may
         // not all have ended: the user is told to try again (a new link, or a sign-in).
         Err(e) => crate::endpoints::authorize::unavailable(e),

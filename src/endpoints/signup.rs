@@ -15,8 +15,7 @@
 //! address's owner gets a notice instead of a link, and a taken username is said to be only
 //! on the confirmation page, to whoever proved the address, who chooses another there.
 
-use super::authorize::AuthorizationRequest;
-use super::interaction::{after_first_factor, client_address};
+use super::interaction::{after_first_factor, client_address, resumable};
 use crate::app::{App, AppState};
 use crate::audit::AuditEvent;
 use crate::error::OAuthError;
@@ -33,8 +32,6 @@ use serde_json::{Map, Value};
 use std::net::SocketAddr;
 
 const KIND: &str = "signup-form";
-/// The login page's sealed state (`authorize`): what a sign-up from it resumes.
-const LOGIN_KIND: &str = "login";
 pub const SIGNUP: &str = "/signup";
 pub const VERIFY: &str = "/signup/verify";
 const OPTIONAL: &[&str] = &["email", "name", "given_name", "family_name"];
@@ -68,11 +65,6 @@ fn form_page(app: &App, headers: &HeaderMap, typed: &Map<String, Value>, error: 
     res
 }
 
-/// The authorization request a sign-up came from (the login page's sealed state, carried as
-/// `challenge`), if it is still good in this browser: signed up, the user goes on with it.
-fn resumable(app: &App, headers: &HeaderMap, challenge: Option<&str>) -> Option<AuthorizationRequest> {
-    app.sealer.open::<AuthorizationRequest>(LOGIN_KIND, cookies::get(headers, cookies::BROWSER), challenge?).ok()
-}
 
 /// `GET /signup[?challenge=…]`.
 pub async fn page(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {

@@ -35,6 +35,8 @@ pub trait ChallengeStore: Send + Sync {
     /// Mark `value` (a value we are handed, such as a client assertion's `jti`) used until
     /// `expires_at`. `true` the first time; `false` while an earlier use is unexpired.
     async fn first_use(&self, value: &str, expires_at: u64) -> StoreResult<bool>;
+    /// Whether `value` is marked used (by `first_use`) and the mark unexpired; changes nothing.
+    async fn used(&self, value: &str) -> StoreResult<bool>;
     async fn sweep_expired(&self) -> StoreResult<usize>;
     fn shard_lens(&self) -> Vec<usize>;
 }
@@ -102,6 +104,13 @@ impl ChallengeStore for EmbeddedChallengeStore {
             .await?;
         timer.answered_at(at);
         Ok(first)
+    }
+
+    async fn used(&self, value: &str) -> StoreResult<bool> {
+        let shard = hash_shard(value.as_bytes(), self.table.shard_count());
+        let _timer = self.table.timer(shard);
+        let (t, key) = (now(), sha256(value.as_bytes()));
+        Ok(self.table.read(shard, |m| m.get(&key).is_some_and(|e| e.expires_at > t)))
     }
 
     async fn sweep_expired(&self) -> StoreResult<usize> {

@@ -345,8 +345,11 @@ async fn a_value_is_used_first_once_until_it_expires(b: Backend) {
         winners += r.await.unwrap() as usize;
     }
     assert_eq!(winners, 1, "exactly one first use");
+    assert!(s.used("jti-a").await.unwrap() && !s.used("jti-never").await.unwrap(), "used reads the mark");
     let t = authrim::util::now();
+    assert!(!s.used("jti-b").await.unwrap());
     assert!(s.first_use("jti-b", t + 2).await.unwrap());
+    assert!(s.used("jti-b").await.unwrap(), "and sets none: it reads");
     assert!(!s.first_use("jti-b", t + 2).await.unwrap());
     drop(s);
     node.stop().await;
@@ -354,6 +357,7 @@ async fn a_value_is_used_first_once_until_it_expires(b: Backend) {
     let s = &node.app.stores.challenges;
     assert!(!s.first_use("jti-a", now + 3600).await.unwrap(), "remembered across a restart");
     tokio::time::sleep(Duration::from_millis(3100)).await;
+    assert!(!s.used("jti-b").await.unwrap(), "an expired mark is no use");
     assert!(s.first_use("jti-b", authrim::util::now() + 60).await.unwrap(), "an expired use frees the value");
 }
 

@@ -5,6 +5,7 @@ mod account_access;
 mod admin;
 mod algorithms;
 mod authorize;
+mod back_and_expiry;
 mod base_path;
 mod client_jwt;
 mod consent;

@@ -122,6 +122,7 @@ async fn an_expired_form_starts_over() {
     let again = b.post("/login", &[("challenge", &login.challenge()), ("username", "alice"), ("password", PASSWORD)]).await;
     assert_eq!(again.status, 200, "{}", again.html);
     assert!(again.is_login() && again.html.contains("value=\"alice\""), "the same request's login page, afresh: {}", again.html);
+    assert!(again.html.contains("open too long"), "saying why: {}", again.html);
     assert_ne!(again.challenge(), login.challenge());
     // The fresh form signs in; its consent form, expired, starts over as a consent page.
     let consent = b.post("/login", &[("challenge", &again.challenge()), ("username", "alice"), ("password", PASSWORD)]).await;

@@ -205,6 +205,12 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     ALTER TABLE clients ADD COLUMN used_at BIGINT;
     UPDATE clients SET used_at = updated_at;
     "#,
+), (
+    16,
+    // As SQLite's migration 17: the request a password reset resumes.
+    r#"
+    ALTER TABLE password_resets ADD COLUMN resume TEXT;
+    "#,
 )];
 
 /// The version the migrations bring a database to.

@@ -190,7 +190,7 @@ pub async fn continue_authorization(
             // that Back from the application lands on a page, not on a form to resubmit.
             return consent_redirect(app, &cookie, &req);
         }
-        return render_consent(app, &cookie, &session, &req).await;
+        return render_consent(app, &cookie, &session, &req, None).await;
     }
     issue_code(app, &req, &cookie, &session, redirect_status).await
 }
@@ -272,8 +272,11 @@ fn consent_redirect(app: &App, cookie: &str, req: &AuthorizationRequest) -> Resp
     res
 }
 
-pub async fn render_consent(app: &App, cookie: &str, session: &Session, req: &AuthorizationRequest) -> Response {
-    let challenge = seal_request(app, "consent", cookie, req);
+/// The consent page for `req`. `sealed`: the request as the page's URL carries it (`GET
+/// /consent?challenge=…`), used again as the form's, so that the page and its form are one
+/// request, answered once (`interaction::consent`); else sealed afresh.
+pub async fn render_consent(app: &App, cookie: &str, session: &Session, req: &AuthorizationRequest, sealed: Option<&str>) -> Response {
+    let challenge = sealed.map_or_else(|| seal_request(app, "consent", cookie, req), str::to_string);
     let username = app.registry.user(&session.user_id).map(|u| u.username.clone()).unwrap_or_default();
     let scopes = split_list(&req.scope).map(|s| (s, crate::resources::scope_description(app, &req.resource, s))).collect();
     let resources = req

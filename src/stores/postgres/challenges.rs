@@ -68,6 +68,14 @@ impl ChallengeStore for PgChallengeStore {
         Ok(row.is_some())
     }
 
+    async fn used(&self, value: &str) -> StoreResult<bool> {
+        let shard = hash_shard(value.as_bytes(), self.table.shard_count());
+        let _timer = self.table.timer(shard);
+        let key = sha256(value.as_bytes());
+        let row = self.table.read("SELECT 1 FROM challenges WHERE hash = $1 AND expires_at > $2", &[&key.as_slice(), &(now() as i64)]).await?;
+        Ok(row.is_some())
+    }
+
     async fn sweep_expired(&self) -> StoreResult<usize> {
         self.table.sweep(now()).await
     }
