@@ -232,10 +232,15 @@ const MIGRATIONS: &[(i64, &str)] = &[(
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    migrate_to(conn, i64::MAX)
+}
+
+/// Apply the migrations up to version `upto` (the tests build each earlier schema with it).
+fn migrate_to(conn: &Connection, upto: i64) -> rusqlite::Result<()> {
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
     )?;
-    for (version, sql) in MIGRATIONS {
+    for (version, sql) in MIGRATIONS.iter().take_while(|(v, _)| *v <= upto) {
         conn.execute_batch("BEGIN IMMEDIATE")?;
         let applied: bool = conn.query_row(
             "SELECT EXISTS(SELECT 1 FROM schema_migrations WHERE version = ?1)",
@@ -271,6 +276,7 @@ pub fn current_version(conn: &Connection) -> rusqlite::Result<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rusqlite::types::Value;
 
     #[test]
     fn migrating_twice_is_a_no_op() {
@@ -278,5 +284,70 @@ mod tests {
         migrate(&conn).unwrap();
         migrate(&conn).unwrap();
         assert_eq!(current_version(&conn).unwrap(), MIGRATIONS.last().unwrap().0);
+    }
+
+    /// The tables of the schema as it stands (not SQLite's own, not the migrations' record).
+    fn tables(conn: &Connection) -> Vec<String> {
+        let mut q = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations' ORDER BY name").unwrap();
+        q.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    }
+
+    /// A row for `table` with a value of its declared type in every column, unlike any other
+    /// row's (`n`), so that primary keys and unique indexes take it.
+    fn sample_row(conn: &Connection, table: &str, n: i64) -> Vec<(String, Value)> {
+        let mut q = conn.prepare(&format!("SELECT name, type FROM pragma_table_info('{table}')")).unwrap();
+        q.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .map(|(name, ty)| {
+                let v = match ty.to_ascii_uppercase().as_str() {
+                    "INTEGER" => Value::Integer(n),
+                    "BLOB" => Value::Blob(format!("{table}.{name}.{n}").into_bytes()),
+                    "REAL" => Value::Real(n as f64),
+                    _ => Value::Text(format!("{table}.{name}.{n}")),
+                };
+                (name, v)
+            })
+            .collect()
+    }
+
+    /// Upgrades keep data: at every version each table is given rows, and once every later
+    /// migration has run, each row is still there with every value it was written with. What
+    /// issue 31's migration (the tenant in every key, tables rebuilt) must pass, as every
+    /// migration before it does. (A migration that means to change stored values names them
+    /// here.)
+    #[test]
+    fn every_row_written_at_any_version_survives_every_later_migration() {
+        let conn = Connection::open_in_memory().unwrap();
+        let mut written: Vec<(i64, String, Vec<(String, Value)>)> = Vec::new();
+        let mut n = 0;
+        for (version, _) in MIGRATIONS {
+            migrate_to(&conn, *version).unwrap();
+            assert_eq!(current_version(&conn).unwrap(), *version);
+            for table in tables(&conn) {
+                for _ in 0..2 {
+                    n += 1;
+                    let row = sample_row(&conn, &table, n);
+                    let names: Vec<&str> = row.iter().map(|(c, _)| c.as_str()).collect();
+                    let marks: Vec<String> = (1..=row.len()).map(|i| format!("?{i}")).collect();
+                    conn.execute(
+                        &format!("INSERT INTO {table} ({}) VALUES ({})", names.join(", "), marks.join(", ")),
+                        rusqlite::params_from_iter(row.iter().map(|(_, v)| v)),
+                    )
+                    .unwrap_or_else(|e| panic!("version {version}: {table}: {e}"));
+                    written.push((*version, table.clone(), row));
+                }
+            }
+        }
+        migrate(&conn).unwrap();
+        assert!(written.len() > 2 * MIGRATIONS.len(), "rows in every version's tables");
+        for (version, table, row) in &written {
+            assert!(tables(&conn).contains(table), "table {table} (written at version {version}) is gone");
+            let cond: Vec<String> = row.iter().enumerate().map(|(i, (c, _))| format!("{c} IS ?{}", i + 1)).collect();
+            let found: i64 = conn
+                .query_row(&format!("SELECT COUNT(*) FROM {table} WHERE {}", cond.join(" AND ")), rusqlite::params_from_iter(row.iter().map(|(_, v)| v)), |r| r.get(0))
+                .unwrap_or_else(|e| panic!("{table}: {e}"));
+            assert_eq!(found, 1, "a row of {table} written at version {version} did not survive: {row:?}");
+        }
     }
 }
