@@ -25,6 +25,7 @@ mod json_errors;
 mod lockout;
 mod logout;
 mod mail;
+mod migrations;
 mod multinode;
 mod openidconnect_rp;
 mod pairwise;

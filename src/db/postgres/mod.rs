@@ -9,7 +9,7 @@ pub use schema::latest_version;
 mod value;
 
 pub use listener::{Freshness, Listener, NodeEvent, CHANNEL_KEYS, CHANNEL_REGISTRY, CHANNEL_REVOCATIONS};
-pub use schema::{current_version, migrate};
+pub use schema::{current_version, migrate, migrate_to, versions};
 
 use super::sql::{to_postgres_placeholders, AppLock, Dialect, Row, Sql, Value};
 use super::{StoreError, StoreResult};
@@ -35,6 +35,28 @@ impl PgDb {
     /// Connect and migrate. A database that is not up yet is waited for (clear log lines,
     /// growing pauses) up to `startup_wait`; after that the start fails with the reason.
     pub async fn connect(url: &str, options: PgOptions, startup_wait: Duration) -> anyhow::Result<Self> {
+        let db = Self::unmigrated(url, options)?;
+        let started = std::time::Instant::now();
+        let mut pause = Duration::from_millis(200);
+        loop {
+            match db.run(true, |sql| migrate(sql)).await {
+                Ok(version) => {
+                    tracing::info!(version, "PostgreSQL schema ready");
+                    return Ok(db);
+                }
+                Err(StoreError::Unavailable(e)) if started.elapsed() < startup_wait => {
+                    tracing::warn!(error = %e, retry_in_ms = pause.as_millis() as u64, "PostgreSQL not reachable yet");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(5));
+                }
+                Err(e) => anyhow::bail!("PostgreSQL at {}: {e}", redact(url)),
+            }
+        }
+    }
+
+    /// The pool, with the schema as it is (`connect` migrates; the upgrade test does not).
+    #[doc(hidden)]
+    pub fn unmigrated(url: &str, options: PgOptions) -> anyhow::Result<Self> {
         let mut config: tokio_postgres::Config =
             url.parse().map_err(|e| anyhow::anyhow!("AUTHRIM_DATABASE_URL is not a PostgreSQL URL: {e}"))?;
         if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
@@ -52,23 +74,7 @@ impl PgDb {
             .recycle_timeout(Some(options.timeout))
             .runtime(Runtime::Tokio1)
             .build()?;
-        let db = Self { pool, config };
-        let started = std::time::Instant::now();
-        let mut pause = Duration::from_millis(200);
-        loop {
-            match db.run(true, |sql| migrate(sql)).await {
-                Ok(version) => {
-                    tracing::info!(version, "PostgreSQL schema ready");
-                    return Ok(db);
-                }
-                Err(StoreError::Unavailable(e)) if started.elapsed() < startup_wait => {
-                    tracing::warn!(error = %e, retry_in_ms = pause.as_millis() as u64, "PostgreSQL not reachable yet");
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(Duration::from_secs(5));
-                }
-                Err(e) => anyhow::bail!("PostgreSQL at {}: {e}", redact(url)),
-            }
-        }
+        Ok(Self { pool, config })
     }
 
     /// A pooled connection for the hot-path stores.

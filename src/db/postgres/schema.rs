@@ -218,11 +218,23 @@ pub fn latest_version() -> i64 {
     MIGRATIONS.last().map_or(0, |(v, _)| *v)
 }
 
+/// Every migration's version, in order.
+#[doc(hidden)]
+pub fn versions() -> Vec<i64> {
+    MIGRATIONS.iter().map(|(v, _)| *v).collect()
+}
+
 /// Bring the schema up to date; returns the version reached. Call inside a write transaction.
 pub fn migrate(sql: &mut dyn Sql) -> StoreResult<i64> {
+    migrate_to(sql, i64::MAX)
+}
+
+/// `migrate`, up to version `upto` only (the upgrade test builds each earlier schema with it).
+#[doc(hidden)]
+pub fn migrate_to(sql: &mut dyn Sql, upto: i64) -> StoreResult<i64> {
     sql.lock_exclusive(AppLock::Migrations)?;
     sql.batch("CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL)")?;
-    for (version, ddl) in MIGRATIONS {
+    for (version, ddl) in MIGRATIONS.iter().take_while(|(v, _)| *v <= upto) {
         if sql.query_opt("SELECT 1 FROM schema_migrations WHERE version = ?1", crate::params![*version])?.is_none() {
             sql.batch(ddl)?;
             sql.execute(
