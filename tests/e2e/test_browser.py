@@ -181,11 +181,13 @@ def test_logout_pages_in_chromium(authrim_server, jwks, relying_parties, tmp_pat
     assert consent["redirected_from"] == {"method": "POST", "path": "/login", "status": 303}, report
     assert consent["heading"] == "Allow Browser RP 1 access?", report
     assert seen["callback"]["has_code"] and seen["callback"]["state_ok"], report
-    # Back from the client: the consent page again, fetched afresh by GET, no resubmission.
+    # Back from the client: the consent page's URL, fetched afresh by GET, no resubmission;
+    # answered already, it says the request is complete and offers no Allow to press again.
     back = seen["back"]
     assert back["url"] == consent["url"], report
     assert (back["status"], back["method"]) == (200, "GET"), report
-    assert back["heading"] == "Allow Browser RP 1 access?" and back["allow_button"] == 1, report
+    assert back["heading"] == "This request is complete" and back["allow_button"] == 0, report
+    assert "Browser RP 1" in back["said"] and "/account" in back["links"], report
 
     # The ID tokens: one session for both clients.
     id1 = verified_claims(seen["id_token_1"], jwks)
@@ -240,6 +242,8 @@ def test_logout_pages_in_chromium(authrim_server, jwks, relying_parties, tmp_pat
     signed_out = seen["signed_out_page"]
     assert (signed_out["status"], signed_out["method"]) == (200, "POST"), report
     assert signed_out["heading"] == "You are signed out", report
+    # A way on from there: "Sign in again" is a sign-in page.
+    assert seen["sign_in_again"] == {"status": 200, "heading": "Sign in", "path": "/authorize"}, report
     # Only the first client was in this session: only its front-channel page, with the new sid.
     second_logout = [h for h in fc_hits if h.query.get("sid") == sid3]
     assert [h.origin for h in second_logout] == [first.origin], report

@@ -272,12 +272,14 @@ def test_reset_in_english_and_japanese(start_authrim, tmp_path):
         f = p["fields"]
         # What each page asks for, labelled; what it says, and where the focus is.
         if name == "login":
-            assert [ln for ln in f["links"] if ln["href"] == "/login/forgot"] == [
-                {"href": "/login/forgot", "text": w["forgot-link"]}], (where, f)
+            forgot = [ln for ln in f["links"] if ln["href"].startswith("/login/forgot")]
+            assert [ln["text"] for ln in forgot] == [w["forgot-link"]], (where, f)
+            # It carries the application's request, so that a reset resumes it.
+            assert forgot[0]["href"].startswith("/login/forgot?challenge="), (where, f)
         elif name == "forgot":
             assert f["inputs"] == [{"id": "login", "name": "login", "type": "text", "autocomplete": "username",
                                     "required": True, "value_length": 0, "labels": [w["login-field"]]}], (where, f)
-            assert f["hidden"] == [{"name": "form", "has_value": True}], (where, f)
+            assert f["hidden"] == [{"name": "form", "has_value": True}, {"name": "challenge", "has_value": True}], (where, f)
             assert f["buttons"] == [{"text": w["forgot-submit"], "type": "submit", "form_action": "/login/forgot"}], (where, f)
             assert (p["focused"] or {}).get("id") == "login", (where, p["focused"])
             assert p["alerts"] == [], (where, p["alerts"])
@@ -332,24 +334,32 @@ def test_reset_in_english_and_japanese(start_authrim, tmp_path):
         assert facts["sessions_after"] == {"status": 200, "count": 0}, (walk, facts)
         assert facts["device_after"] == {"path": "/authorize", "status": 200, "heading": WORDS[walk]["login"],
                                          "has_password_field": 1}, (walk, facts)
+        # Forgotten again from the application's sign-in page: the new password set there
+        # went on with that request, to a code for this user.
+        assert facts["resume_form_challenge"] == 1, (walk, facts)
+        assert facts["resumed"] == {"status": 200, "path": "/cb", "state_ok": True, "has_code": True}, (walk, facts)
+        assert facts["resume_redeemed"] == {"status": 200, "error": None, "sub": users[walk]["alice"]["id"],
+                                            "aud": client["client_id"], "iss": server.issuer, "nonce_ok": True}, (walk, facts)
 
     # The mails: one per request for an account, none for the address nobody has, each in its
     # account's language, From, To, Subject, charset and link as they should be, and the link
     # the browser opened the one in the mail.
-    expected = [["alice-en@example.com"], ["yuki-en@example.com"], ["alice-ja@example.com"], ["bob-ja@example.com"],
+    expected = [["alice-en@example.com"], ["yuki-en@example.com"], ["alice-en@example.com"],
+                ["alice-ja@example.com"], ["bob-ja@example.com"], ["alice-ja@example.com"],
                 ["alice-axe-en@example.com"], ["alice-axe-ja@example.com"]]
     assert received == expected, (received, report)
     sender = Address("Authrim アカウント", addr_spec="accounts@example.com")  # MAIL_FROM
     mails = checker.mails
     links = []
     for (walk, label), d in sorted(mails.items()):
-        who = users[walk]["alice"] if label == "mail" else users[walk][{"en": "yuki", "ja": "bob"}[walk]]
+        who = users[walk]["alice"] if label in ("mail", "mail-resume") else users[walk][{"en": "yuki", "ja": "bob"}[walk]]
         link = check_reset_mail(d, to=who["email"], lang=MAIL_LANG[who["username"]], issuer=server.issuer,
                                 sender=sender, report=describe([d]))
-        given = seen["facts"][walk]["link"] if label == "mail" else seen["facts"][walk]["extra"]["link"]
+        facts = seen["facts"][walk]
+        given = {"mail": facts.get("link"), "mail-resume": facts.get("resume_link")}.get(label) or facts["extra"]["link"]
         assert link == given, (walk, label, link, given)
         links.append(link)
-    assert len(mails) == 6 and len(set(links)) == 6, describe(list(mails.values()))
+    assert len(mails) == 8 and len(set(links)) == 8, describe(list(mails.values()))
 
     # axe-core: the harness first, then every reset page in both languages and themes.
     check_axe(seen, [p for p in seen["pages"] if p.get("axe")], [(w, n) for w in ("axe-en", "axe-ja") for n in AXE_PAGES],

@@ -5,7 +5,8 @@
 // parties' pages and checks what this prints):
 //   1. Sign-in and consent through the pages: /authorize, the login form, the consent page the
 //      login POST redirects to (GET /consent?challenge=…), Allow, the client's redirect URI with
-//      a code; then Back, which must land on the consent page by a GET (no form resubmission).
+//      a code; then Back, which must land on the consent page's URL by a GET (no form
+//      resubmission), now saying the request is complete (no Allow to press again).
 //   2. Front-channel logout: signed in to a second client as well, /logout with an
 //      id_token_hint, a post_logout_redirect_uri and state; the page frames both clients'
 //      frontchannel_logout_uri and its inline script (allowed by a CSP nonce) moves on to the
@@ -127,6 +128,8 @@ async function main() {
     out.back = {
       url: page.url(), status: back?.status() ?? null, method: back?.request().method() ?? null,
       heading: await heading.textContent(), allow_button: await page.getByRole('button', { name: 'Allow' }).count(),
+      said: await page.getByRole('status').first().textContent(),
+      links: await page.locator('main a, body a').evaluateAll((as) => as.map((a) => a.getAttribute('href'))),
     };
     out.id_token_1 = await redeem(c1, cb.code);
   }
@@ -202,6 +205,12 @@ async function main() {
     await page.waitForLoadState('load');
     out.signed_out_page = { status: confirmed.status(), method: confirmed.request().method(), url: page.url(),
       heading: await heading.textContent(), frames: page.frames().filter((f) => f !== page.mainFrame()).map((f) => f.url()) };
+    // Its way back: "Sign in again" leads to a sign-in page (the account's).
+    const again = page.waitForResponse((r) => r.request().isNavigationRequest() && new URL(r.url()).pathname === '/authorize');
+    await page.getByRole('link', { name: 'Sign in again' }).click();
+    const signIn = await again;
+    await page.waitForLoadState('load');
+    out.sign_in_again = { status: signIn.status(), heading: await heading.textContent(), path: new URL(page.url()).pathname };
 
     const silentState = random();
     await page.goto(authorizeUrl(c1, silentState, { prompt: 'none' }));

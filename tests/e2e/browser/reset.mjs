@@ -18,7 +18,9 @@
 //   authorization request, the old password: 401); consent (the new password); then Allow and
 //   the client's redirect URI with a code, which CHECKER redeems. Walks "en" and "ja" then ask
 //   for the extra person's link (by username: yuki-<walk> has locale ja, bob-<walk> none), so
-//   that the test sees which language that mail is in.
+//   that the test sees which language that mail is in; and, in a new context, alice forgets
+//   again from the application's sign-in page: the new password set there goes on with that
+//   request, to the client's redirect URI with a code (the reset resumes it).
 // Buttons and links are found by the forms they post to and where they lead, not by their
 // words, so the same walk runs in every language.
 //
@@ -149,7 +151,7 @@ async function resetWalk() {
   // The application sends alice to sign in; she has forgotten her password.
   const login = await visit('login', await go(request.url));
   seen.japanese_font ??= await japaneseFont();
-  facts.forgot_links = login.fields.links.filter((l) => l.href === '/login/forgot');
+  facts.forgot_links = login.fields.links.filter((l) => l.href.startsWith('/login/forgot'));
 
   // Her other device, still signed in with the old password.
   let device;
@@ -162,7 +164,7 @@ async function resetWalk() {
     use(me);
   }
 
-  await visit('forgot', await press('a[href="/login/forgot"]', (u) => u.pathname === '/login/forgot'));
+  await visit('forgot', await press('a[href^="/login/forgot?challenge="]', (u) => u.pathname === '/login/forgot'));
   // Nobody has this address: the same page, and no mail.
   await askForLink(`nobody-${walk.name}@example.com`, 'sent-unknown');
   await go(at('/login/forgot'));
@@ -209,6 +211,30 @@ async function resetWalk() {
     await go(at('/login/forgot'));
     await askForLink(people[walk.extra].username);
     facts.extra = { who: walk.extra, link: (await check('mail-extra', { op: 'mail', to: people[walk.extra].email })).link };
+  }
+
+  // A reset asked for from the application's sign-in page and finished in that browser goes
+  // on with the application's request: straight to its redirect URI (consent given above).
+  if (!walk.axe) {
+    await open('resume');
+    const again = authorizationRequest();
+    await go(again.url);
+    await page.waitForLoadState('networkidle');
+    await press('a[href^="/login/forgot?challenge="]', (u) => u.pathname === '/login/forgot');
+    await page.waitForLoadState('networkidle');
+    facts.resume_form_challenge = await page.locator('form[action="/login/forgot"] input[name=challenge]').count();
+    await askForLink(alice.email);
+    // Each page's own requests (its logo) done before the walk leaves it.
+    await page.waitForLoadState('networkidle');
+    facts.resume_link = (await check('mail-resume', { op: 'mail', to: alice.email })).link;
+    await go(facts.resume_link);
+    await page.waitForLoadState('networkidle');
+    await page.locator('#new_password').fill(`${NEW_PASSWORD} again`);
+    await page.locator('#confirm_password').fill(`${NEW_PASSWORD} again`);
+    const resumed = await press('form[action="/login/reset"] button[type=submit]', (u) => u.href.startsWith(REDIRECT_URI));
+    const q = Object.fromEntries(new URL(resumed.url()).searchParams);
+    facts.resumed = { status: resumed.status(), path: path(resumed.url()), state_ok: q.state === again.state, has_code: Boolean(q.code) };
+    facts.resume_redeemed = await check('redeem-resume', { op: 'redeem', code: q.code ?? '', verifier: again.verifier, nonce: again.nonce });
   }
 }
 
