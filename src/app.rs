@@ -49,6 +49,8 @@ pub struct App {
     pub fetcher: crate::http::fetch::Fetcher,
     /// Clients' fetched key sets.
     pub client_keys: crate::client_auth::keys::KeyCache,
+    /// Request objects fetched from clients' `request_uri`s (`endpoints::authorize::request_uri`).
+    pub request_objects: crate::endpoints::authorize::request_uri::RequestObjects,
     /// DPoP proof ids seen by this node, and the nonce key.
     pub dpop: crate::dpop::DpopState,
     /// Keys pairwise subject identifiers (`tokens::subject`).
@@ -140,6 +142,7 @@ impl App {
             dpop,
             fetcher,
             client_keys: crate::client_auth::keys::KeyCache::new(config.client_jwks_cache_max_entries),
+            request_objects: crate::endpoints::authorize::request_uri::RequestObjects::new(config.request_uri_cache_max_entries),
             documents: crate::registry::documents::ClientDocuments::new(config.client_id_metadata_document_max_entries),
             backchannel,
             config,

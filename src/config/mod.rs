@@ -115,6 +115,13 @@ pub struct Config {
     pub client_id_metadata_document_max_entries: usize,
     /// Fetches of client documents in flight at once, per node; more are refused (503).
     pub max_concurrent_fetches: usize,
+    /// Seconds a request object fetched from a client's `request_uri` is used again without
+    /// fetching (less if its response says so; 0: fetched every time).
+    pub request_uri_cache_ttl: u64,
+    /// Request objects kept at once (bounded: unauthenticated requests fill it).
+    pub request_uri_cache_max_entries: usize,
+    /// Fetches of one client's request objects in flight at once.
+    pub request_uri_max_fetches_per_client: usize,
     /// Let fetches reach loopback, private and link-local addresses (and, for client ID
     /// metadata documents, plain http on a loopback host): tests and private deployments only.
     pub fetch_allow_private_addresses: bool,
@@ -378,6 +385,9 @@ impl Default for Config {
             client_id_metadata_document_max_ttl: 86_400,
             client_id_metadata_document_max_entries: 10_000,
             max_concurrent_fetches: 32,
+            request_uri_cache_ttl: 60,
+            request_uri_cache_max_entries: 10_000,
+            request_uri_max_fetches_per_client: 4,
             fetch_allow_private_addresses: false,
             resource_servers: Vec::new(),
             trusted_issuers: Vec::new(),
@@ -511,6 +521,9 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_CLIENT_ID_METADATA_DOCUMENT_MAX_TTL", "client_id_metadata_document_max_ttl"),
     ("AUTHRIM_CLIENT_ID_METADATA_DOCUMENT_MAX_ENTRIES", "client_id_metadata_document_max_entries"),
     ("AUTHRIM_MAX_CONCURRENT_FETCHES", "max_concurrent_fetches"),
+    ("AUTHRIM_REQUEST_URI_CACHE_TTL", "request_uri_cache_ttl"),
+    ("AUTHRIM_REQUEST_URI_CACHE_MAX_ENTRIES", "request_uri_cache_max_entries"),
+    ("AUTHRIM_REQUEST_URI_MAX_FETCHES_PER_CLIENT", "request_uri_max_fetches_per_client"),
     ("AUTHRIM_FETCH_ALLOW_PRIVATE_ADDRESSES", "fetch_allow_private_addresses"),
     ("AUTHRIM_ID_JAG_LIFETIME", "id_jag_lifetime"),
     ("AUTHRIM_MAX_DELEGATION_DEPTH", "max_delegation_depth"),
@@ -594,7 +607,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "registration_max_per_address", "registration_unused_client_ttl",
     "dpop_proof_max_age", "dpop_nonce_lifetime", "dpop_replay_max_entries",
     "client_id_metadata_document_ttl", "client_id_metadata_document_max_ttl", "client_id_metadata_document_max_entries",
-    "max_concurrent_fetches", "id_jag_lifetime", "max_delegation_depth",
+    "request_uri_cache_ttl", "request_uri_cache_max_entries", "request_uri_max_fetches_per_client", "max_concurrent_fetches", "id_jag_lifetime", "max_delegation_depth",
     "code_shards", "session_shards", "challenge_shards", "revocation_shards", "refresh_shards", "key_cache_ttl", "key_publish_delay",
     "refresh_reuse_grace", "refresh_token_ttl", "refresh_token_idle_ttl",
     "max_body_bytes", "login_max_failures_per_account", "login_max_failures_per_address",

@@ -66,7 +66,8 @@ fn metadata(app: &crate::app::App) -> serde_json::Value {
         "claims_parameter_supported": true,
         "request_parameter_supported": true,
         "request_object_signing_alg_values_supported": crate::endpoints::authorize::request_object_algorithms(),
-        "request_uri_parameter_supported": false,
+        "request_uri_parameter_supported": true,
+        "require_request_uri_registration": true,
         "prompt_values_supported": ["none", "login", "consent", "select_account"],
         "ui_locales_supported": app.ui.languages(),
         "acr_values_supported": crate::factors::ACR_VALUES

@@ -120,12 +120,20 @@ impl Fetcher {
 
     /// GET `url` as `get_json` does, with the response's caching directives.
     pub async fn get(&self, url: &str) -> Result<Fetched, FetchError> {
+        let (body, max_age) = self.get_bytes(url, "application/json").await?;
+        let json = serde_json::from_slice(&body).map_err(|e| FetchError::NotJson(e.to_string()))?;
+        Ok(Fetched { json, max_age })
+    }
+
+    /// GET `url` asking for `accept`: the body (at most `max_bytes`) and the response's
+    /// `max-age`, under the same address policy and limits as every fetch.
+    pub async fn get_bytes(&self, url: &str, accept: &'static str) -> Result<(bytes::Bytes, Option<u64>), FetchError> {
         let parsed = self.checked(url)?;
         let _slot = self.slots.try_acquire().map_err(|_| FetchError::Busy)?;
         let mut res = self
             .http
             .get(parsed)
-            .header(reqwest::header::ACCEPT, "application/json")
+            .header(reqwest::header::ACCEPT, accept)
             .send()
             .await
             .map_err(|e| FetchError::Transport(transport_message(&e)))?;
@@ -144,8 +152,7 @@ impl Fetcher {
             }
             body.extend_from_slice(&chunk);
         }
-        let json = serde_json::from_slice(&body).map_err(|e| FetchError::NotJson(e.to_string()))?;
-        Ok(Fetched { json, max_age })
+        Ok((body.freeze(), max_age))
     }
 
     /// The scheme, and an address written as the host (the resolver never sees those).

@@ -62,6 +62,10 @@ impl Params {
         self.0.insert(key.to_string(), vec![value.to_string()]);
     }
 
+    pub fn remove(&mut self, key: &str) {
+        self.0.remove(key);
+    }
+
     pub fn contains(&self, key: &str) -> bool {
         self.0.contains_key(key)
     }

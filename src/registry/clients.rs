@@ -88,6 +88,11 @@ pub struct ClientMetadata {
     /// RFC 9101 §10.5: the client's authorization requests must be signed request objects.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_signed_request_object: bool,
+    /// OpenID Connect Dynamic Registration §2: where the client publishes request objects it
+    /// passes by reference (`request_uri`, OIDC Core §6.2); only these are fetched (a fragment
+    /// is the client's cache marker, ignored in the comparison).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub request_uris: Vec<String>,
     /// RFC 9126 §6: the client's authorization requests must come through `/par`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_pushed_authorization_requests: bool,
@@ -229,6 +234,7 @@ pub struct ClientInput {
     /// `Some("")` clears it.
     pub request_object_signing_alg: Option<String>,
     pub require_signed_request_object: Option<bool>,
+    pub request_uris: Option<Vec<String>>,
     pub dpop_bound_access_tokens: Option<bool>,
     /// `Some("")` clears one.
     pub subject_type: Option<String>,
@@ -493,6 +499,7 @@ fn metadata_of(input: ClientInput) -> ClientMetadata {
         require_pushed_authorization_requests: input.require_pushed_authorization_requests.unwrap_or(false),
         request_object_signing_alg: input.request_object_signing_alg.clone().filter(|a| !a.is_empty()),
         require_signed_request_object: input.require_signed_request_object.unwrap_or(false),
+        request_uris: input.request_uris.clone().unwrap_or_default(),
         dpop_bound_access_tokens: input.dpop_bound_access_tokens.unwrap_or(false),
         subject_type: input.subject_type.clone().filter(|a| !a.is_empty()),
         sector_identifier_uri: input.sector_identifier_uri.clone().filter(|a| !a.is_empty()),
@@ -544,6 +551,7 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.require_pushed_authorization_requests { meta.require_pushed_authorization_requests = v }
     if let Some(v) = input.request_object_signing_alg { meta.request_object_signing_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.require_signed_request_object { meta.require_signed_request_object = v }
+    if let Some(v) = input.request_uris { meta.request_uris = v }
     if let Some(v) = input.dpop_bound_access_tokens { meta.dpop_bound_access_tokens = v }
     if let Some(v) = input.subject_type { meta.subject_type = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.sector_identifier_uri { meta.sector_identifier_uri = Some(v).filter(|a| !a.is_empty()) }
@@ -655,6 +663,12 @@ fn validate(meta: &ClientMetadata) -> Result<(), String> {
     }
     for uri in &meta.post_logout_redirect_uris {
         validate_redirect_uri(uri).map_err(|e| format!("post_logout_redirect_uris: {e}"))?;
+    }
+    if meta.request_uris.len() > MAX_REQUEST_URIS {
+        return Err(format!("request_uris: at most {MAX_REQUEST_URIS}"));
+    }
+    for uri in &meta.request_uris {
+        validate_request_uri(uri)?;
     }
     for (name, uri) in [
         ("backchannel_logout_uri", &meta.backchannel_logout_uri),
@@ -778,7 +792,38 @@ pub fn check_targets(meta: &ClientMetadata, allow_private: bool) -> Result<(), S
                 .map_err(|e| format!("{name}: {e} (the server sends requests only to public addresses)"))?;
         }
     }
+    for uri in &meta.request_uris {
+        crate::http::fetch::check_target(uri, allow_private).map_err(|e| format!("request_uris: {e} (the server sends requests only to public addresses)"))?;
+    }
     Ok(())
+}
+
+/// The most `request_uris` one client may register.
+pub const MAX_REQUEST_URIS: usize = 10;
+/// OpenID Connect Core §6.2: a `request_uri` should not exceed 512 ASCII characters.
+pub const MAX_REQUEST_URI_LEN: usize = 512;
+
+/// A `request_uris` entry: an absolute https URL (http only on a loopback host), at most
+/// `MAX_REQUEST_URI_LEN` characters, no userinfo; a fragment is allowed (the client's cache
+/// marker, OpenID Connect Dynamic Registration §2).
+fn validate_request_uri(uri: &str) -> Result<(), String> {
+    if uri.len() > MAX_REQUEST_URI_LEN {
+        return Err(format!("request_uris: {uri:?} is longer than {MAX_REQUEST_URI_LEN} characters"));
+    }
+    let mut without = url::Url::parse(uri).map_err(|e| format!("request_uris: {uri:?}: {e}"))?;
+    without.set_fragment(None);
+    match without.scheme() {
+        "https" | "http" => validate_redirect_uri(without.as_str()).map_err(|e| format!("request_uris: {e}")),
+        _ => Err(format!("request_uris: {uri:?} must use https (http only for loopback hosts)")),
+    }
+}
+
+/// Whether `uri` (a `request_uri` at /authorize) is one the client registered, fragments
+/// aside.
+pub fn registered_request_uri(meta: &ClientMetadata, uri: &str) -> bool {
+    let base = |u: &str| u.split('#').next().unwrap_or(u).to_string();
+    let wanted = base(uri);
+    meta.request_uris.iter().any(|r| base(r) == wanted)
 }
 
 /// An absolute https URL (http only on a loopback host) without a fragment: the logout

@@ -382,7 +382,7 @@ def test_openid_client_par_and_jar(authrim_server, discovery, jwks, alice):
     assert par_endpoint == issuer + "/par", discovery
     assert discovery.get("require_pushed_authorization_requests") is False, discovery
     assert discovery.get("request_parameter_supported") is True, discovery
-    assert discovery.get("request_uri_parameter_supported") is False, discovery
+    assert discovery.get("request_uri_parameter_supported") is True, discovery
     for alg in ("RS256", "PS256", "ES256", "EdDSA", "HS256"):
         assert alg in discovery.get("request_object_signing_alg_values_supported", []), discovery
     assert "none" not in discovery["request_object_signing_alg_values_supported"], discovery

@@ -205,7 +205,7 @@ def test_discovery_lists_par_and_request_objects(authrim_server, discovery):
     assert discovery.get("require_pushed_authorization_requests") is False, discovery
     assert discovery.get("request_parameter_supported") is True, discovery
     # request_uri values are only ours (from /par): none is fetched.
-    assert discovery.get("request_uri_parameter_supported") is False, discovery
+    assert discovery.get("request_uri_parameter_supported") is True, discovery
     algs = discovery.get("request_object_signing_alg_values_supported")
     for alg in ("RS256", "PS256", "ES256", "ES384", "EdDSA", "HS256"):
         assert alg in algs, (alg, algs)
@@ -373,17 +373,18 @@ def test_pushed_request_refusals(authrim_server, discovery, alice):
     assert_error_page(fresh_browser_get(authorize_url(
         discovery, client_id=basic.client_id, request_uri=REQUEST_URI_PREFIX + generate_token(32))),
         SPENT)
-    # A request_uri to fetch is not supported: said to the client when the query names one
-    # of its redirect URIs (and in the query's state), else on a page.
+    # A request_uri to fetch that is not one of the client's registered request_uris is never
+    # fetched: said to the client when the query names one of its redirect URIs (and in the
+    # query's state), else on a page.
     resp = fresh_browser_get(authorize_url(
         discovery, client_id=basic.client_id, request_uri="https://rp.example/request.jwt",
         redirect_uri=REDIRECT_URI, state="s1"))
     back = redirect_params(resp)
-    assert (back.get("error"), back.get("state")) == ("request_uri_not_supported", "s1"), back
+    assert (back.get("error"), back.get("state")) == ("invalid_request_uri", "s1"), back
     assert "code" not in back, back
     assert_error_page(fresh_browser_get(authorize_url(
         discovery, client_id=basic.client_id, request_uri="https://rp.example/request.jwt")),
-        "request_uri_not_supported")
+        "invalid_request_uri")
 
 
 # --------------------------------------------------------------------------

@@ -312,7 +312,9 @@ def test_passkeys_and_account_page_in_chromium(start_authrim, tmp_path):
     assert passkey_only["acr"] == ACR_PASSKEY and passkey_only["amr"] == key_amr, report
     back = seen["back_after_consent"]
     assert back["url"] == back["consent_url"], report
-    assert (back["status"], back["method"], back["allow_button"]) == (200, "GET", 1), report
+    # Back after consenting: the consent page's URL, answered already: complete, no Allow.
+    assert (back["status"], back["method"], back["allow_button"]) == (200, "GET", 0), report
+    assert back["heading"] == "This request is complete", report
 
     # 3. prompt=login: the password, then the second-factor page's passkey.
     assert seen["prompt_login_page"]["heading"] == "Sign in", report

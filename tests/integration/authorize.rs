@@ -268,7 +268,7 @@ async fn invalid_requests_from_a_known_client_are_redirected_with_the_error() {
         (vec![("response_type", "code")], "invalid_scope"),
         (vec![("response_type", "code"), ("scope", "admin")], "invalid_scope"),
         (vec![("response_type", "code"), ("scope", "openid"), ("request", "eyJ")], "invalid_request_object"),
-        (vec![("response_type", "code"), ("scope", "openid"), ("request_uri", "https://rp.example/r")], "request_uri_not_supported"),
+        (vec![("response_type", "code"), ("scope", "openid"), ("request_uri", "https://rp.example/r")], "invalid_request_uri"), // not registered
         (vec![("response_type", "code"), ("scope", "openid"), ("code_challenge", &ch), ("code_challenge_method", "plain")], "invalid_request"),
         (vec![("response_type", "code"), ("scope", "openid"), ("code_challenge", &ch)], "invalid_request"),
         (vec![("response_type", "code"), ("scope", "openid"), ("code_challenge", "short"), ("code_challenge_method", "S256")], "invalid_request"),

@@ -139,3 +139,156 @@ async fn clients_can_require_signed_objects_which_also_travel_through_par_and_ma
     let res = b.authorize(&[("client_id", "mac"), ("request", &jwt)]).await;
     assert!(b.finish_login(res, "alice", PASSWORD).await.contains_key("code"));
 }
+
+/// Where a client publishes request objects (its `request_uris`): each path a body set by
+/// the test, and how often each was fetched.
+struct Published {
+    base: String,
+    bodies: std::sync::Arc<parking_lot::Mutex<std::collections::HashMap<String, String>>>,
+    fetches: std::sync::Arc<parking_lot::Mutex<std::collections::HashMap<String, usize>>>,
+}
+
+impl Published {
+    async fn start() -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        let bodies: std::sync::Arc<parking_lot::Mutex<std::collections::HashMap<String, String>>> = Default::default();
+        let fetches: std::sync::Arc<parking_lot::Mutex<std::collections::HashMap<String, usize>>> = Default::default();
+        let (b, f) = (bodies.clone(), fetches.clone());
+        let app = axum::Router::new().route(
+            "/{name}",
+            axum::routing::get(move |axum::extract::Path(name): axum::extract::Path<String>| {
+                let (bodies, fetches) = (b.clone(), f.clone());
+                async move {
+                    use axum::response::IntoResponse;
+                    *fetches.lock().entry(name.clone()).or_default() += 1;
+                    if name.starts_with("slow") {
+                        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+                    }
+                    let body = bodies.lock().get(&name).cloned();
+                    match body {
+                        Some(jwt) => ([(axum::http::header::CONTENT_TYPE, "application/oauth-authz-req+jwt")], jwt).into_response(),
+                        None => axum::http::StatusCode::NOT_FOUND.into_response(),
+                    }
+                }
+            }),
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        Self { base, bodies, fetches }
+    }
+
+    fn publish(&self, name: &str, jwt: &str) -> String {
+        self.bodies.lock().insert(name.to_string(), jwt.to_string());
+        format!("{}/{name}", self.base)
+    }
+
+    fn fetched(&self, name: &str) -> usize {
+        self.fetches.lock().get(name).copied().unwrap_or(0)
+    }
+}
+
+/// OpenID Connect Core §6.2: a request object passed by reference, from one of the client's
+/// registered `request_uris` (its fragment aside), is the request, as one passed by value; it
+/// is fetched once for a burst of sign-ins. An unregistered URI, one that does not answer a
+/// JWT or a forged object behind a registered URI are refused as `invalid_request_uri` /
+/// `invalid_request_object` to the registered redirect URI; `request` and `request_uri`
+/// together as `invalid_request`.
+#[tokio::test]
+async fn a_request_object_by_reference_from_a_registered_request_uri_is_the_request() {
+    let s = TestServer::start().await;
+    let docs = Published::start().await;
+    let key = Signer::es256("k1");
+    let good = docs.publish("good", &key.sign(&object(&s, "rp", json!({"scope": "openid email"}))));
+    let forged = docs.publish("forged", &Signer::es256("k1").sign(&object(&s, "rp", json!({}))));
+    let not_jwt = docs.publish("not-jwt", "<html>hello</html>");
+    let missing = format!("{}/missing", docs.base);
+    let (_, secret) = s
+        .client("rp", json!({"jwks": jwks(&[&key]), "request_uris": [format!("{good}#v1"), forged.clone(), not_jwt.clone(), missing.clone()]}))
+        .await;
+    s.user("alice", json!({})).await;
+    let b = s.browser();
+    let res = b.authorize(&[("client_id", "rp"), ("request_uri", &format!("{good}#v2")), ("state", "ignored")]).await;
+    let p = b.finish_login(res, "alice", PASSWORD).await;
+    assert_eq!(p["state"], "signed-state", "the object's parameters are the request");
+    let (st, tok, _) = s
+        .token(Some(("rp", secret.as_deref().unwrap())), &[("grant_type", "authorization_code"), ("code", &p["code"]), ("redirect_uri", REDIRECT)])
+        .await;
+    assert_eq!((st, tok["scope"].as_str()), (200, Some("openid email")), "{tok}");
+    // A burst naming the same URL: fetched once (request_uri_cache_ttl).
+    for _ in 0..3 {
+        let res = b.authorize(&[("client_id", "rp"), ("request_uri", &format!("{good}#v2"))]).await;
+        assert!(Page::from(res).await.redirect_params().contains_key("code"));
+    }
+    assert_eq!(docs.fetched("good"), 1);
+
+    let refused = |q: Vec<(&'static str, String)>| {
+        let b = s.browser();
+        async move {
+            let q: Vec<(&str, &str)> = q.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            Page::from(b.authorize(&q).await).await
+        }
+    };
+    let base = |uri: &str| vec![("client_id", "rp".to_string()), ("redirect_uri", REDIRECT.to_string()), ("state", "q".to_string()), ("request_uri", uri.to_string())];
+    for (what, uri, code) in [
+        ("not registered", format!("{}/good-but-elsewhere", docs.base), "invalid_request_uri"),
+        ("registered, not a JWT", not_jwt.clone(), "invalid_request_uri"),
+        ("registered, 404", missing.clone(), "invalid_request_uri"),
+        ("registered, another key's object", forged.clone(), "invalid_request_object"),
+    ] {
+        let page = refused(base(&uri)).await;
+        let p = page.redirect_params();
+        assert_eq!((p["error"].as_str(), p["state"].as_str()), (code, "q"), "{what}: {p:?}");
+    }
+    let mut both = base(&good);
+    both.push(("request", key.sign(&object(&s, "rp", json!({})))));
+    assert_eq!(refused(both).await.redirect_params()["error"], "invalid_request", "RFC 9101 §5: not both");
+    // No registered redirect URI in the query: a page, never a redirect.
+    let page = refused(vec![("client_id", "rp".into()), ("request_uri", format!("{}/x", docs.base))]).await;
+    assert_eq!((page.status, page.location.is_none()), (400, true), "{}", page.html);
+
+    // Discovery says so; registration takes request_uris (https, or loopback http) and
+    // refuses what would never be fetched.
+    let d: Value = s.http.get(s.url("/.well-known/openid-configuration")).send().await.unwrap().json().await.unwrap();
+    assert_eq!((d["request_uri_parameter_supported"].as_bool(), d["require_request_uri_registration"].as_bool()), (Some(true), Some(true)));
+    let (st, body) = s.admin(reqwest::Method::POST, "/admin/clients", Some(json!({"client_id": "bad", "redirect_uris": [REDIRECT], "request_uris": ["ftp://x.example/r"]}))).await;
+    assert_eq!(st, 400, "{body}");
+    let long = format!("https://x.example/{}", "a".repeat(600));
+    let (st, body) = s.admin(reqwest::Method::POST, "/admin/clients", Some(json!({"client_id": "bad2", "redirect_uris": [REDIRECT], "request_uris": [long]}))).await;
+    assert_eq!(st, 400, "{body}");
+    let (_, t) = s.admin(reqwest::Method::POST, "/admin/registration-tokens", Some(json!({"max_uses": 1}))).await;
+    let reg: Value = s
+        .http
+        .post(s.url("/register"))
+        .bearer_auth(t["initial_access_token"].as_str().unwrap())
+        .json(&json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "private_key_jwt", "jwks": jwks(&[&key]), "request_uris": [good.clone()]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(reg["request_uris"], json!([good]), "{reg}");
+}
+
+/// One client has at most `request_uri_max_fetches_per_client` fetches in flight: the rest of
+/// a burst of new request URIs (each fragment a new object) is refused at once, and the
+/// fetches that were let through complete.
+#[tokio::test]
+async fn one_client_cannot_hold_more_than_its_share_of_fetches() {
+    let s = TestServer::start_with(|c| c.request_uri_max_fetches_per_client = 2).await;
+    let docs = Published::start().await;
+    let key = Signer::es256("k1");
+    let slow = docs.publish("slow", &key.sign(&object(&s, "rp", json!({}))));
+    s.client("rp", json!({"jwks": jwks(&[&key]), "request_uris": [slow.clone()]})).await;
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..6 {
+        let (b, uri) = (s.browser(), format!("{slow}#{i}"));
+        set.spawn(async move { Page::from(b.authorize(&[("client_id", "rp"), ("redirect_uri", REDIRECT), ("state", "q"), ("request_uri", &uri)]).await).await });
+    }
+    let pages = set.join_all().await;
+    let refused: Vec<String> = pages.iter().filter_map(|p| p.location.as_deref().filter(|l| l.contains("error=")).map(str::to_string)).collect();
+    let served = pages.iter().filter(|p| p.status == 200 && p.is_login()).count();
+    assert_eq!((served, refused.len()), (2, 4), "{refused:?}");
+    assert!(refused.iter().all(|l| l.contains("error=invalid_request_uri") && l.contains("too+many")), "{refused:?}");
+    assert_eq!(docs.fetched("slow"), 2);
+}

@@ -24,6 +24,7 @@ use std::sync::Arc;
 pub mod pushed;
 pub mod request;
 mod request_object;
+pub mod request_uri;
 pub mod response;
 
 pub use request::AuthorizationRequest;
@@ -78,13 +79,19 @@ async fn authorize(app: &App, headers: &HeaderMap, params: Result<Params, OAuthE
         Ok(p) => p,
         Err(e) => return pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-bad-request").detail(e.description.to_string())),
     };
-    let req = match params.get("request_uri") {
-        Some(uri) => match from_pushed(app, &params, uri).await {
-            Ok(r) => r,
+    let read = match params.get("request_uri") {
+        Some(uri) if uri.starts_with(pushed::REQUEST_URI_PREFIX) => match from_pushed(app, &params, uri).await {
+            Ok(r) => Ok(r),
             Err(res) => return res,
         },
-        None => match request::read(app, &params, Via::FrontChannel).await {
-            Ok(r) => r,
+        Some(uri) => match by_reference(app, &params, uri).await {
+            Ok(with_object) => request::read(app, &with_object, Via::FrontChannel).await,
+            Err(res) => return res,
+        },
+        None => request::read(app, &params, Via::FrontChannel).await,
+    };
+    let req = match read {
+        Ok(r) => r,
         Err(Rejection::Page(msg)) => return pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-bad-request").detail(msg)),
         Err(Rejection::Unredirectable(e)) => {
             return pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-bad-request").detail(format!("{}: {}", e.code, e.description)))
@@ -93,10 +100,38 @@ async fn authorize(app: &App, headers: &HeaderMap, params: Result<Params, OAuthE
             let to = ReplyTo { redirect_uri: &redirect_uri, state: state.as_deref(), mode };
             return response::error(app, &to, &error, StatusCode::FOUND);
         }
-        },
     };
     let session = current_session(app, headers).await;
     continue_authorization(app, headers, req, session, false, StatusCode::FOUND).await
+}
+
+/// OpenID Connect Core §6.2: the request object at `request_uri` (one of the client's
+/// `request_uris`, fetched: `request_uri`), in place of the reference, as if passed by value.
+/// A reference that gives no object is refused as `invalid_request_uri`, to the query's
+/// redirect URI if the client registered it, else on a page.
+async fn by_reference(app: &App, params: &Params, uri: &str) -> Result<Params, Response> {
+    let Some(client_id) = params.get("client_id") else {
+        return Err(pages::error_page(StatusCode::BAD_REQUEST, "err-no-client"));
+    };
+    let client = match app.resolve_client(client_id).await {
+        Ok(Some(c)) => c,
+        _ => return Err(pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-bad-request").detail("The application that sent you here is not registered."))),
+    };
+    let refuse = |e: OAuthError| match params.get("redirect_uri").filter(|u| client.has_redirect_uri(u)) {
+        Some(to) => {
+            let mode = response::ResponseMode::parse(params.get("response_mode")).unwrap_or_default();
+            response::error(app, &ReplyTo { redirect_uri: to, state: params.get("state"), mode }, &e, StatusCode::FOUND)
+        }
+        None => pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-bad-request").detail(format!("{}: {}", e.code, e.description))),
+    };
+    if params.contains("request") {
+        return Err(refuse(OAuthError::invalid_request("request and request_uri cannot both be sent")));
+    }
+    let jwt = app.request_objects.fetch(app, &client, uri).await.map_err(|u| refuse(u.error()))?;
+    let mut with_object = params.clone();
+    with_object.remove("request_uri");
+    with_object.set("request", &jwt);
+    Ok(with_object)
 }
 
 /// RFC 9126 §4: the request pushed as `request_uri`, for the `client_id` the browser names;
@@ -105,19 +140,6 @@ async fn from_pushed(app: &App, params: &Params, request_uri: &str) -> Result<Au
     let Some(client_id) = params.get("client_id") else {
         return Err(pages::error_page(StatusCode::BAD_REQUEST, "err-no-client"));
     };
-    if !request_uri.starts_with(pushed::REQUEST_URI_PREFIX) {
-        // A request_uri to fetch: not supported. Said to the client if the query names one
-        // of its redirect URIs.
-        let registered = app.client(client_id).zip(params.get("redirect_uri")).filter(|(c, u)| c.has_redirect_uri(u));
-        let e = OAuthError::invalid_request("only request_uri values from the PAR endpoint are accepted").code_as("request_uri_not_supported");
-        return Err(match registered {
-            Some((_, uri)) => {
-                let mode = response::ResponseMode::parse(params.get("response_mode")).unwrap_or_default();
-                response::error(app, &ReplyTo { redirect_uri: uri, state: params.get("state"), mode }, &e, StatusCode::FOUND)
-            }
-            None => pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-bad-request").detail(format!("{}: {}", e.code, e.description))),
-        });
-    }
     match pushed::load(app, client_id, request_uri) {
         Some(req) if app.client(&req.client_id).is_some() => Ok(req),
         _ => Err(pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-request-uri-used").detail("invalid_request_uri"))),
