@@ -155,6 +155,10 @@ pub struct ClientArgs {
     /// successor (0: strict; -1: the deployment's refresh_reuse_grace again).
     #[arg(long, allow_negative_numbers = true)]
     pub refresh_reuse_grace: Option<i64>,
+    /// Where the application starts a sign-in itself (OpenID Connect third-party initiated
+    /// login, https; "" removes it): listed on the start page and the account page.
+    #[arg(long)]
+    pub initiate_login_uri: Option<String>,
 }
 
 impl ClientArgs {
@@ -190,6 +194,7 @@ impl ClientArgs {
             request_object_signing_alg: None,
             require_signed_request_object: self.require_signed_request_object.then_some(true),
             refresh_reuse_grace: self.refresh_reuse_grace,
+            initiate_login_uri: self.initiate_login_uri,
             ..Default::default()
         })
     }

@@ -194,10 +194,30 @@ pub fn form_post(action: &str, fields: &[(&str, &str)]) -> Response {
     page.into_response()
 }
 
-/// `GET /`: what this server is, and where to go: the demo (in demo mode), the account page,
-/// the console (when on), the discovery document; and why passkeys are off, when they are.
+/// The most applications the start page lists.
+const MAX_LANDING_APPLICATIONS: usize = 50;
+
+/// `GET /`: what this server is, and where to go: the demo (in demo mode), the operator's
+/// applications that can be signed into from here (OpenID Connect Core §4: their
+/// `initiate_login_uri`, with `iss`), the account page, the console (when on), the discovery
+/// document; and why passkeys are off, when they are. Self-registered clients are not listed:
+/// the page would be anyone's to put a link on.
 pub fn landing(app: &crate::app::App) -> Response {
+    let mut applications: Vec<(String, String)> = app
+        .registry
+        .list_clients()
+        .iter()
+        .filter(|c| !c.is_dynamic() && !c.meta.first_party)
+        .filter_map(|c| {
+            let link = crate::registry::clients::login_initiation(&c.meta, app.issuer(), None)?;
+            Some((c.meta.client_name.clone().unwrap_or_else(|| c.id().to_string()), link))
+        })
+        .collect();
+    applications.sort();
+    applications.truncate(MAX_LANDING_APPLICATIONS);
+    let applications: Vec<serde_json::Value> = applications.into_iter().map(|(name, link)| serde_json::json!({"name": name, "link": link})).collect();
     Page::new(StatusCode::OK, "landing.html", "landing-title")
+        .with("applications", applications)
         .with("issuer", app.issuer())
         .with("demo", app.config.demo)
         .with("console", app.config.console)

@@ -116,6 +116,11 @@ pub struct ClientMetadata {
     /// redirect URIs the sector holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sector_identifier_uri: Option<String>,
+    /// OpenID Connect Core §4 / Dynamic Registration §2: where a sign-in into the client can
+    /// be started from elsewhere (the start page, the account page), with `iss` (and
+    /// `target_link_uri`). https only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initiate_login_uri: Option<String>,
     /// RFC 7591 §2 display metadata: shown to users, never acted on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_uri: Option<String>,
@@ -243,6 +248,8 @@ pub struct ClientInput {
     pub id_token_signed_response_alg: Option<String>,
     pub userinfo_signed_response_alg: Option<String>,
     pub access_token_signing_alg: Option<String>,
+    /// `Some("")` clears it.
+    pub initiate_login_uri: Option<String>,
     /// Display metadata; `Some("")` clears one.
     pub client_uri: Option<String>,
     pub logo_uri: Option<String>,
@@ -506,6 +513,7 @@ fn metadata_of(input: ClientInput) -> ClientMetadata {
         id_token_signed_response_alg: input.id_token_signed_response_alg.clone().filter(|a| !a.is_empty()),
         userinfo_signed_response_alg: input.userinfo_signed_response_alg.clone().filter(|a| !a.is_empty()),
         access_token_signing_alg: input.access_token_signing_alg.clone().filter(|a| !a.is_empty()),
+        initiate_login_uri: input.initiate_login_uri.clone().filter(|u| !u.is_empty()),
         client_uri: input.client_uri.clone().filter(|u| !u.is_empty()),
         logo_uri: input.logo_uri.clone().filter(|u| !u.is_empty()),
         tos_uri: input.tos_uri.clone().filter(|u| !u.is_empty()),
@@ -558,6 +566,7 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.id_token_signed_response_alg { meta.id_token_signed_response_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.userinfo_signed_response_alg { meta.userinfo_signed_response_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.access_token_signing_alg { meta.access_token_signing_alg = Some(v).filter(|a| !a.is_empty()) }
+    if let Some(v) = input.initiate_login_uri { meta.initiate_login_uri = Some(v).filter(|u| !u.is_empty()) }
     if let Some(v) = input.client_uri { meta.client_uri = Some(v).filter(|u| !u.is_empty()) }
     if let Some(v) = input.logo_uri { meta.logo_uri = Some(v).filter(|u| !u.is_empty()) }
     if let Some(v) = input.tos_uri { meta.tos_uri = Some(v).filter(|u| !u.is_empty()) }
@@ -685,6 +694,12 @@ fn validate(meta: &ClientMetadata) -> Result<(), String> {
             if !url::Url::parse(uri).is_ok_and(|u| u.scheme() == "https" || u.scheme() == "http") {
                 return Err(format!("{name}: {uri:?} must be an http(s) URL"));
             }
+        }
+    }
+    if let Some(uri) = &meta.initiate_login_uri {
+        // OpenID Connect Dynamic Registration §2: https. It is shown to users as a link.
+        if !url::Url::parse(uri).is_ok_and(|u| u.scheme() == "https" && u.host_str().is_some() && u.username().is_empty() && u.fragment().is_none()) {
+            return Err(format!("initiate_login_uri: {uri:?} must be an https URL without a fragment"));
         }
     }
     if meta.contacts.iter().any(|c| c.is_empty() || c.len() > 254 || c.chars().any(char::is_control)) || meta.contacts.len() > 10 {
@@ -816,6 +831,18 @@ fn validate_request_uri(uri: &str) -> Result<(), String> {
         "https" | "http" => validate_redirect_uri(without.as_str()).map_err(|e| format!("request_uris: {e}")),
         _ => Err(format!("request_uris: {uri:?} must use https (http only for loopback hosts)")),
     }
+}
+
+/// OpenID Connect Core §4: the client's `initiate_login_uri` with `iss` (this server's
+/// issuer) and, if given, `target_link_uri` added to its query: where a sign-in into the
+/// client starts from a link of ours.
+pub fn login_initiation(meta: &ClientMetadata, issuer: &str, target_link_uri: Option<&str>) -> Option<String> {
+    let mut url = url::Url::parse(meta.initiate_login_uri.as_deref()?).ok()?;
+    url.query_pairs_mut().append_pair("iss", issuer);
+    if let Some(t) = target_link_uri {
+        url.query_pairs_mut().append_pair("target_link_uri", t);
+    }
+    Some(url.into())
 }
 
 /// Whether `uri` (a `request_uri` at /authorize) is one the client registered, fragments

@@ -143,3 +143,40 @@ async fn recovery_codes_download_as_a_text_file_only_from_their_page() {
     let res = b.client.post(s.url("/account/recovery-codes/download")).form(&[("csrf", "forged"), ("codes", sealed.as_str())]).send().await.unwrap();
     assert_eq!(res.status(), 400);
 }
+
+/// OpenID Connect Core §4, third-party initiated login: an operator's client with an
+/// `initiate_login_uri` is listed on the start page, linked there with `iss`; the account
+/// page links each application the user allowed that has one. A self-registered client's is
+/// never on the start page (anyone could put a link there); the URI must be https.
+#[tokio::test]
+async fn applications_with_a_login_initiation_uri_are_linked_with_iss() {
+    let s = TestServer::start().await;
+    s.client("shop", json!({"client_name": "Shop", "initiate_login_uri": "https://shop.example/login?from=idp"})).await;
+    s.client("plain", json!({"client_name": "Plain"})).await;
+    s.user("alice", json!({})).await;
+    let iss = url::form_urlencoded::byte_serialize(s.issuer().as_bytes()).collect::<String>();
+    let link = format!("https://shop.example/login?from=idp&amp;iss={iss}");
+    let start = get(&s.browser(), "/").await;
+    assert!(start.html.contains(&format!("<a href=\"{link}\">Shop</a>")), "{}", start.html);
+    assert!(!start.html.contains("Plain"), "{}", start.html);
+
+    // Self-registered: on its users' account pages only.
+    let (_, t) = s.admin(reqwest::Method::POST, "/admin/registration-tokens", Some(json!({"max_uses": 1}))).await;
+    let reg: Value = s.http.post(s.url("/register")).bearer_auth(t["initial_access_token"].as_str().unwrap())
+        .json(&json!({"client_name": "Stranger", "redirect_uris": [REDIRECT], "initiate_login_uri": "https://stranger.example/go"}))
+        .send().await.unwrap().json().await.unwrap();
+    assert_eq!(reg["initiate_login_uri"], "https://stranger.example/go", "{reg}");
+    assert!(!get(&s.browser(), "/").await.html.contains("Stranger"));
+
+    let b = s.browser();
+    s.code_for(&b, "shop", "alice", &[]).await;
+    s.code_for(&b, reg["client_id"].as_str().unwrap(), "alice", &[]).await;
+    let page = account_page(&b, "alice").await;
+    assert!(page.html.contains(&format!("<a href=\"{link}\">Shop</a>")), "{}", page.html);
+    assert!(page.html.contains(&format!("<a href=\"https://stranger.example/go?iss={iss}\">Stranger</a>")), "{}", page.html);
+
+    for bad in ["http://shop.example/login", "javascript:alert(1)", "https://shop.example/login#x"] {
+        let (st, body) = s.admin(reqwest::Method::PATCH, "/admin/clients/shop", Some(json!({"initiate_login_uri": bad}))).await;
+        assert_eq!(st, 400, "{bad}: {body}");
+    }
+}

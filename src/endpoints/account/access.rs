@@ -52,9 +52,12 @@ pub(super) async fn applications(app: &App, user_id: &str) -> crate::db::StoreRe
         .into_iter()
         .filter(|c| crate::endpoints::first_party::by_client_id(&c.client_id).is_none())
         .map(|c| {
-            let name = app.client(&c.client_id).and_then(|cl| cl.meta.client_name.clone()).unwrap_or_else(|| c.client_id.clone());
+            let client = app.client(&c.client_id);
+            let name = client.as_ref().and_then(|cl| cl.meta.client_name.clone()).unwrap_or_else(|| c.client_id.clone());
+            // OpenID Connect Core §4: an application that can be signed into from here.
+            let open = client.as_ref().and_then(|cl| crate::registry::clients::login_initiation(&cl.meta, app.issuer(), None));
             json!({
-                "client_id": c.client_id, "name": name,
+                "client_id": c.client_id, "name": name, "open": open,
                 "scopes": crate::util::split_list(&c.scope).collect::<Vec<_>>(),
                 "date": date(c.updated_at), "date_iso": iso(c.updated_at),
             })

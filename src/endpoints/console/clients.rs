@@ -30,7 +30,7 @@ fn values(m: &crate::registry::clients::ClientMetadata) -> Value {
         "post_logout_redirect_uris": m.post_logout_redirect_uris.join("\n"), "grant_types": m.grant_types,
         "method": m.token_endpoint_auth_method, "scope": m.scope, "jwks_uri": m.jwks_uri,
         "backchannel_logout_uri": m.backchannel_logout_uri, "require_mfa": m.require_mfa, "require_passkey": m.require_passkey,
-        "application_type": m.application_type, "refresh_reuse_grace": m.refresh_reuse_grace,
+        "application_type": m.application_type, "refresh_reuse_grace": m.refresh_reuse_grace, "initiate_login_uri": m.initiate_login_uri,
     })
 }
 
@@ -41,7 +41,7 @@ fn typed(params: &crate::http::params::Params) -> Value {
         "redirect_uris": params.get("redirect_uris").unwrap_or_default(), "post_logout_redirect_uris": params.get("post_logout_redirect_uris").unwrap_or_default(),
         "grant_types": grants, "method": text(params, "method"), "scope": text(params, "scope"), "jwks_uri": text(params, "jwks_uri"),
         "backchannel_logout_uri": text(params, "backchannel_logout_uri"), "require_mfa": checked(params, "require_mfa"), "require_passkey": checked(params, "require_passkey"),
-        "refresh_reuse_grace": text(params, "refresh_reuse_grace"),
+        "refresh_reuse_grace": text(params, "refresh_reuse_grace"), "initiate_login_uri": text(params, "initiate_login_uri"),
     })
 }
 
@@ -67,6 +67,7 @@ fn input(params: &crate::http::params::Params, new: bool, preset: Option<&Preset
         scope: text(params, "scope"),
         jwks_uri: text(params, "jwks_uri").or((!new).then(String::new)),
         backchannel_logout_uri: text(params, "backchannel_logout_uri").or((!new).then(String::new)),
+        initiate_login_uri: text(params, "initiate_login_uri").or((!new).then(String::new)),
         require_mfa: Some(checked(params, "require_mfa")),
         require_passkey: Some(checked(params, "require_passkey")),
         // Empty: the deployment's grace (a new client has none of its own; an edited one
