@@ -1,0 +1,349 @@
+//! Whether client metadata can be registered: every field's rules (redirect URIs, the URLs the
+//! server fetches or shows, keys, subject types, CORS origins, resource indicators).
+
+use super::*;
+
+/// A registered client's id: no ':' keeps it apart from document clients' URLs.
+pub(super) fn validate_id(client_id: &str) -> Result<(), String> {
+    if client_id.is_empty() || client_id.len() > 128 || !client_id.bytes().all(|b| b.is_ascii_graphic() && b != b':' && b != b'%') {
+        return Err("client_id must be 1-128 printable ASCII characters without ':' or '%'".into());
+    }
+    if crate::endpoints::first_party::by_client_id(client_id).is_some() {
+        return Err(format!("client_id {client_id} is reserved for Authrim's own pages"));
+    }
+    Ok(())
+}
+
+pub(super) fn validate(meta: &ClientMetadata) -> Result<(), String> {
+    if !AUTH_METHODS.contains(&meta.token_endpoint_auth_method.as_str()) {
+        return Err(format!("token_endpoint_auth_method must be one of {}", AUTH_METHODS.join(", ")));
+    }
+    for g in &meta.grant_types {
+        if !supported_grant_types().contains(&g.as_str()) {
+            return Err(format!("unsupported grant type {g:?}; supported: {}", supported_grant_types().join(", ")));
+        }
+    }
+    if meta.grant_types.is_empty() {
+        return Err("grant_types must not be empty".into());
+    }
+    if meta.response_types.iter().any(|r| r != "code") {
+        return Err("the only supported response_type is \"code\"".into());
+    }
+    if meta.token_endpoint_auth_method == AUTH_NONE
+        && meta.grant_types.iter().any(|g| CONFIDENTIAL_ONLY_GRANTS.contains(&g.as_str()))
+    {
+        return Err(format!("a public client cannot use {}", CONFIDENTIAL_ONLY_GRANTS.join(" or ")));
+    }
+    if meta.grant_types.iter().any(|g| g == "authorization_code") && meta.redirect_uris.is_empty() {
+        return Err("a client using authorization_code needs at least one redirect URI".into());
+    }
+    for uri in &meta.redirect_uris {
+        validate_redirect_uri(uri)?;
+    }
+    for s in split_list(&meta.scope) {
+        // RFC 6749 §3.3 scope-token: printable ASCII except space, '"' and '\\'.
+        if !s.bytes().all(|b| (0x21..=0x7e).contains(&b) && b != b'"' && b != b'\\') {
+            return Err(format!("scope {s:?} is not a valid scope token (RFC 6749 §3.3)"));
+        }
+    }
+    for r in &meta.allowed_resources {
+        validate_resource(r)?;
+    }
+    if let Some(p) = &meta.token_exchange {
+        for t in &p.subject_token_types {
+            if ![TOKEN_TYPE_ACCESS_TOKEN, TOKEN_TYPE_JWT, TOKEN_TYPE_ID_TOKEN].contains(&t.as_str()) {
+                return Err(format!("token_exchange.subject_token_types: {t:?} is not supported (refresh tokens never are)"));
+            }
+        }
+    }
+    if meta.allowed_audiences.iter().any(|a| a.is_empty() || a.chars().any(char::is_whitespace)) {
+        return Err("allowed_audiences must be non-empty strings without spaces".into());
+    }
+    for o in &meta.allowed_cors_origins {
+        validate_cors_origin(o)?;
+    }
+    for uri in &meta.post_logout_redirect_uris {
+        validate_redirect_uri(uri).map_err(|e| format!("post_logout_redirect_uris: {e}"))?;
+    }
+    if meta.request_uris.len() > MAX_REQUEST_URIS {
+        return Err(format!("request_uris: at most {MAX_REQUEST_URIS}"));
+    }
+    for uri in &meta.request_uris {
+        validate_request_uri(uri)?;
+    }
+    for (name, uri) in [
+        ("backchannel_logout_uri", &meta.backchannel_logout_uri),
+        ("frontchannel_logout_uri", &meta.frontchannel_logout_uri),
+        ("jwks_uri", &meta.jwks_uri),
+    ] {
+        if let Some(uri) = uri {
+            validate_web_uri(uri).map_err(|e| format!("{name}: {e}"))?;
+        }
+    }
+    for (name, uri) in [("client_uri", &meta.client_uri), ("logo_uri", &meta.logo_uri), ("tos_uri", &meta.tos_uri), ("policy_uri", &meta.policy_uri)] {
+        // Shown as links: https only (a javascript: or data: URL must never reach a page).
+        if let Some(uri) = uri {
+            if !url::Url::parse(uri).is_ok_and(|u| u.scheme() == "https" || u.scheme() == "http") {
+                return Err(format!("{name}: {uri:?} must be an http(s) URL"));
+            }
+        }
+    }
+    if let Some(uri) = &meta.initiate_login_uri {
+        // OpenID Connect Dynamic Registration §2: https. It is shown to users as a link.
+        if !url::Url::parse(uri).is_ok_and(|u| u.scheme() == "https" && u.host_str().is_some() && u.username().is_empty() && u.fragment().is_none()) {
+            return Err(format!("initiate_login_uri: {uri:?} must be an https URL without a fragment"));
+        }
+    }
+    if meta.contacts.iter().any(|c| c.is_empty() || c.len() > 254 || c.chars().any(char::is_control)) || meta.contacts.len() > 10 {
+        return Err("contacts: at most 10 addresses, each 1-254 characters".into());
+    }
+    if let Some(a) = meta.default_acr_values.iter().find(|a| !crate::factors::ACR_VALUES.contains(&a.as_str())) {
+        return Err(format!("default_acr_values: {a:?} is not one of {}", crate::factors::ACR_VALUES.join(", ")));
+    }
+    if let Some(g) = meta.refresh_reuse_grace.filter(|g| *g > crate::config::MAX_REFRESH_REUSE_GRACE) {
+        return Err(format!("refresh_reuse_grace: at most {} seconds, got {g}", crate::config::MAX_REFRESH_REUSE_GRACE));
+    }
+    if meta.application_type.as_deref().is_some_and(|t| t != "web" && t != "native") {
+        return Err("application_type must be web or native".into());
+    }
+    if meta.client_name.as_deref().is_some_and(|n| n.chars().count() > 200 || n.chars().any(char::is_control)) {
+        return Err("client_name: at most 200 characters, no control characters".into());
+    }
+    validate_keys(meta)
+}
+
+/// OIDC Core §8.1: a pairwise client's sector is the host of its `sector_identifier_uri`
+/// (https), or, without one, the one host all its redirect URIs share.
+pub(super) fn validate_subject_type(meta: &ClientMetadata) -> Result<(), String> {
+    match meta.subject_type.as_deref() {
+        None | Some("public") => {}
+        Some("pairwise") => {
+            if let Some(uri) = &meta.sector_identifier_uri {
+                validate_web_uri(uri).map_err(|e| format!("sector_identifier_uri: {e}"))?;
+            } else {
+                let mut hosts: Vec<String> =
+                    meta.redirect_uris.iter().filter_map(|u| url::Url::parse(u).ok()?.host_str().map(str::to_string)).collect();
+                hosts.dedup();
+                if hosts.len() != 1 {
+                    return Err("a pairwise client whose redirect URIs are not on one host needs a sector_identifier_uri".into());
+                }
+            }
+        }
+        Some(other) => return Err(format!("subject_type {other:?} is not public or pairwise")),
+    }
+    if meta.sector_identifier_uri.is_some() && meta.subject_type.as_deref() != Some("pairwise") {
+        return Err("sector_identifier_uri is for pairwise clients".into());
+    }
+    Ok(())
+}
+
+/// RFC 7591 §2: `jwks` and `jwks_uri` are exclusive; `private_key_jwt` needs one of them;
+/// inline keys are public keys we can use; the signing algorithm suits the method.
+pub(super) fn validate_keys(meta: &ClientMetadata) -> Result<(), String> {
+    if meta.jwks.is_some() && meta.jwks_uri.is_some() {
+        return Err("jwks and jwks_uri must not both be present (RFC 7591 §2)".into());
+    }
+    if let Some(jwks) = &meta.jwks {
+        client_keys::parse_jwks(jwks).map_err(|e| format!("jwks: {e}"))?;
+    }
+    let method = meta.token_endpoint_auth_method.as_str();
+    if method == AUTH_PRIVATE_KEY_JWT && meta.jwks.is_none() && meta.jwks_uri.is_none() {
+        return Err("private_key_jwt needs the client's public keys: jwks or jwks_uri".into());
+    }
+    validate_subject_type(meta)?;
+    for (name, alg) in [
+        ("id_token_signed_response_alg", &meta.id_token_signed_response_alg),
+        ("userinfo_signed_response_alg", &meta.userinfo_signed_response_alg),
+        ("access_token_signing_alg", &meta.access_token_signing_alg),
+    ] {
+        if let Some(alg) = alg.as_deref().filter(|a| crate::keys::signing_alg(a).is_none()) {
+            return Err(format!("{name} {alg:?} is not one of {}", crate::keys::SIGNING_ALGS.join(", ")));
+        }
+    }
+    if let Some(alg) = &meta.request_object_signing_alg {
+        // An HMAC needs a secret we can read back: only client_secret_jwt clients keep one.
+        let allowed = if method == AUTH_SECRET_JWT { [client_keys::ASYMMETRIC_ALGS, client_keys::HMAC_ALGS].concat() } else { client_keys::ASYMMETRIC_ALGS.to_vec() };
+        if !allowed.contains(&alg.as_str()) {
+            return Err(format!("request_object_signing_alg {alg:?} is not one of {}", allowed.join(", ")));
+        }
+    }
+    if let Some(alg) = &meta.token_endpoint_auth_signing_alg {
+        let allowed = match method {
+            AUTH_PRIVATE_KEY_JWT => client_keys::ASYMMETRIC_ALGS,
+            AUTH_SECRET_JWT => client_keys::HMAC_ALGS,
+            _ => return Err(format!("token_endpoint_auth_signing_alg applies only to {AUTH_PRIVATE_KEY_JWT} and {AUTH_SECRET_JWT}")),
+        };
+        if !allowed.contains(&alg.as_str()) {
+            return Err(format!("token_endpoint_auth_signing_alg {alg:?} is not one of {}", allowed.join(", ")));
+        }
+    }
+    Ok(())
+}
+
+/// The URIs of a client that the server requests (`backchannel_logout_uri`, `jwks_uri`,
+/// `sector_identifier_uri`) or has the user's browser load in a page of ours
+/// (`frontchannel_logout_uri`), under the fetcher's address policy: unless
+/// `allow_private` (`fetch_allow_private_addresses`), none may name a loopback, private,
+/// link-local, unique-local, shared, multicast or unspecified address, nor a local name such
+/// as `localhost` (SSRF). Redirect URIs are not among them: the browser follows those, and a
+/// native app's are loopback by design (RFC 8252 §7.3).
+pub fn check_targets(meta: &ClientMetadata, allow_private: bool) -> Result<(), String> {
+    for (name, uri) in [
+        ("backchannel_logout_uri", &meta.backchannel_logout_uri),
+        ("frontchannel_logout_uri", &meta.frontchannel_logout_uri),
+        ("jwks_uri", &meta.jwks_uri),
+        ("sector_identifier_uri", &meta.sector_identifier_uri),
+    ] {
+        if let Some(uri) = uri {
+            crate::http::fetch::check_target(uri, allow_private)
+                .map_err(|e| format!("{name}: {e} (the server sends requests only to public addresses)"))?;
+        }
+    }
+    for uri in &meta.request_uris {
+        crate::http::fetch::check_target(uri, allow_private).map_err(|e| format!("request_uris: {e} (the server sends requests only to public addresses)"))?;
+    }
+    Ok(())
+}
+
+/// The most `request_uris` one client may register.
+pub const MAX_REQUEST_URIS: usize = 10;
+/// OpenID Connect Core §6.2: a `request_uri` should not exceed 512 ASCII characters.
+pub const MAX_REQUEST_URI_LEN: usize = 512;
+
+/// A `request_uris` entry: an absolute https URL (http only on a loopback host), at most
+/// `MAX_REQUEST_URI_LEN` characters, no userinfo; a fragment is allowed (the client's cache
+/// marker, OpenID Connect Dynamic Registration §2).
+pub(super) fn validate_request_uri(uri: &str) -> Result<(), String> {
+    if uri.len() > MAX_REQUEST_URI_LEN {
+        return Err(format!("request_uris: {uri:?} is longer than {MAX_REQUEST_URI_LEN} characters"));
+    }
+    let mut without = url::Url::parse(uri).map_err(|e| format!("request_uris: {uri:?}: {e}"))?;
+    without.set_fragment(None);
+    match without.scheme() {
+        "https" | "http" => validate_redirect_uri(without.as_str()).map_err(|e| format!("request_uris: {e}")),
+        _ => Err(format!("request_uris: {uri:?} must use https (http only for loopback hosts)")),
+    }
+}
+
+/// OpenID Connect Core §4: the client's `initiate_login_uri` with `iss` (this server's
+/// issuer) and, if given, `target_link_uri` added to its query: where a sign-in into the
+/// client starts from a link of ours.
+pub fn login_initiation(meta: &ClientMetadata, issuer: &str, target_link_uri: Option<&str>) -> Option<String> {
+    let mut url = url::Url::parse(meta.initiate_login_uri.as_deref()?).ok()?;
+    url.query_pairs_mut().append_pair("iss", issuer);
+    if let Some(t) = target_link_uri {
+        url.query_pairs_mut().append_pair("target_link_uri", t);
+    }
+    Some(url.into())
+}
+
+/// Whether `uri` (a `request_uri` at /authorize) is one the client registered, fragments
+/// aside.
+pub fn registered_request_uri(meta: &ClientMetadata, uri: &str) -> bool {
+    let base = |u: &str| u.split('#').next().unwrap_or(u).to_string();
+    let wanted = base(uri);
+    meta.request_uris.iter().any(|r| base(r) == wanted)
+}
+
+/// An absolute https URL (http only on a loopback host) without a fragment: the logout
+/// endpoints of a relying party (Back-Channel Logout 1.0 §2.2, Front-Channel Logout 1.0 §2).
+pub(super) fn validate_web_uri(uri: &str) -> Result<(), String> {
+    match url::Url::parse(uri).map(|u| u.scheme().to_string()) {
+        Ok(s) if s == "https" || s == "http" => validate_redirect_uri(uri),
+        Ok(_) => Err(format!("{uri:?} must use https (http only for loopback hosts)")),
+        Err(e) => Err(format!("{uri:?}: {e}")),
+    }
+}
+
+/// The web origin of a URI (RFC 6454 §6.2 serialisation), for http and https only.
+pub(super) fn web_origin(uri: &str) -> Option<String> {
+    let u = url::Url::parse(uri).ok()?;
+    matches!(u.scheme(), "https" | "http").then(|| u.origin().ascii_serialization())
+}
+
+/// An origin exactly as a browser sends it in `Origin`, so that the check is a string
+/// comparison: scheme, lower-case host, port only if not the default, nothing after. The
+/// scheme rule is the redirect URIs': https, or http on a loopback host.
+pub(super) fn validate_cors_origin(o: &str) -> Result<(), String> {
+    let u = url::Url::parse(o).map_err(|_| format!("allowed_cors_origins: {o:?} is not an origin (scheme://host[:port])"))?;
+    let loopback = matches!(u.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
+    if !(u.scheme() == "https" || u.scheme() == "http" && loopback) {
+        return Err(format!("allowed_cors_origins: {o:?} must use https (http only for loopback hosts)"));
+    }
+    let canonical = u.origin().ascii_serialization();
+    if canonical != o {
+        return Err(format!("allowed_cors_origins: {o:?} is not an origin as browsers send it; write {canonical:?}"));
+    }
+    Ok(())
+}
+
+/// RFC 8707 §2: a resource indicator is an absolute URI without a fragment.
+pub fn validate_resource(r: &str) -> Result<(), String> {
+    let u = url::Url::parse(r).map_err(|_| format!("resource {r:?} is not an absolute URI"))?;
+    if u.fragment().is_some() {
+        return Err(format!("resource {r:?} must not have a fragment"));
+    }
+    Ok(())
+}
+
+/// Why a redirect URI is refused: `validate_redirect_uri` words it for the API, the console
+/// in its own words (one set of rules for both).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UriProblem {
+    /// Control characters or whitespace.
+    Spaces,
+    /// Not an absolute URI (the parser's reason, for the API's message).
+    NotAbsolute(String),
+    Fragment,
+    Userinfo,
+    /// http on a host other than a loopback one.
+    Http,
+    /// javascript:, data:, file:, vbscript:.
+    Forbidden,
+    /// A scheme that is neither https, loopback http nor a reverse-domain private one.
+    OtherScheme,
+}
+
+/// RFC 6749 §3.1.2: absolute, no fragment. Web clients use https (http only on loopback);
+/// native apps may use a private-use scheme (RFC 8252 §7.1). Redirect URIs are compared as
+/// exact strings (`has_redirect_uri`), so one is kept only as a URI parser would: no control
+/// characters, spaces or other whitespace (which a parser strips or rejects, and which would
+/// otherwise be stored as sent), no userinfo (RFC 3986 §7.6: it only disguises the host).
+pub fn redirect_uri_problem(uri: &str) -> Option<UriProblem> {
+    if uri.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Some(UriProblem::Spaces);
+    }
+    let parsed = match url::Url::parse(uri) {
+        Ok(p) => p,
+        Err(e) => return Some(UriProblem::NotAbsolute(e.to_string())),
+    };
+    if parsed.fragment().is_some() {
+        return Some(UriProblem::Fragment);
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Some(UriProblem::Userinfo);
+    }
+    let loopback = matches!(parsed.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
+    match parsed.scheme() {
+        "https" => None,
+        "http" if loopback => None,
+        "http" => Some(UriProblem::Http),
+        "javascript" | "data" | "file" | "vbscript" => Some(UriProblem::Forbidden),
+        s if s.contains('.') => None, // reverse-DNS private-use scheme, RFC 8252 §7.1
+        _ => Some(UriProblem::OtherScheme),
+    }
+}
+
+/// `redirect_uri_problem`, in the API's words.
+pub fn validate_redirect_uri(uri: &str) -> Result<(), String> {
+    let Some(problem) = redirect_uri_problem(uri) else { return Ok(()) };
+    Err(match problem {
+        UriProblem::Spaces => format!("redirect URI {uri:?} must not contain control characters or spaces"),
+        UriProblem::NotAbsolute(e) => format!("redirect URI {uri:?}: {e}"),
+        UriProblem::Fragment => format!("redirect URI {uri:?} must not have a fragment"),
+        UriProblem::Userinfo => format!("redirect URI {uri:?} must not have userinfo"),
+        UriProblem::Http => format!("redirect URI {uri:?}: http is allowed only for loopback hosts"),
+        UriProblem::Forbidden => format!("redirect URI {uri:?}: scheme not allowed"),
+        UriProblem::OtherScheme => format!("redirect URI {uri:?}: use https, loopback http, or a reverse-domain private scheme"),
+    })
+}
