@@ -20,7 +20,8 @@ async fn discovery_is_complete_and_truthful() {
     assert_eq!(d["response_types_supported"], json!(["code"]));
     assert_eq!(d["code_challenge_methods_supported"], json!(["S256"]));
     assert_eq!(d["request_parameter_supported"], true);
-    assert_eq!(d["request_uri_parameter_supported"], false);
+    assert_eq!(d["request_uri_parameter_supported"], true);
+    assert_eq!(d["require_request_uri_registration"], true);
     assert_eq!(d["id_token_signing_alg_values_supported"], json!(["RS256"]));
     assert_eq!(d["end_session_endpoint"], format!("{}/logout", s.issuer()));
     assert_eq!(d["registration_endpoint"], format!("{}/register", s.issuer()));
