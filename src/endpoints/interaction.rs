@@ -162,12 +162,8 @@ pub async fn consent(State(app): State<AppState>, headers: HeaderMap, form: Resu
     // A consent form answers once: posted again (Back, then Allow), it says the request is
     // complete rather than issue a second code.
     let challenge = form.as_ref().ok().and_then(|FormParams(p)| p.get("challenge")).map(str::to_string);
-    if let Some(c) = &challenge {
-        match app.stores.challenges.used(&answered(c)).await {
-            Ok(true) => return request_done(&app, &headers, c, StatusCode::CONFLICT),
-            Ok(false) => {}
-            Err(e) => return unavailable(e),
-        }
+    if let Some(done) = answered_already(&app, &headers, challenge.as_deref(), StatusCode::CONFLICT).await {
+        return done;
     }
     let (params, cookie, req) = match take_state(&app, &headers, form, "consent", cookies::SESSION).await {
         Ok(taken) => taken,
@@ -233,12 +229,8 @@ pub async fn consent_page(State(app): State<AppState>, headers: HeaderMap, RawQu
     let query = query.unwrap_or_default();
     let form = Params::parse(query.as_bytes()).map(FormParams);
     // Back to a consent page already answered: the request is complete, not asked again.
-    if let Some(c) = form.as_ref().ok().and_then(|FormParams(p)| p.get("challenge")) {
-        match app.stores.challenges.used(&answered(c)).await {
-            Ok(true) => return request_done(&app, &headers, c, StatusCode::OK),
-            Ok(false) => {}
-            Err(e) => return unavailable(e),
-        }
+    if let Some(done) = answered_already(&app, &headers, form.as_ref().ok().and_then(|FormParams(p)| p.get("challenge")), StatusCode::OK).await {
+        return done;
     }
     let (params, cookie, req) = match take_state(&app, &headers, form, "consent", cookies::SESSION).await {
         Ok(taken) => taken,
@@ -260,6 +252,17 @@ pub(crate) fn resumable(app: &App, headers: &HeaderMap, challenge: Option<&str>)
 /// The mark of a consent form answered (`ChallengeStore::first_use`; stored hashed).
 fn answered(challenge: &str) -> String {
     format!("consent-answered:{challenge}")
+}
+
+/// The request-complete page (with `status`) if the consent form `challenge` was answered
+/// already; `None` if it was not (or there is none).
+async fn answered_already(app: &App, headers: &HeaderMap, challenge: Option<&str>, status: StatusCode) -> Option<Response> {
+    let c = challenge?;
+    match app.stores.challenges.used(&answered(c)).await {
+        Ok(true) => Some(request_done(app, headers, c, status)),
+        Ok(false) => None,
+        Err(e) => Some(unavailable(e)),
+    }
 }
 
 /// The page for a consent request already answered: it is complete, the answer went to the

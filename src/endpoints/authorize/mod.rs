@@ -86,7 +86,7 @@ async fn authorize(app: &App, headers: &HeaderMap, params: Result<Params, OAuthE
         },
         Some(uri) => match by_reference(app, &params, uri).await {
             Ok(with_object) => request::read(app, &with_object, Via::FrontChannel).await,
-            Err(res) => return res,
+            Err(rejection) => Err(rejection),
         },
         None => request::read(app, &params, Via::FrontChannel).await,
     };
@@ -107,27 +107,19 @@ async fn authorize(app: &App, headers: &HeaderMap, params: Result<Params, OAuthE
 
 /// OpenID Connect Core §6.2: the request object at `request_uri` (one of the client's
 /// `request_uris`, fetched: `request_uri`), in place of the reference, as if passed by value.
-/// A reference that gives no object is refused as `invalid_request_uri`, to the query's
-/// redirect URI if the client registered it, else on a page.
-async fn by_reference(app: &App, params: &Params, uri: &str) -> Result<Params, Response> {
-    let Some(client_id) = params.get("client_id") else {
-        return Err(pages::error_page(StatusCode::BAD_REQUEST, "err-no-client"));
-    };
+/// A reference that gives no object is refused as `invalid_request_uri`, as a bad request
+/// object is (`request_object::refuse`: to the query's redirect URI if the client registered
+/// it, else on a page).
+async fn by_reference(app: &App, params: &Params, uri: &str) -> Result<Params, Rejection> {
+    let client_id = params.get("client_id").ok_or_else(|| Rejection::Page("The request names no client (client_id is missing).".into()))?;
     let client = match app.resolve_client(client_id).await {
         Ok(Some(c)) => c,
-        _ => return Err(pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-bad-request").detail("The application that sent you here is not registered."))),
-    };
-    let refuse = |e: OAuthError| match params.get("redirect_uri").filter(|u| client.has_redirect_uri(u)) {
-        Some(to) => {
-            let mode = response::ResponseMode::parse(params.get("response_mode")).unwrap_or_default();
-            response::error(app, &ReplyTo { redirect_uri: to, state: params.get("state"), mode }, &e, StatusCode::FOUND)
-        }
-        None => pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-bad-request").detail(format!("{}: {}", e.code, e.description))),
+        _ => return Err(Rejection::Page("The application that sent you here is not registered.".into())),
     };
     if params.contains("request") {
-        return Err(refuse(OAuthError::invalid_request("request and request_uri cannot both be sent")));
+        return Err(request_object::refuse(&client, params, OAuthError::invalid_request("request and request_uri cannot both be sent")));
     }
-    let jwt = app.request_objects.fetch(app, &client, uri).await.map_err(|u| refuse(u.error()))?;
+    let jwt = app.request_objects.fetch(app, &client, uri).await.map_err(|u| request_object::refuse(&client, params, u.error()))?;
     let mut with_object = params.clone();
     with_object.remove("request_uri");
     with_object.set("request", &jwt);

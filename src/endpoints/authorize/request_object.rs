@@ -100,7 +100,7 @@ pub async fn unpack(app: &App, params: &Params) -> Result<Params, Rejection> {
 /// A request object that cannot be used: redirected with the error to the query's
 /// `redirect_uri` if that one is registered for the client (so the client learns of it),
 /// else shown as a page.
-fn refuse(client: &Client, params: &Params, error: OAuthError) -> Rejection {
+pub(super) fn refuse(client: &Client, params: &Params, error: OAuthError) -> Rejection {
     match params.get("redirect_uri").filter(|u| client.has_redirect_uri(u)) {
         Some(uri) => Rejection::Redirect {
             redirect_uri: uri.to_string(),
