@@ -17,6 +17,7 @@ use crate::http::params::Params;
 use crate::registry::clients::{self, ClientInput, ClientMetadata, AUTH_BASIC, AUTH_METHODS, AUTH_NONE, AUTH_POST};
 use crate::registry::users::{self, supported_claims, User, UserInput};
 use crate::stores::refresh::Codec;
+use crate::tenant::Issuer;
 use crate::tokens::{self, claims_request};
 use crate::util::{now, sha256};
 use axum::http::{header, HeaderMap, HeaderValue};
@@ -186,7 +187,7 @@ pub fn headers(data: &[u8]) {
 
 struct Fixture {
     _runtime: tokio::runtime::Runtime,
-    app: App,
+    app: Issuer,
     /// (client id, secret): `client_secret_basic`, `client_secret_post`; `fz-public` has none.
     basic: (String, String),
     post: (String, String),
@@ -220,7 +221,7 @@ impl Fixture {
             .enable_all()
             .build()
             .expect("fuzz fixture: tokio runtime");
-        let app = runtime.block_on(App::open(config)).expect("fuzz fixture: App::open");
+        let app = Issuer::default_of(&std::sync::Arc::new(runtime.block_on(App::open(config)).expect("fuzz fixture: App::open")));
         let mut secrets = Vec::new();
         for (id, method) in [("fz-basic", AUTH_BASIC), ("fz-post", AUTH_POST), (PUBLIC_CLIENT, AUTH_NONE)] {
             let (client, secret) = clients::new_client(ClientInput {
@@ -228,7 +229,7 @@ impl Fixture {
                 redirect_uris: Some(vec!["https://rp.example/cb".into()]),
                 token_endpoint_auth_method: Some(method.into()),
                 ..Default::default()
-            }, app.keys.vault())
+            }, app.vault())
             .expect("fuzz fixture: client");
             runtime.block_on(app.registry.save_client(client)).expect("fuzz fixture: save client");
             secrets.push((id.to_string(), secret.unwrap_or_default()));
@@ -242,7 +243,7 @@ impl Fixture {
     }
 }
 
-fn sign_access_token(app: &App, exp: u64) -> String {
+fn sign_access_token(app: &Issuer, exp: u64) -> String {
     let spec = tokens::AccessTokenSpec {
         sub: "fz-user",
         client_id: "fz-basic",
@@ -368,7 +369,7 @@ pub fn jwt(data: &[u8]) {
             let claims = substitute(&claims, b"$OLD", (t0 - 3600).to_string().as_bytes());
             // What we sign is always our own serialisation of a JSON value.
             let Ok(v) = serde_json::from_slice::<Value>(&claims) else { return };
-            let token = app.keys.sign(&typ, &v).expect("signing");
+            let token = app.keys().sign(&typ, &v).expect("signing");
             let (at, ours, hint) = verify(&token);
             // jsonwebtoken also takes an array `iss` naming us among others (RFC 7519 §4.1.1 says
             // a string); harmless here, since only what we signed gets this far.

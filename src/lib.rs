@@ -33,6 +33,7 @@ pub mod ratelimit;
 pub mod registry;
 pub mod resources;
 pub mod stores;
+pub mod tenant;
 pub mod tokens;
 pub mod ui;
 pub mod util;

@@ -9,6 +9,7 @@
 
 use crate::app::{App, AppState};
 use crate::db::{Dialect, Sql, StoreResult};
+use crate::tenant::Issuer;
 use crate::util::now;
 use lettre::message::{Mailbox, Message, SinglePart};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
@@ -58,22 +59,22 @@ fn seal(vault: &crate::keys::Vault, body: &str) -> Vec<u8> {
 
 /// A message for the outbox, in `lang`: its subject (catalogue message `subject`), its body
 /// (template `template`, themeable, with `product` and `values`), the body sealed.
-pub fn compose(app: &App, lang: &str, subject: &'static str, template: &str, values: serde_json::Value) -> (String, Vec<u8>) {
+pub fn compose(app: &Issuer, lang: &str, subject: &'static str, template: &str, values: serde_json::Value) -> (String, Vec<u8>) {
     let product = app.config.product_name.clone();
-    let subject = app.ui.plain_text(lang, &crate::ui::Msg::new(subject).arg("product", product));
+    let subject = app.tenant.ui.plain_text(lang, &crate::ui::Msg::new(subject).arg("product", product));
     // Every mail template rendered at start, in every language; a failure now is a bug.
-    let body = app.ui.mail_body(lang, template, values).unwrap_or_else(|e| {
+    let body = app.tenant.ui.mail_body(lang, template, values).unwrap_or_else(|e| {
         tracing::error!(template, error = %e, "a mail template failed to render");
         String::new()
     });
-    (subject, seal(app.keys.vault(), &body))
+    (subject, seal(app.vault(), &body))
 }
 
 /// The language of mail to `user`: their `locale` if there is a catalogue for it, else the
 /// default.
-pub fn language_of(app: &App, user: &crate::registry::User) -> String {
+pub fn language_of(app: &Issuer, user: &crate::registry::User) -> String {
     match user.claims.get("locale").and_then(serde_json::Value::as_str) {
-        Some(l) => app.ui.language(Some(l), None).to_string(),
+        Some(l) => app.tenant.ui.language(Some(l), None).to_string(),
         None => app.config.default_locale.clone(),
     }
 }
@@ -215,7 +216,7 @@ async fn deliver(app: &App, mailer: &Mailer, row: Due) {
 }
 
 fn message(app: &App, mailer: &Mailer, row: &Due) -> Result<Message, String> {
-    let body = app.keys.vault().open_sealed("mail", &row.body).map_err(|e| format!("cannot open the message: {e}"))?;
+    let body = app.vault().open_sealed("mail", &row.body).map_err(|e| format!("cannot open the message: {e}"))?;
     let to: Mailbox = row.to.parse().map_err(|e| format!("recipient: {e}"))?;
     // A single text/plain part (MIME-Version, charset, transfer encoding) and a Message-ID.
     Message::builder()

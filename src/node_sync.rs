@@ -116,7 +116,7 @@ async fn apply_cache_changes(app: AppState, mut work: tokio::sync::mpsc::Unbound
         let result = match item {
             CacheWork::ReloadAll => Err(anyhow::anyhow!("reconnected")),
             CacheWork::Registry(payload) => app.registry.apply_notification(&payload).await.map_err(Into::into),
-            CacheWork::Keys => app.keys.refresh().await,
+            CacheWork::Keys => app.tenants.refresh_keys().await,
         };
         let Err(reason) = result else { continue };
         tracing::debug!(%reason, "reloading the registry and keys");
@@ -131,5 +131,5 @@ async fn apply_cache_changes(app: AppState, mut work: tokio::sync::mpsc::Unbound
 
 async fn reload_caches(app: &AppState) -> anyhow::Result<()> {
     app.registry.resync().await?;
-    app.keys.refresh().await
+    app.tenants.refresh_keys().await
 }

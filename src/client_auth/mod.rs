@@ -9,10 +9,10 @@ mod public;
 mod secret;
 pub mod signed;
 
-use crate::app::App;
 use crate::error::{Challenge, OAuthError};
 use crate::http::params::Params;
 use crate::registry::Client;
+use crate::tenant::Issuer;
 use async_trait::async_trait;
 use axum::http::HeaderMap;
 use std::sync::Arc;
@@ -35,7 +35,7 @@ pub trait AuthMethod: Send + Sync {
 
 /// Where the authentication happens.
 pub struct Context<'a> {
-    pub app: &'a App,
+    pub app: &'a Issuer,
     /// The path of the endpoint called (`/token`, ...): a client assertion may name its URL
     /// as `aud`.
     pub path: &'a str,
@@ -133,7 +133,7 @@ fn method(name: &str) -> Option<&'static dyn AuthMethod> {
 }
 
 /// Authenticate the client of a request to the endpoint at `path`.
-pub async fn authenticate(app: &App, headers: &HeaderMap, params: &Params, path: &str) -> Result<Arc<Client>, OAuthError> {
+pub async fn authenticate(app: &Issuer, headers: &HeaderMap, params: &Params, path: &str) -> Result<Arc<Client>, OAuthError> {
     let presented = Presented::read(headers, params)?;
     // RFC 6749 §5.2: a client that tried Basic gets a Basic challenge with its 401.
     let refuse = |description: String| {

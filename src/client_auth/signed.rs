@@ -3,8 +3,8 @@
 //! HMAC one with its secret (kept sealed for that purpose: `client_secret_jwt` clients).
 
 use super::Refusal;
-use crate::app::App;
 use crate::registry::Client;
+use crate::tenant::Issuer;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::de::DeserializeOwned;
 
@@ -20,7 +20,7 @@ pub struct Expect<'a> {
 
 /// Verify `jwt`'s signature with the client's keys, then its claims under `v` (whose
 /// algorithm list is set here from the header, once the header's `alg` is found acceptable).
-pub async fn verify<T: DeserializeOwned>(app: &App, client: &Client, jwt: &str, expect: &Expect<'_>, mut v: Validation) -> Result<T, Refusal> {
+pub async fn verify<T: DeserializeOwned>(app: &Issuer, client: &Client, jwt: &str, expect: &Expect<'_>, mut v: Validation) -> Result<T, Refusal> {
     let what = expect.what;
     let header = jsonwebtoken::decode_header(jwt).map_err(|_| match header_alg(jwt) {
         // An algorithm outside our lists (or `none`): say which, so the client's developer
@@ -36,7 +36,7 @@ pub async fn verify<T: DeserializeOwned>(app: &App, client: &Client, jwt: &str, 
         return Err(Refusal::Invalid(format!("{what}: this client signs with {pinned}")));
     }
     let keys: Vec<DecodingKey> = if name.starts_with("HS") {
-        let secret = client.open_secret(app.keys.vault()).ok_or(Refusal::BadCredentials)?;
+        let secret = client.open_secret(app.vault()).ok_or(Refusal::BadCredentials)?;
         vec![DecodingKey::from_secret(&secret)]
     } else {
         let kid = header.kid.as_deref();

@@ -6,7 +6,8 @@ use crate::error::OAuthError;
 use crate::http::params::Body;
 use super::operations::{self, Actor};
 use crate::registry::{clients, ClientInput, UserInput};
-use axum::extract::{Path, Request, State};
+use crate::tenant::Issuer;
+use axum::extract::{Path, Request};
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -36,7 +37,7 @@ pub fn router(app: AppState) -> Router<AppState> {
         .layer(axum::middleware::from_fn_with_state(app, require_admin))
 }
 
-async fn require_admin(State(app): State<AppState>, req: Request, next: Next) -> Response {
+async fn require_admin(app: Issuer, req: Request, next: Next) -> Response {
     let Some(expected) = app.config.admin_token.as_deref().filter(|t| !t.is_empty()) else {
         return OAuthError::not_found("the admin API is disabled (set AUTHRIM_ADMIN_TOKEN)").into_response();
     };
@@ -88,7 +89,7 @@ fn a_day() -> u64 {
 /// An initial access token for dynamic registration (RFC 7591 §3): `{"max_uses": 1,
 /// "expires_in": 86400}` by default; the token is shown once.
 #[utoipa::path(post, path = "/admin/registration-tokens", tag = "registration", request_body(content = RegistrationTokenRequest, description = "optional: the defaults when empty"), responses((status = 201, description = "`initial_access_token`, `max_uses`, `expires_at`", body = Object), (status = 400, description = "terms out of range"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn create_registration_token(State(app): State<AppState>, Body(body): Body) -> AdminResult {
+pub(crate) async fn create_registration_token(app: Issuer, Body(body): Body) -> AdminResult {
     let req: RegistrationTokenRequest = if body.is_empty() { parse(b"{}")? } else { parse(&body)? };
     if req.max_uses == 0 || req.max_uses > 100_000 || req.expires_in == 0 || req.expires_in > 366 * 86_400 {
         return Err(OAuthError::invalid_request("max_uses must be 1-100000 and expires_in 1 second to a year"));
@@ -101,42 +102,42 @@ pub(crate) async fn create_registration_token(State(app): State<AppState>, Body(
 
 /// Every registered client (no secrets).
 #[utoipa::path(get, path = "/admin/clients", tag = "clients", responses((status = 200, description = "`{\"clients\": [...]}`", body = Object), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn list_clients(State(app): State<AppState>) -> AdminResult {
+pub(crate) async fn list_clients(app: Issuer) -> AdminResult {
     let list: Vec<Value> = app.registry.list_clients().iter().map(|c| client_json(c, None)).collect();
     Ok(Json(json!({ "clients": list })).into_response())
 }
 
 /// Register a client; a confidential client's secret is in the answer, once.
 #[utoipa::path(post, path = "/admin/clients", tag = "clients", request_body = ClientInput, responses((status = 201, description = "the client, with `client_secret` if it has one", body = Object), (status = 400, description = "`invalid_client_metadata`"), (status = 409, description = "the client id is taken"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn create_client(State(app): State<AppState>, Body(body): Body) -> AdminResult {
+pub(crate) async fn create_client(app: Issuer, Body(body): Body) -> AdminResult {
     let (client, secret) = operations::create_client(&app, &Actor::ApiToken, parse(&body)?).await?;
     Ok((StatusCode::CREATED, Json(client_json(&client, secret))).into_response())
 }
 
 /// One client.
 #[utoipa::path(get, path = "/admin/clients/{id}", tag = "clients", params(("id" = String, Path, description = "the client id")), responses((status = 200, description = "the client", body = Object), (status = 404, description = "no such client"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn show_client(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+pub(crate) async fn show_client(app: Issuer, Path(id): Path<String>) -> AdminResult {
     let c = app.registry.client(&id).ok_or_else(|| OAuthError::not_found("no such client"))?;
     Ok(Json(client_json(&c, None)).into_response())
 }
 
 /// Change a client: absent fields keep their value (PUT is taken as the same).
 #[utoipa::path(patch, path = "/admin/clients/{id}", tag = "clients", params(("id" = String, Path, description = "the client id")), request_body = ClientInput, responses((status = 200, description = "the client", body = Object), (status = 400, description = "`invalid_client_metadata`"), (status = 404, description = "no such client"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn update_client(State(app): State<AppState>, Path(id): Path<String>, Body(body): Body) -> AdminResult {
+pub(crate) async fn update_client(app: Issuer, Path(id): Path<String>, Body(body): Body) -> AdminResult {
     let (client, secret) = operations::update_client(&app, &Actor::ApiToken, &id, parse(&body)?).await?;
     Ok(Json(client_json(&client, secret)).into_response())
 }
 
 /// A new secret for a confidential client, shown once; the old one stops working.
 #[utoipa::path(post, path = "/admin/clients/{id}/secret", tag = "clients", params(("id" = String, Path, description = "the client id")), responses((status = 200, description = "`client_id`, `client_secret`", body = Object), (status = 404, description = "no such client"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn rotate_secret(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+pub(crate) async fn rotate_secret(app: Issuer, Path(id): Path<String>) -> AdminResult {
     let (client, secret) = operations::rotate_secret(&app, &Actor::ApiToken, &id).await?;
     Ok(Json(client_json(&client, Some(secret))).into_response())
 }
 
 /// Delete a client; its tokens stop being honoured.
 #[utoipa::path(delete, path = "/admin/clients/{id}", tag = "clients", params(("id" = String, Path, description = "the client id")), responses((status = 204, description = "deleted"), (status = 404, description = "no such client"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn delete_client(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+pub(crate) async fn delete_client(app: Issuer, Path(id): Path<String>) -> AdminResult {
     operations::delete_client(&app, &Actor::ApiToken, &id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
@@ -157,7 +158,7 @@ pub(crate) struct AuditQuery {
 /// Security events, newest first; each with `at` (seconds since the epoch) and `time` (the
 /// same, ISO 8601 UTC).
 #[utoipa::path(get, path = "/admin/audit", tag = "audit", params(AuditQuery), responses((status = 200, description = "`{\"events\": [...]}`", body = Object), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn list_audit(State(app): State<AppState>, axum::extract::Query(q): axum::extract::Query<AuditQuery>) -> AdminResult {
+pub(crate) async fn list_audit(app: Issuer, axum::extract::Query(q): axum::extract::Query<AuditQuery>) -> AdminResult {
     // Make events recorded just before this call visible.
     app.audit.flush().await;
     let limit = q.limit.unwrap_or(100).min(10_000);
@@ -171,35 +172,35 @@ pub(crate) async fn list_audit(State(app): State<AppState>, axum::extract::Query
 
 /// Every user (never a password hash).
 #[utoipa::path(get, path = "/admin/users", tag = "users", responses((status = 200, description = "`{\"users\": [...]}`", body = Object), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn list_users(State(app): State<AppState>) -> AdminResult {
+pub(crate) async fn list_users(app: Issuer) -> AdminResult {
     let list: Vec<Value> = app.registry.list_users().iter().map(|u| serde_json::to_value(u.as_ref()).unwrap_or_default()).collect();
     Ok(Json(json!({ "users": list })).into_response())
 }
 
 /// Create a user.
 #[utoipa::path(post, path = "/admin/users", tag = "users", request_body = UserInput, responses((status = 201, description = "the user", body = Object), (status = 400, description = "invalid input"), (status = 409, description = "the username or e-mail is taken"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn create_user(State(app): State<AppState>, Body(body): Body) -> AdminResult {
+pub(crate) async fn create_user(app: Issuer, Body(body): Body) -> AdminResult {
     let user = operations::create_user(&app, &Actor::ApiToken, parse(&body)?).await?;
     Ok((StatusCode::CREATED, Json(user)).into_response())
 }
 
 /// One user.
 #[utoipa::path(get, path = "/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "the user id")), responses((status = 200, description = "the user", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn show_user(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+pub(crate) async fn show_user(app: Issuer, Path(id): Path<String>) -> AdminResult {
     let u = app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
     Ok(Json(u.as_ref().clone()).into_response())
 }
 
 /// Change a user: absent fields keep their value, a `null` claim removes it (PUT is taken as the same).
 #[utoipa::path(patch, path = "/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "the user id")), request_body = UserInput, responses((status = 200, description = "the user", body = Object), (status = 404, description = "no such user"), (status = 409, description = "the username or e-mail is taken"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn update_user(State(app): State<AppState>, Path(id): Path<String>, Body(body): Body) -> AdminResult {
+pub(crate) async fn update_user(app: Issuer, Path(id): Path<String>, Body(body): Body) -> AdminResult {
     let user = operations::update_user(&app, &Actor::ApiToken, &id, parse(&body)?).await?;
     Ok(Json(user).into_response())
 }
 
 /// Delete a user; their sessions end and their tokens stop being honoured.
 #[utoipa::path(delete, path = "/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "the user id")), responses((status = 204, description = "deleted"), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn delete_user(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+pub(crate) async fn delete_user(app: Issuer, Path(id): Path<String>) -> AdminResult {
     operations::delete_user(&app, &Actor::ApiToken, &id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
@@ -207,7 +208,7 @@ pub(crate) async fn delete_user(State(app): State<AppState>, Path(id): Path<Stri
 /// A user's live sessions: when, from where, and which applications took part.
 /// A user's sessions.
 #[utoipa::path(get, path = "/admin/users/{id}/sessions", tag = "sessions", params(("id" = String, Path, description = "the user id")), responses((status = 200, description = "`{\"sessions\": [...]}`", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn list_sessions(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+pub(crate) async fn list_sessions(app: Issuer, Path(id): Path<String>) -> AdminResult {
     app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
     let sessions = app.stores.sessions.of_user(&id).await?;
     let list: Vec<Value> = sessions
@@ -225,14 +226,14 @@ pub(crate) async fn list_sessions(State(app): State<AppState>, Path(id): Path<St
 /// End every session of a user, with the same notifications as a logout.
 /// End every session of a user, with the same back-channel notifications as a logout.
 #[utoipa::path(delete, path = "/admin/users/{id}/sessions", tag = "sessions", params(("id" = String, Path, description = "the user id")), responses((status = 200, description = "how many ended", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn end_all_sessions(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+pub(crate) async fn end_all_sessions(app: Issuer, Path(id): Path<String>) -> AdminResult {
     let ended = operations::end_sessions(&app, &Actor::ApiToken, &id, None).await?;
     Ok(Json(json!({ "ended": ended })).into_response())
 }
 
 /// End one session of a user.
 #[utoipa::path(delete, path = "/admin/users/{id}/sessions/{sid}", tag = "sessions", params(("id" = String, Path, description = "the user id"), ("sid" = String, Path, description = "the session id")), responses((status = 204, description = "ended"), (status = 404, description = "no such user or session"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn end_one_session(State(app): State<AppState>, Path((id, sid)): Path<(String, String)>) -> AdminResult {
+pub(crate) async fn end_one_session(app: Issuer, Path((id, sid)): Path<(String, String)>) -> AdminResult {
     operations::end_sessions(&app, &Actor::ApiToken, &id, Some(&sid)).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
@@ -240,7 +241,7 @@ pub(crate) async fn end_one_session(State(app): State<AppState>, Path((id, sid))
 /// Withdraw a user's consent to an application: forgotten, and its refresh tokens revoked.
 /// Withdraw a user's consent to a client; its refresh tokens are revoked.
 #[utoipa::path(delete, path = "/admin/users/{id}/consents/{client_id}", tag = "users", params(("id" = String, Path, description = "the user id"), ("client_id" = String, Path, description = "the client id")), responses((status = 204, description = "withdrawn"), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn withdraw_consent(State(app): State<AppState>, Path((id, client_id)): Path<(String, String)>) -> AdminResult {
+pub(crate) async fn withdraw_consent(app: Issuer, Path((id, client_id)): Path<(String, String)>) -> AdminResult {
     app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
     let done = crate::consent::withdraw(&app, &id, &client_id, "operator").await?;
     if !done.consent && done.families == 0 {

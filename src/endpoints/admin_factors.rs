@@ -7,8 +7,9 @@ use crate::audit::AuditEvent;
 use crate::endpoints::operations::{self, Actor};
 use crate::error::OAuthError;
 use crate::factors::{self, recovery, totp};
+use crate::tenant::Issuer;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -32,7 +33,7 @@ fn user(app: &crate::app::App, id: &str) -> Result<std::sync::Arc<crate::registr
 
 /// A user's second factors (never their secrets) and the recovery codes left.
 #[utoipa::path(get, path = "/admin/users/{id}/factors", tag = "factors", params(("id" = String, Path, description = "the user id")), responses((status = 200, description = "`factors`, `recovery_codes_left`", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn list(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+pub(crate) async fn list(app: Issuer, Path(id): Path<String>) -> AdminResult {
     user(&app, &id)?;
     let list = factors::list(&app.db, &id).await?;
     let left = recovery::remaining(&app.db, &id).await?;
@@ -48,7 +49,7 @@ pub(crate) struct Enrol {
 
 /// Enrol a TOTP factor for a user: its secret and `otpauth://` URI are in the answer, once.
 #[utoipa::path(post, path = "/admin/users/{id}/factors/totp", tag = "factors", params(("id" = String, Path, description = "the user id")), request_body(content = Enrol, description = "optional"), responses((status = 201, description = "`id`, `secret`, `otpauth_uri`", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn enrol_totp(State(app): State<AppState>, Path(id): Path<String>, body: Bytes) -> AdminResult {
+pub(crate) async fn enrol_totp(app: Issuer, Path(id): Path<String>, body: Bytes) -> AdminResult {
     let u = user(&app, &id)?;
     let input: Enrol = if body.is_empty() {
         Enrol::default()
@@ -60,7 +61,7 @@ pub(crate) async fn enrol_totp(State(app): State<AppState>, Path(id): Path<Strin
         return Err(OAuthError::invalid_request("name must be 1-64 characters"));
     }
     let issuer_host = url::Url::parse(app.issuer()).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_else(|| "Authrim".into());
-    let (factor_id, secret, uri) = totp::enrol(&app.db, app.keys.vault(), &issuer_host, &u.id, &u.username, &name).await?;
+    let (factor_id, secret, uri) = totp::enrol(&app.db, app.vault(), &issuer_host, &u.id, &u.username, &name).await?;
     app.audit.record(AuditEvent::new("factor_enrolled").user(&u.id).detail(json!({"kind": "totp", "id": factor_id, "by": "operator"}))).await;
     let mut res = (StatusCode::CREATED, Json(json!({"id": factor_id, "kind": "totp", "name": name, "secret": secret, "otpauth_uri": uri}))).into_response();
     res.headers_mut().insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-store"));
@@ -69,7 +70,7 @@ pub(crate) async fn enrol_totp(State(app): State<AppState>, Path(id): Path<Strin
 
 /// A new set of ten recovery codes (the old set stops working), shown once.
 #[utoipa::path(post, path = "/admin/users/{id}/recovery-codes", tag = "factors", params(("id" = String, Path, description = "the user id")), responses((status = 201, description = "`codes`", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn new_recovery_codes(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+pub(crate) async fn new_recovery_codes(app: Issuer, Path(id): Path<String>) -> AdminResult {
     let u = user(&app, &id)?;
     let codes = recovery::regenerate(&app.db, &u.id).await?;
     app.audit.record(AuditEvent::new("recovery_codes_created").user(&u.id).detail(json!({"by": "operator"}))).await;
@@ -80,14 +81,14 @@ pub(crate) async fn new_recovery_codes(State(app): State<AppState>, Path(id): Pa
 
 /// Remove one factor of a user.
 #[utoipa::path(delete, path = "/admin/users/{id}/factors/{factor_id}", tag = "factors", params(("id" = String, Path, description = "the user id"), ("factor_id" = String, Path, description = "the factor id")), responses((status = 204, description = "removed"), (status = 404, description = "no such user or factor"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn remove(State(app): State<AppState>, Path((id, factor_id)): Path<(String, String)>) -> AdminResult {
+pub(crate) async fn remove(app: Issuer, Path((id, factor_id)): Path<(String, String)>) -> AdminResult {
     operations::remove_factors(&app, &Actor::ApiToken, &id, Some(&factor_id)).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// Remove every factor and recovery code of a user.
 #[utoipa::path(delete, path = "/admin/users/{id}/factors", tag = "factors", params(("id" = String, Path, description = "the user id")), responses((status = 204, description = "reset"), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn reset(State(app): State<AppState>, Path(id): Path<String>) -> AdminResult {
+pub(crate) async fn reset(app: Issuer, Path(id): Path<String>) -> AdminResult {
     operations::remove_factors(&app, &Actor::ApiToken, &id, None).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }

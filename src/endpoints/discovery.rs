@@ -3,16 +3,15 @@
 //! document. Only what is implemented is advertised: grant types come from the grant registry,
 //! scopes and claims from the registry.
 
-use crate::app::AppState;
 use crate::client_auth::keys::{ASYMMETRIC_ALGS, HMAC_ALGS};
 use crate::registry::clients::{AUTH_METHODS, AUTH_NONE, SUPPORTED_SCOPES};
 use crate::registry::users::supported_claims;
-use axum::extract::State;
+use crate::tenant::Issuer;
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-pub async fn openid_configuration(State(app): State<AppState>) -> Response {
+pub async fn openid_configuration(app: Issuer) -> Response {
     cached_json(metadata(&app).to_string(), "public, max-age=300")
 }
 
@@ -20,7 +19,7 @@ pub async fn openid_configuration(State(app): State<AppState>) -> Response {
 /// inserted after it (`/.well-known/oauth-authorization-server/tenant` for an issuer
 /// `https://host/tenant`). The document is the OpenID one: RFC 8414 §5 lets both carry the
 /// same metadata, and one source keeps them consistent.
-pub async fn authorization_server_metadata(State(app): State<AppState>, uri: axum::http::Uri) -> Response {
+pub async fn authorization_server_metadata(app: Issuer, uri: axum::http::Uri) -> Response {
     let suffix = uri.path().trim_start_matches("/.well-known/oauth-authorization-server");
     if suffix != issuer_path(&app) {
         return crate::error::OAuthError::not_found("no authorization server with this issuer here").into_response();
@@ -29,11 +28,11 @@ pub async fn authorization_server_metadata(State(app): State<AppState>, uri: axu
 }
 
 /// The issuer's path, without a trailing slash ("" for an issuer at the host's root).
-fn issuer_path(app: &crate::app::App) -> String {
+fn issuer_path(app: &Issuer) -> String {
     url::Url::parse(app.issuer()).map(|u| u.path().trim_end_matches('/').to_string()).unwrap_or_default()
 }
 
-fn metadata(app: &crate::app::App) -> serde_json::Value {
+fn metadata(app: &Issuer) -> serde_json::Value {
     let jwt_algs: Vec<&str> = ASYMMETRIC_ALGS.iter().chain(HMAC_ALGS).copied().collect();
     json!({
         "issuer": app.issuer(),
@@ -56,8 +55,8 @@ fn metadata(app: &crate::app::App) -> serde_json::Value {
         "response_modes_supported": crate::endpoints::authorize::response::RESPONSE_MODES,
         "grant_types_supported": app.grants.names(),
         "subject_types_supported": ["public", "pairwise"],
-        "id_token_signing_alg_values_supported": app.keys.algorithms(),
-        "userinfo_signing_alg_values_supported": app.keys.algorithms(),
+        "id_token_signing_alg_values_supported": app.keys().algorithms(),
+        "userinfo_signing_alg_values_supported": app.keys().algorithms(),
         "token_endpoint_auth_methods_supported": AUTH_METHODS,
         "code_challenge_methods_supported": ["S256"],
         "claims_supported": supported_claims().into_iter()
@@ -69,10 +68,10 @@ fn metadata(app: &crate::app::App) -> serde_json::Value {
         "request_uri_parameter_supported": true,
         "require_request_uri_registration": true,
         "prompt_values_supported": ["none", "login", "consent", "select_account"],
-        "ui_locales_supported": app.ui.languages(),
+        "ui_locales_supported": app.tenant.ui.languages(),
         "acr_values_supported": crate::factors::ACR_VALUES
             .iter()
-            .filter(|a| app.passkeys.is_some() || **a != crate::factors::ACR_PASSKEY)
+            .filter(|a| app.tenant.passkeys.is_some() || **a != crate::factors::ACR_PASSKEY)
             .collect::<Vec<_>>(),
         "authorization_response_iss_parameter_supported": true,
         "end_session_endpoint": app.endpoint("/logout"),
@@ -89,8 +88,8 @@ fn metadata(app: &crate::app::App) -> serde_json::Value {
     })
 }
 
-pub async fn jwks(State(app): State<AppState>) -> Response {
-    let mut res = cached_json(app.keys.jwks_json().to_string(), "public, max-age=300");
+pub async fn jwks(app: Issuer) -> Response {
+    let mut res = cached_json(app.keys().jwks_json().to_string(), "public, max-age=300");
     res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/jwk-set+json"));
     res
 }
@@ -105,7 +104,7 @@ fn cached_json(body: String, cache: &'static str) -> Response {
 
 /// 200 when this node can serve everything; 503 while a PostgreSQL node is out of step with
 /// the others (a load balancer then sends its traffic elsewhere).
-pub async fn healthz(State(app): State<AppState>) -> Response {
+pub async fn healthz(app: Issuer) -> Response {
     if app.is_ready() {
         axum::Json(json!({"status": "ok"})).into_response()
     } else {

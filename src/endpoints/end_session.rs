@@ -11,7 +11,6 @@
 //!   page then loads the front-channel iframes, if any client has one, and goes on to the
 //!   `post_logout_redirect_uri` with `state`, or says that the user is signed out.
 
-use crate::app::{App, AppState};
 use crate::http::cookies;
 use crate::http::pages::{self, error_page};
 use crate::ui::Msg;
@@ -19,8 +18,9 @@ use crate::http::params::{FormParams, Params};
 use crate::http::sealed::Unsealed;
 use crate::logout::{end_session, frontchannel, EndedBy};
 use crate::stores::{Session, SessionRef};
+use crate::tenant::Issuer;
 use axum::body::Bytes;
-use axum::extract::{RawQuery, State};
+use axum::extract::RawQuery;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -52,13 +52,13 @@ const SEALED_KIND: &str = "logout";
 /// The longest `ui_locales` kept (a few language tags).
 const MAX_UI_LOCALES: usize = 128;
 
-pub async fn get(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+pub async fn get(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     let query = query.unwrap_or_default();
     handle(&app, &headers, Params::parse(query.as_bytes()), StatusCode::FOUND).await
 }
 
 pub async fn post(
-    State(app): State<AppState>,
+    app: Issuer,
     headers: HeaderMap,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
@@ -70,7 +70,7 @@ pub async fn post(
 }
 
 /// The confirmation form's post.
-pub async fn confirm(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, crate::error::OAuthError>) -> Response {
+pub async fn confirm(app: Issuer, headers: HeaderMap, form: Result<FormParams, crate::error::OAuthError>) -> Response {
     let Ok(FormParams(params)) = form else { return error_page(StatusCode::BAD_REQUEST, "err-logout-unreadable") };
     let Some(sealed) = params.get("challenge") else { return error_page(StatusCode::BAD_REQUEST, "err-logout-unreadable") };
     let cookie = cookies::get(&headers, cookies::SESSION);
@@ -86,7 +86,7 @@ pub async fn confirm(State(app): State<AppState>, headers: HeaderMap, form: Resu
     }
 }
 
-async fn handle(app: &App, headers: &HeaderMap, params: Result<Params, crate::error::OAuthError>, status: StatusCode) -> Response {
+async fn handle(app: &Issuer, headers: &HeaderMap, params: Result<Params, crate::error::OAuthError>, status: StatusCode) -> Response {
     let params = match params {
         Ok(p) => p,
         Err(e) => return error_page(StatusCode::BAD_REQUEST, Msg::new("err-logout-invalid").detail(e.description.to_string())),
@@ -108,7 +108,7 @@ async fn handle(app: &App, headers: &HeaderMap, params: Result<Params, crate::er
 }
 
 /// Check everything the request names before anything is done.
-fn validate(app: &App, p: &Params) -> Result<(LogoutRequest, Hints), String> {
+fn validate(app: &Issuer, p: &Params) -> Result<(LogoutRequest, Hints), String> {
     let hint = match p.get("id_token_hint") {
         None => None,
         Some(h) => Some(
@@ -159,7 +159,7 @@ fn validate(app: &App, p: &Params) -> Result<(LogoutRequest, Hints), String> {
 
 /// Sign out without asking only when the request proves it comes from an application of
 /// the signed-in user: an ID token of ours for this user, and no `logout_hint` naming another.
-fn needs_confirmation(app: &App, hints: &Hints, session: &Session) -> bool {
+fn needs_confirmation(app: &Issuer, hints: &Hints, session: &Session) -> bool {
     let known_as = match &hints.hint_client {
         Some(c) => crate::tokens::subject::subject_for(app, c, &session.user_id),
         None => session.user_id.clone(),
@@ -173,7 +173,7 @@ fn needs_confirmation(app: &App, hints: &Hints, session: &Session) -> bool {
 }
 
 /// End the session (if any), then the front-channel iframes, then the way out.
-async fn finish(app: &App, session: Option<SessionRef>, req: LogoutRequest, status: StatusCode) -> Response {
+async fn finish(app: &Issuer, session: Option<SessionRef>, req: LogoutRequest, status: StatusCode) -> Response {
     let ended = match session {
         Some(which) => match end_session(app, which, EndedBy::User).await {
             Ok(ended) => ended,
@@ -188,7 +188,7 @@ async fn finish(app: &App, session: Option<SessionRef>, req: LogoutRequest, stat
     if let Some(up) = ended.as_ref().and_then(|s| s.upstream.as_ref()) {
         let then = AfterUpstream { next: next.clone(), ui_locales: req.ui_locales.clone() };
         let state = app.sealer.seal(UPSTREAM_KIND, UPSTREAM_KIND, app.config.challenge_ttl, &then);
-        if let Some(url) = app.upstreams.logout_url(&up.provider, up.id_token.as_deref(), &app.endpoint(UPSTREAM_RETURN), &state).await {
+        if let Some(url) = app.tenant.upstreams.logout_url(&up.provider, up.id_token.as_deref(), &app.endpoint(UPSTREAM_RETURN), &state).await {
             next = Some(url);
         }
     }
@@ -223,7 +223,7 @@ struct AfterUpstream {
 /// `GET /logout/upstream?state=…`: back from the upstream provider's logout; on to the
 /// application's `post_logout_redirect_uri` (checked when the logout began), or the
 /// signed-out page.
-pub async fn upstream_return(State(app): State<AppState>, RawQuery(query): RawQuery) -> Response {
+pub async fn upstream_return(app: Issuer, RawQuery(query): RawQuery) -> Response {
     let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
     let then = params.get("state").and_then(|s| app.sealer.open::<AfterUpstream>(UPSTREAM_KIND, Some(UPSTREAM_KIND), s).ok());
     match then {
@@ -233,13 +233,13 @@ pub async fn upstream_return(State(app): State<AppState>, RawQuery(query): RawQu
     }
 }
 
-fn signed_out_response(app: &App) -> Response {
+fn signed_out_response(app: &Issuer) -> Response {
     let mut res = pages::signed_out(None);
     clear_session_cookie(app, &mut res);
     res
 }
 
-fn clear_session_cookie(app: &App, res: &mut Response) {
+fn clear_session_cookie(app: &Issuer, res: &mut Response) {
     cookies::set(res, app.base(), cookies::SESSION, "", Some(0), app.config.secure_cookies());
 }
 

@@ -12,6 +12,7 @@ use crate::http::cookies;
 use crate::http::pages::error_page;
 use crate::http::params::{FormParams, Params};
 use crate::stores::{Redemption, Session};
+use crate::tenant::Issuer;
 use crate::util::{b64, now, random_token, sha256};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -106,7 +107,7 @@ impl FirstParty {
 
     /// A form post of the page: the signed-in user, if the form's CSRF token is theirs.
     /// Otherwise the response to send (the sign-in, or a page saying the form expired).
-    pub(crate) async fn form_user(&self, app: &App, headers: &HeaderMap, params: &Params) -> Result<SignedIn, Response> {
+    pub(crate) async fn form_user(&self, app: &Issuer, headers: &HeaderMap, params: &Params) -> Result<SignedIn, Response> {
         let Some(me) = signed_in(app, headers).await else { return Err(see_other(app.base(), &self.login_path(false))) };
         if !self.csrf_ok(app, &me, params) {
             return Err(error_page(StatusCode::BAD_REQUEST, self.form_expired));
@@ -125,7 +126,7 @@ impl FirstParty {
     /// `GET …/login[?reauth=1]`: to `/authorize` as this client, with PKCE; the verifier
     /// travels in `state`, sealed to this browser. `acr_values`: a level asked for (not
     /// essential: a user who cannot give it still signs in, and the page decides).
-    pub fn login(&self, app: &App, headers: &HeaderMap, query: Option<&str>, acr_values: Option<&str>) -> Response {
+    pub fn login(&self, app: &Issuer, headers: &HeaderMap, query: Option<&str>, acr_values: Option<&str>) -> Response {
         let reauth = Params::parse(query.unwrap_or_default().as_bytes()).ok().is_some_and(|p| p.get("reauth").is_some());
         let existing = cookies::get(headers, cookies::BROWSER).map(str::to_string);
         let browser = existing.clone().unwrap_or_else(random_token);
@@ -155,7 +156,7 @@ impl FirstParty {
     /// `GET …/callback`: the code is spent here (nothing else could redeem it: the verifier
     /// never left this server), and must be this browser's signed-in user's. `not_done`: the
     /// page that says the sign-in did not complete.
-    pub async fn callback(&self, app: &App, headers: &HeaderMap, query: Option<&str>, not_done: fn() -> Response) -> Response {
+    pub async fn callback(&self, app: &Issuer, headers: &HeaderMap, query: Option<&str>, not_done: fn() -> Response) -> Response {
         let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
         // The state lives as long as a sign-in form restarted after its expiry (a page left
         // open, then signed in): its verifier still binds the code to this browser.
@@ -178,7 +179,7 @@ impl FirstParty {
 }
 
 /// 303 to `path` (root-relative, e.g. `/account?done=x`) on this server, under `base` (the
-/// request's issuer path, `App::base`): every redirect to one of our own pages goes through
+/// request's issuer path, `Issuer::base`): every redirect to one of our own pages goes through
 /// here, so that Authrim works under a path prefix (the guard test in tests/integration/
 /// base_path.rs refuses a root-absolute Location built elsewhere).
 pub(crate) fn see_other(base: &str, path: &str) -> Response {

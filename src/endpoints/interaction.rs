@@ -3,7 +3,7 @@
 //! request back to `authorize::continue_authorization`.
 
 use super::authorize::{continue_authorization, issue_code, render_login, response, unavailable, AuthorizationRequest};
-use crate::app::{App, AppState};
+use crate::app::App;
 use crate::audit::AuditEvent;
 use crate::error::OAuthError;
 use crate::http::cookies;
@@ -12,8 +12,9 @@ use crate::http::params::{FormParams, Params};
 use crate::stores::{Session, SessionRef};
 use crate::factors::Level;
 use crate::http::sealed::Unsealed;
+use crate::tenant::Issuer;
 use crate::util::{now, random_token, split_list};
-use axum::extract::{ConnectInfo, RawQuery, State};
+use axum::extract::{ConnectInfo, RawQuery};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use std::net::SocketAddr;
@@ -31,7 +32,7 @@ pub(super) const BUSY: &str = "err-busy";
 const NO_COOKIE: &str = "err-no-cookie";
 
 pub async fn login(
-    State(app): State<AppState>,
+    app: Issuer,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     form: Result<FormParams, OAuthError>,
@@ -84,7 +85,7 @@ pub async fn login(
 /// the second step if the user has a factor, else signed in with the first alone if the
 /// policy and the request allow that.
 pub(super) async fn after_first_factor(
-    app: &App,
+    app: &Issuer,
     headers: &HeaderMap,
     req: AuthorizationRequest,
     user: &crate::registry::User,
@@ -116,7 +117,7 @@ pub(super) async fn after_first_factor(
 /// password, password and a factor, a passkey alone): a new session and on with the request,
 /// unless the request needs more than that (the policy, or an essential `acr`).
 pub(super) async fn start_session(
-    app: &App,
+    app: &Issuer,
     headers: &HeaderMap,
     req: AuthorizationRequest,
     user: &crate::registry::User,
@@ -158,7 +159,7 @@ pub(super) async fn start_session(
     res
 }
 
-pub async fn consent(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+pub async fn consent(app: Issuer, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     // A consent form answers once: posted again (Back, then Allow), it says the request is
     // complete rather than issue a second code.
     let challenge = form.as_ref().ok().and_then(|FormParams(p)| p.get("challenge")).map(str::to_string);
@@ -205,7 +206,7 @@ pub async fn consent(State(app): State<AppState>, headers: HeaderMap, form: Resu
 }
 
 /// `POST /login/select`: the account chooser's answer (`prompt=select_account`).
-pub async fn select_account(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+pub async fn select_account(app: Issuer, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     let (params, cookie, mut req) = match take_state(&app, &headers, form, "select", cookies::SESSION).await {
         Ok(taken) => taken,
         Err(res) => return *res,
@@ -225,7 +226,7 @@ pub async fn select_account(State(app): State<AppState>, headers: HeaderMap, for
 /// `authorize::consent_redirect`). The sealed request is opened and checked as the form post
 /// will be; the page is rendered afresh, its form carrying the same sealed request (one
 /// request, answered once: Back to this URL after an answer finds it answered).
-pub async fn consent_page(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+pub async fn consent_page(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     let query = query.unwrap_or_default();
     let form = Params::parse(query.as_bytes()).map(FormParams);
     // Back to a consent page already answered: the request is complete, not asked again.
@@ -256,7 +257,7 @@ fn answered(challenge: &str) -> String {
 
 /// The request-complete page (with `status`) if the consent form `challenge` was answered
 /// already; `None` if it was not (or there is none).
-async fn answered_already(app: &App, headers: &HeaderMap, challenge: Option<&str>, status: StatusCode) -> Option<Response> {
+async fn answered_already(app: &Issuer, headers: &HeaderMap, challenge: Option<&str>, status: StatusCode) -> Option<Response> {
     let c = challenge?;
     match app.stores.challenges.used(&answered(c)).await {
         Ok(true) => Some(request_done(app, headers, c, status)),
@@ -268,7 +269,7 @@ async fn answered_already(app: &App, headers: &HeaderMap, challenge: Option<&str
 /// The page for a consent request already answered: it is complete, the answer went to the
 /// application, and where to go now (the application's own address, if it has one; the
 /// account page, where consents are withdrawn).
-fn request_done(app: &App, headers: &HeaderMap, challenge: &str, status: StatusCode) -> Response {
+fn request_done(app: &Issuer, headers: &HeaderMap, challenge: &str, status: StatusCode) -> Response {
     use axum::response::IntoResponse;
     let req = app.sealer.open_expired::<AuthorizationRequest>("consent", cookies::get(headers, cookies::SESSION), challenge, RESTART_GRACE).ok();
     let client = req.as_ref().and_then(|r| app.registry.client(&r.client_id));
@@ -286,7 +287,7 @@ fn request_done(app: &App, headers: &HeaderMap, challenge: &str, status: StatusC
 /// A form that expired (within a day) starts its authorization over: a fresh login or consent
 /// page rather than a dead end.
 pub(super) async fn take_state(
-    app: &App,
+    app: &Issuer,
     headers: &HeaderMap,
     form: Result<FormParams, OAuthError>,
     kind: &str,

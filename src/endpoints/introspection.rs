@@ -4,16 +4,16 @@
 //! saying why. Refresh tokens are described only to the client they belong to.
 
 use super::revocation::{classify, Known};
-use crate::app::{App, AppState};
+use crate::app::App;
 use crate::error::OAuthError;
 use crate::http::params::FormParams;
+use crate::tenant::Issuer;
 use crate::tokens::{is_revoked, AccessTokenClaims};
-use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value};
 
-pub async fn introspect(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+pub async fn introspect(app: Issuer, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     match handle(&app, &headers, form).await {
         Ok(body) => {
             let mut res = axum::Json(body).into_response();
@@ -24,7 +24,7 @@ pub async fn introspect(State(app): State<AppState>, headers: HeaderMap, form: R
     }
 }
 
-async fn handle(app: &App, headers: &HeaderMap, form: Result<FormParams, OAuthError>) -> Result<Value, OAuthError> {
+async fn handle(app: &Issuer, headers: &HeaderMap, form: Result<FormParams, OAuthError>) -> Result<Value, OAuthError> {
     let FormParams(params) = form?;
     let caller = crate::client_auth::authenticate(app, headers, &params, "/introspect").await?;
     if caller.is_public() {
@@ -68,7 +68,7 @@ fn meant_for(app: &App, caller: &crate::registry::Client, claims: &AccessTokenCl
 
 /// A user token needs its user to exist, be enabled and not have cut off tokens as old (a new
 /// password, the end of all sessions); a client token (`sub` = client) its client.
-fn subject_active(app: &App, claims: &AccessTokenClaims) -> bool {
+fn subject_active(app: &Issuer, claims: &AccessTokenClaims) -> bool {
     let Some(id) = claims.subject_id(app) else { return false };
     match app.registry.user(&id) {
         Some(u) => u.accepts_tokens_from(claims.iat),
@@ -76,7 +76,7 @@ fn subject_active(app: &App, claims: &AccessTokenClaims) -> bool {
     }
 }
 
-fn describe_access(app: &App, c: AccessTokenClaims) -> Value {
+fn describe_access(app: &Issuer, c: AccessTokenClaims) -> Value {
     let mut m = Map::new();
     m.insert("active".into(), true.into());
     // RFC 9449 §6.2: a bound token says so, and names its key for the resource to check.

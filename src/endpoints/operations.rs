@@ -9,6 +9,7 @@ use crate::error::OAuthError;
 use crate::logout::{end_session, EndedBy};
 use crate::registry::{clients, users, Client, ClientInput, User, UserInput};
 use crate::stores::SessionRef;
+use crate::tenant::Issuer;
 use serde_json::json;
 use std::sync::Arc;
 
@@ -53,9 +54,9 @@ pub fn invalid_metadata(msg: String) -> OAuthError {
 }
 
 /// A client may ask only for algorithms this server keeps keys for (`signing_algorithms`).
-fn check_algs(app: &App, client: &Client) -> Result<(), OAuthError> {
-    match client.unavailable_algs(app.keys.algorithms()).first() {
-        Some(alg) => Err(invalid_metadata(format!("this server does not sign with {alg}; signing_algorithms: {}", app.keys.algorithms().join(" ")))),
+fn check_algs(app: &Issuer, client: &Client) -> Result<(), OAuthError> {
+    match client.unavailable_algs(app.keys().algorithms()).first() {
+        Some(alg) => Err(invalid_metadata(format!("this server does not sign with {alg}; signing_algorithms: {}", app.keys().algorithms().join(" ")))),
         None => Ok(()),
     }
 }
@@ -84,11 +85,11 @@ fn no_user() -> OAuthError {
 }
 
 /// Register a client; its secret (if its method has one) is returned, to be shown once.
-pub async fn create_client(app: &App, actor: &Actor, input: ClientInput) -> Result<(Client, Option<String>), OAuthError> {
+pub async fn create_client(app: &Issuer, actor: &Actor, input: ClientInput) -> Result<(Client, Option<String>), OAuthError> {
     if input.client_id.as_deref().is_some_and(|id| app.registry.client(id).is_some()) {
         return Err(invalid_metadata("a client with this client_id already exists".into()));
     }
-    let (client, secret) = clients::new_client(input, app.keys.vault()).map_err(invalid_metadata)?;
+    let (client, secret) = clients::new_client(input, app.vault()).map_err(invalid_metadata)?;
     check_algs(app, &client)?;
     check_remote_uris(app, &client).await?;
     app.registry.save_client(client.clone()).await?;
@@ -98,9 +99,9 @@ pub async fn create_client(app: &App, actor: &Actor, input: ClientInput) -> Resu
 
 /// Change a client: absent fields keep their value. A new secret when the change gives the
 /// client a method that has one.
-pub async fn update_client(app: &App, actor: &Actor, id: &str, input: ClientInput) -> Result<(Client, Option<String>), OAuthError> {
+pub async fn update_client(app: &Issuer, actor: &Actor, id: &str, input: ClientInput) -> Result<(Client, Option<String>), OAuthError> {
     let existing = app.registry.client(id).ok_or_else(no_client)?;
-    let (client, secret) = clients::update_client(&existing, input, app.keys.vault()).map_err(invalid_metadata)?;
+    let (client, secret) = clients::update_client(&existing, input, app.vault()).map_err(invalid_metadata)?;
     check_algs(app, &client)?;
     check_remote_uris(app, &client).await?;
     app.registry.save_client(client.clone()).await?;
@@ -111,7 +112,7 @@ pub async fn update_client(app: &App, actor: &Actor, id: &str, input: ClientInpu
 /// A new secret for a confidential client; the old one stops working.
 pub async fn rotate_secret(app: &App, actor: &Actor, id: &str) -> Result<(Client, String), OAuthError> {
     let existing = app.registry.client(id).ok_or_else(no_client)?;
-    let (client, secret) = clients::rotate_secret(&existing, app.keys.vault()).map_err(invalid_metadata)?;
+    let (client, secret) = clients::rotate_secret(&existing, app.vault()).map_err(invalid_metadata)?;
     app.registry.save_client(client.clone()).await?;
     app.audit.record(actor.event("client_secret_rotated", json!({})).client(id)).await;
     Ok((client, secret))
@@ -235,12 +236,12 @@ pub async fn remove_factors(app: &App, actor: &Actor, user_id: &str, factor_id: 
 
 /// Start a rotation of the `alg` signing key: published at once (here; other nodes are told
 /// at commit), signing after `key_publish_delay`. Returns the new kid.
-pub async fn rotate_key(app: &App, actor: &Actor, alg: &str) -> Result<String, OAuthError> {
-    if !app.keys.algorithms().contains(&alg) {
-        return Err(OAuthError::invalid_request(format!("this server signs with {}", app.keys.algorithms().join(" "))));
+pub async fn rotate_key(app: &Issuer, actor: &Actor, alg: &str) -> Result<String, OAuthError> {
+    if !app.keys().algorithms().contains(&alg) {
+        return Err(OAuthError::invalid_request(format!("this server signs with {}", app.keys().algorithms().join(" "))));
     }
-    let kid = crate::keys::KeyManager::rotate_alg(&app.db, app.keys.vault(), alg).await.map_err(|e| OAuthError::internal("key rotation", e))?;
-    app.keys.refresh().await.map_err(|e| OAuthError::internal("key refresh", e))?;
+    let kid = crate::keys::KeyManager::rotate_alg(&app.db, app.vault(), alg).await.map_err(|e| OAuthError::internal("key rotation", e))?;
+    app.keys().refresh().await.map_err(|e| OAuthError::internal("key refresh", e))?;
     app.audit.record(actor.event("signing_key_rotated", json!({"kid": kid, "alg": alg}))).await;
     Ok(kid)
 }

@@ -4,15 +4,14 @@
 //! as JSON (§2.3), since there is no browser to redirect.
 
 use super::authorize::{pushed, request};
-use crate::app::{App, AppState};
 use crate::error::OAuthError;
 use crate::http::params::FormParams;
-use axum::extract::State;
+use crate::tenant::Issuer;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-pub async fn par(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+pub async fn par(app: Issuer, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     let mut res = match handle(&app, &headers, form).await {
         Ok((request_uri, expires_in)) => {
             let mut res = (StatusCode::CREATED, axum::Json(json!({"request_uri": request_uri, "expires_in": expires_in}))).into_response();
@@ -25,7 +24,7 @@ pub async fn par(State(app): State<AppState>, headers: HeaderMap, form: Result<F
     res
 }
 
-async fn handle(app: &App, headers: &HeaderMap, form: Result<FormParams, OAuthError>) -> Result<(String, u64), OAuthError> {
+async fn handle(app: &Issuer, headers: &HeaderMap, form: Result<FormParams, OAuthError>) -> Result<(String, u64), OAuthError> {
     let FormParams(params) = form?;
     // The request itself within /authorize's bound (RFC 9126 §2.3: 413), checked before any
     // work is done for it; client authentication is not part of the request.

@@ -5,15 +5,15 @@
 
 use super::interaction::{client_address, start_session, take_state, BUSY, TOO_MANY};
 use super::second_factor::PASSKEY_KIND;
-use crate::app::AppState;
 use crate::audit::AuditEvent;
 use crate::error::OAuthError;
 use crate::factors::passkey::{AuthState, PasskeyError};
 use crate::http::cookies;
 use crate::http::pages::error_page;
 use crate::http::params::FormParams;
+use crate::tenant::Issuer;
 use crate::util::now;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::ConnectInfo;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use std::net::SocketAddr;
@@ -22,7 +22,7 @@ use std::net::SocketAddr;
 const MAX_CREDENTIAL_ID: usize = 1400;
 
 pub async fn login(
-    State(app): State<AppState>,
+    app: Issuer,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     form: Result<FormParams, OAuthError>,
@@ -36,7 +36,7 @@ pub async fn login(
         async move { super::authorize::render_login(&app, &headers, &req, Some(message), status).await }
     };
     let (Some(passkeys), Some(credential), Some(Ok(state))) = (
-        &app.passkeys,
+        &app.tenant.passkeys,
         params.get("credential"),
         params.get("passkey_state").map(|s| app.sealer.open::<AuthState>(PASSKEY_KIND, cookies::get(&headers, cookies::BROWSER), s)),
     ) else {
@@ -55,7 +55,7 @@ pub async fn login(
     let Some(attempt) = app.login_limiter.begin(&format!("passkey:{credential_id}"), &address, now()) else {
         return retry(TOO_MANY, StatusCode::TOO_MANY_REQUESTS).await;
     };
-    match passkeys.finish(&app.db, app.keys.vault(), app.stores.challenges.as_ref(), credential, state, None).await {
+    match passkeys.finish(&app.db, app.vault(), app.stores.challenges.as_ref(), credential, state, None).await {
         Err(PasskeyError::Store(e)) => {
             attempt.unchecked();
             tracing::error!(error = %e, "passkey check failed");

@@ -10,15 +10,16 @@
 //! (`logout::cut_off`). Forms carry a token sealed to the browser cookie (CSRF).
 
 use super::interaction::{after_first_factor, client_address, resumable};
-use crate::app::{App, AppState};
+use crate::app::App;
 use crate::audit::AuditEvent;
 use crate::error::OAuthError;
 use crate::http::cookies;
 use crate::http::pages::error_page;
 use crate::http::params::{FormParams, Params};
+use crate::tenant::Issuer;
 use crate::ui::{Msg, Page};
 use crate::util::{now, random_token, sha256};
-use axum::extract::{ConnectInfo, RawQuery, State};
+use axum::extract::{ConnectInfo, RawQuery};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use std::net::SocketAddr;
@@ -39,7 +40,7 @@ fn form_token(app: &App, headers: &HeaderMap) -> (String, Option<String>) {
     (token, existing.is_none().then_some(browser))
 }
 
-fn with_cookie(app: &App, page: Page, cookie: Option<String>) -> Response {
+fn with_cookie(app: &Issuer, page: Page, cookie: Option<String>) -> Response {
     let mut res = page.into_response();
     if let Some(c) = cookie {
         cookies::set(&mut res, app.base(), cookies::BROWSER, &c, None, app.config.secure_cookies());
@@ -53,7 +54,7 @@ fn form_ok(app: &App, headers: &HeaderMap, params: &Params) -> bool {
 
 /// `GET /login/forgot[?challenge=…]`: from an application's sign-in page, `challenge` (its
 /// sealed request) goes with the form, so that the new password resumes that request.
-pub async fn forgot_page(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+pub async fn forgot_page(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     if app.mailer.is_none() {
         return off();
     }
@@ -64,7 +65,7 @@ pub async fn forgot_page(State(app): State<AppState>, headers: HeaderMap, RawQue
 }
 
 /// `POST /login/forgot` (`login`): the same answer whatever it names.
-pub async fn forgot(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+pub async fn forgot(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     if app.mailer.is_none() {
         return off();
     }
@@ -140,9 +141,9 @@ async fn token_user(app: &App, token: &str) -> Result<Option<Link>, crate::db::S
     row.map(|r| Ok(Link { user_id: r.text(0)?, resume: r.opt_text(1)? })).transpose()
 }
 
-fn reset_form(app: &App, headers: &HeaderMap, token: &str, error: Option<&'static str>, status: StatusCode) -> Response {
+fn reset_form(app: &Issuer, headers: &HeaderMap, token: &str, error: Option<&'static str>, status: StatusCode) -> Response {
     let (form, cookie) = form_token(app, headers);
-    let min = app.password_policy.min_length();
+    let min = app.tenant.password_policy.min_length();
     let mut page = Page::new(status, "reset.html", "reset-title").with("form", form).with("token", token).with("min", min);
     if let Some(e) = error {
         page = page.msg("error", Msg::new(e).arg("min", min.to_string()));
@@ -151,7 +152,7 @@ fn reset_form(app: &App, headers: &HeaderMap, token: &str, error: Option<&'stati
 }
 
 /// `GET /login/reset?token=…`: the form, if the link still works.
-pub async fn reset_page(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+pub async fn reset_page(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     if app.mailer.is_none() {
         return off();
     }
@@ -168,7 +169,7 @@ pub async fn reset_page(State(app): State<AppState>, headers: HeaderMap, RawQuer
 /// an application's sign-in page, finished in the browser that asked, goes on with that
 /// request (signed in with the new password, as after a sign-up; a second factor still
 /// asked for); any other ends on a page that says it is done.
-pub async fn reset(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+pub async fn reset(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     if app.mailer.is_none() {
         return off();
     }
@@ -187,7 +188,7 @@ pub async fn reset(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<S
     if new != confirm {
         return reset_form(&app, &headers, &token, Some("password-mismatch"), StatusCode::UNPROCESSABLE_ENTITY);
     }
-    if let Err(why) = app.password_policy.check(new, &user.username) {
+    if let Err(why) = app.tenant.password_policy.check(new, &user.username) {
         return reset_form(&app, &headers, &token, Some(why), StatusCode::UNPROCESSABLE_ENTITY);
     }
     let (u, new) = (user.clone(), new.to_string());

@@ -15,9 +15,10 @@ use crate::error::{Challenge, OAuthError};
 use crate::http::params::Body;
 use crate::registry::clients::{self, Client, ClientInput, AUTH_BASIC};
 use crate::registry::Registered;
+use crate::tenant::Issuer;
 use crate::util::split_list;
 use crate::util::now;
-use axum::extract::{ConnectInfo, Path, State};
+use axum::extract::{ConnectInfo, Path};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -95,7 +96,7 @@ impl Registration {
 
     /// The metadata as the admin API's input, after the operator's policy. Every field is
     /// set (RFC 7592 §2.2: an update replaces the registration; omitted fields are reset).
-    fn into_input(self, app: &App) -> Result<ClientInput, OAuthError> {
+    fn into_input(self, app: &Issuer) -> Result<ClientInput, OAuthError> {
         if self.software_statement.is_some() {
             return Err(OAuthError::invalid_request("software statements from no issuer are trusted here")
                 .code_as("unapproved_software_statement"));
@@ -104,8 +105,8 @@ impl Registration {
             Some(v) if !allowed.contains(&v.as_str()) => Err(invalid_metadata(format!("{name} {v:?} is not supported"))),
             _ => Ok(()),
         };
-        unsupported("id_token_signed_response_alg", &self.id_token_signed_response_alg, app.keys.algorithms())?;
-        unsupported("userinfo_signed_response_alg", &self.userinfo_signed_response_alg, app.keys.algorithms())?;
+        unsupported("id_token_signed_response_alg", &self.id_token_signed_response_alg, app.keys().algorithms())?;
+        unsupported("userinfo_signed_response_alg", &self.userinfo_signed_response_alg, app.keys().algorithms())?;
         unsupported("id_token_encrypted_response_alg", &self.id_token_encrypted_response_alg, &[])?;
         unsupported("userinfo_encrypted_response_alg", &self.userinfo_encrypted_response_alg, &[])?;
         unsupported("request_object_encryption_alg", &self.request_object_encryption_alg, &[])?;
@@ -198,7 +199,7 @@ impl Registration {
 
 /// RFC 7591 §3.2.1 / RFC 7592 §3: the client's metadata, its secret when just issued, and
 /// where and with what token it manages its registration.
-fn information(app: &App, client: &Client, secret: Option<String>, registration_token: &str) -> Value {
+fn information(app: &Issuer, client: &Client, secret: Option<String>, registration_token: &str) -> Value {
     let mut v = serde_json::to_value(&client.meta).unwrap_or_default();
     if let Some(s) = secret {
         v["client_secret"] = Value::String(s);
@@ -225,7 +226,7 @@ fn invalid_token(description: &'static str) -> OAuthError {
     OAuthError::invalid_token(description).with_challenge(Challenge::Bearer)
 }
 
-async fn register(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, Body(body): Body) -> Response {
+async fn register(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, Body(body): Body) -> Response {
     let address = super::interaction::client_address(&app, &headers, peer);
     match handle_register(&app, &address, &headers, &body).await {
         Ok(res) => res,
@@ -233,7 +234,7 @@ async fn register(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<So
     }
 }
 
-async fn handle_register(app: &App, address: &str, headers: &HeaderMap, body: &[u8]) -> Result<Response, OAuthError> {
+async fn handle_register(app: &Issuer, address: &str, headers: &HeaderMap, body: &[u8]) -> Result<Response, OAuthError> {
     let initial_token = bearer(headers).map(str::to_string);
     let bad_token = || invalid_token("the initial access token is not valid (unknown, expired or used up)");
     match &initial_token {
@@ -258,7 +259,7 @@ async fn handle_register(app: &App, address: &str, headers: &HeaderMap, body: &[
         }
     }
     let input = Registration::parse(body)?.into_input(app)?;
-    let (mut client, secret) = clients::new_client(input, app.keys.vault()).map_err(|e| {
+    let (mut client, secret) = clients::new_client(input, app.vault()).map_err(|e| {
         if e.starts_with("redirect URI") { invalid_redirect_uri(e) } else { invalid_metadata(e) }
     })?;
     super::admin::check_remote_uris(app, &client).await?;
@@ -296,14 +297,14 @@ fn authorized(app: &App, headers: &HeaderMap, client_id: &str) -> Result<(std::s
     Ok((client, token.to_string()))
 }
 
-async fn read(State(app): State<AppState>, headers: HeaderMap, Path(client_id): Path<String>) -> Response {
+async fn read(app: Issuer, headers: HeaderMap, Path(client_id): Path<String>) -> Response {
     match authorized(&app, &headers, &client_id) {
         Ok((client, token)) => no_store(StatusCode::OK, information(&app, &client, None, &token)),
         Err(e) => e.into_response(),
     }
 }
 
-async fn update(State(app): State<AppState>, headers: HeaderMap, Path(client_id): Path<String>, Body(body): Body) -> Response {
+async fn update(app: Issuer, headers: HeaderMap, Path(client_id): Path<String>, Body(body): Body) -> Response {
     let result = async {
         let (existing, token) = authorized(&app, &headers, &client_id)?;
         let registration = Registration::parse(&body)?;
@@ -315,7 +316,7 @@ async fn update(State(app): State<AppState>, headers: HeaderMap, Path(client_id)
             return Err(OAuthError::invalid_request("client_secret does not match the client's"));
         }
         let input = registration.into_input(&app)?;
-        let (client, secret) = clients::update_client(&existing, input, app.keys.vault()).map_err(|e| {
+        let (client, secret) = clients::update_client(&existing, input, app.vault()).map_err(|e| {
             if e.starts_with("redirect URI") { invalid_redirect_uri(e) } else { invalid_metadata(e) }
         })?;
         super::admin::check_remote_uris(&app, &client).await?;
@@ -329,7 +330,7 @@ async fn update(State(app): State<AppState>, headers: HeaderMap, Path(client_id)
     result.unwrap_or_else(IntoResponse::into_response)
 }
 
-async fn delete(State(app): State<AppState>, headers: HeaderMap, Path(client_id): Path<String>) -> Response {
+async fn delete(app: Issuer, headers: HeaderMap, Path(client_id): Path<String>) -> Response {
     let result = async {
         let (client, _) = authorized(&app, &headers, &client_id)?;
         app.registry.delete_client(client.id()).await?;

@@ -2,20 +2,19 @@
 //! kind is tried first. Unknown, expired or already-invalid tokens answer 200. A client may
 //! revoke only its own tokens (§2.1): anyone else's is refused, and nothing is revoked.
 
-use crate::app::{App, AppState};
 use crate::audit::AuditEvent;
 use crate::error::OAuthError;
 use crate::grants::refresh_token::revoke_family;
 use crate::http::cors::ServedClient;
 use crate::http::params::FormParams;
 use crate::stores::Presented;
+use crate::tenant::Issuer;
 use crate::tokens::verify_access_token;
-use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-pub async fn revoke(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+pub async fn revoke(app: Issuer, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     let mut served = None;
     let mut res = match handle(&app, &headers, form, &mut served).await {
         Ok(()) => {
@@ -39,7 +38,7 @@ pub enum Known {
 }
 
 /// Classify `token`, trying the hinted kind first (RFC 7009 §2.1, RFC 7662 §2.1).
-pub async fn classify(app: &App, token: &str, hint: Option<&str>) -> Result<Known, OAuthError> {
+pub async fn classify(app: &Issuer, token: &str, hint: Option<&str>) -> Result<Known, OAuthError> {
     let access = || verify_access_token(app, token).ok().map(Known::Access);
     let refresh = || async {
         match app.stores.refresh.peek(token).await {
@@ -62,7 +61,7 @@ pub async fn classify(app: &App, token: &str, hint: Option<&str>) -> Result<Know
 
 /// `served`: the authenticated client (for CORS), set before anything else can fail.
 async fn handle(
-    app: &App,
+    app: &Issuer,
     headers: &HeaderMap,
     form: Result<FormParams, OAuthError>,
     served: &mut Option<ServedClient>,

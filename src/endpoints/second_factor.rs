@@ -12,15 +12,15 @@
 
 use super::authorize::{client_display_name, required_level, AuthorizationRequest};
 use super::interaction::{client_address, start_session, BUSY, TOO_MANY};
-use crate::app::{App, AppState};
 use crate::audit::AuditEvent;
 use crate::error::OAuthError;
 use crate::factors::{self, passkey, Level};
 use crate::http::cookies;
 use crate::http::pages::{self, error_page, PasskeyForm};
 use crate::http::params::FormParams;
+use crate::tenant::Issuer;
 use crate::util::now;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::ConnectInfo;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
@@ -50,7 +50,7 @@ fn password_amr() -> Vec<String> {
 
 /// The second-factor page for `pending`, sealed to the browser cookie the login form used:
 /// a passkey button if the user has passkeys, the code form unless only a passkey will do.
-pub async fn ask(app: &App, headers: &HeaderMap, pending: &Pending, error: Option<&'static str>, status: StatusCode) -> Response {
+pub async fn ask(app: &Issuer, headers: &HeaderMap, pending: &Pending, error: Option<&'static str>, status: StatusCode) -> Response {
     let Some(browser) = cookies::get(headers, cookies::BROWSER) else {
         return error_page(StatusCode::BAD_REQUEST, EXPIRED);
     };
@@ -58,8 +58,8 @@ pub async fn ask(app: &App, headers: &HeaderMap, pending: &Pending, error: Optio
         Ok(list) => list.into_iter().map(|f| f.kind).collect(),
         Err(e) => return super::authorize::unavailable(e),
     };
-    let ceremony = match (&app.passkeys, kinds.iter().any(|k| k == passkey::KIND)) {
-        (Some(p), true) => match p.start_for_user(&app.db, app.keys.vault(), &pending.user_id).await {
+    let ceremony = match (&app.tenant.passkeys, kinds.iter().any(|k| k == passkey::KIND)) {
+        (Some(p), true) => match p.start_for_user(&app.db, app.vault(), &pending.user_id).await {
             Ok(c) => c,
             Err(e) => return super::authorize::unavailable(e),
         },
@@ -75,7 +75,7 @@ pub async fn ask(app: &App, headers: &HeaderMap, pending: &Pending, error: Optio
 }
 
 pub async fn verify(
-    State(app): State<AppState>,
+    app: Issuer,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     form: Result<FormParams, OAuthError>,
@@ -101,12 +101,12 @@ pub async fn verify(
     let checked = match params.get("credential") {
         Some(credential) => {
             let (Some(passkeys), Some(Ok(state))) =
-                (&app.passkeys, params.get("passkey_state").map(|s| app.sealer.open::<passkey::AuthState>(PASSKEY_KIND, browser, s)))
+                (&app.tenant.passkeys, params.get("passkey_state").map(|s| app.sealer.open::<passkey::AuthState>(PASSKEY_KIND, browser, s)))
             else {
                 attempt.unchecked();
                 return error_page(StatusCode::BAD_REQUEST, EXPIRED);
             };
-            match passkeys.finish(&app.db, app.keys.vault(), app.stores.challenges.as_ref(), credential, state, Some(&user.id)).await {
+            match passkeys.finish(&app.db, app.vault(), app.stores.challenges.as_ref(), credential, state, Some(&user.id)).await {
                 Ok((_, proof)) => Ok(Some(proof)),
                 Err(passkey::PasskeyError::Refused(why)) => {
                     tracing::info!(reason = why, "passkey refused as a second factor");
@@ -116,7 +116,7 @@ pub async fn verify(
             }
         }
         None if required_level(&app, &pending.req) >= Level::Passkey => Ok(None),
-        None => factors::verify(&app.db, app.keys.vault(), &user.id, params.get("code").unwrap_or_default(), now()).await,
+        None => factors::verify(&app.db, app.vault(), &user.id, params.get("code").unwrap_or_default(), now()).await,
     };
     match checked {
         Err(e) => {
@@ -146,7 +146,7 @@ pub async fn verify(
 
 /// The failure that locked `user`'s codes: audited, and told to the user by mail (if mail is
 /// configured and they have an address), so that whoever knows their password is noticed.
-async fn codes_locked(app: &App, user: &crate::registry::User, address: &str) {
+async fn codes_locked(app: &Issuer, user: &crate::registry::User, address: &str) {
     let (limit, window) = (app.config.second_factor_max_failures, app.config.login_window);
     let mailed = match (&app.mailer, user.email()) {
         (Some(mailer), Some(email)) => {

@@ -16,16 +16,17 @@
 //! on the confirmation page, to whoever proved the address, who chooses another there.
 
 use super::interaction::{after_first_factor, client_address, resumable};
-use crate::app::{App, AppState};
+use crate::app::App;
 use crate::audit::AuditEvent;
 use crate::error::OAuthError;
 use crate::http::cookies;
 use crate::http::pages::error_page;
 use crate::http::params::{FormParams, Params};
 use crate::registry::users::{self, login_key, looks_like_email, UserInput};
+use crate::tenant::Issuer;
 use crate::ui::{Msg, Page};
 use crate::util::{now, random_token, sha256};
-use axum::extract::{ConnectInfo, RawQuery, State};
+use axum::extract::{ConnectInfo, RawQuery};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
@@ -48,13 +49,13 @@ fn required(app: &App) -> Vec<&str> {
     r
 }
 
-fn form_page(app: &App, headers: &HeaderMap, typed: &Map<String, Value>, error: Option<Msg>, status: StatusCode) -> Response {
+fn form_page(app: &Issuer, headers: &HeaderMap, typed: &Map<String, Value>, error: Option<Msg>, status: StatusCode) -> Response {
     let existing = cookies::get(headers, cookies::BROWSER).map(str::to_string);
     let browser = existing.clone().unwrap_or_else(random_token);
     let token = app.sealer.seal(KIND, &browser, app.config.challenge_ttl, &());
     let req = required(app);
     let fields: Vec<Value> = OPTIONAL.iter().map(|f| serde_json::json!({"name": f, "required": req.contains(f)})).collect();
-    let mut page = Page::new(status, "signup.html", "signup-title").with("form", token).with("fields", fields).with("v", typed).with("min", app.password_policy.min_length());
+    let mut page = Page::new(status, "signup.html", "signup-title").with("form", token).with("fields", fields).with("v", typed).with("min", app.tenant.password_policy.min_length());
     if let Some(e) = error {
         page = page.msg("error", e);
     }
@@ -67,7 +68,7 @@ fn form_page(app: &App, headers: &HeaderMap, typed: &Map<String, Value>, error: 
 
 
 /// `GET /signup[?challenge=…]`.
-pub async fn page(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+pub async fn page(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     if !app.config.signup {
         return off();
     }
@@ -80,7 +81,7 @@ pub async fn page(State(app): State<AppState>, headers: HeaderMap, RawQuery(quer
 }
 
 /// `POST /signup`.
-pub async fn submit(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+pub async fn submit(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     if !app.config.signup {
         return off();
     }
@@ -106,7 +107,7 @@ pub async fn submit(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
     }
     let again = |e: Msg, status: StatusCode| form_page(&app, &headers, &typed, Some(e), status);
     // The language the form was shown in: its messages' and the mail's.
-    let lang = app.ui.language(None, headers.get(axum::http::header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok())).to_string();
+    let lang = app.tenant.ui.language(None, headers.get(axum::http::header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok())).to_string();
     if let Some(missing) = required(&app).into_iter().find(|f| !claims.contains_key(*f)) {
         let label = match missing {
             "email" => "signup-field-email",
@@ -114,7 +115,7 @@ pub async fn submit(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
             "given_name" => "signup-field-given_name",
             _ => "signup-field-family_name",
         };
-        return again(Msg::new("signup-missing").arg("field", app.ui.plain_text(&lang, &Msg::new(label))), StatusCode::UNPROCESSABLE_ENTITY);
+        return again(Msg::new("signup-missing").arg("field", app.tenant.ui.plain_text(&lang, &Msg::new(label))), StatusCode::UNPROCESSABLE_ENTITY);
     }
     let email = claims.get("email").and_then(Value::as_str).map(str::to_string);
     if email.as_deref().is_some_and(|e| !looks_like_email(e)) {
@@ -124,9 +125,9 @@ pub async fn submit(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
     if password != confirm {
         return again(Msg::new("password-mismatch"), StatusCode::UNPROCESSABLE_ENTITY);
     }
-    if let Err(why) = app.password_policy.check(password, &username) {
+    if let Err(why) = app.tenant.password_policy.check(password, &username) {
         let why = match why {
-            "password-too-weak" => Msg::new("signup-password-length").arg("min", app.password_policy.min_length().to_string()),
+            "password-too-weak" => Msg::new("signup-password-length").arg("min", app.tenant.password_policy.min_length().to_string()),
             other => Msg::new(other),
         };
         return again(why, StatusCode::UNPROCESSABLE_ENTITY);
@@ -148,7 +149,7 @@ pub async fn submit(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
     let owner = email.as_deref().and_then(|e| app.registry.user_by_login(e));
     // The account keeps the language it signed up in (its later mail, such as a reset, is in
     // it too), when the browser asked for one we have.
-    if let Some(asked) = app.ui.asked_language(None, headers.get(axum::http::header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok())) {
+    if let Some(asked) = app.tenant.ui.asked_language(None, headers.get(axum::http::header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok())) {
         claims.insert("locale".into(), Value::from(asked));
     }
     let input = UserInput { username: Some(username.clone()), password: Some(password.to_string()), claims: claims.clone(), ..Default::default() };
@@ -294,7 +295,7 @@ fn choose_page(_app: &App, _headers: &HeaderMap, token: &str, username: &str, er
 }
 
 /// `GET /signup/verify?token=…`: a button that confirms (link scanners only GET).
-pub async fn verify_page(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+pub async fn verify_page(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     if !app.config.signup {
         return off();
     }
@@ -314,7 +315,7 @@ pub async fn verify_page(State(app): State<AppState>, headers: HeaderMap, RawQue
 /// signed up while its application's request is still good, the user is signed in (with the
 /// password they set there) and goes on with it; elsewhere, or later, the page says to
 /// return to the application.
-pub async fn verify(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+pub async fn verify(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     if !app.config.signup {
         return off();
     }
@@ -350,7 +351,7 @@ pub async fn verify(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<
             return again(Msg::new("signup-password-wrong"));
         }
         attempt.succeeded();
-        if let Err(why) = app.password_policy.check(&password, &chosen) {
+        if let Err(why) = app.tenant.password_policy.check(&password, &chosen) {
             return again(Msg::new(why));
         }
         p.username = chosen;

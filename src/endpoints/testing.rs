@@ -10,9 +10,9 @@ use crate::error::OAuthError;
 use crate::http::params::Body;
 use crate::registry::{clients, users, ClientInput, User};
 use crate::stores::{CodeGrant, NewFamily, Session};
+use crate::tenant::Issuer;
 use crate::tokens::{self, AccessTokenSpec, ACR_PASSWORD};
 use crate::util::{now, random_token};
-use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
@@ -36,11 +36,11 @@ type TestResult = Result<Response, OAuthError>;
 
 /// Run `f` for every item at once and collect the results in order: concurrent store writes
 /// share group commits, so seeding 100,000 codes costs a few hundred fsyncs, not 100,000.
-async fn all_at_once<T, R, F, Fut>(app: &AppState, items: Vec<T>, f: F) -> Result<Vec<R>, OAuthError>
+async fn all_at_once<T, R, F, Fut>(app: &Issuer, items: Vec<T>, f: F) -> Result<Vec<R>, OAuthError>
 where
     T: Send + 'static,
     R: Send + 'static,
-    F: Fn(AppState, T) -> Fut,
+    F: Fn(Issuer, T) -> Fut,
     Fut: std::future::Future<Output = Result<R, OAuthError>> + Send + 'static,
 {
     let mut set = tokio::task::JoinSet::new();
@@ -87,13 +87,13 @@ fn default_client_prefix() -> String {
 
 /// `{count, prefix, client: {…metadata}}` → `{clients: [{client_id, client_secret}]}`. Client ids
 /// are `{prefix}-{i}`; existing ones are replaced (with a new secret).
-async fn bulk_clients(State(app): State<AppState>, Body(body): Body) -> TestResult {
+async fn bulk_clients(app: Issuer, Body(body): Body) -> TestResult {
     let req: ClientsReq = parse(&body)?;
     let mut out = Vec::new();
     for i in 0..count(req.count)? {
         let mut input = req.client.clone();
         input.client_id = Some(format!("{}-{i}", req.prefix));
-        let (client, secret) = clients::new_client(input, app.keys.vault()).map_err(|e| OAuthError::invalid_request(e).code_as("invalid_client_metadata"))?;
+        let (client, secret) = clients::new_client(input, app.vault()).map_err(|e| OAuthError::invalid_request(e).code_as("invalid_client_metadata"))?;
         out.push(json!({"client_id": client.id(), "client_secret": secret}));
         app.registry.save_client(client).await?;
     }
@@ -113,7 +113,7 @@ fn default_user_prefix() -> String {
 }
 
 /// `{count, prefix, password}` → `{users: [{id, username}]}`. One Argon2 hash serves them all.
-async fn bulk_users(State(app): State<AppState>, Body(body): Body) -> TestResult {
+async fn bulk_users(app: Issuer, Body(body): Body) -> TestResult {
     let req: UsersReq = parse(&body)?;
     let n = count(req.count)?;
     let password = req.password.clone();
@@ -165,7 +165,7 @@ fn default_scope() -> String {
 
 /// `{user_ids, consent_client_id?, scope?}` → `{sessions: [{user_id, cookie}]}`: session
 /// cookie values (`authrim_session`) for silent-authentication load.
-async fn bulk_sessions(State(app): State<AppState>, Body(body): Body) -> TestResult {
+async fn bulk_sessions(app: Issuer, Body(body): Body) -> TestResult {
     let req: SessionsReq = parse(&body)?;
     count(req.user_ids.len() * req.per_user)?;
     for uid in &req.user_ids {
@@ -217,7 +217,7 @@ fn one() -> usize {
 }
 
 /// `{client_id, redirect_uri, user_ids, per_user?, scope?, code_challenge?, expires_in?}` → `{codes: [...]}`.
-async fn bulk_codes(State(app): State<AppState>, Body(body): Body) -> TestResult {
+async fn bulk_codes(app: Issuer, Body(body): Body) -> TestResult {
     let req: CodesReq = parse(&body)?;
     count(req.user_ids.len() * req.per_user)?;
     let c = client(&app, &req.client_id)?;
@@ -286,7 +286,7 @@ fn access() -> String {
 
 /// Mint tokens: `{client_id, user_ids | count, kind: valid|expired|revoked, scope?, audience?,
 /// token_type?: access_token|refresh_token}` → `{tokens: [...]}`.
-async fn bulk_tokens(State(app): State<AppState>, Body(body): Body) -> TestResult {
+async fn bulk_tokens(app: Issuer, Body(body): Body) -> TestResult {
     let req: TokensReq = parse(&body)?;
     let c = client(&app, &req.client_id)?;
     let subjects: Vec<Option<String>> = if req.user_ids.is_empty() {
@@ -317,7 +317,7 @@ async fn bulk_tokens(State(app): State<AppState>, Body(body): Body) -> TestResul
     Ok(Json(json!({ "tokens": out })).into_response())
 }
 
-fn mint_access(app: &App, c: &clients::Client, sub: Option<&str>, req: &TokensReq) -> Result<String, OAuthError> {
+fn mint_access(app: &Issuer, c: &clients::Client, sub: Option<&str>, req: &TokensReq) -> Result<String, OAuthError> {
     if let Some(u) = sub {
         user(app, u)?;
     }
@@ -362,7 +362,7 @@ async fn mint_refresh(app: &App, c: &clients::Client, sub: Option<&str>, req: &T
 }
 
 /// Revoke as the revocation endpoint would (the reference's seeders used its API).
-async fn revoke(app: &App, token: &str) -> Result<(), OAuthError> {
+async fn revoke(app: &Issuer, token: &str) -> Result<(), OAuthError> {
     match super::revocation::classify(app, token, None).await? {
         super::revocation::Known::Access(c) => app.stores.revocations.revoke(&c.jti, c.exp).await?,
         super::revocation::Known::Refresh(f) => crate::grants::refresh_token::revoke_family(app, &f, "test_seed").await?,

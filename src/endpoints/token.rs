@@ -1,11 +1,10 @@
 //! `POST /token` (RFC 6749 §3.2): authenticate the client, pick the grant handler, answer with
 //! tokens and `Cache-Control: no-store` (RFC 6749 §5.1).
 
-use crate::app::AppState;
 use crate::error::OAuthError;
 use crate::http::cors::ServedClient;
 use crate::http::params::FormParams;
-use axum::extract::State;
+use crate::tenant::Issuer;
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -14,7 +13,7 @@ use axum::Json;
 #[derive(Clone, Copy, Debug)]
 pub struct GrantTypeLabel(pub &'static str);
 
-pub async fn token(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+pub async fn token(app: Issuer, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     let mut grant: &'static str = "";
     let mut served = None;
     let mut res = match handle(&app, &headers, form, &mut grant, &mut served).await {
@@ -35,7 +34,7 @@ pub async fn token(State(app): State<AppState>, headers: HeaderMap, form: Result
 /// `grant` and `served` (the authenticated client, for CORS) are set as soon as known, so that
 /// an error answer carries them too.
 async fn handle(
-    app: &crate::app::App,
+    app: &Issuer,
     headers: &HeaderMap,
     form: Result<FormParams, OAuthError>,
     grant: &mut &'static str,

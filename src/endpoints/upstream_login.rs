@@ -11,7 +11,7 @@
 
 use super::authorize::{unavailable, AuthorizationRequest};
 use super::interaction::{after_first_factor, client_address, take_state};
-use crate::app::{App, AppState};
+use crate::app::App;
 use crate::audit::AuditEvent;
 use crate::config::upstreams::IdentityProvider;
 use crate::error::OAuthError;
@@ -21,9 +21,10 @@ use crate::http::params::{FormParams, Params};
 use crate::identity::links::{self, Linking};
 use crate::identity::upstream::{Answer, Identity, UpstreamError};
 use crate::registry::{users, User, UserInput};
+use crate::tenant::Issuer;
 use crate::ui::Msg;
 use crate::util::{b64, random_token, sha256};
-use axum::extract::{ConnectInfo, RawQuery, State};
+use axum::extract::{ConnectInfo, RawQuery};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -48,20 +49,20 @@ struct Pending {
 
 /// `GET /login/upstream/{id}/jwks`: the public key our `private_key_jwt` assertions to that
 /// provider are signed with (RFC 7517 JWK Set), for its client registration.
-pub async fn assertion_jwks(State(app): State<AppState>, id: Result<axum::extract::Path<String>, axum::extract::rejection::PathRejection>) -> Result<Response, OAuthError> {
-    let set = id.ok().and_then(|axum::extract::Path(id)| app.upstreams.assertion_jwks(&id)).ok_or_else(|| OAuthError::not_found("no such identity provider uses private_key_jwt"))?;
+pub async fn assertion_jwks(app: Issuer, id: Result<axum::extract::Path<String>, axum::extract::rejection::PathRejection>) -> Result<Response, OAuthError> {
+    let set = id.ok().and_then(|axum::extract::Path(id)| app.tenant.upstreams.assertion_jwks(&id)).ok_or_else(|| OAuthError::not_found("no such identity provider uses private_key_jwt"))?;
     let mut res = axum::Json(set).into_response();
     res.headers_mut().insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("public, max-age=300"));
     Ok(res)
 }
 
 /// `POST /login/upstream`: a button of the login page (its sealed request and `idp`).
-pub async fn from_login(State(app): State<AppState>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+pub async fn from_login(app: Issuer, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     let (params, _, req) = match take_state(&app, &headers, form, "login", cookies::BROWSER).await {
         Ok(taken) => taken,
         Err(res) => return *res,
     };
-    let Some(p) = params.get("idp").and_then(|id| app.upstreams.get(id)) else {
+    let Some(p) = params.get("idp").and_then(|id| app.tenant.upstreams.get(id)) else {
         return error_page(StatusCode::BAD_REQUEST, "err-upstream-unknown");
     };
     start(&app, &headers, p, Some(req), None).await
@@ -69,14 +70,14 @@ pub async fn from_login(State(app): State<AppState>, headers: HeaderMap, form: R
 
 /// Send the browser to `p`: for a sign-in (`req`) or to link an identity to a signed-in
 /// user (`link`: their id and session id).
-pub(crate) async fn start(app: &App, headers: &HeaderMap, p: &IdentityProvider, req: Option<AuthorizationRequest>, link: Option<(String, String)>) -> Response {
+pub(crate) async fn start(app: &Issuer, headers: &HeaderMap, p: &IdentityProvider, req: Option<AuthorizationRequest>, link: Option<(String, String)>) -> Response {
     let existing = cookies::get(headers, cookies::BROWSER).map(str::to_string);
     let browser = existing.clone().unwrap_or_else(random_token);
     let pending = Pending { idp: p.id.clone(), req, link, nonce: random_token(), verifier: random_token() };
     let state = app.sealer.seal(KIND, &browser, app.config.challenge_ttl, &pending);
     let challenge = b64(&sha256(pending.verifier.as_bytes()));
     let max_age = pending.req.as_ref().and_then(reauthentication);
-    let mut res = match app.upstreams.authorization_url(p, &app.endpoint(CALLBACK), &state, &pending.nonce, &challenge, max_age).await {
+    let mut res = match app.tenant.upstreams.authorization_url(p, &app.endpoint(CALLBACK), &state, &pending.nonce, &challenge, max_age).await {
         Ok(started) => crate::endpoints::first_party::see_other_url(&started.url),
         Err(e) => return unreachable_page(p, &e),
     };
@@ -98,11 +99,11 @@ fn unreachable_page(p: &IdentityProvider, e: &UpstreamError) -> Response {
 }
 
 /// `GET /login/upstream/callback`: the provider's answer.
-pub async fn callback(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+pub async fn callback(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
     let opened = params.get("state").and_then(|s| app.sealer.open::<Pending>(KIND, cookies::get(&headers, cookies::BROWSER), s).ok());
     let Some(pending) = opened else { return error_page(StatusCode::BAD_REQUEST, "err-upstream-state") };
-    let Some(p) = app.upstreams.get(&pending.idp) else { return error_page(StatusCode::BAD_REQUEST, "err-upstream-unknown") };
+    let Some(p) = app.tenant.upstreams.get(&pending.idp) else { return error_page(StatusCode::BAD_REQUEST, "err-upstream-unknown") };
     let address = client_address(&app, &headers, peer);
     if params.get("error").is_some() || params.get("code").is_none() {
         // Cancelled or refused there. A sign-in: the application is told (OpenID Connect Core
@@ -118,7 +119,7 @@ pub async fn callback(State(app): State<AppState>, ConnectInfo(peer): ConnectInf
     let max_age = pending.req.as_ref().and_then(reauthentication);
     let redirect_uri = app.endpoint(CALLBACK);
     let answer = Answer { code, iss: params.get("iss"), verifier: &pending.verifier, redirect_uri: &redirect_uri, nonce: &pending.nonce, max_age };
-    let identity = match app.upstreams.finish(p, answer).await {
+    let identity = match app.tenant.upstreams.finish(p, answer).await {
         Ok(identity) => identity,
         Err(e @ UpstreamError::Unavailable(_)) => return unreachable_page(p, &e),
         Err(UpstreamError::Refused(why)) => {
@@ -220,7 +221,7 @@ async fn provision(app: &App, p: &IdentityProvider, id: &Identity) -> Result<Arc
 
 /// From the account page: the signed-in user (the one who started, in the same session)
 /// links this identity.
-async fn link_to_signed_in(app: &App, headers: &HeaderMap, p: &IdentityProvider, id: &Identity, user_id: &str, sid: &str) -> Response {
+async fn link_to_signed_in(app: &Issuer, headers: &HeaderMap, p: &IdentityProvider, id: &Identity, user_id: &str, sid: &str) -> Response {
     let me = crate::endpoints::first_party::signed_in(app, headers).await;
     if !me.as_ref().is_some_and(|m| m.user.id == user_id && m.session.sid == sid) {
         return error_page(StatusCode::BAD_REQUEST, "err-upstream-state");

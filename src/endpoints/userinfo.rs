@@ -3,20 +3,19 @@
 //! `WWW-Authenticate: Bearer` challenge. A DPoP-bound token (RFC 9449 §7) comes with the
 //! `DPoP` scheme and a proof of its key, and its errors carry a `DPoP` challenge.
 
-use crate::app::{App, AppState};
 use crate::error::{Challenge, OAuthError};
 use crate::http::cors::ServedClient;
 use crate::http::params::{is_form, Body, Params};
 use crate::registry::users::SCOPE_CLAIMS;
+use crate::tenant::Issuer;
 use crate::tokens::verify_access_token;
-use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, Method};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 
 /// The body is read even for GET: RFC 6750 §2.2 allows the token in a form body only with
 /// POST, but a body over the limit is refused the same way (413, JSON, with a challenge).
-pub async fn userinfo(State(app): State<AppState>, method: Method, headers: HeaderMap, body: Result<Body, OAuthError>) -> Response {
+pub async fn userinfo(app: Issuer, method: Method, headers: HeaderMap, body: Result<Body, OAuthError>) -> Response {
     let mut served = None;
     let result = match body {
         Ok(Body(body)) => handle(&app, &method, &headers, &body, &mut served).await,
@@ -35,7 +34,7 @@ pub async fn userinfo(State(app): State<AppState>, method: Method, headers: Head
                     let mut claims = claims;
                     claims.insert("iss".into(), app.issuer().into());
                     claims.insert("aud".into(), client_id.into());
-                    match app.keys.sign_as(&alg, "JWT", &Value::Object(claims)) {
+                    match app.keys().sign_as(&alg, "JWT", &Value::Object(claims)) {
                         Ok(jwt) => {
                             let mut res = jwt.into_response();
                             res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/jwt"));
@@ -62,7 +61,7 @@ pub async fn userinfo(State(app): State<AppState>, method: Method, headers: Head
 /// `served` is set as soon as the token names a client, so that the client's page may also
 /// read the refusals that follow (revoked, insufficient scope).
 async fn handle(
-    app: &App,
+    app: &Issuer,
     method: &Method,
     headers: &HeaderMap,
     body: &[u8],

@@ -8,6 +8,7 @@ use crate::http::params::Params;
 use crate::registry::Client;
 use crate::stores::refresh::new_family_id;
 use crate::stores::{IssuedToken, NewFamily, Redemption};
+use crate::tenant::Issuer;
 use crate::tokens::{self, claims_request};
 use crate::util::{b64, ct_eq, now, sha256, split_list};
 use async_trait::async_trait;
@@ -21,7 +22,7 @@ impl GrantHandler for AuthorizationCodeGrant {
         "authorization_code"
     }
 
-    async fn exchange(&self, app: &App, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
+    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
         let code = params.require("code")?;
         let redirect_uri = params.require("redirect_uri")?;
         let verifier = params.get("code_verifier");

@@ -7,6 +7,7 @@ use crate::error::{OAuthError, OAuthResult};
 use crate::http::params::Params;
 use crate::registry::clients::USER_SCOPES;
 use crate::registry::Client;
+use crate::tenant::Issuer;
 use crate::tokens::{self, AccessTokenSpec};
 use crate::util::split_list;
 use async_trait::async_trait;
@@ -19,7 +20,7 @@ impl GrantHandler for ClientCredentialsGrant {
         "client_credentials"
     }
 
-    async fn exchange(&self, app: &App, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
+    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
         if client.is_public() {
             return Err(OAuthError::unauthorized_client("client credentials need a confidential client"));
         }

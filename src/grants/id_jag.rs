@@ -9,13 +9,13 @@
 //! there, is the operator's per-client policy (`token_exchange.id_jag_audiences`).
 
 use super::TokenResponse;
-use crate::app::App;
 use crate::audit::AuditEvent;
 use crate::error::{OAuthError, OAuthResult};
 use crate::http::params::Params;
 use crate::registry::clients::{TokenExchangePolicy, TOKEN_TYPE_ID_TOKEN, TOKEN_TYPE_REFRESH_TOKEN};
 use crate::registry::Client;
 use crate::stores::Presented;
+use crate::tenant::Issuer;
 use crate::util::{now, random_token};
 use serde_json::{json, Map, Value};
 
@@ -24,7 +24,7 @@ pub const TOKEN_TYPE_ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
 /// access token for one (RFC 8725 §3.11).
 pub const TYP: &str = "oauth-id-jag+jwt";
 
-pub async fn issue(app: &App, client: &Client, policy: &TokenExchangePolicy, params: &Params) -> OAuthResult<TokenResponse> {
+pub async fn issue(app: &Issuer, client: &Client, policy: &TokenExchangePolicy, params: &Params) -> OAuthResult<TokenResponse> {
     let audience = match params.get_all("audience") {
         [one] => one.as_str(),
         [] => return Err(OAuthError::invalid_request("an ID-JAG needs the audience authorization server's issuer (audience)")),
@@ -78,7 +78,7 @@ pub async fn issue(app: &App, client: &Client, policy: &TokenExchangePolicy, par
             c.insert(claim.into(), v);
         }
     }
-    let jag = app.keys.sign(TYP, &Value::Object(c)).map_err(|e| OAuthError::internal("signing", e))?;
+    let jag = app.keys().sign(TYP, &Value::Object(c)).map_err(|e| OAuthError::internal("signing", e))?;
     app.audit
         .record(AuditEvent::new("id_jag_issued").client(client.id()).user(&user.id).detail(json!({"audience": audience, "client_id_there": client_id_there})))
         .await;
@@ -95,7 +95,7 @@ pub async fn issue(app: &App, client: &Client, policy: &TokenExchangePolicy, par
 
 /// The user the subject token speaks for, and when they signed in: an ID token issued to
 /// this client, or one of this client's refresh tokens.
-async fn subject(app: &App, client: &Client, params: &Params) -> OAuthResult<(String, Option<u64>)> {
+async fn subject(app: &Issuer, client: &Client, params: &Params) -> OAuthResult<(String, Option<u64>)> {
     let token = params.require("subject_token")?;
     let invalid = || OAuthError::invalid_request("the subject_token is invalid, expired or revoked");
     match params.require("subject_token_type")? {

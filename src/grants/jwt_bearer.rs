@@ -19,6 +19,7 @@ use crate::config::agents::{SubjectMapping, TrustedIssuer};
 use crate::error::{OAuthError, OAuthResult};
 use crate::http::params::Params;
 use crate::registry::{Client, User};
+use crate::tenant::Issuer;
 use crate::tokens::{self, AccessTokenSpec};
 use crate::util::{now, split_list};
 use async_trait::async_trait;
@@ -71,7 +72,7 @@ impl GrantHandler for JwtBearerGrant {
         GRANT_TYPE
     }
 
-    async fn exchange(&self, app: &App, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
+    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
         if client.is_public() {
             return Err(OAuthError::unauthorized_client("the jwt-bearer grant needs an authenticated client"));
         }

@@ -15,6 +15,7 @@ use crate::registry::User;
 use crate::tokens::{self, AccessTokenSpec, IdTokenSpec};
 use crate::http::params::Params;
 use crate::registry::Client;
+use crate::tenant::Issuer;
 pub use crate::dpop::ProvenKey;
 use async_trait::async_trait;
 use serde::Serialize;
@@ -67,7 +68,7 @@ pub trait GrantHandler: Send + Sync {
     /// Exchange the grant in `params` for tokens. The client is already authenticated and
     /// allowed to use this grant type.
     /// `dpop`: the key the request proved possession of (RFC 9449), to bind the tokens to.
-    async fn exchange(&self, app: &App, client: &Client, params: &Params, dpop: Option<&ProvenKey>) -> OAuthResult<TokenResponse>;
+    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, dpop: Option<&ProvenKey>) -> OAuthResult<TokenResponse>;
 }
 
 pub struct GrantRegistry {
@@ -129,7 +130,7 @@ pub fn token_type(dpop: Option<&ProvenKey>) -> &'static str {
 }
 
 /// Sign the access token and, when `openid` was granted, the ID token.
-pub fn issue_tokens(app: &App, i: Issuance<'_>) -> OAuthResult<TokenResponse> {
+pub fn issue_tokens(app: &Issuer, i: Issuance<'_>) -> OAuthResult<TokenResponse> {
     let access_token = tokens::mint_access_token(
         app,
         AccessTokenSpec {

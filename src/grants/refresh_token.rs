@@ -12,6 +12,7 @@ use crate::error::{OAuthError, OAuthResult};
 use crate::http::params::Params;
 use crate::registry::Client;
 use crate::stores::{Family, Presented, Rotation};
+use crate::tenant::Issuer;
 use crate::tokens;
 use crate::util::{now, split_list};
 use async_trait::async_trait;
@@ -29,7 +30,7 @@ impl GrantHandler for RefreshTokenGrant {
         "refresh_token"
     }
 
-    async fn exchange(&self, app: &App, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
+    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
         let presented = params.require("refresh_token")?;
         let family = match app.stores.refresh.peek(presented).await? {
             Presented::Current(f) | Presented::Superseded(f) => f,

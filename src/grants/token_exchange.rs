@@ -12,6 +12,7 @@ use crate::error::{OAuthError, OAuthResult};
 use crate::http::params::Params;
 use crate::registry::clients::{TokenExchangePolicy, TOKEN_TYPE_ACCESS_TOKEN, TOKEN_TYPE_ID_TOKEN, TOKEN_TYPE_JWT, TOKEN_TYPE_REFRESH_TOKEN};
 use crate::registry::Client;
+use crate::tenant::Issuer;
 use crate::tokens::{self, AccessTokenSpec, ACCESS_TOKEN_TYP};
 use crate::util::{now, split_list};
 use async_trait::async_trait;
@@ -59,7 +60,7 @@ impl GrantHandler for TokenExchangeGrant {
         GRANT_TYPE
     }
 
-    async fn exchange(&self, app: &App, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
+    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
         if client.is_public() {
             return Err(OAuthError::unauthorized_client("token exchange needs a confidential client"));
         }
@@ -176,7 +177,7 @@ impl GrantHandler for TokenExchangeGrant {
 
 /// An ID token issued to `client` as a subject token (the ID-JAG grant): its user and
 /// `auth_time`.
-pub(super) async fn validate_id_token(app: &App, client: &Client, token: &str) -> OAuthResult<(String, Option<u64>)> {
+pub(super) async fn validate_id_token(app: &Issuer, client: &Client, token: &str) -> OAuthResult<(String, Option<u64>)> {
     let party = validate(app, client, Role::Subject, token, TOKEN_TYPE_ID_TOKEN).await?;
     Ok((party.sub, party.auth_time))
 }
@@ -219,7 +220,7 @@ fn act_depth(act: Option<&Value>) -> usize {
 
 /// Verify a presented token of `token_type` and describe its party. Any failure is
 /// `invalid_request` (RFC 8693 §2.2.2), without saying which check failed.
-async fn validate(app: &App, client: &Client, role: Role, token: &str, token_type: &str) -> OAuthResult<Party> {
+async fn validate(app: &Issuer, client: &Client, role: Role, token: &str, token_type: &str) -> OAuthResult<Party> {
     let invalid = || OAuthError::invalid_request(format!("the {} is invalid, expired or revoked", role.name()));
     let party = match token_type {
         TOKEN_TYPE_ACCESS_TOKEN => {

@@ -20,7 +20,7 @@ pub fn get<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .filter(|v| !v.is_empty())
 }
 
-/// Set cookie `name`, scoped to `base` (the issuer's path, `App::base`): under an issuer with
+/// Set cookie `name`, scoped to `base` (the issuer's path, `Issuer::base`): under an issuer with
 /// a path the cookie goes only to it, not to whatever else the host serves.
 pub fn set(res: &mut Response, base: &str, name: &str, value: &str, max_age: Option<u64>, secure: bool) {
     let path = if base.is_empty() { "/" } else { base };

@@ -9,14 +9,15 @@
 //! yet the same on every start (the banner prints it, and `curl` commands keep working) and
 //! known to the callback, which authenticates at the token endpoint with it like any client.
 
-use crate::app::{App, AppState};
+use crate::app::App;
 use crate::audit::AuditEvent;
 use crate::http::cookies;
 use crate::http::params::{FormParams, Params};
 use crate::registry::{clients, users, ClientInput, UserInput};
+use crate::tenant::Issuer;
 use crate::ui::{Msg, Page};
 use crate::util::{b64, ct_eq, random_token, sha256};
-use axum::extract::{RawQuery, State};
+use axum::extract::RawQuery;
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -39,7 +40,7 @@ const SIGNED_OUT: &str = "signed-out";
 
 /// The demo client's secret: the same on every start with the same key-encryption key.
 pub fn client_secret(app: &App) -> String {
-    b64(&app.keys.derived_key("authrim demo client secret v1"))
+    b64(&app.vault().derive("authrim demo client secret v1"))
 }
 
 /// What `prepare` found, for the banner (and the tests).
@@ -51,7 +52,7 @@ pub struct Prepared {
 }
 
 /// Create (or bring up to date) the demo client and user, and print how to sign in.
-pub async fn prepare(app: &App) -> anyhow::Result<Prepared> {
+pub async fn prepare(app: &Issuer) -> anyhow::Result<Prepared> {
     let secret = client_secret(app);
     let input = ClientInput {
         client_id: Some(DEMO_CLIENT.into()),
@@ -63,14 +64,14 @@ pub async fn prepare(app: &App) -> anyhow::Result<Prepared> {
     let event = |name: &str| AuditEvent::new(name).client(DEMO_CLIENT).detail(json!({"by": "demo"}));
     let client = match app.registry.client(DEMO_CLIENT) {
         Some(existing) => {
-            let (updated, _) = clients::update_client(&existing, input, app.keys.vault()).map_err(anyhow::Error::msg)?;
+            let (updated, _) = clients::update_client(&existing, input, app.vault()).map_err(anyhow::Error::msg)?;
             if updated.meta != existing.meta {
                 app.audit.record(event("client_updated")).await;
             }
             updated
         }
         None => {
-            let (created, _) = clients::new_client(input, app.keys.vault()).map_err(anyhow::Error::msg)?;
+            let (created, _) = clients::new_client(input, app.vault()).map_err(anyhow::Error::msg)?;
             app.audit.record(event("client_created")).await;
             created
         }
@@ -113,7 +114,7 @@ pub async fn prepare(app: &App) -> anyhow::Result<Prepared> {
 }
 
 /// What the terminal shows on a `--demo` start. The password only while it is the password.
-fn banner(app: &App, secret: &str, default_password: bool) -> String {
+fn banner(app: &Issuer, secret: &str, default_password: bool) -> String {
     let user = match default_password {
         true => format!("{DEMO_USER} / {DEMO_PASSWORD}"),
         false => format!("{DEMO_USER} (its password was changed from {DEMO_PASSWORD}, or the account is disabled)"),
@@ -141,7 +142,7 @@ struct Pending {
 }
 
 /// `GET /demo`: what the demo is, and a button to sign in.
-pub async fn page(State(app): State<AppState>, RawQuery(query): RawQuery) -> Response {
+pub async fn page(app: Issuer, RawQuery(query): RawQuery) -> Response {
     let signed_out = Params::parse(query.unwrap_or_default().as_bytes()).ok().is_some_and(|q| q.get("state") == Some(SIGNED_OUT));
     Page::new(StatusCode::OK, "demo.html", "demo-title")
         .with("client_id", DEMO_CLIENT)
@@ -152,7 +153,7 @@ pub async fn page(State(app): State<AppState>, RawQuery(query): RawQuery) -> Res
 
 /// `GET /demo/start`: to the authorization endpoint, as a client would send the browser:
 /// a fresh state, nonce and PKCE verifier (S256), kept in a sealed cookie for the callback.
-pub async fn start(State(app): State<AppState>) -> Response {
+pub async fn start(app: Issuer) -> Response {
     let pending = Pending { state: random_token(), nonce: random_token(), verifier: random_token() };
     let challenge = b64(&sha256(pending.verifier.as_bytes()));
     let query: String = url::form_urlencoded::Serializer::new(String::new())
@@ -175,7 +176,7 @@ pub async fn start(State(app): State<AppState>) -> Response {
 /// redeems the code at the token endpoint (the endpoint's own handler, called in-process with
 /// the client's Basic credentials and the PKCE verifier), checks the ID token (signature,
 /// issuer, audience, nonce), asks userinfo with the access token, and shows all three.
-pub async fn callback(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+pub async fn callback(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     let bad = |msg: Msg| with_cookie_cleared(&app, super::pages::error_page(StatusCode::BAD_REQUEST, msg));
     let Ok(q) = Params::parse(query.unwrap_or_default().as_bytes()) else {
         return bad(Msg::new("err-demo-query"));
@@ -232,13 +233,13 @@ pub async fn callback(State(app): State<AppState>, headers: HeaderMap, RawQuery(
 }
 
 /// The sign-in's cookie is good for one callback.
-fn with_cookie_cleared(app: &App, mut res: Response) -> Response {
+fn with_cookie_cleared(app: &Issuer, mut res: Response) -> Response {
     cookies::set(&mut res, app.base(), COOKIE, "", Some(0), app.config.secure_cookies());
     res
 }
 
 /// The token endpoint's answer to this client's `authorization_code` request.
-async fn redeem(app: &AppState, code: &str, verifier: &str) -> Result<Map<String, Value>, String> {
+async fn redeem(app: &Issuer, code: &str, verifier: &str) -> Result<Map<String, Value>, String> {
     let body: String = url::form_urlencoded::Serializer::new(String::new())
         .append_pair("grant_type", "authorization_code")
         .append_pair("code", code)
@@ -251,15 +252,15 @@ async fn redeem(app: &AppState, code: &str, verifier: &str) -> Result<Map<String
     let basic = b64_std(format!("{DEMO_CLIENT}:{}", form_encode(&client_secret(app))).as_bytes());
     headers.insert(header::AUTHORIZATION, HeaderValue::from_str(&format!("Basic {basic}")).map_err(|e| e.to_string())?);
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-www-form-urlencoded"));
-    let res = crate::endpoints::token::token(State(app.clone()), headers, Ok(FormParams(params))).await;
+    let res = crate::endpoints::token::token(app.clone(), headers, Ok(FormParams(params))).await;
     json_answer(res).await
 }
 
 /// Userinfo's answer to the access token.
-async fn ask_userinfo(app: &AppState, access_token: &str) -> Result<Map<String, Value>, String> {
+async fn ask_userinfo(app: &Issuer, access_token: &str) -> Result<Map<String, Value>, String> {
     let mut headers = HeaderMap::new();
     headers.insert(header::AUTHORIZATION, HeaderValue::from_str(&format!("Bearer {access_token}")).map_err(|e| e.to_string())?);
-    let res = crate::endpoints::userinfo::userinfo(State(app.clone()), Method::GET, headers, Ok(crate::http::params::Body(Default::default()))).await;
+    let res = crate::endpoints::userinfo::userinfo(app.clone(), Method::GET, headers, Ok(crate::http::params::Body(Default::default()))).await;
     json_answer(res).await
 }
 
@@ -276,7 +277,7 @@ async fn json_answer(res: Response) -> Result<Map<String, Value>, String> {
 
 /// OpenID Connect Core §3.1.3.7, as a client checks it: signed by this issuer's keys, `iss`,
 /// unexpired, for this client, with the nonce of this sign-in.
-fn check_id_token(app: &App, id_token: &str, nonce: &str) -> Result<Map<String, Value>, String> {
+fn check_id_token(app: &Issuer, id_token: &str, nonce: &str) -> Result<Map<String, Value>, String> {
     let claims = crate::tokens::verify_our_jwt(app, id_token).map_err(|_| "ID token: not signed by this issuer, or expired".to_string())?;
     let for_us = match &claims["aud"] {
         Value::String(a) => a == DEMO_CLIENT,

@@ -1,6 +1,8 @@
-//! The response policy every request passes through, as one tower layer: CORS (`cors`), the
-//! guarantee that API errors are OAuth JSON (`json_errors`), and the rendering of pages
-//! (`ui::Page`) in the language the request's `Accept-Language` prefers.
+//! The policy every request passes through, as one tower layer: the tenant it addresses
+//! (`tenant::Tenants::resolve`, put in the request's extensions for the `Issuer` extractor),
+//! CORS (`cors`), the guarantee that API errors are OAuth JSON (`json_errors`), and the
+//! rendering of pages (`ui::Page`) with the tenant's templates in the language the request's
+//! `Accept-Language` prefers.
 //!
 //! Why a hand-written layer rather than two `axum::middleware::from_fn`s: each `from_fn` boxes
 //! the request's future and clones a boxed inner service per request. Measured with callgrind,
@@ -11,6 +13,8 @@
 
 use super::{cors, json_errors};
 use crate::app::AppState;
+use crate::tenant::Tenant;
+use std::sync::Arc;
 use axum::extract::Request;
 use axum::response::Response;
 use pin_project_lite::pin_project;
@@ -49,20 +53,16 @@ pub struct Edge<S> {
 struct Policy {
     browser_page: bool,
     cors: Option<cors::Pending>,
-    /// Where pages are answered: the app (for its templates) and the reader's languages. Only
-    /// there, so that API requests pay nothing for it.
-    pages: Option<(AppState, Option<axum::http::HeaderValue>)>,
+    /// Where pages are answered: the tenant (for its templates and base path) and the
+    /// reader's languages. Only there, so that API requests pay nothing for it.
+    pages: Option<(Arc<Tenant>, Option<axum::http::HeaderValue>)>,
 }
 
 impl Policy {
     fn finish(self, mut res: Response) -> Response {
         if let Some(page) = res.extensions_mut().remove::<crate::ui::Page>() {
-            let (app, accept) = match &self.pages {
-                Some((app, accept)) => (Some(app), accept.as_ref().and_then(|v| v.to_str().ok())),
-                None => (None, None),
-            };
-            if let Some(app) = app {
-                res = app.ui.render(res, page, accept, app.base());
+            if let Some((tenant, accept)) = &self.pages {
+                res = tenant.ui.render(res, page, accept.as_ref().and_then(|v| v.to_str().ok()), &tenant.base);
             }
         }
         match self.cors {
@@ -84,14 +84,16 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, req: Request) -> Self::Future {
+    fn call(&mut self, mut req: Request) -> Self::Future {
+        let tenant = self.app.tenants.resolve(&req);
         let cors = match cors::before(&self.app, &req) {
             Ok(pending) => pending,
             Err(preflight) => return EdgeFuture::Ready { res: Some(preflight) },
         };
         let path = req.uri().path();
         let browser_page = json_errors::answers_pages(path, req.headers());
-        let pages = (browser_page || path == "/").then(|| (self.app.clone(), req.headers().get(axum::http::header::ACCEPT_LANGUAGE).cloned()));
+        let pages = (browser_page || path == "/").then(|| (tenant.clone(), req.headers().get(axum::http::header::ACCEPT_LANGUAGE).cloned()));
+        req.extensions_mut().insert(tenant);
         let policy = Policy { browser_page, cors, pages };
         EdgeFuture::Inner { fut: self.inner.call(req), policy: Some(policy) }
     }

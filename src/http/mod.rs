@@ -69,9 +69,10 @@ pub fn router(app: AppState) -> Router {
     // A browser route answers a page, whatever went wrong (an odd method, an odd path under
     // /account or /console); an API route, an OAuth JSON error.
     let console = app.config.console;
-    let base: std::sync::Arc<str> = app.base().into();
-    r.fallback(move |method: axum::http::Method, uri: axum::http::Uri, headers: axum::http::HeaderMap| async move {
+    r.fallback(move |method: axum::http::Method, uri: axum::http::Uri, headers: axum::http::HeaderMap, extensions: axum::http::Extensions| async move {
         let path = uri.path();
+        // The tenant's base path, for the redirects below (resolved by the edge layer).
+        let base = extensions.get::<std::sync::Arc<crate::tenant::Tenant>>().map(|t| t.base.as_str()).unwrap_or_default();
         if !json_errors::answers_pages(path, &headers) {
             return OAuthError::not_found("no such endpoint").into_response();
         }
@@ -132,12 +133,12 @@ fn is_form_only(path: &str) -> bool {
 }
 
 /// The pages' style sheet, logo and scripts (`ui`).
-async fn asset(axum::extract::State(app): axum::extract::State<AppState>, axum::extract::Path(name): axum::extract::Path<String>) -> axum::response::Response {
-    app.ui.asset(&name)
+async fn asset(app: crate::tenant::Issuer, axum::extract::Path(name): axum::extract::Path<String>) -> axum::response::Response {
+    app.tenant.ui.asset(&name)
 }
 
 /// `GET /`: a small page that says what this is and links on.
-async fn landing(axum::extract::State(app): axum::extract::State<AppState>) -> axum::response::Response {
+async fn landing(app: crate::tenant::Issuer) -> axum::response::Response {
     pages::landing(&app)
 }
 
@@ -179,7 +180,7 @@ fn endpoint_label(path: &str) -> &'static str {
     }
 }
 
-async fn metrics(axum::extract::State(app): axum::extract::State<AppState>, headers: axum::http::HeaderMap) -> axum::response::Response {
+async fn metrics(app: crate::tenant::Issuer, headers: axum::http::HeaderMap) -> axum::response::Response {
     use crate::metrics::{StoreLabels, METRICS};
     if let Some(expected) = app.config.metrics_token.as_deref().filter(|t| !t.is_empty()) {
         if !bearer_matches(&headers, expected) {

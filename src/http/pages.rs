@@ -3,6 +3,7 @@
 //! templates; messages are ours. Sent with headers that forbid framing and caching, and a CSP
 //! that allows only our own style sheet, images and scripts.
 
+use crate::tenant::Issuer;
 use crate::ui::{Csp, Msg, Page};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -202,7 +203,7 @@ const MAX_LANDING_APPLICATIONS: usize = 50;
 /// `initiate_login_uri`, with `iss`), the account page, the console (when on), the discovery
 /// document; and why passkeys are off, when they are. Self-registered clients are not listed:
 /// the page would be anyone's to put a link on.
-pub fn landing(app: &crate::app::App) -> Response {
+pub fn landing(app: &Issuer) -> Response {
     let mut applications: Vec<(String, String)> = app
         .registry
         .list_clients()

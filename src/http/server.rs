@@ -16,10 +16,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let app = Arc::new(App::open(config).await?);
     crate::endpoints::operations::bootstrap_admin(&app).await?;
     if app.config.demo {
-        super::demo::prepare(&app).await?;
+        super::demo::prepare(&crate::tenant::Issuer::default_of(&app)).await?;
     }
     let listener = bind(&app.config)?;
-    tracing::info!(issuer = %app.issuer(), listen = %listener.local_addr()?, tls = app.config.tls_cert.is_some(), "authrim listening");
+    tracing::info!(issuer = %app.tenants.default_tenant().issuer, listen = %listener.local_addr()?, tls = app.config.tls_cert.is_some(), "authrim listening");
     run(app, listener, shutdown_signal()).await
 }
 
@@ -148,7 +148,7 @@ fn spawn_housekeeping(app: AppState) -> Vec<JoinHandle<()>> {
         tick.tick().await;
         loop {
             tick.tick().await;
-            if let Err(e) = app.keys.refresh().await {
+            if let Err(e) = app.tenants.refresh_keys().await {
                 tracing::warn!(error = %e, "key cache refresh failed");
             }
         }

@@ -41,7 +41,7 @@ pub enum VerifyError {
 }
 
 pub struct KeyManager {
-    vault: Vault,
+    vault: Arc<Vault>,
     db: Database,
     /// Retired keys stay published this long after retirement.
     retired_visibility: u64,
@@ -61,13 +61,13 @@ impl KeyManager {
     /// Load the key set, generating the first signing key of each of `algs` that has none.
     /// Runs before the server accepts requests. `default_alg` (one of `algs`) signs tokens
     /// whose client asks for nothing else.
-    pub async fn init(db: Database, vault: Vault, retired_visibility: u64, publish_delay: u64) -> anyhow::Result<Self> {
+    pub async fn init(db: Database, vault: Arc<Vault>, retired_visibility: u64, publish_delay: u64) -> anyhow::Result<Self> {
         Self::init_with(db, vault, retired_visibility, publish_delay, &[ALG_RS256], ALG_RS256).await
     }
 
     pub async fn init_with(
         db: Database,
-        vault: Vault,
+        vault: Arc<Vault>,
         retired_visibility: u64,
         publish_delay: u64,
         algs: &[&'static str],
@@ -111,18 +111,8 @@ impl KeyManager {
         Ok(key.kid)
     }
 
-    /// The vault that seals keys (and `client_secret_jwt` secrets) at rest.
-    pub fn vault(&self) -> &Vault {
-        &self.vault
-    }
-
     fn current(&self) -> Arc<KeySet> {
         self.cache.read().clone()
-    }
-
-    /// A key derived from the key-encryption key for `purpose` (see `Vault::derive`).
-    pub fn derived_key(&self, purpose: &str) -> [u8; 32] {
-        self.vault.derive(purpose)
     }
 
     /// The kid of the default algorithm's active key.
@@ -301,7 +291,7 @@ mod tests {
     async fn open(dir: &std::path::Path, publish_delay: u64) -> (Database, KeyManager) {
         let config = crate::config::Config { data_dir: dir.into(), ..Default::default() };
         let db = Database::open(&config).await.unwrap();
-        let km = KeyManager::init(db.clone(), Vault::open(None, dir).unwrap(), 3600, publish_delay).await.unwrap();
+        let km = KeyManager::init(db.clone(), Vault::open(None, dir).unwrap().into(), 3600, publish_delay).await.unwrap();
         (db, km)
     }
 
@@ -310,7 +300,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (db, km) = open(dir.path(), 600).await;
         let kid = km.active_kid();
-        let again = KeyManager::init(db, Vault::open(None, dir.path()).unwrap(), 3600, 600).await.unwrap();
+        let again = KeyManager::init(db, Vault::open(None, dir.path()).unwrap().into(), 3600, 600).await.unwrap();
         assert_eq!(again.active_kid(), kid);
         let jwks: serde_json::Value = serde_json::from_str(&km.jwks_json()).unwrap();
         assert_eq!(jwks["keys"].as_array().unwrap().len(), 1);
@@ -349,7 +339,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let config = crate::config::Config { data_dir: dir.path().into(), ..Default::default() };
         let db = Database::open(&config).await.unwrap();
-        let vault = || Vault::open(None, dir.path()).unwrap();
+        let vault = || Arc::new(Vault::open(None, dir.path()).unwrap());
         let km = KeyManager::init_with(db.clone(), vault(), 3600, 2, &["RS256", "ES256", "EdDSA"], "ES256").await.unwrap();
         let (rs, es, ed) = (km.active_kid_for("RS256").unwrap(), km.active_kid_for("ES256").unwrap(), km.active_kid_for("EdDSA").unwrap());
         assert_eq!(km.active_kid(), es, "the default algorithm signs by default");

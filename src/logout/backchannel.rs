@@ -22,6 +22,7 @@ use crate::db::{Dialect, Sql, StoreResult};
 use crate::http::fetch::FetchError;
 use crate::metrics::{OutcomeLabels, METRICS};
 use crate::stores::Session;
+use crate::tenant::Issuer;
 use crate::util::{now, random_token};
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -93,7 +94,7 @@ impl Default for Outbox {
 
 /// The logout token for one delivery (Back-Channel Logout 1.0 §2.4): `sub` and `sid` both,
 /// whatever the client asked for; never a `nonce`.
-pub fn logout_token(app: &App, client_id: &str, sub: &str, sid: &str, jti: &str) -> anyhow::Result<String> {
+pub fn logout_token(app: &Issuer, client_id: &str, sub: &str, sid: &str, jti: &str) -> anyhow::Result<String> {
     let iat = now();
     let claims = json!({
         "iss": app.issuer(),
@@ -106,7 +107,7 @@ pub fn logout_token(app: &App, client_id: &str, sub: &str, sid: &str, jti: &str)
         "events": { LOGOUT_EVENT: {} },
     });
     // Signed as the client's ID tokens are (Back-Channel Logout 1.0 §2.4).
-    app.keys.sign_as(&crate::tokens::id_token_alg(app, client_id), LOGOUT_TOKEN_TYP, &claims)
+    app.keys().sign_as(&crate::tokens::id_token_alg(app, client_id), LOGOUT_TOKEN_TYP, &claims)
 }
 
 /// The node's deliverer; runs until aborted (at shutdown: rows being delivered keep their
@@ -131,7 +132,8 @@ pub async fn run(app: AppState) {
                         let Ok(permit) = slots.clone().acquire_owned().await else { return };
                         let app = app.clone();
                         tokio::spawn(async move {
-                            deliver(&app, row).await;
+                            // The outbox row will name its tenant with the tenant keys (design slice 3).
+                            deliver(&crate::tenant::Issuer::default_of(&app), row).await;
                             drop(permit);
                         });
                     }
@@ -188,7 +190,7 @@ async fn claim(app: &App, limit: usize) -> StoreResult<Vec<Due>> {
 }
 
 /// Send one token and record the outcome.
-async fn deliver(app: &App, row: Due) {
+async fn deliver(app: &Issuer, row: Due) {
     let Some(uri) = app.client(&row.client_id).and_then(|c| c.meta.backchannel_logout_uri.clone()) else {
         // The client is gone or no longer asks to be told: nothing to deliver.
         finish(app, &row, "dropped", None).await;

@@ -3,13 +3,13 @@
 //! user's browser, and moves on once they have loaded. Only URIs that pass the fetcher's
 //! address policy (`fetch::check_target`) are rendered.
 
-use crate::app::App;
 use crate::stores::Session;
+use crate::tenant::Issuer;
 
 /// The iframe URLs for the clients of `session` that registered a front-channel URI, with
 /// `iss` and `sid` added to each (§2: required when the client asks for them; always sent,
 /// since neither is a secret and an RP that keeps several sessions needs them).
-pub fn iframe_urls(app: &App, session: &Session) -> Vec<String> {
+pub fn iframe_urls(app: &Issuer, session: &Session) -> Vec<String> {
     session
         .clients
         .iter()

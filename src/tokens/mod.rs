@@ -7,6 +7,7 @@ pub mod subject;
 use crate::app::App;
 use crate::keys::VerifyError;
 use crate::registry::User;
+use crate::tenant::Issuer;
 use crate::util::{b64, now, random_token, sha256};
 use jsonwebtoken::{Algorithm, Validation};
 use serde::{Deserialize, Serialize};
@@ -103,12 +104,12 @@ pub fn new_token_id(app: &App) -> (String, u64) {
     (random_token(), now() + app.config.access_token_ttl)
 }
 
-pub fn mint_access_token(app: &App, spec: AccessTokenSpec<'_>, jti: String, exp: u64) -> anyhow::Result<String> {
+pub fn mint_access_token(app: &Issuer, spec: AccessTokenSpec<'_>, jti: String, exp: u64) -> anyhow::Result<String> {
     mint_token_with_typ(app, spec, jti, exp, ACCESS_TOKEN_TYP)
 }
 
 /// The access-token claims under another JOSE `typ` (token exchange's `jwt` token type).
-pub fn mint_token_with_typ(app: &App, spec: AccessTokenSpec<'_>, jti: String, exp: u64, typ: &str) -> anyhow::Result<String> {
+pub fn mint_token_with_typ(app: &Issuer, spec: AccessTokenSpec<'_>, jti: String, exp: u64, typ: &str) -> anyhow::Result<String> {
     let client = app.client(spec.client_id);
     // A user's token for a pairwise client names the user by the client's pairwise `sub`;
     // a client's own token (client credentials: sub = client_id) names the client.
@@ -139,8 +140,8 @@ pub fn mint_token_with_typ(app: &App, spec: AccessTokenSpec<'_>, jti: String, ex
         uid,
     };
     match client.and_then(|c| c.meta.access_token_signing_alg.clone()) {
-        Some(alg) => app.keys.sign_as(&alg, typ, &claims),
-        None => app.keys.sign(typ, &claims),
+        Some(alg) => app.keys().sign_as(&alg, typ, &claims),
+        None => app.keys().sign(typ, &claims),
     }
 }
 
@@ -161,7 +162,7 @@ pub struct IdTokenSpec<'a> {
     pub amr: &'a [String],
 }
 
-pub fn mint_id_token(app: &App, spec: IdTokenSpec<'_>) -> anyhow::Result<String> {
+pub fn mint_id_token(app: &Issuer, spec: IdTokenSpec<'_>) -> anyhow::Result<String> {
     let t = now();
     let mut c = Map::new();
     for name in spec.requested {
@@ -194,7 +195,7 @@ pub fn mint_id_token(app: &App, spec: IdTokenSpec<'_>) -> anyhow::Result<String>
     if let Some(g) = spec.grant_id {
         c.insert("jti".into(), id_token_jti(g).into());
     }
-    app.keys.sign_as(&alg, "JWT", &Value::Object(c))
+    app.keys().sign_as(&alg, "JWT", &Value::Object(c))
 }
 
 /// An ID token's `jti`: its grant's id, a dot, and random characters (unique per token).
@@ -236,13 +237,13 @@ pub fn left_half_hash_for(alg: &str, token: &str) -> String {
 
 /// Verify one of our access tokens: signature by a published key, `typ`, issuer, expiry.
 /// Audience and revocation are the caller's to check.
-pub fn verify_access_token(app: &App, token: &str) -> Result<AccessTokenClaims, VerifyError> {
+pub fn verify_access_token(app: &Issuer, token: &str) -> Result<AccessTokenClaims, VerifyError> {
     let mut v = Validation::new(Algorithm::RS256);
     v.set_issuer(&[app.issuer()]);
     v.validate_aud = false;
     v.leeway = 0;
     v.set_required_spec_claims(&["exp", "iss", "sub"]);
-    app.keys.verify::<AccessTokenClaims>(token, Some(ACCESS_TOKEN_TYP), &v).map(|d| d.claims)
+    app.keys().verify::<AccessTokenClaims>(token, Some(ACCESS_TOKEN_TYP), &v).map(|d| d.claims)
 }
 
 /// How long a grant's revocation entry must live from the moment of revocation: as long as
@@ -286,7 +287,7 @@ pub fn outlives_session(scope: &str) -> bool {
 /// Whether a verified access token has been revoked: by its own id, through its grant, or
 /// (unless its grant outlives sessions) through the end of its login session. Every consumer
 /// of access tokens asks this one question.
-pub async fn is_revoked(app: &App, claims: &AccessTokenClaims) -> crate::db::StoreResult<bool> {
+pub async fn is_revoked(app: &Issuer, claims: &AccessTokenClaims) -> crate::db::StoreResult<bool> {
     // A deleted client's tokens die with it (RFC 7592 §2.3): a memory lookup, no store read.
     if !app.client_is_live(&claims.client_id) {
         return Ok(true);
@@ -307,23 +308,23 @@ pub async fn is_revoked(app: &App, claims: &AccessTokenClaims) -> crate::db::Sto
 }
 
 /// Verify any unexpired JWT we signed (access token, ID token, exchanged JWT), whatever its `typ`.
-pub fn verify_our_jwt(app: &App, token: &str) -> Result<Map<String, Value>, VerifyError> {
+pub fn verify_our_jwt(app: &Issuer, token: &str) -> Result<Map<String, Value>, VerifyError> {
     let mut v = Validation::new(Algorithm::RS256);
     v.set_issuer(&[app.issuer()]);
     v.validate_aud = false;
     v.leeway = 0;
     v.set_required_spec_claims(&["exp", "iss", "sub"]);
-    app.keys.verify::<Map<String, Value>>(token, None, &v).map(|d| d.claims)
+    app.keys().verify::<Map<String, Value>>(token, None, &v).map(|d| d.claims)
 }
 
 /// Verify an ID token we issued, ignoring expiry (for `id_token_hint`, OpenID Connect Core §3.1.2.1).
-pub fn verify_id_token_hint(app: &App, token: &str) -> Result<Map<String, Value>, VerifyError> {
+pub fn verify_id_token_hint(app: &Issuer, token: &str) -> Result<Map<String, Value>, VerifyError> {
     let mut v = Validation::new(Algorithm::RS256);
     v.set_issuer(&[app.issuer()]);
     v.validate_aud = false;
     v.validate_exp = false;
     v.set_required_spec_claims(&["iss", "sub"]);
-    app.keys.verify::<Map<String, Value>>(token, None, &v).map(|d| d.claims)
+    app.keys().verify::<Map<String, Value>>(token, None, &v).map(|d| d.claims)
 }
 
 #[cfg(test)]

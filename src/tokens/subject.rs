@@ -10,6 +10,7 @@
 
 use crate::app::App;
 use crate::registry::Client;
+use crate::tenant::Issuer;
 use crate::util::{b64, b64_decode};
 
 pub const PAIRWISE: &str = "pairwise";
@@ -42,17 +43,17 @@ pub fn subject(app: &App, client: Option<&Client>, user_id: &str) -> String {
 }
 
 /// The `sub` that the client `client_id` knows `user_id` by (a registry lookup).
-pub fn subject_for(app: &App, client_id: &str, user_id: &str) -> String {
+pub fn subject_for(app: &Issuer, client_id: &str, user_id: &str) -> String {
     subject(app, app.client(client_id).as_deref(), user_id)
 }
 
 /// `user_id` sealed for an access token's `uid` claim.
 pub fn seal_user(app: &App, user_id: &str) -> String {
-    b64(&app.keys.vault().seal(SEAL_LABEL, user_id.as_bytes()))
+    b64(&app.vault().seal(SEAL_LABEL, user_id.as_bytes()))
 }
 
 /// The user id sealed in a `uid` claim, if it is one of ours.
 pub fn open_user(app: &App, sealed: &str) -> Option<String> {
     let raw = b64_decode(sealed)?;
-    String::from_utf8(app.keys.vault().open_sealed(SEAL_LABEL, &raw).ok()?).ok()
+    String::from_utf8(app.vault().open_sealed(SEAL_LABEL, &raw).ok()?).ok()
 }

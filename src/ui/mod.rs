@@ -385,7 +385,7 @@ impl Ui {
     }
 
     /// Render `page` into `res` (which keeps its status and headers, cookies among them).
-    /// `base` is the request's issuer path (`App::base`): templates build every URL of ours
+    /// `base` is the request's issuer path (`Issuer::base`): templates build every URL of ours
     /// from it (`{{ base }}/login`), so pages work under a path prefix.
     pub fn render(&self, mut res: Response, page: Page, accept_language: Option<&str>, base: &str) -> Response {
         let lang = self.language(page.ui_locales.as_deref(), accept_language).to_string();

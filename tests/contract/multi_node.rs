@@ -92,7 +92,7 @@ async fn registry_edits_reach_the_other_nodes() {
     let (client, _) = authrim::registry::clients::new_client(authrim::registry::ClientInput {
         redirect_uris: Some(vec!["https://rp.example/cb".into()]),
         ..Default::default()
-    }, n1.app.keys.vault())
+    }, n1.app.vault())
     .unwrap();
     n1.app.registry.save_client(client.clone()).await.unwrap();
     let start = Instant::now();
@@ -117,26 +117,26 @@ async fn a_key_rotated_on_one_node_is_published_by_all_before_it_signs() {
     else {
         return;
     };
-    let old = n1.app.keys.active_kid();
+    let old = n1.app.tenants.default_tenant().keys.active_kid();
     let vault = authrim::keys::Vault::open(n1.app.config.key_encryption_key.as_deref(), &n1.app.config.data_dir).unwrap();
     let new = authrim::keys::KeyManager::rotate(&n1.app.db, &vault).await.unwrap();
-    let published = |n: &super::backend::Node| n.app.keys.jwks_json().contains(&new);
+    let published = |n: &super::backend::Node| n.app.tenants.default_tenant().keys.jwks_json().contains(&new);
     let start = Instant::now();
     while !published(&n2) {
         assert!(start.elapsed() < Duration::from_secs(2), "node 2 did not publish the new key");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    assert_eq!(n2.app.keys.active_kid(), old, "published, not yet signing");
-    assert_eq!(n1.app.keys.active_kid(), old);
+    assert_eq!(n2.app.tenants.default_tenant().keys.active_kid(), old, "published, not yet signing");
+    assert_eq!(n1.app.tenants.default_tenant().keys.active_kid(), old);
     tokio::time::sleep(Duration::from_millis(3100)).await;
     // The first node to refresh after the delay promotes the key and tells the others.
-    n1.app.keys.refresh().await.unwrap();
-    assert_eq!(n1.app.keys.active_kid(), new);
-    while n2.app.keys.active_kid() != new {
+    n1.app.tenants.default_tenant().keys.refresh().await.unwrap();
+    assert_eq!(n1.app.tenants.default_tenant().keys.active_kid(), new);
+    while n2.app.tenants.default_tenant().keys.active_kid() != new {
         assert!(start.elapsed() < Duration::from_secs(8), "node 2 never switched to the new key");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    assert!(n2.app.keys.jwks_json().contains(&old), "the old key stays published");
+    assert!(n2.app.tenants.default_tenant().keys.jwks_json().contains(&old), "the old key stays published");
 }
 
 /// Back-Channel Logout across nodes: both nodes run their deliverer on one outbox; every
@@ -183,7 +183,7 @@ async fn each_logout_token_is_delivered_once_by_one_of_the_nodes() {
 
     let input: authrim::registry::ClientInput =
         serde_json::from_value(serde_json::json!({"client_id": "rp", "redirect_uris": ["https://rp.example/cb"], "backchannel_logout_uri": uri})).unwrap();
-    let (client, _) = authrim::registry::clients::new_client(input, n1.app.keys.vault()).unwrap();
+    let (client, _) = authrim::registry::clients::new_client(input, n1.app.vault()).unwrap();
     n1.app.registry.save_client(client).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     while n2.app.registry.client("rp").is_none() {

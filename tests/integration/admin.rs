@@ -155,7 +155,7 @@ async fn key_rotation_from_the_cli_reaches_a_running_server_without_breaking_old
     let mut signed_with_new = false;
     for _ in 0..80 {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        if s.server.app.keys.active_kid() == new_kid {
+        if s.server.app.tenants.default_tenant().keys.active_kid() == new_kid {
             signed_with_new = true;
             break;
         }

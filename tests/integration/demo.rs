@@ -8,7 +8,7 @@ use reqwest::redirect::Policy;
 
 async fn demo_server() -> (TestServer, authrim::http::demo::Prepared) {
     let s = TestServer::start_with(|c| c.demo = true).await;
-    let prepared = authrim::http::demo::prepare(&s.server.app).await.unwrap();
+    let prepared = authrim::http::demo::prepare(&authrim::tenant::Issuer::default_of(&s.server.app)).await.unwrap();
     (s, prepared)
 }
 
@@ -37,7 +37,7 @@ async fn sign_in(s: &TestServer, browser: &reqwest::Client) -> String {
         page = Page::from(browser.post(s.url("/consent")).form(&form).send().await.unwrap()).await;
     }
     let location = page.location.unwrap_or_else(|| panic!("no redirect: {}", page.html));
-    assert!(location.starts_with(&s.server.app.endpoint("/demo/callback")), "{location}");
+    assert!(location.starts_with(&format!("{}{}", s.server.app.tenants.default_tenant().issuer, "/demo/callback")), "{location}");
     location
 }
 
@@ -52,7 +52,7 @@ async fn the_callback_redeems_the_code_and_shows_claims_and_userinfo() {
     assert!(!html.contains(&prepared.secret), "the page shows the client secret");
     assert!(html.contains("Demo User") && html.contains("demo@example.com"), "{html}");
     assert!(html.contains("at+jwt") || html.contains("client_id"), "no access token claims: {html}");
-    assert!(html.contains("name=\"id_token_hint\"") && html.contains(&format!("value=\"{}\"", s.server.app.endpoint("/demo"))), "{html}");
+    assert!(html.contains("name=\"id_token_hint\"") && html.contains(&format!("value=\"{}\"", format!("{}{}", s.server.app.tenants.default_tenant().issuer, "/demo"))), "{html}");
     // The code is spent: the same callback again (its cookie gone too) is refused.
     let res = browser.get(&callback).send().await.unwrap();
     assert_eq!(res.status(), 400);
@@ -86,7 +86,7 @@ async fn a_callback_the_demo_did_not_start_is_refused() {
 async fn the_secret_is_stable_and_the_banner_tells_the_truth() {
     let (s, first) = demo_server().await;
     assert!(first.default_password);
-    let again = authrim::http::demo::prepare(&s.server.app).await.unwrap();
+    let again = authrim::http::demo::prepare(&authrim::tenant::Issuer::default_of(&s.server.app)).await.unwrap();
     assert_eq!(first.secret, again.secret, "the secret changed on a second start");
     // The client authenticates with it (stored hashed, checked as any client's).
     let res = s.http.post(s.url("/introspect")).basic_auth("demo-client", Some(&again.secret)).form(&[("token", "x")]).send().await.unwrap();
@@ -101,7 +101,7 @@ async fn the_secret_is_stable_and_the_banner_tells_the_truth() {
         .await
         .unwrap();
     assert!(res.status().is_success(), "{}", res.text().await.unwrap());
-    let changed = authrim::http::demo::prepare(&s.server.app).await.unwrap();
+    let changed = authrim::http::demo::prepare(&authrim::tenant::Issuer::default_of(&s.server.app)).await.unwrap();
     assert!(!changed.default_password);
     assert_eq!(changed.secret, first.secret);
 }

@@ -107,7 +107,7 @@ fn tampered(w: &World, valid: &str, how: &str) -> String {
         "foreign_issuer" => {
             let mut c = claims.clone();
             c["iss"] = json!("https://evil.example.com");
-            w.s.server.app.keys.sign("at+jwt", &c).unwrap()
+            w.s.server.app.tenants.default_tenant().keys.sign("at+jwt", &c).unwrap()
         }
         "garbage" => "this-is-not-a-token".into(),
         other => panic!("{other}"),
@@ -281,7 +281,7 @@ async fn lifetime_never_exceeds_the_subjects() {
     let remaining = jwt_parts(&subject).1["exp"].as_u64().unwrap() - authrim::util::now();
     let (_, b) = w.exchange(&[("subject_token", &subject), ("subject_token_type", AT)]).await;
     assert!(b["expires_in"].as_u64().unwrap() <= remaining);
-    let sub = w.s.server.app.keys.sign("at+jwt", &{
+    let sub = w.s.server.app.tenants.default_tenant().keys.sign("at+jwt", &{
         let mut c = jwt_parts(&subject).1;
         c["exp"] = json!(authrim::util::now() + 30);
         c["jti"] = json!("short-lived");

@@ -118,7 +118,7 @@ impl TestServer {
     }
 
     pub fn issuer(&self) -> String {
-        self.server.app.issuer().to_string()
+        self.server.app.tenants.default_tenant().issuer.clone()
     }
 
     pub async fn admin(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {

@@ -476,7 +476,7 @@ async fn logout_never_reaches_a_private_address() {
         frontchannel_logout_uri: Some(internal.url.replace("/backchannel", "/frontchannel")),
         ..Default::default()
     };
-    let (client, secret) = authrim::registry::clients::new_client(input, s.server.app.keys.vault()).unwrap();
+    let (client, secret) = authrim::registry::clients::new_client(input, s.server.app.vault()).unwrap();
     s.server.app.registry.save_client(client).await.unwrap();
     let b = s.browser();
     let code = s.code_for(&b, "rp-internal", "alice", &[]).await["code"].clone();

@@ -56,14 +56,14 @@ async fn keys_sessions_and_codes_survive_a_graceful_restart() {
     s.user("alice", json!({})).await;
     let b = s.browser();
     let code = s.code_for(&b, &id, "alice", &[]).await["code"].clone();
-    let kid = s.server.app.keys.active_kid();
+    let kid = s.server.app.tenants.default_tenant().keys.active_kid();
     let TestServer { server, dir, .. } = s;
     server.stop().await.unwrap();
 
     let mut config = test_config(dir.path());
     config.admin_token = Some(ADMIN.into());
     let s = TestServer::start_in(dir, config).await;
-    assert_eq!(s.server.app.keys.active_kid(), kid, "the signing key is kept");
+    assert_eq!(s.server.app.tenants.default_tenant().keys.active_kid(), kid, "the signing key is kept");
     // The code issued before the restart still redeems (once).
     let (st, tok, _) = s.token(Some((&id, secret.as_deref().unwrap())), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
     assert_eq!(st, 200, "{tok}");

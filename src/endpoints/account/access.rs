@@ -15,11 +15,10 @@
 //! (`Own`): someone who finds a session elsewhere should be able to end it at once.
 
 use super::{see_other, Own, CLIENT_ID};
-use crate::app::{App, AppState};
 use crate::http::account_pages::{date, date_time, iso};
 use crate::logout::{end_session, EndedBy};
 use crate::stores::{Session, SessionRef};
-use axum::extract::State;
+use crate::tenant::Issuer;
 use axum::response::Response;
 use serde_json::{json, Value};
 
@@ -46,7 +45,7 @@ pub(super) fn sessions(list: &[Session], current_sid: &str) -> Vec<Value> {
 
 /// The applications the user allowed, newest first; first-party pages (which ask no
 /// consent) are not among them.
-pub(super) async fn applications(app: &App, user_id: &str) -> crate::db::StoreResult<Vec<Value>> {
+pub(super) async fn applications(app: &Issuer, user_id: &str) -> crate::db::StoreResult<Vec<Value>> {
     let consents = app.registry.consents_of(user_id).await?;
     Ok(consents
         .into_iter()
@@ -66,7 +65,7 @@ pub(super) async fn applications(app: &App, user_id: &str) -> crate::db::StoreRe
 }
 
 /// `POST /account/sessions/end` (`sid`): one of the user's sessions ends, as a logout ends it.
-pub async fn end(State(app): State<AppState>, Own { me, params }: Own) -> Response {
+pub async fn end(app: Issuer, Own { me, params }: Own) -> Response {
     let sid = params.get("sid").unwrap_or_default();
     // Only the user's own: another user's sid (guessed or copied) ends nothing.
     let mine = match app.stores.sessions.of_user(&me.user.id).await {
@@ -87,7 +86,7 @@ pub async fn end(State(app): State<AppState>, Own { me, params }: Own) -> Respon
 
 /// `POST /account/applications/withdraw` (`client_id`): the consent is withdrawn and the
 /// application's refresh tokens for the user revoked (audited by `consent::withdraw`).
-pub async fn withdraw(State(app): State<AppState>, Own { me, params }: Own) -> Response {
+pub async fn withdraw(app: Issuer, Own { me, params }: Own) -> Response {
     let client_id = params.get("client_id").unwrap_or_default();
     if client_id.is_empty() || client_id == CLIENT_ID {
         return see_other(app.base(), "/account#applications");

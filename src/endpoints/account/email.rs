@@ -8,16 +8,17 @@
 //! for `email_verification_ttl` seconds, spent by the statement that reads it.
 
 use super::{see_other, Change};
-use crate::app::{App, AppState};
+use crate::app::App;
 use crate::audit::AuditEvent;
 use crate::error::OAuthError;
 use crate::http::account_pages as pages;
 use crate::http::pages::error_page;
 use crate::http::params::{FormParams, Params};
 use crate::registry::User;
+use crate::tenant::Issuer;
 use crate::ui::Page;
 use crate::util::{now, random_token, sha256};
-use axum::extract::{ConnectInfo, RawQuery, State};
+use axum::extract::{ConnectInfo, RawQuery};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
@@ -34,7 +35,7 @@ pub fn can_verify(app: &App, user: &User) -> bool {
 
 /// Queue a link for the user's current address, in their language; earlier links stop
 /// working.
-pub(super) async fn send_link(app: &App, user: &User) -> Result<(), crate::db::StoreError> {
+pub(super) async fn send_link(app: &Issuer, user: &User) -> Result<(), crate::db::StoreError> {
     let Some(email) = user.email().map(str::to_string) else { return Ok(()) };
     let token = random_token();
     let link = format!("{}?token={token}", app.endpoint(VERIFY));
@@ -56,7 +57,7 @@ pub(super) async fn send_link(app: &App, user: &User) -> Result<(), crate::db::S
 }
 
 /// `POST /account/verify-email/send`: a new link to the user's unverified address.
-pub async fn send(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, Change { me, .. }: Change) -> Response {
+pub async fn send(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, Change { me, .. }: Change) -> Response {
     if !can_verify(&app, &me.user) {
         return see_other(app.base(), "/account");
     }
@@ -77,7 +78,7 @@ fn dead_link() -> Response {
 }
 
 /// `GET /account/verify-email?token=…`: the button that confirms.
-pub async fn page(State(app): State<AppState>, RawQuery(query): RawQuery) -> Response {
+pub async fn page(app: Issuer, RawQuery(query): RawQuery) -> Response {
     let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
     let token = params.get("token").unwrap_or_default().to_string();
     let (hash, t) = (sha256(token.as_bytes()).to_vec(), now() as i64);
@@ -103,7 +104,7 @@ fn still_theirs(app: &App, id: &str, email: &str) -> Option<std::sync::Arc<User>
 
 /// Tell the old address that the account's address changed (to whom it now goes), so that
 /// an account taken over is noticed by whoever had it.
-pub(super) async fn notify_old_address(app: &App, user: &User, old: &str, new: &str) -> Result<(), crate::db::StoreError> {
+pub(super) async fn notify_old_address(app: &Issuer, user: &User, old: &str, new: &str) -> Result<(), crate::db::StoreError> {
     let (subject, sealed) = crate::mail::compose(app, &crate::mail::language_of(app, user), "mail-email-changed-subject", "mail_email_changed.txt", json!({"new_email": new, "username": user.username}));
     let to = old.to_string();
     app.db.write(move |sql| crate::mail::enqueue(sql, &to, &subject, sealed)).await?;
@@ -115,7 +116,7 @@ pub(super) async fn notify_old_address(app: &App, user: &User, old: &str, new: &
 
 /// `POST /account/verify-email` (`token`): the address is verified, if it is still the
 /// user's. The token is proof enough (it came by that mail); no sign-in is needed.
-pub async fn confirm(State(app): State<AppState>, form: Result<FormParams, OAuthError>) -> Response {
+pub async fn confirm(app: Issuer, form: Result<FormParams, OAuthError>) -> Response {
     let Ok(FormParams(params)) = form else { return dead_link() };
     let (hash, t) = (sha256(params.get("token").unwrap_or_default().as_bytes()).to_vec(), now() as i64);
     let key = hash.clone();

@@ -4,12 +4,12 @@
 //! extractor).
 
 use super::{see_other, Change, Own, SignedIn};
-use crate::app::{App, AppState};
+use crate::app::App;
 use crate::audit::AuditEvent;
 use crate::factors::{passkey, recovery, totp};
 use crate::http::account_pages as pages;
+use crate::tenant::Issuer;
 use crate::util::now;
-use axum::extract::State;
 use crate::ui::Msg;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -32,8 +32,8 @@ fn clean_name(name: Option<&str>, default: &str) -> String {
 }
 
 /// `POST /account/passkeys/new`: the page that runs the registration ceremony.
-pub async fn passkey_start(State(app): State<AppState>, Change { me, .. }: Change) -> Response {
-    let Some(passkeys) = &app.passkeys else { return see_other(app.base(), "/account") };
+pub async fn passkey_start(app: Issuer, Change { me, .. }: Change) -> Response {
+    let Some(passkeys) = &app.tenant.passkeys else { return see_other(app.base(), "/account") };
     let (options, state) = match passkeys.start_registration(&app.db, &me.user).await {
         Ok(started) => started,
         Err(e) => return crate::endpoints::authorize::unavailable(e),
@@ -43,14 +43,14 @@ pub async fn passkey_start(State(app): State<AppState>, Change { me, .. }: Chang
 }
 
 /// `POST /account/passkeys`: the authenticator's answer; the passkey is kept if it verifies.
-pub async fn passkey_finish(State(app): State<AppState>, Change { me, params }: Change) -> Response {
-    let Some(passkeys) = &app.passkeys else { return see_other(app.base(), "/account") };
+pub async fn passkey_finish(app: Issuer, Change { me, params }: Change) -> Response {
+    let Some(passkeys) = &app.tenant.passkeys else { return see_other(app.base(), "/account") };
     let state = params.get("passkey_state").and_then(|s| app.sealer.open::<passkey::RegistrationState>(REGISTER_KIND, Some(&me.cookie), s).ok());
     let (Some(state), Some(credential)) = (state, params.get("credential")) else {
         return pages::failed("failed-passkey-expired");
     };
     let name = clean_name(params.get("name"), "Passkey");
-    match passkeys.finish_registration(&app.db, app.keys.vault(), &me.user.id, &name, credential, &state).await {
+    match passkeys.finish_registration(&app.db, app.vault(), &me.user.id, &name, credential, &state).await {
         Ok(id) => {
             audit(&app, &me, "factor_enrolled", serde_json::json!({"kind": "passkey", "id": id, "by": "user"})).await;
             see_other(app.base(), "/account?done=passkey")
@@ -72,7 +72,7 @@ struct PendingTotp {
 }
 
 /// `POST /account/totp/new`: a new secret, shown as a QR code; kept only once confirmed.
-pub async fn totp_start(State(app): State<AppState>, Change { me, .. }: Change) -> Response {
+pub async fn totp_start(app: Issuer, Change { me, .. }: Change) -> Response {
     let (secret, encoded, uri) = totp::new_secret(&issuer_label(&app), &me.user.username);
     let pending = PendingTotp { secret, uri, encoded };
     let sealed = app.sealer.seal(TOTP_KIND, &me.cookie, app.config.challenge_ttl, &pending);
@@ -80,7 +80,7 @@ pub async fn totp_start(State(app): State<AppState>, Change { me, .. }: Change) 
 }
 
 /// `POST /account/totp`: the first code proves the app has the secret; then it is stored.
-pub async fn totp_finish(State(app): State<AppState>, Change { me, params }: Change) -> Response {
+pub async fn totp_finish(app: Issuer, Change { me, params }: Change) -> Response {
     let Some(pending) = params.get("totp_state").and_then(|s| app.sealer.open::<PendingTotp>(TOTP_KIND, Some(&me.cookie), s).ok()) else {
         return pages::failed("failed-totp-expired");
     };
@@ -91,7 +91,7 @@ pub async fn totp_finish(State(app): State<AppState>, Change { me, params }: Cha
         return pages::totp_setup(&pending.uri, &pending.encoded, sealed, &me.csrf(&app), Some("totp-wrong"), StatusCode::UNPROCESSABLE_ENTITY);
     };
     let name = clean_name(params.get("name"), "Authenticator app");
-    match totp::store(&app.db, app.keys.vault(), &me.user.id, &name, pending.secret, step).await {
+    match totp::store(&app.db, app.vault(), &me.user.id, &name, pending.secret, step).await {
         Ok(id) => {
             audit(&app, &me, "factor_enrolled", serde_json::json!({"kind": "totp", "id": id, "by": "user"})).await;
             see_other(app.base(), "/account?done=totp")
@@ -101,7 +101,7 @@ pub async fn totp_finish(State(app): State<AppState>, Change { me, params }: Cha
 }
 
 /// `POST /account/recovery-codes`: a new set (the old one stops working), shown once.
-pub async fn recovery_codes(State(app): State<AppState>, Change { me, .. }: Change) -> Response {
+pub async fn recovery_codes(app: Issuer, Change { me, .. }: Change) -> Response {
     match recovery::regenerate(&app.db, &me.user.id).await {
         Ok(codes) => {
             audit(&app, &me, "recovery_codes_created", serde_json::json!({"count": codes.len(), "by": "user"})).await;
@@ -116,12 +116,12 @@ pub async fn recovery_codes(State(app): State<AppState>, Change { me, .. }: Chan
 
 /// `POST /account/recovery-codes/download` (`codes`: sealed by `recovery_codes`): the codes
 /// just shown as a text file to keep, in the page's language.
-pub async fn download_recovery_codes(State(app): State<AppState>, headers: HeaderMap, Own { me, params }: Own) -> Response {
+pub async fn download_recovery_codes(app: Issuer, headers: HeaderMap, Own { me, params }: Own) -> Response {
     let Some(codes) = params.get("codes").and_then(|s| app.sealer.open::<Vec<String>>(RECOVERY_KIND, Some(&me.cookie), s).ok()) else {
         return pages::failed("failed-recovery-download");
     };
-    let lang = app.ui.language(None, headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok())).to_string();
-    let text = |msg: Msg| app.ui.plain_text(&lang, &msg);
+    let lang = app.tenant.ui.language(None, headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok())).to_string();
+    let text = |msg: Msg| app.tenant.ui.plain_text(&lang, &msg);
     let host = issuer_label(&app);
     let mut body = format!(
         "{}\n{}\n{}\n\n",
@@ -147,7 +147,7 @@ pub async fn download_recovery_codes(State(app): State<AppState>, headers: Heade
 }
 
 /// `POST /account/factors/remove`: one factor of the user's own.
-pub async fn remove(State(app): State<AppState>, Change { me, params }: Change) -> Response {
+pub async fn remove(app: Issuer, Change { me, params }: Change) -> Response {
     let id = params.get("id").unwrap_or_default();
     match crate::factors::remove(&app.db, &me.user.id, id).await {
         Ok(true) => {
@@ -160,7 +160,7 @@ pub async fn remove(State(app): State<AppState>, Change { me, params }: Change) 
 }
 
 /// The issuer as authenticator apps show it: its host.
-pub(crate) fn issuer_label(app: &App) -> String {
+pub(crate) fn issuer_label(app: &Issuer) -> String {
     url::Url::parse(app.issuer()).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_else(|| "Authrim".into())
 }
 
@@ -168,14 +168,14 @@ pub(crate) fn issuer_label(app: &App) -> String {
 /// sign-in every change needs). Wrong current passwords count in the login throttle. A
 /// password is changed when it may be known to someone else: the user's other sessions end,
 /// and every token issued before the change is revoked (`logout::cut_off`); this session stays.
-pub async fn change_password(State(app): State<AppState>, axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<std::net::SocketAddr>, headers: axum::http::HeaderMap, Change { me, params }: Change) -> Response {
+pub async fn change_password(app: Issuer, axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<std::net::SocketAddr>, headers: axum::http::HeaderMap, Change { me, params }: Change) -> Response {
     let (current, new, confirm) = (params.get("current_password").unwrap_or(""), params.get("new_password").unwrap_or(""), params.get("confirm_password").unwrap_or(""));
-    let again = |error: &'static str, status: StatusCode| pages::password_form(&me.csrf(&app), app.password_policy.min_length(), Some(error), status);
+    let again = |error: &'static str, status: StatusCode| pages::password_form(&me.csrf(&app), app.tenant.password_policy.min_length(), Some(error), status);
     if new != confirm {
         return again("password-mismatch", StatusCode::UNPROCESSABLE_ENTITY);
     }
     // The same policy as at sign-up (length, not the username, not breached).
-    if let Err(why) = app.password_policy.check(new, &me.user.username) {
+    if let Err(why) = app.tenant.password_policy.check(new, &me.user.username) {
         return again(why, StatusCode::UNPROCESSABLE_ENTITY);
     }
     let address = crate::endpoints::interaction::client_address(&app, &headers, peer);
@@ -233,9 +233,9 @@ pub async fn change_password(State(app): State<AppState>, axum::extract::Connect
 }
 
 /// `GET /account/password`: the form.
-pub async fn password_page(State(app): State<AppState>, headers: axum::http::HeaderMap) -> Response {
+pub async fn password_page(app: Issuer, headers: axum::http::HeaderMap) -> Response {
     match super::signed_in(&app, &headers).await {
-        Some(me) => pages::password_form(&me.csrf(&app), app.password_policy.min_length(), None, StatusCode::OK),
+        Some(me) => pages::password_form(&me.csrf(&app), app.tenant.password_policy.min_length(), None, StatusCode::OK),
         None => see_other(app.base(), "/account/login"),
     }
 }

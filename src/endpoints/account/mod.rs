@@ -16,7 +16,8 @@ mod profile;
 use crate::app::{App, AppState};
 use crate::http::account_pages as pages;
 use crate::http::params::{FormParams, Params};
-use axum::extract::{RawQuery, State};
+use crate::tenant::Issuer;
+use axum::extract::RawQuery;
 use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::{get, post};
@@ -63,7 +64,7 @@ impl SignedIn {
 }
 
 /// A change needs a recent sign-in: the page that asks for one, else the user.
-pub(crate) async fn change_user(app: &App, headers: &HeaderMap, params: &Params) -> Result<SignedIn, Response> {
+pub(crate) async fn change_user(app: &Issuer, headers: &HeaderMap, params: &Params) -> Result<SignedIn, Response> {
     let me = ACCOUNT.form_user(app, headers, params).await?;
     if !me.recent(app) {
         return Err(pages::reauthenticate(app.config.account_reauth_max_age));
@@ -81,9 +82,10 @@ pub(crate) struct Change {
 impl axum::extract::FromRequest<AppState> for Change {
     type Rejection = Response;
 
-    async fn from_request(req: axum::extract::Request, app: &AppState) -> Result<Self, Response> {
+    async fn from_request(req: axum::extract::Request, shared: &AppState) -> Result<Self, Response> {
+        let app = &Issuer::from_extensions(req.extensions(), shared)?;
         let headers = req.headers().clone();
-        let params = form(FormParams::from_request(req, app).await)?;
+        let params = form(FormParams::from_request(req, shared).await)?;
         let me = change_user(app, &headers, &params).await?;
         Ok(Change { me, params })
     }
@@ -99,15 +101,16 @@ pub(crate) struct Own {
 impl axum::extract::FromRequest<AppState> for Own {
     type Rejection = Response;
 
-    async fn from_request(req: axum::extract::Request, app: &AppState) -> Result<Self, Response> {
+    async fn from_request(req: axum::extract::Request, shared: &AppState) -> Result<Self, Response> {
+        let app = &Issuer::from_extensions(req.extensions(), shared)?;
         let headers = req.headers().clone();
-        let params = form(FormParams::from_request(req, app).await)?;
+        let params = form(FormParams::from_request(req, shared).await)?;
         let me = ACCOUNT.form_user(app, &headers, &params).await?;
         Ok(Own { me, params })
     }
 }
 
-async fn overview(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+async fn overview(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     let Some(me) = signed_in(&app, &headers).await else { return see_other(app.base(), "/account/login") };
     let list = match crate::factors::list(&app.db, &me.user.id).await {
         Ok(l) => l,
@@ -119,7 +122,7 @@ async fn overview(State(app): State<AppState>, headers: HeaderMap, RawQuery(quer
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };
     let providers = app
-        .upstreams
+        .tenant.upstreams
         .list()
         .iter()
         .map(|p| (p.id.clone(), p.name.clone(), links.iter().find(|l| l.provider == p.id).map(|l| l.email.clone().unwrap_or_else(|| l.subject.clone()))))
@@ -145,7 +148,7 @@ async fn overview(State(app): State<AppState>, headers: HeaderMap, RawQuery(quer
         username: &me.user.username,
         factors: &list,
         recovery_codes_left: left,
-        passkeys: app.passkeys.is_some(),
+        passkeys: app.tenant.passkeys.is_some(),
         passkeys_off: app.passkeys_off().map(|o| o.page_value()),
         csrf: &me.csrf(&app),
         notice: notice.as_deref().and_then(pages::notice),
@@ -160,13 +163,13 @@ async fn overview(State(app): State<AppState>, headers: HeaderMap, RawQuery(quer
 
 /// `POST /account/links/new` (`idp`): to the provider, to link the identity there to this
 /// user (`endpoints::upstream_login`).
-async fn link(State(app): State<AppState>, headers: HeaderMap, Change { me, params }: Change) -> Response {
-    let Some(p) = params.get("idp").and_then(|id| app.upstreams.get(id)) else { return see_other(app.base(), "/account") };
+async fn link(app: Issuer, headers: HeaderMap, Change { me, params }: Change) -> Response {
+    let Some(p) = params.get("idp").and_then(|id| app.tenant.upstreams.get(id)) else { return see_other(app.base(), "/account") };
     crate::endpoints::upstream_login::start(&app, &headers, p, None, Some((me.user.id.clone(), me.session.sid.clone()))).await
 }
 
 /// `POST /account/links/remove` (`idp`).
-async fn unlink(State(app): State<AppState>, Change { me, params }: Change) -> Response {
+async fn unlink(app: Issuer, Change { me, params }: Change) -> Response {
     let provider = params.get("idp").unwrap_or_default().to_string();
     match crate::identity::links::unlink(&app.db, &me.user.id, &provider).await {
         Ok(true) => {
@@ -179,11 +182,11 @@ async fn unlink(State(app): State<AppState>, Change { me, params }: Change) -> R
 }
 
 /// `GET /account/login[?reauth=1]`: to `/authorize` as the account client.
-async fn login(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+async fn login(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     ACCOUNT.login(&app, &headers, query.as_deref(), None)
 }
 
 /// `GET /account/callback`: the code spent, on to the overview.
-async fn callback(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+async fn callback(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     ACCOUNT.callback(&app, &headers, query.as_deref(), pages::not_signed_in).await
 }

@@ -4,11 +4,10 @@
 //! Like every change of the page: a recent sign-in and the form's CSRF token (`Change`).
 
 use super::{see_other, Change};
-use crate::app::AppState;
 use crate::audit::AuditEvent;
 use crate::registry::{users, UserInput};
+use crate::tenant::Issuer;
 use crate::ui::{Msg, Page};
-use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value};
@@ -25,7 +24,7 @@ fn form(mail: bool, csrf: &str, values: &Map<String, Value>, error: Option<Msg>,
 }
 
 /// `GET /account/profile`.
-pub async fn page(State(app): State<AppState>, headers: HeaderMap) -> Response {
+pub async fn page(app: Issuer, headers: HeaderMap) -> Response {
     match super::signed_in(&app, &headers).await {
         Some(me) => {
             let values: Map<String, Value> = FIELDS.iter().filter_map(|f| me.user.claims.get(*f).map(|v| (f.to_string(), v.clone()))).collect();
@@ -36,7 +35,7 @@ pub async fn page(State(app): State<AppState>, headers: HeaderMap) -> Response {
 }
 
 /// `POST /account/profile`: an emptied field removes the claim.
-pub async fn change(State(app): State<AppState>, Change { me, params }: Change) -> Response {
+pub async fn change(app: Issuer, Change { me, params }: Change) -> Response {
     let mut claims = Map::new();
     let mut typed = Map::new();
     for f in FIELDS {

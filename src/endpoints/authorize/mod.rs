@@ -5,7 +5,7 @@
 //! Until the client and redirect URI are known to be genuine, errors are shown as a page and
 //! never redirected (RFC 6749 §4.1.2.1); after that they go back to the client.
 
-use crate::app::{App, AppState};
+use crate::app::App;
 use crate::error::OAuthError;
 use crate::factors::Level;
 use crate::ui::Msg;
@@ -14,9 +14,10 @@ use crate::http::pages::{self, LoginPage};
 use crate::http::params::Params;
 use crate::registry::Client;
 use crate::stores::{CodeGrant, Session};
+use crate::tenant::Issuer;
 use crate::util::{now, random_token, split_list};
 use axum::body::Bytes;
-use axum::extract::{RawQuery, State};
+use axum::extract::RawQuery;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
@@ -32,7 +33,7 @@ pub use request_object::algorithms as request_object_algorithms;
 use request::{Rejection, Via};
 use response::ReplyTo;
 
-pub async fn get(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+pub async fn get(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     let query = query.unwrap_or_default();
     if let Some(refused) = too_large(&app, query.as_bytes()) {
         return refused;
@@ -41,7 +42,7 @@ pub async fn get(State(app): State<AppState>, headers: HeaderMap, RawQuery(query
 }
 
 pub async fn post(
-    State(app): State<AppState>,
+    app: Issuer,
     headers: HeaderMap,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
@@ -74,7 +75,7 @@ fn names_request_uri(request: &[u8]) -> bool {
     request.windows(b"request_uri=".len()).any(|w| w == b"request_uri=")
 }
 
-async fn authorize(app: &App, headers: &HeaderMap, params: Result<Params, OAuthError>) -> Response {
+async fn authorize(app: &Issuer, headers: &HeaderMap, params: Result<Params, OAuthError>) -> Response {
     let params = match params {
         Ok(p) => p,
         Err(e) => return pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-bad-request").detail(e.description.to_string())),
@@ -110,7 +111,7 @@ async fn authorize(app: &App, headers: &HeaderMap, params: Result<Params, OAuthE
 /// A reference that gives no object is refused as `invalid_request_uri`, as a bad request
 /// object is (`request_object::refuse`: to the query's redirect URI if the client registered
 /// it, else on a page).
-async fn by_reference(app: &App, params: &Params, uri: &str) -> Result<Params, Rejection> {
+async fn by_reference(app: &Issuer, params: &Params, uri: &str) -> Result<Params, Rejection> {
     let client_id = params.get("client_id").ok_or_else(|| Rejection::Page("The request names no client (client_id is missing).".into()))?;
     let client = match app.resolve_client(client_id).await {
         Ok(Some(c)) => c,
@@ -128,7 +129,7 @@ async fn by_reference(app: &App, params: &Params, uri: &str) -> Result<Params, R
 
 /// RFC 9126 §4: the request pushed as `request_uri`, for the `client_id` the browser names;
 /// every other parameter of the browser's request is ignored (only the pushed ones count).
-async fn from_pushed(app: &App, params: &Params, request_uri: &str) -> Result<AuthorizationRequest, Response> {
+async fn from_pushed(app: &Issuer, params: &Params, request_uri: &str) -> Result<AuthorizationRequest, Response> {
     let Some(client_id) = params.get("client_id") else {
         return Err(pages::error_page(StatusCode::BAD_REQUEST, "err-no-client"));
     };
@@ -149,7 +150,7 @@ pub async fn current_session(app: &App, headers: &HeaderMap) -> Option<(String, 
 /// Take the request as far as it can go: login, consent, or a code.
 /// `fresh_login` is true right after the user signed in for this request.
 pub async fn continue_authorization(
-    app: &App,
+    app: &Issuer,
     headers: &HeaderMap,
     req: AuthorizationRequest,
     session: Option<(String, Session)>,
@@ -211,7 +212,7 @@ pub async fn continue_authorization(
 
 /// Step-up: a second factor is asked for (by the request or the policy) and the session was
 /// signed in without one, though the user has one to give: sign in again, both steps.
-async fn needs_step_up(app: &App, req: &AuthorizationRequest, s: &Session) -> bool {
+async fn needs_step_up(app: &Issuer, req: &AuthorizationRequest, s: &Session) -> bool {
     let required = required_level(app, req);
     let wanted = req.wanted_level().unwrap_or(Level::Password).max(required);
     let have = Level::of(&s.acr).unwrap_or(Level::Password);
@@ -226,7 +227,7 @@ async fn needs_step_up(app: &App, req: &AuthorizationRequest, s: &Session) -> bo
 /// The least a sign-in for this request must reach: the server's policy or the client's.
 /// The account page is exempt: it is where factors are added, and a user who has one is
 /// asked for it there as everywhere.
-pub fn required_level(app: &App, req: &AuthorizationRequest) -> Level {
+pub fn required_level(app: &Issuer, req: &AuthorizationRequest) -> Level {
     if crate::endpoints::first_party::by_client_id(&req.client_id).is_some_and(|f| f.policy_exempt) {
         return Level::Password;
     }
@@ -240,7 +241,7 @@ pub fn required_level(app: &App, req: &AuthorizationRequest) -> Level {
 }
 
 pub async fn render_login(
-    app: &App,
+    app: &Issuer,
     headers: &HeaderMap,
     req: &AuthorizationRequest,
     error: Option<&'static str>,
@@ -248,7 +249,7 @@ pub async fn render_login(
 ) -> Response {
     // `idp_hint` naming one of our upstream providers: straight there (only on the way in;
     // a login page with an error is shown as it is).
-    if let Some(p) = req.idp_hint.as_deref().and_then(|h| app.upstreams.get(h)).filter(|_| error.is_none()) {
+    if let Some(p) = req.idp_hint.as_deref().and_then(|h| app.tenant.upstreams.get(h)).filter(|_| error.is_none()) {
         return crate::endpoints::upstream_login::start(app, headers, p, Some(req.clone()), None).await;
     }
     let existing = cookies::get(headers, cookies::BROWSER).map(str::to_string);
@@ -256,13 +257,13 @@ pub async fn render_login(
     let challenge = seal_request(app, "login", &browser, req);
     let client_name = client_display_name(app, &req.client_id);
     // A passwordless ceremony offered beside the password: its state sealed like the form's.
-    let ceremony = app.passkeys.as_ref().and_then(|p| p.start_discoverable()).map(|(options, state)| {
+    let ceremony = app.tenant.passkeys.as_ref().and_then(|p| p.start_discoverable()).map(|(options, state)| {
         let sealed = app.sealer.seal(super::second_factor::PASSKEY_KIND, &browser, app.config.challenge_ttl, &state);
         (serde_json::to_string(&options).expect("options serialise"), sealed)
     });
     let passkey = ceremony.as_ref().map(|(options, state)| pages::PasskeyForm { options, state });
     let passkeys_off = app.passkeys_off().filter(|o| *o != crate::factors::passkey::Off::Disabled).map(|o| o.page_value());
-    let upstreams: Vec<(&str, &str)> = app.upstreams.list().iter().map(|p| (p.id.as_str(), p.name.as_str())).collect();
+    let upstreams: Vec<(&str, &str)> = app.tenant.upstreams.list().iter().map(|p| (p.id.as_str(), p.name.as_str())).collect();
     let mut res = pages::login(LoginPage { challenge: &challenge, client_name: &client_name, login_hint: req.login_hint.as_deref(), error, passkey, ui_locales: req.ui_locales.as_deref(), upstreams, forgot: app.mailer.is_some(), signup: app.config.signup, passkeys_off });
     if error.is_some() {
         *res.status_mut() = status;
@@ -275,7 +276,7 @@ pub async fn render_login(
 
 /// 303 to `GET /consent` carrying the sealed request (bound to the session cookie, so the URL
 /// is of no use in another browser).
-fn consent_redirect(app: &App, cookie: &str, req: &AuthorizationRequest) -> Response {
+fn consent_redirect(app: &Issuer, cookie: &str, req: &AuthorizationRequest) -> Response {
     let challenge = seal_request(app, "consent", cookie, req);
     let mut res = StatusCode::SEE_OTHER.into_response();
     let location = format!("{}/consent?challenge={}", app.base(), url::form_urlencoded::byte_serialize(challenge.as_bytes()).collect::<String>());
@@ -289,7 +290,7 @@ fn consent_redirect(app: &App, cookie: &str, req: &AuthorizationRequest) -> Resp
 /// The consent page for `req`. `sealed`: the request as the page's URL carries it (`GET
 /// /consent?challenge=…`), used again as the form's, so that the page and its form are one
 /// request, answered once (`interaction::consent`); else sealed afresh.
-pub async fn render_consent(app: &App, cookie: &str, session: &Session, req: &AuthorizationRequest, sealed: Option<&str>) -> Response {
+pub async fn render_consent(app: &Issuer, cookie: &str, session: &Session, req: &AuthorizationRequest, sealed: Option<&str>) -> Response {
     let challenge = sealed.map_or_else(|| seal_request(app, "consent", cookie, req), str::to_string);
     let username = app.registry.user(&session.user_id).map(|u| u.username.clone()).unwrap_or_default();
     let scopes = split_list(&req.scope).map(|s| (s, crate::resources::scope_description(app, &req.resource, s))).collect();
@@ -318,7 +319,7 @@ fn seal_request(app: &App, kind: &str, cookie_value: &str, req: &AuthorizationRe
 
 /// The code for `req`, after recording the client in the session (`cookie`): a client that
 /// got a code is one to tell when the session ends (back- and front-channel logout).
-pub async fn issue_code(app: &App, req: &AuthorizationRequest, cookie: &str, session: &Session, status: StatusCode) -> Response {
+pub async fn issue_code(app: &Issuer, req: &AuthorizationRequest, cookie: &str, session: &Session, status: StatusCode) -> Response {
     if let Some(uri) = &req.pushed {
         match pushed::spend(app, uri).await {
             Ok(true) => {}
@@ -360,7 +361,7 @@ pub async fn issue_code(app: &App, req: &AuthorizationRequest, cookie: &str, ses
 
 /// The name pages show for a client. A document client's name is its own claim, so the host
 /// its document is on goes with it: "Acme (agents.example)" cannot pass for Acme's own.
-pub fn client_display_name(app: &App, client_id: &str) -> String {
+pub fn client_display_name(app: &Issuer, client_id: &str) -> String {
     let name = app.client(client_id).and_then(|c: Arc<Client>| c.meta.client_name.clone());
     match (name, document_host(client_id)) {
         (Some(n), Some(host)) => format!("{n} ({host})"),

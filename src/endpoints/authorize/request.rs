@@ -7,6 +7,7 @@ use crate::app::App;
 use crate::error::OAuthError;
 use crate::http::params::Params;
 use crate::registry::Client;
+use crate::tenant::Issuer;
 use crate::tokens::claims_request;
 use crate::util::split_list;
 use serde::{Deserialize, Serialize};
@@ -116,7 +117,7 @@ pub enum Via {
 
 /// Read the request in `p`: a signed request object if there is one (`request`), else the
 /// parameters themselves.
-pub async fn read(app: &App, p: &Params, via: Via) -> Result<AuthorizationRequest, Rejection> {
+pub async fn read(app: &Issuer, p: &Params, via: Via) -> Result<AuthorizationRequest, Rejection> {
     // A client named by a metadata document is fetched now (the checks below use memory).
     if let Some(id) = p.get("client_id") {
         app.resolve_client(id).await.map_err(|e| Rejection::Page(format!("The application cannot be used: {e}.")))?;
@@ -129,7 +130,7 @@ pub async fn read(app: &App, p: &Params, via: Via) -> Result<AuthorizationReques
 }
 
 /// `signed`: the parameters came from a verified request object.
-fn validate(app: &App, p: &Params, via: Via, signed: bool) -> Result<AuthorizationRequest, Rejection> {
+fn validate(app: &Issuer, p: &Params, via: Via, signed: bool) -> Result<AuthorizationRequest, Rejection> {
     let client_id = p.get("client_id").ok_or_else(|| Rejection::Page("The request names no client (client_id is missing).".into()))?;
     let client = app
         .client(client_id)

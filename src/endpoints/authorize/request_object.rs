@@ -9,13 +9,13 @@
 
 use super::request::Rejection;
 use super::response::ResponseMode;
-use crate::app::App;
 use crate::client_auth::keys::{ASYMMETRIC_ALGS, HMAC_ALGS};
 use crate::client_auth::signed::{self, Expect};
 use crate::client_auth::Refusal;
 use crate::error::OAuthError;
 use crate::http::params::Params;
 use crate::registry::Client;
+use crate::tenant::Issuer;
 use jsonwebtoken::{Algorithm, Validation};
 use serde_json::{Map, Value};
 
@@ -30,7 +30,7 @@ pub fn algorithms() -> Vec<&'static str> {
 }
 
 /// The request `params["request"]` stands for, as parameters.
-pub async fn unpack(app: &App, params: &Params) -> Result<Params, Rejection> {
+pub async fn unpack(app: &Issuer, params: &Params) -> Result<Params, Rejection> {
     let jwt = params.get("request").unwrap_or_default();
     let client_id = params.get("client_id").ok_or_else(|| Rejection::Page("The request names no client (client_id is missing).".into()))?;
     let client = app

@@ -4,9 +4,9 @@
 //! posts them to the redirect URI, so that they never appear in a URL (history, logs,
 //! `Referer`). Both carry `state` and `iss` (RFC 9207).
 
-use crate::app::App;
 use crate::error::OAuthError;
 use crate::http::pages;
+use crate::tenant::Issuer;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -46,7 +46,7 @@ pub struct ReplyTo<'a> {
 
 /// Send `pairs` (with `state` and `iss`) to the client. `status` is the redirect's (302 from
 /// `/authorize`, 303 after a form post); a form post page is always a 200.
-pub fn to_client(app: &App, to: &ReplyTo<'_>, pairs: &[(&str, &str)], status: StatusCode) -> Response {
+pub fn to_client(app: &Issuer, to: &ReplyTo<'_>, pairs: &[(&str, &str)], status: StatusCode) -> Response {
     let mut all: Vec<(&str, &str)> = pairs.to_vec();
     if let Some(s) = to.state {
         all.push(("state", s));
@@ -59,7 +59,7 @@ pub fn to_client(app: &App, to: &ReplyTo<'_>, pairs: &[(&str, &str)], status: St
 }
 
 /// The error `e` for the client (RFC 6749 §4.1.2.1), in the request's response mode.
-pub fn error(app: &App, to: &ReplyTo<'_>, e: &OAuthError, status: StatusCode) -> Response {
+pub fn error(app: &Issuer, to: &ReplyTo<'_>, e: &OAuthError, status: StatusCode) -> Response {
     let mut res = to_client(app, to, &[("error", e.code), ("error_description", &e.description)], status);
     res.extensions_mut().insert(crate::error::ErrorCode(e.code));
     res

@@ -2,11 +2,12 @@
 //! user (username, e-mail or id), client (id or name) and day; each event's actor by name.
 
 use super::{text, Viewer};
-use crate::app::{App, AppState};
+use crate::app::App;
 use crate::audit::{Acting, AuditEvent, Filter};
 use crate::http::params::Params;
+use crate::tenant::Issuer;
 use crate::ui::Msg;
-use axum::extract::{RawQuery, State};
+use axum::extract::RawQuery;
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
@@ -100,7 +101,7 @@ pub(crate) fn client_filter(app: &App, typed: &str) -> (String, bool) {
     }
 }
 
-pub async fn list(State(app): State<AppState>, viewer: Viewer, RawQuery(query): RawQuery) -> Response {
+pub async fn list(app: Issuer, viewer: Viewer, RawQuery(query): RawQuery) -> Response {
     let params = Params::parse(query.as_deref().unwrap_or_default().as_bytes()).unwrap_or_default();
     let limit = params.get("limit").and_then(|l| l.parse::<u32>().ok()).unwrap_or(100).clamp(1, 1000);
     let since = text(&params, "since");

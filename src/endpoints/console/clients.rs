@@ -4,13 +4,13 @@
 
 use super::presets::{self, Preset, Typed, GRANTS};
 use super::{Id, checked, lines, mistaken, not_found, notice, refused, text, Change, Viewer};
-use crate::app::AppState;
 use crate::endpoints::first_party::see_other;
 use crate::endpoints::operations;
 use crate::registry::clients::AUTH_METHODS;
 use crate::registry::{Client, ClientInput};
+use crate::tenant::Issuer;
 use crate::ui::Page;
-use axum::extract::{RawQuery, State};
+use axum::extract::RawQuery;
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
@@ -93,7 +93,7 @@ fn form_page(viewer: &Viewer, client: Value, new: bool) -> Page {
         .with("methods", AUTH_METHODS)
 }
 
-pub async fn list(State(app): State<AppState>, viewer: Viewer, RawQuery(query): RawQuery) -> Response {
+pub async fn list(app: Issuer, viewer: Viewer, RawQuery(query): RawQuery) -> Response {
     let rows: Vec<Value> = app.registry.list_clients().iter().map(|c| row(c)).collect();
     let mut page = viewer.page("console_clients.html", "console-clients", "clients").with("clients", rows);
     if let Some(n) = notice(query.as_deref()) {
@@ -151,7 +151,7 @@ fn check(params: &crate::http::params::Params, new: bool, preset: Option<&Preset
     )
 }
 
-pub async fn create(State(app): State<AppState>, Change { admin, params }: Change) -> Response {
+pub async fn create(app: Issuer, Change { admin, params }: Change) -> Response {
     let preset = params.get("type").and_then(presets::preset);
     if let Err(m) = check(&params, true, preset) {
         return mistaken(form_page(&admin, typed(&params), true), m);
@@ -167,7 +167,7 @@ pub async fn create(State(app): State<AppState>, Change { admin, params }: Chang
 
 /// After creation, what the application needs: the issuer and its discovery document, the
 /// client id, the secret (shown this once), and all of it as settings to copy.
-fn created_page(app: &crate::app::App, viewer: &Viewer, client: &Client, secret: Option<&str>) -> Response {
+fn created_page(app: &Issuer, viewer: &Viewer, client: &Client, secret: Option<&str>) -> Response {
     let issuer = app.issuer();
     let discovery = format!("{issuer}/.well-known/openid-configuration");
     let m = &client.meta;
@@ -194,7 +194,7 @@ fn created_page(app: &crate::app::App, viewer: &Viewer, client: &Client, secret:
     res
 }
 
-pub async fn show(State(app): State<AppState>, viewer: Viewer, Id(id): Id, RawQuery(query): RawQuery) -> Response {
+pub async fn show(app: Issuer, viewer: Viewer, Id(id): Id, RawQuery(query): RawQuery) -> Response {
     let Some(client) = app.registry.client(&id) else { return not_found() };
     let mut page = form_page(&viewer, values(&client.meta), false).with("has_secret", client.meta.token_endpoint_auth_method.starts_with("client_secret"));
     if let Some(n) = notice(query.as_deref()) {
@@ -203,7 +203,7 @@ pub async fn show(State(app): State<AppState>, viewer: Viewer, Id(id): Id, RawQu
     page.into_response()
 }
 
-pub async fn update(State(app): State<AppState>, Id(id): Id, Change { admin, params }: Change) -> Response {
+pub async fn update(app: Issuer, Id(id): Id, Change { admin, params }: Change) -> Response {
     if app.registry.client(&id).is_none() {
         return not_found();
     }
@@ -224,7 +224,7 @@ pub async fn update(State(app): State<AppState>, Id(id): Id, Change { admin, par
     }
 }
 
-pub async fn rotate_secret(State(app): State<AppState>, Id(id): Id, Change { admin, .. }: Change) -> Response {
+pub async fn rotate_secret(app: Issuer, Id(id): Id, Change { admin, .. }: Change) -> Response {
     match operations::rotate_secret(&app, &admin.actor(), &id).await {
         Ok((_, secret)) => secret_page(&admin, &id, &secret, false),
         Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => not_found(),
@@ -232,7 +232,7 @@ pub async fn rotate_secret(State(app): State<AppState>, Id(id): Id, Change { adm
     }
 }
 
-pub async fn delete(State(app): State<AppState>, Id(id): Id, Change { admin, .. }: Change) -> Response {
+pub async fn delete(app: Issuer, Id(id): Id, Change { admin, .. }: Change) -> Response {
     match operations::delete_client(&app, &admin.actor(), &id).await {
         Ok(()) => see_other(app.base(), "/console/clients?done=deleted"),
         Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => not_found(),

@@ -2,14 +2,14 @@
 //! algorithm (the new key is published at once and signs after `key_publish_delay`).
 
 use super::{failed, notice, when, Change, Viewer};
-use crate::app::AppState;
 use crate::endpoints::first_party::see_other;
 use crate::endpoints::operations;
-use axum::extract::{RawQuery, State};
+use crate::tenant::Issuer;
+use axum::extract::RawQuery;
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
-pub async fn list(State(app): State<AppState>, viewer: Viewer, RawQuery(query): RawQuery) -> Response {
+pub async fn list(app: Issuer, viewer: Viewer, RawQuery(query): RawQuery) -> Response {
     let rows = app
         .db
         .read(|sql| sql.query("SELECT kid, alg, state, created_at, activated_at, retired_at FROM signing_keys ORDER BY created_at DESC LIMIT 100", &[]))
@@ -28,7 +28,7 @@ pub async fn list(State(app): State<AppState>, viewer: Viewer, RawQuery(query): 
     let mut page = viewer
         .page("console_keys.html", "console-keys", "keys")
         .with("keys", keys)
-        .with("algs", app.keys.algorithms())
+        .with("algs", app.keys().algorithms())
         .with("publish_delay", app.config.key_publish_delay);
     if let Some(n) = notice(query.as_deref()) {
         page = page.msg("notice", n);
@@ -36,7 +36,7 @@ pub async fn list(State(app): State<AppState>, viewer: Viewer, RawQuery(query): 
     page.into_response()
 }
 
-pub async fn rotate(State(app): State<AppState>, Change { admin, params }: Change) -> Response {
+pub async fn rotate(app: Issuer, Change { admin, params }: Change) -> Response {
     let alg = params.get("alg").unwrap_or_default().to_string();
     match operations::rotate_key(&app, &admin.actor(), &alg).await {
         Ok(_) => see_other(app.base(), "/console/keys?done=rotated"),

@@ -23,8 +23,9 @@ use crate::endpoints::first_party::{form, see_other, signed_in, SignedIn, CONSOL
 use crate::endpoints::operations::Actor;
 use crate::factors::Level;
 use crate::http::params::{FormParams, Params};
+use crate::tenant::Issuer;
 use crate::ui::{Msg, Page};
-use axum::extract::{FromRequest, FromRequestParts, RawQuery, State};
+use axum::extract::{FromRequest, FromRequestParts, RawQuery};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -113,7 +114,7 @@ fn message(status: StatusCode, heading: &'static str, message: impl Into<Msg>, l
 }
 
 /// Whether this signed-in user may use the console now; else where to send them.
-async fn admit(app: &App, me: SignedIn) -> Result<Viewer, Response> {
+async fn admit(app: &Issuer, me: SignedIn) -> Result<Viewer, Response> {
     let Some(role) = Role::of(&me.user) else {
         return Err(message(StatusCode::FORBIDDEN, "console-denied-heading", Msg::new("console-denied").arg("user", me.user.username.clone()), ("/", "error-home")));
     };
@@ -135,7 +136,8 @@ async fn admit(app: &App, me: SignedIn) -> Result<Viewer, Response> {
 impl FromRequestParts<AppState> for Viewer {
     type Rejection = Response;
 
-    async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, Response> {
+    async fn from_request_parts(parts: &mut Parts, shared: &AppState) -> Result<Self, Response> {
+        let app = &Issuer::from_parts(parts, shared)?;
         let Some(me) = signed_in(app, &parts.headers).await else { return Err(see_other(app.base(), &CONSOLE.login_path(false))) };
         admit(app, me).await
     }
@@ -151,9 +153,10 @@ pub(crate) struct Change {
 impl FromRequest<AppState> for Change {
     type Rejection = Response;
 
-    async fn from_request(req: axum::extract::Request, app: &AppState) -> Result<Self, Response> {
+    async fn from_request(req: axum::extract::Request, shared: &AppState) -> Result<Self, Response> {
+        let app = &Issuer::from_extensions(req.extensions(), shared)?;
         let headers = req.headers().clone();
-        let params = form(FormParams::from_request(req, app).await)?;
+        let params = form(FormParams::from_request(req, shared).await)?;
         let me = CONSOLE.form_user(app, &headers, &params).await?;
         let viewer = admit(app, me).await?;
         if viewer.role != Role::Admin {
@@ -216,7 +219,7 @@ pub(crate) fn when(t: u64) -> String {
     crate::util::iso8601(t)
 }
 
-async fn home(State(app): State<AppState>, viewer: Viewer, RawQuery(query): RawQuery) -> Response {
+async fn home(app: Issuer, viewer: Viewer, RawQuery(query): RawQuery) -> Response {
     app.audit.flush().await;
     let filter = crate::audit::Filter { limit: 10, ..Default::default() };
     let events = match app.db.read(move |sql| crate::audit::list_filtered(sql, &filter)).await {
@@ -227,7 +230,7 @@ async fn home(State(app): State<AppState>, viewer: Viewer, RawQuery(query): RawQ
         .page("console_home.html", "console-title", "home")
         .with("clients", app.registry.list_clients().len())
         .with("users", app.registry.list_users().len())
-        .with("algs", app.keys.algorithms())
+        .with("algs", app.keys().algorithms())
         .with("events", audit::rows(&app, &events));
     if let Some(n) = notice(query.as_deref()) {
         page = page.msg("notice", n);
@@ -237,12 +240,12 @@ async fn home(State(app): State<AppState>, viewer: Viewer, RawQuery(query): RawQ
 
 /// `GET /console/login[?reauth=1]`: to `/authorize` as the console, asking for a second
 /// factor when the policy wants one.
-async fn login(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+async fn login(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     let acr = (app.config.console_mfa == "required").then_some(Level::Mfa.acr());
     CONSOLE.login(&app, &headers, query.as_deref(), acr)
 }
 
-async fn callback(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
+async fn callback(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     CONSOLE.callback(&app, &headers, query.as_deref(), not_signed_in).await
 }
 

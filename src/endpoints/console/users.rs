@@ -4,13 +4,13 @@
 
 use super::clients::enc;
 use super::{Id, checked, not_found, notice, refused, text, when, Change, Viewer};
-use crate::app::AppState;
 use crate::endpoints::first_party::see_other;
 use crate::endpoints::operations;
 use crate::registry::users::{UserInput, ROLES};
 use crate::registry::User;
+use crate::tenant::Issuer;
 use crate::ui::Page;
-use axum::extract::{RawQuery, State};
+use axum::extract::RawQuery;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value};
@@ -22,7 +22,7 @@ fn row(u: &User) -> Value {
     json!({"id": u.id, "username": u.username, "email": u.email(), "name": u.claims.get("name"), "disabled": u.disabled, "roles": u.roles.join(" ")})
 }
 
-pub async fn list(State(app): State<AppState>, viewer: Viewer, RawQuery(query): RawQuery) -> Response {
+pub async fn list(app: Issuer, viewer: Viewer, RawQuery(query): RawQuery) -> Response {
     let params = crate::http::params::Params::parse(query.as_deref().unwrap_or_default().as_bytes()).unwrap_or_default();
     let typed = params.get("q").map(str::trim).unwrap_or_default();
     let q = typed.to_lowercase();
@@ -82,7 +82,7 @@ fn typed(params: &crate::http::params::Params, id: Option<&str>) -> Value {
     })
 }
 
-pub async fn create(State(app): State<AppState>, Change { admin, params }: Change) -> Response {
+pub async fn create(app: Issuer, Change { admin, params }: Change) -> Response {
     let mut input = input(&params);
     // Nothing to remove on a new user.
     input.claims.retain(|_, v| !v.is_null());
@@ -92,7 +92,7 @@ pub async fn create(State(app): State<AppState>, Change { admin, params }: Chang
     }
 }
 
-pub async fn show(State(app): State<AppState>, viewer: Viewer, Id(id): Id, RawQuery(query): RawQuery) -> Response {
+pub async fn show(app: Issuer, viewer: Viewer, Id(id): Id, RawQuery(query): RawQuery) -> Response {
     let Some(user) = app.registry.user(&id) else { return not_found() };
     let (factors, sessions) = match tokio::try_join!(crate::factors::list(&app.db, &id), app.stores.sessions.of_user(&id)) {
         Ok(both) => both,
@@ -118,7 +118,7 @@ pub async fn show(State(app): State<AppState>, viewer: Viewer, Id(id): Id, RawQu
     page.into_response()
 }
 
-pub async fn update(State(app): State<AppState>, Id(id): Id, Change { admin, params }: Change) -> Response {
+pub async fn update(app: Issuer, Id(id): Id, Change { admin, params }: Change) -> Response {
     if app.registry.user(&id).is_none() {
         return not_found();
     }
@@ -135,7 +135,7 @@ pub async fn update(State(app): State<AppState>, Id(id): Id, Change { admin, par
 }
 
 /// `factor` names one to remove; without it, all of them and the recovery codes.
-pub async fn remove_factors(State(app): State<AppState>, Id(id): Id, Change { admin, params }: Change) -> Response {
+pub async fn remove_factors(app: Issuer, Id(id): Id, Change { admin, params }: Change) -> Response {
     match operations::remove_factors(&app, &admin.actor(), &id, params.get("factor")).await {
         Ok(_) => see_other(app.base(), &format!("/console/users/{}?done=removed", enc(&id))),
         Err(e) if e.status == StatusCode::NOT_FOUND => not_found(),
@@ -144,7 +144,7 @@ pub async fn remove_factors(State(app): State<AppState>, Id(id): Id, Change { ad
 }
 
 /// `sid` names one session to end; without it, all of the user's.
-pub async fn end_sessions(State(app): State<AppState>, Id(id): Id, Change { admin, params }: Change) -> Response {
+pub async fn end_sessions(app: Issuer, Id(id): Id, Change { admin, params }: Change) -> Response {
     match operations::end_sessions(&app, &admin.actor(), &id, params.get("sid")).await {
         Ok(_) => see_other(app.base(), &format!("/console/users/{}?done=ended", enc(&id))),
         Err(e) if e.status == StatusCode::NOT_FOUND => not_found(),
@@ -152,7 +152,7 @@ pub async fn end_sessions(State(app): State<AppState>, Id(id): Id, Change { admi
     }
 }
 
-pub async fn delete(State(app): State<AppState>, Id(id): Id, Change { admin, .. }: Change) -> Response {
+pub async fn delete(app: Issuer, Id(id): Id, Change { admin, .. }: Change) -> Response {
     if id == admin.me.user.id {
         return super::message(StatusCode::BAD_REQUEST, "console-refused-heading", "console-delete-self", ("/console/users", "console-users"));
     }

@@ -1,0 +1,230 @@
+//! Tenants: the issuers one deployment serves (issue 31; docs/design/tenants.md).
+//!
+//! `App` is what every tenant shares (database, stores, limiters, fetcher, outboxes, the
+//! key-encryption key); a `Tenant` is what differs per issuer (its URL, signing keys, pages,
+//! upstream providers, password policy, passkey relying party, Authrim's own first-party
+//! clients). A request reaches a handler as an `Issuer`: the shared `App` and the tenant the
+//! request addressed, resolved once by the edge layer (`http::edge`) and never read from a
+//! global, so that code which needs a per-tenant value cannot reach it without the tenant.
+//!
+//! Today a deployment has one tenant, the default (id 0, slug `default`, issuer = the
+//! `issuer` setting); the keys of data do not carry the tenant yet (slices 2 and 3 of the
+//! design).
+
+use crate::app::{App, AppState};
+use crate::config::Config;
+use crate::keys::KeyManager;
+use crate::registry::Client;
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A tenant's number: what keys, shards and rows carry. Never reused, so that a stale
+/// artefact can never name a newer tenant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TenantId(pub u32);
+
+impl TenantId {
+    /// The tenant every deployment has, into which single-tenant data migrates.
+    pub const DEFAULT: TenantId = TenantId(0);
+}
+
+/// What differs per issuer, resolved once when the tenant is loaded.
+pub struct Tenant {
+    pub id: TenantId,
+    /// The tenant's name in URLs (`/t/{slug}`); `default` for the default tenant.
+    pub slug: String,
+    /// The issuer identifier, without a trailing slash.
+    pub issuer: String,
+    /// The issuer's path (`/tenant1` for `https://host/tenant1`, empty at the root): the
+    /// prefix of every URL a page, form, redirect, asset or cookie path of this tenant names.
+    pub base: String,
+    pub keys: KeyManager,
+    /// Templates, messages and assets of the pages (`ui`).
+    pub ui: crate::ui::Ui,
+    /// WebAuthn (`factors::passkey`); `None` when passkeys are off.
+    pub passkeys: Option<crate::factors::passkey::Passkeys>,
+    /// What a new password must be (`registry::password_policy`).
+    pub password_policy: crate::registry::password_policy::PasswordPolicy,
+    /// Upstream identity providers users may sign in with (`identity`).
+    pub upstreams: crate::identity::upstream::Upstreams,
+    /// Authrim's own pages as clients of this issuer (`endpoints::first_party`), by id: their
+    /// redirect URIs are under this issuer.
+    pub first_party: HashMap<&'static str, Arc<Client>>,
+}
+
+impl Tenant {
+    /// The default tenant, from the deployment's settings.
+    pub fn default_from(config: &Config, keys: KeyManager, vault: &crate::keys::Vault) -> anyhow::Result<Self> {
+        Ok(Self {
+            id: TenantId::DEFAULT,
+            slug: "default".into(),
+            issuer: config.base_url().to_string(),
+            base: config.base_path().to_string(),
+            first_party: crate::endpoints::first_party::ALL.iter().map(|f| (f.client_id, Arc::new(f.client(config.base_url())))).collect(),
+            passkeys: crate::factors::passkey::Passkeys::from_config(config, vault)?,
+            password_policy: crate::registry::password_policy::PasswordPolicy::from_config(config)?,
+            upstreams: crate::identity::upstream::Upstreams::new(config)?,
+            ui: crate::ui::Ui::load_theme(config.theme_dir.as_deref(), crate::ui::ThemeCss::from_setting(&config.theme_css), &config.product_name, &config.default_locale)?,
+            keys,
+        })
+    }
+
+    /// One of Authrim's own pages as a client (`endpoints::first_party`). Their ids share a
+    /// prefix, so the token endpoint's lookups of other clients pay one comparison.
+    fn first_party_client(&self, client_id: &str) -> Option<Arc<Client>> {
+        match client_id.starts_with("authrim-") {
+            true => self.first_party.get(client_id).cloned(),
+            false => None,
+        }
+    }
+}
+
+/// The tenants this deployment serves. One today (the default); the map by slug and host
+/// comes with the `tenants` table.
+pub struct Tenants {
+    default: Arc<Tenant>,
+}
+
+impl Tenants {
+    pub fn new(default: Tenant) -> Self {
+        Self { default: Arc::new(default) }
+    }
+
+    pub fn default_tenant(&self) -> &Arc<Tenant> {
+        &self.default
+    }
+
+    /// Every tenant (for work done outside a request: key refreshes, outboxes).
+    pub fn all(&self) -> impl Iterator<Item = &Arc<Tenant>> {
+        std::iter::once(&self.default)
+    }
+
+    /// Re-read every tenant's key set (the cache refresh, and what promotes a rotated key).
+    pub async fn refresh_keys(&self) -> anyhow::Result<()> {
+        for t in self.all() {
+            t.keys.refresh().await?;
+        }
+        Ok(())
+    }
+
+    /// The tenant a request addresses, from its `Host` and path. Only the default exists yet.
+    pub fn resolve(&self, _req: &axum::extract::Request) -> Arc<Tenant> {
+        self.default.clone()
+    }
+}
+
+/// A request's view of the deployment: everything shared (through `Deref` to `App`) and the
+/// tenant it addressed. Handlers take it as an extractor; helpers that need a per-tenant
+/// value take `&Issuer`, and those that need only shared parts keep taking `&App`.
+#[derive(Clone)]
+pub struct Issuer {
+    shared: AppState,
+    pub tenant: Arc<Tenant>,
+}
+
+impl std::ops::Deref for Issuer {
+    type Target = App;
+
+    fn deref(&self) -> &App {
+        &self.shared
+    }
+}
+
+impl Issuer {
+    pub fn new(shared: AppState, tenant: Arc<Tenant>) -> Self {
+        Self { shared, tenant }
+    }
+
+    /// The default tenant's issuer (work outside a request, tests).
+    pub fn default_of(shared: &AppState) -> Self {
+        let tenant = shared.tenants.default_tenant().clone();
+        Self { shared: shared.clone(), tenant }
+    }
+
+    /// The shared part, for what outlives the request (spawned tasks) or takes it whole.
+    pub fn shared(&self) -> &AppState {
+        &self.shared
+    }
+
+    pub fn issuer(&self) -> &str {
+        &self.tenant.issuer
+    }
+
+    /// The prefix of every URL a page or redirect names for this tenant (`Tenant::base`).
+    pub fn base(&self) -> &str {
+        &self.tenant.base
+    }
+
+    pub fn endpoint(&self, path: &str) -> String {
+        format!("{}{}", self.tenant.issuer, path)
+    }
+
+    pub fn keys(&self) -> &KeyManager {
+        &self.tenant.keys
+    }
+
+    /// A client as known right now, without I/O: registered, or a document client seen
+    /// before. Code that starts a flow uses `resolve_client`, which may fetch a document.
+    pub fn client(&self, client_id: &str) -> Option<Arc<Client>> {
+        if let Some(c) = self.tenant.first_party_client(client_id) {
+            return Some(c);
+        }
+        match crate::registry::documents::is_document_id(client_id) {
+            true => self.documents.cached(client_id),
+            false => self.registry.client(client_id),
+        }
+    }
+
+    /// The client `client_id` names: registered (`Ok(None)` if not), or a document client,
+    /// fetched when not fresh in memory.
+    pub async fn resolve_client(&self, client_id: &str) -> Result<Option<Arc<Client>>, crate::registry::documents::DocumentError> {
+        if let Some(c) = self.tenant.first_party_client(client_id) {
+            return Ok(Some(c));
+        }
+        match crate::registry::documents::is_document_id(client_id) {
+            true => self.documents.resolve(self, client_id).await.map(Some),
+            false => Ok(self.registry.client(client_id)),
+        }
+    }
+
+    /// Whether tokens issued to `client_id` may still be honoured: a registered client that
+    /// was not deleted, or a document client whose host the policy still accepts.
+    pub fn client_is_live(&self, client_id: &str) -> bool {
+        if self.tenant.first_party_client(client_id).is_some() {
+            return true;
+        }
+        match crate::registry::documents::is_document_id(client_id) {
+            true => crate::registry::documents::check_url(self, client_id).is_ok(),
+            false => self.registry.client(client_id).is_some(),
+        }
+    }
+
+    /// Why passkeys are off (`None` when they are on), for the pages that would offer them.
+    pub fn passkeys_off(&self) -> Option<crate::factors::passkey::Off> {
+        self.tenant.passkeys.is_none().then(|| crate::factors::passkey::Off::of(&self.config))
+    }
+
+    /// The request's issuer from its parts, as the edge layer resolved it.
+    pub fn from_parts(parts: &Parts, shared: &AppState) -> Result<Self, axum::response::Response> {
+        Self::from_extensions(&parts.extensions, shared)
+    }
+
+    /// The same for extractors that take the whole request (forms).
+    pub fn from_extensions(extensions: &axum::http::Extensions, shared: &AppState) -> Result<Self, axum::response::Response> {
+        match extensions.get::<Arc<Tenant>>() {
+            Some(t) => Ok(Self { shared: shared.clone(), tenant: t.clone() }),
+            // A route outside the edge layer: a bug of ours, never the default tenant by chance.
+            None => Err(axum::response::IntoResponse::into_response(crate::error::OAuthError::server_error("the request's tenant was not resolved"))),
+        }
+    }
+}
+
+impl FromRequestParts<AppState> for Issuer {
+    type Rejection = axum::response::Response;
+
+    async fn from_request_parts(parts: &mut Parts, shared: &AppState) -> Result<Self, Self::Rejection> {
+        Self::from_parts(parts, shared)
+    }
+}
