@@ -363,6 +363,9 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
         Command::Client(cmd) => match cmd {
             ClientCommand::Create(args) => {
                 let (client, secret) = clients::new_client(args.input()?, &open_vault(config)?).map_err(anyhow::Error::msg)?;
+                if let Some(why) = config.profile().refusal(&client.meta) {
+                    anyhow::bail!(why);
+                }
                 let c = client.clone();
                 let created = db
                     .write(move |sql| {
@@ -390,6 +393,9 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
             ClientCommand::Update { client_id, args } => {
                 let existing = find_client(db, &client_id).await?;
                 let (client, secret) = clients::update_client(&existing, args.input()?, &open_vault(config)?).map_err(anyhow::Error::msg)?;
+                if let Some(why) = config.profile().refusal(&client.meta) {
+                    anyhow::bail!(why);
+                }
                 save_client(db, &client).await?;
                 let mut v = serde_json::to_value(&client.meta)?;
                 if let Some(s) = secret {

@@ -29,6 +29,7 @@ pub mod logout;
 pub mod mail;
 pub mod metrics;
 pub mod node_sync;
+pub mod profile;
 pub mod ratelimit;
 pub mod registry;
 pub mod resources;

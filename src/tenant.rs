@@ -41,6 +41,8 @@ pub struct Tenant {
     /// prefix of every URL a page, form, redirect, asset or cookie path of this tenant names.
     pub base: String,
     pub keys: KeyManager,
+    /// The security profile its clients are held to (`profile`).
+    pub profile: crate::profile::Profile,
     /// Templates, messages and assets of the pages (`ui`).
     pub ui: crate::ui::Ui,
     /// WebAuthn (`factors::passkey`); `None` when passkeys are off.
@@ -62,6 +64,7 @@ impl Tenant {
             slug: "default".into(),
             issuer: config.base_url().to_string(),
             base: config.base_path().to_string(),
+            profile: config.profile(),
             first_party: crate::endpoints::first_party::ALL.iter().map(|f| (f.client_id, Arc::new(f.client(config.base_url())))).collect(),
             passkeys: crate::factors::passkey::Passkeys::from_config(config, vault)?,
             password_policy: crate::registry::password_policy::PasswordPolicy::from_config(config)?,
@@ -163,6 +166,10 @@ impl Issuer {
 
     pub fn keys(&self) -> &KeyManager {
         &self.tenant.keys
+    }
+
+    pub fn profile(&self) -> crate::profile::Profile {
+        self.tenant.profile
     }
 
     /// A client as known right now, without I/O: registered, or a document client seen

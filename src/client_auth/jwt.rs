@@ -62,6 +62,9 @@ pub fn claimed_client(jwt: &str) -> Option<String> {
 #[derive(Deserialize)]
 struct AssertionClaims {
     exp: u64,
+    /// Checked by the library against the accepted values; kept to see its shape.
+    #[serde(default)]
+    aud: serde_json::Value,
     jti: Option<String>,
     iat: Option<u64>,
 }
@@ -75,9 +78,20 @@ async fn check(cx: &Context<'_>, client: &Client, jwt: &str, algs: &[&str]) -> R
     v.set_required_spec_claims(&["exp", "iss", "sub", "aud"]);
     v.set_issuer(&[client.id()]);
     v.sub = Some(client.id().to_string());
-    v.set_audience(&[app.issuer().to_string(), app.endpoint("/token"), app.endpoint(cx.path)]);
-    let expect = Expect { what: "the assertion", algs, pinned: client.meta.token_endpoint_auth_signing_alg.as_deref() };
+    match app.profile().strict_assertion_audience() {
+        // FAPI 2.0 §5.3.2.1 item 8: the issuer identifier, as a string (checked below).
+        true => v.set_audience(&[app.issuer()]),
+        // RFC 7523 §3, OIDC Core §9, RFC 9126 §2: the issuer, the token endpoint, or the
+        // endpoint the assertion was sent to.
+        false => v.set_audience(&[app.issuer().to_string(), app.endpoint("/token"), app.endpoint(cx.path)]),
+    }
+    // FAPI 2.0 §5.4: only PS256, ES256 and EdDSA under that profile.
+    let allowed: Vec<&str> = algs.iter().copied().filter(|a| app.profile().allows_alg(a)).collect();
+    let expect = Expect { what: "the assertion", algs: &allowed, pinned: client.meta.token_endpoint_auth_signing_alg.as_deref() };
     let claims: AssertionClaims = signed::verify(app, client, jwt, &expect, v).await?;
+    if app.profile().strict_assertion_audience() && !claims.aud.is_string() {
+        return Err(Refusal::Invalid("the assertion's aud must be the issuer identifier as a string, not an array (FAPI 2.0)".into()));
+    }
     let t = now();
     let max = app.config.client_assertion_max_lifetime;
     if claims.exp > t + max + LEEWAY {

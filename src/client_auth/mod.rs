@@ -147,6 +147,9 @@ pub async fn authenticate(app: &Issuer, headers: &HeaderMap, params: &Params, pa
         Err(e) => return Err(refuse(e.to_string())),
     };
     let method = method(client.auth_method()).ok_or_else(failed)?;
+    if !app.profile().allows_auth_method(&client, method.name()) {
+        return Err(refuse(format!("this server's security profile (FAPI 2.0) accepts only private_key_jwt, not {}", method.name())));
+    }
     match method.verify(&Context { app, path }, &client, &presented).await {
         Ok(()) => Ok(client),
         Err(Refusal::WrongMethod) if matches!(presented, Presented::Nothing { .. }) => {

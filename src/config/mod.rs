@@ -60,6 +60,11 @@ pub struct Config {
     pub pushed_request_ttl: u64,
     /// Every client must push its authorization requests (RFC 9126 §5).
     pub require_pushed_authorization_requests: bool,
+    /// `standard`, or `fapi2`: the FAPI 2.0 Security Profile's rules for every client other
+    /// than Authrim's own pages (PAR, PKCE, `private_key_jwt` with the issuer as `aud`,
+    /// DPoP, no refresh-token rotation, codes of at most 60 s, PS256/ES256/EdDSA); see
+    /// `profile`.
+    pub security_profile: String,
     /// No longer used: a pushed request is held by its client, sealed in its `request_uri`
     /// (`endpoints::authorize::pushed`), so there is nothing to bound. Still accepted so that
     /// configuration files that set it keep loading.
@@ -364,6 +369,7 @@ impl Default for Config {
             fetch_max_bytes: 64 * 1024,
             pushed_request_ttl: 90,
             require_pushed_authorization_requests: false,
+            security_profile: "standard".into(),
             max_pushed_requests: 100_000,
             signing_algorithms: "RS256".into(),
             token_signing_alg: "RS256".into(),
@@ -500,6 +506,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_FETCH_MAX_BYTES", "fetch_max_bytes"),
     ("AUTHRIM_PUSHED_REQUEST_TTL", "pushed_request_ttl"),
     ("AUTHRIM_REQUIRE_PUSHED_AUTHORIZATION_REQUESTS", "require_pushed_authorization_requests"),
+    ("AUTHRIM_SECURITY_PROFILE", "security_profile"),
     ("AUTHRIM_MAX_PUSHED_REQUESTS", "max_pushed_requests"),
     ("AUTHRIM_SIGNING_ALGORITHMS", "signing_algorithms"),
     ("AUTHRIM_TOKEN_SIGNING_ALG", "token_signing_alg"),
@@ -644,14 +651,33 @@ impl Config {
             let alg = asymmetric.iter().copied().find(|x| *x == a).ok_or_else(|| {
                 anyhow::anyhow!("dpop_signing_alg_values_supported: {a:?} is not one of {}", asymmetric.join(", "))
             })?;
-            if !out.contains(&alg) {
+            // Under FAPI 2.0 the default's RS256 (kept for compatibility) drops out (§5.4).
+            if !out.contains(&alg) && self.profile().allows_alg(alg) {
                 out.push(alg);
             }
         }
         if out.is_empty() {
-            anyhow::bail!("dpop_signing_alg_values_supported names no algorithm");
+            anyhow::bail!("dpop_signing_alg_values_supported names no algorithm (that security_profile allows)");
         }
         Ok(out)
+    }
+
+    /// The security profile (`security_profile`; `validate` refuses an unknown one).
+    pub fn profile(&self) -> crate::profile::Profile {
+        crate::profile::Profile::parse(&self.security_profile).unwrap_or_default()
+    }
+
+    /// How long an authorization code lives: `code_expiry`, at most 60 s under FAPI 2.0.
+    pub fn code_lifetime(&self) -> u64 {
+        match self.profile().is_fapi2() {
+            true => self.code_expiry.min(crate::profile::FAPI_MAX_CODE_LIFETIME),
+            false => self.code_expiry,
+        }
+    }
+
+    /// Whether refresh tokens rotate: `refresh_token_rotation`, never under FAPI 2.0.
+    pub fn refresh_rotation(&self) -> bool {
+        self.refresh_token_rotation && !self.profile().is_fapi2()
     }
 
     /// Load from an optional file and the process environment.
@@ -764,6 +790,17 @@ impl Config {
         }
         if !algs.contains(&self.token_signing_alg.as_str()) {
             anyhow::bail!("token_signing_alg {} is not among signing_algorithms ({})", self.token_signing_alg, self.signing_algorithms);
+        }
+        let profile = crate::profile::Profile::parse(&self.security_profile)
+            .ok_or_else(|| anyhow::anyhow!("security_profile must be standard or fapi2, got {:?}", self.security_profile))?;
+        if !profile.allows_alg(&self.token_signing_alg) {
+            anyhow::bail!(
+                "security_profile = fapi2 signs with {} only (FAPI 2.0 §5.4): set token_signing_alg to one of them (and add it to signing_algorithms)",
+                crate::profile::FAPI_ALGS.join(", ")
+            );
+        }
+        if profile.is_fapi2() && self.pushed_request_ttl >= 600 {
+            anyhow::bail!("security_profile = fapi2 needs pushed_request_ttl under 600 seconds (FAPI 2.0 §5.3.2.2), got {}", self.pushed_request_ttl);
         }
         self.dpop_algs()?;
         if self.dpop_proof_max_age == 0 || self.dpop_nonce_lifetime == 0 || self.dpop_replay_max_entries < 1_000 {

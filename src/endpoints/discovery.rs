@@ -4,7 +4,7 @@
 //! scopes and claims from the registry.
 
 use crate::client_auth::keys::{ASYMMETRIC_ALGS, HMAC_ALGS};
-use crate::registry::clients::{AUTH_METHODS, AUTH_NONE, SUPPORTED_SCOPES};
+use crate::registry::clients::{AUTH_METHODS, AUTH_NONE, AUTH_PRIVATE_KEY_JWT, SUPPORTED_SCOPES};
 use crate::registry::users::supported_claims;
 use crate::tenant::Issuer;
 use axum::http::{header, HeaderValue};
@@ -33,7 +33,10 @@ fn issuer_path(app: &Issuer) -> String {
 }
 
 fn metadata(app: &Issuer) -> serde_json::Value {
-    let jwt_algs: Vec<&str> = ASYMMETRIC_ALGS.iter().chain(HMAC_ALGS).copied().collect();
+    let profile = app.profile();
+    let jwt_algs: Vec<&str> = ASYMMETRIC_ALGS.iter().chain(HMAC_ALGS).copied().filter(|a| profile.allows_alg(a)).collect();
+    // FAPI 2.0 §5.3.2.1: private_key_jwt only (Authrim's own pages are not listed clients).
+    let auth_methods: Vec<&str> = AUTH_METHODS.iter().copied().filter(|m| !profile.is_fapi2() || *m == AUTH_PRIVATE_KEY_JWT).collect();
     json!({
         "issuer": app.issuer(),
         "authorization_endpoint": app.endpoint("/authorize"),
@@ -41,10 +44,10 @@ fn metadata(app: &Issuer) -> serde_json::Value {
         "userinfo_endpoint": app.endpoint("/userinfo"),
         "jwks_uri": app.endpoint("/jwks"),
         "revocation_endpoint": app.endpoint("/revoke"),
-        "revocation_endpoint_auth_methods_supported": AUTH_METHODS,
+        "revocation_endpoint_auth_methods_supported": &auth_methods,
         "introspection_endpoint": app.endpoint("/introspect"),
         // Introspection is for confidential clients (resource servers) only.
-        "introspection_endpoint_auth_methods_supported": AUTH_METHODS.iter().filter(|m| **m != AUTH_NONE).collect::<Vec<_>>(),
+        "introspection_endpoint_auth_methods_supported": auth_methods.iter().filter(|m| **m != AUTH_NONE).collect::<Vec<_>>(),
         "token_endpoint_auth_signing_alg_values_supported": &jwt_algs,
         "revocation_endpoint_auth_signing_alg_values_supported": &jwt_algs,
         "introspection_endpoint_auth_signing_alg_values_supported": &jwt_algs,
@@ -57,7 +60,7 @@ fn metadata(app: &Issuer) -> serde_json::Value {
         "subject_types_supported": ["public", "pairwise"],
         "id_token_signing_alg_values_supported": app.keys().algorithms(),
         "userinfo_signing_alg_values_supported": app.keys().algorithms(),
-        "token_endpoint_auth_methods_supported": AUTH_METHODS,
+        "token_endpoint_auth_methods_supported": &auth_methods,
         "code_challenge_methods_supported": ["S256"],
         "claims_supported": supported_claims().into_iter()
             .chain(["iss", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "azp", "sid", "at_hash"])
@@ -78,7 +81,7 @@ fn metadata(app: &Issuer) -> serde_json::Value {
         "pushed_authorization_request_endpoint": app.endpoint("/par"),
         "dpop_signing_alg_values_supported": app.dpop.algs,
         "registration_endpoint": app.endpoint("/register"),
-        "require_pushed_authorization_requests": app.config.require_pushed_authorization_requests,
+        "require_pushed_authorization_requests": app.config.require_pushed_authorization_requests || profile.is_fapi2(),
         "backchannel_logout_supported": true,
         "backchannel_logout_session_supported": true,
         "frontchannel_logout_supported": true,

@@ -53,8 +53,12 @@ pub fn invalid_metadata(msg: String) -> OAuthError {
     OAuthError::invalid_request(msg).code_as("invalid_client_metadata")
 }
 
-/// A client may ask only for algorithms this server keeps keys for (`signing_algorithms`).
-fn check_algs(app: &Issuer, client: &Client) -> Result<(), OAuthError> {
+/// A client may ask only for algorithms this server keeps keys for (`signing_algorithms`),
+/// and only for what the tenant's security profile allows (`profile`).
+pub fn check_algs(app: &Issuer, client: &Client) -> Result<(), OAuthError> {
+    if let Some(why) = app.profile().refusal(&client.meta) {
+        return Err(invalid_metadata(why));
+    }
     match client.unavailable_algs(app.keys().algorithms()).first() {
         Some(alg) => Err(invalid_metadata(format!("this server does not sign with {alg}; signing_algorithms: {}", app.keys().algorithms().join(" ")))),
         None => Ok(()),

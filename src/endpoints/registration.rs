@@ -262,6 +262,7 @@ async fn handle_register(app: &Issuer, address: &str, headers: &HeaderMap, body:
     let (mut client, secret) = clients::new_client(input, app.vault()).map_err(|e| {
         if e.starts_with("redirect URI") { invalid_redirect_uri(e) } else { invalid_metadata(e) }
     })?;
+    super::operations::check_algs(app, &client)?;
     super::admin::check_remote_uris(app, &client).await?;
     let registration_token = client.issue_registration_token();
     match app.registry.register_client(client.clone(), initial_token, app.config.registration_max_clients).await? {
@@ -319,6 +320,7 @@ async fn update(app: Issuer, headers: HeaderMap, Path(client_id): Path<String>, 
         let (client, secret) = clients::update_client(&existing, input, app.vault()).map_err(|e| {
             if e.starts_with("redirect URI") { invalid_redirect_uri(e) } else { invalid_metadata(e) }
         })?;
+        super::operations::check_algs(&app, &client)?;
         super::admin::check_remote_uris(&app, &client).await?;
         if let Some(uri) = &existing.meta.jwks_uri {
             app.client_keys.forget(uri);

@@ -57,7 +57,7 @@ async fn handle(
     if !client.allows_grant(grant_type) {
         return Err(OAuthError::unauthorized_client(format!("this client may not use grant_type {grant_type}")));
     }
-    if proof.is_none() && client.meta.dpop_bound_access_tokens {
+    if proof.is_none() && app.profile().requires_dpop(&client) {
         // RFC 9449 §5.2: refused. A missing proof is not an invalid one (invalid_dpop_proof,
         // §5), so the plain RFC 6749 §5.2 code (issue 34).
         return Err(OAuthError::invalid_request("this client's tokens must be DPoP-bound: send a DPoP proof"));

@@ -112,7 +112,7 @@ impl Stores {
 
 fn rotation_policy(config: &Config) -> refresh::RotationPolicy {
     refresh::RotationPolicy {
-        rotate: config.refresh_token_rotation,
+        rotate: config.refresh_rotation(),
         grace: config.refresh_reuse_grace,
         ttl: config.refresh_token_ttl,
         idle_ttl: config.refresh_token_idle_ttl,

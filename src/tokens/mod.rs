@@ -211,11 +211,15 @@ pub fn grant_of_id_token_jti(jti: &str) -> Option<&str> {
 
 /// What `client_id`'s ID tokens (and logout tokens) are signed with: its registered
 /// `id_token_signed_response_alg`, else RS256 (OIDC Dynamic Registration §2's default).
-pub fn id_token_alg(app: &App, client_id: &str) -> String {
-    app.registry
-        .client(client_id)
-        .and_then(|c| c.meta.id_token_signed_response_alg.clone())
-        .unwrap_or_else(|| crate::keys::ALG_RS256.to_string())
+/// Under FAPI 2.0, which allows no RS256 (§5.4), a client that registered none gets the
+/// deployment's `token_signing_alg` (`Config::validate` holds it to the allowed ones).
+pub fn id_token_alg(app: &Issuer, client_id: &str) -> String {
+    let registered = app.registry.client(client_id).and_then(|c| c.meta.id_token_signed_response_alg.clone());
+    match (registered, app.profile().is_fapi2()) {
+        (Some(alg), _) => alg,
+        (None, true) => app.config.token_signing_alg.clone(),
+        (None, false) => crate::keys::ALG_RS256.to_string(),
+    }
 }
 
 /// OpenID Connect Core §3.1.3.6: base64url of the left half of SHA-256 of the token.

@@ -10,10 +10,10 @@ use serde_json::{json, Value};
 const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 
 /// A client's DPoP key pair.
-struct DpopKey(Signer);
+pub(crate) struct DpopKey(Signer);
 
 impl DpopKey {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self(Signer::es256(""))
     }
 
@@ -29,7 +29,7 @@ impl DpopKey {
     }
 
     /// A proof for `method url`, bound to `token` if given, with `changes` to its claims.
-    fn proof(&self, method: &str, url: &str, token: Option<&str>, changes: Value) -> String {
+    pub(crate) fn proof(&self, method: &str, url: &str, token: Option<&str>, changes: Value) -> String {
         let mut claims = json!({"jti": random_token(), "htm": method, "htu": url, "iat": now()});
         if let Some(t) = token {
             claims["ath"] = json!(b64(&sha256(t.as_bytes())));

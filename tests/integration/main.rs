@@ -17,6 +17,7 @@ mod disk_full;
 mod documents;
 mod dpop;
 mod exchange;
+mod fapi;
 mod form_post;
 mod fuzz_endpoints;
 mod harness;

@@ -350,7 +350,7 @@ pub async fn issue_code(app: &Issuer, req: &AuthorizationRequest, cookie: &str, 
         resources: req.resource.clone(),
         amr: session.amr.clone(),
     };
-    match app.stores.codes.issue(grant, app.config.code_expiry).await {
+    match app.stores.codes.issue(grant, app.config.code_lifetime()).await {
         Ok(code) => response::to_client(app, &req.reply_to(), &[("code", &code)], status),
         Err(e) => {
             let err = OAuthError::internal("code store", e);

@@ -152,7 +152,7 @@ fn validate(app: &Issuer, p: &Params, via: Via, signed: bool) -> Result<Authoriz
     if client.meta.require_signed_request_object && !signed {
         return Err(fail(OAuthError::invalid_request("this client's requests must be signed request objects (RFC 9101)")));
     }
-    if via == Via::FrontChannel && (app.config.require_pushed_authorization_requests || client.meta.require_pushed_authorization_requests) {
+    if via == Via::FrontChannel && (app.config.require_pushed_authorization_requests || app.profile().requires_par(&client)) {
         return Err(fail(OAuthError::invalid_request("authorization requests must be pushed to the PAR endpoint first (RFC 9126)")));
     }
     match p.get("response_type") {
@@ -167,7 +167,7 @@ fn validate(app: &Issuer, p: &Params, via: Via, signed: bool) -> Result<Authoriz
     }
     let resource = crate::resources::allowed(app, &client, p.get_all("resource")).map_err(fail)?;
     let scope = requested_scope(app, &client, &resource, p.get("scope")).map_err(fail)?;
-    let code_challenge = pkce_challenge(&client, p).map_err(fail)?;
+    let code_challenge = pkce_challenge(app.profile().requires_pkce(&client), p).map_err(fail)?;
     let prompt = parse_prompt(p.get("prompt")).map_err(fail)?;
     let max_age = match p.get("max_age") {
         None => None,
@@ -233,11 +233,11 @@ fn requested_scope(app: &App, client: &Client, resources: &[String], scope: Opti
     Ok(kept.join(" "))
 }
 
-/// RFC 7636: S256 only; required for public clients.
-fn pkce_challenge(client: &Client, p: &Params) -> Result<Option<String>, OAuthError> {
+/// RFC 7636: S256 only; `required` for public clients (and every client under FAPI 2.0).
+fn pkce_challenge(required: bool, p: &Params) -> Result<Option<String>, OAuthError> {
     match (p.get("code_challenge"), p.get("code_challenge_method")) {
         (None, Some(_)) => Err(OAuthError::invalid_request("code_challenge_method without code_challenge")),
-        (None, None) if client.is_public() => Err(OAuthError::invalid_request("public clients must use PKCE (code_challenge with S256)")),
+        (None, None) if required => Err(OAuthError::invalid_request("this client must use PKCE (code_challenge with S256)")),
         (None, None) => Ok(None),
         (Some(_), None | Some("plain")) => Err(OAuthError::invalid_request("code_challenge_method must be S256; plain is not allowed")),
         (Some(_), Some(m)) if m != "S256" => Err(OAuthError::invalid_request("unsupported code_challenge_method; use S256")),

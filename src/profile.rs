@@ -1,0 +1,148 @@
+//! Security profiles: one setting (`security_profile`) that turns on a published set of
+//! stricter rules, rather than a dozen settings an operator must get right together.
+//!
+//! `standard` is OpenID Connect and OAuth 2.0 as the rest of the code describes them.
+//! `fapi2` is the FAPI 2.0 Security Profile (final), with DPoP as the sender constraint
+//! (Authrim has no mutual TLS):
+//!
+//! | rule | FAPI 2.0 SP | here |
+//! |---|---|---|
+//! | PKCE with S256 for every client | §5.3.2.2 | `requires_pkce` |
+//! | authorization requests only through PAR | §5.3.2.2 | `requires_par` |
+//! | client authentication by `private_key_jwt` only | §5.3.2.1 | `allows_auth_method` |
+//! | an assertion's `aud` is the issuer, as a string | §5.3.2.1 item 8 | `strict_assertion_audience` |
+//! | sender-constrained (DPoP) access tokens only | §5.3.2.1 | `requires_dpop` |
+//! | no refresh-token rotation | §5.3.2.1 | `Config::effective` |
+//! | authorization codes live at most 60 s | §5.3.2.1 | `Config::effective` |
+//! | PS256, ES256 or EdDSA for every signature we make or accept | §5.4 | `Config::validate`, `dpop_algs` |
+//!
+//! Authrim's own pages (the account page and console, `endpoints::first_party`) are clients
+//! of this server that never leave it: they sign users in through the front channel with
+//! PKCE and spend their codes in process, so the PAR, DPoP and client-authentication rules,
+//! which protect codes and tokens that travel to other parties, do not apply to them.
+
+use crate::registry::Client;
+
+/// The algorithms FAPI 2.0 §5.4 allows for signatures.
+pub const FAPI_ALGS: [&str; 3] = ["PS256", "ES256", "EdDSA"];
+
+/// The longest an authorization code lives under FAPI 2.0, in seconds.
+pub const FAPI_MAX_CODE_LIFETIME: u64 = 60;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Profile {
+    #[default]
+    Standard,
+    Fapi2,
+}
+
+impl Profile {
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "standard" | "" => Some(Self::Standard),
+            "fapi2" => Some(Self::Fapi2),
+            _ => None,
+        }
+    }
+
+    pub fn is_fapi2(self) -> bool {
+        self == Self::Fapi2
+    }
+
+    /// Whether `client`'s authorization requests need a PKCE challenge.
+    pub fn requires_pkce(self, client: &Client) -> bool {
+        client.is_public() || self.is_fapi2()
+    }
+
+    /// Whether `client`'s authorization requests must come through `/par`.
+    pub fn requires_par(self, client: &Client) -> bool {
+        client.meta.require_pushed_authorization_requests || (self.is_fapi2() && !client.meta.first_party)
+    }
+
+    /// Whether `client`'s access tokens must be DPoP-bound (a token request without a proof
+    /// is refused).
+    pub fn requires_dpop(self, client: &Client) -> bool {
+        client.meta.dpop_bound_access_tokens || (self.is_fapi2() && !client.meta.first_party)
+    }
+
+    /// Whether a client that authenticates with `method` may do so here.
+    pub fn allows_auth_method(self, client: &Client, method: &str) -> bool {
+        !self.is_fapi2() || client.meta.first_party || method == "private_key_jwt"
+    }
+
+    /// Whether a client assertion's `aud` must be exactly the issuer identifier as a string
+    /// (not an array, not an endpoint URL).
+    pub fn strict_assertion_audience(self) -> bool {
+        self.is_fapi2()
+    }
+
+    /// Why a client with this metadata cannot be registered under this profile, if it
+    /// cannot: a method other than `private_key_jwt`, or an algorithm §5.4 does not allow.
+    pub fn refusal(self, meta: &crate::registry::clients::ClientMetadata) -> Option<String> {
+        if !self.is_fapi2() || meta.first_party {
+            return None;
+        }
+        if meta.token_endpoint_auth_method != "private_key_jwt" {
+            return Some(format!(
+                "this server's security profile (FAPI 2.0) accepts only private_key_jwt as token_endpoint_auth_method, not {}",
+                meta.token_endpoint_auth_method
+            ));
+        }
+        let algs = [
+            ("token_endpoint_auth_signing_alg", &meta.token_endpoint_auth_signing_alg),
+            ("request_object_signing_alg", &meta.request_object_signing_alg),
+            ("id_token_signed_response_alg", &meta.id_token_signed_response_alg),
+            ("userinfo_signed_response_alg", &meta.userinfo_signed_response_alg),
+            ("access_token_signing_alg", &meta.access_token_signing_alg),
+        ];
+        algs.iter().find_map(|(name, alg)| {
+            let alg = alg.as_deref()?;
+            (!self.allows_alg(alg)).then(|| format!("{name} {alg} is not allowed under FAPI 2.0 (§5.4): use {}", FAPI_ALGS.join(", ")))
+        })
+    }
+
+    /// Whether signatures with `alg` are allowed (ours and the ones we verify).
+    pub fn allows_alg(self, alg: &str) -> bool {
+        !self.is_fapi2() || FAPI_ALGS.contains(&alg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(first_party: bool, public: bool) -> Client {
+        let mut c = crate::registry::clients::internal_client("c", "C", "https://rp.example/cb".into());
+        c.meta.first_party = first_party;
+        if !public {
+            c.meta.token_endpoint_auth_method = "private_key_jwt".into();
+        }
+        c
+    }
+
+    #[test]
+    fn the_standard_profile_asks_only_what_clients_registered() {
+        let p = Profile::Standard;
+        let confidential = client(false, false);
+        assert!(!p.requires_pkce(&confidential) && !p.requires_par(&confidential) && !p.requires_dpop(&confidential));
+        assert!(p.requires_pkce(&client(false, true)), "public clients always use PKCE");
+        assert!(p.allows_auth_method(&confidential, "client_secret_basic") && p.allows_alg("RS256"));
+        assert!(!p.strict_assertion_audience());
+    }
+
+    #[test]
+    fn fapi2_asks_every_third_party_client_but_not_our_own_pages() {
+        let p = Profile::parse("fapi2").unwrap();
+        let rp = client(false, false);
+        assert!(p.requires_pkce(&rp) && p.requires_par(&rp) && p.requires_dpop(&rp));
+        assert!(p.allows_auth_method(&rp, "private_key_jwt"));
+        for m in ["client_secret_basic", "client_secret_post", "client_secret_jwt", "none"] {
+            assert!(!p.allows_auth_method(&rp, m), "{m}");
+        }
+        let own = client(true, true);
+        assert!(p.requires_pkce(&own) && !p.requires_par(&own) && !p.requires_dpop(&own) && p.allows_auth_method(&own, "none"));
+        assert!(p.strict_assertion_audience());
+        assert!(!p.allows_alg("RS256") && p.allows_alg("PS256") && p.allows_alg("ES256") && p.allows_alg("EdDSA"));
+        assert_eq!(Profile::parse("fapi"), None);
+    }
+}
