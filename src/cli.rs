@@ -155,6 +155,10 @@ pub struct ClientArgs {
     /// successor (0: strict; -1: the deployment's refresh_reuse_grace again).
     #[arg(long, allow_negative_numbers = true)]
     pub refresh_reuse_grace: Option<i64>,
+    /// fapi2: hold this client to the FAPI 2.0 Security Profile whatever the deployment's
+    /// security_profile ("" returns it to the deployment's).
+    #[arg(long)]
+    pub security_profile: Option<String>,
     /// Where the application starts a sign-in itself (OpenID Connect third-party initiated
     /// login, https; "" removes it): listed on the start page and the account page.
     #[arg(long)]
@@ -194,6 +198,7 @@ impl ClientArgs {
             request_object_signing_alg: None,
             require_signed_request_object: self.require_signed_request_object.then_some(true),
             refresh_reuse_grace: self.refresh_reuse_grace,
+            security_profile: self.security_profile.clone(),
             initiate_login_uri: self.initiate_login_uri,
             ..Default::default()
         })

@@ -3,7 +3,11 @@
 //!
 //! `standard` is OpenID Connect and OAuth 2.0 as the rest of the code describes them.
 //! `fapi2` is the FAPI 2.0 Security Profile (final), with DPoP as the sender constraint
-//! (Authrim has no mutual TLS):
+//! (Authrim has no mutual TLS). The tenant has a profile (`security_profile`), and a client
+//! may be registered with `fapi2` on a `standard` tenant (client metadata
+//! `security_profile`): the rules asked about a client follow the stricter of the two
+//! (`for_client`). Those asked before a client is known (discovery, which DPoP algorithms a
+//! proof may use) follow the tenant's.
 //!
 //! | rule | FAPI 2.0 SP | here |
 //! |---|---|---|
@@ -12,8 +16,8 @@
 //! | client authentication by `private_key_jwt` only | §5.3.2.1 | `allows_auth_method` |
 //! | an assertion's `aud` is the issuer, as a string | §5.3.2.1 item 8 | `strict_assertion_audience` |
 //! | sender-constrained (DPoP) access tokens only | §5.3.2.1 | `requires_dpop` |
-//! | no refresh-token rotation | §5.3.2.1 | `Config::effective` |
-//! | authorization codes live at most 60 s | §5.3.2.1 | `Config::effective` |
+//! | no refresh-token rotation (tenant-wide only) | §5.3.2.1 | `Config::refresh_rotation` |
+//! | authorization codes live at most 60 s | §5.3.2.1 | `code_lifetime` |
 //! | PS256, ES256 or EdDSA for every signature we make or accept | §5.4 | `Config::validate`, `dpop_algs` |
 //!
 //! Authrim's own pages (the account page and console, `endpoints::first_party`) are clients
@@ -49,37 +53,60 @@ impl Profile {
         self == Self::Fapi2
     }
 
+    /// The profile a client with this metadata is held to: the tenant's (`self`), or
+    /// `fapi2` if the client was registered with it.
+    fn for_meta(self, meta: &crate::registry::clients::ClientMetadata) -> Self {
+        match meta.security_profile.as_deref() {
+            Some("fapi2") => Self::Fapi2,
+            _ => self,
+        }
+    }
+
+    /// The profile `client` is held to (`for_meta`).
+    pub fn for_client(self, client: &Client) -> Self {
+        self.for_meta(&client.meta)
+    }
+
     /// Whether `client`'s authorization requests need a PKCE challenge.
     pub fn requires_pkce(self, client: &Client) -> bool {
-        client.is_public() || self.is_fapi2()
+        client.is_public() || self.for_client(client).is_fapi2()
     }
 
     /// Whether `client`'s authorization requests must come through `/par`.
     pub fn requires_par(self, client: &Client) -> bool {
-        client.meta.require_pushed_authorization_requests || (self.is_fapi2() && !client.meta.first_party)
+        client.meta.require_pushed_authorization_requests || (self.for_client(client).is_fapi2() && !client.meta.first_party)
     }
 
     /// Whether `client`'s access tokens must be DPoP-bound (a token request without a proof
     /// is refused).
     pub fn requires_dpop(self, client: &Client) -> bool {
-        client.meta.dpop_bound_access_tokens || (self.is_fapi2() && !client.meta.first_party)
+        client.meta.dpop_bound_access_tokens || (self.for_client(client).is_fapi2() && !client.meta.first_party)
     }
 
-    /// Whether a client that authenticates with `method` may do so here.
+    /// Whether `client` may authenticate with `method`.
     pub fn allows_auth_method(self, client: &Client, method: &str) -> bool {
-        !self.is_fapi2() || client.meta.first_party || method == "private_key_jwt"
+        !self.for_client(client).is_fapi2() || client.meta.first_party || method == "private_key_jwt"
     }
 
-    /// Whether a client assertion's `aud` must be exactly the issuer identifier as a string
-    /// (not an array, not an endpoint URL).
-    pub fn strict_assertion_audience(self) -> bool {
-        self.is_fapi2()
+    /// Whether `client`'s assertions must have exactly the issuer identifier, as a string, as
+    /// `aud` (not an array, not an endpoint URL).
+    pub fn strict_assertion_audience(self, client: &Client) -> bool {
+        self.for_client(client).is_fapi2()
+    }
+
+    /// How long `client`'s authorization codes live: `configured`, at most 60 s under FAPI 2.0.
+    pub fn code_lifetime(self, client: &Client, configured: u64) -> u64 {
+        match self.for_client(client).is_fapi2() {
+            true => configured.min(FAPI_MAX_CODE_LIFETIME),
+            false => configured,
+        }
     }
 
     /// Why a client with this metadata cannot be registered under this profile, if it
     /// cannot: a method other than `private_key_jwt`, or an algorithm §5.4 does not allow.
     pub fn refusal(self, meta: &crate::registry::clients::ClientMetadata) -> Option<String> {
-        if !self.is_fapi2() || meta.first_party {
+        let profile = self.for_meta(meta);
+        if !profile.is_fapi2() || meta.first_party {
             return None;
         }
         if meta.token_endpoint_auth_method != "private_key_jwt" {
@@ -97,7 +124,7 @@ impl Profile {
         ];
         algs.iter().find_map(|(name, alg)| {
             let alg = alg.as_deref()?;
-            (!self.allows_alg(alg)).then(|| format!("{name} {alg} is not allowed under FAPI 2.0 (§5.4): use {}", FAPI_ALGS.join(", ")))
+            (!profile.allows_alg(alg)).then(|| format!("{name} {alg} is not allowed under FAPI 2.0 (§5.4): use {}", FAPI_ALGS.join(", ")))
         })
     }
 
@@ -127,7 +154,7 @@ mod tests {
         assert!(!p.requires_pkce(&confidential) && !p.requires_par(&confidential) && !p.requires_dpop(&confidential));
         assert!(p.requires_pkce(&client(false, true)), "public clients always use PKCE");
         assert!(p.allows_auth_method(&confidential, "client_secret_basic") && p.allows_alg("RS256"));
-        assert!(!p.strict_assertion_audience());
+        assert!(!p.strict_assertion_audience(&confidential));
     }
 
     #[test]
@@ -141,8 +168,24 @@ mod tests {
         }
         let own = client(true, true);
         assert!(p.requires_pkce(&own) && !p.requires_par(&own) && !p.requires_dpop(&own) && p.allows_auth_method(&own, "none"));
-        assert!(p.strict_assertion_audience());
+        assert!(p.strict_assertion_audience(&rp));
+        assert_eq!(p.code_lifetime(&rp, 600), 60);
         assert!(!p.allows_alg("RS256") && p.allows_alg("PS256") && p.allows_alg("ES256") && p.allows_alg("EdDSA"));
         assert_eq!(Profile::parse("fapi"), None);
+    }
+
+    #[test]
+    fn a_client_registered_with_fapi2_is_held_to_it_on_a_standard_tenant() {
+        let tenant = Profile::Standard;
+        let mut bank = client(false, false);
+        bank.meta.security_profile = Some("fapi2".into());
+        assert!(tenant.requires_pkce(&bank) && tenant.requires_par(&bank) && tenant.requires_dpop(&bank));
+        assert!(tenant.strict_assertion_audience(&bank) && !tenant.allows_auth_method(&bank, "client_secret_basic"));
+        assert_eq!(tenant.code_lifetime(&bank, 600), 60);
+        let mut rs = bank.meta.clone();
+        rs.id_token_signed_response_alg = Some("RS256".into());
+        assert!(tenant.refusal(&rs).is_some());
+        let other = client(false, false);
+        assert!(!tenant.requires_par(&other) && tenant.code_lifetime(&other, 600) == 600, "other clients keep the tenant's rules");
     }
 }

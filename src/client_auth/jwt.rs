@@ -78,7 +78,7 @@ async fn check(cx: &Context<'_>, client: &Client, jwt: &str, algs: &[&str]) -> R
     v.set_required_spec_claims(&["exp", "iss", "sub", "aud"]);
     v.set_issuer(&[client.id()]);
     v.sub = Some(client.id().to_string());
-    match app.profile().strict_assertion_audience() {
+    match app.profile().strict_assertion_audience(client) {
         // FAPI 2.0 §5.3.2.1 item 8: the issuer identifier, as a string (checked below).
         true => v.set_audience(&[app.issuer()]),
         // RFC 7523 §3, OIDC Core §9, RFC 9126 §2: the issuer, the token endpoint, or the
@@ -86,10 +86,11 @@ async fn check(cx: &Context<'_>, client: &Client, jwt: &str, algs: &[&str]) -> R
         false => v.set_audience(&[app.issuer().to_string(), app.endpoint("/token"), app.endpoint(cx.path)]),
     }
     // FAPI 2.0 §5.4: only PS256, ES256 and EdDSA under that profile.
-    let allowed: Vec<&str> = algs.iter().copied().filter(|a| app.profile().allows_alg(a)).collect();
+    let profile = app.profile().for_client(client);
+    let allowed: Vec<&str> = algs.iter().copied().filter(|a| profile.allows_alg(a)).collect();
     let expect = Expect { what: "the assertion", algs: &allowed, pinned: client.meta.token_endpoint_auth_signing_alg.as_deref() };
     let claims: AssertionClaims = signed::verify(app, client, jwt, &expect, v).await?;
-    if app.profile().strict_assertion_audience() && !claims.aud.is_string() {
+    if app.profile().strict_assertion_audience(client) && !claims.aud.is_string() {
         return Err(Refusal::Invalid("the assertion's aud must be the issuer identifier as a string, not an array (FAPI 2.0)".into()));
     }
     let t = now();

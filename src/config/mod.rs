@@ -667,14 +667,6 @@ impl Config {
         crate::profile::Profile::parse(&self.security_profile).unwrap_or_default()
     }
 
-    /// How long an authorization code lives: `code_expiry`, at most 60 s under FAPI 2.0.
-    pub fn code_lifetime(&self) -> u64 {
-        match self.profile().is_fapi2() {
-            true => self.code_expiry.min(crate::profile::FAPI_MAX_CODE_LIFETIME),
-            false => self.code_expiry,
-        }
-    }
-
     /// Whether refresh tokens rotate: `refresh_token_rotation`, never under FAPI 2.0.
     pub fn refresh_rotation(&self) -> bool {
         self.refresh_token_rotation && !self.profile().is_fapi2()

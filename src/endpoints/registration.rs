@@ -193,6 +193,7 @@ impl Registration {
             require_mfa: None,
             require_passkey: None,
             refresh_reuse_grace: None,
+            security_profile: None,
         })
     }
 }

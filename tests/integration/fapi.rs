@@ -186,3 +186,42 @@ async fn fapi2_refuses_to_start_with_settings_the_profile_forbids() {
     c.token_signing_alg = "RS256".into();
     assert!(c.validate().unwrap_err().to_string().contains("security_profile"));
 }
+
+/// Issue 35 item 7 asks for the switch per client as well: on a standard deployment, a client
+/// registered with `security_profile: fapi2` is held to the profile, and its neighbours are not.
+#[tokio::test]
+async fn a_client_can_be_held_to_fapi2_on_a_standard_deployment() {
+    let s = TestServer::start().await;
+    let signer = Signer::es256("bank-key");
+    let bank = json!({"token_endpoint_auth_method": "private_key_jwt", "jwks": jwks(&[&signer]), "grant_types": ["authorization_code"], "scope": "openid", "security_profile": "fapi2"});
+    s.client("bank", bank).await;
+    s.client("shop", json!({})).await;
+    s.user("alice", json!({})).await;
+    let b = s.browser();
+    for (client, held) in [("bank", true), ("shop", false)] {
+        let q = [("response_type", "code"), ("client_id", client), ("redirect_uri", REDIRECT), ("scope", "openid"), ("state", "s")];
+        let page = Page::from(b.authorize(&q).await).await;
+        match held {
+            true => assert_eq!(page.redirect_params()["error"], "invalid_request", "{client}: PAR only"),
+            false => assert!(page.is_login(), "{client}: the front channel as before"),
+        }
+    }
+    let (st, body) = push(&s, &signer, json!(s.issuer()), &[]).await;
+    assert_eq!((st, body["error"].as_str()), (400, Some("invalid_request")), "PKCE: {body}");
+    let challenge = b64(&sha256(VERIFIER.as_bytes()));
+    let pkce = [("code_challenge", challenge.as_str()), ("code_challenge_method", "S256")];
+    let (st, body) = push(&s, &signer, json!([s.issuer()]), &pkce).await;
+    assert_eq!((st, body["error"].as_str()), (401, Some("invalid_client")), "aud as an array: {body}");
+    let (st, body) = push(&s, &signer, json!(s.issuer()), &pkce).await;
+    assert_eq!(st, 201, "{body}");
+    // A client cannot ask for another profile, nor drop private_key_jwt while it holds fapi2.
+    let (st, v) = s.admin(reqwest::Method::PUT, "/admin/clients/bank", Some(json!({"security_profile": "fapi1"}))).await;
+    assert_eq!((st, v["error"].as_str()), (400, Some("invalid_client_metadata")), "{v}");
+    let (st, v) = s.admin(reqwest::Method::PUT, "/admin/clients/bank", Some(json!({"token_endpoint_auth_method": "client_secret_basic"}))).await;
+    assert_eq!((st, v["error"].as_str()), (400, Some("invalid_client_metadata")), "{v}");
+    // Cleared, it is a standard client again.
+    let (st, v) = s.admin(reqwest::Method::PUT, "/admin/clients/bank", Some(json!({"security_profile": ""}))).await;
+    assert_eq!(st, 200, "{v}");
+    let (st, body) = push(&s, &signer, json!([s.issuer()]), &[]).await;
+    assert_eq!(st, 201, "{body}");
+}

@@ -335,6 +335,10 @@ pub async fn issue_code(app: &Issuer, req: &AuthorizationRequest, cookie: &str, 
         let err = OAuthError::internal("session store", e);
         return response::error(app, &req.reply_to(), &err, status);
     }
+    let code_lifetime = match app.client(&req.client_id) {
+        Some(client) => app.profile().code_lifetime(&client, app.config.code_expiry),
+        None => app.config.code_expiry,
+    };
     let grant = CodeGrant {
         client_id: req.client_id.clone(),
         redirect_uri: req.redirect_uri.clone(),
@@ -350,7 +354,7 @@ pub async fn issue_code(app: &Issuer, req: &AuthorizationRequest, cookie: &str, 
         resources: req.resource.clone(),
         amr: session.amr.clone(),
     };
-    match app.stores.codes.issue(grant, app.config.code_lifetime()).await {
+    match app.stores.codes.issue(grant, code_lifetime).await {
         Ok(code) => response::to_client(app, &req.reply_to(), &[("code", &code)], status),
         Err(e) => {
             let err = OAuthError::internal("code store", e);

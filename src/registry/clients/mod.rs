@@ -150,6 +150,11 @@ pub struct ClientMetadata {
     /// extension.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh_reuse_grace: Option<u64>,
+    /// `fapi2`: this client is held to the FAPI 2.0 Security Profile even where the tenant's
+    /// `security_profile` is `standard` (`profile`). A client can only be made stricter than
+    /// its tenant. Authrim extension, through the admin API and the CLI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security_profile: Option<String>,
     /// Authrim's own pages (the account page): no consent asked. Not settable from outside.
     #[serde(skip)]
     pub first_party: bool,
@@ -262,6 +267,8 @@ pub struct ClientInput {
     pub require_passkey: Option<bool>,
     /// A negative number clears it (the deployment's grace again).
     pub refresh_reuse_grace: Option<i64>,
+    /// `fapi2`, or `""` to clear (the tenant's profile again).
+    pub security_profile: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -524,6 +531,7 @@ fn metadata_of(input: ClientInput) -> ClientMetadata {
         require_mfa: input.require_mfa.unwrap_or(false),
         require_passkey: input.require_passkey.unwrap_or(false),
         refresh_reuse_grace: input.refresh_reuse_grace.and_then(|g| u64::try_from(g).ok()),
+        security_profile: input.security_profile.clone().filter(|p| !p.is_empty()),
         first_party: false,
         client_id_issued_at: now(),
     }
@@ -577,6 +585,7 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.require_mfa { meta.require_mfa = v }
     if let Some(v) = input.require_passkey { meta.require_passkey = v }
     if let Some(v) = input.refresh_reuse_grace { meta.refresh_reuse_grace = u64::try_from(v).ok() }
+    if let Some(v) = input.security_profile { meta.security_profile = Some(v).filter(|p| !p.is_empty()) }
     validate(&meta)?;
     let method = meta.token_endpoint_auth_method.as_str();
     let keeps = match method {
