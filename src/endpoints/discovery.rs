@@ -37,7 +37,7 @@ fn metadata(app: &Issuer) -> serde_json::Value {
     let jwt_algs: Vec<&str> = ASYMMETRIC_ALGS.iter().chain(HMAC_ALGS).copied().filter(|a| profile.allows_alg(a)).collect();
     // FAPI 2.0 §5.3.2.1: private_key_jwt only (Authrim's own pages are not listed clients).
     let auth_methods: Vec<&str> = AUTH_METHODS.iter().copied().filter(|m| !profile.is_fapi2() || *m == AUTH_PRIVATE_KEY_JWT).collect();
-    json!({
+    let mut doc = json!({
         "issuer": app.issuer(),
         "authorization_endpoint": app.endpoint("/authorize"),
         "token_endpoint": app.endpoint("/token"),
@@ -88,7 +88,10 @@ fn metadata(app: &Issuer) -> serde_json::Value {
         "frontchannel_logout_session_supported": true,
         // draft-ietf-oauth-client-id-metadata-document §5.
         "client_id_metadata_document_supported": app.config.document_policy() != crate::config::agents::DocumentPolicy::Off,
-    })
+    });
+    // OpenID Connect Session Management 1.0 §3.3 (outside the literal: json! nests too deep).
+    doc["check_session_iframe"] = app.endpoint(crate::endpoints::check_session::PATH).into();
+    doc
 }
 
 pub async fn jwks(app: Issuer) -> Response {

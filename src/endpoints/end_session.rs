@@ -241,6 +241,7 @@ fn signed_out_response(app: &Issuer) -> Response {
 
 fn clear_session_cookie(app: &Issuer, res: &mut Response) {
     cookies::set(res, app.base(), cookies::SESSION, "", Some(0), app.config.secure_cookies());
+    crate::endpoints::check_session::set_cookie(app, res, None);
 }
 
 /// The registered URI with `state` added, and nothing else (§3).

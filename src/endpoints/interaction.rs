@@ -147,6 +147,7 @@ pub(super) async fn start_session(
         .get(axum::http::header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .map(|ua| ua.chars().take(MAX_USER_AGENT).collect());
+    let sid = session.sid.clone();
     let cookie = match app.stores.sessions.create(session.clone(), app.config.session_ttl).await {
         Ok(c) => c,
         Err(e) => return unavailable(e),
@@ -156,6 +157,7 @@ pub(super) async fn start_session(
         .await;
     let mut res = continue_authorization(app, headers, req, Some((cookie.clone(), session)), true, StatusCode::SEE_OTHER).await;
     cookies::set(&mut res, app.base(), cookies::SESSION, &cookie, Some(app.config.session_ttl), app.config.secure_cookies());
+    crate::endpoints::check_session::set_cookie(app, &mut res, Some(&sid));
     res
 }
 

@@ -5,6 +5,7 @@ pub mod admin;
 pub mod admin_factors;
 pub mod admin_openapi;
 pub mod authorize;
+pub mod check_session;
 pub mod console;
 pub mod discovery;
 pub mod end_session;

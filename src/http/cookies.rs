@@ -1,6 +1,7 @@
-//! The two cookies Authrim sets: `authrim_session` (the login session) and `authrim_browser`
-//! (a random per-browser value that login challenges are bound to, against login CSRF).
-//! Both HttpOnly, SameSite=Lax, Secure when the issuer is https.
+//! The cookies Authrim sets: `authrim_session` (the login session) and `authrim_browser`
+//! (a random per-browser value that login challenges are bound to, against login CSRF), both
+//! HttpOnly, SameSite=Lax, Secure when the issuer is https; and `authrim_opbs`, the session
+//! management iframe's browser state (`endpoints::check_session`), which its script reads.
 
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::Response;
@@ -32,6 +33,17 @@ pub fn set(res: &mut Response, base: &str, name: &str, value: &str, max_age: Opt
         c.push_str("; Secure");
     }
     if let Ok(v) = HeaderValue::from_str(&c) {
+        res.headers_mut().append(header::SET_COOKIE, v);
+    }
+}
+
+/// Set cookie `name` for a script of ours to read (`endpoints::check_session`): not
+/// HttpOnly, and, under an https issuer, `SameSite=None; Secure` so that our iframe in another
+/// site's page can read it.
+pub fn set_script_readable(res: &mut Response, base: &str, name: &str, value: &str, max_age: u64, secure: bool) {
+    let path = if base.is_empty() { "/" } else { base };
+    let same_site = if secure { "None; Secure" } else { "Lax" };
+    if let Ok(v) = HeaderValue::from_str(&format!("{name}={value}; Path={path}; SameSite={same_site}; Max-Age={max_age}")) {
         res.headers_mut().append(header::SET_COOKIE, v);
     }
 }

@@ -49,6 +49,7 @@ pub fn router(app: AppState) -> Router {
         .route("/assets/{name}", get(asset))
         .route("/consent", get(interaction::consent_page).post(interaction::consent))
         .route("/logout", get(end_session::get).post(end_session::post))
+        .route(crate::endpoints::check_session::PATH, get(crate::endpoints::check_session::iframe))
         .route("/logout/confirm", post(end_session::confirm))
         .route(end_session::UPSTREAM_RETURN, get(end_session::upstream_return))
         .route("/token", post(token::token))

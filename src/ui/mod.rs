@@ -93,6 +93,7 @@ const ASSETS: &[(&str, &str)] = &[
     ("logo.svg", include_str!("assets/logo.svg")),
     ("ui.js", include_str!("assets/ui.js")),
     ("passkey.js", include_str!("assets/passkey.js")),
+    ("check_session.js", include_str!("assets/check_session.js")),
 ];
 
 /// The most files a theme directory's `assets/` may add, and the largest of them.

@@ -42,6 +42,7 @@ mod registration;
 mod request_object;
 mod resources;
 mod second_factor;
+mod session_management;
 mod signup;
 mod signup_abuse;
 mod revocation;

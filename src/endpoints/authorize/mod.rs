@@ -355,7 +355,15 @@ pub async fn issue_code(app: &Issuer, req: &AuthorizationRequest, cookie: &str, 
         amr: session.amr.clone(),
     };
     match app.stores.codes.issue(grant, code_lifetime).await {
-        Ok(code) => response::to_client(app, &req.reply_to(), &[("code", &code)], status),
+        Ok(code) => {
+            // OpenID Connect Session Management 1.0 §2: for the RP's check-session iframe.
+            let state = crate::endpoints::check_session::session_state(app, &req.client_id, &req.redirect_uri, &session.sid);
+            let mut pairs = vec![("code", code.as_str())];
+            if let Some(s) = &state {
+                pairs.push(("session_state", s));
+            }
+            response::to_client(app, &req.reply_to(), &pairs, status)
+        }
         Err(e) => {
             let err = OAuthError::internal("code store", e);
             response::error(app, &req.reply_to(), &err, status)
