@@ -49,20 +49,26 @@ macro_rules! oauth_errors {
 /// RFC 6749 §5.2: `error_description` is `%x20-21 / %x23-5B / %x5D-7E`: printable ASCII
 /// without `"` and `\`. The one place that guarantees it, whatever a description quotes (a
 /// parameter's name, a value, a library's message): a double quote becomes a single one, a
-/// backslash a slash, any other character outside the set (a control, anything non-ASCII) a
-/// question mark. What is already clean is passed through without a copy.
+/// backslash a slash, a section sign the word "section", a dash a hyphen, any other character
+/// outside the set (a control, anything else non-ASCII) a question mark. What is already clean is passed through without a copy.
 pub fn error_description(d: Cow<'static, str>) -> Cow<'static, str> {
     let allowed = |c: char| matches!(c, '\x20'..='\x21' | '\x23'..='\x5b' | '\x5d'..='\x7e');
     if d.chars().all(allowed) {
         return d;
     }
-    let mapped = d.chars().map(|c| match c {
-        '"' => '\'',
-        '\\' => '/',
-        c if allowed(c) => c,
-        _ => '?',
-    });
-    Cow::Owned(mapped.collect())
+    let mut out = String::with_capacity(d.len());
+    for c in d.chars() {
+        match c {
+            '"' => out.push('\''),
+            '\\' => out.push('/'),
+            // The product's own wording cites specifications ("RFC 7636 §4.1") and ranges.
+            '§' => out.push_str("section "),
+            '–' | '—' => out.push('-'),
+            c if allowed(c) => out.push(c),
+            _ => out.push('?'),
+        }
+    }
+    Cow::Owned(out)
 }
 
 oauth_errors! {
@@ -157,6 +163,7 @@ mod tests {
         let e = OAuthError::invalid_client("the assertion: no key fits (kid \"k1\", path C:\\x)\n\tnaïve €");
         assert_eq!(e.description, "the assertion: no key fits (kid 'k1', path C:/x)??na?ve ?");
         assert!(matches!(OAuthError::invalid_request("plain words").description, Cow::Borrowed(_)), "clean text is not copied");
+        assert_eq!(OAuthError::invalid_grant("malformed (RFC 7636 §4.1), 43–128 characters").description, "malformed (RFC 7636 section 4.1), 43-128 characters");
         // Every character there is: what comes out is always in the set.
         let every: String = (0u32..0x3000).filter_map(char::from_u32).collect();
         assert!(OAuthError::invalid_grant(every).description.chars().all(allowed));

@@ -124,7 +124,7 @@ impl Profile {
         ];
         algs.iter().find_map(|(name, alg)| {
             let alg = alg.as_deref()?;
-            (!profile.allows_alg(alg)).then(|| format!("{name} {alg} is not allowed under FAPI 2.0 (§5.4): use {}", FAPI_ALGS.join(", ")))
+            (!profile.allows_alg(alg)).then(|| format!("{name} {alg} is not allowed under FAPI 2.0 (section 5.4): use {}", FAPI_ALGS.join(", ")))
         })
     }
 

@@ -58,8 +58,10 @@ fn metadata(app: &Issuer) -> serde_json::Value {
         "response_modes_supported": crate::endpoints::authorize::response::RESPONSE_MODES,
         "grant_types_supported": app.grants.names(),
         "subject_types_supported": ["public", "pairwise"],
+        // OpenID Connect Discovery §3: RS256 MUST be listed, so it stays under FAPI 2.0 (which
+        // signs nothing with it: `tokens::id_token_alg`, `profile::refusal`).
         "id_token_signing_alg_values_supported": app.keys().algorithms(),
-        "userinfo_signing_alg_values_supported": app.keys().algorithms(),
+        "userinfo_signing_alg_values_supported": app.keys().algorithms().iter().filter(|a| profile.allows_alg(a)).collect::<Vec<_>>(),
         "token_endpoint_auth_methods_supported": &auth_methods,
         "code_challenge_methods_supported": ["S256"],
         "claims_supported": supported_claims().into_iter()
@@ -67,7 +69,7 @@ fn metadata(app: &Issuer) -> serde_json::Value {
             .collect::<Vec<_>>(),
         "claims_parameter_supported": true,
         "request_parameter_supported": true,
-        "request_object_signing_alg_values_supported": crate::endpoints::authorize::request_object_algorithms(),
+        "request_object_signing_alg_values_supported": crate::endpoints::authorize::request_object_algorithms().into_iter().filter(|a| profile.allows_alg(a)).collect::<Vec<_>>(),
         "request_uri_parameter_supported": true,
         "require_request_uri_registration": true,
         "prompt_values_supported": ["none", "login", "consent", "select_account"],

@@ -169,7 +169,7 @@ fn refresh_granted(app: &App, scope: &str, resources: &[String]) -> bool {
 fn check_verifier_syntax(v: &str) -> OAuthResult<()> {
     let ok = (43..=128).contains(&v.len())
         && v.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'));
-    if ok { Ok(()) } else { Err(OAuthError::invalid_grant("code_verifier is malformed (RFC 7636 §4.1)")) }
+    if ok { Ok(()) } else { Err(OAuthError::invalid_grant("code_verifier is malformed (RFC 7636 section 4.1)")) }
 }
 
 /// Revoke what a reused code issued: its access token, its grant (every token carrying it),

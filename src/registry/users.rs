@@ -225,7 +225,7 @@ fn apply_claims(claims: &mut Map<String, Value>, input: Map<String, Value>) -> R
             value.is_string()
         };
         if !ok {
-            return Err(format!("claim {name:?} has the wrong type (OpenID Connect Core §5.1)"));
+            return Err(format!("claim {name:?} has the wrong type (OpenID Connect Core section 5.1)"));
         }
         claims.insert(name, value);
     }

@@ -113,8 +113,11 @@ async fn a_fapi2_client_signs_in_only_through_par_with_pkce_its_key_as_issuer_au
     assert_eq!(d["require_pushed_authorization_requests"], true);
     assert_eq!(d["token_endpoint_auth_methods_supported"], json!(["private_key_jwt"]));
     assert_eq!(d["dpop_signing_alg_values_supported"], json!(["PS256", "ES256", "EdDSA"]), "the default's RS256 drops out");
-    let algs = d["token_endpoint_auth_signing_alg_values_supported"].as_array().unwrap();
-    assert!(algs.iter().all(|a| ["PS256", "ES256", "EdDSA"].contains(&a.as_str().unwrap())), "{algs:?}");
+    for list in ["token_endpoint_auth_signing_alg_values_supported", "request_object_signing_alg_values_supported", "userinfo_signing_alg_values_supported"] {
+        let algs = d[list].as_array().unwrap();
+        assert!(!algs.is_empty() && algs.iter().all(|a| ["PS256", "ES256", "EdDSA"].contains(&a.as_str().unwrap())), "{list}: {algs:?}");
+    }
+    assert!(d["id_token_signing_alg_values_supported"].as_array().unwrap().contains(&json!("RS256")), "OpenID Connect Discovery §3 requires RS256 listed");
 }
 
 #[tokio::test]

@@ -44,7 +44,9 @@ pub async fn unpack(app: &Issuer, params: &Params) -> Result<Params, Rejection> 
     v.set_required_spec_claims(&["iss", "aud"]);
     v.set_issuer(&[client.id()]);
     v.set_audience(&[app.issuer()]);
-    let algs = algorithms();
+    // FAPI 2.0 §5.4: PS256, ES256 or EdDSA for a client held to that profile.
+    let profile = app.profile().for_client(&client);
+    let algs: Vec<&str> = algorithms().into_iter().filter(|a| profile.allows_alg(a)).collect();
     let expect = Expect { what: "the request object", algs: &algs, pinned: client.meta.request_object_signing_alg.as_deref() };
     let claims: Map<String, Value> = match signed::verify(app, &client, jwt, &expect, v).await {
         Ok(c) => c,

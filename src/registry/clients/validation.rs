@@ -43,7 +43,7 @@ pub(super) fn validate(meta: &ClientMetadata) -> Result<(), String> {
     for s in split_list(&meta.scope) {
         // RFC 6749 §3.3 scope-token: printable ASCII except space, '"' and '\\'.
         if !s.bytes().all(|b| (0x21..=0x7e).contains(&b) && b != b'"' && b != b'\\') {
-            return Err(format!("scope {s:?} is not a valid scope token (RFC 6749 §3.3)"));
+            return Err(format!("scope {s:?} is not a valid scope token (RFC 6749 section 3.3)"));
         }
     }
     for r in &meta.allowed_resources {
@@ -144,7 +144,7 @@ pub(super) fn validate_subject_type(meta: &ClientMetadata) -> Result<(), String>
 /// inline keys are public keys we can use; the signing algorithm suits the method.
 pub(super) fn validate_keys(meta: &ClientMetadata) -> Result<(), String> {
     if meta.jwks.is_some() && meta.jwks_uri.is_some() {
-        return Err("jwks and jwks_uri must not both be present (RFC 7591 §2)".into());
+        return Err("jwks and jwks_uri must not both be present (RFC 7591 section 2)".into());
     }
     if let Some(jwks) = &meta.jwks {
         client_keys::parse_jwks(jwks).map_err(|e| format!("jwks: {e}"))?;
