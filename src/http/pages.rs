@@ -103,11 +103,26 @@ pub struct ConsentPage<'a> {
     /// (name, URI) of each resource the access is for.
     pub resources: Vec<(&'a str, &'a str)>,
     pub ui_locales: Option<&'a str>,
+    /// What the client registered to be shown (OpenID Connect Dynamic Client Registration
+    /// §2: `logo_uri`, `client_uri`, `policy_uri`, `tos_uri`), https URLs only.
+    pub logo: Option<&'a str>,
+    pub home: Option<&'a str>,
+    pub policy: Option<&'a str>,
+    pub terms: Option<&'a str>,
 }
 
-pub fn consent(p: ConsentPage<'_>) -> Response {
-    Page::new(StatusCode::OK, "consent.html", "consent-title")
-        .with("client", p.client_name)
+pub fn consent<'a>(p: ConsentPage<'a>) -> Response {
+    let https = |u: Option<&'a str>| -> Option<&'a str> { u.filter(|u| url::Url::parse(u).is_ok_and(|x| x.scheme() == "https")) };
+    let logo = https(p.logo);
+    let mut page = Page::new(StatusCode::OK, "consent.html", "consent-title");
+    if let Some(origin) = logo.and_then(|l| url::Url::parse(l).ok()).map(|u| u.origin().ascii_serialization()) {
+        page.csp.images.push(origin);
+    }
+    page.with("client", p.client_name)
+        .with("logo", logo)
+        .with("home", https(p.home))
+        .with("policy", https(p.policy))
+        .with("terms", https(p.terms))
         .with("client_host", p.client_host)
         .with("username", p.username)
         .with("challenge", p.challenge)
@@ -179,7 +194,7 @@ pub fn frontchannel_logout(iframes: &[String], next: Option<&str>, ui_locales: O
         .with("frames", iframes)
         .with("next", next)
         .locales(ui_locales);
-    page.csp = Csp { nonce: Some(crate::util::random_token()), frames: origins };
+    page.csp = Csp { nonce: Some(crate::util::random_token()), frames: origins, images: Vec::new() };
     page.into_response()
 }
 

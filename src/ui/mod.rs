@@ -136,6 +136,8 @@ pub struct Csp {
     pub nonce: Option<String>,
     /// Origins the page may frame (front-channel logout).
     pub frames: Vec<String>,
+    /// Origins the page may show images from besides ours (a client's logo on the consent page).
+    pub images: Vec<String>,
 }
 
 impl Csp {
@@ -148,7 +150,8 @@ impl Csp {
             true => String::new(),
             false => format!("; frame-src {}", self.frames.join(" ")),
         };
-        format!("default-src 'none'; {script}; style-src 'self'; img-src 'self'{frames}; frame-ancestors 'none'; base-uri 'none'")
+        let images: String = self.images.iter().map(|o| format!(" {o}")).collect();
+        format!("default-src 'none'; {script}; style-src 'self'; img-src 'self'{images}{frames}; frame-ancestors 'none'; base-uri 'none'")
     }
 }
 

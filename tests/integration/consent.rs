@@ -54,3 +54,43 @@ async fn deny_takes_back_an_earlier_consent() {
     assert_eq!(st, 400, "the refresh token of the earlier consent is revoked");
     assert!(authorize_page(&b, &[]).await.is_consent(), "no code without asking again");
 }
+
+/// OpenID Connect Dynamic Client Registration §2: the consent page shows what the client
+/// registered to be shown (its logo, home page, policy and terms), https URLs only, and its
+/// CSP lets the logo's origin, and no other, serve the image.
+#[tokio::test]
+async fn the_consent_page_shows_the_clients_logo_and_links() {
+    let s = TestServer::start().await;
+    s.client(
+        "shown",
+        serde_json::json!({"logo_uri": "https://cdn.rp.example/logo.png", "client_uri": "https://rp.example/", "policy_uri": "https://rp.example/privacy", "tos_uri": "https://rp.example/terms"}),
+    )
+    .await;
+    s.client("plain", serde_json::json!({"logo_uri": "http://rp.example/logo.png"})).await;
+    s.user("alice", serde_json::json!({})).await;
+    let consent_of = |client: &'static str| {
+        let s = &s;
+        async move {
+            let b = s.browser();
+            let q = [("response_type", "code"), ("client_id", client), ("redirect_uri", REDIRECT), ("scope", "openid"), ("state", "st")];
+            let login = Page::from(b.authorize(&q).await).await;
+            let next = b.post_no_follow("/login", &[("challenge", &login.challenge()), ("username", "alice"), ("password", PASSWORD)]).await;
+            b.client.get(s.url(next.location.as_deref().unwrap())).send().await.unwrap()
+        }
+    };
+    let res = consent_of("shown").await;
+    let csp = res.headers()["content-security-policy"].to_str().unwrap().to_string();
+    let page = Page::from(res).await;
+    assert!(page.is_consent(), "{}", page.html);
+    assert!(page.html.contains("src=\"https://cdn.rp.example/logo.png\""), "{}", page.html);
+    for link in ["https://rp.example/", "https://rp.example/privacy", "https://rp.example/terms"] {
+        assert!(page.html.contains(&format!("href=\"{link}\"")), "{link}: {}", page.html);
+    }
+    assert!(csp.contains("img-src 'self' https://cdn.rp.example;"), "{csp}");
+
+    let res = consent_of("plain").await;
+    let csp = res.headers()["content-security-policy"].to_str().unwrap().to_string();
+    let page = Page::from(res).await;
+    assert!(!page.html.contains("rp.example/logo.png"), "an http logo is not shown: {}", page.html);
+    assert!(csp.contains("img-src 'self';"), "{csp}");
+}

@@ -300,7 +300,13 @@ pub async fn render_consent(app: &Issuer, cookie: &str, session: &Session, req: 
         .map(|r| (crate::resources::servers(app, std::slice::from_ref(r)).first().map_or(r.as_str(), |rs| rs.name.as_str()), r.as_str()))
         .collect();
     let client_host = document_host(&req.client_id);
+    let client = app.client(&req.client_id);
+    let meta = client.as_deref().map(|c| &c.meta);
     pages::consent(pages::ConsentPage {
+        logo: meta.and_then(|m| m.logo_uri.as_deref()),
+        home: meta.and_then(|m| m.client_uri.as_deref()),
+        policy: meta.and_then(|m| m.policy_uri.as_deref()),
+        terms: meta.and_then(|m| m.tos_uri.as_deref()),
         challenge: &challenge,
         client_name: &client_display_name(app, &req.client_id),
         client_host: client_host.as_deref(),
