@@ -403,10 +403,10 @@ def test_form_post_response_mode_in_chromium(authrim_server, discovery, jwks, al
         return nonce_source[len("'nonce-"):-1]
 
     def check_code(name: str) -> dict:
-        """The relying party got exactly code, state and iss; the code redeems once."""
+        """The relying party got exactly code, state, iss and session_state (Session Management 1.0); the code redeems once."""
         req = requests_made[name]
         fields = by_name[name].fields
-        assert set(fields) == {"code", "state", "iss"}, (name, report)
+        assert set(fields) == {"code", "state", "iss", "session_state"}, (name, report)
         assert all(len(v) == 1 for v in fields.values()), (name, report)
         assert fields["state"] == [req["state"]] and fields["iss"] == [issuer], (name, report)
         code = fields["code"][0]
@@ -438,7 +438,7 @@ def test_form_post_response_mode_in_chromium(authrim_server, discovery, jwks, al
     assert doc["heading"] == "Returning to the application", report
     [form] = doc["forms"]
     assert (form["action"], form["method"]) == (callback, "post"), report
-    assert sorted(f[0] for f in form["fields"]) == ["code", "iss", "state"], report
+    assert sorted(f[0] for f in form["fields"]) == ["code", "iss", "session_state", "state"], report
     assert all(f[1] == "hidden" for f in form["fields"]), report
     # That one script only; the Continue button is inside <noscript> (so, with scripts on,
     # not a button at all).

@@ -311,7 +311,7 @@ def check_signed_in(flow: dict, jwks: dict, issuer: str, client_id: str, user_id
     nonce sent (verified here against the JWKS, as the library did)."""
     assert flow["url"]["origin_path"] == endpoint, flow["url"]
     cb = flow["callback"]
-    assert set(cb) == {"code", "state", "iss"}, cb
+    assert set(cb) == {"code", "state", "iss", "session_state"}, cb
     assert cb["state"] == flow["sent"]["state"] and cb["iss"] == issuer, cb
     assert flow["scope"] == PAR_SCOPE, flow
     claims = jwt.decode(flow["id_token"], KeySet.import_key_set(jwks), algorithms=["RS256"]).claims

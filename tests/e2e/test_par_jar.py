@@ -296,7 +296,7 @@ def test_pushed_authorization_request(authrim_server, discovery, jwks, alice, me
     assert consent_shown, "a fresh client's first sign-in skipped the consent page"
     back = {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
     assert location.startswith(REDIRECT_URI + "?"), location
-    assert set(back) == {"code", "state", "iss"}, back
+    assert set(back) == {"code", "state", "iss", "session_state"}, back
     assert back["state"] == params["state"] and back["iss"] == discovery["issuer"], back
 
     token = rp.redeem(discovery, location, verifier, params["state"])
@@ -444,7 +444,7 @@ def test_signed_request_object(authrim_server, discovery, jwks, alice, alg, meth
     assert consent_shown, "a fresh client's first sign-in skipped the consent page"
     assert location.startswith(REDIRECT_URI + "?"), location
     back = {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
-    assert set(back) == {"code", "state", "iss"}, back
+    assert set(back) == {"code", "state", "iss", "session_state"}, back
     assert back["state"] == params["state"] and back["iss"] == discovery["issuer"], back
 
     token = rp.redeem(discovery, location, verifier, params["state"])
