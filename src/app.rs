@@ -60,6 +60,8 @@ pub struct App {
     pub dpop: crate::dpop::DpopState,
     /// Keys pairwise subject identifiers (`tokens::subject`).
     pub pairwise_key: [u8; 32],
+    /// Keys the session management browser state (`endpoints::check_session`).
+    pub session_state_key: aws_lc_rs::hmac::Key,
     /// Clients named by a metadata document URL (`registry::documents`).
     pub documents: crate::registry::documents::ClientDocuments,
 }
@@ -125,11 +127,13 @@ impl App {
             config.dpop_algs()?,
         );
         let pairwise_key = vault.derive("authrim pairwise subject v1");
+        let session_state_key = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &vault.derive("authrim session state v1"));
         let tenants = crate::tenant::Tenants::new(crate::tenant::Tenant::default_from(&config, keys, &vault)?);
         Ok(Self {
             tenants,
             vault,
             pairwise_key,
+            session_state_key,
             dpop,
             fetcher,
             client_keys: crate::client_auth::keys::KeyCache::new(config.client_jwks_cache_max_entries),

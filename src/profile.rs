@@ -25,6 +25,7 @@
 //! PKCE and spend their codes in process, so the PAR, DPoP and client-authentication rules,
 //! which protect codes and tokens that travel to other parties, do not apply to them.
 
+use crate::registry::clients::AUTH_PRIVATE_KEY_JWT;
 use crate::registry::Client;
 
 /// The algorithms FAPI 2.0 §5.4 allows for signatures.
@@ -85,7 +86,7 @@ impl Profile {
 
     /// Whether `client` may authenticate with `method`.
     pub fn allows_auth_method(self, client: &Client, method: &str) -> bool {
-        !self.for_client(client).is_fapi2() || client.meta.first_party || method == "private_key_jwt"
+        !self.for_client(client).is_fapi2() || client.meta.first_party || method == AUTH_PRIVATE_KEY_JWT
     }
 
     /// Whether `client`'s assertions must have exactly the issuer identifier, as a string, as
@@ -109,7 +110,7 @@ impl Profile {
         if !profile.is_fapi2() || meta.first_party {
             return None;
         }
-        if meta.token_endpoint_auth_method != "private_key_jwt" {
+        if meta.token_endpoint_auth_method != AUTH_PRIVATE_KEY_JWT {
             return Some(format!(
                 "this server's security profile (FAPI 2.0) accepts only private_key_jwt as token_endpoint_auth_method, not {}",
                 meta.token_endpoint_auth_method

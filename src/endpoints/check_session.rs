@@ -33,8 +33,7 @@ pub const OPBS: &str = "authrim_opbs";
 
 /// The OP browser state of the session `sid`.
 pub fn browser_state(app: &App, sid: &str) -> String {
-    let key = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &app.vault().derive("authrim session state v1"));
-    b64(&aws_lc_rs::hmac::sign(&key, sid.as_bytes()).as_ref()[..18])
+    b64(&aws_lc_rs::hmac::sign(&app.session_state_key, sid.as_bytes()).as_ref()[..18])
 }
 
 /// The `session_state` for a response to `client_id` at `redirect_uri` in session `sid`;

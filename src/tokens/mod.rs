@@ -215,8 +215,8 @@ pub fn grant_of_id_token_jti(jti: &str) -> Option<&str> {
 /// deployment's `token_signing_alg` (`Config::validate` holds it to the allowed ones).
 pub fn id_token_alg(app: &Issuer, client_id: &str) -> String {
     let client = app.registry.client(client_id);
-    let fapi2 = client.as_deref().is_some_and(|c| app.profile().for_client(c).is_fapi2()) || app.profile().is_fapi2();
-    match (client.and_then(|c| c.meta.id_token_signed_response_alg.clone()), fapi2) {
+    let profile = client.as_deref().map_or(app.profile(), |c| app.profile().for_client(c));
+    match (client.and_then(|c| c.meta.id_token_signed_response_alg.clone()), profile.is_fapi2()) {
         (Some(alg), _) => alg,
         (None, true) => app.config.token_signing_alg.clone(),
         (None, false) => crate::keys::ALG_RS256.to_string(),
