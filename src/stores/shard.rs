@@ -3,7 +3,36 @@
 //! `{shard}_{random}`, picked at random for an even spread; keys we are handed (a `jti`,
 //! `userId:clientId`) are routed by a hash.
 
+use super::table::Key;
+use crate::tenant::TenantId;
 use crate::util::{random_bytes, random_token, sha256};
+
+/// The key under which `value` (a secret we minted, a `jti`, a family id, a replay mark) is
+/// stored for `tenant`: the tenant is part of every store key, so one tenant's lookup of
+/// another's value finds nothing by construction.
+///
+/// The default tenant's key is `SHA-256(value)`, what every row was stored under before
+/// tenants, so no row moves. Another tenant's is `SHA-256(0xFF ‖ id as 4 bytes ‖ value)`:
+/// `value` is a `&str`, and no UTF-8 text begins with the byte 0xFF, so no value of the
+/// default tenant can be made to hash like one of another's, and the fixed-width id keeps
+/// two other tenants apart.
+pub fn key(tenant: TenantId, value: &str) -> Key {
+    if tenant == TenantId::DEFAULT {
+        return sha256(value.as_bytes());
+    }
+    let mut framed = Vec::with_capacity(5 + value.len());
+    framed.push(0xFF);
+    framed.extend_from_slice(&tenant.0.to_be_bytes());
+    framed.extend_from_slice(value.as_bytes());
+    sha256(&framed)
+}
+
+/// The shard of a key we did not mint (a `jti`, a replay mark): its first 8 bytes modulo the
+/// shard count. For the default tenant this is `hash_shard(value)`, so rows written before
+/// tenants are found where they were put.
+pub fn key_shard(key: &Key, shard_count: usize) -> usize {
+    (u64::from_le_bytes(key[..8].try_into().expect("8 bytes")) % shard_count as u64) as usize
+}
 
 /// Mint `{shard}_{random}` with a uniformly chosen shard.
 pub fn mint_prefixed(shard_count: usize) -> (usize, String) {
@@ -47,6 +76,20 @@ mod tests {
             assert_eq!(parsed, shard);
             assert_eq!(hash, sha256(v.as_bytes()));
         }
+    }
+
+    #[test]
+    fn the_default_tenant_keys_as_before_and_others_apart() {
+        for v in ["1_abc", "jwt:client:jti", ""] {
+            assert_eq!(key(TenantId::DEFAULT, v), sha256(v.as_bytes()), "default tenant's keys unchanged");
+            assert_eq!(key_shard(&key(TenantId::DEFAULT, v), 16), hash_shard(v.as_bytes(), 16));
+            let (a, b) = (key(TenantId(1), v), key(TenantId(2), v));
+            assert!(a != b && a != key(TenantId::DEFAULT, v));
+        }
+        // The framing cannot be forged from the default tenant: its values are text.
+        let framed = format!("\u{ff}\0\0\0\u{1}x");
+        assert_ne!(key(TenantId::DEFAULT, &framed), key(TenantId(1), "x"));
+        assert_ne!(key(TenantId(1), "\0x"), key(TenantId(256), "x"));
     }
 
     #[test]
