@@ -6,6 +6,7 @@
 use crate::app::App;
 use crate::audit::AuditEvent;
 use crate::db::StoreResult;
+use crate::tenant::TenantId;
 use crate::util::now;
 use serde_json::json;
 
@@ -18,12 +19,12 @@ pub struct Withdrawn {
     pub families: usize,
 }
 
-pub async fn withdraw(app: &App, user_id: &str, client_id: &str, reason: &str) -> StoreResult<Withdrawn> {
+pub async fn withdraw(app: &App, tenant: TenantId, user_id: &str, client_id: &str, reason: &str) -> StoreResult<Withdrawn> {
     let consent = app.registry.forget_consent(user_id, client_id).await?;
-    let families = app.stores.refresh.revoke_of(user_id, Some(client_id)).await?;
+    let families = app.stores.refresh.revoke_of(tenant, user_id, Some(client_id)).await?;
     let until = now() + crate::tokens::grant_revocation_ttl(app);
     for id in &families {
-        app.stores.revocations.revoke(&crate::tokens::grant_revocation_key(id), until).await?;
+        app.stores.revocations.revoke(tenant, &crate::tokens::grant_revocation_key(id), until).await?;
     }
     if consent || !families.is_empty() {
         app.audit

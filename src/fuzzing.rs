@@ -597,7 +597,7 @@ pub fn refresh_token(data: &[u8]) {
     let c = codec();
     let (m, rest) = mode(data, 3);
     match m {
-        0 => assert_eq!(c.locate(&text(rest), REFRESH_SHARDS), None, "a forged refresh token located"),
+        0 => assert_eq!(c.locate(crate::tenant::TenantId::DEFAULT, &text(rest), REFRESH_SHARDS), None, "a forged refresh token located"),
         1 => {
             if rest.len() < 10 {
                 return;
@@ -608,7 +608,7 @@ pub fn refresh_token(data: &[u8]) {
             let token = c.encode(shard, &family, version);
             let expected = (family.len() == 22 && !family.contains('.') && shard < 100_000)
                 .then(|| (shard % REFRESH_SHARDS, sha256(family.as_bytes()), version));
-            assert_eq!(c.locate(&token, REFRESH_SHARDS), expected, "token {token:?}");
+            assert_eq!(c.locate(crate::tenant::TenantId::DEFAULT, &token, REFRESH_SHARDS), expected, "token {token:?}");
         }
         _ => {
             let genuine = c.encode(5, "AAAAAAAAAAAAAAAAAAAAAA", 3);
@@ -623,7 +623,7 @@ pub fn refresh_token(data: &[u8]) {
                 }
             }
             let token = text(&token);
-            let located = c.locate(&token, REFRESH_SHARDS);
+            let located = c.locate(crate::tenant::TenantId::DEFAULT, &token, REFRESH_SHARDS);
             if token == genuine {
                 assert_eq!(located, Some((5, sha256(b"AAAAAAAAAAAAAAAAAAAAAA"), 3)));
             } else {
@@ -640,7 +640,7 @@ pub fn shard_prefix(data: &[u8]) {
         Some((c, rest)) => (*c as usize + 1, text(rest)),
         None => (1, Cow::Borrowed("")),
     };
-    if let Some((shard, hash)) = crate::stores::shard::parse_prefixed(&value, count) {
+    if let Some((shard, hash)) = crate::stores::shard::parse_prefixed(crate::tenant::TenantId::DEFAULT, &value, count) {
         assert!(shard < count);
         assert_eq!(hash, sha256(value.as_bytes()));
         let (prefix, random) = value.split_once('_').expect("accepted without '_'");

@@ -22,12 +22,20 @@ use std::sync::Arc;
 
 /// A tenant's number: what keys, shards and rows carry. Never reused, so that a stale
 /// artefact can never name a newer tenant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Stored as a bare number, and left out of a record when it is the default tenant (so rows
+/// written before tenants read back as the default tenant's, and its rows do not grow).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct TenantId(pub u32);
 
 impl TenantId {
     /// The tenant every deployment has, into which single-tenant data migrates.
     pub const DEFAULT: TenantId = TenantId(0);
+
+    /// For `#[serde(skip_serializing_if = "TenantId::is_default")]`.
+    pub fn is_default(&self) -> bool {
+        *self == Self::DEFAULT
+    }
 }
 
 /// What differs per issuer, resolved once when the tenant is loaded.

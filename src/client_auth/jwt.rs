@@ -104,7 +104,7 @@ async fn check(cx: &Context<'_>, client: &Client, jwt: &str, algs: &[&str]) -> R
     // OIDC Core §9 makes jti required; RFC 7523 §3 lets the server insist.
     let jti = claims.jti.filter(|j| !j.is_empty()).ok_or_else(|| Refusal::Invalid("the assertion has no jti".into()))?;
     let key = format!("client-assertion\u{1f}{}\u{1f}{jti}", client.id());
-    match app.stores.challenges.first_use(&key, claims.exp + LEEWAY).await {
+    match app.stores.challenges.first_use(app.tenant.id, &key, claims.exp + LEEWAY).await {
         Ok(true) => Ok(()),
         Ok(false) => Err(Refusal::Invalid("this assertion was already used (jti)".into())),
         Err(e) => Err(Refusal::Unavailable(OAuthError::internal("challenge store", e))),

@@ -210,7 +210,7 @@ pub(crate) async fn delete_user(app: Issuer, Path(id): Path<String>) -> AdminRes
 #[utoipa::path(get, path = "/admin/users/{id}/sessions", tag = "sessions", params(("id" = String, Path, description = "the user id")), responses((status = 200, description = "`{\"sessions\": [...]}`", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn list_sessions(app: Issuer, Path(id): Path<String>) -> AdminResult {
     app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
-    let sessions = app.stores.sessions.of_user(&id).await?;
+    let sessions = app.stores.sessions.of_user(app.tenant.id, &id).await?;
     let list: Vec<Value> = sessions
         .iter()
         .map(|s| {
@@ -243,7 +243,7 @@ pub(crate) async fn end_one_session(app: Issuer, Path((id, sid)): Path<(String, 
 #[utoipa::path(delete, path = "/admin/users/{id}/consents/{client_id}", tag = "users", params(("id" = String, Path, description = "the user id"), ("client_id" = String, Path, description = "the client id")), responses((status = 204, description = "withdrawn"), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn withdraw_consent(app: Issuer, Path((id, client_id)): Path<(String, String)>) -> AdminResult {
     app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
-    let done = crate::consent::withdraw(&app, &id, &client_id, "operator").await?;
+    let done = crate::consent::withdraw(&app, app.tenant.id, &id, &client_id, "operator").await?;
     if !done.consent && done.families == 0 {
         return Err(OAuthError::not_found("this user has no consent or grant at this client"));
     }

@@ -175,7 +175,7 @@ fn needs_confirmation(app: &Issuer, hints: &Hints, session: &Session) -> bool {
 /// End the session (if any), then the front-channel iframes, then the way out.
 async fn finish(app: &Issuer, session: Option<SessionRef>, req: LogoutRequest, status: StatusCode) -> Response {
     let ended = match session {
-        Some(which) => match end_session(app, which, EndedBy::User).await {
+        Some(which) => match end_session(app, app.tenant.id, which, EndedBy::User).await {
             Ok(ended) => ended,
             Err(e) => return super::authorize::unavailable(e),
         },

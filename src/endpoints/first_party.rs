@@ -82,7 +82,7 @@ impl SignedIn {
 }
 
 /// The browser's signed-in user, if any.
-pub(crate) async fn signed_in(app: &App, headers: &HeaderMap) -> Option<SignedIn> {
+pub(crate) async fn signed_in(app: &Issuer, headers: &HeaderMap) -> Option<SignedIn> {
     let (cookie, session) = crate::endpoints::authorize::current_session(app, headers).await?;
     let user = app.registry.user(&session.user_id)?;
     Some(SignedIn { cookie, session, user })
@@ -165,7 +165,7 @@ impl FirstParty {
             return not_done();
         };
         let (Some(code), Some(me)) = (params.get("code"), signed_in(app, headers).await) else { return not_done() };
-        let grant = match app.stores.codes.consume(code, Vec::new()).await {
+        let grant = match app.stores.codes.consume(app.tenant.id, code, Vec::new()).await {
             Ok(Redemption::Fresh(g)) => g,
             Ok(_) => return not_done(),
             Err(e) => return crate::endpoints::authorize::unavailable(e),

@@ -138,7 +138,7 @@ pub(super) async fn start_session(
     // A new session id on every sign-in (no fixation); the old session is replaced, quietly:
     // its applications keep their tokens (this is a re-authentication, not a logout).
     if let Some(old) = cookies::get(headers, cookies::SESSION) {
-        let _ = app.stores.sessions.end(SessionRef::Cookie(old.to_string()), Box::new(|_, _| Ok(()))).await;
+        let _ = app.stores.sessions.end(app.tenant.id, SessionRef::Cookie(old.to_string()), Box::new(|_, _| Ok(()))).await;
     }
     let mut session = Session::new(&user.id, random_token(), now(), amr, acr);
     session.address = Some(address.to_string());
@@ -148,7 +148,7 @@ pub(super) async fn start_session(
         .and_then(|v| v.to_str().ok())
         .map(|ua| ua.chars().take(MAX_USER_AGENT).collect());
     let sid = session.sid.clone();
-    let cookie = match app.stores.sessions.create(session.clone(), app.config.session_ttl).await {
+    let cookie = match app.stores.sessions.create(app.tenant.id, session.clone(), app.config.session_ttl).await {
         Ok(c) => c,
         Err(e) => return unavailable(e),
     };
@@ -178,7 +178,7 @@ pub async fn consent(app: Issuer, headers: HeaderMap, form: Result<FormParams, O
     if matches!(params.get("decision"), Some("allow" | "deny")) {
         let c = challenge.unwrap_or_default();
         // Marked before the answer goes: of two posts racing, one answers.
-        match app.stores.challenges.first_use(&answered(&c), now() + app.config.challenge_ttl + RESTART_GRACE).await {
+        match app.stores.challenges.first_use(app.tenant.id, &answered(&c), now() + app.config.challenge_ttl + RESTART_GRACE).await {
             Ok(true) => {}
             Ok(false) => return request_done(&app, &headers, &c, StatusCode::CONFLICT),
             Err(e) => return unavailable(e),
@@ -196,7 +196,7 @@ pub async fn consent(app: Issuer, headers: HeaderMap, form: Result<FormParams, O
             // A refusal also takes back what was granted before: saying no to an application
             // must not leave it its earlier access (its refresh tokens too).
             if app.registry.consented_scope(&session.user_id, &req.client_id).is_some() {
-                if let Err(e) = crate::consent::withdraw(&app, &session.user_id, &req.client_id, "denied").await {
+                if let Err(e) = crate::consent::withdraw(&app, app.tenant.id, &session.user_id, &req.client_id, "denied").await {
                     return unavailable(e);
                 }
             }
@@ -261,7 +261,7 @@ fn answered(challenge: &str) -> String {
 /// already; `None` if it was not (or there is none).
 async fn answered_already(app: &Issuer, headers: &HeaderMap, challenge: Option<&str>, status: StatusCode) -> Option<Response> {
     let c = challenge?;
-    match app.stores.challenges.used(&answered(c)).await {
+    match app.stores.challenges.used(app.tenant.id, &answered(c)).await {
         Ok(true) => Some(request_done(app, headers, c, status)),
         Ok(false) => None,
         Err(e) => Some(unavailable(e)),

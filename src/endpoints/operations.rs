@@ -148,7 +148,7 @@ pub async fn create_user(app: &App, actor: &Actor, input: UserInput) -> Result<U
 /// Change a user: absent fields keep their value, a `null` claim removes it. A new password
 /// (saved with its `tokens_cutoff`, spending every outstanding reset link) ends the user's
 /// sessions and revokes their tokens, as a disabled user's are.
-pub async fn update_user(app: &App, actor: &Actor, id: &str, input: UserInput) -> Result<User, OAuthError> {
+pub async fn update_user(app: &Issuer, actor: &Actor, id: &str, input: UserInput) -> Result<User, OAuthError> {
     let existing: Arc<User> = app.registry.user(id).ok_or_else(no_user)?;
     let before = existing.as_ref().clone();
     let user = tokio::task::spawn_blocking(move || users::update_user(&existing, input))
@@ -182,13 +182,13 @@ pub async fn update_user(app: &App, actor: &Actor, id: &str, input: UserInput) -
     if user.disabled && !before.disabled {
         end_sessions(app, actor, id, None).await?;
     } else if new_password {
-        let done = crate::logout::cut_off(app, id, user.tokens_cutoff, None, actor.ended_by()).await?;
+        let done = crate::logout::cut_off(app, app.tenant.id, id, user.tokens_cutoff, None, actor.ended_by()).await?;
         app.audit.record(actor.event("tokens_revoked", json!({"reason": "password", "sessions_ended": done.sessions, "families_revoked": done.families})).user(id)).await;
     }
     Ok(user)
 }
 
-pub async fn delete_user(app: &App, actor: &Actor, id: &str) -> Result<(), OAuthError> {
+pub async fn delete_user(app: &Issuer, actor: &Actor, id: &str) -> Result<(), OAuthError> {
     if !app.registry.delete_user(id).await? {
         return Err(no_user());
     }
@@ -200,17 +200,17 @@ pub async fn delete_user(app: &App, actor: &Actor, id: &str) -> Result<(), OAuth
 /// logout. How many ended; `Err(not_found)` if `sid` is not one of the user's. Ending all of
 /// them also revokes every token the user had (`tokens_cutoff`, then `logout::cut_off`): the
 /// operator's answer to a session or a device in the wrong hands, `offline_access` included.
-pub async fn end_sessions(app: &App, actor: &Actor, user_id: &str, sid: Option<&str>) -> Result<usize, OAuthError> {
+pub async fn end_sessions(app: &Issuer, actor: &Actor, user_id: &str, sid: Option<&str>) -> Result<usize, OAuthError> {
     let user = app.registry.user(user_id).ok_or_else(no_user)?;
     let Some(sid) = sid else {
         let cutoff = crate::util::now();
         app.registry.save_user(User { tokens_cutoff: cutoff, ..user.as_ref().clone() }).await?;
-        let done = crate::logout::cut_off(app, user_id, cutoff, None, actor.ended_by()).await?;
+        let done = crate::logout::cut_off(app, app.tenant.id, user_id, cutoff, None, actor.ended_by()).await?;
         app.audit.record(actor.event("sessions_ended", json!({"ended": done.sessions, "families_revoked": done.families, "tokens_revoked": true})).user(user_id)).await;
         return Ok(done.sessions);
     };
-    let ended = match app.stores.sessions.of_user(user_id).await?.into_iter().find(|s| s.sid == sid) {
-        Some(s) => end_session(app, SessionRef::Sid(s.sid), actor.ended_by()).await?.is_some(),
+    let ended = match app.stores.sessions.of_user(app.tenant.id, user_id).await?.into_iter().find(|s| s.sid == sid) {
+        Some(s) => end_session(app, app.tenant.id, SessionRef::Sid(s.sid), actor.ended_by()).await?.is_some(),
         None => false,
     };
     if !ended {

@@ -55,7 +55,7 @@ pub async fn login(
     let Some(attempt) = app.login_limiter.begin(&format!("passkey:{credential_id}"), &address, now()) else {
         return retry(TOO_MANY, StatusCode::TOO_MANY_REQUESTS).await;
     };
-    match passkeys.finish(&app.db, app.vault(), app.stores.challenges.as_ref(), credential, state, None).await {
+    match passkeys.finish(&app.db, app.vault(), (app.stores.challenges.as_ref(), app.tenant.id), credential, state, None).await {
         Err(PasskeyError::Store(e)) => {
             attempt.unchecked();
             tracing::error!(error = %e, "passkey check failed");

@@ -214,7 +214,7 @@ pub async fn reset(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, head
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     }
     // Whoever knew the old password is signed out and keeps no token.
-    let done = crate::logout::cut_off(&app, &user.id, cutoff, None, crate::logout::EndedBy::User).await;
+    let done = crate::logout::cut_off(&app, app.tenant.id, &user.id, cutoff, None, crate::logout::EndedBy::User).await;
     let detail = match &done {
         Ok(c) => serde_json::json!({"sessions_ended": c.sessions, "families_revoked": c.families}),
         Err(e) => serde_json::json!({"error": e.to_string()}),

@@ -41,7 +41,7 @@ pub enum Known {
 pub async fn classify(app: &Issuer, token: &str, hint: Option<&str>) -> Result<Known, OAuthError> {
     let access = || verify_access_token(app, token).ok().map(Known::Access);
     let refresh = || async {
-        match app.stores.refresh.peek(token).await {
+        match app.stores.refresh.peek(app.tenant.id, token).await {
             Ok(Presented::Current(f)) => Ok(Some(Known::Refresh(f))),
             Ok(_) => Ok(None),
             Err(e) => Err(OAuthError::from(e)),
@@ -79,7 +79,7 @@ async fn handle(
             if crate::tokens::is_revoked(app, &claims).await? {
                 return Ok(()); // already invalid: nothing to do, nothing to record
             }
-            app.stores.revocations.revoke(&claims.jti, claims.exp).await?;
+            app.stores.revocations.revoke(app.tenant.id, &claims.jti, claims.exp).await?;
             app.audit
                 .record(AuditEvent::new("token_revocation").client(client.id()).user(&claims.sub).detail(json!({"kind": "access_token"})))
                 .await;

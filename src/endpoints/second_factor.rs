@@ -106,7 +106,7 @@ pub async fn verify(
                 attempt.unchecked();
                 return error_page(StatusCode::BAD_REQUEST, EXPIRED);
             };
-            match passkeys.finish(&app.db, app.vault(), app.stores.challenges.as_ref(), credential, state, Some(&user.id)).await {
+            match passkeys.finish(&app.db, app.vault(), (app.stores.challenges.as_ref(), app.tenant.id), credential, state, Some(&user.id)).await {
                 Ok((_, proof)) => Ok(Some(proof)),
                 Err(passkey::PasskeyError::Refused(why)) => {
                     tracing::info!(reason = why, "passkey refused as a second factor");

@@ -177,7 +177,7 @@ async fn bulk_sessions(app: Issuer, Body(body): Body) -> TestResult {
         let (consent, scope) = (consent.clone(), scope.clone());
         async move {
             let session = Session::new(&uid, random_token(), now(), vec!["pwd".into()], ACR_PASSWORD);
-            let cookie = app.stores.sessions.create(session, app.config.session_ttl).await?;
+            let cookie = app.stores.sessions.create(app.tenant.id, session, app.config.session_ttl).await?;
             if let Some(c) = &consent {
                 app.registry.remember_consent(&uid, c, &scope).await?;
             }
@@ -246,7 +246,7 @@ async fn bulk_codes(app: Issuer, Body(body): Body) -> TestResult {
             });
         }
     }
-    let codes = all_at_once(&app, grants, move |app, grant| async move { Ok(app.stores.codes.issue(grant, lifetime).await?) }).await?;
+    let codes = all_at_once(&app, grants, move |app, grant| async move { Ok(app.stores.codes.issue(app.tenant.id, grant, lifetime).await?) }).await?;
     Ok(Json(json!({ "codes": codes })).into_response())
 }
 
@@ -340,7 +340,7 @@ fn mint_access(app: &Issuer, c: &clients::Client, sub: Option<&str>, req: &Token
     tokens::mint_access_token(app, spec, jti, exp).map_err(|e| OAuthError::internal("signing", e))
 }
 
-async fn mint_refresh(app: &App, c: &clients::Client, sub: Option<&str>, req: &TokensReq) -> Result<String, OAuthError> {
+async fn mint_refresh(app: &Issuer, c: &clients::Client, sub: Option<&str>, req: &TokensReq) -> Result<String, OAuthError> {
     let uid = sub.ok_or_else(|| OAuthError::invalid_request("refresh tokens need user_ids"))?;
     user(app, uid)?;
     if req.kind == Kind::Expired {
@@ -358,13 +358,13 @@ async fn mint_refresh(app: &App, c: &clients::Client, sub: Option<&str>, req: &T
         resources: vec![],
         amr: vec![],
     };
-    Ok(app.stores.refresh.create(&crate::stores::refresh::new_family_id(), new).await?)
+    Ok(app.stores.refresh.create(app.tenant.id, &crate::stores::refresh::new_family_id(), new).await?)
 }
 
 /// Revoke as the revocation endpoint would (the reference's seeders used its API).
 async fn revoke(app: &Issuer, token: &str) -> Result<(), OAuthError> {
     match super::revocation::classify(app, token, None).await? {
-        super::revocation::Known::Access(c) => app.stores.revocations.revoke(&c.jti, c.exp).await?,
+        super::revocation::Known::Access(c) => app.stores.revocations.revoke(app.tenant.id, &c.jti, c.exp).await?,
         super::revocation::Known::Refresh(f) => crate::grants::refresh_token::revoke_family(app, &f, "test_seed").await?,
         super::revocation::Known::Neither => {}
     }

@@ -19,6 +19,7 @@ use crate::db::{Database, StoreError, StoreResult};
 use crate::factors::Proof;
 use crate::keys::Vault;
 use crate::stores::ChallengeStore;
+use crate::tenant::TenantId;
 use crate::util::{b64, now, random_token};
 use aws_lc_rs::hmac;
 use serde::{Deserialize, Serialize};
@@ -259,7 +260,7 @@ impl Passkeys {
         &self,
         db: &Database,
         vault: &Vault,
-        challenges: &dyn ChallengeStore,
+        challenges: (&dyn ChallengeStore, TenantId),
         credential: &str,
         state: AuthState,
         expected_user: Option<&str>,
@@ -305,7 +306,7 @@ impl Passkeys {
             None => sql.execute("UPDATE user_factors SET last_used_at = ?1 WHERE id = ?2", crate::params![t, fid.as_str()]),
         })
         .await?;
-        if !challenges.first_use(&format!("webauthn:{}", state.id), state.expires_at).await? {
+        if !challenges.0.first_use(challenges.1, &format!("webauthn:{}", state.id), state.expires_at).await? {
             return Err(PasskeyError::Refused("this sign-in was already used"));
         }
         Ok((user_id, Proof::Passkey { synced: result.backup_eligible() }))

@@ -45,7 +45,7 @@ impl GrantHandler for AuthorizationCodeGrant {
                 expires_at: now() + grant_lives + tokens::grant_revocation_ttl(app),
             },
         ];
-        let grant = match app.stores.codes.consume(code, issued).await? {
+        let grant = match app.stores.codes.consume(app.tenant.id, code, issued).await? {
             Redemption::Fresh(grant) => grant,
             Redemption::NotFound | Redemption::Expired => {
                 return Err(OAuthError::invalid_grant("the authorization code is invalid or expired"))
@@ -65,7 +65,7 @@ impl GrantHandler for AuthorizationCodeGrant {
             return Err(OAuthError::invalid_grant("the authorization code was issued to another client"));
         }
         // Signed out between the code and its redemption: the session's grants end with it.
-        if tokens::session_ended(app, &grant.sid).await? {
+        if tokens::session_ended(app, app.tenant.id, &grant.sid).await? {
             return Err(OAuthError::invalid_grant("the login session this code was issued in has ended"));
         }
         if grant.redirect_uri != redirect_uri {
@@ -113,7 +113,7 @@ impl GrantHandler for AuthorizationCodeGrant {
                     resources: grant.resources.clone(),
                     amr: grant.amr.clone(),
                 };
-                Some(app.stores.refresh.create(&grant_id, new).await?)
+                Some(app.stores.refresh.create(app.tenant.id, &grant_id, new).await?)
             }
             false => None,
         };
@@ -174,11 +174,11 @@ fn check_verifier_syntax(v: &str) -> OAuthResult<()> {
 
 /// Revoke what a reused code issued: its access token, its grant (every token carrying it),
 /// and its refresh-token family if it has one.
-async fn revoke_all(app: &App, issued: &[IssuedToken]) -> OAuthResult<()> {
+async fn revoke_all(app: &Issuer, issued: &[IssuedToken]) -> OAuthResult<()> {
     for t in issued {
-        app.stores.revocations.revoke(&t.jti, t.expires_at).await?;
+        app.stores.revocations.revoke(app.tenant.id, &t.jti, t.expires_at).await?;
         if let Some(family) = tokens::grant_of_revocation_key(&t.jti) {
-            app.stores.refresh.revoke_family(family).await?;
+            app.stores.refresh.revoke_family(app.tenant.id, family).await?;
         }
     }
     Ok(())

@@ -104,12 +104,12 @@ async fn subject(app: &Issuer, client: &Client, params: &Params) -> OAuthResult<
             Ok((party.0, party.1))
         }
         TOKEN_TYPE_REFRESH_TOKEN => {
-            let family = match app.stores.refresh.peek(token).await? {
+            let family = match app.stores.refresh.peek(app.tenant.id, token).await? {
                 Presented::Current(f) => f,
                 _ => return Err(invalid()),
             };
             if family.client_id != client.id()
-                || app.stores.revocations.is_revoked(&crate::tokens::grant_revocation_key(&family.id)).await?
+                || app.stores.revocations.is_revoked(app.tenant.id, &crate::tokens::grant_revocation_key(&family.id)).await?
                 || app.registry.user(&family.user_id).is_none_or(|u| !u.accepts_tokens_from(family.created_at))
             {
                 return Err(invalid());

@@ -133,7 +133,7 @@ impl GrantHandler for JwtBearerGrant {
             return Err(refused("the assertion was issued for another client"));
         }
         let key = format!("id-jag\u{1f}{}\u{1f}{}", issuer.issuer, jag.jti);
-        if !app.stores.challenges.first_use(&key, jag.exp + LEEWAY).await? {
+        if !app.stores.challenges.first_use(app.tenant.id, &key, jag.exp + LEEWAY).await? {
             return Err(refused("this assertion was already used (jti)"));
         }
         let user = map_subject(app, issuer, &jag).ok_or_else(|| refused("the assertion's subject is no user here"))?;

@@ -32,7 +32,7 @@ impl GrantHandler for RefreshTokenGrant {
 
     async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
         let presented = params.require("refresh_token")?;
-        let family = match app.stores.refresh.peek(presented).await? {
+        let family = match app.stores.refresh.peek(app.tenant.id, presented).await? {
             Presented::Current(f) | Presented::Superseded(f) => f,
             Presented::Revoked | Presented::Expired | Presented::Unknown => return Err(invalid()),
         };
@@ -40,13 +40,13 @@ impl GrantHandler for RefreshTokenGrant {
         if family.client_id != client.id() {
             return Err(invalid());
         }
-        if app.stores.revocations.is_revoked(&tokens::grant_revocation_key(&family.id)).await? {
+        if app.stores.revocations.is_revoked(app.tenant.id, &tokens::grant_revocation_key(&family.id)).await? {
             return Err(invalid());
         }
         // A family without offline_access (an OAuth request's, see authorization_code) ends
         // with the login session it was made in, as its access tokens do. Families with
         // offline_access, all others, skip this read.
-        if !tokens::outlives_session(&family.scope) && tokens::session_ended(app, &family.sid).await? {
+        if !tokens::outlives_session(&family.scope) && tokens::session_ended(app, app.tenant.id, &family.sid).await? {
             return Err(invalid());
         }
         // A disabled user's family, or one from before the user's token cutoff (a new password,
@@ -61,7 +61,7 @@ impl GrantHandler for RefreshTokenGrant {
         // RFC 9449 §5: a family bound to a DPoP key refreshes only with a proof of that key; a
         // public client's unbound family is bound by its first proof (from then on, always).
         let bound = match (&family.jkt, dpop) {
-            (None, Some(k)) if client.is_public() => app.stores.refresh.bind_key(presented, &k.jkt).await?,
+            (None, Some(k)) if client.is_public() => app.stores.refresh.bind_key(app.tenant.id, presented, &k.jkt).await?,
             (jkt, _) => jkt.clone(),
         };
         if let Some(jkt) = &bound {
@@ -70,7 +70,7 @@ impl GrantHandler for RefreshTokenGrant {
             }
         }
 
-        let (family, refresh_token) = match app.stores.refresh.rotate_with(presented, client.meta.refresh_reuse_grace).await? {
+        let (family, refresh_token) = match app.stores.refresh.rotate_with(app.tenant.id, presented, client.meta.refresh_reuse_grace).await? {
             Rotation::Rotated { family, token } | Rotation::GraceRetry { family, token } => (family, token),
             Rotation::Reused { family } => {
                 revoke_family(app, &family, "refresh_reuse").await?;
@@ -124,9 +124,9 @@ fn narrowed_scope(granted: &str, requested: Option<&str>) -> OAuthResult<String>
 /// Revoke a family and every access token issued from it (through the grant's revocation
 /// key, which every consumer checks), and record why.
 pub async fn revoke_family(app: &App, family: &Family, reason: &str) -> OAuthResult<()> {
-    app.stores.refresh.revoke_family(&family.id).await?;
+    app.stores.refresh.revoke_family(family.tenant, &family.id).await?;
     let until = now() + tokens::grant_revocation_ttl(app);
-    app.stores.revocations.revoke(&tokens::grant_revocation_key(&family.id), until).await?;
+    app.stores.revocations.revoke(family.tenant, &tokens::grant_revocation_key(&family.id), until).await?;
     if reason == "refresh_reuse" {
         app.audit.record(AuditEvent::new("refresh_reuse").client(&family.client_id).user(&family.user_id)).await;
     }

@@ -267,14 +267,14 @@ async fn validate(app: &Issuer, client: &Client, role: Role, token: &str, token_
                 }
             }
             if let Some(jti) = str_claim("jti") {
-                if app.stores.revocations.is_revoked(&jti).await? {
+                if app.stores.revocations.is_revoked(app.tenant.id, &jti).await? {
                     return Err(invalid());
                 }
             }
             // An access token names its grant; an ID token, in its jti.
             let grant_id = str_claim("grant_id").or_else(|| str_claim("jti").as_deref().and_then(tokens::grant_of_id_token_jti).map(str::to_string));
             if let Some(g) = &grant_id {
-                if app.stores.revocations.is_revoked(&tokens::grant_revocation_key(g)).await? {
+                if app.stores.revocations.is_revoked(app.tenant.id, &tokens::grant_revocation_key(g)).await? {
                     return Err(invalid());
                 }
             }
@@ -282,7 +282,7 @@ async fn validate(app: &Issuer, client: &Client, role: Role, token: &str, token_
             // unless its grant has offline access (`tokens::is_revoked`).
             if let Some(sid) = str_claim("sid") {
                 let outlives = str_claim("scope").is_some_and(|s| tokens::outlives_session(&s));
-                if !outlives && tokens::session_ended(app, &sid).await? {
+                if !outlives && tokens::session_ended(app, app.tenant.id, &sid).await? {
                     return Err(invalid());
                 }
             }

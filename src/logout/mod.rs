@@ -22,6 +22,7 @@ use crate::app::App;
 use crate::audit::AuditEvent;
 use crate::db::StoreResult;
 use crate::stores::{Session, SessionRef};
+use crate::tenant::TenantId;
 use crate::util::now;
 use serde_json::json;
 use std::collections::HashSet;
@@ -57,20 +58,20 @@ pub struct CutOff {
 /// Returns once the cutoff's second has passed (at most a second later; at once for a disabled
 /// user): a token's `iat` is in whole seconds, so what is issued after the answer (the kept
 /// session's next tokens, the next sign-in) is not refused.
-pub async fn cut_off(app: &App, user_id: &str, cutoff: u64, keep: Option<&str>, by: EndedBy) -> StoreResult<CutOff> {
+pub async fn cut_off(app: &App, tenant: TenantId, user_id: &str, cutoff: u64, keep: Option<&str>, by: EndedBy) -> StoreResult<CutOff> {
     let mut done = CutOff::default();
-    for s in app.stores.sessions.of_user(user_id).await? {
+    for s in app.stores.sessions.of_user(tenant, user_id).await? {
         if keep == Some(s.sid.as_str()) {
             continue;
         }
-        if end_session(app, SessionRef::Sid(s.sid), by.clone()).await?.is_some() {
+        if end_session(app, tenant, SessionRef::Sid(s.sid), by.clone()).await?.is_some() {
             done.sessions += 1;
         }
     }
-    let families = app.stores.refresh.revoke_of(user_id, None).await?;
+    let families = app.stores.refresh.revoke_of(tenant, user_id, None).await?;
     let until = now() + crate::tokens::grant_revocation_ttl(app);
     for id in &families {
-        app.stores.revocations.revoke(&crate::tokens::grant_revocation_key(id), until).await?;
+        app.stores.revocations.revoke(tenant, &crate::tokens::grant_revocation_key(id), until).await?;
     }
     done.families = families.len();
     // (A disabled user gets no tokens to wait for.)
@@ -85,16 +86,16 @@ pub async fn cut_off(app: &App, user_id: &str, cutoff: u64, keep: Option<&str>, 
 }
 
 /// End the session `which` names; returns it as it was, or `None` if there was no live one.
-pub async fn end_session(app: &App, which: SessionRef, by: EndedBy) -> StoreResult<Option<Session>> {
+pub async fn end_session(app: &App, tenant: TenantId, which: SessionRef, by: EndedBy) -> StoreResult<Option<Session>> {
     let sid = match &which {
         SessionRef::Sid(sid) => sid.clone(),
-        SessionRef::Cookie(cookie) => match app.stores.sessions.get(cookie).await? {
+        SessionRef::Cookie(cookie) => match app.stores.sessions.get(tenant, cookie).await? {
             Some(s) => s.sid,
             None => return Ok(None),
         },
     };
     let until = now() + crate::tokens::session_revocation_ttl(app);
-    app.stores.revocations.revoke(&crate::tokens::session_revocation_key(&sid), until).await?;
+    app.stores.revocations.revoke(tenant, &crate::tokens::session_revocation_key(&sid), until).await?;
 
     // Who to tell is read from the registry now; the hook runs inside the store's commit.
     let notified: HashSet<String> = app
@@ -106,7 +107,7 @@ pub async fn end_session(app: &App, which: SessionRef, by: EndedBy) -> StoreResu
         .collect();
     let t = now();
     let hook = Box::new(move |s: &Session, sql: &mut dyn crate::db::Sql| backchannel::enqueue(sql, s, &notified, t));
-    let Some(ended) = app.stores.sessions.end(which, hook).await? else { return Ok(None) };
+    let Some(ended) = app.stores.sessions.end(tenant, which, hook).await? else { return Ok(None) };
     app.backchannel.wake();
     let mut detail = json!({"sid": ended.sid, "clients": ended.clients});
     match by {

@@ -1,10 +1,11 @@
 //! ChallengeStore: one-time values that tie a form post to the page that rendered it (login,
 //! consent). A challenge is consumed once; a replayed or forged form finds nothing.
 
-use super::shard::{hash_shard, mint_prefixed, parse_prefixed};
+use super::shard::{mint_prefixed, parse_prefixed, route};
 use super::table::{ShardedTable, Turn};
 use crate::db::{Journal, StoreResult};
-use crate::util::{now, sha256};
+use crate::tenant::TenantId;
+use crate::util::now;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
@@ -27,16 +28,16 @@ impl ChallengeRecord {
 
 #[async_trait]
 pub trait ChallengeStore: Send + Sync {
-    async fn issue(&self, record: ChallengeRecord, ttl: u64) -> StoreResult<String>;
+    async fn issue(&self, tenant: TenantId, record: ChallengeRecord, ttl: u64) -> StoreResult<String>;
     /// Take the challenge if it exists, is unexpired and is of `kind`. Consumed either way.
-    async fn consume(&self, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>>;
+    async fn consume(&self, tenant: TenantId, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>>;
     /// Read the challenge if it exists, is unexpired and is of `kind`, leaving it in place.
-    async fn peek(&self, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>>;
+    async fn peek(&self, tenant: TenantId, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>>;
     /// Mark `value` (a value we are handed, such as a client assertion's `jti`) used until
     /// `expires_at`. `true` the first time; `false` while an earlier use is unexpired.
-    async fn first_use(&self, value: &str, expires_at: u64) -> StoreResult<bool>;
+    async fn first_use(&self, tenant: TenantId, value: &str, expires_at: u64) -> StoreResult<bool>;
     /// Whether `value` is marked used (by `first_use`) and the mark unexpired; changes nothing.
-    async fn used(&self, value: &str) -> StoreResult<bool>;
+    async fn used(&self, tenant: TenantId, value: &str) -> StoreResult<bool>;
     async fn sweep_expired(&self) -> StoreResult<usize>;
     fn shard_lens(&self) -> Vec<usize>;
 }
@@ -57,9 +58,9 @@ impl EmbeddedChallengeStore {
 
 #[async_trait]
 impl ChallengeStore for EmbeddedChallengeStore {
-    async fn issue(&self, record: ChallengeRecord, ttl: u64) -> StoreResult<String> {
+    async fn issue(&self, tenant: TenantId, record: ChallengeRecord, ttl: u64) -> StoreResult<String> {
         let (shard, id) = mint_prefixed(self.table.shard_count());
-        let (_, key) = parse_prefixed(&id, self.table.shard_count()).expect("minted id parses");
+        let (_, key) = parse_prefixed(tenant, &id, self.table.shard_count()).expect("minted id parses");
         let mut timer = self.table.timer(shard);
         let expires_at = now() + ttl;
         let mut record = Some(record);
@@ -69,8 +70,8 @@ impl ChallengeStore for EmbeddedChallengeStore {
         Ok(id)
     }
 
-    async fn consume(&self, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>> {
-        let Some((shard, key)) = parse_prefixed(id, self.table.shard_count()) else { return Ok(None) };
+    async fn consume(&self, tenant: TenantId, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>> {
+        let Some((shard, key)) = parse_prefixed(tenant, id, self.table.shard_count()) else { return Ok(None) };
         let mut timer = self.table.timer(shard);
         let t = now();
         let (taken, at) = self
@@ -84,20 +85,20 @@ impl ChallengeStore for EmbeddedChallengeStore {
         Ok(taken)
     }
 
-    async fn peek(&self, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>> {
-        let Some((shard, key)) = parse_prefixed(id, self.table.shard_count()) else { return Ok(None) };
+    async fn peek(&self, tenant: TenantId, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>> {
+        let Some((shard, key)) = parse_prefixed(tenant, id, self.table.shard_count()) else { return Ok(None) };
         let _timer = self.table.timer(shard);
         let t = now();
         Ok(self.table.read(shard, |m| m.get(&key).filter(|e| e.expires_at > t && e.value.kind == kind).map(|e| e.value.clone())))
     }
 
-    async fn first_use(&self, value: &str, expires_at: u64) -> StoreResult<bool> {
-        let shard = hash_shard(value.as_bytes(), self.table.shard_count());
+    async fn first_use(&self, tenant: TenantId, value: &str, expires_at: u64) -> StoreResult<bool> {
+        let (shard, key) = route(tenant, value, self.table.shard_count());
         let mut timer = self.table.timer(shard);
         let t = now();
         let (first, at) = self
             .table
-            .update(shard, sha256(value.as_bytes()), |entry| match entry {
+            .update(shard, key, |entry| match entry {
                 Some(e) if e.expires_at > t => Turn::read(false),
                 _ => Turn::put(true, ChallengeRecord::used_marker(), expires_at),
             })
@@ -106,10 +107,10 @@ impl ChallengeStore for EmbeddedChallengeStore {
         Ok(first)
     }
 
-    async fn used(&self, value: &str) -> StoreResult<bool> {
-        let shard = hash_shard(value.as_bytes(), self.table.shard_count());
+    async fn used(&self, tenant: TenantId, value: &str) -> StoreResult<bool> {
+        let (shard, key) = route(tenant, value, self.table.shard_count());
         let _timer = self.table.timer(shard);
-        let (t, key) = (now(), sha256(value.as_bytes()));
+        let t = now();
         Ok(self.table.read(shard, |m| m.get(&key).is_some_and(|e| e.expires_at > t)))
     }
 

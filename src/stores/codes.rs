@@ -3,6 +3,7 @@
 use super::shard::{mint_prefixed, parse_prefixed};
 use super::table::{ShardedTable, Turn};
 use crate::db::{Journal, StoreResult};
+use crate::tenant::TenantId;
 use crate::util::now;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -52,11 +53,12 @@ pub enum Redemption {
 #[async_trait]
 pub trait AuthorizationCodeStore: Send + Sync {
     /// Store `grant` for `lifetime` seconds, returning the code `{shard}_{random}` that redeems it.
-    async fn issue(&self, grant: CodeGrant, lifetime: u64) -> StoreResult<String>;
+    async fn issue(&self, tenant: TenantId, grant: CodeGrant, lifetime: u64) -> StoreResult<String>;
 
     /// Redeem `code` at most once. `issued` names the tokens about to be issued from it; they
     /// are recorded in the same atomic step, so a concurrent reuse always sees them.
-    async fn consume(&self, code: &str, issued: Vec<IssuedToken>) -> StoreResult<Redemption>;
+    /// A code of another tenant is `NotFound`: the tenant is part of the key.
+    async fn consume(&self, tenant: TenantId, code: &str, issued: Vec<IssuedToken>) -> StoreResult<Redemption>;
 
     async fn sweep_expired(&self) -> StoreResult<usize>;
     fn shard_lens(&self) -> Vec<usize>;
@@ -88,9 +90,9 @@ impl EmbeddedCodeStore {
 
 #[async_trait]
 impl AuthorizationCodeStore for EmbeddedCodeStore {
-    async fn issue(&self, grant: CodeGrant, lifetime: u64) -> StoreResult<String> {
+    async fn issue(&self, tenant: TenantId, grant: CodeGrant, lifetime: u64) -> StoreResult<String> {
         let (shard, code) = mint_prefixed(self.table.shard_count());
-        let (_, key) = parse_prefixed(&code, self.table.shard_count()).expect("minted code parses");
+        let (_, key) = parse_prefixed(tenant, &code, self.table.shard_count()).expect("minted code parses");
         let mut timer = self.table.timer(shard);
         let code_expires_at = now() + lifetime;
         let mut record = Some(CodeRecord { grant, redeemed: None, code_expires_at });
@@ -102,8 +104,8 @@ impl AuthorizationCodeStore for EmbeddedCodeStore {
         Ok(code)
     }
 
-    async fn consume(&self, code: &str, issued: Vec<IssuedToken>) -> StoreResult<Redemption> {
-        let Some((shard, key)) = parse_prefixed(code, self.table.shard_count()) else {
+    async fn consume(&self, tenant: TenantId, code: &str, issued: Vec<IssuedToken>) -> StoreResult<Redemption> {
+        let Some((shard, key)) = parse_prefixed(tenant, code, self.table.shard_count()) else {
             return Ok(Redemption::NotFound);
         };
         let mut timer = self.table.timer(shard);
@@ -165,7 +167,7 @@ mod tests {
             resources: vec![],
             amr: vec![],
         };
-        let code = s.issue(grant, 60).await.unwrap();
+        let code = s.issue(TenantId::DEFAULT, grant, 60).await.unwrap();
         journal.shutdown().await;
         let raw = std::fs::read(crate::db::db_path(dir.path())).unwrap();
         let wal = std::fs::read(dir.path().join("authrim.db-wal")).unwrap_or_default();

@@ -15,6 +15,7 @@
 use super::refresh::{EmbeddedRefreshRotator, NewFamily, RefreshTokenRotator, Rotation, RotationPolicy};
 use super::table::{Key, ShardedTable, Turn};
 use crate::db::journal::faults::FaultyJournal;
+use crate::tenant::TenantId;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -23,6 +24,10 @@ fn trials() -> u64 {
 }
 
 use crate::fuzzing::SplitMix as Rng;
+
+/// The families of these runs belong to a tenant other than the default, whose keys are framed
+/// (`shard::key`): recovery must find them under the same keys.
+const T: TenantId = TenantId(2);
 
 /// The faults of one trial: how often commits fail, and before which write the writer dies.
 fn arm(journal: &FaultyJournal, rng: &mut Rng) -> String {
@@ -209,7 +214,7 @@ async fn refresh_families_match_a_model_through_failed_commits_and_crashes() {
         let mut firsts = Vec::new();
         for f in 0..FAMILIES {
             let id = super::refresh::new_family_id();
-            firsts.push(rotator.create(&id, new_family(&format!("u{f}"))).await.unwrap());
+            firsts.push(rotator.create(T, &id, new_family(&format!("u{f}"))).await.unwrap());
             ids.push(id);
         }
         let plan = arm(&faulty, &mut rng);
@@ -228,7 +233,7 @@ async fn refresh_families_match_a_model_through_failed_commits_and_crashes() {
                 for _ in 0..6 {
                     let family = rng.below(FAMILIES);
                     if rng.below(8) == 0 {
-                        match rotator.revoke_family(&ids[family]).await {
+                        match rotator.revoke_family(T, &ids[family]).await {
                             Ok(changed) => acts.push(Act::RevokedByCall { family, changed }),
                             Err(_) => acts.push(Act::Failed { family }),
                         }
@@ -241,7 +246,7 @@ async fn refresh_families_match_a_model_through_failed_commits_and_crashes() {
                         let stale = rng.below(6) == 0 && list.len() > 1;
                         list[if stale { rng.below(list.len() - 1) } else { list.len() - 1 }].1.clone()
                     };
-                    match rotator.rotate(&token).await {
+                    match rotator.rotate(T, &token).await {
                         Ok(Rotation::Rotated { family: f, token }) => {
                             tokens.lock()[family].push((f.version, token));
                             acts.push(Act::Rotated { family, version: f.version });
@@ -295,14 +300,14 @@ async fn refresh_families_match_a_model_through_failed_commits_and_crashes() {
             list.sort();
             let newest = &list.last().unwrap().1;
             if on_disk.revoked {
-                assert_eq!(recovered.rotate(newest).await.unwrap(), Rotation::Revoked, "{ctx}");
+                assert_eq!(recovered.rotate(T, newest).await.unwrap(), Rotation::Revoked, "{ctx}");
             } else {
                 if list.len() > 1 {
                     let old = &list[rng.below(list.len() - 1)].1;
-                    let presented = recovered.peek(old).await.unwrap();
+                    let presented = recovered.peek(T, old).await.unwrap();
                     assert!(matches!(presented, super::Presented::Superseded(_)), "family {f}: an old token is not superseded; {ctx}");
                 }
-                let rotated = recovered.rotate(newest).await.unwrap();
+                let rotated = recovered.rotate(T, newest).await.unwrap();
                 assert!(matches!(rotated, Rotation::Rotated { .. }), "family {f}: the last acknowledged token does not rotate; {ctx}");
             }
         }
@@ -311,5 +316,5 @@ async fn refresh_families_match_a_model_through_failed_commits_and_crashes() {
 }
 
 fn family_state(r: &EmbeddedRefreshRotator, id: &str) -> Option<super::refresh::Family> {
-    r.family(id)
+    r.family(T, id)
 }

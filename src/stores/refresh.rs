@@ -9,10 +9,11 @@
 //! token (not even a hash); and any superseded version is recognised as such in constant space,
 //! which is what makes every reuse detectable however long the chain.
 
-use super::shard::hash_shard;
+use super::shard::{hash_shard, key};
 use super::table::{ShardedTable, Turn};
 use crate::db::{Journal, StoreResult};
-use crate::util::{b64, now, random_bytes, sha256};
+use crate::tenant::TenantId;
+use crate::util::{b64, now, random_bytes};
 use async_trait::async_trait;
 use aws_lc_rs::hmac;
 use serde::{Deserialize, Serialize};
@@ -37,6 +38,10 @@ pub struct NewFamily {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Family {
+    /// Whose family: what `revoke_of`'s search by user filters on (a token finds its family
+    /// by a key that carries the tenant already).
+    #[serde(default, skip_serializing_if = "TenantId::is_default")]
+    pub tenant: TenantId,
     pub id: String,
     pub user_id: String,
     pub client_id: String,
@@ -105,25 +110,26 @@ impl RotationPolicy {
 pub trait RefreshTokenRotator: Send + Sync {
     /// Start a family with the id the caller chose (so a code can record it before
     /// redemption); returns the family's first token.
-    async fn create(&self, family_id: &str, new: NewFamily) -> StoreResult<String>;
+    /// A token of another tenant is `Unknown` to every method: the tenant is part of the key.
+    async fn create(&self, tenant: TenantId, family_id: &str, new: NewFamily) -> StoreResult<String>;
     /// Classify a token without changing anything.
-    async fn peek(&self, token: &str) -> StoreResult<Presented>;
+    async fn peek(&self, tenant: TenantId, token: &str) -> StoreResult<Presented>;
     /// Use a token: rotate, re-send within grace, or detect reuse and revoke the family.
-    async fn rotate(&self, token: &str) -> StoreResult<Rotation> {
-        self.rotate_with(token, None).await
+    async fn rotate(&self, tenant: TenantId, token: &str) -> StoreResult<Rotation> {
+        self.rotate_with(tenant, token, None).await
     }
     /// `rotate` with the token's client's own reuse grace (seconds) in place of the
     /// deployment's, where the client has one.
-    async fn rotate_with(&self, token: &str, grace: Option<u64>) -> StoreResult<Rotation>;
-    async fn revoke_family(&self, family_id: &str) -> StoreResult<bool>;
+    async fn rotate_with(&self, tenant: TenantId, token: &str, grace: Option<u64>) -> StoreResult<Rotation>;
+    async fn revoke_family(&self, tenant: TenantId, family_id: &str) -> StoreResult<bool>;
     /// Bind the family of `token` to the DPoP key `jkt` unless it is bound already (RFC 9449
     /// §5: a public client's refresh tokens are bound from its first proof on). Returns the
     /// family's key after the call (`None`: no such family).
-    async fn bind_key(&self, token: &str, jkt: &str) -> StoreResult<Option<String>>;
+    async fn bind_key(&self, tenant: TenantId, token: &str, jkt: &str) -> StoreResult<Option<String>>;
     /// Revoke every live family of `user_id` at `client_id` (consent withdrawn), or at every
     /// client (`None`: a new password, the end of all sessions); returns their ids. A scan:
     /// rare changes' business, never on the token path.
-    async fn revoke_of(&self, user_id: &str, client_id: Option<&str>) -> StoreResult<Vec<String>>;
+    async fn revoke_of(&self, tenant: TenantId, user_id: &str, client_id: Option<&str>) -> StoreResult<Vec<String>>;
     async fn sweep_expired(&self) -> StoreResult<usize>;
     /// Number of families per shard (for metrics and the spread test).
     fn shard_lens(&self) -> Vec<usize>;
@@ -147,10 +153,10 @@ impl Codec {
         Self { key: hmac::Key::new(hmac::HMAC_SHA256, &mac_key) }
     }
 
-    /// (shard, SHA-256 of the family id, version) of an authentic token.
-    pub(crate) fn locate(&self, token: &str, shards: usize) -> Option<(usize, [u8; 32], u64)> {
+    /// (shard, the tenant's key of the family id, version) of an authentic token.
+    pub(crate) fn locate(&self, tenant: TenantId, token: &str, shards: usize) -> Option<(usize, [u8; 32], u64)> {
         let (shard, family, version) = self.decode(token)?;
-        Some((shard % shards, sha256(family.as_bytes()), version))
+        Some((shard % shards, key(tenant, family), version))
     }
 
     fn mac(&self, shard: usize, family: &str, version: u64) -> String {
@@ -215,8 +221,9 @@ pub(crate) fn presented(f: Family, version: u64, t: u64, p: &RotationPolicy) -> 
     }
 }
 
-pub(crate) fn new_family(family_id: &str, new: NewFamily, t: u64, ttl: u64) -> Family {
+pub(crate) fn new_family(tenant: TenantId, family_id: &str, new: NewFamily, t: u64, ttl: u64) -> Family {
     Family {
+        tenant,
         id: family_id.to_string(),
         user_id: new.user_id,
         client_id: new.client_id,
@@ -256,25 +263,25 @@ impl EmbeddedRefreshRotator {
         self.table.load(conn, now())
     }
 
-    fn locate(&self, token: &str) -> Option<(usize, [u8; 32], u64)> {
-        self.codec.locate(token, self.table.shard_count())
+    fn locate(&self, tenant: TenantId, token: &str) -> Option<(usize, [u8; 32], u64)> {
+        self.codec.locate(tenant, token, self.table.shard_count())
     }
 
     /// The family's committed state (tests).
     #[cfg(test)]
-    pub(crate) fn family(&self, family_id: &str) -> Option<Family> {
-        let key = sha256(family_id.as_bytes());
+    pub(crate) fn family(&self, tenant: TenantId, family_id: &str) -> Option<Family> {
+        let key = key(tenant, family_id);
         (0..self.table.shard_count()).find_map(|s| self.table.read(s, |m| m.get(&key).map(|e| e.value.clone())))
     }
 }
 
 #[async_trait]
 impl RefreshTokenRotator for EmbeddedRefreshRotator {
-    async fn create(&self, family_id: &str, new: NewFamily) -> StoreResult<String> {
+    async fn create(&self, tenant: TenantId, family_id: &str, new: NewFamily) -> StoreResult<String> {
         let t = now();
         let shard = family_shard(&new.user_id, &new.client_id, self.table.shard_count());
-        let family = new_family(family_id, new, t, self.policy.ttl);
-        let key = sha256(family_id.as_bytes());
+        let family = new_family(tenant, family_id, new, t, self.policy.ttl);
+        let key = key(tenant, family_id);
         let mut timer = self.table.timer(shard);
         let expires_at = family.expires_at;
         let mut family = Some(family);
@@ -290,8 +297,8 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
         Ok(self.codec.encode(shard, family_id, 0))
     }
 
-    async fn peek(&self, token: &str) -> StoreResult<Presented> {
-        let Some((shard, key, version)) = self.locate(token) else { return Ok(Presented::Unknown) };
+    async fn peek(&self, tenant: TenantId, token: &str) -> StoreResult<Presented> {
+        let Some((shard, key, version)) = self.locate(tenant, token) else { return Ok(Presented::Unknown) };
         let _timer = self.table.timer(shard);
         let t = now();
         Ok(self.table.read(shard, |m| match m.get(&key) {
@@ -300,8 +307,8 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
         }))
     }
 
-    async fn rotate_with(&self, token: &str, grace: Option<u64>) -> StoreResult<Rotation> {
-        let Some((shard, key, version)) = self.locate(token) else { return Ok(Rotation::Unknown) };
+    async fn rotate_with(&self, tenant: TenantId, token: &str, grace: Option<u64>) -> StoreResult<Rotation> {
+        let Some((shard, key, version)) = self.locate(tenant, token) else { return Ok(Rotation::Unknown) };
         let mut timer = self.table.timer(shard);
         let t = now();
         let p = self.policy.with_grace(grace);
@@ -343,8 +350,8 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
         Ok(outcome)
     }
 
-    async fn bind_key(&self, token: &str, jkt: &str) -> StoreResult<Option<String>> {
-        let Some((shard, key, _)) = self.locate(token) else { return Ok(None) };
+    async fn bind_key(&self, tenant: TenantId, token: &str, jkt: &str) -> StoreResult<Option<String>> {
+        let Some((shard, key, _)) = self.locate(tenant, token) else { return Ok(None) };
         let mut timer = self.table.timer(shard);
         let (bound, at) = self
             .table
@@ -363,18 +370,21 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
         Ok(bound)
     }
 
-    async fn revoke_of(&self, user_id: &str, client_id: Option<&str>) -> StoreResult<Vec<String>> {
+    async fn revoke_of(&self, tenant: TenantId, user_id: &str, client_id: Option<&str>) -> StoreResult<Vec<String>> {
         let t = now();
         let mut ids = Vec::new();
         for shard in 0..self.table.shard_count() {
             let found: Vec<String> = self.table.read(shard, |m| {
                 m.values()
-                    .filter(|e| e.expires_at > t && !e.value.revoked && e.value.user_id == user_id && client_id.is_none_or(|c| e.value.client_id == c))
+                    .filter(|e| {
+                        let f = &e.value;
+                        e.expires_at > t && !f.revoked && f.tenant == tenant && f.user_id == user_id && client_id.is_none_or(|c| f.client_id == c)
+                    })
                     .map(|e| e.value.id.clone())
                     .collect()
             });
             for id in found {
-                if self.revoke_family(&id).await? {
+                if self.revoke_family(tenant, &id).await? {
                     ids.push(id);
                 }
             }
@@ -382,8 +392,8 @@ impl RefreshTokenRotator for EmbeddedRefreshRotator {
         Ok(ids)
     }
 
-    async fn revoke_family(&self, family_id: &str) -> StoreResult<bool> {
-        let key = sha256(family_id.as_bytes());
+    async fn revoke_family(&self, tenant: TenantId, family_id: &str) -> StoreResult<bool> {
+        let key = key(tenant, family_id);
         // The family id alone does not say its shard; revocation is rare, so look in each.
         for shard in 0..self.table.shard_count() {
             if !self.table.read(shard, |m| m.contains_key(&key)) {

@@ -1,24 +1,24 @@
 //! TokenRevocationStore: revoked access-token ids, each kept until the token would have
 //! expired anyway. Sharded by SHA-256 of the `jti`.
 
-use super::shard::hash_shard;
 use super::table::{ShardedTable, Turn};
 use crate::db::{Journal, StoreResult};
-use crate::util::{now, sha256};
+use crate::tenant::TenantId;
+use crate::util::now;
 use async_trait::async_trait;
 
 #[async_trait]
 pub trait TokenRevocationStore: Send + Sync {
-    async fn revoke(&self, jti: &str, expires_at: u64) -> StoreResult<()>;
-    async fn is_revoked(&self, jti: &str) -> StoreResult<bool>;
+    async fn revoke(&self, tenant: TenantId, jti: &str, expires_at: u64) -> StoreResult<()>;
+    async fn is_revoked(&self, tenant: TenantId, jti: &str) -> StoreResult<bool>;
     async fn sweep_expired(&self) -> StoreResult<usize>;
     fn shard_lens(&self) -> Vec<usize>;
 }
 
-/// Where a revoked `jti` lives, on either backend: (its shard by SHA-256, the SHA-256 itself),
-/// or `None` when it needs no entry because the token has expired anyway.
-pub(crate) fn route(jti: &str, expires_at: u64, shards: usize) -> Option<(usize, [u8; 32])> {
-    (expires_at > now()).then(|| (hash_shard(jti.as_bytes(), shards), sha256(jti.as_bytes())))
+/// Where a revoked `jti` lives, on either backend (`shard::route`), or `None` when it needs no
+/// entry because the token has expired anyway.
+pub(crate) fn route(tenant: TenantId, jti: &str, expires_at: u64, shards: usize) -> Option<(usize, [u8; 32])> {
+    (expires_at > now()).then(|| super::shard::route(tenant, jti, shards))
 }
 
 pub struct EmbeddedRevocationStore {
@@ -37,8 +37,8 @@ impl EmbeddedRevocationStore {
 
 #[async_trait]
 impl TokenRevocationStore for EmbeddedRevocationStore {
-    async fn revoke(&self, jti: &str, expires_at: u64) -> StoreResult<()> {
-        let Some((shard, key)) = route(jti, expires_at, self.table.shard_count()) else { return Ok(()) };
+    async fn revoke(&self, tenant: TenantId, jti: &str, expires_at: u64) -> StoreResult<()> {
+        let Some((shard, key)) = route(tenant, jti, expires_at, self.table.shard_count()) else { return Ok(()) };
         let mut timer = self.table.timer(shard);
         // A key revoked already keeps the later of the two expiries, and is not written again.
         let ((), at) = self
@@ -52,10 +52,9 @@ impl TokenRevocationStore for EmbeddedRevocationStore {
         Ok(())
     }
 
-    async fn is_revoked(&self, jti: &str) -> StoreResult<bool> {
-        let shard = hash_shard(jti.as_bytes(), self.table.shard_count());
+    async fn is_revoked(&self, tenant: TenantId, jti: &str) -> StoreResult<bool> {
+        let (shard, key) = super::shard::route(tenant, jti, self.table.shard_count());
         let _timer = self.table.timer(shard);
-        let key = sha256(jti.as_bytes());
         Ok(self.table.read(shard, |m| m.contains_key(&key)))
     }
 

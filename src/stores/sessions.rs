@@ -9,12 +9,17 @@
 use super::shard::{mint_prefixed, parse_prefixed};
 use super::table::{ShardedTable, Turn};
 use crate::db::{Journal, Sql, StoreResult};
+use crate::tenant::TenantId;
 use crate::util::now;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Session {
+    /// Whose session: set by the store from the tenant it was created for, and what the
+    /// searches by user and by `sid` filter on (the cookie's key carries the tenant already).
+    #[serde(default, skip_serializing_if = "TenantId::is_default")]
+    pub tenant: TenantId,
     pub user_id: String,
     /// Public session id for the `sid` claim; unlike the cookie value it is not a credential.
     pub sid: String,
@@ -54,6 +59,7 @@ impl Session {
     /// A session of `user_id` just signed in, with the minimum the protocol needs.
     pub fn new(user_id: &str, sid: String, auth_time: u64, amr: Vec<String>, acr: &str) -> Self {
         Self {
+            tenant: TenantId::DEFAULT,
             user_id: user_id.to_string(),
             sid,
             auth_time,
@@ -84,15 +90,16 @@ pub type EndHook = Box<dyn FnOnce(&Session, &mut dyn Sql) -> StoreResult<()> + S
 #[async_trait]
 pub trait SessionStore: Send + Sync {
     /// Start a session; returns the cookie value `{shard}_{random}`.
-    async fn create(&self, session: Session, ttl: u64) -> StoreResult<String>;
-    async fn get(&self, id: &str) -> StoreResult<Option<Session>>;
+    /// Start a session of `tenant` (which the store writes into `session.tenant`).
+    async fn create(&self, tenant: TenantId, session: Session, ttl: u64) -> StoreResult<String>;
+    async fn get(&self, tenant: TenantId, id: &str) -> StoreResult<Option<Session>>;
     /// Record that `client_id` took part in the session, and that the session was used now:
     /// written only when the client is new to it or `last_seen` is `LAST_SEEN_PRECISION` old.
-    async fn join(&self, id: &str, client_id: &str) -> StoreResult<()>;
+    async fn join(&self, tenant: TenantId, id: &str, client_id: &str) -> StoreResult<()>;
     /// End a live session and, in the same commit, run `hook`. `None` if there was none.
-    async fn end(&self, which: SessionRef, hook: EndHook) -> StoreResult<Option<Session>>;
+    async fn end(&self, tenant: TenantId, which: SessionRef, hook: EndHook) -> StoreResult<Option<Session>>;
     /// Every live session of a user (operators: a scan, off the request path).
-    async fn of_user(&self, user_id: &str) -> StoreResult<Vec<Session>>;
+    async fn of_user(&self, tenant: TenantId, user_id: &str) -> StoreResult<Vec<Session>>;
     async fn sweep_expired(&self) -> StoreResult<usize>;
     fn shard_lens(&self) -> Vec<usize>;
 }
@@ -142,38 +149,40 @@ impl EmbeddedSessionStore {
         self.table.load(conn, now())
     }
 
-    /// Where the live session with public id `sid` is: (shard, key).
-    fn find_sid(&self, sid: &str) -> Option<(usize, [u8; 32])> {
+    /// Where the live session of `tenant` with public id `sid` is: (shard, key).
+    fn find_sid(&self, tenant: TenantId, sid: &str) -> Option<(usize, [u8; 32])> {
         let t = now();
         (0..self.table.shard_count()).find_map(|shard| {
-            self.table.read(shard, |m| m.iter().find(|(_, e)| e.expires_at > t && e.value.sid == sid).map(|(k, _)| (shard, *k)))
+            self.table.read(shard, |m| {
+                m.iter().find(|(_, e)| e.expires_at > t && e.value.sid == sid && e.value.tenant == tenant).map(|(k, _)| (shard, *k))
+            })
         })
     }
 }
 
 #[async_trait]
 impl SessionStore for EmbeddedSessionStore {
-    async fn create(&self, session: Session, ttl: u64) -> StoreResult<String> {
+    async fn create(&self, tenant: TenantId, session: Session, ttl: u64) -> StoreResult<String> {
         let (shard, id) = mint_prefixed(self.table.shard_count());
-        let (_, key) = parse_prefixed(&id, self.table.shard_count()).expect("minted id parses");
+        let (_, key) = parse_prefixed(tenant, &id, self.table.shard_count()).expect("minted id parses");
         let mut timer = self.table.timer(shard);
         let expires_at = now() + ttl;
-        let mut session = Some(session);
+        let mut session = Some(Session { tenant, ..session });
         let ((), at) =
             self.table.update(shard, key, |_| Turn::put((), session.take().expect("a fresh key is never busy"), expires_at)).await?;
         timer.answered_at(at);
         Ok(id)
     }
 
-    async fn get(&self, id: &str) -> StoreResult<Option<Session>> {
-        let Some((shard, key)) = parse_prefixed(id, self.table.shard_count()) else { return Ok(None) };
+    async fn get(&self, tenant: TenantId, id: &str) -> StoreResult<Option<Session>> {
+        let Some((shard, key)) = parse_prefixed(tenant, id, self.table.shard_count()) else { return Ok(None) };
         let _timer = self.table.timer(shard);
         let t = now();
         Ok(self.table.read(shard, |m| m.get(&key).filter(|e| e.expires_at > t).map(|e| e.value.clone())))
     }
 
-    async fn join(&self, id: &str, client_id: &str) -> StoreResult<()> {
-        let Some((shard, key)) = parse_prefixed(id, self.table.shard_count()) else { return Ok(()) };
+    async fn join(&self, tenant: TenantId, id: &str, client_id: &str) -> StoreResult<()> {
+        let Some((shard, key)) = parse_prefixed(tenant, id, self.table.shard_count()) else { return Ok(()) };
         let t = now();
         let mut timer = self.table.timer(shard);
         let ((), at) = self
@@ -187,10 +196,10 @@ impl SessionStore for EmbeddedSessionStore {
         Ok(())
     }
 
-    async fn end(&self, which: SessionRef, hook: EndHook) -> StoreResult<Option<Session>> {
+    async fn end(&self, tenant: TenantId, which: SessionRef, hook: EndHook) -> StoreResult<Option<Session>> {
         let located = match &which {
-            SessionRef::Cookie(id) => parse_prefixed(id, self.table.shard_count()),
-            SessionRef::Sid(sid) => self.find_sid(sid),
+            SessionRef::Cookie(id) => parse_prefixed(tenant, id, self.table.shard_count()),
+            SessionRef::Sid(sid) => self.find_sid(tenant, sid),
         };
         let Some((shard, key)) = located else { return Ok(None) };
         let t = now();
@@ -212,12 +221,14 @@ impl SessionStore for EmbeddedSessionStore {
         Ok(ended)
     }
 
-    async fn of_user(&self, user_id: &str) -> StoreResult<Vec<Session>> {
+    async fn of_user(&self, tenant: TenantId, user_id: &str) -> StoreResult<Vec<Session>> {
         let t = now();
         let mut out = Vec::new();
         for shard in 0..self.table.shard_count() {
             self.table.read(shard, |m| {
-                out.extend(m.values().filter(|e| e.expires_at > t && e.value.user_id == user_id).map(|e| e.value.clone()))
+                out.extend(
+                    m.values().filter(|e| e.expires_at > t && e.value.user_id == user_id && e.value.tenant == tenant).map(|e| e.value.clone()),
+                )
             });
         }
         out.sort_by_key(|s| s.created_at);

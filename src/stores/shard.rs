@@ -34,6 +34,12 @@ pub fn key_shard(key: &Key, shard_count: usize) -> usize {
     (u64::from_le_bytes(key[..8].try_into().expect("8 bytes")) % shard_count as u64) as usize
 }
 
+/// Where `tenant` keeps a value we did not mint: (shard, key).
+pub fn route(tenant: TenantId, value: &str, shard_count: usize) -> (usize, Key) {
+    let k = key(tenant, value);
+    (key_shard(&k, shard_count), k)
+}
+
 /// Mint `{shard}_{random}` with a uniformly chosen shard.
 pub fn mint_prefixed(shard_count: usize) -> (usize, String) {
     let r = u64::from_le_bytes(random_bytes::<8>());
@@ -43,8 +49,8 @@ pub fn mint_prefixed(shard_count: usize) -> (usize, String) {
 
 /// Split a `{shard}_{random}` value into its shard (modulo the current shard count, so values
 /// minted before a shard-count change still route consistently with how they were loaded) and
-/// the SHA-256 under which it is stored. Anything not of that shape is `None`.
-pub fn parse_prefixed(value: &str, shard_count: usize) -> Option<(usize, [u8; 32])> {
+/// the key under which `tenant` stores it (`key`). Anything not of that shape is `None`.
+pub fn parse_prefixed(tenant: TenantId, value: &str, shard_count: usize) -> Option<(usize, Key)> {
     let (prefix, random) = value.split_once('_')?;
     if prefix.is_empty() || prefix.len() > 5 || !prefix.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -53,7 +59,7 @@ pub fn parse_prefixed(value: &str, shard_count: usize) -> Option<(usize, [u8; 32
         return None;
     }
     let shard: usize = prefix.parse().ok()?;
-    Some((shard % shard_count, sha256(value.as_bytes())))
+    Some((shard % shard_count, key(tenant, value)))
 }
 
 /// Shard of a key we did not mint: the first 8 bytes of its SHA-256, modulo the shard count.
@@ -72,9 +78,11 @@ mod tests {
     fn minted_values_parse_back_to_their_shard() {
         for _ in 0..200 {
             let (shard, v) = mint_prefixed(64);
-            let (parsed, hash) = parse_prefixed(&v, 64).unwrap();
+            let (parsed, hash) = parse_prefixed(TenantId::DEFAULT, &v, 64).unwrap();
             assert_eq!(parsed, shard);
             assert_eq!(hash, sha256(v.as_bytes()));
+            let (other, other_hash) = parse_prefixed(TenantId(7), &v, 64).unwrap();
+            assert_eq!((other, other_hash), (shard, key(TenantId(7), &v)), "same shard, the tenant's key");
         }
     }
 
@@ -105,7 +113,7 @@ mod tests {
             "1_short".into(),
             format!("1_{}", "é".repeat(43)),
         ] {
-            assert!(parse_prefixed(&bad, 8).is_none(), "{bad:?} accepted");
+            assert!(parse_prefixed(TenantId::DEFAULT, &bad, 8).is_none(), "{bad:?} accepted");
         }
     }
 

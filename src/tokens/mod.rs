@@ -7,7 +7,7 @@ pub mod subject;
 use crate::app::App;
 use crate::keys::VerifyError;
 use crate::registry::User;
-use crate::tenant::Issuer;
+use crate::tenant::{Issuer, TenantId};
 use crate::util::{b64, now, random_token, sha256};
 use jsonwebtoken::{Algorithm, Validation};
 use serde::{Deserialize, Serialize};
@@ -279,8 +279,8 @@ pub fn session_revocation_ttl(app: &App) -> u64 {
 }
 
 /// Whether the login session `sid` has ended (logout, or an operator ended it).
-pub async fn session_ended(app: &App, sid: &str) -> crate::db::StoreResult<bool> {
-    app.stores.revocations.is_revoked(&session_revocation_key(sid)).await
+pub async fn session_ended(app: &App, tenant: TenantId, sid: &str) -> crate::db::StoreResult<bool> {
+    app.stores.revocations.is_revoked(tenant, &session_revocation_key(sid)).await
 }
 
 /// OpenID Connect Core §11: a grant with `offline_access` outlives the login session it was
@@ -298,16 +298,16 @@ pub async fn is_revoked(app: &Issuer, claims: &AccessTokenClaims) -> crate::db::
         return Ok(true);
     }
     let revocations = &app.stores.revocations;
-    if revocations.is_revoked(&claims.jti).await? {
+    if revocations.is_revoked(app.tenant.id, &claims.jti).await? {
         return Ok(true);
     }
     if let Some(g) = &claims.grant_id {
-        if revocations.is_revoked(&grant_revocation_key(g)).await? {
+        if revocations.is_revoked(app.tenant.id, &grant_revocation_key(g)).await? {
             return Ok(true);
         }
     }
     match &claims.sid {
-        Some(sid) if !outlives_session(&claims.scope) => session_ended(app, sid).await,
+        Some(sid) if !outlives_session(&claims.scope) => session_ended(app, app.tenant.id, sid).await,
         _ => Ok(false),
     }
 }

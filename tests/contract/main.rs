@@ -9,7 +9,12 @@ mod multi_node;
 mod pg_cluster;
 
 use authrim::stores::{ChallengeRecord, CodeGrant, IssuedToken, NewFamily, Presented, Redemption, Rotation, Session, SessionRef};
+use authrim::tenant::TenantId;
 use backend::Backend;
+
+/// The tenant of the contract runs (the default: the keys every row had before tenants);
+/// `a_tenants_values_are_unknown_to_every_other` is about the others.
+const T: TenantId = TenantId::DEFAULT;
 use std::time::Duration;
 
 macro_rules! contract {
@@ -49,6 +54,7 @@ contract!(
     revocations_hold_until_expiry,
     state_survives_a_restart,
     random_rotations_and_revocations_across_restarts_match_a_model,
+    a_tenants_values_are_unknown_to_every_other,
 );
 
 fn grant() -> CodeGrant {
@@ -95,18 +101,18 @@ fn new_id() -> String {
 async fn a_code_redeems_once_and_reuse_names_the_first_tokens(b: Backend) {
     let node = b.node(|_| {}).await;
     let s = &node.app.stores.codes;
-    let code = s.issue(grant(), 60).await.unwrap();
-    assert_eq!(s.consume(&code, jti("a")).await.unwrap(), Redemption::Fresh(grant()));
-    assert_eq!(s.consume(&code, jti("b")).await.unwrap(), Redemption::AlreadyUsed { client_id: "c1".into(), issued: jti("a") });
+    let code = s.issue(T, grant(), 60).await.unwrap();
+    assert_eq!(s.consume(T, &code, jti("a")).await.unwrap(), Redemption::Fresh(grant()));
+    assert_eq!(s.consume(T, &code, jti("b")).await.unwrap(), Redemption::AlreadyUsed { client_id: "c1".into(), issued: jti("a") });
 }
 
 async fn concurrent_redemptions_have_exactly_one_winner(b: Backend) {
     let node = b.node(|_| {}).await;
-    let code = node.app.stores.codes.issue(grant(), 60).await.unwrap();
+    let code = node.app.stores.codes.issue(T, grant(), 60).await.unwrap();
     let mut set = tokio::task::JoinSet::new();
     for i in 0..32 {
         let (codes, code) = (node.app.stores.codes.clone(), code.clone());
-        set.spawn(async move { codes.consume(&code, jti(&i.to_string())).await.unwrap() });
+        set.spawn(async move { codes.consume(T, &code, jti(&i.to_string())).await.unwrap() });
     }
     let outcomes = set.join_all().await;
     assert_eq!(outcomes.iter().filter(|o| matches!(o, Redemption::Fresh(_))).count(), 1);
@@ -116,12 +122,12 @@ async fn concurrent_redemptions_have_exactly_one_winner(b: Backend) {
 async fn unknown_malformed_and_expired_codes(b: Backend) {
     let node = b.node(|_| {}).await;
     let s = &node.app.stores.codes;
-    assert_eq!(s.consume("garbage", vec![]).await.unwrap(), Redemption::NotFound);
+    assert_eq!(s.consume(T, "garbage", vec![]).await.unwrap(), Redemption::NotFound);
     let (_, other) = authrim::stores::shard::mint_prefixed(8);
-    assert_eq!(s.consume(&other, vec![]).await.unwrap(), Redemption::NotFound);
-    let code = s.issue(grant(), 1).await.unwrap();
+    assert_eq!(s.consume(T, &other, vec![]).await.unwrap(), Redemption::NotFound);
+    let code = s.issue(T, grant(), 1).await.unwrap();
     tokio::time::sleep(Duration::from_millis(2100)).await;
-    assert_eq!(s.consume(&code, vec![]).await.unwrap(), Redemption::Expired);
+    assert_eq!(s.consume(T, &code, vec![]).await.unwrap(), Redemption::Expired);
 }
 
 async fn reuse_after_the_code_expired_is_still_reuse(b: Backend) {
@@ -130,33 +136,33 @@ async fn reuse_after_the_code_expired_is_still_reuse(b: Backend) {
     let s = &node.app.stores.codes;
     // Two seconds: with one, a code issued late in a second could expire before the first
     // redemption (expiry is in whole seconds).
-    let code = s.issue(grant(), 2).await.unwrap();
-    assert!(matches!(s.consume(&code, jti("a")).await.unwrap(), Redemption::Fresh(_)));
+    let code = s.issue(T, grant(), 2).await.unwrap();
+    assert!(matches!(s.consume(T, &code, jti("a")).await.unwrap(), Redemption::Fresh(_)));
     tokio::time::sleep(Duration::from_millis(3100)).await;
     s.sweep_expired().await.unwrap();
-    assert!(matches!(s.consume(&code, jti("b")).await.unwrap(), Redemption::AlreadyUsed { .. }));
+    assert!(matches!(s.consume(T, &code, jti("b")).await.unwrap(), Redemption::AlreadyUsed { .. }));
 }
 
 async fn rotation_supersedes_and_reuse_revokes_the_family(b: Backend) {
     let node = b.node(|_| {}).await;
     let r = &node.app.stores.refresh;
-    let t0 = r.create(&new_id(), family("u")).await.unwrap();
-    let Rotation::Rotated { token: t1, family } = r.rotate(&t0).await.unwrap() else { panic!("first use rotates") };
+    let t0 = r.create(T, &new_id(), family("u")).await.unwrap();
+    let Rotation::Rotated { token: t1, family } = r.rotate(T, &t0).await.unwrap() else { panic!("first use rotates") };
     assert_eq!(family.version, 1);
-    assert!(matches!(r.peek(&t0).await.unwrap(), Presented::Superseded(_)));
-    assert!(matches!(r.peek(&t1).await.unwrap(), Presented::Current(_)));
-    assert!(matches!(r.rotate(&t0).await.unwrap(), Rotation::Reused { .. }));
-    assert_eq!(r.rotate(&t1).await.unwrap(), Rotation::Revoked, "the whole family is gone");
-    assert_eq!(r.peek(&t1).await.unwrap(), Presented::Revoked);
+    assert!(matches!(r.peek(T, &t0).await.unwrap(), Presented::Superseded(_)));
+    assert!(matches!(r.peek(T, &t1).await.unwrap(), Presented::Current(_)));
+    assert!(matches!(r.rotate(T, &t0).await.unwrap(), Rotation::Reused { .. }));
+    assert_eq!(r.rotate(T, &t1).await.unwrap(), Rotation::Revoked, "the whole family is gone");
+    assert_eq!(r.peek(T, &t1).await.unwrap(), Presented::Revoked);
 }
 
 async fn concurrent_rotations_have_exactly_one_winner(b: Backend) {
     let node = b.node(|_| {}).await;
-    let t0 = node.app.stores.refresh.create(&new_id(), family("u")).await.unwrap();
+    let t0 = node.app.stores.refresh.create(T, &new_id(), family("u")).await.unwrap();
     let mut set = tokio::task::JoinSet::new();
     for _ in 0..50 {
         let (r, t) = (node.app.stores.refresh.clone(), t0.clone());
-        set.spawn(async move { r.rotate(&t).await.unwrap() });
+        set.spawn(async move { r.rotate(T, &t).await.unwrap() });
     }
     let outcomes = set.join_all().await;
     assert_eq!(outcomes.iter().filter(|o| matches!(o, Rotation::Rotated { .. })).count(), 1);
@@ -165,47 +171,47 @@ async fn concurrent_rotations_have_exactly_one_winner(b: Backend) {
 async fn forged_refresh_tokens_are_unknown_and_harmless(b: Backend) {
     let node = b.node(|_| {}).await;
     let r = &node.app.stores.refresh;
-    let t0 = r.create(&new_id(), family("u")).await.unwrap();
+    let t0 = r.create(T, &new_id(), family("u")).await.unwrap();
     let parts: Vec<&str> = t0.split('.').collect();
     // Same family, a lower version, but no valid MAC: must not revoke the family.
     let forged = format!("{}.{}.0.{}", parts[0], parts[1], authrim::util::b64(&[0u8; 32]));
     let higher = format!("{}.{}.7.{}", parts[0], parts[1], parts[3]);
     for bad in [forged.as_str(), higher.as_str(), "garbage", "1.2.3.4.5", ""] {
-        assert_eq!(r.rotate(bad).await.unwrap(), Rotation::Unknown, "{bad}");
+        assert_eq!(r.rotate(T, bad).await.unwrap(), Rotation::Unknown, "{bad}");
     }
-    assert!(matches!(r.rotate(&t0).await.unwrap(), Rotation::Rotated { .. }));
+    assert!(matches!(r.rotate(T, &t0).await.unwrap(), Rotation::Rotated { .. }));
 }
 
 async fn grace_period_resends_the_same_successor(b: Backend) {
     let node = b.node(|c| c.refresh_reuse_grace = 30).await;
     let r = &node.app.stores.refresh;
-    let t0 = r.create(&new_id(), family("u")).await.unwrap();
-    let Rotation::Rotated { token: t1, .. } = r.rotate(&t0).await.unwrap() else { panic!() };
-    let Rotation::GraceRetry { token: again, .. } = r.rotate(&t0).await.unwrap() else { panic!("grace retry") };
+    let t0 = r.create(T, &new_id(), family("u")).await.unwrap();
+    let Rotation::Rotated { token: t1, .. } = r.rotate(T, &t0).await.unwrap() else { panic!() };
+    let Rotation::GraceRetry { token: again, .. } = r.rotate(T, &t0).await.unwrap() else { panic!("grace retry") };
     assert_eq!(again, t1);
-    assert!(matches!(r.rotate(&t1).await.unwrap(), Rotation::Rotated { .. }));
+    assert!(matches!(r.rotate(T, &t1).await.unwrap(), Rotation::Rotated { .. }));
     // Two versions back is outside the grace rule: theft.
-    assert!(matches!(r.rotate(&t0).await.unwrap(), Rotation::Reused { .. }));
+    assert!(matches!(r.rotate(T, &t0).await.unwrap(), Rotation::Reused { .. }));
 }
 
 async fn idle_families_expire(b: Backend) {
     let node = b.node(|c| c.refresh_token_idle_ttl = 1).await;
     let r = &node.app.stores.refresh;
-    let t0 = r.create(&new_id(), family("u")).await.unwrap();
+    let t0 = r.create(T, &new_id(), family("u")).await.unwrap();
     tokio::time::sleep(Duration::from_millis(2100)).await;
-    assert_eq!(r.rotate(&t0).await.unwrap(), Rotation::Expired);
-    assert_eq!(r.peek(&t0).await.unwrap(), Presented::Expired);
+    assert_eq!(r.rotate(T, &t0).await.unwrap(), Rotation::Expired);
+    assert_eq!(r.peek(T, &t0).await.unwrap(), Presented::Expired);
 }
 
 async fn revoking_a_family_is_reported_once(b: Backend) {
     let node = b.node(|_| {}).await;
     let r = &node.app.stores.refresh;
     let id = new_id();
-    let t0 = r.create(&id, family("u")).await.unwrap();
-    assert!(r.revoke_family(&id).await.unwrap());
-    assert!(!r.revoke_family(&id).await.unwrap(), "already revoked");
-    assert!(!r.revoke_family(&new_id()).await.unwrap(), "unknown family");
-    assert_eq!(r.rotate(&t0).await.unwrap(), Rotation::Revoked);
+    let t0 = r.create(T, &id, family("u")).await.unwrap();
+    assert!(r.revoke_family(T, &id).await.unwrap());
+    assert!(!r.revoke_family(T, &id).await.unwrap(), "already revoked");
+    assert!(!r.revoke_family(T, &new_id()).await.unwrap(), "unknown family");
+    assert_eq!(r.rotate(T, &t0).await.unwrap(), Rotation::Revoked);
 }
 
 fn quietly() -> authrim::stores::EndHook {
@@ -217,40 +223,40 @@ async fn withdrawing_revokes_exactly_the_users_families_at_the_client(b: Backend
     let r = &node.app.stores.refresh;
     let at = |user: &str, client: &str| NewFamily { client_id: client.into(), ..family(user) };
     let (a1, a2) = (new_id(), new_id());
-    let mine = [r.create(&a1, at("u", "c")).await.unwrap(), r.create(&a2, at("u", "c")).await.unwrap()];
-    let others = [r.create(&new_id(), at("u", "other")).await.unwrap(), r.create(&new_id(), at("v", "c")).await.unwrap()];
-    let mut ids = r.revoke_of("u", Some("c")).await.unwrap();
+    let mine = [r.create(T, &a1, at("u", "c")).await.unwrap(), r.create(T, &a2, at("u", "c")).await.unwrap()];
+    let others = [r.create(T, &new_id(), at("u", "other")).await.unwrap(), r.create(T, &new_id(), at("v", "c")).await.unwrap()];
+    let mut ids = r.revoke_of(T, "u", Some("c")).await.unwrap();
     ids.sort();
     let mut want = vec![a1, a2];
     want.sort();
     assert_eq!(ids, want);
     for t in &mine {
-        assert_eq!(r.rotate(t).await.unwrap(), Rotation::Revoked);
+        assert_eq!(r.rotate(T, t).await.unwrap(), Rotation::Revoked);
     }
     for t in &others {
-        assert!(matches!(r.peek(t).await.unwrap(), Presented::Current(_)), "another user's or client's family");
+        assert!(matches!(r.peek(T, t).await.unwrap(), Presented::Current(_)), "another user's or client's family");
     }
-    assert!(r.revoke_of("u", Some("c")).await.unwrap().is_empty(), "revoked once");
+    assert!(r.revoke_of(T, "u", Some("c")).await.unwrap().is_empty(), "revoked once");
     // Every client of the user (a new password): the user's family at the other client too,
     // never another user's.
-    assert_eq!(r.revoke_of("u", None).await.unwrap().len(), 1);
-    assert_eq!(r.rotate(&others[0]).await.unwrap(), Rotation::Revoked);
-    assert!(matches!(r.peek(&others[1]).await.unwrap(), Presented::Current(_)), "another user's family");
+    assert_eq!(r.revoke_of(T, "u", None).await.unwrap().len(), 1);
+    assert_eq!(r.rotate(T, &others[0]).await.unwrap(), Rotation::Revoked);
+    assert!(matches!(r.peek(T, &others[1]).await.unwrap(), Presented::Current(_)), "another user's family");
 }
 
 async fn sessions_live_until_ended_or_expired(b: Backend) {
     let node = b.node(|_| {}).await;
     let s = &node.app.stores.sessions;
     let session = Session::new("u", "sid".into(), 5, vec!["pwd".into()], "1");
-    let id = s.create(session.clone(), 60).await.unwrap();
-    assert_eq!(s.get(&id).await.unwrap(), Some(session.clone()));
-    assert_eq!(s.end(SessionRef::Cookie(id.clone()), quietly()).await.unwrap(), Some(session.clone()));
-    assert_eq!(s.get(&id).await.unwrap(), None);
-    assert_eq!(s.end(SessionRef::Cookie(id.clone()), quietly()).await.unwrap(), None, "ended once");
-    assert_eq!(s.get("not-a-session").await.unwrap(), None);
-    let short = s.create(session, 1).await.unwrap();
+    let id = s.create(T, session.clone(), 60).await.unwrap();
+    assert_eq!(s.get(T, &id).await.unwrap(), Some(session.clone()));
+    assert_eq!(s.end(T, SessionRef::Cookie(id.clone()), quietly()).await.unwrap(), Some(session.clone()));
+    assert_eq!(s.get(T, &id).await.unwrap(), None);
+    assert_eq!(s.end(T, SessionRef::Cookie(id.clone()), quietly()).await.unwrap(), None, "ended once");
+    assert_eq!(s.get(T, "not-a-session").await.unwrap(), None);
+    let short = s.create(T, session, 1).await.unwrap();
     tokio::time::sleep(Duration::from_millis(2100)).await;
-    assert_eq!(s.get(&short).await.unwrap(), None);
+    assert_eq!(s.get(T, &short).await.unwrap(), None);
 }
 
 async fn outbox_rows(node: &backend::Node) -> i64 {
@@ -262,12 +268,12 @@ async fn outbox_rows(node: &backend::Node) -> i64 {
 async fn ending_a_session_commits_its_outbox_with_it_or_not_at_all(b: Backend) {
     let node = b.node(|_| {}).await;
     let s = &node.app.stores.sessions;
-    let id = s.create(Session::new("alice", "sid-1".into(), 5, vec![], "1"), 60).await.unwrap();
+    let id = s.create(T, Session::new("alice", "sid-1".into(), 5, vec![], "1"), 60).await.unwrap();
     for c in ["rp-a", "rp-b", "rp-a"] {
-        s.join(&id, c).await.unwrap();
+        s.join(T, &id, c).await.unwrap();
     }
-    s.create(Session::new("bob", "sid-2".into(), 5, vec![], "1"), 60).await.unwrap();
-    let mine = s.of_user("alice").await.unwrap();
+    s.create(T, Session::new("bob", "sid-2".into(), 5, vec![], "1"), 60).await.unwrap();
+    let mine = s.of_user(T, "alice").await.unwrap();
     assert_eq!(mine.len(), 1);
     assert_eq!(mine[0].clients, ["rp-a", "rp-b"]);
 
@@ -277,46 +283,46 @@ async fn ending_a_session_commits_its_outbox_with_it_or_not_at_all(b: Backend) {
         authrim::logout::backchannel::enqueue(sql, session, &notified, 1)?;
         Err(authrim::db::StoreError::Database("injected".into()))
     });
-    assert!(s.end(SessionRef::Sid("sid-1".into()), failing).await.is_err());
-    assert!(s.get(&id).await.unwrap().is_some(), "a failed end leaves the session");
+    assert!(s.end(T, SessionRef::Sid("sid-1".into()), failing).await.is_err());
+    assert!(s.get(T, &id).await.unwrap().is_some(), "a failed end leaves the session");
     assert_eq!(outbox_rows(&node).await, 0, "and no outbox row");
 
     let enqueue: authrim::stores::EndHook = Box::new(|session, sql| {
         let notified = ["rp-b".to_string()].into_iter().collect();
         authrim::logout::backchannel::enqueue(sql, session, &notified, 1)
     });
-    let ended = s.end(SessionRef::Sid("sid-1".into()), enqueue).await.unwrap().expect("ended");
+    let ended = s.end(T, SessionRef::Sid("sid-1".into()), enqueue).await.unwrap().expect("ended");
     assert_eq!(ended.user_id, "alice");
-    assert_eq!(s.get(&id).await.unwrap(), None);
+    assert_eq!(s.get(T, &id).await.unwrap(), None);
     assert_eq!(outbox_rows(&node).await, 1, "one row, for the one client with a back-channel URI");
-    assert_eq!(s.of_user("bob").await.unwrap().len(), 1, "other users' sessions untouched");
+    assert_eq!(s.of_user(T, "bob").await.unwrap().len(), 1, "other users' sessions untouched");
 }
 
 async fn a_challenge_is_consumed_once_and_only_for_its_kind(b: Backend) {
     let node = b.node(|_| {}).await;
     let s = &node.app.stores.challenges;
     let rec = ChallengeRecord { kind: "login".into(), binding: [7; 32], payload: serde_json::json!({"a": 1}) };
-    let id = s.issue(rec.clone(), 60).await.unwrap();
+    let id = s.issue(T, rec.clone(), 60).await.unwrap();
     // A peek reads without taking, and only for the right kind.
-    assert_eq!(s.peek(&id, "login").await.unwrap(), Some(rec.clone()));
-    assert_eq!(s.peek(&id, "consent").await.unwrap(), None);
-    assert_eq!(s.peek("1_nope", "login").await.unwrap(), None);
-    assert_eq!(s.consume(&id, "login").await.unwrap(), Some(rec.clone()));
-    assert_eq!(s.peek(&id, "login").await.unwrap(), None);
-    assert_eq!(s.consume(&id, "login").await.unwrap(), None);
-    let id = s.issue(rec, 60).await.unwrap();
-    assert_eq!(s.consume(&id, "consent").await.unwrap(), None);
-    assert_eq!(s.consume(&id, "login").await.unwrap(), None, "a mis-kinded use still burns it");
+    assert_eq!(s.peek(T, &id, "login").await.unwrap(), Some(rec.clone()));
+    assert_eq!(s.peek(T, &id, "consent").await.unwrap(), None);
+    assert_eq!(s.peek(T, "1_nope", "login").await.unwrap(), None);
+    assert_eq!(s.consume(T, &id, "login").await.unwrap(), Some(rec.clone()));
+    assert_eq!(s.peek(T, &id, "login").await.unwrap(), None);
+    assert_eq!(s.consume(T, &id, "login").await.unwrap(), None);
+    let id = s.issue(T, rec, 60).await.unwrap();
+    assert_eq!(s.consume(T, &id, "consent").await.unwrap(), None);
+    assert_eq!(s.consume(T, &id, "login").await.unwrap(), None, "a mis-kinded use still burns it");
 }
 
 /// `bind_key`: the first binding wins, concurrent ones see it, and it survives rotation.
 async fn a_family_is_bound_to_one_dpop_key_once(b: Backend) {
     let node = b.node(|_| {}).await;
     let st = node.app.stores.refresh.clone();
-    let t0 = st.create(&authrim::stores::refresh::new_family_id(), family("u")).await.unwrap();
+    let t0 = st.create(T, &authrim::stores::refresh::new_family_id(), family("u")).await.unwrap();
     let racers: Vec<_> = (0..8).map(|i| {
         let (st, t0) = (st.clone(), t0.clone());
-        tokio::spawn(async move { st.bind_key(&t0, &format!("key-{i}")).await.unwrap().unwrap() })
+        tokio::spawn(async move { st.bind_key(T, &t0, &format!("key-{i}")).await.unwrap().unwrap() })
     }).collect();
     let mut seen = Vec::new();
     for r in racers {
@@ -324,10 +330,10 @@ async fn a_family_is_bound_to_one_dpop_key_once(b: Backend) {
     }
     seen.dedup();
     assert_eq!(seen.len(), 1, "every binder sees the one winner: {seen:?}");
-    let Rotation::Rotated { family: f, token: t1 } = st.rotate(&t0).await.unwrap() else { panic!("rotates") };
+    let Rotation::Rotated { family: f, token: t1 } = st.rotate(T, &t0).await.unwrap() else { panic!("rotates") };
     assert_eq!(f.jkt.as_deref(), Some(seen[0].as_str()));
-    assert_eq!(st.bind_key(&t1, "another").await.unwrap(), Some(seen[0].clone()), "bound for good");
-    assert_eq!(st.bind_key("1.nope.0.x", "k").await.unwrap(), None);
+    assert_eq!(st.bind_key(T, &t1, "another").await.unwrap(), Some(seen[0].clone()), "bound for good");
+    assert_eq!(st.bind_key(T, "1.nope.0.x", "k").await.unwrap(), None);
 }
 
 /// `first_use` (client assertion `jti`s): one winner among concurrent uses, none while the
@@ -338,66 +344,131 @@ async fn a_value_is_used_first_once_until_it_expires(b: Backend) {
     let now = authrim::util::now();
     let racers: Vec<_> = (0..16).map(|_| {
         let s = s.clone();
-        tokio::spawn(async move { s.first_use("jti-a", now + 3600).await.unwrap() })
+        tokio::spawn(async move { s.first_use(T, "jti-a", now + 3600).await.unwrap() })
     }).collect();
     let mut winners = 0;
     for r in racers {
         winners += r.await.unwrap() as usize;
     }
     assert_eq!(winners, 1, "exactly one first use");
-    assert!(s.used("jti-a").await.unwrap() && !s.used("jti-never").await.unwrap(), "used reads the mark");
+    assert!(s.used(T, "jti-a").await.unwrap() && !s.used(T, "jti-never").await.unwrap(), "used reads the mark");
     let t = authrim::util::now();
-    assert!(!s.used("jti-b").await.unwrap());
-    assert!(s.first_use("jti-b", t + 2).await.unwrap());
-    assert!(s.used("jti-b").await.unwrap(), "and sets none: it reads");
-    assert!(!s.first_use("jti-b", t + 2).await.unwrap());
+    assert!(!s.used(T, "jti-b").await.unwrap());
+    assert!(s.first_use(T, "jti-b", t + 2).await.unwrap());
+    assert!(s.used(T, "jti-b").await.unwrap(), "and sets none: it reads");
+    assert!(!s.first_use(T, "jti-b", t + 2).await.unwrap());
     drop(s);
     node.stop().await;
     let node = b.node(|_| {}).await;
     let s = &node.app.stores.challenges;
-    assert!(!s.first_use("jti-a", now + 3600).await.unwrap(), "remembered across a restart");
+    assert!(!s.first_use(T, "jti-a", now + 3600).await.unwrap(), "remembered across a restart");
     tokio::time::sleep(Duration::from_millis(3100)).await;
-    assert!(!s.used("jti-b").await.unwrap(), "an expired mark is no use");
-    assert!(s.first_use("jti-b", authrim::util::now() + 60).await.unwrap(), "an expired use frees the value");
+    assert!(!s.used(T, "jti-b").await.unwrap(), "an expired mark is no use");
+    assert!(s.first_use(T, "jti-b", authrim::util::now() + 60).await.unwrap(), "an expired use frees the value");
 }
 
 async fn revocations_hold_until_expiry(b: Backend) {
     let node = b.node(|_| {}).await;
     let s = &node.app.stores.revocations;
     let now = authrim::util::now();
-    s.revoke("a", now + 1).await.unwrap();
-    s.revoke("b", now + 3600).await.unwrap();
-    s.revoke("c", now - 1).await.unwrap();
-    assert!(s.is_revoked("a").await.unwrap());
-    assert!(s.is_revoked("b").await.unwrap());
-    assert!(!s.is_revoked("c").await.unwrap(), "an expired token needs no entry");
-    assert!(!s.is_revoked("d").await.unwrap());
+    s.revoke(T, "a", now + 1).await.unwrap();
+    s.revoke(T, "b", now + 3600).await.unwrap();
+    s.revoke(T, "c", now - 1).await.unwrap();
+    assert!(s.is_revoked(T, "a").await.unwrap());
+    assert!(s.is_revoked(T, "b").await.unwrap());
+    assert!(!s.is_revoked(T, "c").await.unwrap(), "an expired token needs no entry");
+    assert!(!s.is_revoked(T, "d").await.unwrap());
     tokio::time::sleep(Duration::from_millis(2100)).await;
     s.sweep_expired().await.unwrap();
-    assert!(!s.is_revoked("a").await.unwrap());
-    assert!(s.is_revoked("b").await.unwrap());
+    assert!(!s.is_revoked(T, "a").await.unwrap());
+    assert!(s.is_revoked(T, "b").await.unwrap());
+}
+
+/// Issue 31: the tenant is part of every store key and every search. Everything tenant A
+/// holds is presented to B (and to the default tenant) and found by nobody but A; searches by
+/// user and by `sid` see only their tenant's, though user ids and `sid`s are alike; and so
+/// after a restart, when every row is loaded back under the key it was written with.
+async fn a_tenants_values_are_unknown_to_every_other(b: Backend) {
+    let (a, other) = (TenantId(1), TenantId(2));
+    let session = |sid: &str| Session::new("u", sid.into(), 1, vec!["pwd".into()], "1");
+    let (code, cookie, challenge, family_token, family_id) = {
+        let node = b.node(|_| {}).await;
+        let st = &node.app.stores;
+        let code = st.codes.issue(a, grant(), 60).await.unwrap();
+        let cookie = st.sessions.create(a, session("same-sid"), 60).await.unwrap();
+        let theirs = st.sessions.create(other, session("same-sid"), 60).await.unwrap();
+        let rec = ChallengeRecord { kind: "login".into(), binding: [1; 32], payload: serde_json::json!(1) };
+        let challenge = st.challenges.issue(a, rec, 60).await.unwrap();
+        assert!(st.challenges.first_use(a, "jti-1", authrim::util::now() + 600).await.unwrap());
+        st.revocations.revoke(a, "revoked-jti", authrim::util::now() + 600).await.unwrap();
+        let family_id = new_id();
+        let family_token = st.refresh.create(a, &family_id, family("u")).await.unwrap();
+        let their_family = st.refresh.create(other, &new_id(), family("u")).await.unwrap();
+
+        // Searches: the same user id and `sid` in two tenants.
+        let mine = st.sessions.of_user(a, "u").await.unwrap();
+        assert_eq!((mine.len(), mine[0].tenant), (1, a), "of_user: only the tenant's own");
+        assert_eq!(st.sessions.of_user(T, "u").await.unwrap(), vec![], "nothing of the default tenant's");
+        let ended = st.sessions.end(other, SessionRef::Sid("same-sid".into()), quietly()).await.unwrap().expect("B's own session");
+        assert_eq!(ended.tenant, other);
+        assert!(st.sessions.get(other, &theirs).await.unwrap().is_none());
+        assert!(st.sessions.get(a, &cookie).await.unwrap().is_some(), "ending B's `sid` left A's session");
+        assert_eq!(st.refresh.revoke_of(other, "u", None).await.unwrap().len(), 1);
+        assert_eq!(st.refresh.rotate(other, &their_family).await.unwrap(), Rotation::Revoked);
+        node.stop().await;
+        (code, cookie, challenge, family_token, family_id)
+    };
+    let node = b.node(|_| {}).await;
+    let st = &node.app.stores;
+    for wrong in [T, other] {
+        assert_eq!(st.codes.consume(wrong, &code, jti("x")).await.unwrap(), Redemption::NotFound, "{wrong:?}");
+        assert_eq!(st.sessions.get(wrong, &cookie).await.unwrap(), None);
+        st.sessions.join(wrong, &cookie, "c").await.unwrap();
+        assert_eq!(st.sessions.end(wrong, SessionRef::Cookie(cookie.clone()), quietly()).await.unwrap(), None);
+        assert_eq!(st.challenges.peek(wrong, &challenge, "login").await.unwrap(), None);
+        assert_eq!(st.challenges.consume(wrong, &challenge, "login").await.unwrap(), None);
+        assert!(!st.challenges.used(wrong, "jti-1").await.unwrap());
+        assert!(!st.revocations.is_revoked(wrong, "revoked-jti").await.unwrap());
+        assert_eq!(st.refresh.peek(wrong, &family_token).await.unwrap(), Presented::Unknown);
+        assert_eq!(st.refresh.rotate(wrong, &family_token).await.unwrap(), Rotation::Unknown);
+        assert_eq!(st.refresh.bind_key(wrong, &family_token, "k").await.unwrap(), None);
+        assert!(!st.refresh.revoke_family(wrong, &family_id).await.unwrap());
+        assert!(st.refresh.revoke_of(wrong, "u", None).await.unwrap().is_empty());
+    }
+    // A replay mark is per tenant: the same value is a first use elsewhere.
+    assert!(st.challenges.first_use(other, "jti-1", authrim::util::now() + 600).await.unwrap());
+    // A's own, untouched by all of the above (the wrong consume did not burn A's challenge).
+    let s = st.sessions.get(a, &cookie).await.unwrap().expect("A's session");
+    assert!(s.tenant == a && s.clients.is_empty(), "B's join changed nothing");
+    assert!(matches!(st.codes.consume(a, &code, jti("a")).await.unwrap(), Redemption::Fresh(_)));
+    assert!(st.challenges.consume(a, &challenge, "login").await.unwrap().is_some());
+    assert!(st.challenges.used(a, "jti-1").await.unwrap());
+    assert!(st.revocations.is_revoked(a, "revoked-jti").await.unwrap());
+    let Presented::Current(f) = st.refresh.peek(a, &family_token).await.unwrap() else { panic!("A's family") };
+    assert_eq!(f.tenant, a);
+    assert_eq!(st.refresh.revoke_of(a, "u", None).await.unwrap(), vec![family_id]);
 }
 
 async fn state_survives_a_restart(b: Backend) {
     let (code, t1, session, family_token) = {
         let node = b.node(|_| {}).await;
         let st = &node.app.stores;
-        let code = st.codes.issue(grant(), 60).await.unwrap();
-        assert!(matches!(st.codes.consume(&code, jti("a")).await.unwrap(), Redemption::Fresh(_)));
-        let t0 = st.refresh.create(&new_id(), family("u")).await.unwrap();
-        let Rotation::Rotated { token: t1, .. } = st.refresh.rotate(&t0).await.unwrap() else { panic!() };
-        let session = st.sessions.create(Session::new("u", "s".into(), 1, vec![], "1"), 60).await.unwrap();
-        st.revocations.revoke("gone", authrim::util::now() + 600).await.unwrap();
+        let code = st.codes.issue(T, grant(), 60).await.unwrap();
+        assert!(matches!(st.codes.consume(T, &code, jti("a")).await.unwrap(), Redemption::Fresh(_)));
+        let t0 = st.refresh.create(T, &new_id(), family("u")).await.unwrap();
+        let Rotation::Rotated { token: t1, .. } = st.refresh.rotate(T, &t0).await.unwrap() else { panic!() };
+        let session = st.sessions.create(T, Session::new("u", "s".into(), 1, vec![], "1"), 60).await.unwrap();
+        st.revocations.revoke(T, "gone", authrim::util::now() + 600).await.unwrap();
         node.stop().await;
         (code, t1, session, t0)
     };
     let node = b.node(|_| {}).await;
     let st = &node.app.stores;
-    assert!(matches!(st.codes.consume(&code, jti("b")).await.unwrap(), Redemption::AlreadyUsed { .. }));
-    assert!(matches!(st.refresh.peek(&t1).await.unwrap(), Presented::Current(_)));
-    assert!(matches!(st.refresh.peek(&family_token).await.unwrap(), Presented::Superseded(_)));
-    assert!(st.sessions.get(&session).await.unwrap().is_some());
-    assert!(st.revocations.is_revoked("gone").await.unwrap());
+    assert!(matches!(st.codes.consume(T, &code, jti("b")).await.unwrap(), Redemption::AlreadyUsed { .. }));
+    assert!(matches!(st.refresh.peek(T, &t1).await.unwrap(), Presented::Current(_)));
+    assert!(matches!(st.refresh.peek(T, &family_token).await.unwrap(), Presented::Superseded(_)));
+    assert!(st.sessions.get(T, &session).await.unwrap().is_some());
+    assert!(st.revocations.is_revoked(T, "gone").await.unwrap());
 }
 
 /// Concurrent rotations (mostly of the newest token, sometimes a stale one) and revocations of
@@ -426,7 +497,7 @@ async fn random_rotations_and_revocations_across_restarts_match_a_model(b: Backe
         let st = node.app.stores.clone();
         if round == 0 {
             for (f, id) in ids.iter().enumerate() {
-                tokens.push(vec![(0, st.refresh.create(id, family(&format!("u{f}"))).await.unwrap())]);
+                tokens.push(vec![(0, st.refresh.create(T, id, family(&format!("u{f}"))).await.unwrap())]);
             }
         }
         let shared = Arc::new(parking_lot::Mutex::new(tokens.clone()));
@@ -442,7 +513,7 @@ async fn random_rotations_and_revocations_across_restarts_match_a_model(b: Backe
                     r ^= r << 17;
                     let f = (r % FAMILIES as u64) as usize;
                     if r % 11 == 0 {
-                        acts.push((f, if st.refresh.revoke_family(&ids[f]).await.unwrap() { "revoked" } else { "noop" }));
+                        acts.push((f, if st.refresh.revoke_family(T, &ids[f]).await.unwrap() { "revoked" } else { "noop" }));
                         continue;
                     }
                     let token = {
@@ -451,7 +522,7 @@ async fn random_rotations_and_revocations_across_restarts_match_a_model(b: Backe
                         let stale = r % 7 == 0 && t[f].len() > 1;
                         t[f][if stale { (r / 7) as usize % (t[f].len() - 1) } else { t[f].len() - 1 }].1.clone()
                     };
-                    match st.refresh.rotate(&token).await.unwrap() {
+                    match st.refresh.rotate(T, &token).await.unwrap() {
                         Rotation::Rotated { family, token } => {
                             shared.lock()[f].push((family.version, token));
                             acts.push((f, "rotated"));
@@ -485,12 +556,12 @@ async fn random_rotations_and_revocations_across_restarts_match_a_model(b: Backe
             list.sort();
             let (newest_version, newest) = list.last().unwrap().clone();
             assert_eq!(newest_version, rotations[f], "{ctx}");
-            match st.refresh.peek(&newest).await.unwrap() {
+            match st.refresh.peek(T, &newest).await.unwrap() {
                 Presented::Current(fam) => {
                     assert!(!revoked[f], "a revoked family is current again; {ctx}");
                     assert_eq!(fam.version, rotations[f], "{ctx}");
                     for (_, old) in &list[..list.len() - 1] {
-                        assert!(matches!(st.refresh.peek(old).await.unwrap(), Presented::Superseded(_)), "{ctx}");
+                        assert!(matches!(st.refresh.peek(T, old).await.unwrap(), Presented::Superseded(_)), "{ctx}");
                     }
                 }
                 Presented::Revoked => assert!(revoked[f], "a family was revoked without an acknowledged reuse or revocation; {ctx}"),

@@ -3,7 +3,7 @@
 //! separate processes are tested in `tests/integration/multinode.rs`.
 
 use super::backend::{fresh_database, Backend};
-use super::{family, grant, jti, new_id};
+use super::{family, grant, jti, new_id, T};
 use authrim::db::StoreError;
 use authrim::stores::{Redemption, Rotation, Session};
 use std::time::{Duration, Instant};
@@ -18,12 +18,12 @@ async fn two_nodes(tweak: fn(&mut authrim::config::Config)) -> Option<(Backend, 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_code_is_consumed_once_across_nodes() {
     let Some((_b, n1, n2)) = two_nodes(|_| {}).await else { return };
-    let code = n1.app.stores.codes.issue(grant(), 60).await.unwrap();
+    let code = n1.app.stores.codes.issue(T, grant(), 60).await.unwrap();
     let mut set = tokio::task::JoinSet::new();
     for i in 0..40 {
         let codes = if i % 2 == 0 { n1.app.stores.codes.clone() } else { n2.app.stores.codes.clone() };
         let code = code.clone();
-        set.spawn(async move { codes.consume(&code, jti(&i.to_string())).await.unwrap() });
+        set.spawn(async move { codes.consume(T, &code, jti(&i.to_string())).await.unwrap() });
     }
     let outcomes = set.join_all().await;
     assert_eq!(outcomes.iter().filter(|o| matches!(o, Redemption::Fresh(_))).count(), 1);
@@ -32,29 +32,29 @@ async fn a_code_is_consumed_once_across_nodes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rotation_is_exactly_once_across_nodes_and_theft_is_seen_by_all() {
     let Some((_b, n1, n2)) = two_nodes(|_| {}).await else { return };
-    let t0 = n1.app.stores.refresh.create(&new_id(), family("u")).await.unwrap();
+    let t0 = n1.app.stores.refresh.create(T, &new_id(), family("u")).await.unwrap();
     let mut set = tokio::task::JoinSet::new();
     for i in 0..50 {
         let r = if i % 2 == 0 { n1.app.stores.refresh.clone() } else { n2.app.stores.refresh.clone() };
         let t = t0.clone();
-        set.spawn(async move { r.rotate(&t).await.unwrap() });
+        set.spawn(async move { r.rotate(T, &t).await.unwrap() });
     }
     let outcomes = set.join_all().await;
     let winners: Vec<_> = outcomes.iter().filter_map(|o| match o { Rotation::Rotated { token, .. } => Some(token.clone()), _ => None }).collect();
     assert_eq!(winners.len(), 1, "exactly one rotation");
     // Every loser presented a superseded token: theft. The family is revoked on both nodes.
-    assert_eq!(n2.app.stores.refresh.rotate(&winners[0]).await.unwrap(), Rotation::Revoked);
-    assert_eq!(n1.app.stores.refresh.rotate(&winners[0]).await.unwrap(), Rotation::Revoked);
+    assert_eq!(n2.app.stores.refresh.rotate(T, &winners[0]).await.unwrap(), Rotation::Revoked);
+    assert_eq!(n1.app.stores.refresh.rotate(T, &winners[0]).await.unwrap(), Rotation::Revoked);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_made_on_one_node_works_on_another() {
     let Some((_b, n1, n2)) = two_nodes(|_| {}).await else { return };
     let session = Session::new("u", "s".into(), 1, vec![], "1");
-    let id = n1.app.stores.sessions.create(session.clone(), 60).await.unwrap();
-    assert_eq!(n2.app.stores.sessions.get(&id).await.unwrap(), Some(session));
-    n2.app.stores.sessions.end(authrim::stores::SessionRef::Cookie(id.clone()), Box::new(|_, _| Ok(()))).await.unwrap();
-    assert_eq!(n1.app.stores.sessions.get(&id).await.unwrap(), None);
+    let id = n1.app.stores.sessions.create(T, session.clone(), 60).await.unwrap();
+    assert_eq!(n2.app.stores.sessions.get(T, &id).await.unwrap(), Some(session));
+    n2.app.stores.sessions.end(T, authrim::stores::SessionRef::Cookie(id.clone()), Box::new(|_, _| Ok(()))).await.unwrap();
+    assert_eq!(n1.app.stores.sessions.get(T, &id).await.unwrap(), None);
 }
 
 /// The stated bound: once `revocation_max_staleness_ms` has passed after a revocation was
@@ -67,11 +67,11 @@ async fn a_revocation_is_honoured_by_every_node_within_the_bound() {
     let mut seen_after = Vec::new();
     for i in 0..200 {
         let jti = format!("jti-{i}");
-        assert!(!n2.app.stores.revocations.is_revoked(&jti).await.unwrap());
-        n1.app.stores.revocations.revoke(&jti, authrim::util::now() + 600).await.unwrap();
+        assert!(!n2.app.stores.revocations.is_revoked(T, &jti).await.unwrap());
+        n1.app.stores.revocations.revoke(T, &jti, authrim::util::now() + 600).await.unwrap();
         let acked = Instant::now();
         loop {
-            match n2.app.stores.revocations.is_revoked(&jti).await {
+            match n2.app.stores.revocations.is_revoked(T, &jti).await {
                 Ok(true) => break,
                 Ok(false) => assert!(acked.elapsed() <= bound, "node 2 still accepts {jti} {:?} after the revocation", acked.elapsed()),
                 Err(StoreError::Unavailable(_)) => {}
@@ -196,17 +196,17 @@ async fn each_logout_token_is_delivered_once_by_one_of_the_nodes() {
     let mut sids = Vec::new();
     for i in 0..SESSIONS {
         let sid = format!("sid-{i}");
-        let cookie = n1.app.stores.sessions.create(Session::new("u", sid.clone(), 1, vec![], "1"), 600).await.unwrap();
-        n1.app.stores.sessions.join(&cookie, "rp").await.unwrap();
+        let cookie = n1.app.stores.sessions.create(T, Session::new("u", sid.clone(), 1, vec![], "1"), 600).await.unwrap();
+        n1.app.stores.sessions.join(T, &cookie, "rp").await.unwrap();
         sids.push(sid);
     }
     for (i, sid) in sids.iter().enumerate() {
         let node = if i % 2 == 0 { &n1 } else { &n2 };
-        assert!(end_session(&node.app, SessionRef::Sid(sid.clone()), EndedBy::Operator).await.unwrap().is_some());
+        assert!(end_session(&node.app, T, SessionRef::Sid(sid.clone()), EndedBy::Operator).await.unwrap().is_some());
     }
     // Ended on node 1: node 2 refuses the session's tokens within the revocation bound.
     let deadline = Instant::now() + Duration::from_secs(5);
-    while !authrim::tokens::session_ended(&n2.app, &sids[0]).await.unwrap_or(false) {
+    while !authrim::tokens::session_ended(&n2.app, T, &sids[0]).await.unwrap_or(false) {
         assert!(Instant::now() < deadline, "node 2 never learnt of the logout on node 1");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

@@ -186,8 +186,9 @@ async fn killing_a_node_mid_load_loses_no_acknowledged_rotation() {
     // Each chain rotates against the victim until it dies; the last token it was answered with
     // is what the client holds.
     let mut set = tokio::task::JoinSet::new();
+    let answered = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     for token in chains {
-        let (http, base, secret) = (http.clone(), victim.base.clone(), secret.clone());
+        let (http, base, secret, answered) = (http.clone(), victim.base.clone(), secret.clone(), answered.clone());
         set.spawn(async move {
             let (mut held, mut acknowledged) = (token, 0);
             loop {
@@ -204,10 +205,15 @@ async fn killing_a_node_mid_load_loses_no_acknowledged_rotation() {
                 let Ok(body) = res.json::<Value>().await else { return (held, acknowledged) };
                 held = body["refresh_token"].as_str().unwrap().to_string();
                 acknowledged += 1;
+                answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
         });
     }
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Killed once the load is well under way (counted, not timed: a busy machine is slow).
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while answered.load(std::sync::atomic::Ordering::Relaxed) < 64 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     victim.child.kill().unwrap(); // SIGKILL, mid-load
     victim.child.wait().unwrap();
     let outcomes = set.join_all().await;

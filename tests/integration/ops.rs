@@ -123,7 +123,7 @@ async fn metrics_show_no_hot_revocation_shard() {
     let s = TestServer::start_with(|c| c.revocation_shards = 16).await;
     let revocations = &s.server.app.stores.revocations;
     for _ in 0..8_000 {
-        revocations.revoke(&authrim::util::random_token(), authrim::util::now() + 600).await.unwrap();
+        revocations.revoke(authrim::tenant::TenantId::DEFAULT, &authrim::util::random_token(), authrim::util::now() + 600).await.unwrap();
     }
     let text = s.http.get(s.url("/metrics")).send().await.unwrap().text().await.unwrap();
     let per_shard: Vec<f64> = (0..16)

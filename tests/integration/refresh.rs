@@ -67,7 +67,7 @@ async fn a_chain_of_1000_rotations_and_every_superseded_version_is_reuse() {
     }
     let rotator = &s.server.app.stores.refresh;
     for (v, old) in chain[..1000].iter().enumerate() {
-        assert!(matches!(rotator.peek(old).await.unwrap(), authrim::stores::Presented::Superseded(_)), "version {v}");
+        assert!(matches!(rotator.peek(authrim::tenant::TenantId::DEFAULT, old).await.unwrap(), authrim::stores::Presented::Superseded(_)), "version {v}");
     }
     // Presenting one of them is theft: the family dies, current token included.
     let (st, body) = refresh(&s, &rp, &chain[500], None).await;

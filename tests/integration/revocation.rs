@@ -185,12 +185,12 @@ async fn client_credentials_with_allowed_and_disallowed_scopes_and_audiences() {
 async fn expired_revocation_entries_are_swept() {
     let s = TestServer::start().await;
     let revocations = &s.server.app.stores.revocations;
-    revocations.revoke("short-lived", authrim::util::now() + 1).await.unwrap();
-    revocations.revoke("long-lived", authrim::util::now() + 3600).await.unwrap();
+    revocations.revoke(authrim::tenant::TenantId::DEFAULT, "short-lived", authrim::util::now() + 1).await.unwrap();
+    revocations.revoke(authrim::tenant::TenantId::DEFAULT, "long-lived", authrim::util::now() + 3600).await.unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
     assert!(s.server.app.stores.sweep_expired().await.unwrap() >= 1);
-    assert!(!revocations.is_revoked("short-lived").await.unwrap());
-    assert!(revocations.is_revoked("long-lived").await.unwrap());
+    assert!(!revocations.is_revoked(authrim::tenant::TenantId::DEFAULT, "short-lived").await.unwrap());
+    assert!(revocations.is_revoked(authrim::tenant::TenantId::DEFAULT, "long-lived").await.unwrap());
 }
 
 #[tokio::test]

@@ -68,14 +68,14 @@ pub(super) async fn applications(app: &Issuer, user_id: &str) -> crate::db::Stor
 pub async fn end(app: Issuer, Own { me, params }: Own) -> Response {
     let sid = params.get("sid").unwrap_or_default();
     // Only the user's own: another user's sid (guessed or copied) ends nothing.
-    let mine = match app.stores.sessions.of_user(&me.user.id).await {
+    let mine = match app.stores.sessions.of_user(app.tenant.id, &me.user.id).await {
         Ok(list) => list.iter().any(|s| s.sid == sid),
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };
     if !mine {
         return see_other(app.base(), "/account#sessions");
     }
-    match end_session(&app, SessionRef::Sid(sid.to_string()), EndedBy::Account(me.session.sid.clone())).await {
+    match end_session(&app, app.tenant.id, SessionRef::Sid(sid.to_string()), EndedBy::Account(me.session.sid.clone())).await {
         // Ending the session this page runs in is signing out here: the next page asks for a sign-in.
         Ok(Some(_)) if sid == me.session.sid => see_other(app.base(), "/account"),
         Ok(Some(_)) => see_other(app.base(), "/account?done=session-ended#sessions"),
@@ -91,7 +91,7 @@ pub async fn withdraw(app: Issuer, Own { me, params }: Own) -> Response {
     if client_id.is_empty() || client_id == CLIENT_ID {
         return see_other(app.base(), "/account#applications");
     }
-    match crate::consent::withdraw(&app, &me.user.id, client_id, "user").await {
+    match crate::consent::withdraw(&app, app.tenant.id, &me.user.id, client_id, "user").await {
         Ok(done) if done.consent || done.families > 0 => see_other(app.base(), "/account?done=withdrawn#applications"),
         Ok(_) => see_other(app.base(), "/account#applications"),
         Err(e) => crate::endpoints::authorize::unavailable(e),

@@ -220,7 +220,7 @@ pub async fn change_password(app: Issuer, axum::extract::ConnectInfo(peer): axum
     }
     // This session stays (the user is here, with the new password); every other one ends, and
     // every token issued before the change is refused, wherever it is.
-    let done = crate::logout::cut_off(&app, &me.user.id, cutoff, Some(&me.session.sid), crate::logout::EndedBy::User).await;
+    let done = crate::logout::cut_off(&app, app.tenant.id, &me.user.id, cutoff, Some(&me.session.sid), crate::logout::EndedBy::User).await;
     let detail = match &done {
         Ok(c) => serde_json::json!({"by": "user", "other_sessions_ended": c.sessions, "families_revoked": c.families}),
         Err(e) => serde_json::json!({"by": "user", "error": e.to_string()}),

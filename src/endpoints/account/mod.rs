@@ -131,11 +131,11 @@ async fn overview(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) ->
     // when the page signed in through it (`join` would otherwise list the page among the
     // clients that received a code in the session).
     if me.session.clients.iter().any(|c| c == CLIENT_ID) {
-        if let Err(e) = app.stores.sessions.join(&me.cookie, CLIENT_ID).await {
+        if let Err(e) = app.stores.sessions.join(app.tenant.id, &me.cookie, CLIENT_ID).await {
             tracing::warn!(error = %e, "the session's last use was not recorded");
         }
     }
-    let sessions = match app.stores.sessions.of_user(&me.user.id).await {
+    let sessions = match app.stores.sessions.of_user(app.tenant.id, &me.user.id).await {
         Ok(list) => access::sessions(&list, &me.session.sid),
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };

@@ -140,9 +140,9 @@ async fn from_pushed(app: &Issuer, params: &Params, request_uri: &str) -> Result
 }
 
 /// The signed-in user's session, if the cookie names a live one for an enabled user.
-pub async fn current_session(app: &App, headers: &HeaderMap) -> Option<(String, Session)> {
+pub async fn current_session(app: &Issuer, headers: &HeaderMap) -> Option<(String, Session)> {
     let id = cookies::get(headers, cookies::SESSION)?;
-    let session = app.stores.sessions.get(id).await.ok().flatten()?;
+    let session = app.stores.sessions.get(app.tenant.id, id).await.ok().flatten()?;
     let user = app.registry.user(&session.user_id)?;
     (!user.disabled).then(|| (id.to_string(), session))
 }
@@ -337,7 +337,7 @@ pub async fn issue_code(app: &Issuer, req: &AuthorizationRequest, cookie: &str, 
             Err(e) => return response::error(app, &req.reply_to(), &OAuthError::internal("challenge store", e), status),
         }
     }
-    if let Err(e) = app.stores.sessions.join(cookie, &req.client_id).await {
+    if let Err(e) = app.stores.sessions.join(app.tenant.id, cookie, &req.client_id).await {
         let err = OAuthError::internal("session store", e);
         return response::error(app, &req.reply_to(), &err, status);
     }
@@ -360,7 +360,7 @@ pub async fn issue_code(app: &Issuer, req: &AuthorizationRequest, cookie: &str, 
         resources: req.resource.clone(),
         amr: session.amr.clone(),
     };
-    match app.stores.codes.issue(grant, code_lifetime).await {
+    match app.stores.codes.issue(app.tenant.id, grant, code_lifetime).await {
         Ok(code) => {
             // OpenID Connect Session Management 1.0 §2: for the RP's check-session iframe.
             let state = crate::endpoints::check_session::session_state(app, &req.client_id, &req.redirect_uri, &session.sid);

@@ -17,6 +17,7 @@
 
 use super::request::AuthorizationRequest;
 use crate::app::App;
+use crate::tenant::Issuer;
 use crate::db::StoreResult;
 use crate::util::{b64, sha256};
 
@@ -55,7 +56,7 @@ pub fn load(app: &App, client_id: &str, request_uri: &str) -> Option<Authorizati
 /// Mark the pushed request `digest` (`AuthorizationRequest::pushed`) used, as its code is
 /// issued: `false` if a code was issued for it already. Remembered as long as the request
 /// itself can live.
-pub async fn spend(app: &App, digest: &str) -> StoreResult<bool> {
+pub async fn spend(app: &Issuer, digest: &str) -> StoreResult<bool> {
     let key = format!("par-used\u{1f}{digest}");
-    app.stores.challenges.first_use(&key, crate::util::now() + app.config.pushed_request_ttl).await
+    app.stores.challenges.first_use(app.tenant.id, &key, crate::util::now() + app.config.pushed_request_ttl).await
 }

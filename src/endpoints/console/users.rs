@@ -94,7 +94,7 @@ pub async fn create(app: Issuer, Change { admin, params }: Change) -> Response {
 
 pub async fn show(app: Issuer, viewer: Viewer, Id(id): Id, RawQuery(query): RawQuery) -> Response {
     let Some(user) = app.registry.user(&id) else { return not_found() };
-    let (factors, sessions) = match tokio::try_join!(crate::factors::list(&app.db, &id), app.stores.sessions.of_user(&id)) {
+    let (factors, sessions) = match tokio::try_join!(crate::factors::list(&app.db, &id), app.stores.sessions.of_user(app.tenant.id, &id)) {
         Ok(both) => both,
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };

@@ -5,8 +5,9 @@ use super::{col, decode, encode, PgTable};
 use crate::db::postgres::PgDb;
 use crate::db::StoreResult;
 use crate::stores::challenges::{ChallengeRecord, ChallengeStore};
-use crate::stores::shard::{hash_shard, parse_prefixed};
-use crate::util::{now, sha256};
+use crate::stores::shard::{parse_prefixed, route};
+use crate::tenant::TenantId;
+use crate::util::now;
 use async_trait::async_trait;
 
 pub struct PgChallengeStore {
@@ -21,12 +22,12 @@ impl PgChallengeStore {
 
 #[async_trait]
 impl ChallengeStore for PgChallengeStore {
-    async fn issue(&self, record: ChallengeRecord, ttl: u64) -> StoreResult<String> {
-        self.table.insert_minted(&record, ttl).await
+    async fn issue(&self, tenant: TenantId, record: ChallengeRecord, ttl: u64) -> StoreResult<String> {
+        self.table.insert_minted(tenant, &record, ttl).await
     }
 
-    async fn consume(&self, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>> {
-        let Some((shard, key)) = parse_prefixed(id, self.table.shard_count()) else { return Ok(None) };
+    async fn consume(&self, tenant: TenantId, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>> {
+        let Some((shard, key)) = parse_prefixed(tenant, id, self.table.shard_count()) else { return Ok(None) };
         let _timer = self.table.timer(shard);
         let row = self
             .table
@@ -38,8 +39,8 @@ impl ChallengeStore for PgChallengeStore {
         Ok((live && record.kind == kind).then_some(record))
     }
 
-    async fn peek(&self, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>> {
-        let Some((shard, key)) = parse_prefixed(id, self.table.shard_count()) else { return Ok(None) };
+    async fn peek(&self, tenant: TenantId, id: &str, kind: &str) -> StoreResult<Option<ChallengeRecord>> {
+        let Some((shard, key)) = parse_prefixed(tenant, id, self.table.shard_count()) else { return Ok(None) };
         let _timer = self.table.timer(shard);
         let row = self
             .table
@@ -52,10 +53,9 @@ impl ChallengeStore for PgChallengeStore {
 
     /// One statement decides, on whichever node: the insert wins, or finds an unexpired row
     /// and returns nothing. An expired row for the same value is taken over.
-    async fn first_use(&self, value: &str, expires_at: u64) -> StoreResult<bool> {
-        let shard = hash_shard(value.as_bytes(), self.table.shard_count());
+    async fn first_use(&self, tenant: TenantId, value: &str, expires_at: u64) -> StoreResult<bool> {
+        let (shard, key) = route(tenant, value, self.table.shard_count());
         let _timer = self.table.timer(shard);
-        let key = sha256(value.as_bytes());
         let row = self
             .table
             .write(
@@ -68,10 +68,9 @@ impl ChallengeStore for PgChallengeStore {
         Ok(row.is_some())
     }
 
-    async fn used(&self, value: &str) -> StoreResult<bool> {
-        let shard = hash_shard(value.as_bytes(), self.table.shard_count());
+    async fn used(&self, tenant: TenantId, value: &str) -> StoreResult<bool> {
+        let (shard, key) = route(tenant, value, self.table.shard_count());
         let _timer = self.table.timer(shard);
-        let key = sha256(value.as_bytes());
         let row = self.table.read("SELECT 1 FROM challenges WHERE hash = $1 AND expires_at > $2", &[&key.as_slice(), &(now() as i64)]).await?;
         Ok(row.is_some())
     }

@@ -6,6 +6,7 @@ use crate::db::postgres::PgDb;
 use crate::db::StoreResult;
 use crate::stores::codes::{AuthorizationCodeStore, CodeGrant, IssuedToken, Redemption};
 use crate::stores::shard::{mint_prefixed, parse_prefixed};
+use crate::tenant::TenantId;
 use crate::util::now;
 use async_trait::async_trait;
 
@@ -22,9 +23,9 @@ impl PgCodeStore {
 
 #[async_trait]
 impl AuthorizationCodeStore for PgCodeStore {
-    async fn issue(&self, grant: CodeGrant, lifetime: u64) -> StoreResult<String> {
+    async fn issue(&self, tenant: TenantId, grant: CodeGrant, lifetime: u64) -> StoreResult<String> {
         let (shard, code) = mint_prefixed(self.table.shard_count());
-        let (_, key) = parse_prefixed(&code, self.table.shard_count()).expect("minted code parses");
+        let (_, key) = parse_prefixed(tenant, &code, self.table.shard_count()).expect("minted code parses");
         let _timer = self.table.timer(shard);
         let expires_at = (now() + lifetime) as i64;
         self.table
@@ -36,8 +37,8 @@ impl AuthorizationCodeStore for PgCodeStore {
         Ok(code)
     }
 
-    async fn consume(&self, code: &str, issued: Vec<IssuedToken>) -> StoreResult<Redemption> {
-        let Some((shard, key)) = parse_prefixed(code, self.table.shard_count()) else {
+    async fn consume(&self, tenant: TenantId, code: &str, issued: Vec<IssuedToken>) -> StoreResult<Redemption> {
+        let Some((shard, key)) = parse_prefixed(tenant, code, self.table.shard_count()) else {
             return Ok(Redemption::NotFound);
         };
         let _timer = self.table.timer(shard);

@@ -70,9 +70,9 @@ impl PgTable {
 
     /// Store `value` under a freshly minted `{shard}_{random}` id (sessions, challenges: tables
     /// of `hash, shard, data, expires_at`); returns the id.
-    pub async fn insert_minted<T: serde::Serialize>(&self, value: &T, ttl: u64) -> StoreResult<String> {
+    pub async fn insert_minted<T: serde::Serialize>(&self, tenant: crate::tenant::TenantId, value: &T, ttl: u64) -> StoreResult<String> {
         let (shard, id) = crate::stores::shard::mint_prefixed(self.shards);
-        let (_, key) = crate::stores::shard::parse_prefixed(&id, self.shards).expect("minted id parses");
+        let (_, key) = crate::stores::shard::parse_prefixed(tenant, &id, self.shards).expect("minted id parses");
         let _timer = self.timer(shard);
         let expires_at = (crate::util::now() + ttl) as i64;
         let sql = format!("INSERT INTO {} (hash, shard, data, expires_at) VALUES ($1, $2, $3, $4)", self.table);

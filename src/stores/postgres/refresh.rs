@@ -10,7 +10,9 @@ use crate::stores::refresh::{
     family_shard, judge, new_family, presented, Codec, Family, NewFamily, Presented, RefreshTokenRotator, Rotation,
     RotationPolicy, Verdict,
 };
-use crate::util::{now, sha256};
+use crate::stores::shard::key;
+use crate::tenant::TenantId;
+use crate::util::now;
 use async_trait::async_trait;
 use tokio_postgres::Row;
 
@@ -66,23 +68,23 @@ impl PgRefreshRotator {
 
 #[async_trait]
 impl RefreshTokenRotator for PgRefreshRotator {
-    async fn create(&self, family_id: &str, new: NewFamily) -> StoreResult<String> {
+    async fn create(&self, tenant: TenantId, family_id: &str, new: NewFamily) -> StoreResult<String> {
         let shard = family_shard(&new.user_id, &new.client_id, self.table.shard_count());
         let _timer = self.table.timer(shard);
-        let f = new_family(family_id, new, now(), self.policy.ttl);
+        let f = new_family(tenant, family_id, new, now(), self.policy.ttl);
         let t = f.created_at as i64;
         self.table
             .write(
                 "INSERT INTO refresh_families (hash, shard, data, version, last_used, rotated_at, revoked, expires_at)
                  VALUES ($1, $2, $3, 0, $4, $4, false, $5)",
-                &[&sha256(family_id.as_bytes()).as_slice(), &(shard as i32), &encode(&f), &t, &(f.expires_at as i64)],
+                &[&key(tenant, family_id).as_slice(), &(shard as i32), &encode(&f), &t, &(f.expires_at as i64)],
             )
             .await?;
         Ok(self.codec.encode(shard, family_id, 0))
     }
 
-    async fn peek(&self, token: &str) -> StoreResult<Presented> {
-        let Some((shard, key, version)) = self.codec.locate(token, self.table.shard_count()) else { return Ok(Presented::Unknown) };
+    async fn peek(&self, tenant: TenantId, token: &str) -> StoreResult<Presented> {
+        let Some((shard, key, version)) = self.codec.locate(tenant, token, self.table.shard_count()) else { return Ok(Presented::Unknown) };
         let _timer = self.table.timer(shard);
         Ok(match self.load(&key).await? {
             None => Presented::Unknown,
@@ -90,8 +92,8 @@ impl RefreshTokenRotator for PgRefreshRotator {
         })
     }
 
-    async fn rotate_with(&self, token: &str, grace: Option<u64>) -> StoreResult<Rotation> {
-        let Some((shard, key, version)) = self.codec.locate(token, self.table.shard_count()) else { return Ok(Rotation::Unknown) };
+    async fn rotate_with(&self, tenant: TenantId, token: &str, grace: Option<u64>) -> StoreResult<Rotation> {
+        let Some((shard, key, version)) = self.codec.locate(tenant, token, self.table.shard_count()) else { return Ok(Rotation::Unknown) };
         let _timer = self.table.timer(shard);
         let (t, p) = (now(), self.policy.with_grace(grace));
         let step: i64 = p.rotate.into();
@@ -122,8 +124,8 @@ impl RefreshTokenRotator for PgRefreshRotator {
 
     /// One statement: set `jkt` in the row's JSON if it has none; either way the row's key is
     /// read back (the loser of two concurrent bindings sees the winner's).
-    async fn bind_key(&self, token: &str, jkt: &str) -> StoreResult<Option<String>> {
-        let Some((shard, key, _)) = self.codec.locate(token, self.table.shard_count()) else { return Ok(None) };
+    async fn bind_key(&self, tenant: TenantId, token: &str, jkt: &str) -> StoreResult<Option<String>> {
+        let Some((shard, key, _)) = self.codec.locate(tenant, token, self.table.shard_count()) else { return Ok(None) };
         let _timer = self.table.timer(shard);
         let sql = "UPDATE refresh_families SET data = CASE WHEN (data::jsonb) ? 'jkt' THEN data
                      ELSE jsonb_set(data::jsonb, '{jkt}', to_jsonb($2::text))::text END
@@ -134,19 +136,23 @@ impl RefreshTokenRotator for PgRefreshRotator {
         }
     }
 
-    async fn revoke_family(&self, family_id: &str) -> StoreResult<bool> {
+    async fn revoke_family(&self, tenant: TenantId, family_id: &str) -> StoreResult<bool> {
         let sql = "UPDATE refresh_families SET revoked = true WHERE hash = $1 AND NOT revoked RETURNING hash";
-        Ok(self.table.write(sql, &[&sha256(family_id.as_bytes()).as_slice()]).await?.is_some())
+        Ok(self.table.write(sql, &[&key(tenant, family_id).as_slice()]).await?.is_some())
     }
 
-    async fn revoke_of(&self, user_id: &str, client_id: Option<&str>) -> StoreResult<Vec<String>> {
+    async fn revoke_of(&self, tenant: TenantId, user_id: &str, client_id: Option<&str>) -> StoreResult<Vec<String>> {
         // `$2` NULL: every client.
         let rows = self
             .table
             .read_all(
-                "UPDATE refresh_families SET revoked = true WHERE NOT revoked AND expires_at > $3 \
-                 AND (data::jsonb)->>'user_id' = $1 AND ($2::text IS NULL OR (data::jsonb)->>'client_id' = $2) RETURNING (data::jsonb)->>'id'",
-                &[&user_id, &client_id, &(now() as i64)],
+                &format!(
+                    "UPDATE refresh_families SET revoked = true WHERE NOT revoked AND expires_at > $3 \
+                     AND (data::jsonb)->>'user_id' = $1 AND ($2::text IS NULL OR (data::jsonb)->>'client_id' = $2) \
+                     AND {} $4 RETURNING (data::jsonb)->>'id'",
+                    super::sessions::TENANT_IS
+                ),
+                &[&user_id, &client_id, &(now() as i64), &(tenant.0 as i64)],
             )
             .await?;
         rows.iter().map(|r| col::<String>(r, 0)).collect()

@@ -12,8 +12,9 @@ use super::{col, PgTable};
 use crate::db::postgres::{Freshness, PgDb};
 use crate::db::{StoreError, StoreResult};
 use crate::stores::revocations::{route, TokenRevocationStore};
-use crate::stores::shard::hash_shard;
-use crate::util::{now, sha256};
+use crate::stores::shard::key_shard;
+use crate::tenant::TenantId;
+use crate::util::now;
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -35,8 +36,8 @@ impl PgRevocationStore {
     }
 
     fn remember(&self, key: Key, expires_at: u64) {
-        // The same routing as `hash_shard` of the jti: its first 8 hash bytes modulo the count.
-        let shard = u64::from_le_bytes(key[..8].try_into().expect("8 bytes")) as usize % self.cache.len();
+        // The same routing as `shard::route` of the jti.
+        let shard = key_shard(&key, self.cache.len());
         let mut map = self.cache[shard].lock();
         let e = map.entry(key).or_insert(expires_at);
         *e = (*e).max(expires_at);
@@ -78,8 +79,8 @@ fn decode_hex(s: &str) -> Option<Key> {
 
 #[async_trait]
 impl TokenRevocationStore for PgRevocationStore {
-    async fn revoke(&self, jti: &str, expires_at: u64) -> StoreResult<()> {
-        let Some((shard, key)) = route(jti, expires_at, self.table.shard_count()) else { return Ok(()) };
+    async fn revoke(&self, tenant: TenantId, jti: &str, expires_at: u64) -> StoreResult<()> {
+        let Some((shard, key)) = route(tenant, jti, expires_at, self.table.shard_count()) else { return Ok(()) };
         let _timer = self.table.timer(shard);
         // One statement: the row and the announcement commit (or fail) together.
         self.table
@@ -96,13 +97,13 @@ impl TokenRevocationStore for PgRevocationStore {
         Ok(())
     }
 
-    async fn is_revoked(&self, jti: &str) -> StoreResult<bool> {
+    async fn is_revoked(&self, tenant: TenantId, jti: &str) -> StoreResult<bool> {
         if !self.freshness.is_fresh() {
             return Err(StoreError::Unavailable("this node cannot vouch for its revocation list (database notifications lagging)".into()));
         }
-        let shard = hash_shard(jti.as_bytes(), self.table.shard_count());
+        let (shard, key) = crate::stores::shard::route(tenant, jti, self.table.shard_count());
         let _timer = self.table.timer(shard);
-        Ok(self.cache[shard].lock().contains_key(&sha256(jti.as_bytes())))
+        Ok(self.cache[shard].lock().contains_key(&key))
     }
 
     async fn sweep_expired(&self) -> StoreResult<usize> {
