@@ -6,7 +6,6 @@ use crate::db::Database;
 use crate::grants::GrantRegistry;
 use crate::keys::{KeyManager, Vault};
 use crate::node_sync::NodeSync;
-use crate::http::sealed::Sealer;
 use crate::ratelimit::{HashSlots, LoginLimiter};
 use crate::registry::Registry;
 use crate::stores::Stores;
@@ -43,8 +42,6 @@ pub struct App {
     pub mailer: Option<crate::mail::Mailer>,
     /// At most a few password hashes at once (`password_hash_concurrency`).
     pub hash_slots: HashSlots,
-    /// Seals the pending authorization request into the login and consent forms.
-    pub sealer: Sealer,
     pub audit: AuditLog,
     /// This node's side of the back-channel logout outbox (`logout::backchannel`).
     pub backchannel: crate::logout::backchannel::Outbox,
@@ -60,8 +57,6 @@ pub struct App {
     pub dpop: crate::dpop::DpopState,
     /// Keys pairwise subject identifiers (`tokens::subject`).
     pub pairwise_key: [u8; 32],
-    /// Keys the session management browser state (`endpoints::check_session`).
-    pub session_state_key: aws_lc_rs::hmac::Key,
     /// Clients named by a metadata document URL (`registry::documents`).
     pub documents: crate::registry::documents::ClientDocuments,
 }
@@ -110,9 +105,6 @@ impl App {
         let mail_limiter = crate::ratelimit::recipients::RecipientLimiter::new(config.mail_max_per_recipient, config.mail_recipient_window, config.login_throttle_max_keys);
         let registration_limiter = LoginLimiter::new(config.registration_max_per_address, config.registration_max_per_address, config.login_window, config.login_throttle_max_keys);
         let hash_slots = HashSlots::new(config.password_hash_slots(), config.password_hash_max_waiting);
-        // A sealed form carries a request of at most max_authorization_request_bytes (as the
-        // validated, re-encoded request), so anything much larger is not ours.
-        let sealer = Sealer::new(vault.derive("authrim interaction state v1"), 4 * config.max_authorization_request_bytes + 1024);
         let backchannel = crate::logout::backchannel::Outbox::new();
         let fetcher = crate::http::fetch::Fetcher::new(
             std::time::Duration::from_secs(config.fetch_timeout),
@@ -127,13 +119,11 @@ impl App {
             config.dpop_algs()?,
         );
         let pairwise_key = vault.derive("authrim pairwise subject v1");
-        let session_state_key = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &vault.derive("authrim session state v1"));
         let tenants = crate::tenant::Tenants::new(crate::tenant::Tenant::default_from(&config, keys, &vault)?);
         Ok(Self {
             tenants,
             vault,
             pairwise_key,
-            session_state_key,
             dpop,
             fetcher,
             client_keys: crate::client_auth::keys::KeyCache::new(config.client_jwks_cache_max_entries),
@@ -153,7 +143,6 @@ impl App {
             registration_limiter,
             mailer,
             hash_slots,
-            sealer,
             audit,
             sync,
         })

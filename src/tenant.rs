@@ -59,6 +59,11 @@ pub struct Tenant {
     pub password_policy: crate::registry::password_policy::PasswordPolicy,
     /// Upstream identity providers users may sign in with (`identity`).
     pub upstreams: crate::identity::upstream::Upstreams,
+    /// Seals interaction state into forms and URLs (`http::sealed`), under the tenant's own
+    /// key: a form, pushed request or logout confirmation of one tenant opens at no other.
+    pub sealer: crate::http::sealed::Sealer,
+    /// The HMAC key of `session_state` and the session-state cookie (`check_session`).
+    pub session_state_key: aws_lc_rs::hmac::Key,
     /// Authrim's own pages as clients of this issuer (`endpoints::first_party`), by id: their
     /// redirect URIs are under this issuer.
     pub first_party: HashMap<&'static str, Arc<Client>>,
@@ -67,8 +72,16 @@ pub struct Tenant {
 impl Tenant {
     /// The default tenant, from the deployment's settings.
     pub fn default_from(config: &Config, keys: KeyManager, vault: &crate::keys::Vault) -> anyhow::Result<Self> {
+        let id = TenantId::DEFAULT;
         Ok(Self {
-            id: TenantId::DEFAULT,
+            id,
+            // A sealed form carries a request of at most max_authorization_request_bytes (as
+            // the validated, re-encoded request), so anything much larger is not ours.
+            sealer: crate::http::sealed::Sealer::new(
+                vault.derive_for(id, "authrim interaction state v1"),
+                4 * config.max_authorization_request_bytes + 1024,
+            ),
+            session_state_key: aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &vault.derive_for(id, "authrim session state v1")),
             slug: "default".into(),
             issuer: config.base_url().to_string(),
             base: config.base_path().to_string(),

@@ -18,7 +18,6 @@
 //! cookie only in the browser that ended it; elsewhere the RP learns it at its next
 //! `prompt=none` request. The cookie lives as long as the session cookie.
 
-use crate::app::App;
 use crate::http::cookies;
 use crate::tenant::Issuer;
 use crate::util::{b64, random_bytes, sha256};
@@ -32,14 +31,14 @@ pub const PATH: &str = "/session/check";
 pub const OPBS: &str = "authrim_opbs";
 
 /// The OP browser state of the session `sid`.
-pub fn browser_state(app: &App, sid: &str) -> String {
-    b64(&aws_lc_rs::hmac::sign(&app.session_state_key, sid.as_bytes()).as_ref()[..18])
+pub fn browser_state(app: &Issuer, sid: &str) -> String {
+    b64(&aws_lc_rs::hmac::sign(&app.tenant.session_state_key, sid.as_bytes()).as_ref()[..18])
 }
 
 /// The `session_state` for a response to `client_id` at `redirect_uri` in session `sid`;
 /// `None` for a redirect URI without an origin (a custom scheme of a native app, which has no
 /// iframe to ask).
-pub fn session_state(app: &App, client_id: &str, redirect_uri: &str, sid: &str) -> Option<String> {
+pub fn session_state(app: &Issuer, client_id: &str, redirect_uri: &str, sid: &str) -> Option<String> {
     let origin = url::Url::parse(redirect_uri).ok()?.origin();
     if !origin.is_tuple() {
         return None;

@@ -74,7 +74,7 @@ pub async fn confirm(app: Issuer, headers: HeaderMap, form: Result<FormParams, c
     let Ok(FormParams(params)) = form else { return error_page(StatusCode::BAD_REQUEST, "err-logout-unreadable") };
     let Some(sealed) = params.get("challenge") else { return error_page(StatusCode::BAD_REQUEST, "err-logout-unreadable") };
     let cookie = cookies::get(&headers, cookies::SESSION);
-    match app.sealer.open::<LogoutRequest>(SEALED_KIND, cookie, sealed) {
+    match app.tenant.sealer.open::<LogoutRequest>(SEALED_KIND, cookie, sealed) {
         Ok(req) => {
             let session = cookie.map(|c| SessionRef::Cookie(c.to_string()));
             finish(&app, session, req, StatusCode::SEE_OTHER).await
@@ -101,7 +101,7 @@ async fn handle(app: &Issuer, headers: &HeaderMap, params: Result<Params, crate:
     };
     if needs_confirmation(app, &hints, &session) {
         let username = app.registry.user(&session.user_id).map(|u| u.username.clone()).unwrap_or_default();
-        let challenge = app.sealer.seal(SEALED_KIND, &cookie, app.config.challenge_ttl, &req);
+        let challenge = app.tenant.sealer.seal(SEALED_KIND, &cookie, app.config.challenge_ttl, &req);
         return pages::logout_confirm(&challenge, &username, req.ui_locales.as_deref());
     }
     finish(app, Some(SessionRef::Cookie(cookie)), req, status).await
@@ -187,7 +187,7 @@ async fn finish(app: &Issuer, session: Option<SessionRef>, req: LogoutRequest, s
     // to where this logout was going (sealed into `state`).
     if let Some(up) = ended.as_ref().and_then(|s| s.upstream.as_ref()) {
         let then = AfterUpstream { next: next.clone(), ui_locales: req.ui_locales.clone() };
-        let state = app.sealer.seal(UPSTREAM_KIND, UPSTREAM_KIND, app.config.challenge_ttl, &then);
+        let state = app.tenant.sealer.seal(UPSTREAM_KIND, UPSTREAM_KIND, app.config.challenge_ttl, &then);
         if let Some(url) = app.tenant.upstreams.logout_url(&up.provider, up.id_token.as_deref(), &app.endpoint(UPSTREAM_RETURN), &state).await {
             next = Some(url);
         }
@@ -225,7 +225,7 @@ struct AfterUpstream {
 /// signed-out page.
 pub async fn upstream_return(app: Issuer, RawQuery(query): RawQuery) -> Response {
     let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
-    let then = params.get("state").and_then(|s| app.sealer.open::<AfterUpstream>(UPSTREAM_KIND, Some(UPSTREAM_KIND), s).ok());
+    let then = params.get("state").and_then(|s| app.tenant.sealer.open::<AfterUpstream>(UPSTREAM_KIND, Some(UPSTREAM_KIND), s).ok());
     match then {
         Some(AfterUpstream { next: Some(next), .. }) => crate::endpoints::first_party::see_other_url(&next),
         Some(AfterUpstream { next: None, ui_locales }) => pages::signed_out(ui_locales.as_deref()),

@@ -7,7 +7,6 @@
 //! the browser to the page's home. What identifies the user afterwards is the ordinary
 //! session cookie; every form of these pages carries a token sealed to that cookie (CSRF).
 
-use crate::app::App;
 use crate::http::cookies;
 use crate::http::pages::error_page;
 use crate::http::params::{FormParams, Params};
@@ -95,13 +94,13 @@ impl FirstParty {
     }
 
     /// The CSRF token every form of the page carries, sealed to the session cookie.
-    pub(crate) fn csrf(&self, app: &App, me: &SignedIn) -> String {
-        app.sealer.seal(self.csrf_kind, &me.cookie, app.config.challenge_ttl, &me.session.sid)
+    pub(crate) fn csrf(&self, app: &Issuer, me: &SignedIn) -> String {
+        app.tenant.sealer.seal(self.csrf_kind, &me.cookie, app.config.challenge_ttl, &me.session.sid)
     }
 
     /// Whether a form's CSRF token is this page's, for this session.
-    pub(crate) fn csrf_ok(&self, app: &App, me: &SignedIn, params: &Params) -> bool {
-        let sid = params.get("csrf").and_then(|t| app.sealer.open::<String>(self.csrf_kind, Some(&me.cookie), t).ok());
+    pub(crate) fn csrf_ok(&self, app: &Issuer, me: &SignedIn, params: &Params) -> bool {
+        let sid = params.get("csrf").and_then(|t| app.tenant.sealer.open::<String>(self.csrf_kind, Some(&me.cookie), t).ok());
         sid.as_deref() == Some(me.session.sid.as_str())
     }
 
@@ -131,7 +130,7 @@ impl FirstParty {
         let existing = cookies::get(headers, cookies::BROWSER).map(str::to_string);
         let browser = existing.clone().unwrap_or_else(random_token);
         let verifier = random_token();
-        let state = app.sealer.seal(self.signin_kind, &browser, app.config.challenge_ttl, &verifier);
+        let state = app.tenant.sealer.seal(self.signin_kind, &browser, app.config.challenge_ttl, &verifier);
         let q = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
         let mut location = format!(
             "/authorize?response_type=code&client_id={}&redirect_uri={}&scope=openid&code_challenge={}&code_challenge_method=S256&state={}",
@@ -161,7 +160,7 @@ impl FirstParty {
         // The state lives as long as a sign-in form restarted after its expiry (a page left
         // open, then signed in): its verifier still binds the code to this browser.
         let grace = crate::endpoints::interaction::RESTART_GRACE;
-        let Some(verifier) = params.get("state").and_then(|s| app.sealer.open_expired::<String>(self.signin_kind, cookies::get(headers, cookies::BROWSER), s, grace).ok()) else {
+        let Some(verifier) = params.get("state").and_then(|s| app.tenant.sealer.open_expired::<String>(self.signin_kind, cookies::get(headers, cookies::BROWSER), s, grace).ok()) else {
             return not_done();
         };
         let (Some(code), Some(me)) = (params.get("code"), signed_in(app, headers).await) else { return not_done() };

@@ -248,8 +248,8 @@ pub async fn consent_page(app: Issuer, headers: HeaderMap, RawQuery(query): RawQ
 /// The authorization request a sign-up or a password reset came from (the login page's sealed
 /// state, carried as `challenge`), if it is still good in this browser: once signed up, or
 /// once the new password is set, the user goes on with it.
-pub(crate) fn resumable(app: &App, headers: &HeaderMap, challenge: Option<&str>) -> Option<AuthorizationRequest> {
-    app.sealer.open::<AuthorizationRequest>("login", cookies::get(headers, cookies::BROWSER), challenge?).ok()
+pub(crate) fn resumable(app: &Issuer, headers: &HeaderMap, challenge: Option<&str>) -> Option<AuthorizationRequest> {
+    app.tenant.sealer.open::<AuthorizationRequest>("login", cookies::get(headers, cookies::BROWSER), challenge?).ok()
 }
 
 /// The mark of a consent form answered (`ChallengeStore::first_use`; stored hashed).
@@ -273,7 +273,7 @@ async fn answered_already(app: &Issuer, headers: &HeaderMap, challenge: Option<&
 /// account page, where consents are withdrawn).
 fn request_done(app: &Issuer, headers: &HeaderMap, challenge: &str, status: StatusCode) -> Response {
     use axum::response::IntoResponse;
-    let req = app.sealer.open_expired::<AuthorizationRequest>("consent", cookies::get(headers, cookies::SESSION), challenge, RESTART_GRACE).ok();
+    let req = app.tenant.sealer.open_expired::<AuthorizationRequest>("consent", cookies::get(headers, cookies::SESSION), challenge, RESTART_GRACE).ok();
     let client = req.as_ref().and_then(|r| app.registry.client(&r.client_id));
     let name = req.as_ref().map(|r| super::authorize::client_display_name(app, &r.client_id));
     let uri = client.and_then(|c| c.meta.client_uri.clone());
@@ -299,10 +299,10 @@ pub(super) async fn take_state(
     let FormParams(params) = form.map_err(|_| expired())?;
     let sealed = params.get("challenge").ok_or_else(expired)?;
     let cookie = cookies::get(headers, cookie_name);
-    let req = match app.sealer.open::<AuthorizationRequest>(kind, cookie, sealed) {
+    let req = match app.tenant.sealer.open::<AuthorizationRequest>(kind, cookie, sealed) {
         Ok(req) => req,
         Err(Unsealed::WrongBinding) => return Err(Box::new(error_page(StatusCode::BAD_REQUEST, NO_COOKIE))),
-        Err(Unsealed::Invalid) => match app.sealer.open_expired::<AuthorizationRequest>(kind, cookie, sealed, RESTART_GRACE) {
+        Err(Unsealed::Invalid) => match app.tenant.sealer.open_expired::<AuthorizationRequest>(kind, cookie, sealed, RESTART_GRACE) {
             // Still the client's, to a redirect URI it still has: the request starts over.
             Ok(req) if matches!(app.resolve_client(&req.client_id).await, Ok(Some(c)) if c.has_redirect_uri(&req.redirect_uri)) => {
                 let session = super::authorize::current_session(app, headers).await;

@@ -38,7 +38,7 @@ pub async fn login(
     let (Some(passkeys), Some(credential), Some(Ok(state))) = (
         &app.tenant.passkeys,
         params.get("credential"),
-        params.get("passkey_state").map(|s| app.sealer.open::<AuthState>(PASSKEY_KIND, cookies::get(&headers, cookies::BROWSER), s)),
+        params.get("passkey_state").map(|s| app.tenant.sealer.open::<AuthState>(PASSKEY_KIND, cookies::get(&headers, cookies::BROWSER), s)),
     ) else {
         return retry("err-passkey-expired", StatusCode::BAD_REQUEST).await;
     };

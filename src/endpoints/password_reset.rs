@@ -33,10 +33,10 @@ fn off() -> Response {
 }
 
 /// The browser's cookie, and the form token sealed to it (a new cookie if it had none).
-fn form_token(app: &App, headers: &HeaderMap) -> (String, Option<String>) {
+fn form_token(app: &Issuer, headers: &HeaderMap) -> (String, Option<String>) {
     let existing = cookies::get(headers, cookies::BROWSER).map(str::to_string);
     let browser = existing.clone().unwrap_or_else(random_token);
-    let token = app.sealer.seal(KIND, &browser, app.config.challenge_ttl, &());
+    let token = app.tenant.sealer.seal(KIND, &browser, app.config.challenge_ttl, &());
     (token, existing.is_none().then_some(browser))
 }
 
@@ -48,8 +48,8 @@ fn with_cookie(app: &Issuer, page: Page, cookie: Option<String>) -> Response {
     res
 }
 
-fn form_ok(app: &App, headers: &HeaderMap, params: &Params) -> bool {
-    params.get("form").is_some_and(|t| app.sealer.open::<()>(KIND, cookies::get(headers, cookies::BROWSER), t).is_ok())
+fn form_ok(app: &Issuer, headers: &HeaderMap, params: &Params) -> bool {
+    params.get("form").is_some_and(|t| app.tenant.sealer.open::<()>(KIND, cookies::get(headers, cookies::BROWSER), t).is_ok())
 }
 
 /// `GET /login/forgot[?challenge=…]`: from an application's sign-in page, `challenge` (its

@@ -66,9 +66,9 @@ pub async fn ask(app: &Issuer, headers: &HeaderMap, pending: &Pending, error: Op
         _ => None,
     };
     let codes = required_level(app, &pending.req) < Level::Passkey && kinds.iter().any(|k| k != passkey::KIND);
-    let challenge = app.sealer.seal(KIND, browser, app.config.challenge_ttl, pending);
+    let challenge = app.tenant.sealer.seal(KIND, browser, app.config.challenge_ttl, pending);
     let sealed = ceremony.map(|(options, state)| {
-        (serde_json::to_string(&options).expect("options serialise"), app.sealer.seal(PASSKEY_KIND, browser, app.config.challenge_ttl, &state))
+        (serde_json::to_string(&options).expect("options serialise"), app.tenant.sealer.seal(PASSKEY_KIND, browser, app.config.challenge_ttl, &state))
     });
     let form = sealed.as_ref().map(|(options, state)| PasskeyForm { options, state });
     pages::second_factor(&challenge, &client_display_name(app, &pending.req.client_id), form, codes, error, status, pending.req.ui_locales.as_deref())
@@ -83,7 +83,7 @@ pub async fn verify(
     let Ok(FormParams(params)) = form else { return error_page(StatusCode::BAD_REQUEST, EXPIRED) };
     let Some(sealed) = params.get("challenge") else { return error_page(StatusCode::BAD_REQUEST, EXPIRED) };
     let browser = cookies::get(&headers, cookies::BROWSER);
-    let Ok(pending) = app.sealer.open::<Pending>(KIND, browser, sealed) else {
+    let Ok(pending) = app.tenant.sealer.open::<Pending>(KIND, browser, sealed) else {
         return error_page(StatusCode::BAD_REQUEST, EXPIRED);
     };
     let Some(user) = app.registry.user(&pending.user_id).filter(|u| !u.disabled) else {
@@ -101,7 +101,7 @@ pub async fn verify(
     let checked = match params.get("credential") {
         Some(credential) => {
             let (Some(passkeys), Some(Ok(state))) =
-                (&app.tenant.passkeys, params.get("passkey_state").map(|s| app.sealer.open::<passkey::AuthState>(PASSKEY_KIND, browser, s)))
+                (&app.tenant.passkeys, params.get("passkey_state").map(|s| app.tenant.sealer.open::<passkey::AuthState>(PASSKEY_KIND, browser, s)))
             else {
                 attempt.unchecked();
                 return error_page(StatusCode::BAD_REQUEST, EXPIRED);

@@ -52,7 +52,7 @@ fn required(app: &App) -> Vec<&str> {
 fn form_page(app: &Issuer, headers: &HeaderMap, typed: &Map<String, Value>, error: Option<Msg>, status: StatusCode) -> Response {
     let existing = cookies::get(headers, cookies::BROWSER).map(str::to_string);
     let browser = existing.clone().unwrap_or_else(random_token);
-    let token = app.sealer.seal(KIND, &browser, app.config.challenge_ttl, &());
+    let token = app.tenant.sealer.seal(KIND, &browser, app.config.challenge_ttl, &());
     let req = required(app);
     let fields: Vec<Value> = OPTIONAL.iter().map(|f| serde_json::json!({"name": f, "required": req.contains(f)})).collect();
     let mut page = Page::new(status, "signup.html", "signup-title").with("form", token).with("fields", fields).with("v", typed).with("min", app.tenant.password_policy.min_length());
@@ -86,7 +86,7 @@ pub async fn submit(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
         return off();
     }
     let Ok(FormParams(params)) = form else { return error_page(StatusCode::BAD_REQUEST, "err-form-expired") };
-    if params.get("form").is_none_or(|t| app.sealer.open::<()>(KIND, cookies::get(&headers, cookies::BROWSER), t).is_err()) {
+    if params.get("form").is_none_or(|t| app.tenant.sealer.open::<()>(KIND, cookies::get(&headers, cookies::BROWSER), t).is_err()) {
         return error_page(StatusCode::BAD_REQUEST, "err-form-expired");
     }
     let text = |n: &str| params.get(n).map(str::trim).unwrap_or_default().to_string();

@@ -74,7 +74,7 @@ pub(crate) async fn start(app: &Issuer, headers: &HeaderMap, p: &IdentityProvide
     let existing = cookies::get(headers, cookies::BROWSER).map(str::to_string);
     let browser = existing.clone().unwrap_or_else(random_token);
     let pending = Pending { idp: p.id.clone(), req, link, nonce: random_token(), verifier: random_token() };
-    let state = app.sealer.seal(KIND, &browser, app.config.challenge_ttl, &pending);
+    let state = app.tenant.sealer.seal(KIND, &browser, app.config.challenge_ttl, &pending);
     let challenge = b64(&sha256(pending.verifier.as_bytes()));
     let max_age = pending.req.as_ref().and_then(reauthentication);
     let mut res = match app.tenant.upstreams.authorization_url(p, &app.endpoint(CALLBACK), &state, &pending.nonce, &challenge, max_age).await {
@@ -101,7 +101,7 @@ fn unreachable_page(p: &IdentityProvider, e: &UpstreamError) -> Response {
 /// `GET /login/upstream/callback`: the provider's answer.
 pub async fn callback(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
-    let opened = params.get("state").and_then(|s| app.sealer.open::<Pending>(KIND, cookies::get(&headers, cookies::BROWSER), s).ok());
+    let opened = params.get("state").and_then(|s| app.tenant.sealer.open::<Pending>(KIND, cookies::get(&headers, cookies::BROWSER), s).ok());
     let Some(pending) = opened else { return error_page(StatusCode::BAD_REQUEST, "err-upstream-state") };
     let Some(p) = app.tenant.upstreams.get(&pending.idp) else { return error_page(StatusCode::BAD_REQUEST, "err-upstream-unknown") };
     let address = client_address(&app, &headers, peer);

@@ -166,7 +166,7 @@ pub async fn start(app: Issuer) -> Response {
         .append_pair("code_challenge", &challenge)
         .append_pair("code_challenge_method", "S256")
         .finish();
-    let sealed = app.sealer.seal(SEAL_KIND, "", app.config.challenge_ttl, &pending);
+    let sealed = app.tenant.sealer.seal(SEAL_KIND, "", app.config.challenge_ttl, &pending);
     let mut res = crate::endpoints::first_party::see_other(app.base(), &format!("/authorize?{query}"));
     cookies::set(&mut res, app.base(), COOKIE, &sealed, Some(app.config.challenge_ttl), app.config.secure_cookies());
     res
@@ -181,7 +181,7 @@ pub async fn callback(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery
     let Ok(q) = Params::parse(query.unwrap_or_default().as_bytes()) else {
         return bad(Msg::new("err-demo-query"));
     };
-    let pending = cookies::get(&headers, COOKIE).and_then(|c| app.sealer.open::<Pending>(SEAL_KIND, Some(""), c).ok());
+    let pending = cookies::get(&headers, COOKIE).and_then(|c| app.tenant.sealer.open::<Pending>(SEAL_KIND, Some(""), c).ok());
     let Some(pending) = pending else {
         return bad(Msg::new("err-demo-no-request"));
     };

@@ -33,6 +33,20 @@ impl Vault {
     /// A key for one purpose, derived from the KEK (HKDF-SHA256 with `purpose` as info), so
     /// that what lives outside the database stays one secret.
     pub fn derive(&self, purpose: &str) -> [u8; 32] {
+        self.expand(&[purpose.as_bytes()])
+    }
+
+    /// `derive` for one tenant: the default tenant's key is `derive(purpose)` (what it was
+    /// before tenants: forms in flight at an upgrade still open), another's has the tenant's
+    /// number in the info too, so what one tenant seals or MACs no other opens or accepts.
+    pub fn derive_for(&self, tenant: crate::tenant::TenantId, purpose: &str) -> [u8; 32] {
+        if tenant.is_default() {
+            return self.derive(purpose);
+        }
+        self.expand(&[purpose.as_bytes(), b"\x1f", &tenant.0.to_be_bytes()])
+    }
+
+    fn expand(&self, info: &[&[u8]]) -> [u8; 32] {
         use aws_lc_rs::hkdf::{Salt, HKDF_SHA256};
         struct Len32;
         impl aws_lc_rs::hkdf::KeyType for Len32 {
@@ -41,8 +55,7 @@ impl Vault {
             }
         }
         let prk = Salt::new(HKDF_SHA256, b"authrim").extract(&self.kek);
-        let info = [purpose.as_bytes()];
-        let okm = prk.expand(&info, Len32).expect("32-byte HKDF output");
+        let okm = prk.expand(info, Len32).expect("32-byte HKDF output");
         let mut out = [0u8; 32];
         okm.fill(&mut out).expect("fill");
         out
@@ -94,6 +107,21 @@ fn load_or_create_key_file(path: &Path) -> anyhow::Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_tenant_derives_its_own_keys_and_the_default_tenant_the_old_ones() {
+        use crate::tenant::TenantId;
+        let v = Vault::from_key([9; 32]);
+        let p = "authrim interaction state v1";
+        assert_eq!(v.derive_for(TenantId::DEFAULT, p), v.derive(p), "forms sealed before tenants still open");
+        let (a, b) = (v.derive_for(TenantId(1), p), v.derive_for(TenantId(2), p));
+        assert!(a != b && a != v.derive(p));
+        assert_ne!(a, v.derive_for(TenantId(1), "authrim session state v1"), "and per purpose");
+        let sealer = |k| crate::http::sealed::Sealer::new(k, 4096);
+        let sealed = sealer(a).seal("login", "cookie", 60, &"request");
+        assert!(sealer(a).open::<String>("login", Some("cookie"), &sealed).is_ok());
+        assert!(sealer(b).open::<String>("login", Some("cookie"), &sealed).is_err(), "tenant 2 opens nothing of tenant 1's");
+    }
 
     #[test]
     fn seal_round_trips_and_is_bound_to_its_label() {

@@ -38,14 +38,14 @@ pub async fn passkey_start(app: Issuer, Change { me, .. }: Change) -> Response {
         Ok(started) => started,
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };
-    let sealed = app.sealer.seal(REGISTER_KIND, &me.cookie, app.config.challenge_ttl, &state);
+    let sealed = app.tenant.sealer.seal(REGISTER_KIND, &me.cookie, app.config.challenge_ttl, &state);
     pages::passkey_setup(&serde_json::to_string(&options).expect("options serialise"), &sealed, &me.csrf(&app))
 }
 
 /// `POST /account/passkeys`: the authenticator's answer; the passkey is kept if it verifies.
 pub async fn passkey_finish(app: Issuer, Change { me, params }: Change) -> Response {
     let Some(passkeys) = &app.tenant.passkeys else { return see_other(app.base(), "/account") };
-    let state = params.get("passkey_state").and_then(|s| app.sealer.open::<passkey::RegistrationState>(REGISTER_KIND, Some(&me.cookie), s).ok());
+    let state = params.get("passkey_state").and_then(|s| app.tenant.sealer.open::<passkey::RegistrationState>(REGISTER_KIND, Some(&me.cookie), s).ok());
     let (Some(state), Some(credential)) = (state, params.get("credential")) else {
         return pages::failed("failed-passkey-expired");
     };
@@ -75,13 +75,13 @@ struct PendingTotp {
 pub async fn totp_start(app: Issuer, Change { me, .. }: Change) -> Response {
     let (secret, encoded, uri) = totp::new_secret(&issuer_label(&app), &me.user.username);
     let pending = PendingTotp { secret, uri, encoded };
-    let sealed = app.sealer.seal(TOTP_KIND, &me.cookie, app.config.challenge_ttl, &pending);
+    let sealed = app.tenant.sealer.seal(TOTP_KIND, &me.cookie, app.config.challenge_ttl, &pending);
     pages::totp_setup(&pending.uri, &pending.encoded, &sealed, &me.csrf(&app), None, StatusCode::OK)
 }
 
 /// `POST /account/totp`: the first code proves the app has the secret; then it is stored.
 pub async fn totp_finish(app: Issuer, Change { me, params }: Change) -> Response {
-    let Some(pending) = params.get("totp_state").and_then(|s| app.sealer.open::<PendingTotp>(TOTP_KIND, Some(&me.cookie), s).ok()) else {
+    let Some(pending) = params.get("totp_state").and_then(|s| app.tenant.sealer.open::<PendingTotp>(TOTP_KIND, Some(&me.cookie), s).ok()) else {
         return pages::failed("failed-totp-expired");
     };
     let code: String = params.get("code").unwrap_or("").chars().filter(|c| !c.is_whitespace()).collect();
@@ -107,7 +107,7 @@ pub async fn recovery_codes(app: Issuer, Change { me, .. }: Change) -> Response 
             audit(&app, &me, "recovery_codes_created", serde_json::json!({"count": codes.len(), "by": "user"})).await;
             // The download form carries the codes sealed to this session, for as long as a
             // sign-in form lasts: only this page, in this browser, can download them.
-            let sealed = app.sealer.seal(RECOVERY_KIND, &me.cookie, app.config.challenge_ttl, &codes);
+            let sealed = app.tenant.sealer.seal(RECOVERY_KIND, &me.cookie, app.config.challenge_ttl, &codes);
             pages::recovery_codes(&codes, &sealed, &me.csrf(&app))
         }
         Err(e) => crate::endpoints::authorize::unavailable(e),
@@ -117,7 +117,7 @@ pub async fn recovery_codes(app: Issuer, Change { me, .. }: Change) -> Response 
 /// `POST /account/recovery-codes/download` (`codes`: sealed by `recovery_codes`): the codes
 /// just shown as a text file to keep, in the page's language.
 pub async fn download_recovery_codes(app: Issuer, headers: HeaderMap, Own { me, params }: Own) -> Response {
-    let Some(codes) = params.get("codes").and_then(|s| app.sealer.open::<Vec<String>>(RECOVERY_KIND, Some(&me.cookie), s).ok()) else {
+    let Some(codes) = params.get("codes").and_then(|s| app.tenant.sealer.open::<Vec<String>>(RECOVERY_KIND, Some(&me.cookie), s).ok()) else {
         return pages::failed("failed-recovery-download");
     };
     let lang = app.tenant.ui.language(None, headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok())).to_string();

@@ -53,7 +53,7 @@ pub fn router() -> Router<AppState> {
 
 impl SignedIn {
     /// The CSRF token every form of the account page carries, sealed to the session cookie.
-    pub fn csrf(&self, app: &App) -> String {
+    pub fn csrf(&self, app: &Issuer) -> String {
         ACCOUNT.csrf(app, self)
     }
 

@@ -5,7 +5,6 @@
 //! Until the client and redirect URI are known to be genuine, errors are shown as a page and
 //! never redirected (RFC 6749 §4.1.2.1); after that they go back to the client.
 
-use crate::app::App;
 use crate::error::OAuthError;
 use crate::factors::Level;
 use crate::ui::Msg;
@@ -59,7 +58,7 @@ pub async fn post(
 /// The request is refused unread past `max_authorization_request_bytes`: not redirected, since
 /// nothing in it, the redirect URI included, has been looked at. A pushed request's
 /// `request_uri` carries the (sealed) request itself, so it may be that much longer.
-fn too_large(app: &App, request: &[u8]) -> Option<Response> {
+fn too_large(app: &Issuer, request: &[u8]) -> Option<Response> {
     let mut max = app.config.max_authorization_request_bytes;
     if request.len() > max && names_request_uri(request) {
         max += pushed::max_request_uri_len(app);
@@ -258,7 +257,7 @@ pub async fn render_login(
     let client_name = client_display_name(app, &req.client_id);
     // A passwordless ceremony offered beside the password: its state sealed like the form's.
     let ceremony = app.tenant.passkeys.as_ref().and_then(|p| p.start_discoverable()).map(|(options, state)| {
-        let sealed = app.sealer.seal(super::second_factor::PASSKEY_KIND, &browser, app.config.challenge_ttl, &state);
+        let sealed = app.tenant.sealer.seal(super::second_factor::PASSKEY_KIND, &browser, app.config.challenge_ttl, &state);
         (serde_json::to_string(&options).expect("options serialise"), sealed)
     });
     let passkey = ceremony.as_ref().map(|(options, state)| pages::PasskeyForm { options, state });
@@ -319,8 +318,8 @@ pub async fn render_consent(app: &Issuer, cookie: &str, session: &Session, req: 
 
 /// The form's sealed state of `kind` carrying `req`, bound to the value of the cookie the form
 /// post must send back (see `interaction::take_state`). Nothing is stored (`http::sealed`).
-fn seal_request(app: &App, kind: &str, cookie_value: &str, req: &AuthorizationRequest) -> String {
-    app.sealer.seal(kind, cookie_value, app.config.challenge_ttl, req)
+fn seal_request(app: &Issuer, kind: &str, cookie_value: &str, req: &AuthorizationRequest) -> String {
+    app.tenant.sealer.seal(kind, cookie_value, app.config.challenge_ttl, req)
 }
 
 /// The code for `req`, after recording the client in the session (`cookie`): a client that

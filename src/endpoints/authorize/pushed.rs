@@ -16,7 +16,6 @@
 //! code); a second code for it is refused.
 
 use super::request::AuthorizationRequest;
-use crate::app::App;
 use crate::tenant::Issuer;
 use crate::db::StoreResult;
 use crate::util::{b64, sha256};
@@ -27,25 +26,25 @@ pub const REQUEST_URI_PREFIX: &str = "urn:ietf:params:oauth:request_uri:";
 const KIND: &str = "authrim pushed request v1";
 
 /// The `request_uri` for `req`, or `None` if it would be longer than `/authorize` accepts.
-pub fn push(app: &App, req: &AuthorizationRequest) -> Option<String> {
-    let sealed = app.sealer.seal(KIND, &req.client_id, app.config.pushed_request_ttl, req);
+pub fn push(app: &Issuer, req: &AuthorizationRequest) -> Option<String> {
+    let sealed = app.tenant.sealer.seal(KIND, &req.client_id, app.config.pushed_request_ttl, req);
     let uri = format!("{REQUEST_URI_PREFIX}{sealed}");
-    (sealed.len() <= app.sealer.max_len() && uri.len() <= crate::http::params::MAX_REQUEST_URI_LEN).then_some(uri)
+    (sealed.len() <= app.tenant.sealer.max_len() && uri.len() <= crate::http::params::MAX_REQUEST_URI_LEN).then_some(uri)
 }
 
 /// The longest `request_uri` we mint, as `/authorize` may receive it (percent-encoded
 /// prefix included), for its size limit.
-pub fn max_request_uri_len(app: &App) -> usize {
-    app.sealer.max_len() + 3 * REQUEST_URI_PREFIX.len()
+pub fn max_request_uri_len(app: &Issuer) -> usize {
+    app.tenant.sealer.max_len() + 3 * REQUEST_URI_PREFIX.len()
 }
 
 /// The request pushed as `request_uri` by `client_id`: `None` if it is not one of ours, was
 /// altered, has expired or was pushed by another client. What it carries as `pushed` is the
 /// digest `spend` marks, not the (long) `request_uri` itself, since the request travels on
 /// through the login and consent forms.
-pub fn load(app: &App, client_id: &str, request_uri: &str) -> Option<AuthorizationRequest> {
+pub fn load(app: &Issuer, client_id: &str, request_uri: &str) -> Option<AuthorizationRequest> {
     let sealed = request_uri.strip_prefix(REQUEST_URI_PREFIX)?;
-    let mut req: AuthorizationRequest = app.sealer.open(KIND, Some(client_id), sealed).ok()?;
+    let mut req: AuthorizationRequest = app.tenant.sealer.open(KIND, Some(client_id), sealed).ok()?;
     if req.client_id != client_id {
         return None;
     }
