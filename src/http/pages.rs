@@ -106,6 +106,9 @@ pub struct ConsentPage<'a> {
     /// What the client registered to be shown (OpenID Connect Dynamic Client Registration
     /// §2: `logo_uri`, `client_uri`, `policy_uri`, `tos_uri`), https URLs only.
     pub logo: Option<&'a str>,
+    /// Registered by itself (RFC 7591), not by an operator: its name, logo and links are its
+    /// own claims, and the page says so (RFC 7591 §5: they can be used to impersonate).
+    pub self_registered: bool,
     pub home: Option<&'a str>,
     pub policy: Option<&'a str>,
     pub terms: Option<&'a str>,
@@ -124,6 +127,7 @@ pub fn consent<'a>(p: ConsentPage<'a>) -> Response {
         .with("policy", https(p.policy))
         .with("terms", https(p.terms))
         .with("client_host", p.client_host)
+        .with("self_registered", p.self_registered)
         .with("username", p.username)
         .with("challenge", p.challenge)
         .with("scopes", p.scopes.iter().map(|(s, d)| json!({"name": s, "described": d})).collect::<Vec<_>>())

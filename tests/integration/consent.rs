@@ -93,4 +93,24 @@ async fn the_consent_page_shows_the_clients_logo_and_links() {
     let page = Page::from(res).await;
     assert!(!page.html.contains("rp.example/logo.png"), "an http logo is not shown: {}", page.html);
     assert!(csp.contains("img-src 'self';"), "{csp}");
+    assert!(!page.html.contains("registered itself"), "an operator's client gets no warning: {}", page.html);
+}
+
+/// RFC 7591 §5: a client that registered itself chooses its own name and logo, which can
+/// imitate another's; its consent page says that nobody here checked them.
+#[tokio::test]
+async fn a_self_registered_clients_consent_page_says_its_name_and_logo_are_unchecked() {
+    let s = TestServer::start_with(|c| c.open_registration = true).await;
+    s.user("alice", serde_json::json!({})).await;
+    let meta = serde_json::json!({"redirect_uris": [REDIRECT], "client_name": "Trusted Bank", "logo_uri": "https://cdn.rp.example/bank.png"});
+    let reg: serde_json::Value = s.http.post(s.url("/register")).json(&meta).send().await.unwrap().json().await.unwrap();
+    let client_id = reg["client_id"].as_str().expect("registered").to_string();
+    let b = s.browser();
+    let q = [("response_type", "code"), ("client_id", client_id.as_str()), ("redirect_uri", REDIRECT), ("scope", "openid"), ("state", "st")];
+    let login = Page::from(b.authorize(&q).await).await;
+    let next = b.post_no_follow("/login", &[("challenge", &login.challenge()), ("username", "alice"), ("password", PASSWORD)]).await;
+    let page = Page::from(b.client.get(s.url(next.location.as_deref().unwrap())).send().await.unwrap()).await;
+    assert!(page.is_consent(), "{}", page.html);
+    assert!(page.html.contains("src=\"https://cdn.rp.example/bank.png\""), "{}", page.html);
+    assert!(page.html.contains("“Trusted Bank” registered itself with this service"), "{}", page.html);
 }

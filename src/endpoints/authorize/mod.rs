@@ -303,6 +303,7 @@ pub async fn render_consent(app: &Issuer, cookie: &str, session: &Session, req: 
     let meta = client.as_deref().map(|c| &c.meta);
     pages::consent(pages::ConsentPage {
         logo: meta.and_then(|m| m.logo_uri.as_deref()),
+        self_registered: client.as_deref().is_some_and(|c| c.is_dynamic()),
         home: meta.and_then(|m| m.client_uri.as_deref()),
         policy: meta.and_then(|m| m.policy_uri.as_deref()),
         terms: meta.and_then(|m| m.tos_uri.as_deref()),

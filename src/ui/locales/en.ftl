@@ -41,6 +41,7 @@ select-other = Use another account
 
 consent-title = Allow access
 consent-heading = Allow { $client } access?
+consent-self-registered = “{ $client }” registered itself with this service: its name, logo and links are its own, not checked by anyone here.
 consent-document-host = This application is not registered here; it is identified by its address on <strong>{ $host }</strong>.
 consent-asks = { $client } asks to:
 consent-resources = With access to:

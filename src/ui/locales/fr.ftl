@@ -39,6 +39,7 @@ select-other = Utiliser un autre compte
 
 consent-title = Autoriser l'accès
 consent-heading = Autoriser { $client } ?
+consent-self-registered = « { $client } » s'est enregistrée elle-même auprès de ce service : son nom, son logo et ses liens sont les siens, et personne ici ne les a vérifiés.
 consent-document-host = Cette application n'est pas enregistrée ici ; elle est identifiée par son adresse sur <strong>{ $host }</strong>.
 consent-asks = { $client } demande à :
 consent-resources = Avec accès à :

@@ -39,6 +39,7 @@ select-other = 別のアカウントを使う
 
 consent-title = アクセスの許可
 consent-heading = { $client } にアクセスを許可しますか？
+consent-self-registered = 「{ $client }」はこのサービスに自ら登録したアプリケーションです。名前、ロゴ、リンクはアプリケーション自身によるもので、ここでは確認されていません。
 consent-document-host = このアプリケーションはここに登録されていません。<strong>{ $host }</strong> 上のアドレスで識別されています。
 consent-asks = { $client } が求めている権限:
 consent-resources = アクセス先:
