@@ -432,4 +432,22 @@ mod tests {
         assert_eq!(judge(&view(0, None), &code, &client, 1_000).0, Poll::Expired);
         assert_eq!(judge(&view(0, Some(&Decision::Denied)), &code, &client, 200).0, Poll::Denied);
     }
+
+    #[tokio::test]
+    async fn neither_code_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::start(crate::db::open(dir.path(), "NORMAL").unwrap());
+        let s = EmbeddedDeviceStore::new(4, journal.clone());
+        let request = DeviceRequest { client_id: "c".into(), scope: "openid".into(), resources: vec![], acr_values: vec![], expires_at: now() + 60 };
+        let limits = Limits { per_client: 10, total: 10 };
+        let Issued::Codes { device_code, user_code } = s.issue(TenantId::DEFAULT, request, 5, limits).await.unwrap() else { panic!("room") };
+        assert!(s.decide(TenantId::DEFAULT, &user_code, Decision::Denied).await.unwrap());
+        journal.shutdown().await;
+        let raw = std::fs::read(crate::db::db_path(dir.path())).unwrap();
+        let wal = std::fs::read(dir.path().join("authrim.db-wal")).unwrap_or_default();
+        for needle in [user_code.as_bytes(), device_code.split_once('.').unwrap().1.as_bytes()] {
+            assert!(!raw.windows(needle.len()).any(|w| w == needle) && !wal.windows(needle.len()).any(|w| w == needle));
+        }
+        assert!(raw.len() + wal.len() > 0);
+    }
 }
