@@ -611,3 +611,7 @@ err-device-form-expired = This form has expired. Enter the code from your device
 err-device-request-gone = This device request is no longer waiting for an answer: it expired or was already answered. Start again on the device.
 err-device-not-signed-in = The sign-in did not complete. Open the address your device shows and try again.
 err-device-needs-stronger = This application needs a stronger sign-in (a second factor or a passkey). Enter the code again and sign in with it.
+console-type-device = Device without a browser
+console-type-device-hint = A TV, a command line or another device that shows a code: no secret, no redirect; the user signs in on another screen (device authorization grant).
+console-grant-device = Sign users in on another screen (device code)
+console-created-public-device = This application has no secret: it names itself by its client id, and its users sign in on another screen with the code it shows.

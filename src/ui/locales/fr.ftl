@@ -609,3 +609,7 @@ err-device-form-expired = Ce formulaire a expiré. Saisissez à nouveau le code 
 err-device-request-gone = Cette demande de l'appareil n'attend plus de réponse : elle a expiré ou a déjà reçu une réponse. Recommencez sur l'appareil.
 err-device-not-signed-in = La connexion n'a pas abouti. Ouvrez l'adresse affichée par votre appareil et réessayez.
 err-device-needs-stronger = Cette application demande une connexion plus forte (un second facteur ou une clé d'accès). Saisissez à nouveau le code et connectez-vous avec.
+console-type-device = Appareil sans navigateur
+console-type-device-hint = Une télévision, une ligne de commande ou un autre appareil qui affiche un code : pas de secret, pas de redirection ; l'utilisateur se connecte sur un autre écran (autorisation d'appareil).
+console-grant-device = Connecter les utilisateurs sur un autre écran (code d'appareil)
+console-created-public-device = Cette application n'a pas de secret : elle se désigne par son identifiant client, et ses utilisateurs se connectent sur un autre écran avec le code qu'elle affiche.
