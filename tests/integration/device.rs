@@ -76,7 +76,7 @@ fn field(page: &Page, name: &str) -> String {
 }
 
 /// Alice, in the browser `b`, opens `uri` (a verification URI), signs in and answers.
-async fn answer(s: &TestServer, b: &Browser, uri: &str, decision: &str) -> Page {
+pub(crate) async fn answer(s: &TestServer, b: &Browser, uri: &str, decision: &str) -> Page {
     let mut page = open(s, b, uri).await;
     if page.is_login() {
         page = sign_in(s, b, page, "alice").await;
