@@ -57,13 +57,16 @@ struct Answer {
 /// `GET /device[?user_code=…]`: sign in, then the code's request (or the form to type one).
 async fn page(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
-    let typed = params.get("user_code").filter(|c| !c.is_empty() && c.len() <= 64);
+    let typed = params.get("user_code").filter(|c| !c.is_empty());
     let stepped = params.get("stepped").is_some();
     let Some(me) = signed_in(&app, &headers).await else {
-        return DEVICE.login_then(&app, &headers, false, None, typed.map(|c| return_path(c, false)));
+        // What cannot be a code is not carried through the sign-in.
+        let then = typed.filter(|c| c.len() <= 64).map(|c| return_path(c, false));
+        return DEVICE.login_then(&app, &headers, false, None, then);
     };
     match typed {
         None => entry(&app, &me, None, StatusCode::OK),
+        Some(code) if code.len() > 64 => entry(&app, &me, Some("device-code-malformed"), StatusCode::BAD_REQUEST),
         Some(code) => look_up(&app, &headers, peer, &me, code, stepped).await,
     }
 }

@@ -175,7 +175,8 @@ async fn a_denied_request_is_access_denied_and_an_answered_one_cannot_be_answere
 
 #[tokio::test]
 async fn polling_too_fast_grows_the_interval_and_an_expired_code_is_expired_token() {
-    let s = server(false, |c| c.device_code_ttl = 2).await;
+    // Lifetimes are whole seconds: a 4 s request lives between 3 and 4 s.
+    let s = server(false, |c| c.device_code_ttl = 4).await;
     let secret = tv_and_alice(&s).await;
     let (_, d) = authorize_device(&s, "tv", Some(&secret), &[("scope", "openid")]).await;
     let code = d["device_code"].as_str().unwrap();
@@ -184,7 +185,7 @@ async fn polling_too_fast_grows_the_interval_and_an_expired_code_is_expired_toke
     // The interval was 1 s and is now 6 s: a poll after 1.2 s is still too soon.
     tokio::time::sleep(std::time::Duration::from_millis(1_200)).await;
     assert_eq!(poll(&s, "tv", Some(&secret), code).await.1["error"], "slow_down");
-    tokio::time::sleep(std::time::Duration::from_millis(1_000)).await;
+    tokio::time::sleep(std::time::Duration::from_millis(3_000)).await;
     assert_eq!(poll(&s, "tv", Some(&secret), code).await.1["error"], "expired_token");
     // The page no longer knows its user code.
     let b = s.browser();
@@ -346,4 +347,45 @@ async fn a_public_client_gets_tokens_for_a_resource_bound_to_its_dpop_key() {
         let (status, body, _) = s.token(None, &[("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", "cli")]).await;
         assert_eq!(status, 400, "{body}");
     }
+}
+
+#[tokio::test]
+async fn odd_requests_get_pages_or_json_errors_never_a_500() {
+    let s = server(false, |_| {}).await;
+    let secret = tv_and_alice(&s).await;
+    let b = s.browser();
+    // Signed in, so that the page's own checks are reached.
+    let page = sign_in(&s, &b, open(&s, &b, &s.url("/device")).await, "alice").await;
+    assert_eq!(page.status, 200, "{}", page.html);
+    let long = "B".repeat(5_000);
+    let pages: Vec<(reqwest::Method, String, Option<Vec<(&str, &str)>>)> = vec![
+        (reqwest::Method::GET, "/device/decide".into(), None),
+        (reqwest::Method::GET, format!("/device?user_code={long}"), None),
+        (reqwest::Method::GET, "/device?user_code=%FF%FE".into(), None),
+        (reqwest::Method::GET, "/device/callback?code=x&state=y".into(), None),
+        (reqwest::Method::POST, "/device".into(), Some(vec![("user_code", "BCDF-GHJK")])),
+        (reqwest::Method::POST, "/device".into(), Some(vec![("csrf", "a"), ("csrf", "b")])),
+        (reqwest::Method::POST, "/device/decide".into(), Some(vec![("decision", "allow")])),
+        (reqwest::Method::DELETE, "/device".into(), None),
+    ];
+    for (method, path, form) in pages {
+        let mut req = b.client.request(method.clone(), s.url(&path));
+        if let Some(f) = &form {
+            req = req.form(f);
+        }
+        let res = req.send().await.unwrap();
+        let status = res.status().as_u16();
+        let html = res.headers().get("content-type").is_some_and(|v| v.to_str().unwrap().starts_with("text/html"));
+        assert!((400..500).contains(&status) && html, "{method} {path}: {status}");
+    }
+    // The API endpoint answers JSON, whatever it is sent.
+    for body in ["", "not a form", "scope=a&scope=b", "client_id=tv&client_id=tv"] {
+        let res = s.http.post(s.url("/device_authorization")).basic_auth("tv", Some(&secret)).header("content-type", "application/x-www-form-urlencoded").body(body).send().await.unwrap();
+        let status = res.status().as_u16();
+        let v: Value = res.json().await.unwrap_or(Value::Null);
+        assert!((400..500).contains(&status) && v["error"].is_string() || status == 200, "{body:?}: {status} {v}");
+    }
+    let res = s.http.get(s.url("/device_authorization")).send().await.unwrap();
+    assert_eq!(res.status(), 405);
+    assert!(res.json::<Value>().await.unwrap()["error"].is_string());
 }
