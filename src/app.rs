@@ -33,6 +33,9 @@ pub struct App {
     pub reset_limiter: LoginLimiter,
     /// Sign-ups per address (`signup_max_per_address`).
     pub signup_limiter: LoginLimiter,
+    /// User codes that matched nothing on the device page, per account and per address
+    /// (`device_user_code_max_failures`).
+    pub device_limiter: LoginLimiter,
     /// Mail per recipient address on unauthenticated requests (`mail_max_per_recipient`).
     pub mail_limiter: crate::ratelimit::recipients::RecipientLimiter,
     /// Registrations without an initial access token per address
@@ -104,6 +107,7 @@ impl App {
         let signup_limiter = LoginLimiter::new(config.signup_max_per_address, config.signup_max_per_address, config.login_window, config.login_throttle_max_keys);
         let mail_limiter = crate::ratelimit::recipients::RecipientLimiter::new(config.mail_max_per_recipient, config.mail_recipient_window, config.login_throttle_max_keys);
         let registration_limiter = LoginLimiter::new(config.registration_max_per_address, config.registration_max_per_address, config.login_window, config.login_throttle_max_keys);
+        let device_limiter = LoginLimiter::new(config.device_user_code_max_failures, config.device_user_code_max_failures, config.login_window, config.login_throttle_max_keys);
         let hash_slots = HashSlots::new(config.password_hash_slots(), config.password_hash_max_waiting);
         let backchannel = crate::logout::backchannel::Outbox::new();
         let fetcher = crate::http::fetch::Fetcher::new(
@@ -140,6 +144,7 @@ impl App {
             reset_limiter,
             signup_limiter,
             mail_limiter,
+            device_limiter,
             registration_limiter,
             mailer,
             hash_slots,

@@ -36,6 +36,8 @@ pub const EVENTS: &[(&str, Acting)] = &[
     ("client_updated", Acting::Operator),
     ("code_reuse", Acting::Client),
     ("consent_withdrawn", Acting::User),
+    ("device_approved", Acting::User),
+    ("device_denied", Acting::User),
     ("email_verification_sent", Acting::User),
     ("email_verified", Acting::User),
     ("factor_enrolled", Acting::User),

@@ -285,6 +285,21 @@ pub struct Config {
     pub signup_verify_email: bool,
     /// Sign-ups per client address within `login_window`.
     pub signup_max_per_address: u32,
+
+    /// Device authorization grant (RFC 8628, `endpoints::device`): seconds a device code and
+    /// its user code stay usable.
+    pub device_code_ttl: u64,
+    /// The polling interval a device is told to keep (RFC 8628 §3.2 `interval`); each
+    /// `slow_down` adds 5 seconds for that request (§3.5).
+    pub device_poll_interval: u64,
+    /// Device authorization requests waiting for their user, at most, per client: the endpoint
+    /// is open to public clients, so what it stores before anyone signs in is bounded.
+    pub device_max_pending_per_client: u32,
+    /// Device authorization requests waiting for their user, at most, in all.
+    pub device_max_pending: u32,
+    /// User codes that match nothing, per signed-in account and per client address within
+    /// `login_window`; past it the verification page refuses further codes (guessing).
+    pub device_user_code_max_failures: u32,
     /// Sign-ups waiting for their e-mail to be verified, at most; past it the oldest waiting
     /// one is dropped (its link stops working), so a flood cannot hold the form shut.
     pub signup_max_pending: u32,
@@ -455,6 +470,11 @@ impl Default for Config {
             signup_required: "email".into(),
             signup_verify_email: true,
             signup_max_per_address: 5,
+            device_code_ttl: 600,
+            device_poll_interval: 5,
+            device_max_pending_per_client: 1000,
+            device_max_pending: 10_000,
+            device_user_code_max_failures: 10,
             signup_max_pending: 10_000,
             mail_max_per_recipient: 5,
             mail_recipient_window: 3_600,
@@ -589,6 +609,11 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_SIGNUP_REQUIRED", "signup_required"),
     ("AUTHRIM_SIGNUP_VERIFY_EMAIL", "signup_verify_email"),
     ("AUTHRIM_SIGNUP_MAX_PER_ADDRESS", "signup_max_per_address"),
+    ("AUTHRIM_DEVICE_CODE_TTL", "device_code_ttl"),
+    ("AUTHRIM_DEVICE_POLL_INTERVAL", "device_poll_interval"),
+    ("AUTHRIM_DEVICE_MAX_PENDING_PER_CLIENT", "device_max_pending_per_client"),
+    ("AUTHRIM_DEVICE_MAX_PENDING", "device_max_pending"),
+    ("AUTHRIM_DEVICE_USER_CODE_MAX_FAILURES", "device_user_code_max_failures"),
     ("AUTHRIM_SIGNUP_MAX_PENDING", "signup_max_pending"),
     ("AUTHRIM_MAIL_MAX_PER_RECIPIENT", "mail_max_per_recipient"),
     ("AUTHRIM_MAIL_RECIPIENT_WINDOW", "mail_recipient_window"),
@@ -624,6 +649,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "max_connections_per_address", "account_reauth_max_age", "console_max_age", "mail_max_attempts", "mail_retention", "mail_retry_delay", "mail_retry_max_delay", "password_reset_ttl",
     "password_reset_max_requests", "signup_max_per_address", "signup_max_pending", "email_verification_ttl", "password_min_length",
     "mail_max_per_recipient", "mail_recipient_window",
+    "device_code_ttl", "device_poll_interval", "device_max_pending_per_client", "device_max_pending", "device_user_code_max_failures",
 ];
 const BOOL_KEYS: &[&str] =
     &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration", "dpop_nonce", "fetch_allow_private_addresses", "passkeys", "console", "signup", "signup_verify_email", "oauth_refresh_tokens"];
@@ -800,6 +826,9 @@ impl Config {
         }
         if self.client_assertion_max_lifetime == 0 || self.fetch_timeout == 0 || self.fetch_max_bytes < 1024 || self.pushed_request_ttl == 0 {
             anyhow::bail!("client_assertion_max_lifetime, fetch_timeout and pushed_request_ttl must be positive, fetch_max_bytes at least 1024");
+        }
+        if self.device_code_ttl == 0 || self.device_poll_interval == 0 || self.device_user_code_max_failures == 0 {
+            anyhow::bail!("device_code_ttl, device_poll_interval and device_user_code_max_failures must be positive");
         }
         if self.registration_max_per_address == 0 {
             anyhow::bail!("registration_max_per_address must be at least 1 (registration is closed by open_registration = false)");

@@ -229,6 +229,16 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     r#"
     ALTER TABLE password_resets ADD COLUMN resume TEXT;
     "#,
+), (
+    18,
+    // Device authorization requests (RFC 8628, `stores::device`): keyed by the hash of the
+    // user code; the record holds the device code's hash, never the code.
+    r#"
+    CREATE TABLE device_requests (
+        hash BLOB PRIMARY KEY, shard INTEGER NOT NULL, data TEXT NOT NULL, expires_at INTEGER NOT NULL
+    );
+    CREATE INDEX device_requests_expiry ON device_requests(expires_at);
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

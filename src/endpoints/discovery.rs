@@ -93,6 +93,8 @@ fn metadata(app: &Issuer) -> serde_json::Value {
     });
     // OpenID Connect Session Management 1.0 §3.3 (outside the literal: json! nests too deep).
     doc["check_session_iframe"] = app.endpoint(crate::endpoints::check_session::PATH).into();
+    // RFC 8628 §4.
+    doc["device_authorization_endpoint"] = app.endpoint(crate::endpoints::device_authorization::PATH).into();
     doc
 }
 

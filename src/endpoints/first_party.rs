@@ -58,8 +58,32 @@ pub const CONSOLE: FirstParty = FirstParty {
     form_expired: "err-console-form-expired",
 };
 
+/// The device verification page (RFC 8628, `endpoints::device`): it signs the user in as
+/// itself, then asks them about the device's request. Held to `mfa_policy`: approving a
+/// device is signing in to an application.
+pub const DEVICE: FirstParty = FirstParty {
+    client_id: "authrim-device",
+    name: "Device sign-in",
+    callback: "/device/callback",
+    home: "/device",
+    signin_kind: "device-signin",
+    csrf_kind: "device",
+    policy_exempt: false,
+    form_expired: "err-device-form-expired",
+};
+
 /// Every first-party page. Their client ids start with `authrim-` (`App::client` relies on it).
-pub const ALL: &[&FirstParty] = &[&ACCOUNT, &CONSOLE];
+pub const ALL: &[&FirstParty] = &[&ACCOUNT, &CONSOLE, &DEVICE];
+
+/// What a sign-in's `state` carries: the PKCE verifier, and for a page that must come back
+/// to where it was (the device page, to the user code it was given), that path. A state with
+/// nowhere to return to is sealed as the verifier alone, as before there were returns.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+enum SignInState {
+    Verifier(String),
+    Returning { verifier: String, then: String },
+}
 
 /// The first-party page whose client id this is.
 pub fn by_client_id(client_id: &str) -> Option<&'static FirstParty> {
@@ -127,10 +151,20 @@ impl FirstParty {
     /// essential: a user who cannot give it still signs in, and the page decides).
     pub fn login(&self, app: &Issuer, headers: &HeaderMap, query: Option<&str>, acr_values: Option<&str>) -> Response {
         let reauth = Params::parse(query.unwrap_or_default().as_bytes()).ok().is_some_and(|p| p.get("reauth").is_some());
+        self.login_then(app, headers, reauth, acr_values, None)
+    }
+
+    /// `login`, returning afterwards to `then` (a path under this page's home) rather than
+    /// to the home itself.
+    pub fn login_then(&self, app: &Issuer, headers: &HeaderMap, reauth: bool, acr_values: Option<&str>, then: Option<String>) -> Response {
         let existing = cookies::get(headers, cookies::BROWSER).map(str::to_string);
         let browser = existing.clone().unwrap_or_else(random_token);
         let verifier = random_token();
-        let state = app.tenant.sealer.seal(self.signin_kind, &browser, app.config.challenge_ttl, &verifier);
+        let carried = match then {
+            Some(then) => SignInState::Returning { verifier: verifier.clone(), then },
+            None => SignInState::Verifier(verifier.clone()),
+        };
+        let state = app.tenant.sealer.seal(self.signin_kind, &browser, app.config.challenge_ttl, &carried);
         let q = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
         let mut location = format!(
             "/authorize?response_type=code&client_id={}&redirect_uri={}&scope=openid&code_challenge={}&code_challenge_method=S256&state={}",
@@ -160,8 +194,13 @@ impl FirstParty {
         // The state lives as long as a sign-in form restarted after its expiry (a page left
         // open, then signed in): its verifier still binds the code to this browser.
         let grace = crate::endpoints::interaction::RESTART_GRACE;
-        let Some(verifier) = params.get("state").and_then(|s| app.tenant.sealer.open_expired::<String>(self.signin_kind, cookies::get(headers, cookies::BROWSER), s, grace).ok()) else {
+        let Some(state) = params.get("state").and_then(|s| app.tenant.sealer.open_expired::<SignInState>(self.signin_kind, cookies::get(headers, cookies::BROWSER), s, grace).ok()) else {
             return not_done();
+        };
+        let (verifier, then) = match state {
+            SignInState::Verifier(v) => (v, None),
+            // Sealed by us, but checked all the same: only ever a path of this page.
+            SignInState::Returning { verifier, then } => (verifier, Some(then).filter(|t| t.starts_with(self.home) && !t.starts_with("//"))),
         };
         let (Some(code), Some(me)) = (params.get("code"), signed_in(app, headers).await) else { return not_done() };
         let grant = match app.stores.codes.consume(app.tenant.id, code, Vec::new()).await {
@@ -173,7 +212,7 @@ impl FirstParty {
         if grant.client_id != self.client_id || !pkce || grant.user_id != me.user.id {
             return not_done();
         }
-        see_other(app.base(), self.home)
+        see_other(app.base(), then.as_deref().unwrap_or(self.home))
     }
 }
 

@@ -7,6 +7,8 @@ pub mod admin_openapi;
 pub mod authorize;
 pub mod check_session;
 pub mod console;
+pub mod device;
+pub mod device_authorization;
 pub mod discovery;
 pub mod end_session;
 pub mod first_party;

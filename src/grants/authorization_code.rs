@@ -146,7 +146,7 @@ impl GrantHandler for AuthorizationCodeGrant {
 /// granted. A request without `openid` is OAuth 2.0/2.1, where it is the server's policy
 /// (OAuth 2.1 §4.3): `oauth_refresh_tokens`, or the named resource servers' `refresh_tokens`.
 /// Such a family, like every grant without `offline_access`, ends with the login session.
-fn refresh_granted(app: &App, scope: &str, resources: &[String]) -> bool {
+pub(crate) fn refresh_granted(app: &App, scope: &str, resources: &[String]) -> bool {
     let mut openid = false;
     for s in split_list(scope) {
         match s {

@@ -4,6 +4,7 @@
 
 pub mod authorization_code;
 pub mod client_credentials;
+pub mod device_code;
 pub mod id_jag;
 pub mod jwt_bearer;
 pub mod refresh_token;
@@ -28,6 +29,7 @@ pub const GRANT_TYPES: &[&str] = &[
     "refresh_token",
     "urn:ietf:params:oauth:grant-type:token-exchange",
     "urn:ietf:params:oauth:grant-type:jwt-bearer",
+    device_code::GRANT_TYPE,
 ];
 
 /// RFC 6749 §5.1 (and OpenID Connect Core §3.1.3.3) successful token response.
@@ -84,6 +86,7 @@ impl GrantRegistry {
                 Box::new(refresh_token::RefreshTokenGrant),
                 Box::new(token_exchange::TokenExchangeGrant),
                 Box::new(jwt_bearer::JwtBearerGrant::default()),
+                Box::new(device_code::DeviceCodeGrant),
             ];
         Self { handlers: list.into_iter().map(|h| (h.grant_type(), h)).collect() }
     }

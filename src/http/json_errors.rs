@@ -69,7 +69,7 @@ pub fn answers_pages(path: &str, headers: &HeaderMap) -> bool {
 /// The paths of the API: programs call them, so their errors are JSON even when a browser
 /// opens one. Checked before any header, so that API requests pay a few string compares.
 fn is_api_path(path: &str) -> bool {
-    matches!(path, "/jwks" | "/par" | "/token" | "/revoke" | "/introspect" | "/userinfo" | "/healthz" | "/metrics" | "/register")
+    matches!(path, "/jwks" | "/par" | "/device_authorization" | "/token" | "/revoke" | "/introspect" | "/userinfo" | "/healthz" | "/metrics" | "/register")
         || ["/.well-known/", "/register/", "/admin/", "/assets/", "/test/", "/login/upstream/"].iter().any(|p| path.starts_with(p) && path.len() > p.len())
 }
 
@@ -87,6 +87,8 @@ pub fn is_browser_page(path: &str) -> bool {
         // The account page and the console are for browsers only, whatever lies below them.
         || path.starts_with("/account")
         || path.starts_with("/console")
+        || path == "/device"
+        || path.starts_with("/device/")
 }
 
 fn content_type(headers: &HeaderMap) -> Option<&str> {

@@ -54,6 +54,7 @@ pub fn router(app: AppState) -> Router {
         .route(end_session::UPSTREAM_RETURN, get(end_session::upstream_return))
         .route("/token", post(token::token))
         .route("/par", post(par::par))
+        .route(crate::endpoints::device_authorization::PATH, post(crate::endpoints::device_authorization::device_authorization))
         .route("/revoke", post(revocation::revoke))
         .route("/introspect", post(introspection::introspect))
         .route("/userinfo", get(userinfo::userinfo).post(userinfo::userinfo))
@@ -62,6 +63,7 @@ pub fn router(app: AppState) -> Router {
         .route("/metrics", get(metrics))
         .merge(registration::router())
         .merge(account::router())
+        .merge(crate::endpoints::device::router())
         .merge(crate::endpoints::console::router(&app))
         .merge(admin::router(app.clone()));
     if app.config.demo {
@@ -170,6 +172,8 @@ fn endpoint_label(path: &str) -> &'static str {
         "/userinfo" => "userinfo",
         "/revoke" => "revoke",
         "/introspect" => "introspect",
+        "/device_authorization" => "device_authorization",
+        "/device" | "/device/decide" => "device",
         "/jwks" => "jwks",
         "/.well-known/openid-configuration" => "discovery",
         p if p.starts_with("/.well-known/oauth-authorization-server") => "discovery",

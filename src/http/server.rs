@@ -116,6 +116,7 @@ fn spawn_housekeeping(app: AppState) -> Vec<JoinHandle<()>> {
                 app.mail_limiter.prune(crate::util::now());
                 app.factor_limiter.prune(crate::util::now());
                 app.registration_limiter.prune(crate::util::now());
+                app.device_limiter.prune(crate::util::now());
                 app.dpop.prune();
                 if let Err(e) = app.db.write(crate::registry::initial_access::sweep).await {
                     tracing::warn!(error = %e, "initial access token sweep failed");

@@ -6,6 +6,7 @@
 
 pub mod challenges;
 pub mod codes;
+pub mod device;
 pub mod postgres;
 pub mod refresh;
 pub mod revocations;
@@ -18,6 +19,7 @@ mod durability_tests;
 
 pub use challenges::{ChallengeRecord, ChallengeStore};
 pub use codes::{AuthorizationCodeStore, CodeGrant, IssuedToken, Redemption};
+pub use device::DeviceCodeStore;
 pub use refresh::{Family, NewFamily, Presented, RefreshTokenRotator, Rotation};
 pub use revocations::TokenRevocationStore;
 pub use sessions::{EndHook, Session, SessionRef, SessionStore};
@@ -33,6 +35,8 @@ pub struct Stores {
     pub challenges: Arc<dyn ChallengeStore>,
     pub revocations: Arc<dyn TokenRevocationStore>,
     pub refresh: Arc<dyn RefreshTokenRotator>,
+    /// Device authorization requests (RFC 8628); sharded as the challenges are.
+    pub device: Arc<dyn DeviceCodeStore>,
 }
 
 impl Stores {
@@ -48,20 +52,23 @@ impl Stores {
         let revocations = revocations::EmbeddedRevocationStore::new(config.revocation_shards, journal.clone());
         let refresh =
             refresh::EmbeddedRefreshRotator::new(config.refresh_shards, journal.clone(), refresh_mac_key, rotation_policy(config));
+        let device = device::EmbeddedDeviceStore::new(config.challenge_shards, journal.clone());
         let families = refresh.load(reader)?;
+        let device_requests = device.load(reader)?;
         let loaded = (
             codes.load(reader)?,
             sessions.load(reader)?,
             challenges.load(reader)?,
             revocations.load(reader)?,
         );
-        tracing::info!(codes = loaded.0, sessions = loaded.1, challenges = loaded.2, revocations = loaded.3, families, "stores loaded");
+        tracing::info!(codes = loaded.0, sessions = loaded.1, challenges = loaded.2, revocations = loaded.3, families, device_requests, "stores loaded");
         Ok(Self {
             codes: Arc::new(codes),
             sessions: Arc::new(sessions),
             challenges: Arc::new(challenges),
             revocations: Arc::new(revocations),
             refresh: Arc::new(refresh),
+            device: Arc::new(device),
         })
     }
 
@@ -86,18 +93,20 @@ impl Stores {
                 refresh_mac_key,
                 rotation_policy(config),
             )),
+            device: Arc::new(postgres::device::PgDeviceStore::new(db.clone(), config.challenge_shards)),
         };
         (stores, revocations)
     }
 
     /// Entries per shard of every store, by the seed names (for the `/metrics` gauges).
-    pub fn shard_lens(&self) -> [(&'static str, Vec<usize>); 5] {
+    pub fn shard_lens(&self) -> [(&'static str, Vec<usize>); 6] {
         [
             ("AuthorizationCodeStore", self.codes.shard_lens()),
             ("SessionStore", self.sessions.shard_lens()),
             ("ChallengeStore", self.challenges.shard_lens()),
             ("TokenRevocationStore", self.revocations.shard_lens()),
             ("RefreshTokenRotator", self.refresh.shard_lens()),
+            ("DeviceCodeStore", self.device.shard_lens()),
         ]
     }
 
@@ -106,7 +115,8 @@ impl Stores {
             + self.sessions.sweep_expired().await?
             + self.challenges.sweep_expired().await?
             + self.revocations.sweep_expired().await?
-            + self.refresh.sweep_expired().await?)
+            + self.refresh.sweep_expired().await?
+            + self.device.sweep_expired().await?)
     }
 }
 

@@ -107,6 +107,7 @@ where
             "challenges" => "ChallengeStore",
             "revoked_tokens" => "TokenRevocationStore",
             "refresh_families" => "RefreshTokenRotator",
+            "device_requests" => "DeviceCodeStore",
             other => other,
         };
         crate::metrics::StoreTimer::start(store, shard)

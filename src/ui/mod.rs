@@ -41,6 +41,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("second_factor.html", include_str!("templates/second_factor.html")),
     ("consent.html", include_str!("templates/consent.html")),
     ("request_done.html", include_str!("templates/request_done.html")),
+    ("device.html", include_str!("templates/device.html")),
     ("select_account.html", include_str!("templates/select_account.html")),
     ("logout_confirm.html", include_str!("templates/logout_confirm.html")),
     ("signed_out.html", include_str!("templates/signed_out.html")),

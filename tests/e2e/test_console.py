@@ -84,7 +84,7 @@ CLIENT_RENAMED = "Example Portal"
 REDIRECT_URIS = ["https://app.example/cb", "https://app.example/other"]
 # The browser's time zone in the walks that check times (console.mjs sets the same).
 TIMEZONES = {"en": "America/Los_Angeles", "ja": "Asia/Tokyo"}
-TYPES = ["web", "spa", "native", "m2m", "mcp"]
+TYPES = ["web", "spa", "native", "m2m", "mcp", "device"]
 AUDIT_EVENT = "client_secret_rotated"
 STAFF_NAME = "Staff Member"
 
@@ -485,7 +485,7 @@ def check_admin_walk(walk: str, lang: str, pages: dict, seen: dict, setup: dict,
     clients = pages["clients"]
     assert "/console/clients/new" in clients["main_links"], (where, clients["main_links"])
     assert f"/console/clients/{quote(setup['strict_client'], safe='')}" in [l for r in clients["rows"] for l in r["links"]], (where, clients)
-    # "New client": the application types first (no device type: no device grant yet);
+    # "New client": the application types first;
     # each fills in the form with its metadata; the rest behind "Advanced settings".
     types = pages["client-new"]
     assert (types["types"], types["checked"]) == (TYPES, ["web"]), (where, types)

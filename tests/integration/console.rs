@@ -467,10 +467,9 @@ async fn new_clients_start_from_an_application_type() {
 
     let before = s.admin(Method::GET, "/admin/clients", None).await.1["clients"].as_array().unwrap().len();
     let chooser = get(&admin, "/console/clients/new").await;
-    for kind in ["web", "spa", "native", "m2m", "mcp"] {
+    for kind in ["web", "spa", "native", "m2m", "mcp", "device"] {
         assert!(chooser.html.contains(&format!("name=\"type\" value=\"{kind}\"")), "{kind}: {}", chooser.html);
     }
-    assert!(!chooser.html.contains("value=\"device\""), "no device grant, no device type: {}", chooser.html);
 
     // Each type's form: the metadata it needs, filled in; the rest behind "Advanced settings".
     let checked = |html: &str, grant: &str| html.contains(&format!("name=\"grant:{grant}\" checked"));
@@ -554,4 +553,21 @@ async fn new_clients_start_from_an_application_type() {
         assert_eq!((c["token_endpoint_auth_method"].as_str(), c["application_type"].as_str()), (Some("none"), Some(app_type)), "{kind}: {c}");
         assert_eq!((c["grant_types"].clone(), c["response_types"].clone()), (json!(["authorization_code", "refresh_token"]), json!(["code"])), "{kind}: {c}");
     }
+
+    // A device without a browser: public, no redirect URI, the device code grant.
+    let device = get(&admin, "/console/clients/new?type=device").await;
+    let grant = "urn:ietf:params:oauth:grant-type:device_code";
+    assert!(checked(&device.html, grant) && checked(&device.html, "refresh_token") && !checked(&device.html, "authorization_code"), "{}", device.html);
+    assert!(selected(&device.html, "none") && !device.html.contains("id=\"redirect_uris\""), "{}", device.html);
+    let fields = vec![("type", "device"), ("client_name", "TV"), ("scope", "openid profile offline_access"), (Box::leak(format!("grant:{grant}").into_boxed_str()) as &str, "on"), ("grant:refresh_token", "on"), ("method", "none")];
+    let made = send(fields).await;
+    assert_eq!(made.status, 200, "{}", made.html);
+    let made = Page { html: unescape(&made.html), ..made };
+    assert!(!made.html.contains("id=\"secret\"") && made.html.contains("sign in on another screen"), "{}", made.html);
+    assert!(made.html.contains(&format!("OIDC_DEVICE_AUTHORIZATION_URL={issuer}/device_authorization")), "{}", made.html);
+    let id = made.html.split("<code id=\"created-client-id\">").nth(1).unwrap().split('<').next().unwrap().to_string();
+    let (_, c) = s.admin(Method::GET, &format!("/admin/clients/{id}"), None).await;
+    assert_eq!((c["token_endpoint_auth_method"].as_str(), c["redirect_uris"].clone()), (Some("none"), json!([])), "{c}");
+    let res = s.http.post(s.url("/device_authorization")).form(&[("client_id", id.as_str())]).send().await.unwrap();
+    assert_eq!(res.status(), 200, "the device type's client starts a device flow");
 }

@@ -17,7 +17,7 @@ impl DpopKey {
         Self(Signer::es256(""))
     }
 
-    fn jkt(&self) -> String {
+    pub(crate) fn jkt(&self) -> String {
         let jwk: jsonwebtoken::jwk::Jwk = serde_json::from_value(self.public()).unwrap();
         authrim::dpop::thumbprint(&jwk).unwrap()
     }

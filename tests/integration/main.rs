@@ -13,6 +13,7 @@ mod console;
 mod cors;
 mod crash;
 mod demo;
+mod device;
 mod disk_full;
 mod documents;
 mod dpop;

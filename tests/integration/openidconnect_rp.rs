@@ -147,3 +147,46 @@ async fn the_openidconnect_crate_reads_our_token_errors() {
     let unknown = client(&secret.unwrap()).exchange_code(code()).unwrap().request_async(&http).await;
     assert_eq!(error_of(unknown), CoreErrorResponseType::InvalidGrant);
 }
+
+/// The crate's device flow (RFC 8628): the device authorization request and the polling, as
+/// its own types parse them, while the user approves on the verification page meanwhile; the
+/// ID token verified by the crate.
+#[tokio::test]
+async fn the_openidconnect_crate_completes_the_device_flow() {
+    use openidconnect::core::CoreDeviceAuthorizationResponse;
+    use openidconnect::DeviceAuthorizationUrl;
+    let s = TestServer::start_tls_with(|c| c.device_poll_interval = 1).await;
+    let http = |request| send(s.http.clone(), request);
+    let (id, secret) = s
+        .client("tv", json!({"grant_types": ["urn:ietf:params:oauth:grant-type:device_code"], "redirect_uris": [], "scope": "openid profile"}))
+        .await;
+    let sub = s.user("alice", json!({"name": "Alice"})).await;
+    let metadata = CoreProviderMetadata::discover_async(IssuerUrl::new(s.issuer()).unwrap(), &http).await.expect("discovery");
+    let doc: serde_json::Value = s.http.get(s.url("/.well-known/openid-configuration")).send().await.unwrap().json().await.unwrap();
+    let client = CoreClient::from_provider_metadata(metadata, ClientId::new(id.clone()), Some(ClientSecret::new(secret.unwrap())))
+        .set_device_authorization_url(DeviceAuthorizationUrl::new(doc["device_authorization_endpoint"].as_str().unwrap().to_string()).unwrap());
+    let details: CoreDeviceAuthorizationResponse =
+        client.exchange_device_code().add_scope(Scope::new("profile".into())).request_async(&http).await.expect("device authorization");
+    assert_eq!(details.interval(), std::time::Duration::from_secs(1));
+    let uri = details.verification_uri_complete().expect("verification_uri_complete").secret().clone();
+    assert!(uri.ends_with(details.user_code().secret()), "{uri}");
+    let browser = s.browser();
+    // The crate polls (authorization_pending, then its interval) while the user answers.
+    let poll = client.exchange_device_access_token(&details).unwrap().request_async(&http, tokio::time::sleep, None);
+    let approve = async {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        crate::device::answer(&s, &browser, &uri, "allow").await
+    };
+    let (tokens, page) = tokio::join!(poll, approve);
+    assert_eq!(page.status, 200, "{}", page.html);
+    let tokens = tokens.expect("tokens after the approval");
+    let claims = tokens.id_token().expect("an ID token").claims(&client.id_token_verifier(), |_: Option<&Nonce>| Ok(())).expect("a valid ID token");
+    assert_eq!(claims.subject().as_str(), sub);
+    assert!(claims.auth_time().is_some());
+    // Used once: the crate's second exchange is refused as invalid_grant.
+    let again = client.exchange_device_access_token(&details).unwrap().request_async(&http, tokio::time::sleep, None).await;
+    match again {
+        Err(RequestTokenError::ServerResponse(e)) => assert_eq!(e.error().as_ref(), "invalid_grant"),
+        other => panic!("a spent device code was not refused: {other:?}"),
+    }
+}

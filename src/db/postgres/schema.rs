@@ -211,6 +211,22 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     r#"
     ALTER TABLE password_resets ADD COLUMN resume TEXT;
     "#,
+), (
+    17,
+    // As SQLite's migration 18: device authorization requests. The columns the embedded
+    // store keeps in its record are columns here, so that each decision is one conditional
+    // statement: `pending_until` is the request's expiry while it waits for its user and 0
+    // once answered (what the bounds count), `decision` the answer.
+    r#"
+    CREATE TABLE device_requests (
+        hash BYTEA PRIMARY KEY, shard INT NOT NULL, client_key BYTEA NOT NULL, device_hash BYTEA NOT NULL,
+        data TEXT NOT NULL, decision TEXT, poll_interval BIGINT NOT NULL, last_poll BIGINT NOT NULL,
+        pending_until BIGINT NOT NULL, expires_at BIGINT NOT NULL
+    );
+    CREATE INDEX device_requests_expiry ON device_requests(expires_at);
+    CREATE INDEX device_requests_pending ON device_requests(pending_until);
+    CREATE INDEX device_requests_client ON device_requests(client_key, pending_until);
+    "#,
 )];
 
 /// The version the migrations bring a database to.

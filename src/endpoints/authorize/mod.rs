@@ -212,8 +212,13 @@ pub async fn continue_authorization(
 /// Step-up: a second factor is asked for (by the request or the policy) and the session was
 /// signed in without one, though the user has one to give: sign in again, both steps.
 async fn needs_step_up(app: &Issuer, req: &AuthorizationRequest, s: &Session) -> bool {
-    let required = required_level(app, req);
-    let wanted = req.wanted_level().unwrap_or(Level::Password).max(required);
+    step_up_due(app, required_level(app, req), req.wanted_level(), s).await
+}
+
+/// `needs_step_up` for a request that is not an authorization request (the device page's):
+/// what must be reached, what the client prefers, and the session.
+pub(crate) async fn step_up_due(app: &Issuer, required: Level, wanted: Option<Level>, s: &Session) -> bool {
+    let wanted = wanted.unwrap_or(Level::Password).max(required);
     let have = Level::of(&s.acr).unwrap_or(Level::Password);
     if have >= wanted {
         return false;
@@ -227,10 +232,15 @@ async fn needs_step_up(app: &Issuer, req: &AuthorizationRequest, s: &Session) ->
 /// The account page is exempt: it is where factors are added, and a user who has one is
 /// asked for it there as everywhere.
 pub fn required_level(app: &Issuer, req: &AuthorizationRequest) -> Level {
-    if crate::endpoints::first_party::by_client_id(&req.client_id).is_some_and(|f| f.policy_exempt) {
+    required_level_of(app, &req.client_id)
+}
+
+/// `required_level` for a sign-in to `client_id`, whatever the request.
+pub fn required_level_of(app: &Issuer, client_id: &str) -> Level {
+    if crate::endpoints::first_party::by_client_id(client_id).is_some_and(|f| f.policy_exempt) {
         return Level::Password;
     }
-    let client = app.client(&req.client_id);
+    let client = app.client(client_id);
     let of_client = match client.as_deref().map(|c| (c.meta.require_passkey, c.meta.require_mfa)) {
         Some((true, _)) => Level::Passkey,
         Some((false, true)) => Level::Mfa,

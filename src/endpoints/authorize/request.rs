@@ -88,12 +88,24 @@ impl AuthorizationRequest {
     /// nothing was), otherwise the strongest asked-for value it meets (Core §5.5.1.1: one of
     /// the requested values), otherwise itself.
     pub fn reported_acr(&self, acr: &str) -> String {
-        let Some(have) = Level::of(acr) else { return acr.to_string() };
-        if self.acr_values.is_empty() || self.acr_values.iter().any(|a| a == acr) {
-            return acr.to_string();
-        }
-        self.acr_values.iter().filter_map(|a| Level::of(a)).filter(|l| *l <= have).max().map_or(acr, |l| l.acr()).to_string()
+        reported_acr(&self.acr_values, acr)
     }
+}
+
+/// `AuthorizationRequest::reported_acr` for any request that names `acr_values` (the device
+/// grant's too).
+pub fn reported_acr(acr_values: &[String], acr: &str) -> String {
+    let Some(have) = Level::of(acr) else { return acr.to_string() };
+    if acr_values.is_empty() || acr_values.iter().any(|a| a == acr) {
+        return acr.to_string();
+    }
+    acr_values.iter().filter_map(|a| Level::of(a)).filter(|l| *l <= have).max().map_or(acr, |l| l.acr()).to_string()
+}
+
+/// The level a request's `acr_values` prefer (its first we know), as `wanted_level` reads a
+/// non-essential request.
+pub fn preferred_level(acr_values: &[String]) -> Option<Level> {
+    acr_values.first().and_then(|a| Level::of(a))
 }
 
 pub enum Rejection {

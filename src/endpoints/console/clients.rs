@@ -181,6 +181,11 @@ fn created_page(app: &Issuer, viewer: &Viewer, client: &Client, secret: Option<&
     if !m.scope.is_empty() {
         snippet.push_str(&format!("OIDC_SCOPE=\"{}\"\n", m.scope));
     }
+    // A device without a browser signs in at the device authorization endpoint (RFC 8628).
+    let device = client.allows_grant(crate::grants::device_code::GRANT_TYPE);
+    if device {
+        snippet.push_str(&format!("OIDC_DEVICE_AUTHORIZATION_URL={}\n", app.endpoint(crate::endpoints::device_authorization::PATH)));
+    }
     let mut res = viewer
         .page("console_created.html", "console-client-created", "clients")
         .with("issuer", issuer)
@@ -188,6 +193,7 @@ fn created_page(app: &Issuer, viewer: &Viewer, client: &Client, secret: Option<&
         .with("client_id", &m.client_id)
         .with("secret", secret)
         .with("public", client.is_public())
+        .with("device", device && m.redirect_uris.is_empty())
         .with("snippet", snippet.trim_end())
         .into_response();
     res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

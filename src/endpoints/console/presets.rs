@@ -1,9 +1,6 @@
 //! The new-client form in the product's words: application types that fill in the metadata
 //! each kind of application needs, and the form's mistakes said as a person would say them
 //! (the registry's own messages are the API's, and name parsers' reasons).
-//!
-//! There is no device preset: Authrim has no device authorization grant (RFC 8628) yet; one
-//! is added here when `grants::GRANT_TYPES` has it.
 
 use crate::registry::clients::{self, UriProblem, AUTH_BASIC, AUTH_NONE, AUTH_PRIVATE_KEY_JWT, CONFIDENTIAL_ONLY_GRANTS};
 use crate::ui::Msg;
@@ -34,6 +31,7 @@ pub(crate) struct Preset {
 
 const CODE: &str = "authorization_code";
 const REFRESH: &str = "refresh_token";
+const DEVICE: &str = crate::grants::device_code::GRANT_TYPE;
 
 /// Every type the form offers, in its order. Public clients (`none`) must use PKCE at
 /// `/authorize` (as every client of this server may).
@@ -49,6 +47,9 @@ pub(crate) const PRESETS: &[Preset] = &[
     // An MCP client or agent acting for a user: public, PKCE, usually a loopback redirect;
     // refresh tokens keep it working without the browser each time.
     Preset { id: "mcp", grants: &[CODE, REFRESH], method: AUTH_NONE, application_type: Some("native"), scope: "openid profile offline_access", redirects: Redirects::App },
+    // A TV, a command line or another device without a browser (RFC 8628): public, no
+    // redirect; the user signs in on another screen with the code it shows.
+    Preset { id: "device", grants: &[DEVICE, REFRESH], method: AUTH_NONE, application_type: Some("native"), scope: "openid profile offline_access", redirects: Redirects::None },
 ];
 
 pub(crate) fn preset(id: &str) -> Option<&'static Preset> {
@@ -67,6 +68,7 @@ pub(crate) const GRANTS: &[(&str, &str)] = &[
     (REFRESH, "refresh"),
     ("client_credentials", "client-credentials"),
     ("urn:ietf:params:oauth:grant-type:token-exchange", "token-exchange"),
+    (DEVICE, "device"),
 ];
 
 /// What is wrong with a form, in the product's words: the field (its id in the form) and

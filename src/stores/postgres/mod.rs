@@ -8,6 +8,7 @@
 
 pub mod challenges;
 pub mod codes;
+pub mod device;
 pub mod refresh;
 pub mod revocations;
 pub mod sessions;

@@ -591,3 +591,28 @@ mail-factor-locked-subject = Sign-ins to your { $product } account are paused
 mail-factor-locked-body = Someone signed in to your { $product } account { $username } with its password, then entered wrong codes from your authenticator app or your recovery codes too many times. Codes are refused for the next { $minutes } minutes.
 
     If it was you, wait and try again, or sign in with a passkey if you have one. If not, someone knows your password: reset it now, and contact the people who run { $product } if you cannot.
+
+## The device verification page (RFC 8628: a TV, a command line or an agent asks to sign in)
+device-title = Connect a device
+device-heading = Connect a device
+device-enter = Enter the code your device shows.
+device-code-label = Code
+device-continue = Continue
+device-code-malformed = That is not a code of the kind devices show: 8 letters, like BCDF-GHJK.
+device-code-unknown = That code is not recognised, or has expired. Check it against your device's screen, or start again on the device.
+device-code-too-many = Too many codes that did not match. Wait a few minutes and try again.
+device-confirm-heading = Connect { $client }?
+device-compare = Check that this is the code your device shows:
+device-warning = Allow only if you started this on a device of your own just now. Someone who sent you this code could get access to your account.
+device-approved-heading = Device connected
+device-approved = { $client } is allowed. Go back to your device: it continues by itself.
+device-denied-heading = Request denied
+device-denied = { $client } was not allowed. Your device will say so.
+err-device-form-expired = This form has expired. Enter the code from your device again.
+err-device-request-gone = This device request is no longer waiting for an answer: it expired or was already answered. Start again on the device.
+err-device-not-signed-in = The sign-in did not complete. Open the address your device shows and try again.
+err-device-needs-stronger = This application needs a stronger sign-in (a second factor or a passkey). Enter the code again and sign in with it.
+console-type-device = Device without a browser
+console-type-device-hint = A TV, a command line or another device that shows a code: no secret, no redirect; the user signs in on another screen (device authorization grant).
+console-grant-device = Sign users in on another screen (device code)
+console-created-public-device = This application has no secret: it names itself by its client id, and its users sign in on another screen with the code it shows.

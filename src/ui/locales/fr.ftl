@@ -589,3 +589,28 @@ mail-factor-locked-subject = Les connexions à votre compte { $product } sont su
 mail-factor-locked-body = Quelqu’un s’est connecté à votre compte { $product } { $username } avec son mot de passe, puis a saisi trop de codes erronés de votre application d’authentification ou de vos codes de récupération. Les codes sont refusés pendant les { $minutes } prochaines minutes.
 
     Si c’était vous, patientez puis réessayez, ou connectez-vous avec une clé d’accès si vous en avez une. Sinon, quelqu’un connaît votre mot de passe : réinitialisez-le maintenant, et contactez les responsables de { $product } si vous ne le pouvez pas.
+
+## La page de vérification des appareils (RFC 8628 : une télévision, une ligne de commande ou un agent demande à se connecter)
+device-title = Connecter un appareil
+device-heading = Connecter un appareil
+device-enter = Saisissez le code affiché par votre appareil.
+device-code-label = Code
+device-continue = Continuer
+device-code-malformed = Ce n'est pas un code du type qu'affichent les appareils : 8 lettres, comme BCDF-GHJK.
+device-code-unknown = Ce code n'est pas reconnu ou a expiré. Comparez-le avec l'écran de votre appareil, ou recommencez sur l'appareil.
+device-code-too-many = Trop de codes erronés. Patientez quelques minutes puis réessayez.
+device-confirm-heading = Connecter { $client } ?
+device-compare = Vérifiez que c'est bien le code affiché par votre appareil :
+device-warning = N'autorisez que si vous venez de lancer cette connexion sur un appareil à vous. Quelqu'un qui vous aurait envoyé ce code pourrait accéder à votre compte.
+device-approved-heading = Appareil connecté
+device-approved = { $client } est autorisé. Revenez à votre appareil : il continue tout seul.
+device-denied-heading = Demande refusée
+device-denied = { $client } n'a pas été autorisé. Votre appareil l'indiquera.
+err-device-form-expired = Ce formulaire a expiré. Saisissez à nouveau le code de votre appareil.
+err-device-request-gone = Cette demande de l'appareil n'attend plus de réponse : elle a expiré ou a déjà reçu une réponse. Recommencez sur l'appareil.
+err-device-not-signed-in = La connexion n'a pas abouti. Ouvrez l'adresse affichée par votre appareil et réessayez.
+err-device-needs-stronger = Cette application demande une connexion plus forte (un second facteur ou une clé d'accès). Saisissez à nouveau le code et connectez-vous avec.
+console-type-device = Appareil sans navigateur
+console-type-device-hint = Une télévision, une ligne de commande ou un autre appareil qui affiche un code : pas de secret, pas de redirection ; l'utilisateur se connecte sur un autre écran (autorisation d'appareil).
+console-grant-device = Connecter les utilisateurs sur un autre écran (code d'appareil)
+console-created-public-device = Cette application n'a pas de secret : elle se désigne par son identifiant client, et ses utilisateurs se connectent sur un autre écran avec le code qu'elle affiche.

@@ -575,3 +575,28 @@ mail-factor-locked-subject = { $product } アカウントへのサインイン�
 mail-factor-locked-body = { $product } アカウント { $username } に正しいパスワードでサインインした後、認証アプリまたはリカバリーコードのコードが何度も誤って入力されました。今後 { $minutes } 分間、コードは受け付けられません。
 
     ご本人であれば、時間をおいて再度お試しいただくか、パスキーをお持ちであればパスキーでサインインしてください。お心当たりがない場合は、他の人があなたのパスワードを知っています。すぐにパスワードを再設定し、できない場合は { $product } の管理者に連絡してください。
+
+## デバイス確認ページ（RFC 8628：テレビ、コマンドライン、エージェントがサインインを求める）
+device-title = デバイスを接続
+device-heading = デバイスを接続
+device-enter = デバイスに表示されているコードを入力してください。
+device-code-label = コード
+device-continue = 続ける
+device-code-malformed = デバイスが表示する形式のコードではありません（BCDF-GHJK のような 8 文字）。
+device-code-unknown = このコードは認識できないか、有効期限が切れています。デバイスの画面と見比べるか、デバイスでやり直してください。
+device-code-too-many = 一致しないコードが多すぎます。数分待ってからもう一度お試しください。
+device-confirm-heading = { $client } を接続しますか？
+device-compare = デバイスに表示されているコードと同じか確認してください：
+device-warning = ご自身のデバイスで今操作を始めた場合にのみ許可してください。このコードを送ってきた相手は、あなたのアカウントにアクセスできるようになるおそれがあります。
+device-approved-heading = デバイスを接続しました
+device-approved = { $client } を許可しました。デバイスに戻ってください。自動的に続行します。
+device-denied-heading = リクエストを拒否しました
+device-denied = { $client } は許可されませんでした。デバイスにその旨が表示されます。
+err-device-form-expired = このフォームの有効期限が切れました。デバイスのコードをもう一度入力してください。
+err-device-request-gone = このデバイスのリクエストはもう応答を待っていません（有効期限切れか、応答済みです）。デバイスでやり直してください。
+err-device-not-signed-in = サインインが完了しませんでした。デバイスに表示されているアドレスを開いて、もう一度お試しください。
+err-device-needs-stronger = このアプリケーションにはより強いサインイン（2 要素目またはパスキー）が必要です。コードをもう一度入力し、それを使ってサインインしてください。
+console-type-device = ブラウザのないデバイス
+console-type-device-hint = コードを表示するテレビ、コマンドライン、その他のデバイス：シークレットなし、リダイレクトなし。ユーザーは別の画面でサインインします（デバイス認可グラント）。
+console-grant-device = 別の画面でユーザーをサインインさせる（デバイスコード）
+console-created-public-device = このアプリケーションにはシークレットがありません。クライアント ID で自身を示し、ユーザーは表示されたコードを使って別の画面でサインインします。
