@@ -125,34 +125,17 @@ class AuthrimServer:
         return resp.json()
 
 
-@contextmanager
-def run_authrim(tmp_path_factory: pytest.TempPathFactory, name: str = "authrim",
-                extra_env: dict | None = None, host: str | None = "127.0.0.1",
-                args: tuple = ("serve",), data_dir: Path | None = None):
-    """Start ``$AUTHRIM_BIN serve`` on a free loopback port with a fresh data directory and
-    ``extra_env`` on top of the usual settings (None: unset, the server's default); yield it once healthy, stop it with SIGTERM.
+# What `authrim serve` says when its port is taken (then run_authrim tries another port).
+ADDRESS_IN_USE = "Address already in use"
+PORT_ATTEMPTS = 3
+HEALTH_POLL_S = 0.05
 
-    ``host`` names the server in its issuer: ``"localhost"`` gives ``http://localhost:<port>``
-    (a domain, which WebAuthn needs: passkeys are off under an IP issuer) while it still
-    listens on 127.0.0.1; ``base_url`` (health check, admin API) stays the 127.0.0.1 address.
-    ``host=None`` sets no ``AUTHRIM_ISSUER``: the server's default (``http://localhost:`` and
-    the port it listens on). ``args``: the command (``("serve", "--demo")``, say);
-    ``data_dir``: an existing data directory to start on (a restart) instead of a fresh one.
-    """
-    binary = _resolve_binary()
-    if not binary.is_file() or not os.access(binary, os.X_OK):
-        pytest.fail(
-            f"Authrim binary not found or not executable: {binary} "
-            "(set AUTHRIM_BIN or build target/debug/authrim first)",
-            pytrace=False,
-        )
 
-    workdir = tmp_path_factory.mktemp(name)
-    if data_dir is None:
-        data_dir = workdir / "data"
-        data_dir.mkdir()
-    log_path = workdir / "server.log"
-
+def _start_authrim(binary: Path, args: tuple, data_dir: Path, log_path: Path, host: str | None,
+                   extra_env: dict | None):
+    """Start the server on a free port (see run_authrim); returns the process, port, base URL,
+    issuer, admin token and a function that stops it (returning its exit code, None if it had
+    to be killed)."""
     port = _free_port()
     base_url = f"http://127.0.0.1:{port}"
     issuer = f"http://{host or 'localhost'}:{port}"
@@ -201,26 +184,74 @@ def run_authrim(tmp_path_factory: pytest.TempPathFactory, name: str = "authrim",
         log_file.close()
         return proc.returncode
 
+    return proc, port, base_url, issuer, admin_token, stop
+
+
+def _wait_healthy(proc: subprocess.Popen, base_url: str) -> tuple[bool, str]:
+    """Poll ``/healthz`` until it answers 200 (True), the process exits or HEALTH_TIMEOUT_S
+    passes (False, and the last error)."""
     deadline = time.monotonic() + HEALTH_TIMEOUT_S
     last_error = "no attempt made"
-    healthy = False
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            last_error = f"server exited early with code {proc.returncode}"
-            break
+            return False, f"server exited early with code {proc.returncode}"
         try:
             r = requests.get(base_url + "/healthz", timeout=2)
             if r.status_code == 200:
-                healthy = True
-                break
+                return True, ""
             last_error = f"/healthz -> {r.status_code} {r.text[:200]}"
         except requests.RequestException as exc:
             last_error = f"/healthz: {exc.__class__.__name__}: {exc}"
-        time.sleep(0.2)
+        time.sleep(HEALTH_POLL_S)
+    return False, last_error
 
-    if not healthy:
+
+
+@contextmanager
+def run_authrim(tmp_path_factory: pytest.TempPathFactory, name: str = "authrim",
+                extra_env: dict | None = None, host: str | None = "127.0.0.1",
+                args: tuple = ("serve",), data_dir: Path | None = None):
+    """Start ``$AUTHRIM_BIN serve`` on a free loopback port with a fresh data directory and
+    ``extra_env`` on top of the usual settings (None: unset, the server's default); yield it once healthy, stop it with SIGTERM.
+
+    ``host`` names the server in its issuer: ``"localhost"`` gives ``http://localhost:<port>``
+    (a domain, which WebAuthn needs: passkeys are off under an IP issuer) while it still
+    listens on 127.0.0.1; ``base_url`` (health check, admin API) stays the 127.0.0.1 address.
+    ``host=None`` sets no ``AUTHRIM_ISSUER``: the server's default (``http://localhost:`` and
+    the port it listens on). ``args``: the command (``("serve", "--demo")``, say);
+    ``data_dir``: an existing data directory to start on (a restart) instead of a fresh one.
+    """
+    binary = _resolve_binary()
+    if not binary.is_file() or not os.access(binary, os.X_OK):
+        pytest.fail(
+            f"Authrim binary not found or not executable: {binary} "
+            "(set AUTHRIM_BIN or build target/debug/authrim first)",
+            pytrace=False,
+        )
+
+    workdir = tmp_path_factory.mktemp(name)
+    log_path = workdir / "server.log"
+
+    fresh_data_dir = data_dir is None
+    if data_dir is None:
+        data_dir = workdir / "data"
+    for attempt in range(1, PORT_ATTEMPTS + 1):
+        if fresh_data_dir:
+            # A retry starts as afresh as the first attempt (which may have made a signing key).
+            shutil.rmtree(data_dir, ignore_errors=True)
+            data_dir.mkdir()
+        started = _start_authrim(binary, args, data_dir, log_path, host, extra_env)
+        proc, port, base_url, issuer, admin_token, stop = started
+        healthy, last_error = _wait_healthy(proc, base_url)
+        if healthy:
+            break
         stop()
         log = _log_tail(log_path)
+        # The port _free_port found was free, but something else (another test, another
+        # pytest-xdist worker) may have taken it before the server bound it: try another.
+        if attempt < PORT_ATTEMPTS and proc.returncode is not None and ADDRESS_IN_USE in log:
+            print(f"authrim could not listen on port {port} (taken since it was picked); another port")
+            continue
         print(f"----- authrim server log ({log_path}) -----\n{log}")
         pytest.fail(
             f"Authrim did not become healthy within {HEALTH_TIMEOUT_S:.0f}s: "
@@ -352,3 +383,4 @@ def run_relying_party(authrim_server: AuthrimServer, alice: dict):
         return client_id, json.loads(done.stdout.strip().splitlines()[-1])
 
     return run
+
