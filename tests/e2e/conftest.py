@@ -25,6 +25,16 @@ import pytest
 import requests
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+# How much longer a whole browser or client program may run than its bound for a serial run:
+# under pytest-xdist (scripts/test.sh runs ``-n 2``) each worker's programs share the machine's
+# cores with the other workers', and a walk in Chromium keeps a core busy all along; the machine
+# may be running other work too (a walk took twice its serial time on a loaded 2-core machine).
+# So twice the number of workers; serially 1. The programs' own limits (browser/report.mjs,
+# giveUpAfter) read it from the environment. Only these whole-program bounds scale, which only
+# matter to a program that hangs; a step's wait (10 s) and every assertion on time do not.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+TIME_SCALE = 2 * _WORKERS if _WORKERS > 1 else 1
+os.environ["AUTHRIM_E2E_TIME_SCALE"] = str(TIME_SCALE)
 HEALTH_TIMEOUT_S = 20.0
 SHUTDOWN_TIMEOUT_S = 15.0
 HTTP_TIMEOUT_S = 10.0
@@ -384,3 +394,22 @@ def run_relying_party(authrim_server: AuthrimServer, alice: dict):
 
     return run
 
+
+# The modules that take longest (their browser walks: minutes, where the others take seconds),
+# longest first, as measured serially. Under pytest-xdist (scripts/test.sh: ``-n 2 --dist
+# loadfile``) they are handed out first, so that the short modules fill the end of the run
+# instead of one worker finishing a long walk alone. Serially the order is pytest's own. A module
+# missing here still runs, among the short ones.
+LONGEST_FIRST = [
+    "test_console.py", "test_pages.py", "test_signup.py", "test_reset.py", "test_account_email.py",
+    "test_account.py", "test_passkeys.py", "test_demo.py", "test_upstream.py", "test_browser.py",
+    "test_client_auth.py", "test_theme.py", "test_mcp_ts.py", "test_spa.py",
+]
+
+
+def pytest_collection_modifyitems(config, items):
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    # A stable sort: within a module, and among the unranked modules, pytest's order stays.
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST_FIRST)))

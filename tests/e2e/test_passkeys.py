@@ -39,14 +39,14 @@ from joserfc import jwt
 from joserfc.jwk import KeySet
 from joserfc.jwt import JWTClaimsRegistry
 
-from conftest import ALICE_CLAIMS, HTTP_TIMEOUT_S, REPO_ROOT
+from conftest import ALICE_CLAIMS, HTTP_TIMEOUT_S, REPO_ROOT, TIME_SCALE
 from test_browser import CHROMIUM, csp_messages, needs_browser
 from test_mfa import b32decode_nopad, hotp
 
 PROGRAM = Path(__file__).resolve().parent / "browser" / "passkeys.mjs"
 ARTIFACTS = REPO_ROOT / "target" / "e2e-artifacts" / "passkeys"
 WAIT_MS = 10_000  # the longest any one step in the browser may take
-RUN_TIMEOUT_S = 120  # the whole program (it gives up by itself after 100 s)
+RUN_TIMEOUT_S = 120 * TIME_SCALE  # the whole program (it gives up by itself after 100 s; both times TIME_SCALE)
 PASSWORD = "passkeys, and a password too"
 
 ACR_PASSKEY = "urn:authrim:acr:passkey"
