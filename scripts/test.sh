@@ -76,7 +76,11 @@ fi
 VENV=target/e2e-venv
 [ -x "$VENV/bin/pytest" ] || python3 -m venv "$VENV"
 "$VENV/bin/pip" install --quiet --disable-pip-version-check -r tests/e2e/requirements.txt
-AUTHRIM_BIN=target/debug/authrim "$VENV/bin/pytest" tests/e2e -q
+# Two workers (pytest-xdist), each module whole on one of them (loadfile: a module's tests share
+# its servers and its screenshot folder), the longest modules first (conftest.py, LONGEST_FIRST;
+# --no-loadscope-reorder keeps that order instead of xdist's by number of tests). Most of the
+# suite's time is a browser walk busy on one core, or waits: two at once use both cores.
+AUTHRIM_BIN=target/debug/authrim "$VENV/bin/pytest" tests/e2e -q -n 2 --dist loadfile --no-loadscope-reorder
 
 echo "==> load-testing pipeline at smoke rates"
 python3 -m unittest discover -s load-testing -p 'test_*.py'

@@ -25,6 +25,16 @@ import pytest
 import requests
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+# How much longer a whole browser or client program may run than its bound for a serial run:
+# under pytest-xdist (scripts/test.sh runs ``-n 2``) each worker's programs share the machine's
+# cores with the other workers', and a walk in Chromium keeps a core busy all along; the machine
+# may be running other work too (a walk took twice its serial time on a loaded 2-core machine).
+# So twice the number of workers; serially 1. The programs' own limits (browser/report.mjs,
+# giveUpAfter) read it from the environment. Only these whole-program bounds scale, which only
+# matter to a program that hangs; a step's wait (10 s) and every assertion on time do not.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+TIME_SCALE = 2 * _WORKERS if _WORKERS > 1 else 1
+os.environ["AUTHRIM_E2E_TIME_SCALE"] = str(TIME_SCALE)
 HEALTH_TIMEOUT_S = 20.0
 SHUTDOWN_TIMEOUT_S = 15.0
 HTTP_TIMEOUT_S = 10.0
@@ -125,34 +135,17 @@ class AuthrimServer:
         return resp.json()
 
 
-@contextmanager
-def run_authrim(tmp_path_factory: pytest.TempPathFactory, name: str = "authrim",
-                extra_env: dict | None = None, host: str | None = "127.0.0.1",
-                args: tuple = ("serve",), data_dir: Path | None = None):
-    """Start ``$AUTHRIM_BIN serve`` on a free loopback port with a fresh data directory and
-    ``extra_env`` on top of the usual settings (None: unset, the server's default); yield it once healthy, stop it with SIGTERM.
+# What `authrim serve` says when its port is taken (then run_authrim tries another port).
+ADDRESS_IN_USE = "Address already in use"
+PORT_ATTEMPTS = 3
+HEALTH_POLL_S = 0.05
 
-    ``host`` names the server in its issuer: ``"localhost"`` gives ``http://localhost:<port>``
-    (a domain, which WebAuthn needs: passkeys are off under an IP issuer) while it still
-    listens on 127.0.0.1; ``base_url`` (health check, admin API) stays the 127.0.0.1 address.
-    ``host=None`` sets no ``AUTHRIM_ISSUER``: the server's default (``http://localhost:`` and
-    the port it listens on). ``args``: the command (``("serve", "--demo")``, say);
-    ``data_dir``: an existing data directory to start on (a restart) instead of a fresh one.
-    """
-    binary = _resolve_binary()
-    if not binary.is_file() or not os.access(binary, os.X_OK):
-        pytest.fail(
-            f"Authrim binary not found or not executable: {binary} "
-            "(set AUTHRIM_BIN or build target/debug/authrim first)",
-            pytrace=False,
-        )
 
-    workdir = tmp_path_factory.mktemp(name)
-    if data_dir is None:
-        data_dir = workdir / "data"
-        data_dir.mkdir()
-    log_path = workdir / "server.log"
-
+def _start_authrim(binary: Path, args: tuple, data_dir: Path, log_path: Path, host: str | None,
+                   extra_env: dict | None):
+    """Start the server on a free port (see run_authrim); returns the process, port, base URL,
+    issuer, admin token and a function that stops it (returning its exit code, None if it had
+    to be killed)."""
     port = _free_port()
     base_url = f"http://127.0.0.1:{port}"
     issuer = f"http://{host or 'localhost'}:{port}"
@@ -201,26 +194,74 @@ def run_authrim(tmp_path_factory: pytest.TempPathFactory, name: str = "authrim",
         log_file.close()
         return proc.returncode
 
+    return proc, port, base_url, issuer, admin_token, stop
+
+
+def _wait_healthy(proc: subprocess.Popen, base_url: str) -> tuple[bool, str]:
+    """Poll ``/healthz`` until it answers 200 (True), the process exits or HEALTH_TIMEOUT_S
+    passes (False, and the last error)."""
     deadline = time.monotonic() + HEALTH_TIMEOUT_S
     last_error = "no attempt made"
-    healthy = False
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            last_error = f"server exited early with code {proc.returncode}"
-            break
+            return False, f"server exited early with code {proc.returncode}"
         try:
             r = requests.get(base_url + "/healthz", timeout=2)
             if r.status_code == 200:
-                healthy = True
-                break
+                return True, ""
             last_error = f"/healthz -> {r.status_code} {r.text[:200]}"
         except requests.RequestException as exc:
             last_error = f"/healthz: {exc.__class__.__name__}: {exc}"
-        time.sleep(0.2)
+        time.sleep(HEALTH_POLL_S)
+    return False, last_error
 
-    if not healthy:
+
+
+@contextmanager
+def run_authrim(tmp_path_factory: pytest.TempPathFactory, name: str = "authrim",
+                extra_env: dict | None = None, host: str | None = "127.0.0.1",
+                args: tuple = ("serve",), data_dir: Path | None = None):
+    """Start ``$AUTHRIM_BIN serve`` on a free loopback port with a fresh data directory and
+    ``extra_env`` on top of the usual settings (None: unset, the server's default); yield it once healthy, stop it with SIGTERM.
+
+    ``host`` names the server in its issuer: ``"localhost"`` gives ``http://localhost:<port>``
+    (a domain, which WebAuthn needs: passkeys are off under an IP issuer) while it still
+    listens on 127.0.0.1; ``base_url`` (health check, admin API) stays the 127.0.0.1 address.
+    ``host=None`` sets no ``AUTHRIM_ISSUER``: the server's default (``http://localhost:`` and
+    the port it listens on). ``args``: the command (``("serve", "--demo")``, say);
+    ``data_dir``: an existing data directory to start on (a restart) instead of a fresh one.
+    """
+    binary = _resolve_binary()
+    if not binary.is_file() or not os.access(binary, os.X_OK):
+        pytest.fail(
+            f"Authrim binary not found or not executable: {binary} "
+            "(set AUTHRIM_BIN or build target/debug/authrim first)",
+            pytrace=False,
+        )
+
+    workdir = tmp_path_factory.mktemp(name)
+    log_path = workdir / "server.log"
+
+    fresh_data_dir = data_dir is None
+    if data_dir is None:
+        data_dir = workdir / "data"
+    for attempt in range(1, PORT_ATTEMPTS + 1):
+        if fresh_data_dir:
+            # A retry starts as afresh as the first attempt (which may have made a signing key).
+            shutil.rmtree(data_dir, ignore_errors=True)
+            data_dir.mkdir()
+        started = _start_authrim(binary, args, data_dir, log_path, host, extra_env)
+        proc, port, base_url, issuer, admin_token, stop = started
+        healthy, last_error = _wait_healthy(proc, base_url)
+        if healthy:
+            break
         stop()
         log = _log_tail(log_path)
+        # The port _free_port found was free, but something else (another test, another
+        # pytest-xdist worker) may have taken it before the server bound it: try another.
+        if attempt < PORT_ATTEMPTS and proc.returncode is not None and ADDRESS_IN_USE in log:
+            print(f"authrim could not listen on port {port} (taken since it was picked); another port")
+            continue
         print(f"----- authrim server log ({log_path}) -----\n{log}")
         pytest.fail(
             f"Authrim did not become healthy within {HEALTH_TIMEOUT_S:.0f}s: "
@@ -352,3 +393,23 @@ def run_relying_party(authrim_server: AuthrimServer, alice: dict):
         return client_id, json.loads(done.stdout.strip().splitlines()[-1])
 
     return run
+
+
+# The modules that take longest (their browser walks: minutes, where the others take seconds),
+# longest first, as measured serially. Under pytest-xdist (scripts/test.sh: ``-n 2 --dist
+# loadfile``) they are handed out first, so that the short modules fill the end of the run
+# instead of one worker finishing a long walk alone. Serially the order is pytest's own. A module
+# missing here still runs, among the short ones.
+LONGEST_FIRST = [
+    "test_console.py", "test_pages.py", "test_signup.py", "test_reset.py", "test_account_email.py",
+    "test_account.py", "test_passkeys.py", "test_demo.py", "test_upstream.py", "test_browser.py",
+    "test_client_auth.py", "test_theme.py", "test_mcp_ts.py", "test_spa.py",
+]
+
+
+def pytest_collection_modifyitems(config, items):
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    # A stable sort: within a module, and among the unranked modules, pytest's order stays.
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST_FIRST)))

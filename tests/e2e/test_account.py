@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from conftest import REPO_ROOT, RP_REDIRECT_URI
+from conftest import REPO_ROOT, RP_REDIRECT_URI, TIME_SCALE
 from mail_walks import check_axe
 from test_browser import CHROMIUM, needs_browser
 from test_pages import CJK, ENGLISH_PHRASE, warn_without_japanese_font
@@ -46,7 +46,7 @@ from test_passkeys import check_browser_clean
 PROGRAM = Path(__file__).resolve().parent / "browser" / "account.mjs"
 ARTIFACTS = REPO_ROOT / "target" / "e2e-artifacts" / "account"
 WAIT_MS = 10_000
-RUN_TIMEOUT_S = 180
+RUN_TIMEOUT_S = 180 * TIME_SCALE
 PASSWORD = "sessions and applications"
 CLIENT_NAME = "Example App"
 WALKS = ["en", "ja", "fr", "phone-en", "phone-ja", "axe-en", "axe-ja"]

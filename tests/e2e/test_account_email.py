@@ -60,7 +60,7 @@ from urllib.parse import urlsplit
 
 import requests
 
-from conftest import HTTP_TIMEOUT_S, REPO_ROOT, _free_port, _resolve_binary
+from conftest import HTTP_TIMEOUT_S, REPO_ROOT, _free_port, _resolve_binary, TIME_SCALE
 from mail_walks import (QUIET_S, Checker, Mailbox, account_csrf, account_session, check_axe, check_error_page,
                         check_mail, check_page, check_screenshots, check_walks, decode, describe, heading, html_text,
                         other_language, run_program, sender_host)
@@ -72,7 +72,7 @@ from test_reset import forgot
 PROGRAM = Path(__file__).resolve().parent / "browser" / "account_email.mjs"
 ARTIFACTS = REPO_ROOT / "target" / "e2e-artifacts" / "account_email"
 WAIT_MS = 10_000  # the longest any one step in the browser may take
-RUN_TIMEOUT_S = 90  # the whole program (it gives up by itself after 80 s)
+RUN_TIMEOUT_S = 90 * TIME_SCALE  # the whole program (it gives up by itself after 80 s; both times TIME_SCALE)
 PASSWORD = "erin's own passphrase"
 CLIENT_NAME = "Example App"
 TTL_HOURS = 24  # AUTHRIM_EMAIL_VERIFICATION_TTL's default, 86400 s

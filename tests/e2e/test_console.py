@@ -65,7 +65,7 @@ import requests
 from joserfc import jwt
 from joserfc.jwk import KeySet
 
-from conftest import HTTP_TIMEOUT_S, REPO_ROOT
+from conftest import HTTP_TIMEOUT_S, REPO_ROOT, TIME_SCALE
 from test_browser import CHROMIUM, needs_browser
 from test_mfa import b32decode_nopad, hotp
 from test_pages import CJK, ENGLISH_PHRASE, axe_findings, warn_without_japanese_font
@@ -74,7 +74,7 @@ from test_passkeys import admin_get, check_browser_clean
 PROGRAM = Path(__file__).resolve().parent / "browser" / "console.mjs"
 ARTIFACTS = REPO_ROOT / "target" / "e2e-artifacts" / "console"
 WAIT_MS = 10_000  # the longest any one step in the browser may take
-RUN_TIMEOUT_S = 120  # the whole program (it gives up by itself after 100 s)
+RUN_TIMEOUT_S = 120 * TIME_SCALE  # the whole program (it gives up by itself after 100 s; both times TIME_SCALE)
 PASSWORD = "the console, page by page"
 ACR_MFA = "urn:authrim:acr:mfa"
 

@@ -23,13 +23,13 @@ from pathlib import Path
 
 import requests
 
-from conftest import HTTP_TIMEOUT_S, REPO_ROOT, run_authrim
+from conftest import HTTP_TIMEOUT_S, REPO_ROOT, run_authrim, TIME_SCALE
 from test_browser import CHROMIUM, needs_browser
 
 PROGRAM = Path(__file__).resolve().parent / "browser" / "demo.mjs"
 ARTIFACTS = REPO_ROOT / "target" / "e2e-artifacts" / "demo"
 WAIT_MS = 10_000
-RUN_TIMEOUT_S = 120
+RUN_TIMEOUT_S = 120 * TIME_SCALE
 ACR_PASSKEY = "urn:authrim:acr:passkey"
 
 

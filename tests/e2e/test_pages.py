@@ -48,14 +48,14 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import HTTP_TIMEOUT_S, REPO_ROOT, RP_REDIRECT_URI
+from conftest import HTTP_TIMEOUT_S, REPO_ROOT, RP_REDIRECT_URI, TIME_SCALE
 from test_browser import CHROMIUM, needs_browser
 from test_passkeys import check_browser_clean
 
 PROGRAM = Path(__file__).resolve().parent / "browser" / "pages.mjs"
 ARTIFACTS = REPO_ROOT / "target" / "e2e-artifacts" / "pages"
 WAIT_MS = 10_000  # the longest any one step in the browser may take
-RUN_TIMEOUT_S = 180  # the whole program (it gives up by itself after 150 s)
+RUN_TIMEOUT_S = 180 * TIME_SCALE  # the whole program (it gives up by itself after 150 s; both times TIME_SCALE)
 PASSWORD = "every page, every language"
 CLIENT_NAME = "Example App"
 

@@ -52,7 +52,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import HTTP_TIMEOUT_S, REPO_ROOT, _free_port
+from conftest import HTTP_TIMEOUT_S, REPO_ROOT, _free_port, TIME_SCALE
 from mail_walks import (QUIET_S, Checker, Mailbox, check_axe, check_error_page, check_mail, check_page,
                         check_screenshots, check_walks, decode, describe, form_token, heading, html_text, login_page,
                         other_language, run_program, sender_host)
@@ -63,7 +63,7 @@ from test_passkeys import check_browser_clean
 PROGRAM = Path(__file__).resolve().parent / "browser" / "reset.mjs"
 ARTIFACTS = REPO_ROOT / "target" / "e2e-artifacts" / "reset"
 WAIT_MS = 10_000  # the longest any one step in the browser may take
-RUN_TIMEOUT_S = 120  # the whole program (it gives up by itself after 100 s)
+RUN_TIMEOUT_S = 120 * TIME_SCALE  # the whole program (it gives up by itself after 100 s; both times TIME_SCALE)
 OLD_PASSWORD = "the password alice forgot"
 NEW_PASSWORD = "a new password, chosen by mail"
 CLIENT_NAME = "Example App"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ALICE_PASSWORD, REPO_ROOT
+from conftest import ALICE_PASSWORD, REPO_ROOT, TIME_SCALE
 from test_browser import CHROMIUM, WAIT_MS, needs_browser
 
 BROWSER = Path(__file__).resolve().parent / "browser"
@@ -56,7 +56,7 @@ def test_the_check_session_iframe_tells_an_rp_when_the_session_changes(start_aut
     env = dict(os.environ, ISSUER=server.issuer, RP=rp, CLIENT_ID=client["client_id"], USERNAME="carol",
                PASSWORD=ALICE_PASSWORD, CHROMIUM=CHROMIUM, ARTIFACTS_DIR=str(ARTIFACTS), WAIT_MS=str(WAIT_MS))
     try:
-        done = subprocess.run(["node", str(PROGRAM)], cwd=BROWSER, env=env, capture_output=True, text=True, timeout=75)
+        done = subprocess.run(["node", str(PROGRAM)], cwd=BROWSER, env=env, capture_output=True, text=True, timeout=75 * TIME_SCALE)
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"the browser program ran over 75 s:\n{exc.stderr}\n{exc.stdout}")
     finally:

@@ -69,7 +69,7 @@ from urllib.parse import parse_qs
 
 import requests
 
-from conftest import HTTP_TIMEOUT_S, REPO_ROOT
+from conftest import HTTP_TIMEOUT_S, REPO_ROOT, TIME_SCALE
 from mail_walks import (QUIET_S, Checker, Mailbox, check_axe, check_error_page, check_mail, check_page,
                         check_screenshots, check_walks, decode, describe, form_token, heading, html_text, login_page,
                         other_language, run_program, sender_host)
@@ -80,7 +80,7 @@ from test_passkeys import check_browser_clean
 PROGRAM = Path(__file__).resolve().parent / "browser" / "signup.mjs"
 ARTIFACTS = REPO_ROOT / "target" / "e2e-artifacts" / "signup"
 WAIT_MS = 10_000  # the longest any one step in the browser may take
-RUN_TIMEOUT_S = 120  # the whole program (it gives up by itself after 110 s)
+RUN_TIMEOUT_S = 120 * TIME_SCALE  # the whole program (it gives up by itself after 110 s; both times TIME_SCALE)
 CLIENT_NAME = "Example App"
 MIN_LENGTH = 10  # AUTHRIM_PASSWORD_MIN_LENGTH (the default is 8)
 PASSWORD = "a passphrase of my own"

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, TIME_SCALE
 from test_browser import CHROMIUM, needs_browser
 from test_passkeys import check_browser_clean
 
@@ -52,7 +52,7 @@ def test_a_colours_and_logo_theme_keeps_the_layout(start_authrim, tmp_path):
     env = dict(os.environ, SERVERS=json.dumps({k: s.issuer for k, s in servers.items()}), CHROMIUM=CHROMIUM,
                ARTIFACTS_DIR=str(shots), WAIT_MS="10000")
     try:
-        done = subprocess.run(["node", str(PROGRAM)], cwd=PROGRAM.parent, env=env, capture_output=True, text=True, timeout=90)
+        done = subprocess.run(["node", str(PROGRAM)], cwd=PROGRAM.parent, env=env, capture_output=True, text=True, timeout=90 * TIME_SCALE)
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"the browser program ran over 90 s:\n{exc.stderr}\n{exc.stdout}")
     finally:

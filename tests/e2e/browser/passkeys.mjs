@@ -23,10 +23,10 @@
 //   6. The account page's "Remove" of the passkey; "Sign in with a passkey" is then refused
 //      (401, an error on the login page, nothing sent to the client), and the same page still
 //      signs in with the password and a second recovery code (no passkey offered any more).
-// SCENARIO=reauth (a server with AUTHRIM_ACCOUNT_REAUTH_MAX_AGE=1): signed in to /account,
-//   2.5 s later "Add an authenticator app" gets "Confirm it is you" (403); "Sign in again"
+// SCENARIO=reauth (a server with AUTHRIM_ACCOUNT_REAUTH_MAX_AGE=3): signed in to /account,
+//   4.5 s later "Add an authenticator app" gets "Confirm it is you" (403); "Sign in again"
 //   asks for the password (prompt=login) and returns to /account, where the same button is
-//   then let through (the app's QR code; the change has to start within a second of signing in).
+//   then let through (the app's QR code; the change has to start within 3 s of signing in).
 //
 // The login page starts a conditional request as soon as it loads, and this authenticator
 // answers such a request at once (as if the user picked the passkey from autofill). An init
@@ -405,7 +405,7 @@ async function reauthScenario() {
   const landed = await signInWithPassword((u) => onIssuer(u.href) && u.pathname === '/account');
   const signedInAt = Date.now();
   out.account = { ...(await describe(landed)), ...(await account()) };
-  await page.waitForTimeout(2500);
+  await page.waitForTimeout(4500);
   const stale = await page.reload({ waitUntil: 'load' });
   out.account_stale = { ...(await describe(stale)), ...(await account()), waited_ms: Date.now() - signedInAt };
   await shot('reauth-01-account-signed-in-a-while-ago');

@@ -12,8 +12,11 @@ export function env(name) {
   return value;
 }
 
-/// The whole program is bounded, whatever hangs: exit 2 after `seconds`.
-export function giveUpAfter(seconds) {
+/// The whole program is bounded, whatever hangs: exit 2 after `bound` seconds times
+/// AUTHRIM_E2E_TIME_SCALE (conftest.py sets it: the number of pytest-xdist workers, whose
+/// programs share the machine's cores).
+export function giveUpAfter(bound) {
+  const seconds = bound * (Number(process.env.AUTHRIM_E2E_TIME_SCALE) || 1);
   setTimeout(() => {
     process.stderr.write(`browser test: gave up after ${seconds} s\n`);
     process.exit(2);

@@ -10,7 +10,11 @@
 //      localStorage.
 //   2. Tab two opens the application: the same tokens, from localStorage.
 //   3. Both tabs refresh at the same moment (signinSilent, by refresh token), as two tabs whose
-//      access tokens expire together do; each then calls userinfo with what it got.
+//      access tokens expire together do; each then calls userinfo with what it got. Each tab's
+//      token request is held in the browser (context.route) until the other tab's has been
+//      sent too, then both go on together: both present the token they share, however slowly
+//      the machine runs the tabs (on a busy one, one tab could otherwise finish its refresh
+//      before the other read its token, and the other would present the successor).
 //   4. Each tab calls userinfo again with the token it now holds (a family revoked as stolen
 //      takes every access token with it).
 //
@@ -66,14 +70,28 @@ async function twoTabs(client) {
   const two = page;
   const sub2 = await two.evaluate(() => window.ready);
   const before = await two.evaluate(() => window.mgr.getUser().then((u) => u.refresh_token));
-  // 3. Both refresh at once.
+  // 3. Both refresh at once: the token requests held until both are sent (at most WAIT_MS).
+  const held = [];
+  let released_alone = 0;
+  let bothSent;
+  const together = new Promise((resolve) => { bothSent = resolve; });
+  const isToken = (u) => u.origin === new URL(ISSUER).origin && u.pathname === '/token';
+  await context.route(isToken, async (route) => {
+    if (route.request().method() !== 'POST') return route.continue();
+    held.push(route.request().url());
+    if (held.length === 2) bothSent(true);
+    // Released alone after WAIT_MS (then the counts below say so, and the test fails).
+    if (!(await Promise.race([together, new Promise((resolve) => setTimeout(() => resolve(false), WAIT_MS))]))) released_alone += 1;
+    return route.continue();
+  });
   const [first, second] = await Promise.all([one.evaluate(() => window.refresh()), two.evaluate(() => window.refresh())]);
+  await context.unroute(isToken);
   // 4. userinfo again with what each tab holds now.
   const after = await Promise.all([one.evaluate(() => window.userinfo()), two.evaluate(() => window.userinfo())]);
   await context.close();
   const tab = (r, userinfo) => ({ ok: r.ok, error: r.error ?? null, userinfo_at_once: r.userinfo ?? null, userinfo_after: userinfo,
     refresh_token_changed: r.ok ? r.refresh_token !== before : null });
-  return { sub, sub2, tabs: [tab(first, after[0]), tab(second, after[1])],
+  return { sub, sub2, token_requests: { held: held.length, released_alone }, tabs: [tab(first, after[0]), tab(second, after[1])],
     same_successor: first.ok && second.ok ? first.refresh_token === second.refresh_token : null };
 }
 
