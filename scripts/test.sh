@@ -43,7 +43,9 @@ export AUTHRIM_TEST_POSTGRES_URL
 echo "    $AUTHRIM_TEST_POSTGRES_URL"
 
 echo "==> cargo test"
-cargo build --locked --bins
+# `cargo test` also builds target/debug/authrim, the binary the end-to-end tests run (a separate
+# `cargo build` first would compile it and the crate twice: the dev-dependencies widen some
+# crates' features).
 cargo test --locked
 
 echo "==> end-to-end tests with Authlib, openid-client, go-oidc and Chromium"
