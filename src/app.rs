@@ -75,7 +75,7 @@ impl App {
         let retired_visibility = config.access_token_ttl.max(config.id_token_ttl);
         let algs = config.signing_algs()?;
         let default_alg = crate::keys::signing_alg(&config.token_signing_alg).ok_or_else(|| anyhow::anyhow!("unknown token_signing_alg"))?;
-        let keys = KeyManager::init_with(db.clone(), vault.clone(), retired_visibility, config.key_publish_delay, &algs, default_alg).await?;
+        let keys = KeyManager::init_with(db.clone(), vault.clone(), crate::tenant::TenantId::DEFAULT, retired_visibility, config.key_publish_delay, &algs, default_alg).await?;
         let registry = Registry::load(db.clone()).await?;
         let refresh_mac_key = vault.derive("authrim refresh-token mac v1");
         let (stores, sync) = match &db {

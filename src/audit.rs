@@ -84,6 +84,8 @@ pub fn acting(event: &str) -> Acting {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct AuditEvent {
+    /// The tenant whose event it is (listed only within it).
+    pub tenant: crate::tenant::TenantId,
     /// When, in seconds since the epoch (listed also as `time`, ISO 8601 UTC).
     pub at: u64,
     pub event: String,
@@ -125,7 +127,12 @@ impl Serialize for AuditEvent {
 
 impl AuditEvent {
     pub fn new(event: &str) -> Self {
-        Self { at: crate::util::now(), event: event.into(), client_id: None, user_id: None, address: None, detail: Value::Null }
+        Self { tenant: Default::default(), at: crate::util::now(), event: event.into(), client_id: None, user_id: None, address: None, detail: Value::Null }
+    }
+
+    pub fn tenant(mut self, tenant: crate::tenant::TenantId) -> Self {
+        self.tenant = tenant;
+        self
     }
 
     pub fn client(mut self, id: &str) -> Self {
@@ -233,8 +240,8 @@ pub fn insert(sql: &mut dyn Sql, events: &[AuditEvent]) -> StoreResult<()> {
 fn insert_all(sql: &mut dyn Sql, events: &[AuditEvent]) -> StoreResult<()> {
     for e in events {
         sql.execute(
-            "INSERT INTO audit_events (at, event, client_id, user_id, address, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            crate::params![e.at as i64, &e.event, e.client_id.clone(), e.user_id.clone(), e.address.clone(), e.detail.to_string()],
+            "INSERT INTO audit_events (tenant_id, at, event, client_id, user_id, address, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            crate::params![e.tenant, e.at as i64, &e.event, e.client_id.clone(), e.user_id.clone(), e.address.clone(), e.detail.to_string()],
         )?;
     }
     Ok(())
@@ -243,6 +250,8 @@ fn insert_all(sql: &mut dyn Sql, events: &[AuditEvent]) -> StoreResult<()> {
 /// Which events to list: the newest `limit` of those matching every filter that is set.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
+    /// Whose events: one tenant's only.
+    pub tenant: crate::tenant::TenantId,
     pub limit: u32,
     pub event: Option<String>,
     /// The user's id (a caller resolves a username or e-mail first: `Registry::find_user`).
@@ -260,17 +269,18 @@ pub fn list(sql: &mut dyn Sql, limit: u32, event: Option<&str>) -> StoreResult<V
 /// The newest events matching `filter`, newest first.
 pub fn list_filtered(sql: &mut dyn Sql, filter: &Filter) -> StoreResult<Vec<AuditEvent>> {
     let rows = sql.query(
-        "SELECT at, event, client_id, user_id, address, detail FROM audit_events
+        "SELECT at, event, client_id, user_id, address, detail, tenant_id FROM audit_events
          WHERE (CAST(?1 AS TEXT) IS NULL OR event = CAST(?1 AS TEXT))
            AND (CAST(?2 AS TEXT) IS NULL OR user_id = CAST(?2 AS TEXT))
            AND (CAST(?3 AS TEXT) IS NULL OR client_id = CAST(?3 AS TEXT))
-           AND at >= ?4
+           AND at >= ?4 AND tenant_id = ?6
          ORDER BY id DESC LIMIT ?5",
-        crate::params![filter.event.clone(), filter.user_id.clone(), filter.client_id.clone(), filter.since.unwrap_or(0) as i64, filter.limit as i64],
+        crate::params![filter.event.clone(), filter.user_id.clone(), filter.client_id.clone(), filter.since.unwrap_or(0) as i64, filter.limit as i64, filter.tenant],
     )?;
     rows.iter()
         .map(|r| {
             Ok(AuditEvent {
+                tenant: r.tenant(6)?,
                 at: r.i64(0)? as u64,
                 event: r.text(1)?,
                 client_id: r.opt_text(2)?,

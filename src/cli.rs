@@ -1,9 +1,11 @@
 //! Command line: `serve`, `migrate`, and administration of clients and users without SQL.
 //! Admin commands work on the database directly (SQLite or PostgreSQL); running servers pick
 //! their changes up within a second (SQLite: the change log) or at once (PostgreSQL: NOTIFY).
+//! They act on the default tenant (a tenant option comes with the tenants table, issue 31).
 
 use crate::config::Config;
 use crate::registry::{clients, users, ClientInput, UserInput};
+use crate::tenant::TenantId;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -374,7 +376,7 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
                 let c = client.clone();
                 let created = db
                     .write(move |sql| {
-                        if clients::load_one(sql, c.id())?.is_some() {
+                        if clients::load_one(sql, TenantId::DEFAULT, c.id())?.is_some() {
                             return Ok(false);
                         }
                         clients::save(sql, &c).map(|_| true)
@@ -410,7 +412,7 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
             }
             ClientCommand::Delete { client_id } => {
                 let id = client_id.clone();
-                if !db.write(move |sql| clients::delete(sql, &id)).await? {
+                if !db.write(move |sql| clients::delete(sql, TenantId::DEFAULT, &id)).await? {
                     anyhow::bail!("no client {client_id:?}");
                 }
                 eprintln!("deleted client {client_id}");
@@ -431,7 +433,7 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
                 let u = user.clone();
                 let created = db
                     .write(move |sql| {
-                        if users::find(sql, &u.username)?.is_some() {
+                        if users::find(sql, TenantId::DEFAULT, &u.username)?.is_some() {
                             return Ok(false);
                         }
                         users::save(sql, &u).map(|_| true)
@@ -451,7 +453,7 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
                 let new_password = existing.password_hash != updated.password_hash;
                 db.write(move |sql| {
                     if new_password {
-                        crate::endpoints::password_reset::spend_links(sql, &u.id)?;
+                        crate::endpoints::password_reset::spend_links(sql, u.tenant, &u.id)?;
                     }
                     users::save(sql, &u)
                 })
@@ -470,7 +472,7 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
             UserCommand::Delete { user } => {
                 let existing = find_user(db, &user).await?;
                 let id = existing.id.clone();
-                db.write(move |sql| users::delete(sql, &id)).await?;
+                db.write(move |sql| users::delete(sql, TenantId::DEFAULT, &id)).await?;
                 eprintln!("deleted user {}", existing.username);
             }
         },
@@ -500,14 +502,14 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
                 anyhow::bail!("--max-uses and --expires-in must be positive");
             }
             let expires_at = crate::util::now() + expires_in;
-            let token = db.write(move |sql| crate::registry::initial_access::create(sql, max_uses, expires_at)).await?;
+            let token = db.write(move |sql| crate::registry::initial_access::create(sql, TenantId::DEFAULT, max_uses, expires_at)).await?;
             eprintln!("The token is shown only now; give it to whoever registers the client(s).");
             print(serde_json::json!({"initial_access_token": token, "max_uses": max_uses, "expires_at": expires_at, "expires": crate::util::iso8601(expires_at)}));
         }
         Command::Audit { limit, event, user, client } => {
             // Each event has `time` (ISO 8601, UTC) beside `at` (seconds since the epoch).
             let user_id = match user {
-                Some(u) => match db.read({ let u = u.clone(); move |sql| users::find(sql, &u) }).await? {
+                Some(u) => match db.read({ let u = u.clone(); move |sql| users::find(sql, TenantId::DEFAULT, &u) }).await? {
                     Some(found) => Some(found.id),
                     None => {
                         // Not an error: a deleted user's id still finds their events.
@@ -517,16 +519,18 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
                 },
                 None => None,
             };
-            let filter = crate::audit::Filter { limit, event, user_id, client_id: client, since: None };
+            let filter = crate::audit::Filter { tenant: TenantId::DEFAULT, limit, event, user_id, client_id: client, since: None };
             print(serde_json::to_value(db.read(move |sql| crate::audit::list_filtered(sql, &filter)).await?)?);
         }
         Command::Keys(KeysCommand::Rotate { alg }) => {
             let vault = open_vault(config)?;
-            let kid = crate::keys::KeyManager::rotate_alg(db, &vault, &alg).await?;
+            let kid = crate::keys::KeyManager::rotate_alg(db, &vault, TenantId::DEFAULT, &alg).await?;
             print(serde_json::json!({"kid": kid, "alg": alg, "state": "next", "signs_after_seconds": config.key_publish_delay}));
         }
         Command::Keys(KeysCommand::List) => {
-            let rows = db.read(|sql| sql.query("SELECT kid, alg, state, created_at FROM signing_keys ORDER BY created_at", &[])).await?;
+            let rows = db
+                .read(|sql| sql.query("SELECT kid, alg, state, created_at FROM signing_keys WHERE tenant_id = ?1 ORDER BY created_at", crate::params![TenantId::DEFAULT]))
+                .await?;
             let keys = rows
                 .iter()
                 .map(|r| {
@@ -556,27 +560,27 @@ async fn factor_command(config: &Config, db: &crate::db::Database, cmd: FactorCo
     match cmd {
         FactorCommand::List { user } => {
             let u = find_user(db, &user).await?;
-            let list = factors::list(db, &u.id).await?;
-            print_json(serde_json::json!({"factors": list, "recovery_codes_left": recovery::remaining(db, &u.id).await?}));
+            let list = factors::list(db, u.tenant, &u.id).await?;
+            print_json(serde_json::json!({"factors": list, "recovery_codes_left": recovery::remaining(db, u.tenant, &u.id).await?}));
         }
         FactorCommand::Totp { user, name } => {
             let u = find_user(db, &user).await?;
             let host = url::Url::parse(config.base_url()).ok().and_then(|x| x.host_str().map(str::to_string)).unwrap_or_else(|| "Authrim".into());
-            let (id, secret, uri) = totp::enrol(db, &open_vault(config)?, &host, &u.id, &u.username, &name).await?;
+            let (id, secret, uri) = totp::enrol(db, &open_vault(config)?, &host, u.tenant, &u.id, &u.username, &name).await?;
             audit("factor_enrolled", &u.id, serde_json::json!({"kind": "totp", "id": id, "by": "cli"})).await?;
             eprintln!("Shown only now: add it to the user's authenticator app (the URI as a QR code, or the secret).");
             print_json(serde_json::json!({"id": id, "secret": secret, "otpauth_uri": uri}));
         }
         FactorCommand::RecoveryCodes { user } => {
             let u = find_user(db, &user).await?;
-            let codes = recovery::regenerate(db, &u.id).await?;
+            let codes = recovery::regenerate(db, u.tenant, &u.id).await?;
             audit("recovery_codes_created", &u.id, serde_json::json!({"by": "cli"})).await?;
             eprintln!("Shown only now: each code signs in once in place of the authenticator app.");
             print_json(serde_json::json!({"codes": codes}));
         }
         FactorCommand::Remove { user, factor_id } => {
             let u = find_user(db, &user).await?;
-            if !factors::remove(db, &u.id, &factor_id).await? {
+            if !factors::remove(db, u.tenant, &u.id, &factor_id).await? {
                 anyhow::bail!("{} has no factor {factor_id}", u.username);
             }
             audit("factor_removed", &u.id, serde_json::json!({"id": factor_id, "by": "cli"})).await?;
@@ -584,7 +588,7 @@ async fn factor_command(config: &Config, db: &crate::db::Database, cmd: FactorCo
         }
         FactorCommand::Reset { user } => {
             let u = find_user(db, &user).await?;
-            let n = factors::reset(db, &u.id).await?;
+            let n = factors::reset(db, u.tenant, &u.id).await?;
             audit("factors_reset", &u.id, serde_json::json!({"factors": n, "by": "cli"})).await?;
             eprintln!("removed {n} factor(s) and the recovery codes of {}", u.username);
         }
@@ -630,12 +634,12 @@ async fn save_client(db: &crate::db::Database, client: &clients::Client) -> anyh
 
 async fn find_client(db: &crate::db::Database, id: &str) -> anyhow::Result<clients::Client> {
     let owned = id.to_string();
-    db.read(move |sql| clients::load_one(sql, &owned)).await?.ok_or_else(|| anyhow::anyhow!("no client {id:?}"))
+    db.read(move |sql| clients::load_one(sql, TenantId::DEFAULT, &owned)).await?.ok_or_else(|| anyhow::anyhow!("no client {id:?}"))
 }
 
 async fn find_user(db: &crate::db::Database, key: &str) -> anyhow::Result<users::User> {
     let owned = key.to_string();
-    db.read(move |sql| users::find(sql, &owned)).await?.ok_or_else(|| anyhow::anyhow!("no user {key:?}"))
+    db.read(move |sql| users::find(sql, TenantId::DEFAULT, &owned)).await?.ok_or_else(|| anyhow::anyhow!("no user {key:?}"))
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ pub struct Withdrawn {
 }
 
 pub async fn withdraw(app: &App, tenant: TenantId, user_id: &str, client_id: &str, reason: &str) -> StoreResult<Withdrawn> {
-    let consent = app.registry.forget_consent(user_id, client_id).await?;
+    let consent = app.registry.of(tenant).forget_consent(user_id, client_id).await?;
     let families = app.stores.refresh.revoke_of(tenant, user_id, Some(client_id)).await?;
     let until = now() + crate::tokens::grant_revocation_ttl(app);
     for id in &families {

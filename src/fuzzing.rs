@@ -231,7 +231,7 @@ impl Fixture {
                 ..Default::default()
             }, app.vault())
             .expect("fuzz fixture: client");
-            runtime.block_on(app.registry.save_client(client)).expect("fuzz fixture: save client");
+            runtime.block_on(app.registry().save_client(client)).expect("fuzz fixture: save client");
             secrets.push((id.to_string(), secret.unwrap_or_default()));
         }
         let access_token = sign_access_token(&app, now() + 3600);
@@ -555,6 +555,7 @@ pub fn admin_user_json(data: &[u8]) {
         assert!(users::new_user(input.clone()).is_err(), "a user without a password created");
     }
     let base = User {
+        tenant: Default::default(),
         id: "fz-user".into(),
         username: "fz".into(),
         password_hash: String::new(),

@@ -79,12 +79,13 @@ pub fn language_of(app: &Issuer, user: &crate::registry::User) -> String {
     }
 }
 
-/// Put a message (its body sealed by `seal`) in the outbox, in the caller's transaction.
-pub fn enqueue(sql: &mut dyn Sql, to: &str, subject: &str, sealed_body: Vec<u8>) -> StoreResult<()> {
+/// Put a message of `tenant` (its body sealed by `seal`) in the outbox, in the caller's
+/// transaction.
+pub fn enqueue(sql: &mut dyn Sql, tenant: crate::tenant::TenantId, to: &str, subject: &str, sealed_body: Vec<u8>) -> StoreResult<()> {
     let t = now() as i64;
     sql.execute(
-        "INSERT INTO mail_outbox (recipient, subject, body, created_at, due_at) VALUES (?1, ?2, ?3, ?4, ?4)",
-        crate::params![to, subject, sealed_body, t],
+        "INSERT INTO mail_outbox (tenant_id, recipient, subject, body, created_at, due_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+        crate::params![tenant, to, subject, sealed_body, t],
     )?;
     Ok(())
 }
@@ -238,11 +239,11 @@ mod tests {
         let conn = crate::db::open(dir.path(), "NORMAL").unwrap();
         let sql = &mut crate::db::SqliteSql(&conn);
         sql.batch("BEGIN").unwrap();
-        let n = keep_if(sql, false, |sql| enqueue(sql, "a@example.com", "s", vec![1]).map(|_| 7)).unwrap();
+        let n = keep_if(sql, false, |sql| enqueue(sql, Default::default(), "a@example.com", "s", vec![1]).map(|_| 7)).unwrap();
         assert_eq!(n, 7, "the statements ran");
-        keep_if(sql, true, |sql| enqueue(sql, "b@example.com", "s", vec![2])).unwrap();
+        keep_if(sql, true, |sql| enqueue(sql, Default::default(), "b@example.com", "s", vec![2])).unwrap();
         let failed = keep_if(sql, true, |sql| {
-            enqueue(sql, "c@example.com", "s", vec![3])?;
+            enqueue(sql, Default::default(), "c@example.com", "s", vec![3])?;
             sql.execute("INSERT INTO no_such_table VALUES (1)", &[])
         });
         assert!(failed.is_err());

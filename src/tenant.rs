@@ -7,9 +7,10 @@
 //! request addressed, resolved once by the edge layer (`http::edge`) and never read from a
 //! global, so that code which needs a per-tenant value cannot reach it without the tenant.
 //!
-//! Today a deployment has one tenant, the default (id 0, slug `default`, issuer = the
-//! `issuer` setting); the keys of data do not carry the tenant yet (slices 2 and 3 of the
-//! design).
+//! Today a deployment serves one tenant, the default (id 0, slug `default`, issuer = the
+//! `issuer` setting), but every key of data already carries the tenant: the stores' keys
+//! (`stores::shard::key`), every table's `tenant_id`, the registry's per-tenant maps
+//! (slices 2 and 3 of the design). The tenants table and the resolver's map come next.
 
 use crate::app::{App, AppState};
 use crate::config::Config;
@@ -87,7 +88,7 @@ impl Tenant {
             base: config.base_path().to_string(),
             profile: config.profile(),
             first_party: crate::endpoints::first_party::ALL.iter().map(|f| (f.client_id, Arc::new(f.client(config.base_url())))).collect(),
-            passkeys: crate::factors::passkey::Passkeys::from_config(config, vault)?,
+            passkeys: crate::factors::passkey::Passkeys::from_config(config, vault, id)?,
             password_policy: crate::registry::password_policy::PasswordPolicy::from_config(config)?,
             upstreams: crate::identity::upstream::Upstreams::new(config)?,
             ui: crate::ui::Ui::load_theme(config.theme_dir.as_deref(), crate::ui::ThemeCss::from_setting(&config.theme_css), &config.product_name, &config.default_locale)?,
@@ -118,6 +119,11 @@ impl Tenants {
 
     pub fn default_tenant(&self) -> &Arc<Tenant> {
         &self.default
+    }
+
+    /// The tenant numbered `id`, if it exists (work that names its tenant: outbox rows).
+    pub fn get(&self, id: TenantId) -> Option<&Arc<Tenant>> {
+        (id == self.default.id).then_some(&self.default)
     }
 
     /// Every tenant (for work done outside a request: key refreshes, outboxes).
@@ -167,6 +173,12 @@ impl Issuer {
         Self { shared: shared.clone(), tenant }
     }
 
+    /// Tenant `id`'s issuer (work outside a request that names its tenant), if it exists.
+    pub fn of(shared: &AppState, id: TenantId) -> Option<Self> {
+        let tenant = shared.tenants.get(id)?.clone();
+        Some(Self { shared: shared.clone(), tenant })
+    }
+
     /// The shared part, for what outlives the request (spawned tasks) or takes it whole.
     pub fn shared(&self) -> &AppState {
         &self.shared
@@ -185,6 +197,11 @@ impl Issuer {
         format!("{}{}", self.tenant.issuer, path)
     }
 
+    /// The tenant's clients, users and consents.
+    pub fn registry(&self) -> crate::registry::TenantRegistry<'_> {
+        self.shared.registry.of(self.tenant.id)
+    }
+
     pub fn keys(&self) -> &KeyManager {
         &self.tenant.keys
     }
@@ -201,7 +218,7 @@ impl Issuer {
         }
         match crate::registry::documents::is_document_id(client_id) {
             true => self.documents.cached(client_id),
-            false => self.registry.client(client_id),
+            false => self.registry().client(client_id),
         }
     }
 
@@ -213,7 +230,7 @@ impl Issuer {
         }
         match crate::registry::documents::is_document_id(client_id) {
             true => self.documents.resolve(self, client_id).await.map(Some),
-            false => Ok(self.registry.client(client_id)),
+            false => Ok(self.registry().client(client_id)),
         }
     }
 
@@ -225,7 +242,7 @@ impl Issuer {
         }
         match crate::registry::documents::is_document_id(client_id) {
             true => crate::registry::documents::check_url(self, client_id).is_ok(),
-            false => self.registry.client(client_id).is_some(),
+            false => self.registry().client(client_id).is_some(),
         }
     }
 

@@ -239,6 +239,139 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     );
     CREATE INDEX device_requests_expiry ON device_requests(expires_at);
     "#,
+), (
+    19,
+    // Tenants (issue 31, docs/design/tenants.md): `tenant_id` in every table, every existing
+    // row in the default tenant (0). Tables keyed by names people choose (client ids, user
+    // ids, login names, providers' subjects, credential ids) and by hashes of our own tokens
+    // are rebuilt with `tenant_id` first in the primary key and every unique index, so that
+    // two tenants may hold the same name; SQLite cannot change a primary key in place, so
+    // each is created anew, filled, and renamed over the old. The logs and outboxes are keyed
+    // by numbers or random ids: they gain the column, for what must find a tenant's rows.
+    // The sharded stores' keys already include the tenant (`stores::shard::key`), and their
+    // sessions and families name it in their data: they are unchanged.
+    r#"
+    CREATE TABLE clients_t (
+        tenant_id INTEGER NOT NULL DEFAULT 0, client_id TEXT NOT NULL, secret_hash BLOB, metadata TEXT NOT NULL,
+        created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, secret_sealed BLOB, registration_token_hash BLOB,
+        used_at INTEGER, PRIMARY KEY (tenant_id, client_id)
+    );
+    INSERT INTO clients_t (client_id, secret_hash, metadata, created_at, updated_at, secret_sealed, registration_token_hash, used_at)
+        SELECT client_id, secret_hash, metadata, created_at, updated_at, secret_sealed, registration_token_hash, used_at FROM clients;
+    DROP TABLE clients;
+    ALTER TABLE clients_t RENAME TO clients;
+
+    CREATE TABLE users_t (
+        tenant_id INTEGER NOT NULL DEFAULT 0, id TEXT NOT NULL, username TEXT NOT NULL, email TEXT,
+        password_hash TEXT NOT NULL, profile TEXT NOT NULL, disabled INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, roles TEXT NOT NULL DEFAULT '',
+        tokens_cutoff INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (tenant_id, id), UNIQUE (tenant_id, username), UNIQUE (tenant_id, email)
+    );
+    INSERT INTO users_t (id, username, email, password_hash, profile, disabled, created_at, updated_at, roles, tokens_cutoff)
+        SELECT id, username, email, password_hash, profile, disabled, created_at, updated_at, roles, tokens_cutoff FROM users;
+    DROP TABLE users;
+    ALTER TABLE users_t RENAME TO users;
+
+    CREATE TABLE consents_t (
+        tenant_id INTEGER NOT NULL DEFAULT 0, user_id TEXT NOT NULL, client_id TEXT NOT NULL, scope TEXT NOT NULL,
+        updated_at INTEGER NOT NULL, PRIMARY KEY (tenant_id, user_id, client_id)
+    );
+    INSERT INTO consents_t (user_id, client_id, scope, updated_at) SELECT user_id, client_id, scope, updated_at FROM consents;
+    DROP TABLE consents;
+    ALTER TABLE consents_t RENAME TO consents;
+
+    CREATE TABLE signing_keys_t (
+        tenant_id INTEGER NOT NULL DEFAULT 0, kid TEXT NOT NULL, alg TEXT NOT NULL, state TEXT NOT NULL,
+        private_key BLOB NOT NULL, public_jwk TEXT NOT NULL, created_at INTEGER NOT NULL, activated_at INTEGER,
+        retired_at INTEGER, PRIMARY KEY (tenant_id, kid)
+    );
+    INSERT INTO signing_keys_t (kid, alg, state, private_key, public_jwk, created_at, activated_at, retired_at)
+        SELECT kid, alg, state, private_key, public_jwk, created_at, activated_at, retired_at FROM signing_keys;
+    DROP TABLE signing_keys;
+    ALTER TABLE signing_keys_t RENAME TO signing_keys;
+
+    CREATE TABLE login_names_t (
+        tenant_id INTEGER NOT NULL DEFAULT 0, name TEXT NOT NULL, user_id TEXT NOT NULL, PRIMARY KEY (tenant_id, name)
+    );
+    INSERT INTO login_names_t (name, user_id) SELECT name, user_id FROM login_names;
+    DROP TABLE login_names;
+    ALTER TABLE login_names_t RENAME TO login_names;
+    CREATE INDEX login_names_user ON login_names(tenant_id, user_id);
+
+    CREATE TABLE initial_access_tokens_t (
+        tenant_id INTEGER NOT NULL DEFAULT 0, hash BLOB NOT NULL, uses_left INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+        created_at INTEGER NOT NULL, PRIMARY KEY (tenant_id, hash)
+    );
+    INSERT INTO initial_access_tokens_t (hash, uses_left, expires_at, created_at) SELECT hash, uses_left, expires_at, created_at FROM initial_access_tokens;
+    DROP TABLE initial_access_tokens;
+    ALTER TABLE initial_access_tokens_t RENAME TO initial_access_tokens;
+
+    CREATE TABLE user_factors_t (
+        tenant_id INTEGER NOT NULL DEFAULT 0, id TEXT NOT NULL, user_id TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL,
+        secret_sealed BLOB, last_step INTEGER NOT NULL, created_at INTEGER NOT NULL, last_used_at INTEGER NOT NULL,
+        credential_id TEXT, attestation BLOB, PRIMARY KEY (tenant_id, id)
+    );
+    INSERT INTO user_factors_t (id, user_id, kind, name, secret_sealed, last_step, created_at, last_used_at, credential_id, attestation)
+        SELECT id, user_id, kind, name, secret_sealed, last_step, created_at, last_used_at, credential_id, attestation FROM user_factors;
+    DROP TABLE user_factors;
+    ALTER TABLE user_factors_t RENAME TO user_factors;
+    CREATE INDEX user_factors_user ON user_factors(tenant_id, user_id);
+    CREATE UNIQUE INDEX user_factors_credential ON user_factors(tenant_id, credential_id);
+
+    CREATE TABLE recovery_codes_t (
+        tenant_id INTEGER NOT NULL DEFAULT 0, user_id TEXT NOT NULL, code_hash BLOB NOT NULL, used_at INTEGER,
+        PRIMARY KEY (tenant_id, user_id, code_hash)
+    );
+    INSERT INTO recovery_codes_t (user_id, code_hash, used_at) SELECT user_id, code_hash, used_at FROM recovery_codes;
+    DROP TABLE recovery_codes;
+    ALTER TABLE recovery_codes_t RENAME TO recovery_codes;
+
+    CREATE TABLE linked_identities_t (
+        tenant_id INTEGER NOT NULL DEFAULT 0, provider TEXT NOT NULL, subject TEXT NOT NULL, user_id TEXT NOT NULL,
+        email TEXT, created_at INTEGER NOT NULL, last_used_at INTEGER NOT NULL, PRIMARY KEY (tenant_id, provider, subject)
+    );
+    INSERT INTO linked_identities_t (provider, subject, user_id, email, created_at, last_used_at)
+        SELECT provider, subject, user_id, email, created_at, last_used_at FROM linked_identities;
+    DROP TABLE linked_identities;
+    ALTER TABLE linked_identities_t RENAME TO linked_identities;
+    CREATE INDEX linked_identities_user ON linked_identities(tenant_id, user_id);
+
+    CREATE TABLE password_resets_t (
+        tenant_id INTEGER NOT NULL DEFAULT 0, token_hash BLOB NOT NULL, user_id TEXT NOT NULL, expires_at INTEGER NOT NULL,
+        used_at INTEGER, resume TEXT, PRIMARY KEY (tenant_id, token_hash)
+    );
+    INSERT INTO password_resets_t (token_hash, user_id, expires_at, used_at, resume) SELECT token_hash, user_id, expires_at, used_at, resume FROM password_resets;
+    DROP TABLE password_resets;
+    ALTER TABLE password_resets_t RENAME TO password_resets;
+    CREATE INDEX password_resets_user ON password_resets(tenant_id, user_id);
+
+    CREATE TABLE pending_signups_t (
+        tenant_id INTEGER NOT NULL DEFAULT 0, token_hash BLOB NOT NULL, username TEXT NOT NULL, email TEXT NOT NULL,
+        password_hash TEXT NOT NULL, claims TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+        resume TEXT, PRIMARY KEY (tenant_id, token_hash)
+    );
+    INSERT INTO pending_signups_t (token_hash, username, email, password_hash, claims, created_at, expires_at, resume)
+        SELECT token_hash, username, email, password_hash, claims, created_at, expires_at, resume FROM pending_signups;
+    DROP TABLE pending_signups;
+    ALTER TABLE pending_signups_t RENAME TO pending_signups;
+    CREATE INDEX pending_signups_expiry ON pending_signups(expires_at);
+
+    CREATE TABLE email_verifications_t (
+        tenant_id INTEGER NOT NULL DEFAULT 0, token_hash BLOB NOT NULL, user_id TEXT NOT NULL, email TEXT NOT NULL,
+        expires_at INTEGER NOT NULL, PRIMARY KEY (tenant_id, token_hash)
+    );
+    INSERT INTO email_verifications_t (token_hash, user_id, email, expires_at) SELECT token_hash, user_id, email, expires_at FROM email_verifications;
+    DROP TABLE email_verifications;
+    ALTER TABLE email_verifications_t RENAME TO email_verifications;
+    CREATE INDEX email_verifications_user ON email_verifications(tenant_id, user_id);
+
+    ALTER TABLE registry_changes ADD COLUMN tenant_id INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE audit_events ADD COLUMN tenant_id INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX audit_events_tenant ON audit_events(tenant_id, at);
+    ALTER TABLE logout_outbox ADD COLUMN tenant_id INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE mail_outbox ADD COLUMN tenant_id INTEGER NOT NULL DEFAULT 0;
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
@@ -302,6 +435,44 @@ mod tests {
         q.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
     }
 
+    fn columns(conn: &Connection, table: &str) -> Vec<String> {
+        let mut q = conn.prepare(&format!("SELECT name FROM pragma_table_info('{table}')")).unwrap();
+        q.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    }
+
+    /// Tables whose keys need no `tenant_id` column: the sharded stores, keyed by a hash that
+    /// already frames the tenant (`stores::shard::key`).
+    const KEYED_BY_TENANT_HASH: &[&str] =
+        &["auth_codes", "sessions", "challenges", "revoked_tokens", "refresh_families", "device_requests"];
+
+    /// Issue 31: every other table has `tenant_id`, and it leads every primary key and unique
+    /// index not made of a random id alone, so that two tenants can hold the same name (a
+    /// client id, a username, a provider's subject, a passkey's credential id).
+    #[test]
+    fn the_tenant_leads_every_key_people_or_tokens_choose() {
+        let conn = Connection::open_in_memory().unwrap();
+        migrate(&conn).unwrap();
+        // Keyed by a number or a random id of ours that names no tenant's data by itself.
+        let random_keys = ["logout_outbox"];
+        for table in tables(&conn) {
+            if KEYED_BY_TENANT_HASH.contains(&table.as_str()) {
+                continue;
+            }
+            assert!(columns(&conn, &table).contains(&"tenant_id".to_string()), "{table} has no tenant_id");
+            if random_keys.contains(&table.as_str()) {
+                continue;
+            }
+            let mut q = conn.prepare(&format!("SELECT name FROM pragma_index_list('{table}') WHERE \"unique\" = 1")).unwrap();
+            let unique: Vec<String> = q.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+            for index in unique {
+                let first: String = conn
+                    .query_row(&format!("SELECT name FROM pragma_index_info('{index}') WHERE seqno = 0"), [], |r| r.get(0))
+                    .unwrap();
+                assert_eq!(first, "tenant_id", "{table}: unique index {index} does not begin with tenant_id");
+            }
+        }
+    }
+
     /// A row for `table` with a value of its declared type in every column, unlike any other
     /// row's (`n`), so that primary keys and unique indexes take it.
     fn sample_row(conn: &Connection, table: &str, n: i64) -> Vec<(String, Value)> {
@@ -353,7 +524,11 @@ mod tests {
         assert!(written.len() > 2 * MIGRATIONS.len(), "rows in every version's tables");
         for (version, table, row) in &written {
             assert!(tables(&conn).contains(table), "table {table} (written at version {version}) is gone");
-            let cond: Vec<String> = row.iter().enumerate().map(|(i, (c, _))| format!("{c} IS ?{}", i + 1)).collect();
+            let mut cond: Vec<String> = row.iter().enumerate().map(|(i, (c, _))| format!("{c} IS ?{}", i + 1)).collect();
+            // A row written before tenants is the default tenant's.
+            if !row.iter().any(|(c, _)| c == "tenant_id") && columns(&conn, table).iter().any(|c| c == "tenant_id") {
+                cond.push("tenant_id = 0".into());
+            }
             let found: i64 = conn
                 .query_row(&format!("SELECT COUNT(*) FROM {table} WHERE {}", cond.join(" AND ")), rusqlite::params_from_iter(row.iter().map(|(_, v)| v)), |r| r.get(0))
                 .unwrap_or_else(|e| panic!("{table}: {e}"));

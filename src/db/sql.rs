@@ -20,6 +20,11 @@ impl From<i64> for Value {
         Value::Int(v)
     }
 }
+impl From<crate::tenant::TenantId> for Value {
+    fn from(v: crate::tenant::TenantId) -> Self {
+        Value::Int(i64::from(v.0))
+    }
+}
 impl From<bool> for Value {
     fn from(v: bool) -> Self {
         Value::Int(v as i64)
@@ -64,6 +69,11 @@ pub struct Row(pub Vec<Value>);
 impl Row {
     fn col(&self, i: usize) -> StoreResult<&Value> {
         self.0.get(i).ok_or_else(|| StoreError::Database(format!("no column {i}")))
+    }
+
+    /// A `tenant_id` column.
+    pub fn tenant(&self, i: usize) -> StoreResult<crate::tenant::TenantId> {
+        u32::try_from(self.i64(i)?).map(crate::tenant::TenantId).map_err(|_| StoreError::Database(format!("column {i}: not a tenant id")))
     }
 
     pub fn i64(&self, i: usize) -> StoreResult<i64> {

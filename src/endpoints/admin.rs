@@ -94,8 +94,8 @@ pub(crate) async fn create_registration_token(app: Issuer, Body(body): Body) -> 
     if req.max_uses == 0 || req.max_uses > 100_000 || req.expires_in == 0 || req.expires_in > 366 * 86_400 {
         return Err(OAuthError::invalid_request("max_uses must be 1-100000 and expires_in 1 second to a year"));
     }
-    let expires_at = crate::util::now() + req.expires_in;
-    let token = app.db.write(move |sql| crate::registry::initial_access::create(sql, req.max_uses, expires_at)).await?;
+    let (expires_at, tenant) = (crate::util::now() + req.expires_in, app.tenant.id);
+    let token = app.db.write(move |sql| crate::registry::initial_access::create(sql, tenant, req.max_uses, expires_at)).await?;
     app.audit.record(crate::audit::AuditEvent::new("initial_access_token_created").detail(json!({"max_uses": req.max_uses, "expires_at": expires_at}))).await;
     Ok((StatusCode::CREATED, Json(json!({"initial_access_token": token, "max_uses": req.max_uses, "expires_at": expires_at}))).into_response())
 }
@@ -103,7 +103,7 @@ pub(crate) async fn create_registration_token(app: Issuer, Body(body): Body) -> 
 /// Every registered client (no secrets).
 #[utoipa::path(get, path = "/admin/clients", tag = "clients", responses((status = 200, description = "`{\"clients\": [...]}`", body = Object), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn list_clients(app: Issuer) -> AdminResult {
-    let list: Vec<Value> = app.registry.list_clients().iter().map(|c| client_json(c, None)).collect();
+    let list: Vec<Value> = app.registry().list_clients().iter().map(|c| client_json(c, None)).collect();
     Ok(Json(json!({ "clients": list })).into_response())
 }
 
@@ -117,7 +117,7 @@ pub(crate) async fn create_client(app: Issuer, Body(body): Body) -> AdminResult 
 /// One client.
 #[utoipa::path(get, path = "/admin/clients/{id}", tag = "clients", params(("id" = String, Path, description = "the client id")), responses((status = 200, description = "the client", body = Object), (status = 404, description = "no such client"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn show_client(app: Issuer, Path(id): Path<String>) -> AdminResult {
-    let c = app.registry.client(&id).ok_or_else(|| OAuthError::not_found("no such client"))?;
+    let c = app.registry().client(&id).ok_or_else(|| OAuthError::not_found("no such client"))?;
     Ok(Json(client_json(&c, None)).into_response())
 }
 
@@ -164,8 +164,8 @@ pub(crate) async fn list_audit(app: Issuer, axum::extract::Query(q): axum::extra
     let limit = q.limit.unwrap_or(100).min(10_000);
     // A username or e-mail is resolved here; an unknown one is taken as an id (a deleted
     // user's events stay findable) and so matches nothing else.
-    let user_id = q.user.as_deref().map(|u| app.registry.find_user(u).map_or_else(|| u.to_string(), |found| found.id.clone()));
-    let filter = crate::audit::Filter { limit, event: q.event, user_id, client_id: q.client, since: None };
+    let user_id = q.user.as_deref().map(|u| app.registry().find_user(u).map_or_else(|| u.to_string(), |found| found.id.clone()));
+    let filter = crate::audit::Filter { tenant: app.tenant.id, limit, event: q.event, user_id, client_id: q.client, since: None };
     let events = app.db.read(move |sql| crate::audit::list_filtered(sql, &filter)).await?;
     Ok(Json(json!({ "events": events })).into_response())
 }
@@ -173,7 +173,7 @@ pub(crate) async fn list_audit(app: Issuer, axum::extract::Query(q): axum::extra
 /// Every user (never a password hash).
 #[utoipa::path(get, path = "/admin/users", tag = "users", responses((status = 200, description = "`{\"users\": [...]}`", body = Object), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn list_users(app: Issuer) -> AdminResult {
-    let list: Vec<Value> = app.registry.list_users().iter().map(|u| serde_json::to_value(u.as_ref()).unwrap_or_default()).collect();
+    let list: Vec<Value> = app.registry().list_users().iter().map(|u| serde_json::to_value(u.as_ref()).unwrap_or_default()).collect();
     Ok(Json(json!({ "users": list })).into_response())
 }
 
@@ -187,7 +187,7 @@ pub(crate) async fn create_user(app: Issuer, Body(body): Body) -> AdminResult {
 /// One user.
 #[utoipa::path(get, path = "/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "the user id")), responses((status = 200, description = "the user", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn show_user(app: Issuer, Path(id): Path<String>) -> AdminResult {
-    let u = app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
+    let u = app.registry().user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
     Ok(Json(u.as_ref().clone()).into_response())
 }
 
@@ -209,7 +209,7 @@ pub(crate) async fn delete_user(app: Issuer, Path(id): Path<String>) -> AdminRes
 /// A user's sessions.
 #[utoipa::path(get, path = "/admin/users/{id}/sessions", tag = "sessions", params(("id" = String, Path, description = "the user id")), responses((status = 200, description = "`{\"sessions\": [...]}`", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn list_sessions(app: Issuer, Path(id): Path<String>) -> AdminResult {
-    app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
+    app.registry().user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
     let sessions = app.stores.sessions.of_user(app.tenant.id, &id).await?;
     let list: Vec<Value> = sessions
         .iter()
@@ -242,7 +242,7 @@ pub(crate) async fn end_one_session(app: Issuer, Path((id, sid)): Path<(String, 
 /// Withdraw a user's consent to a client; its refresh tokens are revoked.
 #[utoipa::path(delete, path = "/admin/users/{id}/consents/{client_id}", tag = "users", params(("id" = String, Path, description = "the user id"), ("client_id" = String, Path, description = "the client id")), responses((status = 204, description = "withdrawn"), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn withdraw_consent(app: Issuer, Path((id, client_id)): Path<(String, String)>) -> AdminResult {
-    app.registry.user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
+    app.registry().user(&id).ok_or_else(|| OAuthError::not_found("no such user"))?;
     let done = crate::consent::withdraw(&app, app.tenant.id, &id, &client_id, "operator").await?;
     if !done.consent && done.families == 0 {
         return Err(OAuthError::not_found("this user has no consent or grant at this client"));

@@ -27,16 +27,16 @@ pub fn routes() -> Router<AppState> {
         .route("/admin/users/{id}/recovery-codes", post(new_recovery_codes))
 }
 
-fn user(app: &crate::app::App, id: &str) -> Result<std::sync::Arc<crate::registry::User>, OAuthError> {
-    app.registry.user(id).ok_or_else(|| OAuthError::not_found("no such user"))
+fn user(app: &crate::tenant::Issuer, id: &str) -> Result<std::sync::Arc<crate::registry::User>, OAuthError> {
+    app.registry().user(id).ok_or_else(|| OAuthError::not_found("no such user"))
 }
 
 /// A user's second factors (never their secrets) and the recovery codes left.
 #[utoipa::path(get, path = "/admin/users/{id}/factors", tag = "factors", params(("id" = String, Path, description = "the user id")), responses((status = 200, description = "`factors`, `recovery_codes_left`", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn list(app: Issuer, Path(id): Path<String>) -> AdminResult {
     user(&app, &id)?;
-    let list = factors::list(&app.db, &id).await?;
-    let left = recovery::remaining(&app.db, &id).await?;
+    let list = factors::list(&app.db, app.tenant.id, &id).await?;
+    let left = recovery::remaining(&app.db, app.tenant.id, &id).await?;
     Ok(Json(json!({"factors": list, "recovery_codes_left": left})).into_response())
 }
 
@@ -61,7 +61,7 @@ pub(crate) async fn enrol_totp(app: Issuer, Path(id): Path<String>, body: Bytes)
         return Err(OAuthError::invalid_request("name must be 1-64 characters"));
     }
     let issuer_host = url::Url::parse(app.issuer()).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_else(|| "Authrim".into());
-    let (factor_id, secret, uri) = totp::enrol(&app.db, app.vault(), &issuer_host, &u.id, &u.username, &name).await?;
+    let (factor_id, secret, uri) = totp::enrol(&app.db, app.vault(), &issuer_host, app.tenant.id, &u.id, &u.username, &name).await?;
     app.audit.record(AuditEvent::new("factor_enrolled").user(&u.id).detail(json!({"kind": "totp", "id": factor_id, "by": "operator"}))).await;
     let mut res = (StatusCode::CREATED, Json(json!({"id": factor_id, "kind": "totp", "name": name, "secret": secret, "otpauth_uri": uri}))).into_response();
     res.headers_mut().insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-store"));
@@ -72,7 +72,7 @@ pub(crate) async fn enrol_totp(app: Issuer, Path(id): Path<String>, body: Bytes)
 #[utoipa::path(post, path = "/admin/users/{id}/recovery-codes", tag = "factors", params(("id" = String, Path, description = "the user id")), responses((status = 201, description = "`codes`", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn new_recovery_codes(app: Issuer, Path(id): Path<String>) -> AdminResult {
     let u = user(&app, &id)?;
-    let codes = recovery::regenerate(&app.db, &u.id).await?;
+    let codes = recovery::regenerate(&app.db, app.tenant.id, &u.id).await?;
     app.audit.record(AuditEvent::new("recovery_codes_created").user(&u.id).detail(json!({"by": "operator"}))).await;
     let mut res = (StatusCode::CREATED, Json(json!({"codes": codes}))).into_response();
     res.headers_mut().insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-store"));

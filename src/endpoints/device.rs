@@ -129,7 +129,7 @@ async fn look_up(app: &Issuer, headers: &HeaderMap, peer: SocketAddr, me: &Signe
     let have = Level::of(&me.session.acr).unwrap_or(Level::Password);
     if have < required {
         // Nothing the user has enrolled reaches it: signing in again would not help.
-        match crate::factors::best_level(&app.db, &me.user.id).await {
+        match crate::factors::best_level(&app.db, app.tenant.id, &me.user.id).await {
             Ok(best) if best < required => {
                 let message = if required == Level::Passkey { "err-needs-passkey-none" } else { "err-needs-factor-none" };
                 return error_page(StatusCode::FORBIDDEN, message);
@@ -231,10 +231,10 @@ async fn decide(app: Issuer, headers: HeaderMap, form: Result<FormParams, OAuthE
         // The approval is the user's consent: the application is listed on the account page,
         // where withdrawing it also ends its refresh tokens; and the session knows the client
         // (logout notifies it).
-        let before = app.registry.consented_scope(&me.user.id, &request.client_id).unwrap_or_default();
+        let before = app.registry().consented_scope(&me.user.id, &request.client_id).unwrap_or_default();
         let mut scope: Vec<&str> = split_list(&before).collect();
         scope.extend(split_list(&request.scope).filter(|s| !before.split(' ').any(|b| b == *s)));
-        if let Err(e) = app.registry.remember_consent(&me.user.id, &request.client_id, &scope.join(" ")).await {
+        if let Err(e) = app.registry().remember_consent(&me.user.id, &request.client_id, &scope.join(" ")).await {
             tracing::warn!(error = %e, "the device approval's consent was not recorded");
         }
         if let Err(e) = app.stores.sessions.join(app.tenant.id, &me.cookie, &request.client_id).await {

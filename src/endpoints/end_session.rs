@@ -100,7 +100,7 @@ async fn handle(app: &Issuer, headers: &HeaderMap, params: Result<Params, crate:
         return finish(app, None, req, status).await;
     };
     if needs_confirmation(app, &hints, &session) {
-        let username = app.registry.user(&session.user_id).map(|u| u.username.clone()).unwrap_or_default();
+        let username = app.registry().user(&session.user_id).map(|u| u.username.clone()).unwrap_or_default();
         let challenge = app.tenant.sealer.seal(SEALED_KIND, &cookie, app.config.challenge_ttl, &req);
         return pages::logout_confirm(&challenge, &username, req.ui_locales.as_deref());
     }
@@ -147,7 +147,7 @@ fn validate(app: &Issuer, p: &Params) -> Result<(LogoutRequest, Hints), String> 
         }
     };
     let logout_hint_user =
-        p.get("logout_hint").map(|h| app.registry.user_by_login(h).map(|u| u.id.clone()).or_else(|| app.registry.user(h).map(|u| u.id.clone())));
+        p.get("logout_hint").map(|h| app.registry().user_by_login(h).map(|u| u.id.clone()).or_else(|| app.registry().user(h).map(|u| u.id.clone())));
     let hints = Hints {
         sub: hint.as_ref().and_then(|h| h.get("sub")).and_then(Value::as_str).map(str::to_string),
         hint_client: client.as_ref().map(|c| c.id().to_string()),

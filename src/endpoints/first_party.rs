@@ -107,7 +107,7 @@ impl SignedIn {
 /// The browser's signed-in user, if any.
 pub(crate) async fn signed_in(app: &Issuer, headers: &HeaderMap) -> Option<SignedIn> {
     let (cookie, session) = crate::endpoints::authorize::current_session(app, headers).await?;
-    let user = app.registry.user(&session.user_id)?;
+    let user = app.registry().user(&session.user_id)?;
     Some(SignedIn { cookie, session, user })
 }
 

@@ -49,7 +49,7 @@ pub async fn login(
     let username = params.get("username").unwrap_or("").to_string();
     let password = params.get("password").unwrap_or("").to_string();
     let address = client_address(&app, &headers, peer);
-    let user = app.registry.user_by_login(&username);
+    let user = app.registry().user_by_login(&username);
     // The attempt is reserved before the password is looked at, so that parallel guesses
     // count while they are in flight, and a locked account refuses even the right password.
     let account = crate::ratelimit::account_key(user.as_ref().map(|u| u.id.as_str()), &username);
@@ -93,7 +93,7 @@ pub(super) async fn after_first_factor(
     first: Vec<String>,
     upstream: Option<crate::stores::sessions::UpstreamLogin>,
 ) -> Response {
-    let best = match crate::factors::best_level(&app.db, &user.id).await {
+    let best = match crate::factors::best_level(&app.db, app.tenant.id, &user.id).await {
         Ok(best) => best,
         Err(e) => return unavailable(e),
     };
@@ -187,7 +187,7 @@ pub async fn consent(app: Issuer, headers: HeaderMap, form: Result<FormParams, O
     match params.get("decision") {
         Some("allow") => {
             let scope = merged_scope(&app, &session.user_id, &req);
-            if let Err(e) = app.registry.remember_consent(&session.user_id, &req.client_id, &scope).await {
+            if let Err(e) = app.registry().remember_consent(&session.user_id, &req.client_id, &scope).await {
                 return unavailable(e);
             }
             issue_code(&app, &req, &cookie, &session, StatusCode::SEE_OTHER).await
@@ -195,7 +195,7 @@ pub async fn consent(app: Issuer, headers: HeaderMap, form: Result<FormParams, O
         Some("deny") => {
             // A refusal also takes back what was granted before: saying no to an application
             // must not leave it its earlier access (its refresh tokens too).
-            if app.registry.consented_scope(&session.user_id, &req.client_id).is_some() {
+            if app.registry().consented_scope(&session.user_id, &req.client_id).is_some() {
                 if let Err(e) = crate::consent::withdraw(&app, app.tenant.id, &session.user_id, &req.client_id, "denied").await {
                     return unavailable(e);
                 }
@@ -274,7 +274,7 @@ async fn answered_already(app: &Issuer, headers: &HeaderMap, challenge: Option<&
 fn request_done(app: &Issuer, headers: &HeaderMap, challenge: &str, status: StatusCode) -> Response {
     use axum::response::IntoResponse;
     let req = app.tenant.sealer.open_expired::<AuthorizationRequest>("consent", cookies::get(headers, cookies::SESSION), challenge, RESTART_GRACE).ok();
-    let client = req.as_ref().and_then(|r| app.registry.client(&r.client_id));
+    let client = req.as_ref().and_then(|r| app.registry().client(&r.client_id));
     let name = req.as_ref().map(|r| super::authorize::client_display_name(app, &r.client_id));
     let uri = client.and_then(|c| c.meta.client_uri.clone());
     let mut page = crate::ui::Page::new(status, "request_done.html", "request-done-title").with("client", name).with("client_uri", uri);
@@ -322,8 +322,8 @@ pub(super) async fn take_state(
 }
 
 /// Scopes consented before plus the ones just granted.
-fn merged_scope(app: &App, user_id: &str, req: &AuthorizationRequest) -> String {
-    let before = app.registry.consented_scope(user_id, &req.client_id).unwrap_or_default();
+fn merged_scope(app: &Issuer, user_id: &str, req: &AuthorizationRequest) -> String {
+    let before = app.registry().consented_scope(user_id, &req.client_id).unwrap_or_default();
     let mut all: Vec<&str> = split_list(&before).collect();
     for s in split_list(&req.scope) {
         if !all.contains(&s) {

@@ -40,7 +40,7 @@ async fn handle(app: &Issuer, headers: &HeaderMap, form: Result<FormParams, OAut
             Ok(describe_access(app, claims))
         }
         Known::Refresh(family) if family.client_id == caller.id() => {
-            if app.registry.user(&family.user_id).is_none_or(|u| !u.accepts_tokens_from(family.created_at)) {
+            if app.registry().user(&family.user_id).is_none_or(|u| !u.accepts_tokens_from(family.created_at)) {
                 return Ok(inactive);
             }
             Ok(json!({
@@ -70,7 +70,7 @@ fn meant_for(app: &App, caller: &crate::registry::Client, claims: &AccessTokenCl
 /// password, the end of all sessions); a client token (`sub` = client) its client.
 fn subject_active(app: &Issuer, claims: &AccessTokenClaims) -> bool {
     let Some(id) = claims.subject_id(app) else { return false };
-    match app.registry.user(&id) {
+    match app.registry().user(&id) {
         Some(u) => u.accepts_tokens_from(claims.iat),
         None => claims.sub == claims.client_id && app.client(&claims.client_id).is_some(),
     }

@@ -90,13 +90,13 @@ fn no_user() -> OAuthError {
 
 /// Register a client; its secret (if its method has one) is returned, to be shown once.
 pub async fn create_client(app: &Issuer, actor: &Actor, input: ClientInput) -> Result<(Client, Option<String>), OAuthError> {
-    if input.client_id.as_deref().is_some_and(|id| app.registry.client(id).is_some()) {
+    if input.client_id.as_deref().is_some_and(|id| app.registry().client(id).is_some()) {
         return Err(invalid_metadata("a client with this client_id already exists".into()));
     }
     let (client, secret) = clients::new_client(input, app.vault()).map_err(invalid_metadata)?;
     check_algs(app, &client)?;
     check_remote_uris(app, &client).await?;
-    app.registry.save_client(client.clone()).await?;
+    app.registry().save_client(client.clone()).await?;
     app.audit.record(actor.event("client_created", json!({})).client(&client.meta.client_id)).await;
     Ok((client, secret))
 }
@@ -104,43 +104,43 @@ pub async fn create_client(app: &Issuer, actor: &Actor, input: ClientInput) -> R
 /// Change a client: absent fields keep their value. A new secret when the change gives the
 /// client a method that has one.
 pub async fn update_client(app: &Issuer, actor: &Actor, id: &str, input: ClientInput) -> Result<(Client, Option<String>), OAuthError> {
-    let existing = app.registry.client(id).ok_or_else(no_client)?;
+    let existing = app.registry().client(id).ok_or_else(no_client)?;
     let (client, secret) = clients::update_client(&existing, input, app.vault()).map_err(invalid_metadata)?;
     check_algs(app, &client)?;
     check_remote_uris(app, &client).await?;
-    app.registry.save_client(client.clone()).await?;
+    app.registry().save_client(client.clone()).await?;
     app.audit.record(actor.event("client_updated", json!({})).client(id)).await;
     Ok((client, secret))
 }
 
 /// A new secret for a confidential client; the old one stops working.
-pub async fn rotate_secret(app: &App, actor: &Actor, id: &str) -> Result<(Client, String), OAuthError> {
-    let existing = app.registry.client(id).ok_or_else(no_client)?;
+pub async fn rotate_secret(app: &Issuer, actor: &Actor, id: &str) -> Result<(Client, String), OAuthError> {
+    let existing = app.registry().client(id).ok_or_else(no_client)?;
     let (client, secret) = clients::rotate_secret(&existing, app.vault()).map_err(invalid_metadata)?;
-    app.registry.save_client(client.clone()).await?;
+    app.registry().save_client(client.clone()).await?;
     app.audit.record(actor.event("client_secret_rotated", json!({})).client(id)).await;
     Ok((client, secret))
 }
 
-pub async fn delete_client(app: &App, actor: &Actor, id: &str) -> Result<(), OAuthError> {
-    if !app.registry.delete_client(id).await? {
+pub async fn delete_client(app: &Issuer, actor: &Actor, id: &str) -> Result<(), OAuthError> {
+    if !app.registry().delete_client(id).await? {
         return Err(no_client());
     }
     app.audit.record(actor.event("client_deleted", json!({})).client(id)).await;
     Ok(())
 }
 
-pub async fn create_user(app: &App, actor: &Actor, input: UserInput) -> Result<User, OAuthError> {
+pub async fn create_user(app: &Issuer, actor: &Actor, input: UserInput) -> Result<User, OAuthError> {
     let username = input.username.clone().unwrap_or_default();
     // Checked again, atomically, when the user is saved; this spares a password hash.
-    if app.registry.user_by_login(&username).is_some() {
+    if app.registry().user_by_login(&username).is_some() {
         return Err(crate::db::StoreError::Conflict("a user with this login name already exists".into()).into());
     }
     let user = tokio::task::spawn_blocking(move || users::new_user(input))
         .await
         .map_err(|e| OAuthError::internal("hashing", e))?
         .map_err(OAuthError::invalid_request)?;
-    app.registry.save_user(user.clone()).await?;
+    app.registry().save_user(user.clone()).await?;
     app.audit.record(actor.event("user_created", json!({"roles": user.roles})).user(&user.id)).await;
     Ok(user)
 }
@@ -149,7 +149,7 @@ pub async fn create_user(app: &App, actor: &Actor, input: UserInput) -> Result<U
 /// (saved with its `tokens_cutoff`, spending every outstanding reset link) ends the user's
 /// sessions and revokes their tokens, as a disabled user's are.
 pub async fn update_user(app: &Issuer, actor: &Actor, id: &str, input: UserInput) -> Result<User, OAuthError> {
-    let existing: Arc<User> = app.registry.user(id).ok_or_else(no_user)?;
+    let existing: Arc<User> = app.registry().user(id).ok_or_else(no_user)?;
     let before = existing.as_ref().clone();
     let user = tokio::task::spawn_blocking(move || users::update_user(&existing, input))
         .await
@@ -158,10 +158,11 @@ pub async fn update_user(app: &Issuer, actor: &Actor, id: &str, input: UserInput
     let new_password = before.password_hash != user.password_hash;
     // A login name another user has is refused atomically by the save: 409.
     let owned = id.to_string();
-    app.registry
+    let tenant = app.tenant.id;
+    app.registry()
         .save_user_if(user.clone(), move |sql| {
             if new_password {
-                crate::endpoints::password_reset::spend_links(sql, &owned)?;
+                crate::endpoints::password_reset::spend_links(sql, tenant, &owned)?;
             }
             Ok(true)
         })
@@ -189,7 +190,7 @@ pub async fn update_user(app: &Issuer, actor: &Actor, id: &str, input: UserInput
 }
 
 pub async fn delete_user(app: &Issuer, actor: &Actor, id: &str) -> Result<(), OAuthError> {
-    if !app.registry.delete_user(id).await? {
+    if !app.registry().delete_user(id).await? {
         return Err(no_user());
     }
     app.audit.record(actor.event("user_deleted", json!({})).user(id)).await;
@@ -201,10 +202,10 @@ pub async fn delete_user(app: &Issuer, actor: &Actor, id: &str) -> Result<(), OA
 /// them also revokes every token the user had (`tokens_cutoff`, then `logout::cut_off`): the
 /// operator's answer to a session or a device in the wrong hands, `offline_access` included.
 pub async fn end_sessions(app: &Issuer, actor: &Actor, user_id: &str, sid: Option<&str>) -> Result<usize, OAuthError> {
-    let user = app.registry.user(user_id).ok_or_else(no_user)?;
+    let user = app.registry().user(user_id).ok_or_else(no_user)?;
     let Some(sid) = sid else {
         let cutoff = crate::util::now();
-        app.registry.save_user(User { tokens_cutoff: cutoff, ..user.as_ref().clone() }).await?;
+        app.registry().save_user(User { tokens_cutoff: cutoff, ..user.as_ref().clone() }).await?;
         let done = crate::logout::cut_off(app, app.tenant.id, user_id, cutoff, None, actor.ended_by()).await?;
         app.audit.record(actor.event("sessions_ended", json!({"ended": done.sessions, "families_revoked": done.families, "tokens_revoked": true})).user(user_id)).await;
         return Ok(done.sessions);
@@ -221,14 +222,14 @@ pub async fn end_sessions(app: &Issuer, actor: &Actor, user_id: &str, sid: Optio
 }
 
 /// Remove one of a user's second factors (`factor_id`), or all with their recovery codes.
-pub async fn remove_factors(app: &App, actor: &Actor, user_id: &str, factor_id: Option<&str>) -> Result<u64, OAuthError> {
-    app.registry.user(user_id).ok_or_else(no_user)?;
+pub async fn remove_factors(app: &Issuer, actor: &Actor, user_id: &str, factor_id: Option<&str>) -> Result<u64, OAuthError> {
+    app.registry().user(user_id).ok_or_else(no_user)?;
     let removed = match factor_id {
-        Some(f) => match crate::factors::remove(&app.db, user_id, f).await? {
+        Some(f) => match crate::factors::remove(&app.db, app.tenant.id, user_id, f).await? {
             true => 1,
             false => return Err(OAuthError::not_found("no such factor")),
         },
-        None => crate::factors::reset(&app.db, user_id).await?,
+        None => crate::factors::reset(&app.db, app.tenant.id, user_id).await?,
     };
     let event = match factor_id {
         Some(f) => actor.event("factor_removed", json!({"id": f})),
@@ -244,7 +245,7 @@ pub async fn rotate_key(app: &Issuer, actor: &Actor, alg: &str) -> Result<String
     if !app.keys().algorithms().contains(&alg) {
         return Err(OAuthError::invalid_request(format!("this server signs with {}", app.keys().algorithms().join(" "))));
     }
-    let kid = crate::keys::KeyManager::rotate_alg(&app.db, app.vault(), alg).await.map_err(|e| OAuthError::internal("key rotation", e))?;
+    let kid = crate::keys::KeyManager::rotate_alg(&app.db, app.vault(), app.tenant.id, alg).await.map_err(|e| OAuthError::internal("key rotation", e))?;
     app.keys().refresh().await.map_err(|e| OAuthError::internal("key refresh", e))?;
     app.audit.record(actor.event("signing_key_rotated", json!({"kid": kid, "alg": alg}))).await;
     Ok(kid)
@@ -253,18 +254,18 @@ pub async fn rotate_key(app: &Issuer, actor: &Actor, alg: &str) -> Result<String
 /// `bootstrap_admin`: the first admin, so that a new installation's console can be used
 /// without the CLI. Only while no user has the `admin` role: an existing user of that name is
 /// given it, else one is created with `bootstrap_admin_password`. Audited (`by`: bootstrap).
-pub async fn bootstrap_admin(app: &App) -> anyhow::Result<()> {
+pub async fn bootstrap_admin(app: &Issuer) -> anyhow::Result<()> {
     let Some(name) = app.config.bootstrap_admin.as_deref().filter(|n| !n.is_empty()) else { return Ok(()) };
-    if app.registry.list_users().iter().any(|u| u.has_role("admin")) {
+    if app.registry().list_users().iter().any(|u| u.has_role("admin")) {
         tracing::info!("bootstrap_admin ignored: an admin exists");
         return Ok(());
     }
     let event = |name: &str| AuditEvent::new(name).detail(json!({"by": "bootstrap", "roles": ["admin"]}));
-    if let Some(user) = app.registry.user_by_login(name) {
+    if let Some(user) = app.registry().user_by_login(name) {
         let mut roles = user.roles.clone();
         roles.push("admin".into());
         let updated = users::update_user(&user, UserInput { roles: Some(roles), ..Default::default() }).map_err(anyhow::Error::msg)?;
-        app.registry.save_user(updated).await?;
+        app.registry().save_user(updated).await?;
         app.audit.record(event("user_updated").user(&user.id)).await;
         tracing::warn!(user = %name, "bootstrap_admin: this existing user is now an admin");
         return Ok(());
@@ -274,7 +275,7 @@ pub async fn bootstrap_admin(app: &App) -> anyhow::Result<()> {
     };
     let input = UserInput { username: Some(name.to_string()), password: Some(password), roles: Some(vec!["admin".into()]), ..Default::default() };
     let user = tokio::task::spawn_blocking(move || users::new_user(input)).await?.map_err(|e| anyhow::anyhow!("bootstrap_admin: {e}"))?;
-    match app.registry.save_user(user.clone()).await {
+    match app.registry().save_user(user.clone()).await {
         Ok(()) => {}
         // Another node created it at the same moment: theirs stands.
         Err(crate::db::StoreError::Conflict(_)) => return Ok(()),

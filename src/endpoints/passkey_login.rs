@@ -68,7 +68,7 @@ pub async fn login(
             retry("err-passkey-refused", StatusCode::UNAUTHORIZED).await
         }
         Ok((user_id, proof)) => {
-            let Some(user) = app.registry.user(&user_id).filter(|u| !u.disabled) else {
+            let Some(user) = app.registry().user(&user_id).filter(|u| !u.disabled) else {
                 attempt.failed(now());
                 return retry("err-passkey-refused", StatusCode::UNAUTHORIZED).await;
             };

@@ -10,13 +10,12 @@
 //! (`logout::cut_off`). Forms carry a token sealed to the browser cookie (CSRF).
 
 use super::interaction::{after_first_factor, client_address, resumable};
-use crate::app::App;
 use crate::audit::AuditEvent;
 use crate::error::OAuthError;
 use crate::http::cookies;
 use crate::http::pages::error_page;
 use crate::http::params::{FormParams, Params};
-use crate::tenant::Issuer;
+use crate::tenant::{Issuer, TenantId};
 use crate::ui::{Msg, Page};
 use crate::util::{now, random_token, sha256};
 use axum::extract::{ConnectInfo, RawQuery};
@@ -75,7 +74,7 @@ pub async fn forgot(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
     }
     let typed = params.get("login").unwrap_or_default().trim().to_string();
     let address = client_address(&app, &headers, peer);
-    let user = app.registry.user_by_login(&typed);
+    let user = app.registry().user_by_login(&typed);
     let account = crate::ratelimit::account_key(user.as_ref().map(|u| u.id.as_str()), &typed);
     let Some(attempt) = app.reset_limiter.begin(&account, &address, now()) else {
         return error_page(StatusCode::TOO_MANY_REQUESTS, "err-too-many-requests");
@@ -94,7 +93,7 @@ pub async fn forgot(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
     let lang = target.as_ref().map_or_else(|| app.config.default_locale.clone(), |(u, _)| crate::mail::language_of(&app, u));
     let (subject, sealed) = crate::mail::compose(&app, &lang, "mail-reset-subject", "mail_reset.txt", serde_json::json!({"link": link, "minutes": minutes}));
     let (id, email) = target.as_ref().map_or((String::new(), String::new()), |(u, e)| (u.id.clone(), e.clone()));
-    let (hash, expires) = (sha256(token.as_bytes()).to_vec(), (now() + app.config.password_reset_ttl) as i64);
+    let (hash, expires, tenant) = (sha256(token.as_bytes()).to_vec(), (now() + app.config.password_reset_ttl) as i64, app.tenant.id);
     // The application's request it came from (checked, so only a sealed request of this
     // browser's is kept): resumed when the new password is set in this browser.
     let resume = params.get("challenge").filter(|c| resumable(&app, &headers, Some(c)).is_some()).map(str::to_string);
@@ -103,10 +102,10 @@ pub async fn forgot(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
         .write(move |sql| {
             crate::mail::keep_if(sql, mail, |sql| {
                 sql.execute(
-                    "INSERT INTO password_resets (token_hash, user_id, expires_at, resume) VALUES (?1, ?2, ?3, ?4)",
-                    crate::params![hash, id.as_str(), expires, resume],
+                    "INSERT INTO password_resets (tenant_id, token_hash, user_id, expires_at, resume) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    crate::params![tenant, hash, id.as_str(), expires, resume],
                 )?;
-                crate::mail::enqueue(sql, &email, &subject, sealed)
+                crate::mail::enqueue(sql, tenant, &email, &subject, sealed)
             })
         })
         .await;
@@ -132,11 +131,16 @@ struct Link {
 }
 
 /// The link a reset token is, if it is good (unused, unexpired).
-async fn token_user(app: &App, token: &str) -> Result<Option<Link>, crate::db::StoreError> {
-    let (hash, t) = (sha256(token.as_bytes()).to_vec(), now() as i64);
+async fn token_user(app: &Issuer, token: &str) -> Result<Option<Link>, crate::db::StoreError> {
+    let (hash, t, tenant) = (sha256(token.as_bytes()).to_vec(), now() as i64, app.tenant.id);
     let row = app
         .db
-        .read(move |sql| sql.query_opt("SELECT user_id, resume FROM password_resets WHERE token_hash = ?1 AND used_at IS NULL AND expires_at > ?2", crate::params![hash, t]))
+        .read(move |sql| {
+            sql.query_opt(
+                "SELECT user_id, resume FROM password_resets WHERE tenant_id = ?1 AND token_hash = ?2 AND used_at IS NULL AND expires_at > ?3",
+                crate::params![tenant, hash, t],
+            )
+        })
         .await?;
     row.map(|r| Ok(Link { user_id: r.text(0)?, resume: r.opt_text(1)? })).transpose()
 }
@@ -180,7 +184,7 @@ pub async fn reset(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, head
     let token = params.get("token").unwrap_or_default().to_string();
     let (new, confirm) = (params.get("new_password").unwrap_or_default(), params.get("confirm_password").unwrap_or_default());
     let (user, resume) = match token_user(&app, &token).await {
-        Ok(Some(link)) => (app.registry.user(&link.user_id), link.resume),
+        Ok(Some(link)) => (app.registry().user(&link.user_id), link.resume),
         Ok(None) => (None, None),
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };
@@ -199,16 +203,20 @@ pub async fn reset(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, head
     };
     // The link spent and the password set in one transaction: of two uses racing, one wins;
     // an error leaves the old password and the link working.
-    let (hash, t, id) = (sha256(token.as_bytes()).to_vec(), now() as i64, user.id.clone());
+    let (hash, t, id, tenant) = (sha256(token.as_bytes()).to_vec(), now() as i64, user.id.clone(), app.tenant.id);
     let cutoff = updated.tokens_cutoff;
     let spend = move |sql: &mut dyn crate::db::Sql| {
-        if sql.execute("UPDATE password_resets SET used_at = ?1 WHERE token_hash = ?2 AND used_at IS NULL AND expires_at > ?1", crate::params![t, hash])? != 1 {
+        if sql.execute(
+            "UPDATE password_resets SET used_at = ?1 WHERE tenant_id = ?2 AND token_hash = ?3 AND used_at IS NULL AND expires_at > ?1",
+            crate::params![t, tenant, hash],
+        )? != 1
+        {
             return Ok(false);
         }
-        spend_links(sql, &id)?;
+        spend_links(sql, tenant, &id)?;
         Ok(true)
     };
-    match app.registry.save_user_if(updated, spend).await {
+    match app.registry().save_user_if(updated, spend).await {
         Ok(true) => {}
         Ok(false) => return error_page(StatusCode::BAD_REQUEST, "err-reset-link"),
         Err(e) => return crate::endpoints::authorize::unavailable(e),
@@ -236,7 +244,10 @@ pub async fn reset(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, head
 
 /// Spend every outstanding reset link of `user_id`: in the transaction of any new password,
 /// so that no link sent before it (to a mailbox someone else may read) sets another.
-pub(crate) fn spend_links(sql: &mut dyn crate::db::Sql, user_id: &str) -> crate::db::StoreResult<u64> {
+pub(crate) fn spend_links(sql: &mut dyn crate::db::Sql, tenant: TenantId, user_id: &str) -> crate::db::StoreResult<u64> {
     let t = now() as i64;
-    sql.execute("UPDATE password_resets SET used_at = ?1 WHERE user_id = ?2 AND used_at IS NULL", crate::params![t, user_id])
+    sql.execute(
+        "UPDATE password_resets SET used_at = ?1 WHERE tenant_id = ?2 AND user_id = ?3 AND used_at IS NULL",
+        crate::params![t, tenant, user_id],
+    )
 }

@@ -243,8 +243,8 @@ async fn handle_register(app: &Issuer, address: &str, headers: &HeaderMap, body:
             return Err(OAuthError::invalid_token("registration needs an initial access token").with_challenge(Challenge::BearerBare))
         }
         Some(t) => {
-            let t = t.clone();
-            if !app.db.read(move |sql| crate::registry::initial_access::usable(sql, &t)).await? {
+            let (tenant, t) = (app.tenant.id, t.clone());
+            if !app.db.read(move |sql| crate::registry::initial_access::usable(sql, tenant, &t)).await? {
                 return Err(bad_token());
             }
         }
@@ -266,7 +266,7 @@ async fn handle_register(app: &Issuer, address: &str, headers: &HeaderMap, body:
     super::operations::check_algs(app, &client)?;
     super::admin::check_remote_uris(app, &client).await?;
     let registration_token = client.issue_registration_token();
-    match app.registry.register_client(client.clone(), initial_token, app.config.registration_max_clients).await? {
+    match app.registry().register_client(client.clone(), initial_token, app.config.registration_max_clients).await? {
         Registered::Saved => {}
         Registered::BadToken => return Err(bad_token()),
         Registered::Full => return Err(OAuthError::temporarily_unavailable("no more clients can register here")),
@@ -282,9 +282,9 @@ async fn handle_register(app: &Issuer, address: &str, headers: &HeaderMap, body:
 pub async fn expire_unused_clients(app: &App) {
     match app.registry.expire_unused_clients(app.config.registration_unused_client_ttl).await {
         Ok(ids) => {
-            for id in ids {
+            for (tenant, id) in ids {
                 let detail = json!({"reason": "unused", "ttl": app.config.registration_unused_client_ttl});
-                app.audit.record(AuditEvent::new("client_expired").client(&id).detail(detail)).await;
+                app.audit.record(AuditEvent::new("client_expired").tenant(tenant).client(&id).detail(detail)).await;
             }
         }
         Err(e) => tracing::warn!(error = %e, "cannot expire unused registered clients"),
@@ -292,10 +292,10 @@ pub async fn expire_unused_clients(app: &App) {
 }
 
 /// The client the registration access token is for, if it is that client's.
-fn authorized(app: &App, headers: &HeaderMap, client_id: &str) -> Result<(std::sync::Arc<Client>, String), OAuthError> {
+fn authorized(app: &Issuer, headers: &HeaderMap, client_id: &str) -> Result<(std::sync::Arc<Client>, String), OAuthError> {
     let token = bearer(headers).ok_or_else(|| OAuthError::invalid_token("a registration access token is required").with_challenge(Challenge::BearerBare))?;
     // An unknown client and a wrong token look the same.
-    let client = app.registry.client(client_id).filter(|c| c.check_registration_token(token)).ok_or_else(|| invalid_token("invalid registration access token"))?;
+    let client = app.registry().client(client_id).filter(|c| c.check_registration_token(token)).ok_or_else(|| invalid_token("invalid registration access token"))?;
     Ok((client, token.to_string()))
 }
 
@@ -326,7 +326,7 @@ async fn update(app: Issuer, headers: HeaderMap, Path(client_id): Path<String>, 
         if let Some(uri) = &existing.meta.jwks_uri {
             app.client_keys.forget(uri);
         }
-        app.registry.save_client(client.clone()).await?;
+        app.registry().save_client(client.clone()).await?;
         Ok(no_store(StatusCode::OK, information(&app, &client, secret, &token)))
     }
     .await;
@@ -336,7 +336,7 @@ async fn update(app: Issuer, headers: HeaderMap, Path(client_id): Path<String>, 
 async fn delete(app: Issuer, headers: HeaderMap, Path(client_id): Path<String>) -> Response {
     let result = async {
         let (client, _) = authorized(&app, &headers, &client_id)?;
-        app.registry.delete_client(client.id()).await?;
+        app.registry().delete_client(client.id()).await?;
         app.audit.record(AuditEvent::new("client_unregistered").client(client.id())).await;
         let mut res = StatusCode::NO_CONTENT.into_response();
         res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

@@ -54,7 +54,7 @@ pub async fn ask(app: &Issuer, headers: &HeaderMap, pending: &Pending, error: Op
     let Some(browser) = cookies::get(headers, cookies::BROWSER) else {
         return error_page(StatusCode::BAD_REQUEST, EXPIRED);
     };
-    let kinds: Vec<String> = match factors::list(&app.db, &pending.user_id).await {
+    let kinds: Vec<String> = match factors::list(&app.db, app.tenant.id, &pending.user_id).await {
         Ok(list) => list.into_iter().map(|f| f.kind).collect(),
         Err(e) => return super::authorize::unavailable(e),
     };
@@ -86,7 +86,7 @@ pub async fn verify(
     let Ok(pending) = app.tenant.sealer.open::<Pending>(KIND, browser, sealed) else {
         return error_page(StatusCode::BAD_REQUEST, EXPIRED);
     };
-    let Some(user) = app.registry.user(&pending.user_id).filter(|u| !u.disabled) else {
+    let Some(user) = app.registry().user(&pending.user_id).filter(|u| !u.disabled) else {
         return error_page(StatusCode::BAD_REQUEST, EXPIRED);
     };
     let address = client_address(&app, &headers, peer);
@@ -116,7 +116,7 @@ pub async fn verify(
             }
         }
         None if required_level(&app, &pending.req) >= Level::Passkey => Ok(None),
-        None => factors::verify(&app.db, app.vault(), &user.id, params.get("code").unwrap_or_default(), now()).await,
+        None => factors::verify(&app.db, app.vault(), app.tenant.id, &user.id, params.get("code").unwrap_or_default(), now()).await,
     };
     match checked {
         Err(e) => {
@@ -152,8 +152,8 @@ async fn codes_locked(app: &Issuer, user: &crate::registry::User, address: &str)
         (Some(mailer), Some(email)) => {
             let values = serde_json::json!({"username": user.username, "minutes": window.div_ceil(60).to_string()});
             let (subject, sealed) = crate::mail::compose(app, &crate::mail::language_of(app, user), "mail-factor-locked-subject", "mail_factor_locked.txt", values);
-            let to = email.to_string();
-            match app.db.write(move |sql| crate::mail::enqueue(sql, &to, &subject, sealed)).await {
+            let (to, tenant) = (email.to_string(), app.tenant.id);
+            match app.db.write(move |sql| crate::mail::enqueue(sql, tenant, &to, &subject, sealed)).await {
                 Ok(()) => {
                     mailer.wake.notify_one();
                     true

@@ -145,8 +145,8 @@ pub async fn submit(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
     }
     // Both names looked up, and the password hashed, whatever the answer: the same work
     // whether or not they are taken.
-    let name_taken = app.registry.user_by_login(&username).is_some();
-    let owner = email.as_deref().and_then(|e| app.registry.user_by_login(e));
+    let name_taken = app.registry().user_by_login(&username).is_some();
+    let owner = email.as_deref().and_then(|e| app.registry().user_by_login(e));
     // The account keeps the language it signed up in (its later mail, such as a reset, is in
     // it too), when the browser asked for one we have.
     if let Some(asked) = app.tenant.ui.asked_language(None, headers.get(axum::http::header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok())) {
@@ -167,7 +167,7 @@ pub async fn submit(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
         if owner.is_some() {
             return again(Msg::new("profile-email-taken"), StatusCode::CONFLICT);
         }
-        return match app.registry.save_user(user.clone()).await {
+        return match app.registry().save_user(user.clone()).await {
             Ok(()) => {
                 app.audit.record(AuditEvent::new("user_created").user(&user.id).address(&address).detail(serde_json::json!({"by": "signup"}))).await;
                 match resume {
@@ -212,6 +212,7 @@ pub async fn submit(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
     let (name, hashed, pending_to) = (user.username.clone(), user.password_hash.clone(), email.clone());
     let resume = resume.map(|(c, _)| c);
     let keep_pending = owner.is_none() && mail_allowed;
+    let tenant = app.tenant.id;
     let written = app
         .db
         .write(move |sql| {
@@ -231,12 +232,12 @@ pub async fn submit(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
                     0
                 };
                 sql.execute(
-                    "INSERT INTO pending_signups (token_hash, username, email, password_hash, claims, created_at, expires_at, resume) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                    crate::params![hash, name.as_str(), pending_to.as_str(), hashed.as_str(), pending_claims.as_str(), t, expires, resume],
+                    "INSERT INTO pending_signups (tenant_id, token_hash, username, email, password_hash, claims, created_at, expires_at, resume) VALUES (?9, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    crate::params![hash, name.as_str(), pending_to.as_str(), hashed.as_str(), pending_claims.as_str(), t, expires, resume, tenant],
                 )?;
                 Ok(evicted)
             })?;
-            crate::mail::keep_if(sql, mail_allowed, |sql| crate::mail::enqueue(sql, &recipient, &subject, sealed))?;
+            crate::mail::keep_if(sql, mail_allowed, |sql| crate::mail::enqueue(sql, tenant, &recipient, &subject, sealed))?;
             Ok(if keep_pending { evicted } else { 0 })
         })
         .await;
@@ -265,11 +266,16 @@ struct Pending {
     resume: Option<String>,
 }
 
-async fn pending(app: &App, token: &str) -> Result<Option<Pending>, crate::db::StoreError> {
-    let (hash, t) = (sha256(token.as_bytes()).to_vec(), now() as i64);
+async fn pending(app: &Issuer, token: &str) -> Result<Option<Pending>, crate::db::StoreError> {
+    let (hash, t, tenant) = (sha256(token.as_bytes()).to_vec(), now() as i64, app.tenant.id);
     let row = app
         .db
-        .read(move |sql| sql.query_opt("SELECT username, password_hash, claims, resume FROM pending_signups WHERE token_hash = ?1 AND expires_at > ?2", crate::params![hash, t]))
+        .read(move |sql| {
+            sql.query_opt(
+                "SELECT username, password_hash, claims, resume FROM pending_signups WHERE tenant_id = ?1 AND token_hash = ?2 AND expires_at > ?3",
+                crate::params![tenant, hash, t],
+            )
+        })
         .await?;
     Ok(row.and_then(|r| {
         let (Ok(username), Ok(password_hash), Ok(claims)) = (r.text(0), r.text(1), r.text(2)) else { return None };
@@ -280,12 +286,12 @@ async fn pending(app: &App, token: &str) -> Result<Option<Pending>, crate::db::S
 /// What stands in the way of a pending sign-up now (told only to whoever holds its link,
 /// i.e. proved the address): the address became an account's (a page saying so), or the
 /// username was taken (the confirmation page asks for another).
-fn obstacle(app: &App, headers: &HeaderMap, token: &str, p: &Pending) -> Option<Response> {
+fn obstacle(app: &Issuer, headers: &HeaderMap, token: &str, p: &Pending) -> Option<Response> {
     let email = p.claims.get("email").and_then(Value::as_str).unwrap_or_default();
-    if app.registry.user_by_login(email).is_some() {
+    if app.registry().user_by_login(email).is_some() {
         return Some(error_page(StatusCode::CONFLICT, "err-signup-email-taken"));
     }
-    app.registry.user_by_login(&p.username).is_some().then(|| choose_page(app, headers, token, &p.username, Msg::new("signup-verify-username-taken").arg("username", p.username.clone())))
+    app.registry().user_by_login(&p.username).is_some().then(|| choose_page(app, headers, token, &p.username, Msg::new("signup-verify-username-taken").arg("username", p.username.clone())))
 }
 
 /// The confirmation page asking for another username (and the sign-up's password, which
@@ -362,9 +368,11 @@ pub async fn verify(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
     let user = crate::registry::User { id: random_token()[..22].to_string(), username: p.username.clone(), password_hash: p.password_hash.clone(), claims: p.claims.clone(), ..placeholder() };
     // The pending row taken out and the user made in one transaction: of two confirmations
     // racing, one makes the account; an error leaves the sign-up pending, its link working.
-    let (hash, t) = (sha256(token.as_bytes()).to_vec(), now() as i64);
-    let spend = move |sql: &mut dyn crate::db::Sql| Ok(sql.execute("DELETE FROM pending_signups WHERE token_hash = ?1 AND expires_at > ?2", crate::params![hash, t])? == 1);
-    match app.registry.save_user_if(user.clone(), spend).await {
+    let (hash, t, tenant) = (sha256(token.as_bytes()).to_vec(), now() as i64, app.tenant.id);
+    let spend = move |sql: &mut dyn crate::db::Sql| {
+        Ok(sql.execute("DELETE FROM pending_signups WHERE tenant_id = ?1 AND token_hash = ?2 AND expires_at > ?3", crate::params![tenant, hash, t])? == 1)
+    };
+    match app.registry().save_user_if(user.clone(), spend).await {
         Ok(false) => error_page(StatusCode::BAD_REQUEST, "err-signup-link"),
         Ok(true) => {
             app.audit.record(AuditEvent::new("user_created").user(&user.id).address(&address).detail(serde_json::json!({"by": "signup", "email_verified": true}))).await;
@@ -381,5 +389,5 @@ pub async fn verify(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
 
 /// A user with nothing in it yet.
 fn placeholder() -> crate::registry::User {
-    crate::registry::User { id: String::new(), username: String::new(), password_hash: String::new(), claims: Map::new(), disabled: false, updated_at: now(), roles: Vec::new(), tokens_cutoff: 0 }
+    crate::registry::User { tenant: Default::default(), id: String::new(), username: String::new(), password_hash: String::new(), claims: Map::new(), disabled: false, updated_at: now(), roles: Vec::new(), tokens_cutoff: 0 }
 }

@@ -5,7 +5,7 @@
 //! admin token; the server refuses to start with it on a non-localhost issuer unless
 //! `AUTHRIM_FORCE_TEST_ENDPOINTS=true` (config.rs).
 
-use crate::app::{App, AppState};
+use crate::app::AppState;
 use crate::error::OAuthError;
 use crate::http::params::Body;
 use crate::registry::{clients, users, ClientInput, User};
@@ -95,7 +95,7 @@ async fn bulk_clients(app: Issuer, Body(body): Body) -> TestResult {
         input.client_id = Some(format!("{}-{i}", req.prefix));
         let (client, secret) = clients::new_client(input, app.vault()).map_err(|e| OAuthError::invalid_request(e).code_as("invalid_client_metadata"))?;
         out.push(json!({"client_id": client.id(), "client_secret": secret}));
-        app.registry.save_client(client).await?;
+        app.registry().save_client(client).await?;
     }
     Ok(Json(json!({ "clients": out })).into_response())
 }
@@ -124,8 +124,9 @@ async fn bulk_users(app: Issuer, Body(body): Body) -> TestResult {
     let users: Vec<User> = (0..n)
         .map(|i| {
             let username = format!("{}-{i}", req.prefix);
-            let existing = app.registry.user_by_login(&username);
+            let existing = app.registry().user_by_login(&username);
             User {
+                tenant: app.tenant.id,
                 id: existing.map(|u| u.id.clone()).unwrap_or_else(|| random_token()[..22].to_string()),
                 username,
                 password_hash: hash.clone(),
@@ -140,7 +141,7 @@ async fn bulk_users(app: Issuer, Body(body): Body) -> TestResult {
         .collect();
     let out = all_at_once(&app, users, |app, user: User| async move {
         let v = json!({"id": user.id, "username": user.username});
-        app.registry.save_user(user).await?;
+        app.registry().save_user(user).await?;
         Ok(v)
     })
     .await?;
@@ -179,7 +180,7 @@ async fn bulk_sessions(app: Issuer, Body(body): Body) -> TestResult {
             let session = Session::new(&uid, random_token(), now(), vec!["pwd".into()], ACR_PASSWORD);
             let cookie = app.stores.sessions.create(app.tenant.id, session, app.config.session_ttl).await?;
             if let Some(c) = &consent {
-                app.registry.remember_consent(&uid, c, &scope).await?;
+                app.registry().remember_consent(&uid, c, &scope).await?;
             }
             Ok(json!({"user_id": uid, "cookie": cookie}))
         }
@@ -188,12 +189,12 @@ async fn bulk_sessions(app: Issuer, Body(body): Body) -> TestResult {
     Ok(Json(json!({ "sessions": out })).into_response())
 }
 
-fn user(app: &App, id: &str) -> Result<std::sync::Arc<User>, OAuthError> {
-    app.registry.user(id).ok_or_else(|| OAuthError::invalid_request(format!("no user {id:?}")))
+fn user(app: &Issuer, id: &str) -> Result<std::sync::Arc<User>, OAuthError> {
+    app.registry().user(id).ok_or_else(|| OAuthError::invalid_request(format!("no user {id:?}")))
 }
 
-fn client(app: &App, id: &str) -> Result<std::sync::Arc<clients::Client>, OAuthError> {
-    app.registry.client(id).ok_or_else(|| OAuthError::invalid_request(format!("no client {id:?}")))
+fn client(app: &Issuer, id: &str) -> Result<std::sync::Arc<clients::Client>, OAuthError> {
+    app.registry().client(id).ok_or_else(|| OAuthError::invalid_request(format!("no client {id:?}")))
 }
 
 #[derive(Deserialize)]

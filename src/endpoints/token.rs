@@ -69,7 +69,7 @@ async fn handle(
     // (`registration_unused_client_ttl`). Counted here and not at /authorize: every flow
     // ends here, while a request at /authorize costs nothing and would let whoever floods
     // registration keep its clients alive.
-    app.registry.note_client_used(&client).await;
+    app.registry().note_client_used(&client).await;
     let mut res = Json(tokens).into_response();
     res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     res.headers_mut().insert(header::PRAGMA, HeaderValue::from_static("no-cache"));

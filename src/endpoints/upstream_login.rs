@@ -11,7 +11,6 @@
 
 use super::authorize::{unavailable, AuthorizationRequest};
 use super::interaction::{after_first_factor, client_address, take_state};
-use crate::app::App;
 use crate::audit::AuditEvent;
 use crate::config::upstreams::IdentityProvider;
 use crate::error::OAuthError;
@@ -156,14 +155,14 @@ fn domain_allowed(p: &IdentityProvider, id: &Identity) -> bool {
 
 /// The user this identity signs in as: linked before; else (if allowed) the user with the
 /// same verified e-mail; else (if allowed) a new user.
-async fn user_for(app: &App, p: &IdentityProvider, id: &Identity) -> Result<Arc<User>, Response> {
+async fn user_for(app: &Issuer, p: &IdentityProvider, id: &Identity) -> Result<Arc<User>, Response> {
     let live = |u: Arc<User>| if u.disabled { Err(error_page(StatusCode::FORBIDDEN, "err-upstream-disabled")) } else { Ok(u) };
-    match links::find(&app.db, &p.id, &id.subject).await {
+    match links::find(&app.db, app.tenant.id, &p.id, &id.subject).await {
         Err(e) => return Err(unavailable(e)),
-        Ok(Some(uid)) => return app.registry.user(&uid).ok_or_else(|| error_page(StatusCode::FORBIDDEN, "err-upstream-disabled")).and_then(live),
+        Ok(Some(uid)) => return app.registry().user(&uid).ok_or_else(|| error_page(StatusCode::FORBIDDEN, "err-upstream-disabled")).and_then(live),
         Ok(None) => {}
     }
-    let same_email = id.email().and_then(|e| app.registry.user_by_login(e)).filter(|u| u.email().zip(id.email()).is_some_and(|(a, b)| a.eq_ignore_ascii_case(b)));
+    let same_email = id.email().and_then(|e| app.registry().user_by_login(e)).filter(|u| u.email().zip(id.email()).is_some_and(|(a, b)| a.eq_ignore_ascii_case(b)));
     if let Some(existing) = same_email {
         let verified_here = existing.claims.get("email_verified") == Some(&Value::Bool(true));
         if !(p.link_by_email && id.email_verified() && verified_here) {
@@ -171,7 +170,7 @@ async fn user_for(app: &App, p: &IdentityProvider, id: &Identity) -> Result<Arc<
             // themselves and links from the account page; no second account with their e-mail.
             return Err(error_page(StatusCode::CONFLICT, Msg::new("err-upstream-email-taken").arg("name", p.name.clone())));
         }
-        return match links::link(&app.db, &p.id, &id.subject, &existing.id, id.email()).await {
+        return match links::link(&app.db, app.tenant.id, &p.id, &id.subject, &existing.id, id.email()).await {
             Ok(Linking::Linked) => {
                 app.audit.record(AuditEvent::new("identity_linked").user(&existing.id).detail(json!({"provider": p.id, "by": "email"}))).await;
                 live(existing)
@@ -188,10 +187,10 @@ async fn user_for(app: &App, p: &IdentityProvider, id: &Identity) -> Result<Arc<
 
 /// A new user for a first sign-in: a free login name from what the provider says, no usable
 /// password (a random one nobody knows), its claims, the identity linked.
-async fn provision(app: &App, p: &IdentityProvider, id: &Identity) -> Result<Arc<User>, Response> {
+async fn provision(app: &Issuer, p: &IdentityProvider, id: &Identity) -> Result<Arc<User>, Response> {
     let fallback = format!("{}-{}", p.id, id.subject);
     let wanted = [id.claims.get("preferred_username").and_then(Value::as_str), id.email(), Some(fallback.as_str())];
-    let Some(username) = wanted.into_iter().flatten().map(|n| n.trim().to_string()).find(|n| !n.is_empty() && n.len() <= 256 && app.registry.user_by_login(n).is_none()) else {
+    let Some(username) = wanted.into_iter().flatten().map(|n| n.trim().to_string()).find(|n| !n.is_empty() && n.len() <= 256 && app.registry().user_by_login(n).is_none()) else {
         return Err(error_page(StatusCode::CONFLICT, Msg::new("err-upstream-email-taken").arg("name", p.name.clone())));
     };
     let mut claims = id.claims.clone();
@@ -201,22 +200,22 @@ async fn provision(app: &App, p: &IdentityProvider, id: &Identity) -> Result<Arc
         Ok(Ok(u)) => u,
         _ => return Err(error_page(StatusCode::BAD_GATEWAY, Msg::new("err-upstream-refused").arg("name", p.name.clone()).detail("the provider's claims do not make a user"))),
     };
-    match app.registry.save_user(user.clone()).await {
+    match app.registry().save_user(user.clone()).await {
         Ok(()) => {}
         Err(crate::db::StoreError::Conflict(_)) => return Err(error_page(StatusCode::CONFLICT, Msg::new("err-upstream-email-taken").arg("name", p.name.clone()))),
         Err(e) => return Err(unavailable(e)),
     }
-    match links::link(&app.db, &p.id, &id.subject, &user.id, id.email()).await {
+    match links::link(&app.db, app.tenant.id, &p.id, &id.subject, &user.id, id.email()).await {
         Ok(Linking::Linked) => {}
         // The same person's other sign-in linked first: that user stands, this one goes.
         Ok(_) => {
-            let _ = app.registry.delete_user(&user.id).await;
+            let _ = app.registry().delete_user(&user.id).await;
             return Box::pin(user_for(app, p, id)).await;
         }
         Err(e) => return Err(unavailable(e)),
     }
     app.audit.record(AuditEvent::new("user_created").user(&user.id).detail(json!({"by": "upstream", "provider": p.id}))).await;
-    app.registry.user(&user.id).ok_or_else(|| error_page(StatusCode::SERVICE_UNAVAILABLE, "err-busy"))
+    app.registry().user(&user.id).ok_or_else(|| error_page(StatusCode::SERVICE_UNAVAILABLE, "err-busy"))
 }
 
 /// From the account page: the signed-in user (the one who started, in the same session)
@@ -226,7 +225,7 @@ async fn link_to_signed_in(app: &Issuer, headers: &HeaderMap, p: &IdentityProvid
     if !me.as_ref().is_some_and(|m| m.user.id == user_id && m.session.sid == sid) {
         return error_page(StatusCode::BAD_REQUEST, "err-upstream-state");
     }
-    match links::link(&app.db, &p.id, &id.subject, user_id, id.email()).await {
+    match links::link(&app.db, app.tenant.id, &p.id, &id.subject, user_id, id.email()).await {
         Ok(Linking::Linked) => {
             app.audit.record(AuditEvent::new("identity_linked").user(user_id).detail(json!({"provider": p.id, "by": "user"}))).await;
             crate::endpoints::first_party::see_other(app.base(), "/account?done=linked")

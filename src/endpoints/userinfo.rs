@@ -101,7 +101,7 @@ async fn handle(
     }
     let user = claims
         .subject_id(app)
-        .and_then(|id| app.registry.user(&id))
+        .and_then(|id| app.registry().user(&id))
         .filter(|u| u.accepts_tokens_from(claims.iat))
         .ok_or_else(|| OAuthError::invalid_token("the user of this token no longer exists"))?;
 

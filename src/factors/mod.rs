@@ -10,6 +10,7 @@ pub mod passkey;
 pub mod recovery;
 pub mod totp;
 
+use crate::tenant::TenantId;
 use crate::db::{Database, StoreResult};
 use serde::Serialize;
 
@@ -100,12 +101,12 @@ impl Proof {
     }
 }
 
-pub async fn list(db: &Database, user_id: &str) -> StoreResult<Vec<FactorInfo>> {
+pub async fn list(db: &Database, tenant: TenantId, user_id: &str) -> StoreResult<Vec<FactorInfo>> {
     let user = user_id.to_string();
     db.read(move |sql| {
         let rows = sql.query(
-            "SELECT id, kind, name, created_at, last_used_at FROM user_factors WHERE user_id = ?1 ORDER BY created_at",
-            crate::params![user.as_str()],
+            "SELECT id, kind, name, created_at, last_used_at FROM user_factors WHERE tenant_id = ?1 AND user_id = ?2 ORDER BY created_at",
+            crate::params![tenant, user.as_str()],
         )?;
         rows.iter()
             .map(|r| {
@@ -123,13 +124,13 @@ pub async fn list(db: &Database, user_id: &str) -> StoreResult<Vec<FactorInfo>> 
 }
 
 /// Whether the user has a second factor to be asked for.
-pub async fn has_any(db: &Database, user_id: &str) -> StoreResult<bool> {
-    Ok(!list(db, user_id).await?.is_empty())
+pub async fn has_any(db: &Database, tenant: TenantId, user_id: &str) -> StoreResult<bool> {
+    Ok(!list(db, tenant, user_id).await?.is_empty())
 }
 
 /// The best level the user's factors can reach beyond the password.
-pub async fn best_level(db: &Database, user_id: &str) -> StoreResult<Level> {
-    let factors = list(db, user_id).await?;
+pub async fn best_level(db: &Database, tenant: TenantId, user_id: &str) -> StoreResult<Level> {
+    let factors = list(db, tenant, user_id).await?;
     Ok(match () {
         _ if factors.iter().any(|f| f.kind == passkey::KIND) => Level::Passkey,
         _ if !factors.is_empty() => Level::Mfa,
@@ -138,29 +139,29 @@ pub async fn best_level(db: &Database, user_id: &str) -> StoreResult<Level> {
 }
 
 /// Remove one factor of the user; whether it existed.
-pub async fn remove(db: &Database, user_id: &str, factor_id: &str) -> StoreResult<bool> {
+pub async fn remove(db: &Database, tenant: TenantId, user_id: &str, factor_id: &str) -> StoreResult<bool> {
     let (user, id) = (user_id.to_string(), factor_id.to_string());
-    db.write(move |sql| sql.execute("DELETE FROM user_factors WHERE user_id = ?1 AND id = ?2", crate::params![user.as_str(), id.as_str()]))
+    db.write(move |sql| sql.execute("DELETE FROM user_factors WHERE tenant_id = ?1 AND user_id = ?2 AND id = ?3", crate::params![tenant, user.as_str(), id.as_str()]))
         .await
         .map(|n| n == 1)
 }
 
 /// Remove every factor and recovery code of a user (an operator's reset); how many factors.
-pub async fn reset(db: &Database, user_id: &str) -> StoreResult<u64> {
+pub async fn reset(db: &Database, tenant: TenantId, user_id: &str) -> StoreResult<u64> {
     let user = user_id.to_string();
     db.write(move |sql| {
-        let n = sql.execute("DELETE FROM user_factors WHERE user_id = ?1", crate::params![user.as_str()])?;
-        sql.execute("DELETE FROM recovery_codes WHERE user_id = ?1", crate::params![user.as_str()])?;
+        let n = sql.execute("DELETE FROM user_factors WHERE tenant_id = ?1 AND user_id = ?2", crate::params![tenant, user.as_str()])?;
+        sql.execute("DELETE FROM recovery_codes WHERE tenant_id = ?1 AND user_id = ?2", crate::params![tenant, user.as_str()])?;
         Ok(n)
     })
     .await
 }
 
 /// Check `code` against the user's factors: a TOTP code, else a recovery code.
-pub async fn verify(db: &Database, vault: &crate::keys::Vault, user_id: &str, code: &str, now: u64) -> StoreResult<Option<Proof>> {
+pub async fn verify(db: &Database, vault: &crate::keys::Vault, tenant: TenantId, user_id: &str, code: &str, now: u64) -> StoreResult<Option<Proof>> {
     let code: String = code.chars().filter(|c| !c.is_whitespace() && *c != '-').collect();
     if code.len() == totp::DIGITS && code.bytes().all(|b| b.is_ascii_digit()) {
-        return Ok(totp::verify(db, vault, user_id, &code, now).await?.then_some(Proof::Otp));
+        return Ok(totp::verify(db, vault, tenant, user_id, &code, now).await?.then_some(Proof::Otp));
     }
-    Ok(recovery::spend(db, user_id, &code, now).await?.then_some(Proof::Recovery))
+    Ok(recovery::spend(db, tenant, user_id, &code, now).await?.then_some(Proof::Recovery))
 }

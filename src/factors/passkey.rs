@@ -69,6 +69,8 @@ pub struct RegistrationState {
 }
 
 pub struct Passkeys {
+    /// The tenant whose relying party this is: its users' passkeys only.
+    tenant: TenantId,
     webauthn: Webauthn,
     handle_key: hmac::Key,
     /// How long a ceremony's state is good for (the pages' `challenge_ttl`).
@@ -117,7 +119,7 @@ fn suggested_issuer(issuer: &Url) -> String {
 
 impl Passkeys {
     /// From the configuration: `None` when passkeys are off.
-    pub fn from_config(config: &crate::config::Config, vault: &Vault) -> anyhow::Result<Option<Self>> {
+    pub fn from_config(config: &crate::config::Config, vault: &Vault, tenant: TenantId) -> anyhow::Result<Option<Self>> {
         if !config.passkeys {
             return Ok(None);
         }
@@ -151,7 +153,10 @@ impl Passkeys {
             builder = builder.append_allowed_origin(o);
         }
         let webauthn = builder.build().map_err(|e| anyhow::anyhow!("passkeys: {e}"))?;
-        Ok(Some(Self { webauthn, handle_key: hmac::Key::new(hmac::HMAC_SHA256, &vault.derive("webauthn user handle")), ttl: config.challenge_ttl }))
+        // Per tenant: two tenants on one host share a relying party id, and an authenticator
+        // keeps one discoverable credential per (relying party, user handle).
+        let handle_key = hmac::Key::new(hmac::HMAC_SHA256, &vault.derive_for(tenant, "webauthn user handle"));
+        Ok(Some(Self { tenant, webauthn, handle_key, ttl: config.challenge_ttl }))
     }
 
     /// The WebAuthn user handle of `user_id`.
@@ -166,10 +171,13 @@ impl Passkeys {
     /// and the state to seal into the page.
     pub async fn start_registration(&self, db: &Database, user: &crate::registry::User) -> StoreResult<(serde_json::Value, RegistrationState)> {
         // The exclusion list needs the ids only, which are stored in the clear: nothing to open.
-        let owner = user.id.clone();
+        let (owner, tenant) = (user.id.clone(), self.tenant);
         let existing: Vec<CredentialID> = db
             .read(move |sql| {
-                let rows = sql.query("SELECT credential_id FROM user_factors WHERE user_id = ?1 AND kind = 'passkey'", crate::params![owner.as_str()])?;
+                let rows = sql.query(
+                    "SELECT credential_id FROM user_factors WHERE tenant_id = ?1 AND user_id = ?2 AND kind = 'passkey'",
+                    crate::params![tenant, owner.as_str()],
+                )?;
                 rows.iter().map(|r| r.text(0)).collect::<StoreResult<Vec<_>>>()
             })
             .await?
@@ -218,16 +226,17 @@ impl Passkeys {
         let (fid, user, name, cred_id, t) = (id.clone(), user_id.to_string(), clean_name(name), b64(passkey.cred_id()), now() as i64);
         // Kept, not judged: attestation is not required (most passkeys send `none`), but an
         // operator who later wants to know what kind of authenticator registered can look.
-        let attestation = answer.response.attestation_object.clone();
+        let (attestation, tenant) = (answer.response.attestation_object.clone(), self.tenant);
         let inserted = db
             .write(move |sql| {
-                // WebAuthn §7.1 step 22: a credential id registered to anyone already is refused.
-                if sql.query_opt("SELECT 1 FROM user_factors WHERE credential_id = ?1", crate::params![cred_id.as_str()])?.is_some() {
+                // WebAuthn §7.1 step 22: a credential id registered to anyone (of the tenant:
+                // the relying party's users) already is refused.
+                if sql.query_opt("SELECT 1 FROM user_factors WHERE tenant_id = ?1 AND credential_id = ?2", crate::params![tenant, cred_id.as_str()])?.is_some() {
                     return Ok(false);
                 }
                 sql.execute(
-                    "INSERT INTO user_factors (id, user_id, kind, name, secret_sealed, last_step, created_at, last_used_at, credential_id, attestation) VALUES (?1, ?2, 'passkey', ?3, ?4, 0, ?5, 0, ?6, ?7)",
-                    crate::params![fid.as_str(), user.as_str(), name.as_str(), sealed, t, cred_id.as_str(), attestation],
+                    "INSERT INTO user_factors (tenant_id, id, user_id, kind, name, secret_sealed, last_step, created_at, last_used_at, credential_id, attestation) VALUES (?8, ?1, ?2, 'passkey', ?3, ?4, 0, ?5, 0, ?6, ?7)",
+                    crate::params![fid.as_str(), user.as_str(), name.as_str(), sealed, t, cred_id.as_str(), attestation, tenant],
                 )
                 .map(|_| true)
             })
@@ -246,7 +255,7 @@ impl Passkeys {
 
     /// Options for a second factor: the user's own passkeys (`None` if they have none).
     pub async fn start_for_user(&self, db: &Database, vault: &Vault, user_id: &str) -> StoreResult<Option<(RequestChallengeResponse, AuthState)>> {
-        let keys: Vec<Passkey> = stored_open(db, vault, user_id).await?.into_iter().map(|(_, p)| p).collect();
+        let keys: Vec<Passkey> = stored_open(db, vault, self.tenant, user_id).await?.into_iter().map(|(_, p)| p).collect();
         if keys.is_empty() {
             return Ok(None);
         }
@@ -270,7 +279,7 @@ impl Passkeys {
         }
         let answer: PublicKeyCredential = serde_json::from_str(credential).map_err(|_| PasskeyError::Refused("not a WebAuthn credential"))?;
         let cred_id = b64(answer.get_credential_id());
-        let Some((factor_id, user_id, mut passkey)) = by_credential_id(db, vault, &cred_id).await? else {
+        let Some((factor_id, user_id, mut passkey)) = by_credential_id(db, vault, self.tenant, &cred_id).await? else {
             return Err(PasskeyError::Refused("no such passkey"));
         };
         let verified = match state.ceremony {
@@ -300,10 +309,13 @@ impl Passkeys {
         // by the verification above (a cloned authenticator). Written before the state is
         // spent: a write that fails (503) leaves the same answer good for a retry.
         let sealed = passkey.update_credential(&result).filter(|changed| *changed).map(|_| vault.seal(&seal_label(&factor_id), &serde_json::to_vec(&passkey).expect("a passkey serialises")));
-        let (fid, t) = (factor_id.clone(), now() as i64);
+        let (fid, t, tenant) = (factor_id.clone(), now() as i64, self.tenant);
         db.write(move |sql| match sealed {
-            Some(s) => sql.execute("UPDATE user_factors SET secret_sealed = ?1, last_used_at = ?2 WHERE id = ?3", crate::params![s, t, fid.as_str()]),
-            None => sql.execute("UPDATE user_factors SET last_used_at = ?1 WHERE id = ?2", crate::params![t, fid.as_str()]),
+            Some(s) => sql.execute(
+                "UPDATE user_factors SET secret_sealed = ?1, last_used_at = ?2 WHERE tenant_id = ?3 AND id = ?4",
+                crate::params![s, t, tenant, fid.as_str()],
+            ),
+            None => sql.execute("UPDATE user_factors SET last_used_at = ?1 WHERE tenant_id = ?2 AND id = ?3", crate::params![t, tenant, fid.as_str()]),
         })
         .await?;
         if !challenges.0.first_use(challenges.1, &format!("webauthn:{}", state.id), state.expires_at).await? {
@@ -324,11 +336,14 @@ fn clean_name(name: &str) -> String {
 }
 
 /// The user's passkeys, opened.
-async fn stored_open(db: &Database, vault: &Vault, user_id: &str) -> StoreResult<Vec<(String, Passkey)>> {
+async fn stored_open(db: &Database, vault: &Vault, tenant: TenantId, user_id: &str) -> StoreResult<Vec<(String, Passkey)>> {
     let user = user_id.to_string();
     let rows = db
         .read(move |sql| {
-            let rows = sql.query("SELECT id, secret_sealed FROM user_factors WHERE user_id = ?1 AND kind = 'passkey'", crate::params![user.as_str()])?;
+            let rows = sql.query(
+                "SELECT id, secret_sealed FROM user_factors WHERE tenant_id = ?1 AND user_id = ?2 AND kind = 'passkey'",
+                crate::params![tenant, user.as_str()],
+            )?;
             rows.iter().map(|r| Ok((r.text(0)?, r.blob(1)?))).collect::<StoreResult<Vec<_>>>()
         })
         .await?;
@@ -336,11 +351,14 @@ async fn stored_open(db: &Database, vault: &Vault, user_id: &str) -> StoreResult
 }
 
 /// The passkey whose credential id is `cred_id` (base64url): (factor id, user id, credential).
-async fn by_credential_id(db: &Database, vault: &Vault, cred_id: &str) -> StoreResult<Option<(String, String, Passkey)>> {
+async fn by_credential_id(db: &Database, vault: &Vault, tenant: TenantId, cred_id: &str) -> StoreResult<Option<(String, String, Passkey)>> {
     let cred = cred_id.to_string();
     let row = db
         .read(move |sql| {
-            sql.query_opt("SELECT id, user_id, secret_sealed FROM user_factors WHERE credential_id = ?1 AND kind = 'passkey'", crate::params![cred.as_str()])?
+            sql.query_opt(
+                "SELECT id, user_id, secret_sealed FROM user_factors WHERE tenant_id = ?1 AND credential_id = ?2 AND kind = 'passkey'",
+                crate::params![tenant, cred.as_str()],
+            )?
                 .map(|r| Ok((r.text(0)?, r.text(1)?, r.blob(2)?)))
                 .transpose()
         })
@@ -381,11 +399,11 @@ mod off_tests {
     fn an_ip_issuer_turns_passkeys_off_without_asking_webauthn() {
         let config = crate::config::Config { issuer: "http://127.0.0.1:8080".into(), ..Default::default() };
         let vault = Vault::from_key([7; 32]);
-        assert!(Passkeys::from_config(&config, &vault).unwrap().is_none());
+        assert!(Passkeys::from_config(&config, &vault, TenantId::DEFAULT).unwrap().is_none());
         let config = crate::config::Config { issuer: "http://localhost:8080".into(), ..Default::default() };
-        assert!(Passkeys::from_config(&config, &vault).unwrap().is_some());
+        assert!(Passkeys::from_config(&config, &vault, TenantId::DEFAULT).unwrap().is_some());
         // An explicit IP relying-party id is a mistake to refuse, in our words.
         let config = crate::config::Config { webauthn_rp_id: Some("127.0.0.1".into()), ..Default::default() };
-        assert!(Passkeys::from_config(&config, &vault).err().unwrap().to_string().contains("IP address"));
+        assert!(Passkeys::from_config(&config, &vault, TenantId::DEFAULT).err().unwrap().to_string().contains("IP address"));
     }
 }

@@ -2,6 +2,7 @@
 //! carry 50 random bits each, so a fast hash is enough and a slow one would add nothing), each
 //! spent by one conditional update. Making a new set replaces the old one.
 
+use crate::tenant::TenantId;
 use crate::db::{Database, StoreResult};
 use crate::util::{random_bytes, secret_hash};
 
@@ -20,14 +21,17 @@ fn new_code() -> String {
 }
 
 /// Replace the user's recovery codes with a new set; returns the codes (shown once).
-pub async fn regenerate(db: &Database, user_id: &str) -> StoreResult<Vec<String>> {
+pub async fn regenerate(db: &Database, tenant: TenantId, user_id: &str) -> StoreResult<Vec<String>> {
     let codes: Vec<String> = (0..COUNT).map(|_| new_code()).collect();
     let hashes: Vec<[u8; 32]> = codes.iter().map(|c| secret_hash(&normalise(c))).collect();
     let user = user_id.to_string();
     db.write(move |sql| {
-        sql.execute("DELETE FROM recovery_codes WHERE user_id = ?1", crate::params![user.as_str()])?;
+        sql.execute("DELETE FROM recovery_codes WHERE tenant_id = ?1 AND user_id = ?2", crate::params![tenant, user.as_str()])?;
         for h in hashes {
-            sql.execute("INSERT INTO recovery_codes (user_id, code_hash, used_at) VALUES (?1, ?2, NULL)", crate::params![user.as_str(), h.to_vec()])?;
+            sql.execute(
+                "INSERT INTO recovery_codes (tenant_id, user_id, code_hash, used_at) VALUES (?1, ?2, ?3, NULL)",
+                crate::params![tenant, user.as_str(), h.to_vec()],
+            )?;
         }
         Ok(())
     })
@@ -36,7 +40,7 @@ pub async fn regenerate(db: &Database, user_id: &str) -> StoreResult<Vec<String>
 }
 
 /// Spend `code` if it is one of the user's unused recovery codes.
-pub async fn spend(db: &Database, user_id: &str, code: &str, t: u64) -> StoreResult<bool> {
+pub async fn spend(db: &Database, tenant: TenantId, user_id: &str, code: &str, t: u64) -> StoreResult<bool> {
     let code = normalise(code);
     if code.len() != 10 {
         return Ok(false);
@@ -45,8 +49,8 @@ pub async fn spend(db: &Database, user_id: &str, code: &str, t: u64) -> StoreRes
     let n = db
         .write(move |sql| {
             sql.execute(
-                "UPDATE recovery_codes SET used_at = ?1 WHERE user_id = ?2 AND code_hash = ?3 AND used_at IS NULL",
-                crate::params![t as i64, user.as_str(), hash],
+                "UPDATE recovery_codes SET used_at = ?1 WHERE tenant_id = ?4 AND user_id = ?2 AND code_hash = ?3 AND used_at IS NULL",
+                crate::params![t as i64, user.as_str(), hash, tenant],
             )
         })
         .await?;
@@ -54,10 +58,13 @@ pub async fn spend(db: &Database, user_id: &str, code: &str, t: u64) -> StoreRes
 }
 
 /// Unused recovery codes left.
-pub async fn remaining(db: &Database, user_id: &str) -> StoreResult<usize> {
+pub async fn remaining(db: &Database, tenant: TenantId, user_id: &str) -> StoreResult<usize> {
     let user = user_id.to_string();
     db.read(move |sql| {
-        let rows = sql.query("SELECT COUNT(*) FROM recovery_codes WHERE user_id = ?1 AND used_at IS NULL", crate::params![user.as_str()])?;
+        let rows = sql.query(
+            "SELECT COUNT(*) FROM recovery_codes WHERE tenant_id = ?1 AND user_id = ?2 AND used_at IS NULL",
+            crate::params![tenant, user.as_str()],
+        )?;
         Ok(rows.first().map(|r| r.i64(0)).transpose()?.unwrap_or(0) as usize)
     })
     .await

@@ -4,6 +4,7 @@
 //! code is accepted only for a later step (one conditional update), so a code seen over a
 //! shoulder or replayed within its window does not sign anyone in again.
 
+use crate::tenant::TenantId;
 use crate::db::{Database, StoreResult};
 use crate::keys::Vault;
 use crate::util::{ct_eq, now, random_bytes, random_token};
@@ -24,9 +25,9 @@ fn totp(secret: Vec<u8>) -> Option<TOTP> {
 
 /// A new TOTP factor for the user, stored; returns its id, the secret in base32 and the
 /// `otpauth://` URI an authenticator app reads (Key Uri Format), shown once.
-pub async fn enrol(db: &Database, vault: &Vault, issuer: &str, user_id: &str, account: &str, name: &str) -> StoreResult<(String, String, String)> {
+pub async fn enrol(db: &Database, vault: &Vault, issuer: &str, tenant: TenantId, user_id: &str, account: &str, name: &str) -> StoreResult<(String, String, String)> {
     let (secret, encoded, uri) = new_secret(issuer, account);
-    let id = store(db, vault, user_id, name, secret, 0).await?;
+    let id = store(db, vault, tenant, user_id, name, secret, 0).await?;
     Ok((id, encoded, uri))
 }
 
@@ -53,14 +54,14 @@ pub fn step_of(secret: &[u8], code: &str, t: u64) -> Option<u64> {
 
 /// Store a TOTP factor with `secret` sealed; `last_step`: the step a confirming code used
 /// (so that code does not sign in again). Returns the factor's id.
-pub async fn store(db: &Database, vault: &Vault, user_id: &str, name: &str, secret: Vec<u8>, last_step: u64) -> StoreResult<String> {
+pub async fn store(db: &Database, vault: &Vault, tenant: TenantId, user_id: &str, name: &str, secret: Vec<u8>, last_step: u64) -> StoreResult<String> {
     let id = format!("totp_{}", &random_token()[..16]);
     let sealed = vault.seal(&seal_label(&id), &secret);
     let (fid, user, name, t) = (id.clone(), user_id.to_string(), name.to_string(), now() as i64);
     db.write(move |sql| {
         sql.execute(
-            "INSERT INTO user_factors (id, user_id, kind, name, secret_sealed, last_step, created_at, last_used_at) VALUES (?1, ?2, 'totp', ?3, ?4, ?5, ?6, 0)",
-            crate::params![fid.as_str(), user.as_str(), name.as_str(), sealed, last_step as i64, t],
+            "INSERT INTO user_factors (tenant_id, id, user_id, kind, name, secret_sealed, last_step, created_at, last_used_at) VALUES (?7, ?1, ?2, 'totp', ?3, ?4, ?5, ?6, 0)",
+            crate::params![fid.as_str(), user.as_str(), name.as_str(), sealed, last_step as i64, t, tenant],
         )
         .map(|_| ())
     })
@@ -70,11 +71,14 @@ pub async fn store(db: &Database, vault: &Vault, user_id: &str, name: &str, secr
 
 /// Whether `code` is a current code of one of the user's TOTP factors, not used before; the
 /// step it matched is recorded in the same statement that accepts it.
-pub async fn verify(db: &Database, vault: &Vault, user_id: &str, code: &str, t: u64) -> StoreResult<bool> {
+pub async fn verify(db: &Database, vault: &Vault, tenant: TenantId, user_id: &str, code: &str, t: u64) -> StoreResult<bool> {
     let user = user_id.to_string();
     let factors = db
         .read(move |sql| {
-            let rows = sql.query("SELECT id, secret_sealed FROM user_factors WHERE user_id = ?1 AND kind = 'totp'", crate::params![user.as_str()])?;
+            let rows = sql.query(
+                "SELECT id, secret_sealed FROM user_factors WHERE tenant_id = ?1 AND user_id = ?2 AND kind = 'totp'",
+                crate::params![tenant, user.as_str()],
+            )?;
             rows.iter().map(|r| Ok((r.text(0)?, r.blob(1)?))).collect::<StoreResult<Vec<_>>>()
         })
         .await?;
@@ -88,8 +92,8 @@ pub async fn verify(db: &Database, vault: &Vault, user_id: &str, code: &str, t: 
             let accepted = db
                 .write(move |sql| {
                     sql.execute(
-                        "UPDATE user_factors SET last_step = ?1, last_used_at = ?2 WHERE id = ?3 AND last_step < ?1",
-                        crate::params![step as i64, t as i64, fid.as_str()],
+                        "UPDATE user_factors SET last_step = ?1, last_used_at = ?2 WHERE tenant_id = ?4 AND id = ?3 AND last_step < ?1",
+                        crate::params![step as i64, t as i64, fid.as_str(), tenant],
                     )
                 })
                 .await?;

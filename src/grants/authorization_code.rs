@@ -89,7 +89,7 @@ impl GrantHandler for AuthorizationCodeGrant {
             (None, None) => {}
         }
         let user = app
-            .registry
+            .registry()
             .user(&grant.user_id)
             .filter(|u| !u.disabled)
             .ok_or_else(|| OAuthError::invalid_grant("the user of this authorization no longer exists or is disabled"))?;

@@ -49,7 +49,7 @@ impl GrantHandler for DeviceCodeGrant {
             return Err(OAuthError::invalid_grant("the login session that approved this request has ended"));
         }
         let user = app
-            .registry
+            .registry()
             .user(&approval.user_id)
             .filter(|u| !u.disabled)
             .ok_or_else(|| OAuthError::invalid_grant("the user of this authorization no longer exists or is disabled"))?;

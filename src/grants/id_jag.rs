@@ -41,7 +41,7 @@ pub async fn issue(app: &Issuer, client: &Client, policy: &TokenExchangePolicy, 
     }
     let (user_id, auth_time) = subject(app, client, params).await?;
     let user = app
-        .registry
+        .registry()
         .user(&user_id)
         .filter(|u| !u.disabled)
         .ok_or_else(|| OAuthError::invalid_request("the subject_token is invalid, expired or revoked"))?;
@@ -110,7 +110,7 @@ async fn subject(app: &Issuer, client: &Client, params: &Params) -> OAuthResult<
             };
             if family.client_id != client.id()
                 || app.stores.revocations.is_revoked(app.tenant.id, &crate::tokens::grant_revocation_key(&family.id)).await?
-                || app.registry.user(&family.user_id).is_none_or(|u| !u.accepts_tokens_from(family.created_at))
+                || app.registry().user(&family.user_id).is_none_or(|u| !u.accepts_tokens_from(family.created_at))
             {
                 return Err(invalid());
             }

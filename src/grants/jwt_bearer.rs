@@ -196,20 +196,20 @@ impl JwtBearerGrant {
 
 /// The issuer's rule: a verified e-mail address that one of our users has verified too, or
 /// the issuer's `sub` as our user's id or username.
-fn map_subject(app: &App, issuer: &TrustedIssuer, jag: &IdJag) -> Option<Arc<User>> {
+fn map_subject(app: &Issuer, issuer: &TrustedIssuer, jag: &IdJag) -> Option<Arc<User>> {
     let user = match issuer.subject {
         SubjectMapping::Email => {
             let email = jag.email.as_deref().filter(|_| jag.email_verified == Some(true))?;
-            let u = app.registry.user_by_login(email)?;
+            let u = app.registry().user_by_login(email)?;
             let ours = u.claim("email").and_then(|v| v.as_str().map(str::to_string));
             let verified = u.claim("email_verified").and_then(|v| v.as_bool()) == Some(true);
             (ours.is_some_and(|e| e.eq_ignore_ascii_case(email)) && verified).then_some(u)?
         }
         // By id, or by username (not by e-mail: a login name may be either).
         SubjectMapping::Sub => app
-            .registry
+            .registry()
             .user(&jag.sub)
-            .or_else(|| app.registry.user_by_login(&jag.sub).filter(|u| u.username.eq_ignore_ascii_case(&jag.sub)))?,
+            .or_else(|| app.registry().user_by_login(&jag.sub).filter(|u| u.username.eq_ignore_ascii_case(&jag.sub)))?,
     };
     (!user.disabled).then_some(user)
 }

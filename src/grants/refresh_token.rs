@@ -51,7 +51,7 @@ impl GrantHandler for RefreshTokenGrant {
         }
         // A disabled user's family, or one from before the user's token cutoff (a new password,
         // the end of all sessions): revoked on sight, on every node.
-        let Some(user) = app.registry.user(&family.user_id).filter(|u| u.accepts_tokens_from(family.created_at)) else {
+        let Some(user) = app.registry().user(&family.user_id).filter(|u| u.accepts_tokens_from(family.created_at)) else {
             revoke_family(app, &family, "user_inactive").await?;
             return Err(invalid());
         };

@@ -306,7 +306,7 @@ async fn validate(app: &Issuer, client: &Client, role: Role, token: &str, token_
     };
     // The party must still exist: an enabled user whose token cutoff (a new password, the end
     // of all sessions) is older than the token, or (for client tokens) a registered client.
-    let alive = match app.registry.user(&party.sub) {
+    let alive = match app.registry().user(&party.sub) {
         Some(u) => u.accepts_tokens_from(party.iat),
         None => party.client_id.as_deref() == Some(party.sub.as_str()) && app.client(&party.sub).is_some(),
     };
@@ -335,12 +335,12 @@ fn check_may_act(subject: &Party, actor: Option<&Party>, client: &Client) -> OAu
 /// requested ∩ subject token's scope ∩ client's allowed scopes. A subject token without a
 /// scope grants at most what the client may have and the user consented to it (the reference
 /// passed the requested scope through unfiltered there).
-fn granted_scope(app: &App, client: &Client, subject: &Party, requested: Option<&str>) -> OAuthResult<String> {
+fn granted_scope(app: &Issuer, client: &Client, subject: &Party, requested: Option<&str>) -> OAuthResult<String> {
     let consented;
     let ceiling: Vec<&str> = match &subject.scope {
         Some(s) => split_list(s).filter(|x| client.allows_scope(x)).collect(),
         None => {
-            consented = app.registry.consented_scope(&subject.sub, client.id()).unwrap_or_default();
+            consented = app.registry().consented_scope(&subject.sub, client.id()).unwrap_or_default();
             split_list(&consented).filter(|x| client.allows_scope(x)).collect()
         }
     };

@@ -51,11 +51,11 @@ pub struct Pending {
 
 /// Before the handler: a preflight is answered here (`Err`); any other request on a
 /// CORS-enabled path gets what `decorate` needs for its response.
-pub fn before(app: &AppState, req: &Request) -> Result<Option<Pending>, Response> {
+pub fn before(app: &AppState, tenant: crate::tenant::TenantId, req: &Request) -> Result<Option<Pending>, Response> {
     let Some(methods) = methods(req.uri().path()) else { return Ok(None) };
     let origin = req.headers().get(ORIGIN).cloned();
     if let Some(origin) = origin.as_ref().and_then(|o| o.to_str().ok()) {
-        if is_preflight(req.method(), req.headers(), methods) && app.registry.is_cors_origin(origin) {
+        if is_preflight(req.method(), req.headers(), methods) && app.registry.of(tenant).is_cors_origin(origin) {
             return Err(preflight(origin, methods));
         }
     }

@@ -62,7 +62,7 @@ pub async fn prepare(app: &Issuer) -> anyhow::Result<Prepared> {
         ..Default::default()
     };
     let event = |name: &str| AuditEvent::new(name).client(DEMO_CLIENT).detail(json!({"by": "demo"}));
-    let client = match app.registry.client(DEMO_CLIENT) {
+    let client = match app.registry().client(DEMO_CLIENT) {
         Some(existing) => {
             let (updated, _) = clients::update_client(&existing, input, app.vault()).map_err(anyhow::Error::msg)?;
             if updated.meta != existing.meta {
@@ -84,8 +84,8 @@ pub async fn prepare(app: &Issuer) -> anyhow::Result<Prepared> {
             clients::with_secret(&client, &secret).map_err(anyhow::Error::msg)?
         }
     };
-    app.registry.save_client(client).await?;
-    let default_password = match app.registry.user_by_login(DEMO_USER) {
+    app.registry().save_client(client).await?;
+    let default_password = match app.registry().user_by_login(DEMO_USER) {
         Some(user) => {
             // Argon2: off the async threads.
             tokio::task::spawn_blocking(move || users::verify_password(Some(&*user), DEMO_PASSWORD)).await?
@@ -104,7 +104,7 @@ pub async fn prepare(app: &Issuer) -> anyhow::Result<Prepared> {
             })
             .map_err(anyhow::Error::msg)?;
             let id = user.id.clone();
-            app.registry.save_user(user).await?;
+            app.registry().save_user(user).await?;
             app.audit.record(AuditEvent::new("user_created").user(&id).detail(json!({"by": "demo"}))).await;
             true
         }

@@ -86,7 +86,7 @@ where
 
     fn call(&mut self, mut req: Request) -> Self::Future {
         let tenant = self.app.tenants.resolve(&req);
-        let cors = match cors::before(&self.app, &req) {
+        let cors = match cors::before(&self.app, tenant.id, &req) {
             Ok(pending) => pending,
             Err(preflight) => return EdgeFuture::Ready { res: Some(preflight) },
         };

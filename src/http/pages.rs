@@ -224,7 +224,7 @@ const MAX_LANDING_APPLICATIONS: usize = 50;
 /// the page would be anyone's to put a link on.
 pub fn landing(app: &Issuer) -> Response {
     let mut applications: Vec<(String, String)> = app
-        .registry
+        .registry()
         .list_clients()
         .iter()
         .filter(|c| !c.is_dynamic() && !c.meta.first_party)

@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 /// Run until SIGINT or SIGTERM.
 pub async fn serve(config: Config) -> anyhow::Result<()> {
     let app = Arc::new(App::open(config).await?);
-    crate::endpoints::operations::bootstrap_admin(&app).await?;
+    crate::endpoints::operations::bootstrap_admin(&crate::tenant::Issuer::default_of(&app)).await?;
     if app.config.demo {
         super::demo::prepare(&crate::tenant::Issuer::default_of(&app)).await?;
     }
@@ -40,7 +40,7 @@ pub struct RunningServer {
 impl RunningServer {
     pub async fn start(config: Config) -> anyhow::Result<Self> {
         let app = Arc::new(App::open(config).await?);
-        crate::endpoints::operations::bootstrap_admin(&app).await?;
+        crate::endpoints::operations::bootstrap_admin(&crate::tenant::Issuer::default_of(&app)).await?;
         let listener = bind(&app.config)?;
         let addr = listener.local_addr()?;
         let (stop, stopped) = oneshot::channel();

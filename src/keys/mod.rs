@@ -13,6 +13,7 @@ mod vault;
 pub use signing_key::{rsa_thumbprint, signing_alg, SigningKey, ALG_RS256, SIGNING_ALGS};
 pub use vault::Vault;
 
+use crate::tenant::TenantId;
 use crate::util::now;
 use jsonwebtoken::{jwk::Jwk, DecodingKey, TokenData, Validation};
 use parking_lot::RwLock;
@@ -43,6 +44,8 @@ pub enum VerifyError {
 pub struct KeyManager {
     vault: Arc<Vault>,
     db: Database,
+    /// Whose keys these are.
+    tenant: TenantId,
     /// Retired keys stay published this long after retirement.
     retired_visibility: u64,
     /// A `next` key signs only after being published this long.
@@ -62,25 +65,27 @@ impl KeyManager {
     /// Runs before the server accepts requests. `default_alg` (one of `algs`) signs tokens
     /// whose client asks for nothing else.
     pub async fn init(db: Database, vault: Arc<Vault>, retired_visibility: u64, publish_delay: u64) -> anyhow::Result<Self> {
-        Self::init_with(db, vault, retired_visibility, publish_delay, &[ALG_RS256], ALG_RS256).await
+        Self::init_with(db, vault, TenantId::DEFAULT, retired_visibility, publish_delay, &[ALG_RS256], ALG_RS256).await
     }
 
+    /// `tenant`'s key set: its keys only are loaded, generated, rotated and published.
     pub async fn init_with(
         db: Database,
         vault: Arc<Vault>,
+        tenant: TenantId,
         retired_visibility: u64,
         publish_delay: u64,
         algs: &[&'static str],
         default_alg: &'static str,
     ) -> anyhow::Result<Self> {
         for alg in algs {
-            ensure_active_key(&db, &vault, alg).await?;
+            ensure_active_key(&db, &vault, tenant, alg).await?;
         }
-        let set = build_key_set(&vault, load_key_rows(&db, publish_delay, retired_visibility).await?)?;
+        let set = build_key_set(&vault, load_key_rows(&db, tenant, publish_delay, retired_visibility).await?)?;
         if !set.signers.contains_key(default_alg) {
             anyhow::bail!("no active {default_alg} key");
         }
-        Ok(Self { vault, db, retired_visibility, publish_delay, cache: RwLock::new(Arc::new(set)), algs: algs.to_vec(), default_alg })
+        Ok(Self { vault, db, tenant, retired_visibility, publish_delay, cache: RwLock::new(Arc::new(set)), algs: algs.to_vec(), default_alg })
     }
 
     /// The algorithms tokens can be signed with here.
@@ -90,19 +95,19 @@ impl KeyManager {
 
     /// Start a rotation of the RS256 key (see `rotate_alg`).
     pub async fn rotate(db: &Database, vault: &Vault) -> anyhow::Result<String> {
-        Self::rotate_alg(db, vault, ALG_RS256).await
+        Self::rotate_alg(db, vault, TenantId::DEFAULT, ALG_RS256).await
     }
 
     /// Start a rotation of the `alg` key: a new key, published at once as `next`, signing only
     /// after `publish_delay` (see `promote_due`). Every node is told at commit. Returns its kid.
-    pub async fn rotate_alg(db: &Database, vault: &Vault, alg: &str) -> anyhow::Result<String> {
+    pub async fn rotate_alg(db: &Database, vault: &Vault, tenant: TenantId, alg: &str) -> anyhow::Result<String> {
         let alg = signing_alg(alg).ok_or_else(|| anyhow::anyhow!("cannot sign with {alg}; supported: {}", SIGNING_ALGS.join(", ")))?;
         let (key, pkcs8) = SigningKey::generate_for(alg)?;
         let (kid, sealed, jwk) = (key.kid.clone(), vault.seal(&key.kid, &pkcs8), key.public_jwk.to_string());
         db.write(move |sql| {
             sql.execute(
-                "INSERT INTO signing_keys (kid, alg, state, private_key, public_jwk, created_at) VALUES (?1, ?2, 'next', ?3, ?4, ?5)",
-                crate::params![&kid, alg, sealed, jwk, now() as i64],
+                "INSERT INTO signing_keys (tenant_id, kid, alg, state, private_key, public_jwk, created_at) VALUES (?6, ?1, ?2, 'next', ?3, ?4, ?5)",
+                crate::params![&kid, alg, sealed, jwk, now() as i64, tenant],
             )?;
             crate::db::notify(sql, crate::db::postgres::CHANNEL_KEYS, &kid)
         })
@@ -176,15 +181,15 @@ impl KeyManager {
 
     /// Re-read the key set from the database (the cache refresh), promoting a due key first.
     pub async fn refresh(&self) -> anyhow::Result<()> {
-        let rows = load_key_rows(&self.db, self.publish_delay, self.retired_visibility).await?;
+        let rows = load_key_rows(&self.db, self.tenant, self.publish_delay, self.retired_visibility).await?;
         *self.cache.write() = Arc::new(build_key_set(&self.vault, rows)?);
         Ok(())
     }
 }
 
-async fn ensure_active_key(db: &Database, vault: &Vault, alg: &'static str) -> anyhow::Result<()> {
-    let count = "SELECT COUNT(*) FROM signing_keys WHERE state = 'active' AND alg = ?1";
-    if db.read(move |sql| sql.query(count, crate::params![alg])?[0].i64(0)).await? > 0 {
+async fn ensure_active_key(db: &Database, vault: &Vault, tenant: TenantId, alg: &'static str) -> anyhow::Result<()> {
+    let count = "SELECT COUNT(*) FROM signing_keys WHERE tenant_id = ?1 AND state = 'active' AND alg = ?2";
+    if db.read(move |sql| sql.query(count, crate::params![tenant, alg])?[0].i64(0)).await? > 0 {
         return Ok(());
     }
     // Generated outside the transaction (it takes a while); inserted only if no other node
@@ -194,14 +199,14 @@ async fn ensure_active_key(db: &Database, vault: &Vault, alg: &'static str) -> a
     let inserted = db
         .write(move |sql| {
             sql.lock_exclusive(AppLock::SigningKeys)?;
-            if sql.query(count, crate::params![alg])?[0].i64(0)? > 0 {
+            if sql.query(count, crate::params![tenant, alg])?[0].i64(0)? > 0 {
                 return Ok(false);
             }
             let t = now() as i64;
             sql.execute(
-                "INSERT INTO signing_keys (kid, alg, state, private_key, public_jwk, created_at, activated_at)
-                 VALUES (?1, ?2, 'active', ?3, ?4, ?5, ?5)",
-                crate::params![&kid, alg, sealed, jwk, t],
+                "INSERT INTO signing_keys (tenant_id, kid, alg, state, private_key, public_jwk, created_at, activated_at)
+                 VALUES (?6, ?1, ?2, 'active', ?3, ?4, ?5, ?5)",
+                crate::params![&kid, alg, sealed, jwk, t, tenant],
             )?;
             Ok(true)
         })
@@ -215,23 +220,26 @@ async fn ensure_active_key(db: &Database, vault: &Vault, alg: &'static str) -> a
 /// Finish a rotation whose new key has been published long enough: it becomes `active`, the
 /// previous active key `retired` (still published until its tokens have expired). One
 /// transaction under the key lock, so nodes doing this at once promote once.
-const DUE_SQL: &str = "SELECT kid, alg FROM signing_keys WHERE state = 'next' AND created_at <= ?1 ORDER BY created_at DESC LIMIT 1";
+const DUE_SQL: &str = "SELECT kid, alg FROM signing_keys WHERE tenant_id = ?2 AND state = 'next' AND created_at <= ?1 ORDER BY created_at DESC LIMIT 1";
 
 /// Each algorithm rotates on its own: promoting a key retires the active key of its algorithm
 /// only. Repeated until no key is due (rotations of several algorithms at once).
-fn promote_due(sql: &mut dyn Sql, publish_delay: u64) -> StoreResult<()> {
+fn promote_due(sql: &mut dyn Sql, tenant: TenantId, publish_delay: u64) -> StoreResult<()> {
     let t = now() as i64;
     let cutoff = t - publish_delay as i64;
     sql.lock_exclusive(AppLock::SigningKeys)?;
     // Again under the lock: another node may have promoted it meanwhile.
-    while let Some(row) = sql.query_opt(DUE_SQL, crate::params![cutoff])? {
+    while let Some(row) = sql.query_opt(DUE_SQL, crate::params![cutoff, tenant])? {
         let (kid, alg) = (row.text(0)?, row.text(1)?);
-        sql.execute("UPDATE signing_keys SET state = 'retired', retired_at = ?1 WHERE state = 'active' AND alg = ?2", crate::params![t, &alg])?;
-        sql.execute("UPDATE signing_keys SET state = 'active', activated_at = ?1 WHERE kid = ?2", crate::params![t, &kid])?;
+        sql.execute(
+            "UPDATE signing_keys SET state = 'retired', retired_at = ?1 WHERE tenant_id = ?3 AND state = 'active' AND alg = ?2",
+            crate::params![t, &alg, tenant],
+        )?;
+        sql.execute("UPDATE signing_keys SET state = 'active', activated_at = ?1 WHERE tenant_id = ?3 AND kid = ?2", crate::params![t, &kid, tenant])?;
         // Older pending keys of the algorithm (two rotations started back to back) retire with it.
         sql.execute(
-            "UPDATE signing_keys SET state = 'retired', retired_at = ?1 WHERE state = 'next' AND alg = ?2 AND created_at <= ?3",
-            crate::params![t, &alg, cutoff],
+            "UPDATE signing_keys SET state = 'retired', retired_at = ?1 WHERE tenant_id = ?4 AND state = 'next' AND alg = ?2 AND created_at <= ?3",
+            crate::params![t, &alg, cutoff, tenant],
         )?;
         crate::db::notify(sql, crate::db::postgres::CHANNEL_KEYS, &kid)?;
         tracing::info!(%kid, %alg, "rotation finished: key is now signing");
@@ -239,19 +247,19 @@ fn promote_due(sql: &mut dyn Sql, publish_delay: u64) -> StoreResult<()> {
     Ok(())
 }
 
-async fn load_key_rows(db: &Database, publish_delay: u64, retired_visibility: u64) -> StoreResult<Vec<KeyRow>> {
+async fn load_key_rows(db: &Database, tenant: TenantId, publish_delay: u64, retired_visibility: u64) -> StoreResult<Vec<KeyRow>> {
     // A write transaction (a commit, an fsync on SQLite) only when a rotation is due.
     let cutoff = now() as i64 - publish_delay as i64;
-    if db.read(move |sql| sql.query_opt(DUE_SQL, crate::params![cutoff])).await?.is_some() {
-        db.write(move |sql| promote_due(sql, publish_delay)).await?;
+    if db.read(move |sql| sql.query_opt(DUE_SQL, crate::params![cutoff, tenant])).await?.is_some() {
+        db.write(move |sql| promote_due(sql, tenant, publish_delay)).await?;
     }
     let cutoff = now().saturating_sub(retired_visibility) as i64;
     db.read(move |sql| {
         let rows = sql.query(
             "SELECT kid, alg, state, private_key, public_jwk FROM signing_keys
-             WHERE state IN ('next', 'active') OR (state = 'retired' AND retired_at > ?1)
+             WHERE tenant_id = ?2 AND (state IN ('next', 'active') OR (state = 'retired' AND retired_at > ?1))
              ORDER BY activated_at DESC",
-            crate::params![cutoff],
+            crate::params![cutoff, tenant],
         )?;
         rows.iter().map(|r| Ok((r.text(0)?, r.text(1)?, r.text(2)?, r.blob(3)?, r.text(4)?))).collect()
     })
@@ -340,11 +348,11 @@ mod tests {
         let config = crate::config::Config { data_dir: dir.path().into(), ..Default::default() };
         let db = Database::open(&config).await.unwrap();
         let vault = || Arc::new(Vault::open(None, dir.path()).unwrap());
-        let km = KeyManager::init_with(db.clone(), vault(), 3600, 2, &["RS256", "ES256", "EdDSA"], "ES256").await.unwrap();
+        let km = KeyManager::init_with(db.clone(), vault(), TenantId::DEFAULT, 3600, 2, &["RS256", "ES256", "EdDSA"], "ES256").await.unwrap();
         let (rs, es, ed) = (km.active_kid_for("RS256").unwrap(), km.active_kid_for("ES256").unwrap(), km.active_kid_for("EdDSA").unwrap());
         assert_eq!(km.active_kid(), es, "the default algorithm signs by default");
-        let new_es = KeyManager::rotate_alg(&db, &vault(), "ES256").await.unwrap();
-        assert!(KeyManager::rotate_alg(&db, &vault(), "HS256").await.is_err());
+        let new_es = KeyManager::rotate_alg(&db, &vault(), TenantId::DEFAULT, "ES256").await.unwrap();
+        assert!(KeyManager::rotate_alg(&db, &vault(), TenantId::DEFAULT, "HS256").await.is_err());
         tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
         km.refresh().await.unwrap();
         assert_eq!(km.active_kid_for("ES256"), Some(new_es), "the rotated algorithm moved on");
@@ -353,7 +361,7 @@ mod tests {
         let kids: Vec<&str> = jwks["keys"].as_array().unwrap().iter().map(|k| k["kid"].as_str().unwrap()).collect();
         assert!(kids.contains(&es.as_str()), "the retired ES256 key stays published");
         // Restarting with the same list keeps every key; a new algorithm gets its first key.
-        let again = KeyManager::init_with(db, vault(), 3600, 2, &["RS256", "ES256", "EdDSA", "PS256"], "RS256").await.unwrap();
+        let again = KeyManager::init_with(db, vault(), TenantId::DEFAULT, 3600, 2, &["RS256", "ES256", "EdDSA", "PS256"], "RS256").await.unwrap();
         assert_eq!(again.active_kid_for("ES256"), km.active_kid_for("ES256"));
         assert!(again.active_kid_for("PS256").is_some());
     }

@@ -47,9 +47,9 @@ const POLL: Duration = Duration::from_secs(1);
 pub fn enqueue(sql: &mut dyn Sql, session: &Session, notified: &HashSet<String>, t: u64) -> StoreResult<()> {
     for client in session.clients.iter().filter(|c| notified.contains(*c)) {
         sql.execute(
-            "INSERT INTO logout_outbox (id, client_id, sub, sid, attempts, due_at, lease_until, created_at) \
-             VALUES (?1, ?2, ?3, ?4, 0, ?5, 0, ?5)",
-            crate::params![random_token(), client.as_str(), session.user_id.as_str(), session.sid.as_str(), t as i64],
+            "INSERT INTO logout_outbox (tenant_id, id, client_id, sub, sid, attempts, due_at, lease_until, created_at) \
+             VALUES (?6, ?1, ?2, ?3, ?4, 0, ?5, 0, ?5)",
+            crate::params![random_token(), client.as_str(), session.user_id.as_str(), session.sid.as_str(), t as i64, session.tenant],
         )?;
     }
     Ok(())
@@ -65,6 +65,8 @@ struct Due {
     sid: String,
     /// Including this one.
     attempts: u64,
+    /// Whose session ended: the token is signed with its keys.
+    tenant: crate::tenant::TenantId,
 }
 
 /// The node's side of the outbox: what wakes its deliverer. The POSTs go through the
@@ -132,8 +134,12 @@ pub async fn run(app: AppState) {
                         let Ok(permit) = slots.clone().acquire_owned().await else { return };
                         let app = app.clone();
                         tokio::spawn(async move {
-                            // The outbox row will name its tenant with the tenant keys (design slice 3).
-                            deliver(&crate::tenant::Issuer::default_of(&app), row).await;
+                            // Signed with the keys of the tenant whose session ended; a row of
+                            // a tenant that no longer exists has no one to tell.
+                            match crate::tenant::Issuer::of(&app, row.tenant) {
+                                Some(issuer) => deliver(&issuer, row).await,
+                                None => finish(&app, &row, "dropped", None).await,
+                            }
                             drop(permit);
                         });
                     }
@@ -176,7 +182,7 @@ async fn claim(app: &App, limit: usize) -> StoreResult<Vec<Due>> {
                 &format!(
                     "UPDATE logout_outbox SET lease_until = ?1, attempts = attempts + 1 WHERE id IN \
                      (SELECT id FROM logout_outbox WHERE due_at <= ?2 AND lease_until <= ?2 ORDER BY due_at LIMIT ?3{lock}) \
-                     RETURNING id, client_id, sub, sid, attempts"
+                     RETURNING id, client_id, sub, sid, attempts, tenant_id"
                 ),
                 crate::params![lease, t, limit as i64],
             )
@@ -184,7 +190,14 @@ async fn claim(app: &App, limit: usize) -> StoreResult<Vec<Due>> {
         .await?;
     rows.iter()
         .map(|r| {
-            Ok(Due { id: r.text(0)?, client_id: r.text(1)?, sub: r.text(2)?, sid: r.text(3)?, attempts: r.i64(4)?.max(0) as u64 })
+            Ok(Due {
+                id: r.text(0)?,
+                client_id: r.text(1)?,
+                sub: r.text(2)?,
+                sid: r.text(3)?,
+                attempts: r.i64(4)?.max(0) as u64,
+                tenant: r.tenant(5)?,
+            })
         })
         .collect()
 }
@@ -235,7 +248,7 @@ async fn finish(app: &App, row: &Due, outcome: &'static str, why: Option<String>
         detail["error"] = Value::String(why);
     }
     let event = if outcome == "delivered" { "backchannel_logout_delivered" } else { "backchannel_logout_abandoned" };
-    app.audit.record(AuditEvent::new(event).client(&row.client_id).user(&row.sub).detail(detail)).await;
+    app.audit.record(AuditEvent::new(event).tenant(row.tenant).client(&row.client_id).user(&row.sub).detail(detail)).await;
 }
 
 /// Try again after a wait that doubles with each failure.

@@ -75,7 +75,7 @@ pub async fn cut_off(app: &App, tenant: TenantId, user_id: &str, cutoff: u64, ke
     }
     done.families = families.len();
     // (A disabled user gets no tokens to wait for.)
-    if app.registry.user(user_id).is_none_or(|u| u.disabled) {
+    if app.registry.of(tenant).user(user_id).is_none_or(|u| u.disabled) {
         return Ok(done);
     }
     let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
@@ -100,6 +100,7 @@ pub async fn end_session(app: &App, tenant: TenantId, which: SessionRef, by: End
     // Who to tell is read from the registry now; the hook runs inside the store's commit.
     let notified: HashSet<String> = app
         .registry
+        .of(tenant)
         .list_clients()
         .iter()
         .filter(|c| c.meta.backchannel_logout_uri.is_some())

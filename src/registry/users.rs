@@ -5,6 +5,7 @@ use crate::util::{now, random_token};
 use argon2::password_hash::{phc::PasswordHash, PasswordHasher, PasswordVerifier};
 use argon2::Argon2;
 use crate::db::{Row, Sql, StoreError, StoreResult};
+use crate::tenant::TenantId;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -35,6 +36,9 @@ pub fn supported_claims() -> Vec<&'static str> {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct User {
+    /// The tenant it belongs to (set when loaded or saved through a tenant's registry).
+    #[serde(skip)]
+    pub tenant: crate::tenant::TenantId,
     /// The `sub` claim: stable, never reassigned.
     pub id: String,
     pub username: String,
@@ -155,6 +159,7 @@ pub fn new_user(input: UserInput) -> Result<User, String> {
     let username = input.username.clone().ok_or("username is required")?;
     let password = input.password.clone().ok_or("password is required")?;
     let mut user = User {
+        tenant: Default::default(),
         id: random_token()[..22].to_string(),
         username,
         password_hash: hash_password(&password)?,
@@ -234,12 +239,14 @@ fn apply_claims(claims: &mut Map<String, Value>, input: Map<String, Value>) -> R
 
 // --- persistence ---
 
-/// Insert or update `user`. Refused with `StoreError::Conflict`, before anything is written,
-/// when one of its login names belongs to another user (in any case or width).
+/// Insert or update `user` in its tenant. Refused with `StoreError::Conflict`, before anything
+/// is written, when one of its login names belongs to another user of the tenant (in any case
+/// or width).
 pub fn save(sql: &mut dyn Sql, user: &User) -> StoreResult<()> {
+    let tenant = user.tenant.0 as i64;
     let names = login_names(user);
     for name in &names {
-        if let Some(row) = sql.query_opt("SELECT user_id FROM login_names WHERE name = ?1", crate::params![name])? {
+        if let Some(row) = sql.query_opt("SELECT user_id FROM login_names WHERE tenant_id = ?1 AND name = ?2", crate::params![tenant, name])? {
             if row.text(0)? != user.id {
                 return Err(StoreError::Conflict(format!("the login name {name:?} belongs to another user")));
             }
@@ -247,12 +254,13 @@ pub fn save(sql: &mut dyn Sql, user: &User) -> StoreResult<()> {
     }
     let t = now() as i64;
     sql.execute(
-        "INSERT INTO users (id, username, email, password_hash, profile, disabled, created_at, updated_at, roles, tokens_cutoff)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9)
-         ON CONFLICT(id) DO UPDATE SET username = excluded.username, email = excluded.email,
+        "INSERT INTO users (tenant_id, id, username, email, password_hash, profile, disabled, created_at, updated_at, roles, tokens_cutoff)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)
+         ON CONFLICT(tenant_id, id) DO UPDATE SET username = excluded.username, email = excluded.email,
            password_hash = excluded.password_hash, profile = excluded.profile, disabled = excluded.disabled,
            updated_at = excluded.updated_at, roles = excluded.roles, tokens_cutoff = excluded.tokens_cutoff",
         crate::params![
+            tenant,
             &user.id,
             &user.username,
             user.email().map(str::to_ascii_lowercase),
@@ -264,28 +272,33 @@ pub fn save(sql: &mut dyn Sql, user: &User) -> StoreResult<()> {
             user.tokens_cutoff as i64,
         ],
     )?;
-    sql.execute("DELETE FROM login_names WHERE user_id = ?1", crate::params![&user.id])?;
+    sql.execute("DELETE FROM login_names WHERE tenant_id = ?1 AND user_id = ?2", crate::params![tenant, &user.id])?;
     for name in &names {
-        sql.execute("INSERT INTO login_names (name, user_id) VALUES (?1, ?2)", crate::params![name, &user.id])?;
+        sql.execute("INSERT INTO login_names (tenant_id, name, user_id) VALUES (?1, ?2, ?3)", crate::params![tenant, name, &user.id])?;
     }
-    super::record_change(sql, "user", &user.id)
+    super::record_change(sql, user.tenant, "user", &user.id)
 }
 
 /// Fill `login_names` for users saved before it existed. A name two old users share stays
 /// with the first; the other is reported and signs in by its other name until renamed.
 pub fn backfill_login_names(sql: &mut dyn Sql) -> StoreResult<usize> {
-    let missing = sql.query("SELECT COUNT(*) FROM users WHERE id NOT IN (SELECT user_id FROM login_names)", &[])?[0].i64(0)?;
+    let missing = sql.query(
+        "SELECT COUNT(*) FROM users u WHERE NOT EXISTS (SELECT 1 FROM login_names n WHERE n.tenant_id = u.tenant_id AND n.user_id = u.id)",
+        &[],
+    )?[0]
+        .i64(0)?;
     if missing == 0 {
         return Ok(0);
     }
     let mut conflicts = 0;
     for user in load_all(sql)? {
+        let tenant = user.tenant.0 as i64;
         for name in login_names(&user) {
             let n = sql.execute(
-                "INSERT INTO login_names (name, user_id) VALUES (?1, ?2) ON CONFLICT (name) DO NOTHING",
-                crate::params![&name, &user.id],
+                "INSERT INTO login_names (tenant_id, name, user_id) VALUES (?1, ?2, ?3) ON CONFLICT (tenant_id, name) DO NOTHING",
+                crate::params![tenant, &name, &user.id],
             )?;
-            let owner = sql.query("SELECT user_id FROM login_names WHERE name = ?1", crate::params![&name])?[0].text(0)?;
+            let owner = sql.query("SELECT user_id FROM login_names WHERE tenant_id = ?1 AND name = ?2", crate::params![tenant, &name])?[0].text(0)?;
             if n == 0 && owner != user.id {
                 conflicts += 1;
                 tracing::warn!(user = %user.id, name = %name, "login name already taken by another user: rename one of them");
@@ -295,43 +308,43 @@ pub fn backfill_login_names(sql: &mut dyn Sql) -> StoreResult<usize> {
     Ok(conflicts)
 }
 
-pub fn delete(sql: &mut dyn Sql, id: &str) -> StoreResult<bool> {
-    let n = sql.execute("DELETE FROM users WHERE id = ?1", crate::params![id])?;
-    sql.execute("DELETE FROM login_names WHERE user_id = ?1", crate::params![id])?;
-    sql.execute("DELETE FROM consents WHERE user_id = ?1", crate::params![id])?;
-    // A user's second factors go with the user (a new user under the same id is not them).
-    sql.execute("DELETE FROM user_factors WHERE user_id = ?1", crate::params![id])?;
-    sql.execute("DELETE FROM recovery_codes WHERE user_id = ?1", crate::params![id])?;
-    sql.execute("DELETE FROM linked_identities WHERE user_id = ?1", crate::params![id])?;
-    sql.execute("DELETE FROM password_resets WHERE user_id = ?1", crate::params![id])?;
-    sql.execute("DELETE FROM email_verifications WHERE user_id = ?1", crate::params![id])?;
-    super::record_change(sql, "user", id)?;
+pub fn delete(sql: &mut dyn Sql, tenant: TenantId, id: &str) -> StoreResult<bool> {
+    let t = tenant.0 as i64;
+    let n = sql.execute("DELETE FROM users WHERE tenant_id = ?1 AND id = ?2", crate::params![t, id])?;
+    // A user's names, consents and second factors go with the user (a new user under the
+    // same id is not them).
+    for table in ["login_names", "consents", "user_factors", "recovery_codes", "linked_identities", "password_resets", "email_verifications"] {
+        sql.execute(&format!("DELETE FROM {table} WHERE tenant_id = ?1 AND user_id = ?2"), crate::params![t, id])?;
+    }
+    super::record_change(sql, tenant, "user", id)?;
     Ok(n > 0)
 }
 
-const SELECT: &str = "SELECT id, username, password_hash, profile, disabled, updated_at, roles, tokens_cutoff FROM users";
+const SELECT: &str = "SELECT id, username, password_hash, profile, disabled, updated_at, roles, tokens_cutoff, tenant_id FROM users";
 
-pub fn load_one(sql: &mut dyn Sql, id: &str) -> StoreResult<Option<User>> {
-    sql.query_opt(&format!("{SELECT} WHERE id = ?1"), crate::params![id])?.map(|r| row_to_user(&r)).transpose()
+pub fn load_one(sql: &mut dyn Sql, tenant: TenantId, id: &str) -> StoreResult<Option<User>> {
+    sql.query_opt(&format!("{SELECT} WHERE tenant_id = ?1 AND id = ?2"), crate::params![tenant.0 as i64, id])?.map(|r| row_to_user(&r)).transpose()
 }
 
 /// Find by id, username or e-mail (for the CLI).
-pub fn find(sql: &mut dyn Sql, key: &str) -> StoreResult<Option<User>> {
+pub fn find(sql: &mut dyn Sql, tenant: TenantId, key: &str) -> StoreResult<Option<User>> {
     let name = login_key(key);
     sql.query_opt(
-        &format!("{SELECT} WHERE id = ?1 OR id = (SELECT user_id FROM login_names WHERE name = ?2) LIMIT 1"),
-        crate::params![key, &name],
+        &format!("{SELECT} WHERE tenant_id = ?1 AND (id = ?2 OR id = (SELECT user_id FROM login_names WHERE tenant_id = ?1 AND name = ?3)) LIMIT 1"),
+        crate::params![tenant.0 as i64, key, &name],
     )?
         .map(|r| row_to_user(&r))
         .transpose()
 }
 
+/// Every user of every tenant (each knows its tenant).
 pub fn load_all(sql: &mut dyn Sql) -> StoreResult<Vec<User>> {
-    sql.query(&format!("{SELECT} ORDER BY username"), &[])?.iter().map(row_to_user).collect()
+    sql.query(&format!("{SELECT} ORDER BY tenant_id, username"), &[])?.iter().map(row_to_user).collect()
 }
 
 fn row_to_user(r: &Row) -> StoreResult<User> {
     Ok(User {
+        tenant: r.tenant(8)?,
         id: r.text(0)?,
         username: r.text(1)?,
         password_hash: r.text(2)?,
@@ -421,7 +434,7 @@ mod tests {
         // Renaming oneself to another case of one's own name is fine.
         let renamed = update_user(&a, UserInput { username: Some("Alice".into()), ..Default::default() }).unwrap();
         save(conn, &renamed).unwrap();
-        assert_eq!(find(conn, "ALICE").unwrap().unwrap().username, "Alice");
+        assert_eq!(find(conn, TenantId::DEFAULT, "ALICE").unwrap().unwrap().username, "Alice");
     }
 
     #[test]
@@ -431,8 +444,8 @@ mod tests {
         let conn = &mut crate::db::SqliteSql(&conn);
         let u = alice();
         save(conn, &u).unwrap();
-        assert_eq!(find(conn, "alice").unwrap().unwrap().id, u.id);
-        assert_eq!(find(conn, "ALICE@example.com").unwrap().unwrap().id, u.id);
-        assert_eq!(load_one(conn, &u.id).unwrap().unwrap().password_hash, u.password_hash);
+        assert_eq!(find(conn, TenantId::DEFAULT, "alice").unwrap().unwrap().id, u.id);
+        assert_eq!(find(conn, TenantId::DEFAULT, "ALICE@example.com").unwrap().unwrap().id, u.id);
+        assert_eq!(load_one(conn, TenantId::DEFAULT, &u.id).unwrap().unwrap().password_hash, u.password_hash);
     }
 }

@@ -214,7 +214,7 @@ pub fn grant_of_id_token_jti(jti: &str) -> Option<&str> {
 /// Under FAPI 2.0, which allows no RS256 (§5.4), a client that registered none gets the
 /// deployment's `token_signing_alg` (`Config::validate` holds it to the allowed ones).
 pub fn id_token_alg(app: &Issuer, client_id: &str) -> String {
-    let client = app.registry.client(client_id);
+    let client = app.registry().client(client_id);
     let profile = client.as_deref().map_or(app.profile(), |c| app.profile().for_client(c));
     match (client.and_then(|c| c.meta.id_token_signed_response_alg.clone()), profile.is_fapi2()) {
         (Some(alg), _) => alg,

@@ -55,6 +55,7 @@ contract!(
     state_survives_a_restart,
     random_rotations_and_revocations_across_restarts_match_a_model,
     a_tenants_values_are_unknown_to_every_other,
+    each_tenant_has_its_own_clients_users_consents_and_factors,
     a_device_request_is_answered_once_and_redeemed_once_across_a_restart,
     device_polls_are_paced_and_only_the_owner_sees_the_request,
     waiting_device_requests_are_bounded_even_when_racing,
@@ -451,6 +452,73 @@ async fn a_tenants_values_are_unknown_to_every_other(b: Backend) {
     let Presented::Current(f) = st.refresh.peek(a, &family_token).await.unwrap() else { panic!("A's family") };
     assert_eq!(f.tenant, a);
     assert_eq!(st.refresh.revoke_of(a, "u", None).await.unwrap(), vec![family_id]);
+}
+
+/// Issue 31, slice 3: the registry and the tables keyed by names people choose. Two tenants
+/// hold a client, a user (with the same username and e-mail), a consent, a TOTP factor, a
+/// recovery code, a linked identity and an initial access token under the same names; each
+/// is found, changed and deleted in its own tenant only, before and after a restart.
+async fn each_tenant_has_its_own_clients_users_consents_and_factors(b: Backend) {
+    use authrim::registry::{clients, users, ClientInput, UserInput};
+    let (a, other) = (TenantId(1), TenantId(2));
+    let user = |email: &str| {
+        let mut claims = serde_json::Map::new();
+        claims.insert("email".into(), email.into());
+        let mut u = users::new_user(UserInput { username: Some("alice".into()), password: Some("password-123".into()), claims, ..Default::default() }).unwrap();
+        u.id = "same-user-id".into();
+        u
+    };
+    let client = |vault| clients::new_client(ClientInput { client_id: Some("same-client".into()), redirect_uris: Some(vec!["https://rp.example/cb".into()]), ..Default::default() }, vault).unwrap().0;
+    let recovery_code;
+    let initial_token;
+    {
+        let node = b.node(|_| {}).await;
+        let (ra, rb) = (node.app.registry.of(a), node.app.registry.of(other));
+        ra.save_client(client(node.app.vault())).await.unwrap();
+        ra.save_user(user("alice@a.example")).await.unwrap();
+        // The same username, e-mail and id in another tenant is another user, not a conflict.
+        rb.save_user(user("alice@a.example")).await.unwrap();
+        assert!(rb.client("same-client").is_none() && node.app.registry.of(T).client("same-client").is_none());
+        ra.remember_consent("same-user-id", "same-client", "openid profile").await.unwrap();
+        assert_eq!(rb.consented_scope("same-user-id", "same-client"), None);
+        // Within one tenant the username still has one owner.
+        let mut twin = user("twin@a.example");
+        twin.id = "another-id".into();
+        assert!(matches!(ra.save_user(twin).await, Err(authrim::db::StoreError::Conflict(_))));
+        let db = &node.app.db;
+        authrim::factors::totp::store(db, node.app.vault(), a, "same-user-id", "phone", vec![7; 20], 0).await.unwrap();
+        recovery_code = authrim::factors::recovery::regenerate(db, a, "same-user-id").await.unwrap().remove(0);
+        assert_eq!(authrim::identity::links::link(db, a, "gh", "42", "same-user-id", None).await.unwrap(), authrim::identity::links::Linking::Linked);
+        assert_eq!(authrim::identity::links::link(db, other, "gh", "42", "same-user-id", None).await.unwrap(), authrim::identity::links::Linking::Linked);
+        initial_token = db.write(move |sql| authrim::registry::initial_access::create(sql, a, 1, authrim::util::now() + 600)).await.unwrap();
+        node.stop().await;
+    }
+    let node = b.node(|_| {}).await;
+    let (ra, rb) = (node.app.registry.of(a), node.app.registry.of(other));
+    let db = &node.app.db;
+    assert_eq!(ra.client("same-client").unwrap().tenant, a);
+    assert!(rb.client("same-client").is_none(), "after a restart too");
+    assert_eq!((ra.user_by_login("ALICE@a.example").unwrap().tenant, rb.user_by_login("alice").unwrap().tenant), (a, other));
+    assert_eq!(ra.consented_scope("same-user-id", "same-client").as_deref(), Some("openid profile"));
+    assert_eq!(rb.consented_scope("same-user-id", "same-client"), None);
+    assert_eq!(authrim::factors::list(db, a, "same-user-id").await.unwrap().len(), 1);
+    assert!(authrim::factors::list(db, other, "same-user-id").await.unwrap().is_empty(), "A's factor is not B's user's");
+    assert!(!authrim::factors::recovery::spend(db, other, "same-user-id", &recovery_code, authrim::util::now()).await.unwrap());
+    assert_eq!(authrim::identity::links::of_user(db, other, "same-user-id").await.unwrap().len(), 1);
+    let t = initial_token.clone();
+    assert!(!db.read(move |sql| authrim::registry::initial_access::usable(sql, other, &t)).await.unwrap(), "a token registers in its own tenant only");
+    // Deleting B's user leaves A's, with its consent, factors and links.
+    assert!(rb.delete_user("same-user-id").await.unwrap());
+    assert!(rb.user("same-user-id").is_none() && ra.user("same-user-id").is_some());
+    assert!(authrim::identity::links::of_user(db, other, "same-user-id").await.unwrap().is_empty());
+    assert_eq!(authrim::identity::links::of_user(db, a, "same-user-id").await.unwrap().len(), 1);
+    assert_eq!(authrim::factors::list(db, a, "same-user-id").await.unwrap().len(), 1);
+    assert!(authrim::factors::recovery::spend(db, a, "same-user-id", &recovery_code, authrim::util::now()).await.unwrap());
+    assert!(!rb.delete_client("same-client").await.unwrap());
+    assert!(ra.client("same-client").is_some() && ra.consented_scope("same-user-id", "same-client").is_some());
+    let t = initial_token.clone();
+    assert!(db.read(move |sql| authrim::registry::initial_access::usable(sql, a, &t)).await.unwrap());
+    node.stop().await;
 }
 
 async fn state_survives_a_restart(b: Backend) {

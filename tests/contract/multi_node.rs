@@ -94,17 +94,26 @@ async fn registry_edits_reach_the_other_nodes() {
         ..Default::default()
     }, n1.app.vault())
     .unwrap();
-    n1.app.registry.save_client(client.clone()).await.unwrap();
+    n1.app.registry.of(authrim::tenant::TenantId::DEFAULT).save_client(client.clone()).await.unwrap();
     let start = Instant::now();
-    while n2.app.registry.client(client.id()).is_none() {
+    while n2.app.registry.of(authrim::tenant::TenantId::DEFAULT).client(client.id()).is_none() {
         assert!(start.elapsed() < Duration::from_secs(5), "the client never reached node 2");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    n1.app.registry.delete_client(client.id()).await.unwrap();
-    while n2.app.registry.client(client.id()).is_some() {
+    // Another tenant's client under the same id: its notification names its tenant, and
+    // node 2 puts it there, not in the default tenant.
+    let other = authrim::tenant::TenantId(7);
+    n1.app.registry.of(other).save_client(client.clone()).await.unwrap();
+    while n2.app.registry.of(other).client(client.id()).is_none() {
+        assert!(start.elapsed() < Duration::from_secs(5), "tenant 7's client never reached node 2");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    n1.app.registry.of(authrim::tenant::TenantId::DEFAULT).delete_client(client.id()).await.unwrap();
+    while n2.app.registry.of(authrim::tenant::TenantId::DEFAULT).client(client.id()).is_some() {
         assert!(start.elapsed() < Duration::from_secs(5), "the deletion never reached node 2");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    assert_eq!(n2.app.registry.of(other).client(client.id()).map(|c| c.tenant), Some(other), "the default tenant's deletion left tenant 7's");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -184,9 +193,9 @@ async fn each_logout_token_is_delivered_once_by_one_of_the_nodes() {
     let input: authrim::registry::ClientInput =
         serde_json::from_value(serde_json::json!({"client_id": "rp", "redirect_uris": ["https://rp.example/cb"], "backchannel_logout_uri": uri})).unwrap();
     let (client, _) = authrim::registry::clients::new_client(input, n1.app.vault()).unwrap();
-    n1.app.registry.save_client(client).await.unwrap();
+    n1.app.registry.of(authrim::tenant::TenantId::DEFAULT).save_client(client).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while n2.app.registry.client("rp").is_none() {
+    while n2.app.registry.of(authrim::tenant::TenantId::DEFAULT).client("rp").is_none() {
         assert!(Instant::now() < deadline, "the client never reached node 2");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

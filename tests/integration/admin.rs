@@ -115,7 +115,7 @@ async fn cli_edits_reach_a_running_server() {
     // Within a few seconds the server knows both, without a restart.
     let mut known = false;
     for _ in 0..50 {
-        if s.server.app.registry.client("from-cli").is_some() && s.server.app.registry.user_by_login("carol").is_some() {
+        if s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).client("from-cli").is_some() && s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("carol").is_some() {
             known = true;
             break;
         }

@@ -274,7 +274,7 @@ async fn the_cli_gives_and_takes_console_roles() {
     assert!(!out.status.success(), "an unknown role is refused");
     let mut known = false;
     for _ in 0..50 {
-        known = s.server.app.registry.user_by_login("dana").is_some_and(|u| u.has_role("auditor"));
+        known = s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("dana").is_some_and(|u| u.has_role("auditor"));
         if known {
             break;
         }
@@ -287,7 +287,7 @@ async fn the_cli_gives_and_takes_console_roles() {
     let out = crate::admin::cli(s.dir.path(), &["user", "update", "dana", "--role", ""]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     for _ in 0..50 {
-        if s.server.app.registry.user_by_login("dana").is_some_and(|u| u.roles.is_empty()) {
+        if s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("dana").is_some_and(|u| u.roles.is_empty()) {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
@@ -325,7 +325,7 @@ async fn the_first_admin_comes_from_the_settings() {
         }
     };
     let s = TestServer::start_with(boot("root")).await;
-    let root = s.server.app.registry.user_by_login("root").expect("created");
+    let root = s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("root").expect("created");
     assert_eq!(root.roles, vec!["admin".to_string()]);
     let home = enter(&s.browser(), "root", None).await;
     assert!(home.status == 200 && home.html.contains("administrator"), "{}", home.html);
@@ -339,7 +339,7 @@ async fn the_first_admin_comes_from_the_settings() {
     let mut again = config.clone();
     boot("mallory")(&mut again);
     let s = TestServer::start_in(dir, again).await;
-    assert!(s.server.app.registry.user_by_login("mallory").is_none());
+    assert!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("mallory").is_none());
 
     // A new installation where the name is an existing user: given the role, password kept.
     let dir = tempfile::tempdir().unwrap();
@@ -349,7 +349,7 @@ async fn the_first_admin_comes_from_the_settings() {
     boot("olga")(&mut config);
     config.bootstrap_admin_password = None;
     let s = TestServer::start_in(dir, config).await;
-    assert!(s.server.app.registry.user_by_login("olga").unwrap().has_role("admin"));
+    assert!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("olga").unwrap().has_role("admin"));
     assert_eq!(enter(&s.browser(), "olga", None).await.status, 200);
 
     // A name that is no user and no password: the server does not start, and says why.

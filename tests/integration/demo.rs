@@ -94,7 +94,7 @@ async fn the_secret_is_stable_and_the_banner_tells_the_truth() {
     // After a password change the banner no longer claims demo-password.
     let res = s
         .http
-        .patch(s.url(&format!("/admin/users/{}", s.server.app.registry.user_by_login("demo").unwrap().id)))
+        .patch(s.url(&format!("/admin/users/{}", s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("demo").unwrap().id)))
         .bearer_auth(ADMIN)
         .json(&serde_json::json!({"password": "another password entirely"}))
         .send()

@@ -125,7 +125,7 @@ async fn id_jag_between_two_servers(postgres: bool) {
     assert_eq!(st, 200, "{tokens}");
     assert!(tokens.get("refresh_token").is_none());
     let (_, at) = jwt_parts(tokens["access_token"].as_str().unwrap());
-    let alice_at_as = p.asv.server.app.registry.user_by_login("alice-at-as").unwrap().id.clone();
+    let alice_at_as = p.asv.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("alice-at-as").unwrap().id.clone();
     assert_eq!(at["sub"], alice_at_as.as_str(), "mapped by the verified e-mail address");
     assert_eq!(at["aud"], json!([MCP]));
     assert_eq!(at["scope"], "mcp:tools");
@@ -200,7 +200,7 @@ async fn assertions_from_untrusted_issuers_or_unmapped_users_are_refused() {
     // From the trusted IdP, for a user whose e-mail is not verified at the AS.
     let policy = json!({"token_exchange": {"id_jag_audiences": {p.asv.issuer(): "agent-at-as"}}});
     p.idp.admin(reqwest::Method::PATCH, "/admin/clients/agent", Some(policy)).await;
-    let alice_at_as = p.asv.server.app.registry.user_by_login("alice-at-as").unwrap().id.clone();
+    let alice_at_as = p.asv.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("alice-at-as").unwrap().id.clone();
     let (st, _) = p.asv.admin(reqwest::Method::PATCH, &format!("/admin/users/{alice_at_as}"), Some(json!({"claims": {"email": "alice@example.com", "email_verified": false}}))).await;
     assert_eq!(st, 200);
     let (_, body) = p.jag(&p.asv.issuer(), (&p.id_token, ID_TOKEN), &[("scope", "reports")]).await;

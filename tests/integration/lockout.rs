@@ -91,7 +91,7 @@ async fn a_reset_spends_every_outstanding_link_and_cuts_off_every_token() {
     assert!(done.status == 200 && done.html.contains("Your password was changed"), "{}", done.html);
     let older = use_link(&s, &user, &links[0], "the intruder's passphrase").await;
     assert_eq!(older.status, 400, "the older link is spent by the newer one's use: {}", older.html);
-    let u = s.server.app.registry.user(&alice).unwrap();
+    let u = s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user(&alice).unwrap();
     assert!(authrim::registry::users::verify_password(Some(&u), NEW_PASSWORD), "the older link set nothing");
     cut_off(&s, &secret, &intruder, "reset").await;
     let (_, audit) = s.admin(Method::GET, "/admin/audit?event=password_reset", None).await;

@@ -464,7 +464,7 @@ async fn logout_never_reaches_a_private_address() {
     let res = s.http.post(s.url("/register")).json(&json!({"redirect_uris": [REDIRECT], "backchannel_logout_uri": internal_url})).send().await.unwrap();
     let (st, v): (u16, Value) = (res.status().as_u16(), res.json().await.unwrap());
     assert_eq!((st, v["error"].as_str()), (400, Some("invalid_client_metadata")), "{v}");
-    assert!(s.server.app.registry.client("rp-internal").is_none());
+    assert!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).client("rp-internal").is_none());
 
     // Past the checks, straight into the registry.
     let input = authrim::registry::ClientInput {
@@ -477,7 +477,7 @@ async fn logout_never_reaches_a_private_address() {
         ..Default::default()
     };
     let (client, secret) = authrim::registry::clients::new_client(input, s.server.app.vault()).unwrap();
-    s.server.app.registry.save_client(client).await.unwrap();
+    s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).save_client(client).await.unwrap();
     let b = s.browser();
     let code = s.code_for(&b, "rp-internal", "alice", &[]).await["code"].clone();
     let (st, tok, _) = s

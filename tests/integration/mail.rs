@@ -176,7 +176,7 @@ async fn reset_through_a_one_time_link(postgres: bool) {
     assert_eq!(get(&browser, path).await.status, 400);
 
     // The old password no longer signs in, the new one does; the old session ended.
-    let user = s.server.app.registry.user(&alice).unwrap();
+    let user = s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user(&alice).unwrap();
     assert!(!authrim::registry::users::verify_password(Some(&user), PASSWORD));
     assert!(authrim::registry::users::verify_password(Some(&user), "a new passphrase"));
     assert_eq!(s.admin(reqwest::Method::GET, &format!("/admin/users/{alice}/sessions"), None).await.1["sessions"], serde_json::json!([]));
@@ -256,7 +256,7 @@ async fn changed_address_is_verified(postgres: bool) {
     let browser = s.browser();
     let account = crate::passkeys::account(&browser).await;
     assert!(account.html.contains("alice@example.com") && account.html.contains("(verified)") && !account.html.contains("/account/verify-email/send"), "{}", account.html);
-    let verified = || async { s.server.app.registry.user(&alice).unwrap().claims.get("email_verified").cloned() };
+    let verified = || async { s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user(&alice).unwrap().claims.get("email_verified").cloned() };
 
     // A new address: unverified, and a link goes to it (in her language).
     let form = get(&browser, "/account/profile").await;

@@ -69,7 +69,7 @@ async fn keys_sessions_and_codes_survive_a_graceful_restart() {
     let (st, tok, _) = s.token(Some((&id, secret.as_deref().unwrap())), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
     assert_eq!(st, 200, "{tok}");
     // The consent given before the restart is remembered.
-    assert!(s.server.app.registry.consented_scope(jwt_parts(tok["access_token"].as_str().unwrap()).1["sub"].as_str().unwrap(), "rp").is_some());
+    assert!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).consented_scope(jwt_parts(tok["access_token"].as_str().unwrap()).1["sub"].as_str().unwrap(), "rp").is_some());
 }
 
 #[tokio::test]

@@ -550,11 +550,11 @@ async fn the_account_page_changes_the_profile() {
     assert!(taken.html.contains("Another account signs in with this e-mail") && taken.html.contains("value=\"BOB@example.com\""), "{}", taken.html);
     let saved = post(&browser, "/account/profile", &[("csrf", &field(&form, "csrf")), ("name", "Alice Liddell"), ("given_name", "Alice"), ("email", "alice@wonderland.example"), ("locale", "")]).await;
     assert!(saved.html.contains("Your profile was saved."), "{}", saved.html);
-    let user = s.server.app.registry.user_by_login("alice@wonderland.example").expect("signs in with the new e-mail");
+    let user = s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("alice@wonderland.example").expect("signs in with the new e-mail");
     assert_eq!(user.claims.get("name"), Some(&json!("Alice Liddell")));
     assert_eq!(user.claims.get("email_verified"), Some(&json!(false)), "a new address is not verified");
     assert!(user.claims.get("locale").is_none(), "emptied, removed");
-    assert!(s.server.app.registry.user_by_login("alice@example.com").is_none(), "the old address no longer signs in");
+    assert!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("alice@example.com").is_none(), "the old address no longer signs in");
     let (_, audit) = s.admin(reqwest::Method::GET, "/admin/audit?event=profile_changed", None).await;
     assert_eq!(audit["events"][0]["detail"]["changed"], json!(["name", "given_name", "email", "locale"]), "{audit}");
 }

@@ -192,7 +192,7 @@ async fn open_registration_is_bounded_and_tokens_come_from_the_cli_too() {
     let statuses: Vec<u16> = set.join_all().await;
     assert_eq!(statuses.iter().filter(|&&x| x == 201).count(), 2, "{statuses:?}");
     assert!(statuses.iter().all(|&x| x == 201 || x == 503), "{statuses:?}");
-    assert_eq!(s.server.app.registry.list_clients().iter().filter(|c| c.is_dynamic()).count(), 2);
+    assert_eq!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).list_clients().iter().filter(|c| c.is_dynamic()).count(), 2);
     let (st, v, _) = register(&s, None, json!({"redirect_uris": [REDIRECT]})).await;
     assert_eq!((st, v["error"].as_str()), (503, Some("temporarily_unavailable")), "{v}");
 
@@ -255,7 +255,7 @@ async fn uris_that_reach_private_addresses_are_refused_unless_allowed() {
     assert_eq!((st, v["error"].as_str()), (400, Some("invalid_client_metadata")), "{v}");
     let (st, v) = s.admin(Method::PATCH, &format!("/admin/clients/{id}"), Some(json!({"backchannel_logout_uri": "https://192.168.0.1/bc"}))).await;
     assert_eq!((st, v["error"].as_str()), (400, Some("invalid_client_metadata")), "{v}");
-    assert_eq!(s.server.app.registry.client(id).unwrap().meta.backchannel_logout_uri.as_deref(), Some("https://rp.example/bc"));
+    assert_eq!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).client(id).unwrap().meta.backchannel_logout_uri.as_deref(), Some("https://rp.example/bc"));
     // Native apps' loopback redirect URIs are the browser's business, not the server's.
     let (st, v, _) = register(&s, None, json!({"redirect_uris": ["http://127.0.0.1:8000/cb"], "token_endpoint_auth_method": "none"})).await;
     assert_eq!(st, 201, "{v}");
@@ -276,7 +276,7 @@ async fn redirect_uris_with_control_characters_or_spaces_are_refused() {
         let (st, v) = s.admin(Method::POST, "/admin/clients", Some(json!({"client_id": "c1", "redirect_uris": [bad]}))).await;
         assert_eq!((st, v["error"].as_str()), (400, Some("invalid_client_metadata")), "admin API {bad:?}: {v}");
     }
-    assert!(s.server.app.registry.list_clients().iter().all(|c| c.meta.redirect_uris.iter().all(|u| u.trim() == u)));
+    assert!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).list_clients().iter().all(|c| c.meta.redirect_uris.iter().all(|u| u.trim() == u)));
 }
 
 /// Issue 30, defect 8: `/authorize` compares redirect URIs as exact strings (RFC 9700
@@ -340,7 +340,7 @@ async fn one_address_past_the_registration_limit_gets_429_while_another_still_re
         assert_eq!(v["error"], "temporarily_unavailable", "{v}");
     }
     assert_eq!(post(&other).await.unwrap().status(), 201, "another address still registers");
-    assert_eq!(s.server.app.registry.list_clients().iter().filter(|c| c.is_dynamic()).count(), 4);
+    assert_eq!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).list_clients().iter().filter(|c| c.is_dynamic()).count(), 4);
     // An initial access token is the operator's say-so: not counted against the address.
     let token = initial_token(&s, 1).await;
     let res = one.post(s.url("/register")).bearer_auth(&token).json(&json!({"redirect_uris": [REDIRECT]})).send().await.unwrap();
@@ -380,12 +380,12 @@ async fn unused_clients_expire(postgres: bool) {
     let unused_id = unused["client_id"].as_str().unwrap().to_string();
 
     for _ in 0..300 {
-        if s.server.app.registry.client(&unused_id).is_none() {
+        if s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).client(&unused_id).is_none() {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    assert!(s.server.app.registry.client(&unused_id).is_none(), "the unused client is gone");
+    assert!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).client(&unused_id).is_none(), "the unused client is gone");
     let (st, _) = manage(&s, Method::GET, unused["registration_client_uri"].as_str().unwrap(), unused["registration_access_token"].as_str().unwrap(), None).await;
     assert_eq!(st, 401, "its registration is gone too");
     let audit = s.admin(Method::GET, "/admin/audit?event=client_expired", None).await.1;
@@ -393,8 +393,8 @@ async fn unused_clients_expire(postgres: bool) {
     assert_eq!(events.len(), 1, "{audit}");
     assert_eq!(events[0]["client_id"], unused_id.as_str(), "{audit}");
     // The used one stays, past its own TTL, and keeps working; so does the operator's.
-    assert!(s.server.app.registry.client(&used_id).is_some());
-    assert!(s.server.app.registry.client("operators").is_some());
+    assert!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).client(&used_id).is_some());
+    assert!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).client("operators").is_some());
     let (st, _) = manage(&s, Method::GET, used["registration_client_uri"].as_str().unwrap(), used["registration_access_token"].as_str().unwrap(), None).await;
     assert_eq!(st, 200);
 }

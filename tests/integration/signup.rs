@@ -81,7 +81,7 @@ async fn sign_up_waits_for_its_email(postgres: bool) {
     // A good one: nobody yet; a mail with the link.
     let sent = signup(&b, &good).await;
     assert!(sent.status == 200 && sent.html.contains("Almost done"), "{}", sent.html);
-    assert!(s.server.app.registry.user_by_login("carol").is_none(), "nobody until the address is verified");
+    assert!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("carol").is_none(), "nobody until the address is verified");
     let messages = wait_for(&mail, 1).await;
     assert!(messages[0].contains("To: carol@example.com"), "{}", messages[0]);
     let link = link_in(&messages[0]);
@@ -89,10 +89,10 @@ async fn sign_up_waits_for_its_email(postgres: bool) {
     // Opening the link (a scanner's GET) confirms nothing; the button does, once.
     let page = get(&b, link.trim_start_matches(&s.url(""))).await;
     assert!(page.html.contains("action=\"/signup/verify\""), "{}", page.html);
-    assert!(s.server.app.registry.user_by_login("carol").is_none());
+    assert!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("carol").is_none());
     let done = post(&b, "/signup/verify", &[("token", &token)]).await;
     assert!(done.html.contains("Your account is ready"), "{}", done.html);
-    let carol = s.server.app.registry.user_by_login("carol@example.com").expect("created");
+    let carol = s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("carol@example.com").expect("created");
     assert_eq!((carol.claims["email_verified"].clone(), carol.claims["name"].clone()), (json!(true), json!("Carol")));
     assert!(authrim::registry::users::verify_password(Some(&carol), "a fine passphrase"));
     assert_eq!(post(&b, "/signup/verify", &[("token", &token)]).await.status, 400, "once");
@@ -104,7 +104,7 @@ async fn sign_up_waits_for_its_email(postgres: bool) {
     tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
     assert_eq!(mail.lock().unwrap().len(), 2, "one mail, to the owner");
     assert!(messages[1].contains("To: alice@example.com") && messages[1].contains("already has one") && !messages[1].contains("/signup/verify"), "{}", messages[1]);
-    assert!(s.server.app.registry.user_by_login("mallory").is_none());
+    assert!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("mallory").is_none());
 
     // From an application's login page: the link confirmed in the same browser signs her in
     // and goes on with the request; confirmed in another, only the account is made.
@@ -126,10 +126,10 @@ async fn sign_up_waits_for_its_email(postgres: bool) {
             assert_eq!(back.get("state").map(String::as_str), Some("s1"), "{:?} {}", done.location, done.html);
             let (st, tokens, _) = s.token(Some(("rp", &rp_secret)), &[("grant_type", "authorization_code"), ("code", &back["code"]), ("redirect_uri", REDIRECT)]).await;
             assert_eq!(st, 200, "{tokens}");
-            assert_eq!(jwt_parts(tokens["id_token"].as_str().unwrap()).1["sub"], s.server.app.registry.user_by_login(name).unwrap().id.as_str());
+            assert_eq!(jwt_parts(tokens["id_token"].as_str().unwrap()).1["sub"], s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login(name).unwrap().id.as_str());
         } else {
             assert!(done.status == 200 && done.html.contains("Your account is ready"), "{}", done.html);
-            assert!(s.server.app.registry.user_by_login(name).is_some());
+            assert!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login(name).is_some());
         }
     }
 
@@ -168,7 +168,7 @@ async fn without_verification_the_account_signs_in_at_once_and_off_is_off() {
     assert_eq!(back.get("state").map(String::as_str), Some("s1"), "{:?} {}", resumed.location, resumed.html);
     let (st, tokens, _) = s.token(Some(("rp", &rp_secret)), &[("grant_type", "authorization_code"), ("code", &back["code"]), ("redirect_uri", REDIRECT)]).await;
     assert_eq!(st, 200, "{tokens}");
-    let erin = s.server.app.registry.user_by_login("erin").unwrap();
+    let erin = s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("erin").unwrap();
     assert_eq!(jwt_parts(tokens["id_token"].as_str().unwrap()).1["sub"], erin.id.as_str());
     // A forged or another browser's request is not resumed: the plain page.
     let other = s.browser();
@@ -179,7 +179,7 @@ async fn without_verification_the_account_signs_in_at_once_and_off_is_off() {
     assert!(params.contains_key("code"), "{params:?}");
     let (_, audit) = s.admin(reqwest::Method::GET, "/admin/audit?event=user_created", None).await;
     assert_eq!(audit["events"][0]["detail"]["by"], "signup", "{audit}");
-    assert!(s.server.app.registry.user_by_login("dave").unwrap().claims.get("locale").is_none(), "no language asked, none kept");
+    assert!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("dave").unwrap().claims.get("locale").is_none(), "no language asked, none kept");
 
     // A Japanese browser's account keeps its language (for its mail); German has no catalogue.
     for (accept, username, kept) in [("ja-JP,ja;q=0.9", "emi", Some("ja")), ("de-DE", "fritz", None)] {
@@ -187,7 +187,7 @@ async fn without_verification_the_account_signs_in_at_once_and_off_is_off() {
         let fields = [("form", field(&form, "form")), ("username", username.into()), ("password", PASSWORD.into()), ("confirm_password", PASSWORD.into())];
         let done = Page::from(b.client.post(s.url("/signup")).header("accept-language", accept).form(&fields).send().await.unwrap()).await;
         assert_eq!(done.status, 200, "{}", done.html);
-        let user = s.server.app.registry.user_by_login(username).unwrap();
+        let user = s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login(username).unwrap();
         assert_eq!(user.claims.get("locale").and_then(|v| v.as_str()), kept, "{accept}");
     }
 }

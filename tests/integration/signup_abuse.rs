@@ -109,12 +109,12 @@ async fn a_sign_up_answers_alike_whether_the_address_or_the_username_is_taken() 
     let notice = by("alice@example.com");
     assert!(notice.contains("already has one") && notice.contains("alice"), "{notice}");
     assert!(link_in(&notice).ends_with("/login/forgot") && !notice.contains("/signup/verify"), "{notice}");
-    assert!(s.server.app.registry.user_by_login("alice@example.com").is_some_and(|u| u.id == alice), "alice's account as it was");
+    assert!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("alice@example.com").is_some_and(|u| u.id == alice), "alice's account as it was");
 
     // A free address: its link makes the account, under its username.
     let done = post(&s.browser(), "/signup/verify", &[("token", &token_of(&by("nobody@example.com")))]).await;
     assert!(done.html.contains("Your account is ready"), "{}", done.html);
-    assert!(s.server.app.registry.user_by_login("nobody@example.com").is_some());
+    assert!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("nobody@example.com").is_some());
 
     // A taken username: the link's holder (who proved the address) is told, and chooses another.
     let token = token_of(&by("fresh@example.com"));
@@ -124,15 +124,15 @@ async fn a_sign_up_answers_alike_whether_the_address_or_the_username_is_taken() 
     assert!(page.html.contains("The username alice was taken") && page.html.contains("name=\"username\""), "{}", page.html);
     let wrong = post(&b, "/signup/verify", &[("token", &token), ("username", "alice2"), ("password", "not the passphrase")]).await;
     assert_eq!(wrong.status, 409, "{}", wrong.html);
-    assert!(s.server.app.registry.user_by_login("alice2").is_none(), "the sign-up's password is needed to rename it");
+    assert!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("alice2").is_none(), "the sign-up's password is needed to rename it");
     let again = post(&b, "/signup/verify", &[("token", &token), ("username", "ALICE"), ("password", PASS)]).await;
     assert_eq!(again.status, 409, "still taken, in another case: {}", again.html);
     let done = post(&b, "/signup/verify", &[("token", &token), ("username", "alice2"), ("password", PASS)]).await;
     assert!(done.html.contains("Your account is ready"), "{}", done.html);
-    let alice2 = s.server.app.registry.user_by_login("alice2").expect("made under the new name");
+    let alice2 = s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("alice2").expect("made under the new name");
     assert_eq!((alice2.claims["email"].clone(), alice2.claims["email_verified"].clone()), (json!("fresh@example.com"), json!(true)));
     assert!(authrim::registry::users::verify_password(Some(&alice2), PASS));
-    assert_eq!(s.server.app.registry.user_by_login("alice").unwrap().id, alice, "alice is still alice");
+    assert_eq!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("alice").unwrap().id, alice, "alice is still alice");
     assert_eq!(post(&b, "/signup/verify", &[("token", &token)]).await.status, 400, "once");
 
     // An address that became an account's before its link was confirmed: said when opened
@@ -146,7 +146,7 @@ async fn a_sign_up_answers_alike_whether_the_address_or_the_username_is_taken() 
     assert!(page.status == 409 && page.html.contains("already has an account"), "{}", page.html);
     let refused = post(&b, "/signup/verify", &[("token", &token)]).await;
     assert!(refused.status == 409 && refused.html.contains("already has an account"), "{}", refused.html);
-    assert!(s.server.app.registry.user_by_login("late").is_none());
+    assert!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("late").is_none());
 }
 
 /// The median, in milliseconds.

@@ -143,7 +143,7 @@ async fn first_sign_in(postgres: bool) {
         let page = via_upstream(&browser, &down, &up).await;
         let claims = id_token(&browser, &down, &rp_secret, page).await;
         assert_eq!(claims["amr"], json!(["fed"]), "{claims}");
-        let user = down.server.app.registry.user(claims["sub"].as_str().unwrap()).expect("provisioned");
+        let user = down.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user(claims["sub"].as_str().unwrap()).expect("provisioned");
         assert_eq!((user.username.as_str(), user.email()), ("ulla", Some("ulla@example.com")));
         assert_eq!(user.claims["name"], "Ulla Upstream");
         let (_, audit) = down.admin(Method::GET, "/admin/audit?event=user_created", None).await;
@@ -155,7 +155,7 @@ async fn first_sign_in(postgres: bool) {
         let page = upstream_login(&other, &up, at_upstream).await;
         let again = id_token(&other, &down, &rp_secret, page).await;
         assert_eq!(again["sub"], claims["sub"]);
-        assert_eq!(down.server.app.registry.list_users().len(), 1);
+        assert_eq!(down.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).list_users().len(), 1);
 
         // The account page lists the link.
         let account = follow(&other, &down.url("/account")).await;
@@ -239,7 +239,7 @@ async fn an_existing_user_is_linked_by_verified_email_only_when_allowed() {
         } else {
             assert_eq!(page.status, 409, "no second account with her e-mail, no silent link: {}", page.html);
             assert!(page.html.contains("link your Upstream Co account from your account page"), "{}", page.html);
-            assert_eq!(down.server.app.registry.list_users().len(), 1);
+            assert_eq!(down.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).list_users().len(), 1);
         }
     }
 }
@@ -373,12 +373,12 @@ async fn id_tokens_that_are_wrong_in_any_way_sign_nobody_in() {
         match mode {
             Forgery::Honest => {
                 let claims = id_token(&browser, &down, &rp_secret, page).await;
-                assert_eq!(down.server.app.registry.user(claims["sub"].as_str().unwrap()).unwrap().username, "f@example.com");
+                assert_eq!(down.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user(claims["sub"].as_str().unwrap()).unwrap().username, "f@example.com");
             }
             _ => {
                 assert_eq!(page.status, 401, "{mode:?}: {}", page.html);
                 assert!(page.html.contains("could not be trusted"), "{mode:?}: {}", page.html);
-                assert!(down.server.app.registry.list_users().is_empty(), "{mode:?}: nobody was made");
+                assert!(down.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).list_users().is_empty(), "{mode:?}: nobody was made");
             }
         }
     }
@@ -411,11 +411,11 @@ async fn a_plain_oauth2_provider_signs_in_through_its_user_info() {
     let browser = down.browser();
     let page = follow(&browser, &authorize_url(&down, "&idp_hint=gh")).await;
     let claims = id_token(&browser, &down, &rp_secret, page).await;
-    let user = down.server.app.registry.user(claims["sub"].as_str().unwrap()).unwrap();
+    let user = down.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user(claims["sub"].as_str().unwrap()).unwrap();
     assert_eq!((user.username.as_str(), user.claims["name"].as_str()), ("octo", Some("Octo Cat")));
     // The e-mail came without a verification: not marked verified.
     assert_ne!(user.claims.get("email_verified"), Some(&json!(true)));
-    let linked = authrim::identity::links::of_user(&down.server.app.db, &user.id).await.unwrap();
+    let linked = authrim::identity::links::of_user(&down.server.app.db, user.tenant, &user.id).await.unwrap();
     assert_eq!((linked[0].provider.as_str(), linked[0].subject.as_str()), ("gh", "4242"));
 }
 
@@ -487,7 +487,7 @@ async fn private_key_jwt_signs_in_with_an_assertion_instead_of_a_secret() {
     }
     assert_eq!(refused.status, 401, "{}", refused.html);
     assert!(refused.html.contains("invalid_client"), "{}", refused.html);
-    assert_eq!(down.server.app.registry.list_users().len(), 1);
+    assert_eq!(down.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).list_users().len(), 1);
 }
 
 /// `allowed_domains`: only users whose e-mail, verified at the provider, is in one of the
@@ -514,7 +514,7 @@ async fn only_allowed_domains_get_in_and_only_with_a_verified_email() {
         } else {
             assert_eq!(page.status, 403, "{domains} verified={verified}: {}", page.html);
             assert!(page.html.contains("not one this service lets in"), "{}", page.html);
-            assert!(down.server.app.registry.list_users().is_empty(), "nobody made");
+            assert!(down.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).list_users().is_empty(), "nobody made");
             let (_, audit) = down.admin(Method::GET, "/admin/audit?event=login_failure", None).await;
             assert_eq!(audit["events"][0]["detail"]["reason"], "domain", "{audit}");
         }

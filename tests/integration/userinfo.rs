@@ -4,7 +4,7 @@ use crate::harness::*;
 use serde_json::json;
 
 async fn token_for(s: &TestServer, scope: &str) -> String {
-    let (id, secret) = match s.server.app.registry.client("rp") {
+    let (id, secret) = match s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).client("rp") {
         Some(_) => ("rp".to_string(), None),
         None => s.client("rp", json!({})).await,
     };

@@ -227,6 +227,56 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     CREATE INDEX device_requests_pending ON device_requests(pending_until);
     CREATE INDEX device_requests_client ON device_requests(client_key, pending_until);
     "#,
+), (
+    18,
+    // As SQLite's migration 19: `tenant_id` in every table, every existing row in the default
+    // tenant, and first in the primary key and every unique index of the tables keyed by
+    // names people choose or by hashes of our tokens. PostgreSQL swaps the constraints in
+    // place (the default names: `{table}_pkey`, `{table}_{column}_key`).
+    r#"
+    ALTER TABLE clients ADD COLUMN tenant_id BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE clients DROP CONSTRAINT clients_pkey, ADD PRIMARY KEY (tenant_id, client_id);
+    ALTER TABLE users ADD COLUMN tenant_id BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE users DROP CONSTRAINT users_pkey, ADD PRIMARY KEY (tenant_id, id);
+    ALTER TABLE users DROP CONSTRAINT users_username_key, ADD CONSTRAINT users_username_key UNIQUE (tenant_id, username);
+    ALTER TABLE users DROP CONSTRAINT users_email_key, ADD CONSTRAINT users_email_key UNIQUE (tenant_id, email);
+    ALTER TABLE consents ADD COLUMN tenant_id BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE consents DROP CONSTRAINT consents_pkey, ADD PRIMARY KEY (tenant_id, user_id, client_id);
+    ALTER TABLE signing_keys ADD COLUMN tenant_id BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE signing_keys DROP CONSTRAINT signing_keys_pkey, ADD PRIMARY KEY (tenant_id, kid);
+    ALTER TABLE login_names ADD COLUMN tenant_id BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE login_names DROP CONSTRAINT login_names_pkey, ADD PRIMARY KEY (tenant_id, name);
+    DROP INDEX login_names_user;
+    CREATE INDEX login_names_user ON login_names(tenant_id, user_id);
+    ALTER TABLE initial_access_tokens ADD COLUMN tenant_id BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE initial_access_tokens DROP CONSTRAINT initial_access_tokens_pkey, ADD PRIMARY KEY (tenant_id, hash);
+    ALTER TABLE user_factors ADD COLUMN tenant_id BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE user_factors DROP CONSTRAINT user_factors_pkey, ADD PRIMARY KEY (tenant_id, id);
+    DROP INDEX user_factors_user;
+    CREATE INDEX user_factors_user ON user_factors(tenant_id, user_id);
+    DROP INDEX user_factors_credential;
+    CREATE UNIQUE INDEX user_factors_credential ON user_factors(tenant_id, credential_id);
+    ALTER TABLE recovery_codes ADD COLUMN tenant_id BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE recovery_codes DROP CONSTRAINT recovery_codes_pkey, ADD PRIMARY KEY (tenant_id, user_id, code_hash);
+    ALTER TABLE linked_identities ADD COLUMN tenant_id BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE linked_identities DROP CONSTRAINT linked_identities_pkey, ADD PRIMARY KEY (tenant_id, provider, subject);
+    DROP INDEX linked_identities_user;
+    CREATE INDEX linked_identities_user ON linked_identities(tenant_id, user_id);
+    ALTER TABLE password_resets ADD COLUMN tenant_id BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE password_resets DROP CONSTRAINT password_resets_pkey, ADD PRIMARY KEY (tenant_id, token_hash);
+    DROP INDEX password_resets_user;
+    CREATE INDEX password_resets_user ON password_resets(tenant_id, user_id);
+    ALTER TABLE pending_signups ADD COLUMN tenant_id BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE pending_signups DROP CONSTRAINT pending_signups_pkey, ADD PRIMARY KEY (tenant_id, token_hash);
+    ALTER TABLE email_verifications ADD COLUMN tenant_id BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE email_verifications DROP CONSTRAINT email_verifications_pkey, ADD PRIMARY KEY (tenant_id, token_hash);
+    DROP INDEX email_verifications_user;
+    CREATE INDEX email_verifications_user ON email_verifications(tenant_id, user_id);
+    ALTER TABLE audit_events ADD COLUMN tenant_id BIGINT NOT NULL DEFAULT 0;
+    CREATE INDEX audit_events_tenant ON audit_events(tenant_id, at);
+    ALTER TABLE logout_outbox ADD COLUMN tenant_id BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE mail_outbox ADD COLUMN tenant_id BIGINT NOT NULL DEFAULT 0;
+    "#,
 )];
 
 /// The version the migrations bring a database to.

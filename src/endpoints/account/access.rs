@@ -46,7 +46,7 @@ pub(super) fn sessions(list: &[Session], current_sid: &str) -> Vec<Value> {
 /// The applications the user allowed, newest first; first-party pages (which ask no
 /// consent) are not among them.
 pub(super) async fn applications(app: &Issuer, user_id: &str) -> crate::db::StoreResult<Vec<Value>> {
-    let consents = app.registry.consents_of(user_id).await?;
+    let consents = app.registry().consents_of(user_id).await?;
     Ok(consents
         .into_iter()
         .filter(|c| crate::endpoints::first_party::by_client_id(&c.client_id).is_none())

@@ -43,11 +43,15 @@ pub(super) async fn send_link(app: &Issuer, user: &User) -> Result<(), crate::db
     let values = json!({"link": link, "hours": hours});
     let (subject, sealed) = crate::mail::compose(app, &crate::mail::language_of(app, user), "mail-verify-email-subject", "mail_verify_email.txt", values);
     let (hash, id, expires) = (sha256(token.as_bytes()).to_vec(), user.id.clone(), (now() + app.config.email_verification_ttl) as i64);
+    let tenant = app.tenant.id;
     app.db
         .write(move |sql| {
-            sql.execute("DELETE FROM email_verifications WHERE user_id = ?1", crate::params![id.as_str()])?;
-            sql.execute("INSERT INTO email_verifications (token_hash, user_id, email, expires_at) VALUES (?1, ?2, ?3, ?4)", crate::params![hash, id.as_str(), email.as_str(), expires])?;
-            crate::mail::enqueue(sql, &email, &subject, sealed)
+            sql.execute("DELETE FROM email_verifications WHERE tenant_id = ?1 AND user_id = ?2", crate::params![tenant, id.as_str()])?;
+            sql.execute(
+                "INSERT INTO email_verifications (tenant_id, token_hash, user_id, email, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                crate::params![tenant, hash, id.as_str(), email.as_str(), expires],
+            )?;
+            crate::mail::enqueue(sql, tenant, &email, &subject, sealed)
         })
         .await?;
     if let Some(m) = &app.mailer {
@@ -81,8 +85,8 @@ fn dead_link() -> Response {
 pub async fn page(app: Issuer, RawQuery(query): RawQuery) -> Response {
     let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
     let token = params.get("token").unwrap_or_default().to_string();
-    let (hash, t) = (sha256(token.as_bytes()).to_vec(), now() as i64);
-    let row = app.db.read(move |sql| sql.query_opt("SELECT user_id, email FROM email_verifications WHERE token_hash = ?1 AND expires_at > ?2", crate::params![hash, t])).await;
+    let (hash, t, tenant) = (sha256(token.as_bytes()).to_vec(), now() as i64, app.tenant.id);
+    let row = app.db.read(move |sql| verification(sql, tenant, &hash, t)).await;
     // A link for an address changed since says so now, not after its button.
     let current = |r: &crate::db::Row| matches!((r.text(0), r.text(1)), (Ok(id), Ok(email)) if still_theirs(&app, &id, &email).is_some());
     match row {
@@ -97,9 +101,17 @@ pub async fn page(app: Issuer, RawQuery(query): RawQuery) -> Response {
     }
 }
 
+/// The link whose token hashes to `hash`, if it is good: the user and the address it verifies.
+fn verification(sql: &mut dyn crate::db::Sql, tenant: crate::tenant::TenantId, hash: &[u8], t: i64) -> crate::db::StoreResult<Option<crate::db::Row>> {
+    sql.query_opt(
+        "SELECT user_id, email FROM email_verifications WHERE tenant_id = ?1 AND token_hash = ?2 AND expires_at > ?3",
+        crate::params![tenant, hash.to_vec(), t],
+    )
+}
+
 /// The user `id`, if `email` is still their address.
-fn still_theirs(app: &App, id: &str, email: &str) -> Option<std::sync::Arc<User>> {
-    app.registry.user(id).filter(|u| u.email().is_some_and(|e| e.eq_ignore_ascii_case(email)))
+fn still_theirs(app: &Issuer, id: &str, email: &str) -> Option<std::sync::Arc<User>> {
+    app.registry().user(id).filter(|u| u.email().is_some_and(|e| e.eq_ignore_ascii_case(email)))
 }
 
 /// Tell the old address that the account's address changed (to whom it now goes), so that
@@ -107,7 +119,8 @@ fn still_theirs(app: &App, id: &str, email: &str) -> Option<std::sync::Arc<User>
 pub(super) async fn notify_old_address(app: &Issuer, user: &User, old: &str, new: &str) -> Result<(), crate::db::StoreError> {
     let (subject, sealed) = crate::mail::compose(app, &crate::mail::language_of(app, user), "mail-email-changed-subject", "mail_email_changed.txt", json!({"new_email": new, "username": user.username}));
     let to = old.to_string();
-    app.db.write(move |sql| crate::mail::enqueue(sql, &to, &subject, sealed)).await?;
+    let tenant = app.tenant.id;
+    app.db.write(move |sql| crate::mail::enqueue(sql, tenant, &to, &subject, sealed)).await?;
     if let Some(m) = &app.mailer {
         m.wake.notify_one();
     }
@@ -118,9 +131,9 @@ pub(super) async fn notify_old_address(app: &Issuer, user: &User, old: &str, new
 /// user's. The token is proof enough (it came by that mail); no sign-in is needed.
 pub async fn confirm(app: Issuer, form: Result<FormParams, OAuthError>) -> Response {
     let Ok(FormParams(params)) = form else { return dead_link() };
-    let (hash, t) = (sha256(params.get("token").unwrap_or_default().as_bytes()).to_vec(), now() as i64);
+    let (hash, t, tenant) = (sha256(params.get("token").unwrap_or_default().as_bytes()).to_vec(), now() as i64, app.tenant.id);
     let key = hash.clone();
-    let row = app.db.read(move |sql| sql.query_opt("SELECT user_id, email FROM email_verifications WHERE token_hash = ?1 AND expires_at > ?2", crate::params![key, t])).await;
+    let row = app.db.read(move |sql| verification(sql, tenant, &key, t)).await;
     let (id, email) = match row {
         Ok(Some(r)) => match (r.text(0), r.text(1)) {
             (Ok(id), Ok(email)) => (id, email),
@@ -136,8 +149,10 @@ pub async fn confirm(app: Issuer, form: Result<FormParams, OAuthError>) -> Respo
     user.updated_at = now();
     // The link spent and the address verified together: of two uses racing, one counts; an
     // error leaves the link working.
-    let spend = move |sql: &mut dyn crate::db::Sql| Ok(sql.execute("DELETE FROM email_verifications WHERE token_hash = ?1 AND expires_at > ?2", crate::params![hash, t])? == 1);
-    match app.registry.save_user_if(user, spend).await {
+    let spend = move |sql: &mut dyn crate::db::Sql| {
+        Ok(sql.execute("DELETE FROM email_verifications WHERE tenant_id = ?1 AND token_hash = ?2 AND expires_at > ?3", crate::params![tenant, hash, t])? == 1)
+    };
+    match app.registry().save_user_if(user, spend).await {
         Ok(true) => {}
         Ok(false) => return dead_link(),
         Err(e) => return crate::endpoints::authorize::unavailable(e),

@@ -91,7 +91,7 @@ pub async fn totp_finish(app: Issuer, Change { me, params }: Change) -> Response
         return pages::totp_setup(&pending.uri, &pending.encoded, sealed, &me.csrf(&app), Some("totp-wrong"), StatusCode::UNPROCESSABLE_ENTITY);
     };
     let name = clean_name(params.get("name"), "Authenticator app");
-    match totp::store(&app.db, app.vault(), &me.user.id, &name, pending.secret, step).await {
+    match totp::store(&app.db, app.vault(), app.tenant.id, &me.user.id, &name, pending.secret, step).await {
         Ok(id) => {
             audit(&app, &me, "factor_enrolled", serde_json::json!({"kind": "totp", "id": id, "by": "user"})).await;
             see_other(app.base(), "/account?done=totp")
@@ -102,7 +102,7 @@ pub async fn totp_finish(app: Issuer, Change { me, params }: Change) -> Response
 
 /// `POST /account/recovery-codes`: a new set (the old one stops working), shown once.
 pub async fn recovery_codes(app: Issuer, Change { me, .. }: Change) -> Response {
-    match recovery::regenerate(&app.db, &me.user.id).await {
+    match recovery::regenerate(&app.db, app.tenant.id, &me.user.id).await {
         Ok(codes) => {
             audit(&app, &me, "recovery_codes_created", serde_json::json!({"count": codes.len(), "by": "user"})).await;
             // The download form carries the codes sealed to this session, for as long as a
@@ -149,7 +149,7 @@ pub async fn download_recovery_codes(app: Issuer, headers: HeaderMap, Own { me, 
 /// `POST /account/factors/remove`: one factor of the user's own.
 pub async fn remove(app: Issuer, Change { me, params }: Change) -> Response {
     let id = params.get("id").unwrap_or_default();
-    match crate::factors::remove(&app.db, &me.user.id, id).await {
+    match crate::factors::remove(&app.db, app.tenant.id, &me.user.id, id).await {
         Ok(true) => {
             audit(&app, &me, "factor_removed", serde_json::json!({"id": id, "by": "user"})).await;
             see_other(app.base(), "/account?done=removed")
@@ -213,9 +213,9 @@ pub async fn change_password(app: Issuer, axum::extract::ConnectInfo(peer): axum
     };
     attempt.succeeded();
     // The new password spends every outstanding reset link, in its own transaction.
-    let (id, cutoff) = (me.user.id.clone(), updated.tokens_cutoff);
-    let spend = move |sql: &mut dyn crate::db::Sql| crate::endpoints::password_reset::spend_links(sql, &id).map(|_| true);
-    if let Err(e) = app.registry.save_user_if(updated, spend).await {
+    let (id, cutoff, tenant) = (me.user.id.clone(), updated.tokens_cutoff, app.tenant.id);
+    let spend = move |sql: &mut dyn crate::db::Sql| crate::endpoints::password_reset::spend_links(sql, tenant, &id).map(|_| true);
+    if let Err(e) = app.registry().save_user_if(updated, spend).await {
         return crate::endpoints::authorize::unavailable(e);
     }
     // This session stays (the user is here, with the new password); every other one ends, and

@@ -112,12 +112,12 @@ impl axum::extract::FromRequest<AppState> for Own {
 
 async fn overview(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
     let Some(me) = signed_in(&app, &headers).await else { return see_other(app.base(), "/account/login") };
-    let list = match crate::factors::list(&app.db, &me.user.id).await {
+    let list = match crate::factors::list(&app.db, app.tenant.id, &me.user.id).await {
         Ok(l) => l,
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };
-    let left = crate::factors::recovery::remaining(&app.db, &me.user.id).await.unwrap_or(0);
-    let links = match crate::identity::links::of_user(&app.db, &me.user.id).await {
+    let left = crate::factors::recovery::remaining(&app.db, app.tenant.id, &me.user.id).await.unwrap_or(0);
+    let links = match crate::identity::links::of_user(&app.db, app.tenant.id, &me.user.id).await {
         Ok(l) => l,
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };
@@ -171,7 +171,7 @@ async fn link(app: Issuer, headers: HeaderMap, Change { me, params }: Change) ->
 /// `POST /account/links/remove` (`idp`).
 async fn unlink(app: Issuer, Change { me, params }: Change) -> Response {
     let provider = params.get("idp").unwrap_or_default().to_string();
-    match crate::identity::links::unlink(&app.db, &me.user.id, &provider).await {
+    match crate::identity::links::unlink(&app.db, app.tenant.id, &me.user.id, &provider).await {
         Ok(true) => {
             app.audit.record(crate::audit::AuditEvent::new("identity_unlinked").user(&me.user.id).detail(serde_json::json!({"provider": provider, "by": "user"}))).await;
             see_other(app.base(), "/account?done=unlinked")

@@ -61,7 +61,7 @@ pub async fn change(app: Issuer, Change { me, params }: Change) -> Response {
         Err(why) => return form(app.mailer.is_some(), &me.csrf(&app), &typed, Some(Msg::new("profile-invalid").detail(why)), StatusCode::UNPROCESSABLE_ENTITY),
     };
     let changed: Vec<&str> = FIELDS.iter().copied().filter(|f| me.user.claims.get(*f) != updated.claims.get(*f)).collect();
-    match app.registry.save_user(updated).await {
+    match app.registry().save_user(updated).await {
         Ok(()) => {}
         // Another user signs in with this e-mail.
         Err(crate::db::StoreError::Conflict(_)) => return form(app.mailer.is_some(), &me.csrf(&app), &typed, Some(Msg::new("profile-email-taken")), StatusCode::CONFLICT),
@@ -76,7 +76,7 @@ pub async fn change(app: Issuer, Change { me, params }: Change) -> Response {
         }
     }
     if email_changed && !email.is_empty() && app.mailer.is_some() {
-        if let Some(user) = app.registry.user(&me.user.id) {
+        if let Some(user) = app.registry().user(&me.user.id) {
             if let Err(e) = super::email::send_link(&app, &user).await {
                 tracing::warn!(error = %e, "cannot queue the e-mail verification link");
                 return see_other(app.base(), "/account?done=profile");

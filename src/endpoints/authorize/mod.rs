@@ -142,7 +142,7 @@ async fn from_pushed(app: &Issuer, params: &Params, request_uri: &str) -> Result
 pub async fn current_session(app: &Issuer, headers: &HeaderMap) -> Option<(String, Session)> {
     let id = cookies::get(headers, cookies::SESSION)?;
     let session = app.stores.sessions.get(app.tenant.id, id).await.ok().flatten()?;
-    let user = app.registry.user(&session.user_id)?;
+    let user = app.registry().user(&session.user_id)?;
     (!user.disabled).then(|| (id.to_string(), session))
 }
 
@@ -182,7 +182,7 @@ pub async fn continue_authorization(
     // goes on without the prompt.
     if req.prompts("select_account") && !fresh_login {
         let challenge = seal_request(app, "select", &cookie, &req);
-        let username = app.registry.user(&session.user_id).map(|u| u.username.clone()).unwrap_or_default();
+        let username = app.registry().user(&session.user_id).map(|u| u.username.clone()).unwrap_or_default();
         return pages::select_account(&challenge, &client_display_name(app, &req.client_id), &username, req.ui_locales.as_deref());
     }
     // An essential acr the session does not meet, and signing in again would not either
@@ -191,7 +191,7 @@ pub async fn continue_authorization(
         let e = OAuthError::access_denied("the authentication asked for as essential cannot be given").code_as("unmet_authentication_requirements");
         return response::error(app, &req.reply_to(), &e, redirect_status);
     }
-    let consented = app.registry.consented_scope(&session.user_id, &req.client_id).unwrap_or_default();
+    let consented = app.registry().consented_scope(&session.user_id, &req.client_id).unwrap_or_default();
     let covered = split_list(&req.scope).all(|s| split_list(&consented).any(|c| c == s));
     let first_party = app.client(&req.client_id).is_some_and(|c| c.meta.first_party);
     if (!covered || req.prompts("consent")) && !first_party {
@@ -225,7 +225,7 @@ pub(crate) async fn step_up_due(app: &Issuer, required: Level, wanted: Option<Le
     }
     // Asked for by the client only: worth a sign-in only if the user can do better. A store
     // error asks for the sign-in, which will report it.
-    wanted <= required || crate::factors::best_level(&app.db, &s.user_id).await.map_or(true, |best| best > have)
+    wanted <= required || crate::factors::best_level(&app.db, app.tenant.id, &s.user_id).await.map_or(true, |best| best > have)
 }
 
 /// The least a sign-in for this request must reach: the server's policy or the client's.
@@ -301,7 +301,7 @@ fn consent_redirect(app: &Issuer, cookie: &str, req: &AuthorizationRequest) -> R
 /// request, answered once (`interaction::consent`); else sealed afresh.
 pub async fn render_consent(app: &Issuer, cookie: &str, session: &Session, req: &AuthorizationRequest, sealed: Option<&str>) -> Response {
     let challenge = sealed.map_or_else(|| seal_request(app, "consent", cookie, req), str::to_string);
-    let username = app.registry.user(&session.user_id).map(|u| u.username.clone()).unwrap_or_default();
+    let username = app.registry().user(&session.user_id).map(|u| u.username.clone()).unwrap_or_default();
     let scopes = split_list(&req.scope).map(|s| (s, crate::resources::scope_description(app, &req.resource, s))).collect();
     let resources = req
         .resource

@@ -2,7 +2,6 @@
 //! user (username, e-mail or id), client (id or name) and day; each event's actor by name.
 
 use super::{text, Viewer};
-use crate::app::App;
 use crate::audit::{Acting, AuditEvent, Filter};
 use crate::http::params::Params;
 use crate::tenant::Issuer;
@@ -13,10 +12,10 @@ use serde_json::{json, Value};
 
 /// Who did it: from the detail's `by` (and `admin`, the console's user), else whom the event's
 /// kind names (`audit::EVENTS`). `kind` picks the words (or the link) the page shows.
-fn actor(app: &App, e: &AuditEvent) -> Value {
+fn actor(app: &Issuer, e: &AuditEvent) -> Value {
     let user = |id: Option<&str>| match id {
         Some(id) => {
-            let name = app.registry.user(id).map(|u| u.username.clone());
+            let name = app.registry().user(id).map(|u| u.username.clone());
             json!({"kind": "user", "id": id, "name": name, "linked": name.is_some()})
         }
         None => Value::Null,
@@ -32,7 +31,7 @@ fn actor(app: &App, e: &AuditEvent) -> Value {
             Acting::User => user(e.user_id.as_deref()),
             Acting::Client => match e.client_id.as_deref() {
                 Some(c) => {
-                    let client = app.registry.client(c);
+                    let client = app.registry().client(c);
                     let name = client.as_ref().and_then(|k| k.meta.client_name.clone()).unwrap_or_else(|| c.to_string());
                     json!({"kind": "client", "id": c, "name": name, "linked": client.is_some()})
                 }
@@ -47,14 +46,14 @@ fn actor(app: &App, e: &AuditEvent) -> Value {
 /// Rows for a page: the time in ISO 8601 (UTC; `ui.js` shows it in the browser's zone), the
 /// actor by name, the detail as compact JSON; a client linked only if it has a page (a
 /// registered client, not Authrim's own pages or a deleted one).
-pub(crate) fn rows(app: &App, events: &[AuditEvent]) -> Vec<Value> {
+pub(crate) fn rows(app: &Issuer, events: &[AuditEvent]) -> Vec<Value> {
     events
         .iter()
         .map(|e| {
             let detail = if e.detail.is_null() { String::new() } else { e.detail.to_string() };
-            let linked = e.client_id.as_deref().is_some_and(|c| app.registry.client(c).is_some());
+            let linked = e.client_id.as_deref().is_some_and(|c| app.registry().client(c).is_some());
             // A user shown by name while they exist (the id stays in the link and the filter).
-            let name = e.user_id.as_deref().and_then(|u| app.registry.user(u)).map(|u| u.username.clone());
+            let name = e.user_id.as_deref().and_then(|u| app.registry().user(u)).map(|u| u.username.clone());
             json!({"at": super::when(e.at), "event": e.event, "user": e.user_id, "user_name": name, "client": e.client_id,
                    "client_linked": linked, "actor": actor(app, e), "address": e.address, "detail": detail})
         })
@@ -81,20 +80,20 @@ fn day_start(day: &str) -> Option<u64> {
 /// The user a filter names (username, e-mail or id) as the id the log holds; a name of no
 /// current user is taken as an id (a deleted user's events stay findable). `false`: nobody
 /// now has that name or id.
-pub(crate) fn user_filter(app: &App, typed: &str) -> (String, bool) {
-    match app.registry.find_user(typed) {
+pub(crate) fn user_filter(app: &Issuer, typed: &str) -> (String, bool) {
+    match app.registry().find_user(typed) {
         Some(u) => (u.id.clone(), true),
         None => (typed.to_string(), false),
     }
 }
 
 /// The client a filter names: its id, else the one client of that name (any case).
-pub(crate) fn client_filter(app: &App, typed: &str) -> (String, bool) {
-    if app.registry.client(typed).is_some() {
+pub(crate) fn client_filter(app: &Issuer, typed: &str) -> (String, bool) {
+    if app.registry().client(typed).is_some() {
         return (typed.to_string(), true);
     }
     let lower = typed.to_lowercase();
-    let named: Vec<_> = app.registry.list_clients().into_iter().filter(|c| c.meta.client_name.as_deref().is_some_and(|n| n.to_lowercase() == lower)).collect();
+    let named: Vec<_> = app.registry().list_clients().into_iter().filter(|c| c.meta.client_name.as_deref().is_some_and(|n| n.to_lowercase() == lower)).collect();
     match named.as_slice() {
         [one] => (one.id().to_string(), true),
         _ => (typed.to_string(), false),
@@ -112,6 +111,7 @@ pub async fn list(app: Issuer, viewer: Viewer, RawQuery(query): RawQuery) -> Res
     let event = text(&params, "event");
     let unknown_event = event.as_deref().is_some_and(|e| !crate::audit::EVENTS.iter().any(|(n, _)| *n == e));
     let filter = Filter {
+        tenant: app.tenant.id,
         limit,
         event: event.clone(),
         user_id: user_found.as_ref().map(|(id, _)| id.clone()),

@@ -94,7 +94,7 @@ fn form_page(viewer: &Viewer, client: Value, new: bool) -> Page {
 }
 
 pub async fn list(app: Issuer, viewer: Viewer, RawQuery(query): RawQuery) -> Response {
-    let rows: Vec<Value> = app.registry.list_clients().iter().map(|c| row(c)).collect();
+    let rows: Vec<Value> = app.registry().list_clients().iter().map(|c| row(c)).collect();
     let mut page = viewer.page("console_clients.html", "console-clients", "clients").with("clients", rows);
     if let Some(n) = notice(query.as_deref()) {
         page = page.msg("notice", n);
@@ -156,7 +156,7 @@ pub async fn create(app: Issuer, Change { admin, params }: Change) -> Response {
     if let Err(m) = check(&params, true, preset) {
         return mistaken(form_page(&admin, typed(&params), true), m);
     }
-    if text(&params, "client_id").is_some_and(|id| app.registry.client(&id).is_some()) {
+    if text(&params, "client_id").is_some_and(|id| app.registry().client(&id).is_some()) {
         return mistaken(form_page(&admin, typed(&params), true), ("client_id", crate::ui::Msg::new("console-err-client-id-taken")));
     }
     match operations::create_client(&app, &admin.actor(), input(&params, true, preset)).await {
@@ -201,7 +201,7 @@ fn created_page(app: &Issuer, viewer: &Viewer, client: &Client, secret: Option<&
 }
 
 pub async fn show(app: Issuer, viewer: Viewer, Id(id): Id, RawQuery(query): RawQuery) -> Response {
-    let Some(client) = app.registry.client(&id) else { return not_found() };
+    let Some(client) = app.registry().client(&id) else { return not_found() };
     let mut page = form_page(&viewer, values(&client.meta), false).with("has_secret", client.meta.token_endpoint_auth_method.starts_with("client_secret"));
     if let Some(n) = notice(query.as_deref()) {
         page = page.msg("notice", n);
@@ -210,7 +210,7 @@ pub async fn show(app: Issuer, viewer: Viewer, Id(id): Id, RawQuery(query): RawQ
 }
 
 pub async fn update(app: Issuer, Id(id): Id, Change { admin, params }: Change) -> Response {
-    if app.registry.client(&id).is_none() {
+    if app.registry().client(&id).is_none() {
         return not_found();
     }
     if let Err(m) = check(&params, false, None) {
@@ -234,7 +234,7 @@ pub async fn rotate_secret(app: Issuer, Id(id): Id, Change { admin, .. }: Change
     match operations::rotate_secret(&app, &admin.actor(), &id).await {
         Ok((_, secret)) => secret_page(&admin, &id, &secret, false),
         Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => not_found(),
-        Err(e) => refused(form_page(&admin, app.registry.client(&id).map(|c| values(&c.meta)).unwrap_or_default(), false), &e),
+        Err(e) => refused(form_page(&admin, app.registry().client(&id).map(|c| values(&c.meta)).unwrap_or_default(), false), &e),
     }
 }
 

@@ -10,9 +10,15 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
 pub async fn list(app: Issuer, viewer: Viewer, RawQuery(query): RawQuery) -> Response {
+    let tenant = app.tenant.id;
     let rows = app
         .db
-        .read(|sql| sql.query("SELECT kid, alg, state, created_at, activated_at, retired_at FROM signing_keys ORDER BY created_at DESC LIMIT 100", &[]))
+        .read(move |sql| {
+            sql.query(
+                "SELECT kid, alg, state, created_at, activated_at, retired_at FROM signing_keys WHERE tenant_id = ?1 ORDER BY created_at DESC LIMIT 100",
+                crate::params![tenant],
+            )
+        })
         .await;
     let rows = match rows {
         Ok(r) => r,

@@ -123,7 +123,7 @@ async fn admit(app: &Issuer, me: SignedIn) -> Result<Viewer, Response> {
     }
     if app.config.console_mfa == "required" && Level::of(&me.session.acr).unwrap_or(Level::Password) < Level::Mfa {
         // A factor the user has is asked for by signing in again; without one, add one first.
-        let best = crate::factors::best_level(&app.db, &me.user.id).await.map_err(crate::endpoints::authorize::unavailable)?;
+        let best = crate::factors::best_level(&app.db, app.tenant.id, &me.user.id).await.map_err(crate::endpoints::authorize::unavailable)?;
         if best >= Level::Mfa {
             return Err(see_other(app.base(), &CONSOLE.login_path(true)));
         }
@@ -221,15 +221,15 @@ pub(crate) fn when(t: u64) -> String {
 
 async fn home(app: Issuer, viewer: Viewer, RawQuery(query): RawQuery) -> Response {
     app.audit.flush().await;
-    let filter = crate::audit::Filter { limit: 10, ..Default::default() };
+    let filter = crate::audit::Filter { tenant: app.tenant.id, limit: 10, ..Default::default() };
     let events = match app.db.read(move |sql| crate::audit::list_filtered(sql, &filter)).await {
         Ok(e) => e,
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };
     let mut page = viewer
         .page("console_home.html", "console-title", "home")
-        .with("clients", app.registry.list_clients().len())
-        .with("users", app.registry.list_users().len())
+        .with("clients", app.registry().list_clients().len())
+        .with("users", app.registry().list_users().len())
         .with("algs", app.keys().algorithms())
         .with("events", audit::rows(&app, &events));
     if let Some(n) = notice(query.as_deref()) {

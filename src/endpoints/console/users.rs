@@ -26,7 +26,7 @@ pub async fn list(app: Issuer, viewer: Viewer, RawQuery(query): RawQuery) -> Res
     let params = crate::http::params::Params::parse(query.as_deref().unwrap_or_default().as_bytes()).unwrap_or_default();
     let typed = params.get("q").map(str::trim).unwrap_or_default();
     let q = typed.to_lowercase();
-    let all = app.registry.list_users();
+    let all = app.registry().list_users();
     // Names and e-mails in any case; an id (case-sensitive) exactly.
     let matching: Vec<_> = all
         .iter()
@@ -93,12 +93,12 @@ pub async fn create(app: Issuer, Change { admin, params }: Change) -> Response {
 }
 
 pub async fn show(app: Issuer, viewer: Viewer, Id(id): Id, RawQuery(query): RawQuery) -> Response {
-    let Some(user) = app.registry.user(&id) else { return not_found() };
-    let (factors, sessions) = match tokio::try_join!(crate::factors::list(&app.db, &id), app.stores.sessions.of_user(app.tenant.id, &id)) {
+    let Some(user) = app.registry().user(&id) else { return not_found() };
+    let (factors, sessions) = match tokio::try_join!(crate::factors::list(&app.db, app.tenant.id, &id), app.stores.sessions.of_user(app.tenant.id, &id)) {
         Ok(both) => both,
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };
-    let left = crate::factors::recovery::remaining(&app.db, &id).await.unwrap_or(0);
+    let left = crate::factors::recovery::remaining(&app.db, app.tenant.id, &id).await.unwrap_or(0);
     let factors: Vec<Value> = factors
         .iter()
         .map(|f| json!({"id": f.id, "name": f.name, "kind": f.kind, "added": when(f.created_at), "used": when(f.last_used_at)}))
@@ -119,7 +119,7 @@ pub async fn show(app: Issuer, viewer: Viewer, Id(id): Id, RawQuery(query): RawQ
 }
 
 pub async fn update(app: Issuer, Id(id): Id, Change { admin, params }: Change) -> Response {
-    if app.registry.user(&id).is_none() {
+    if app.registry().user(&id).is_none() {
         return not_found();
     }
     // An admin does not lock themselves out of the console by a slip of the mouse.

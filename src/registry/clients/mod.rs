@@ -273,6 +273,8 @@ pub struct ClientInput {
 
 #[derive(Debug, Clone)]
 pub struct Client {
+    /// The tenant it belongs to (set when loaded or saved through a tenant's registry).
+    pub tenant: crate::tenant::TenantId,
     pub meta: ClientMetadata,
     secret_hash: Option<[u8; 32]>,
     /// `client_secret_jwt` only: the secret itself, sealed by the vault (`open_secret`).
@@ -317,7 +319,7 @@ impl Client {
             meta.allowed_cors_origins.clone()
         };
         let keys = meta.jwks.as_ref().and_then(|j| client_keys::parse_jwks(j).ok()).unwrap_or_default().into();
-        Self { meta, secret_hash, secret_sealed, cors_origins, keys, registration_token_hash: None, used: false }
+        Self { tenant: Default::default(), meta, secret_hash, secret_sealed, cors_origins, keys, registration_token_hash: None, used: false }
     }
 
     /// Registered dynamically (RFC 7591): it has a registration access token.
@@ -337,9 +339,10 @@ impl Client {
         self.registration_token_hash.is_some_and(|h| ct_eq(&h, &secret_hash(presented)))
     }
 
-    /// Keep the registration token of `previous` (an update of the same client).
+    /// Keep the registration token and the tenant of `previous` (an update of the same client).
     pub fn keep_registration_token(mut self, previous: &Client) -> Self {
         self.registration_token_hash = previous.registration_token_hash;
+        self.tenant = previous.tenant;
         self
     }
 
@@ -790,10 +793,12 @@ mod tests {
         let conn = &mut crate::db::SqliteSql(&conn);
         let (c, secret) = new_client(input(&["https://rp.example/cb"]), &vault()).unwrap();
         save(conn, &c).unwrap();
-        let loaded = load_one(conn, c.id()).unwrap().unwrap();
+        let default = crate::tenant::TenantId::DEFAULT;
+        let loaded = load_one(conn, default, c.id()).unwrap().unwrap();
         assert_eq!(loaded.meta, c.meta);
         assert!(loaded.check_secret(&secret.unwrap()));
-        assert!(delete(conn, c.id()).unwrap());
-        assert!(load_one(conn, c.id()).unwrap().is_none());
+        assert!(load_one(conn, crate::tenant::TenantId(1), c.id()).unwrap().is_none(), "another tenant's");
+        assert!(delete(conn, default, c.id()).unwrap());
+        assert!(load_one(conn, default, c.id()).unwrap().is_none());
     }
 }

@@ -1,0 +1,93 @@
+//! One tenant's clients and users in memory, with the indexes lookups need.
+
+use super::{users, Client, User};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+#[derive(Default)]
+pub(super) struct Clients {
+    pub(super) by_id: HashMap<String, Arc<Client>>,
+    /// How many clients allow each CORS origin. A preflight names no client, so it is
+    /// answered from this set; counts keep an update O(origins of one client), not O(clients).
+    pub(super) cors_origins: HashMap<String, usize>,
+}
+
+impl Clients {
+    pub(super) fn put(&mut self, client: Client) {
+        self.remove(client.id());
+        for o in client.cors_origins() {
+            *self.cors_origins.entry(o.clone()).or_default() += 1;
+        }
+        self.by_id.insert(client.id().to_string(), Arc::new(client));
+    }
+
+    pub(super) fn remove(&mut self, id: &str) -> bool {
+        let Some(old) = self.by_id.remove(id) else { return false };
+        for o in old.cors_origins() {
+            if let Some(n) = self.cors_origins.get_mut(o) {
+                *n -= 1;
+                if *n == 0 {
+                    self.cors_origins.remove(o);
+                }
+            }
+        }
+        true
+    }
+}
+
+#[derive(Default)]
+pub(super) struct Users {
+    pub(super) by_id: HashMap<String, Arc<User>>,
+    pub(super) by_username: HashMap<String, String>,
+    pub(super) by_email: HashMap<String, String>,
+}
+
+impl Users {
+    pub(super) fn put(&mut self, user: User) {
+        self.remove(&user.id);
+        self.by_username.insert(users::login_key(&user.username), user.id.clone());
+        if let Some(e) = user.email() {
+            self.by_email.insert(users::login_key(e), user.id.clone());
+        }
+        self.by_id.insert(user.id.clone(), Arc::new(user));
+    }
+
+    pub(super) fn remove(&mut self, id: &str) {
+        if let Some(old) = self.by_id.remove(id) {
+            self.by_username.remove(&users::login_key(&old.username));
+            if let Some(e) = old.email() {
+                self.by_email.remove(&users::login_key(e));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::{clients, ClientInput};
+
+    fn spa(id: &str, redirect: &str) -> Client {
+        let input = ClientInput { client_id: Some(id.into()), redirect_uris: Some(vec![redirect.into()]), ..Default::default() };
+        clients::new_client(input, &crate::keys::Vault::from_key([7; 32])).unwrap().0
+    }
+
+    #[test]
+    fn the_cors_origin_set_follows_every_client_change() {
+        let mut c = Clients::default();
+        c.put(spa("a", "https://shared.example/a"));
+        c.put(spa("b", "https://shared.example/b"));
+        c.put(spa("c", "https://c.example/cb"));
+        let has = |c: &Clients, o: &str| c.cors_origins.contains_key(o);
+        assert!(has(&c, "https://shared.example") && has(&c, "https://c.example"));
+        // Replacing a client drops the origins it no longer has.
+        c.put(spa("c", "https://c2.example/cb"));
+        assert!(!has(&c, "https://c.example") && has(&c, "https://c2.example"));
+        // A shared origin stays while any client still has it.
+        assert!(c.remove("a"));
+        assert!(has(&c, "https://shared.example"));
+        assert!(c.remove("b") && !c.remove("b"));
+        assert!(!has(&c, "https://shared.example"));
+        assert_eq!(c.cors_origins.len(), 1);
+    }
+}
