@@ -337,6 +337,20 @@ mod tests {
         assert!(v.get("user_id").is_none(), "{v}");
     }
 
+    /// Each tenant's log lists its own events only, whatever else matches.
+    #[test]
+    fn a_tenant_lists_its_own_events() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::db::open(dir.path(), "NORMAL").unwrap();
+        let sql = &mut crate::db::SqliteSql(&conn);
+        let (a, b) = (crate::tenant::TenantId::DEFAULT, crate::tenant::TenantId(3));
+        insert(sql, &[AuditEvent::new("login_success").user("u"), AuditEvent::new("login_success").tenant(b).user("u"), AuditEvent::new("logout").tenant(b)]).unwrap();
+        let mut listed = |tenant| list_filtered(sql, &Filter { tenant, limit: 10, user_id: Some("u".into()), ..Default::default() }).unwrap();
+        assert_eq!(listed(a).iter().map(|e| e.tenant).collect::<Vec<_>>(), vec![a]);
+        assert_eq!(listed(b).iter().map(|e| e.tenant).collect::<Vec<_>>(), vec![b]);
+        assert!(listed(crate::tenant::TenantId(4)).is_empty());
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn events_are_batched_flushed_and_listed() {
         let dir = tempfile::tempdir().unwrap();

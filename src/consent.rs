@@ -30,6 +30,7 @@ pub async fn withdraw(app: &App, tenant: TenantId, user_id: &str, client_id: &st
         app.audit
             .record(
                 AuditEvent::new("consent_withdrawn")
+                    .tenant(tenant)
                     .user(user_id)
                     .client(client_id)
                     .detail(json!({"reason": reason, "families_revoked": families.len()})),

@@ -106,6 +106,8 @@ pub fn keep_if<R>(sql: &mut dyn Sql, keep: bool, f: impl FnOnce(&mut dyn Sql) ->
 
 struct Due {
     id: i64,
+    /// Whose mail it is.
+    tenant: crate::tenant::TenantId,
     to: String,
     subject: String,
     body: Vec<u8>,
@@ -178,13 +180,15 @@ async fn claim(app: &App) -> StoreResult<Vec<Due>> {
                 &format!(
                     "UPDATE mail_outbox SET lease_until = ?1, attempts = attempts + 1 WHERE id IN \
                      (SELECT id FROM mail_outbox WHERE sent_at IS NULL AND due_at <= ?2 AND lease_until <= ?2 ORDER BY due_at LIMIT ?3{lock}) \
-                     RETURNING id, recipient, subject, body, attempts"
+                     RETURNING id, recipient, subject, body, attempts, tenant_id"
                 ),
                 crate::params![t + LEASE, t, BATCH],
             )
         })
         .await?;
-    rows.iter().map(|r| Ok(Due { id: r.i64(0)?, to: r.text(1)?, subject: r.text(2)?, body: r.blob(3)?, attempts: r.i64(4)? })).collect()
+    rows.iter()
+        .map(|r| Ok(Due { id: r.i64(0)?, to: r.text(1)?, subject: r.text(2)?, body: r.blob(3)?, attempts: r.i64(4)?, tenant: r.tenant(5)? }))
+        .collect()
 }
 
 async fn deliver(app: &App, mailer: &Mailer, row: Due) {
@@ -206,7 +210,7 @@ async fn deliver(app: &App, mailer: &Mailer, row: Due) {
             let (err, to) = (e.clone(), row.to.clone());
             if gave_up {
                 tracing::warn!(%to, error = %err, "mail: given up");
-                app.audit.record(crate::audit::AuditEvent::new("mail_given_up").detail(serde_json::json!({"id": id, "error": err}))).await;
+                app.audit.record(crate::audit::AuditEvent::new("mail_given_up").tenant(row.tenant).detail(serde_json::json!({"id": id, "error": err}))).await;
             }
             app.db.write(move |sql| sql.execute("UPDATE mail_outbox SET due_at = ?1, lease_until = 0, last_error = ?2 WHERE id = ?3", crate::params![due, err, id])).await
         }

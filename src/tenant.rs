@@ -197,6 +197,11 @@ impl Issuer {
         format!("{}{}", self.tenant.issuer, path)
     }
 
+    /// Record a security event as this tenant's (the audit log is listed per tenant).
+    pub async fn audit(&self, event: crate::audit::AuditEvent) {
+        self.shared.audit.record(event.tenant(self.tenant.id)).await
+    }
+
     /// The tenant's clients, users and consents.
     pub fn registry(&self) -> crate::registry::TenantRegistry<'_> {
         self.shared.registry.of(self.tenant.id)

@@ -96,7 +96,7 @@ pub(crate) async fn create_registration_token(app: Issuer, Body(body): Body) -> 
     }
     let (expires_at, tenant) = (crate::util::now() + req.expires_in, app.tenant.id);
     let token = app.db.write(move |sql| crate::registry::initial_access::create(sql, tenant, req.max_uses, expires_at)).await?;
-    app.audit.record(crate::audit::AuditEvent::new("initial_access_token_created").detail(json!({"max_uses": req.max_uses, "expires_at": expires_at}))).await;
+    app.audit(crate::audit::AuditEvent::new("initial_access_token_created").detail(json!({"max_uses": req.max_uses, "expires_at": expires_at}))).await;
     Ok((StatusCode::CREATED, Json(json!({"initial_access_token": token, "max_uses": req.max_uses, "expires_at": expires_at}))).into_response())
 }
 

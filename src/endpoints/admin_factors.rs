@@ -62,7 +62,7 @@ pub(crate) async fn enrol_totp(app: Issuer, Path(id): Path<String>, body: Bytes)
     }
     let issuer_host = url::Url::parse(app.issuer()).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_else(|| "Authrim".into());
     let (factor_id, secret, uri) = totp::enrol(&app.db, app.vault(), &issuer_host, app.tenant.id, &u.id, &u.username, &name).await?;
-    app.audit.record(AuditEvent::new("factor_enrolled").user(&u.id).detail(json!({"kind": "totp", "id": factor_id, "by": "operator"}))).await;
+    app.audit(AuditEvent::new("factor_enrolled").user(&u.id).detail(json!({"kind": "totp", "id": factor_id, "by": "operator"}))).await;
     let mut res = (StatusCode::CREATED, Json(json!({"id": factor_id, "kind": "totp", "name": name, "secret": secret, "otpauth_uri": uri}))).into_response();
     res.headers_mut().insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-store"));
     Ok(res)
@@ -73,7 +73,7 @@ pub(crate) async fn enrol_totp(app: Issuer, Path(id): Path<String>, body: Bytes)
 pub(crate) async fn new_recovery_codes(app: Issuer, Path(id): Path<String>) -> AdminResult {
     let u = user(&app, &id)?;
     let codes = recovery::regenerate(&app.db, app.tenant.id, &u.id).await?;
-    app.audit.record(AuditEvent::new("recovery_codes_created").user(&u.id).detail(json!({"by": "operator"}))).await;
+    app.audit(AuditEvent::new("recovery_codes_created").user(&u.id).detail(json!({"by": "operator"}))).await;
     let mut res = (StatusCode::CREATED, Json(json!({"codes": codes}))).into_response();
     res.headers_mut().insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-store"));
     Ok(res)

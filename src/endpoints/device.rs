@@ -242,7 +242,7 @@ async fn decide(app: Issuer, headers: HeaderMap, form: Result<FormParams, OAuthE
         }
     }
     let event = if allowed { "device_approved" } else { "device_denied" };
-    app.audit.record(AuditEvent::new(event).user(&me.user.id).client(&request.client_id).detail(serde_json::json!({"scope": request.scope}))).await;
+    app.audit(AuditEvent::new(event).user(&me.user.id).client(&request.client_id).detail(serde_json::json!({"scope": request.scope}))).await;
     Page::new(StatusCode::OK, "device.html", "device-title")
         .with("step", if allowed { "approved" } else { "denied" })
         .with("client", client_display_name(&app, &request.client_id))

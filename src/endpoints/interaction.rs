@@ -71,7 +71,7 @@ pub async fn login(
         if let Some(u) = &user {
             event = event.user(&u.id);
         }
-        app.audit.record(event).await;
+        app.audit(event).await;
         // Keep what was typed as the username, so only the password has to be entered again.
         let retry = AuthorizationRequest { login_hint: Some(username.clone()), ..req };
         return render_login(&app, &headers, &retry, Some("err-incorrect"), StatusCode::UNAUTHORIZED).await;
@@ -99,7 +99,7 @@ pub(super) async fn after_first_factor(
     };
     let required = super::authorize::required_level(app, &req);
     if best < required {
-        app.audit.record(AuditEvent::new("login_refused").user(&user.id).client(&req.client_id).detail(serde_json::json!({"reason": "no_second_factor"}))).await;
+        app.audit(AuditEvent::new("login_refused").user(&user.id).client(&req.client_id).detail(serde_json::json!({"reason": "no_second_factor"}))).await;
         let message = match required {
             Level::Passkey => "err-needs-passkey-none",
             _ => "err-needs-factor-none",
@@ -152,8 +152,7 @@ pub(super) async fn start_session(
         Ok(c) => c,
         Err(e) => return unavailable(e),
     };
-    app.audit
-        .record(AuditEvent::new("login_success").user(&user.id).client(&req.client_id).address(address).detail(serde_json::json!({"amr": session.amr, "acr": session.acr})))
+    app.audit(AuditEvent::new("login_success").user(&user.id).client(&req.client_id).address(address).detail(serde_json::json!({"amr": session.amr, "acr": session.acr})))
         .await;
     let mut res = continue_authorization(app, headers, req, Some((cookie.clone(), session)), true, StatusCode::SEE_OTHER).await;
     cookies::set(&mut res, app.base(), cookies::SESSION, &cookie, Some(app.config.session_ttl), app.config.secure_cookies());

@@ -97,7 +97,7 @@ pub async fn create_client(app: &Issuer, actor: &Actor, input: ClientInput) -> R
     check_algs(app, &client)?;
     check_remote_uris(app, &client).await?;
     app.registry().save_client(client.clone()).await?;
-    app.audit.record(actor.event("client_created", json!({})).client(&client.meta.client_id)).await;
+    app.audit(actor.event("client_created", json!({})).client(&client.meta.client_id)).await;
     Ok((client, secret))
 }
 
@@ -109,7 +109,7 @@ pub async fn update_client(app: &Issuer, actor: &Actor, id: &str, input: ClientI
     check_algs(app, &client)?;
     check_remote_uris(app, &client).await?;
     app.registry().save_client(client.clone()).await?;
-    app.audit.record(actor.event("client_updated", json!({})).client(id)).await;
+    app.audit(actor.event("client_updated", json!({})).client(id)).await;
     Ok((client, secret))
 }
 
@@ -118,7 +118,7 @@ pub async fn rotate_secret(app: &Issuer, actor: &Actor, id: &str) -> Result<(Cli
     let existing = app.registry().client(id).ok_or_else(no_client)?;
     let (client, secret) = clients::rotate_secret(&existing, app.vault()).map_err(invalid_metadata)?;
     app.registry().save_client(client.clone()).await?;
-    app.audit.record(actor.event("client_secret_rotated", json!({})).client(id)).await;
+    app.audit(actor.event("client_secret_rotated", json!({})).client(id)).await;
     Ok((client, secret))
 }
 
@@ -126,7 +126,7 @@ pub async fn delete_client(app: &Issuer, actor: &Actor, id: &str) -> Result<(), 
     if !app.registry().delete_client(id).await? {
         return Err(no_client());
     }
-    app.audit.record(actor.event("client_deleted", json!({})).client(id)).await;
+    app.audit(actor.event("client_deleted", json!({})).client(id)).await;
     Ok(())
 }
 
@@ -141,7 +141,7 @@ pub async fn create_user(app: &Issuer, actor: &Actor, input: UserInput) -> Resul
         .map_err(|e| OAuthError::internal("hashing", e))?
         .map_err(OAuthError::invalid_request)?;
     app.registry().save_user(user.clone()).await?;
-    app.audit.record(actor.event("user_created", json!({"roles": user.roles})).user(&user.id)).await;
+    app.audit(actor.event("user_created", json!({"roles": user.roles})).user(&user.id)).await;
     Ok(user)
 }
 
@@ -179,12 +179,12 @@ pub async fn update_user(app: &Issuer, actor: &Actor, id: &str, input: UserInput
             changed.push(field);
         }
     }
-    app.audit.record(actor.event("user_updated", json!({"changed": changed, "roles": user.roles, "disabled": user.disabled})).user(id)).await;
+    app.audit(actor.event("user_updated", json!({"changed": changed, "roles": user.roles, "disabled": user.disabled})).user(id)).await;
     if user.disabled && !before.disabled {
         end_sessions(app, actor, id, None).await?;
     } else if new_password {
         let done = crate::logout::cut_off(app, app.tenant.id, id, user.tokens_cutoff, None, actor.ended_by()).await?;
-        app.audit.record(actor.event("tokens_revoked", json!({"reason": "password", "sessions_ended": done.sessions, "families_revoked": done.families})).user(id)).await;
+        app.audit(actor.event("tokens_revoked", json!({"reason": "password", "sessions_ended": done.sessions, "families_revoked": done.families})).user(id)).await;
     }
     Ok(user)
 }
@@ -193,7 +193,7 @@ pub async fn delete_user(app: &Issuer, actor: &Actor, id: &str) -> Result<(), OA
     if !app.registry().delete_user(id).await? {
         return Err(no_user());
     }
-    app.audit.record(actor.event("user_deleted", json!({})).user(id)).await;
+    app.audit(actor.event("user_deleted", json!({})).user(id)).await;
     Ok(())
 }
 
@@ -207,7 +207,7 @@ pub async fn end_sessions(app: &Issuer, actor: &Actor, user_id: &str, sid: Optio
         let cutoff = crate::util::now();
         app.registry().save_user(User { tokens_cutoff: cutoff, ..user.as_ref().clone() }).await?;
         let done = crate::logout::cut_off(app, app.tenant.id, user_id, cutoff, None, actor.ended_by()).await?;
-        app.audit.record(actor.event("sessions_ended", json!({"ended": done.sessions, "families_revoked": done.families, "tokens_revoked": true})).user(user_id)).await;
+        app.audit(actor.event("sessions_ended", json!({"ended": done.sessions, "families_revoked": done.families, "tokens_revoked": true})).user(user_id)).await;
         return Ok(done.sessions);
     };
     let ended = match app.stores.sessions.of_user(app.tenant.id, user_id).await?.into_iter().find(|s| s.sid == sid) {
@@ -217,7 +217,7 @@ pub async fn end_sessions(app: &Issuer, actor: &Actor, user_id: &str, sid: Optio
     if !ended {
         return Err(OAuthError::not_found("no such session for this user"));
     }
-    app.audit.record(actor.event("sessions_ended", json!({"ended": 1})).user(user_id)).await;
+    app.audit(actor.event("sessions_ended", json!({"ended": 1})).user(user_id)).await;
     Ok(1)
 }
 
@@ -235,7 +235,7 @@ pub async fn remove_factors(app: &Issuer, actor: &Actor, user_id: &str, factor_i
         Some(f) => actor.event("factor_removed", json!({"id": f})),
         None => actor.event("factors_reset", json!({"factors": removed})),
     };
-    app.audit.record(event.user(user_id)).await;
+    app.audit(event.user(user_id)).await;
     Ok(removed)
 }
 
@@ -247,7 +247,7 @@ pub async fn rotate_key(app: &Issuer, actor: &Actor, alg: &str) -> Result<String
     }
     let kid = crate::keys::KeyManager::rotate_alg(&app.db, app.vault(), app.tenant.id, alg).await.map_err(|e| OAuthError::internal("key rotation", e))?;
     app.keys().refresh().await.map_err(|e| OAuthError::internal("key refresh", e))?;
-    app.audit.record(actor.event("signing_key_rotated", json!({"kid": kid, "alg": alg}))).await;
+    app.audit(actor.event("signing_key_rotated", json!({"kid": kid, "alg": alg}))).await;
     Ok(kid)
 }
 
@@ -266,7 +266,7 @@ pub async fn bootstrap_admin(app: &Issuer) -> anyhow::Result<()> {
         roles.push("admin".into());
         let updated = users::update_user(&user, UserInput { roles: Some(roles), ..Default::default() }).map_err(anyhow::Error::msg)?;
         app.registry().save_user(updated).await?;
-        app.audit.record(event("user_updated").user(&user.id)).await;
+        app.audit(event("user_updated").user(&user.id)).await;
         tracing::warn!(user = %name, "bootstrap_admin: this existing user is now an admin");
         return Ok(());
     }
@@ -281,7 +281,7 @@ pub async fn bootstrap_admin(app: &Issuer) -> anyhow::Result<()> {
         Err(crate::db::StoreError::Conflict(_)) => return Ok(()),
         Err(e) => return Err(e.into()),
     }
-    app.audit.record(event("user_created").user(&user.id)).await;
+    app.audit(event("user_created").user(&user.id)).await;
     tracing::warn!(user = %name, "bootstrap_admin: created this admin; add a second factor at /account, then open /console");
     Ok(())
 }

@@ -64,7 +64,7 @@ pub async fn login(
         Err(PasskeyError::Refused(why)) => {
             attempt.failed(now());
             tracing::info!(reason = why, "passkey sign-in refused");
-            app.audit.record(AuditEvent::new("login_failure").address(&address).client(&req.client_id).detail(serde_json::json!({"kind": "passkey"}))).await;
+            app.audit(AuditEvent::new("login_failure").address(&address).client(&req.client_id).detail(serde_json::json!({"kind": "passkey"}))).await;
             retry("err-passkey-refused", StatusCode::UNAUTHORIZED).await
         }
         Ok((user_id, proof)) => {

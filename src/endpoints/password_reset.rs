@@ -120,7 +120,7 @@ pub async fn forgot(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
         Some((u, _)) => AuditEvent::new("password_reset_requested").user(&u.id).detail(serde_json::json!({"mailed": mail})),
         None => AuditEvent::new("password_reset_requested").detail(serde_json::json!({"mailed": false, "account": false})),
     };
-    app.audit.record(event.address(&address)).await;
+    app.audit(event.address(&address)).await;
     Page::new(StatusCode::OK, "forgot_sent.html", "forgot-title").into_response()
 }
 
@@ -227,7 +227,7 @@ pub async fn reset(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, head
         Ok(c) => serde_json::json!({"sessions_ended": c.sessions, "families_revoked": c.families}),
         Err(e) => serde_json::json!({"error": e.to_string()}),
     };
-    app.audit.record(AuditEvent::new("password_reset").user(&user.id).detail(detail)).await;
+    app.audit(AuditEvent::new("password_reset").user(&user.id).detail(detail)).await;
     match done {
         Ok(_) => match resumable(&app, &headers, resume.as_deref()) {
             Some(req) => {

@@ -271,7 +271,7 @@ async fn handle_register(app: &Issuer, address: &str, headers: &HeaderMap, body:
         Registered::BadToken => return Err(bad_token()),
         Registered::Full => return Err(OAuthError::temporarily_unavailable("no more clients can register here")),
     }
-    app.audit.record(AuditEvent::new("client_registered").client(client.id()).address(address)).await;
+    app.audit(AuditEvent::new("client_registered").client(client.id()).address(address)).await;
     Ok(no_store(StatusCode::CREATED, information(app, &client, secret, &registration_token)))
 }
 
@@ -337,7 +337,7 @@ async fn delete(app: Issuer, headers: HeaderMap, Path(client_id): Path<String>) 
     let result = async {
         let (client, _) = authorized(&app, &headers, &client_id)?;
         app.registry().delete_client(client.id()).await?;
-        app.audit.record(AuditEvent::new("client_unregistered").client(client.id())).await;
+        app.audit(AuditEvent::new("client_unregistered").client(client.id())).await;
         let mut res = StatusCode::NO_CONTENT.into_response();
         res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         Ok::<_, OAuthError>(res)

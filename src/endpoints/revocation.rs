@@ -80,8 +80,7 @@ async fn handle(
                 return Ok(()); // already invalid: nothing to do, nothing to record
             }
             app.stores.revocations.revoke(app.tenant.id, &claims.jti, claims.exp).await?;
-            app.audit
-                .record(AuditEvent::new("token_revocation").client(client.id()).user(&claims.sub).detail(json!({"kind": "access_token"})))
+            app.audit(AuditEvent::new("token_revocation").client(client.id()).user(&claims.sub).detail(json!({"kind": "access_token"})))
                 .await;
         }
         Known::Refresh(family) => {
@@ -89,8 +88,7 @@ async fn handle(
                 return Err(not_yours());
             }
             revoke_family(app, &family, "revoked_by_client").await?;
-            app.audit
-                .record(AuditEvent::new("token_revocation").client(client.id()).user(&family.user_id).detail(json!({"kind": "refresh_token"})))
+            app.audit(AuditEvent::new("token_revocation").client(client.id()).user(&family.user_id).detail(json!({"kind": "refresh_token"})))
                 .await;
         }
         Known::Neither => {}

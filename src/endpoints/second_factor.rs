@@ -126,7 +126,7 @@ pub async fn verify(
         }
         Ok(None) => {
             let locked = attempt.failed(now());
-            app.audit.record(AuditEvent::new("second_factor_failure").user(&user.id).client(&pending.req.client_id).address(&address)).await;
+            app.audit(AuditEvent::new("second_factor_failure").user(&user.id).client(&pending.req.client_id).address(&address)).await;
             if locked && !passkey {
                 codes_locked(&app, &user, &address).await;
             }
@@ -134,8 +134,7 @@ pub async fn verify(
         }
         Ok(Some(proof)) => {
             attempt.succeeded();
-            app.audit
-                .record(AuditEvent::new("second_factor_success").user(&user.id).client(&pending.req.client_id).address(&address).detail(serde_json::json!({"kind": proof.kind()})))
+            app.audit(AuditEvent::new("second_factor_success").user(&user.id).client(&pending.req.client_id).address(&address).detail(serde_json::json!({"kind": proof.kind()})))
                 .await;
             let mut amr = pending.first.clone();
             amr.extend(proof.amr().iter().map(|s| s.to_string()));
@@ -167,5 +166,5 @@ async fn codes_locked(app: &Issuer, user: &crate::registry::User, address: &str)
         _ => false,
     };
     let detail = serde_json::json!({"failures": limit, "window": window, "mailed": mailed});
-    app.audit.record(AuditEvent::new("second_factor_locked").user(&user.id).address(address).detail(detail)).await;
+    app.audit(AuditEvent::new("second_factor_locked").user(&user.id).address(address).detail(detail)).await;
 }

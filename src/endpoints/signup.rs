@@ -169,7 +169,7 @@ pub async fn submit(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
         }
         return match app.registry().save_user(user.clone()).await {
             Ok(()) => {
-                app.audit.record(AuditEvent::new("user_created").user(&user.id).address(&address).detail(serde_json::json!({"by": "signup"}))).await;
+                app.audit(AuditEvent::new("user_created").user(&user.id).address(&address).detail(serde_json::json!({"by": "signup"}))).await;
                 match resume {
                     // Signed in with the password just set, on with the application's request.
                     Some((_, req)) => after_first_factor(&app, &headers, req, &user, &address, vec!["pwd".into()], None).await,
@@ -254,7 +254,7 @@ pub async fn submit(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
         (None, false) => AuditEvent::new("signup_refused").detail(serde_json::json!({"reason": "recipient_throttled"})),
         (Some(o), notified) => AuditEvent::new("signup_refused").user(&o.id).detail(serde_json::json!({"reason": "email_taken", "owner_notified": notified})),
     };
-    app.audit.record(event.address(&address)).await;
+    app.audit(event.address(&address)).await;
     sent
 }
 
@@ -375,7 +375,7 @@ pub async fn verify(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
     match app.registry().save_user_if(user.clone(), spend).await {
         Ok(false) => error_page(StatusCode::BAD_REQUEST, "err-signup-link"),
         Ok(true) => {
-            app.audit.record(AuditEvent::new("user_created").user(&user.id).address(&address).detail(serde_json::json!({"by": "signup", "email_verified": true}))).await;
+            app.audit(AuditEvent::new("user_created").user(&user.id).address(&address).detail(serde_json::json!({"by": "signup", "email_verified": true}))).await;
             match resumable(&app, &headers, p.resume.as_deref()) {
                 Some(req) => after_first_factor(&app, &headers, req, &user, &address, vec!["pwd".into()], None).await,
                 None => Page::new(StatusCode::OK, "signup_done.html", "signup-title").into_response(),

@@ -122,12 +122,12 @@ pub async fn callback(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, h
         Ok(identity) => identity,
         Err(e @ UpstreamError::Unavailable(_)) => return unreachable_page(p, &e),
         Err(UpstreamError::Refused(why)) => {
-            app.audit.record(AuditEvent::new("login_failure").address(&address).detail(json!({"kind": "upstream", "provider": p.id, "reason": why}))).await;
+            app.audit(AuditEvent::new("login_failure").address(&address).detail(json!({"kind": "upstream", "provider": p.id, "reason": why}))).await;
             return error_page(StatusCode::UNAUTHORIZED, Msg::new("err-upstream-refused").arg("name", p.name.clone()).detail(why));
         }
     };
     if !domain_allowed(p, &identity) {
-        app.audit.record(AuditEvent::new("login_failure").address(&address).detail(json!({"kind": "upstream", "provider": p.id, "reason": "domain"}))).await;
+        app.audit(AuditEvent::new("login_failure").address(&address).detail(json!({"kind": "upstream", "provider": p.id, "reason": "domain"}))).await;
         return error_page(StatusCode::FORBIDDEN, Msg::new("err-upstream-domain").arg("name", p.name.clone()));
     }
     match (pending.req, pending.link) {
@@ -172,7 +172,7 @@ async fn user_for(app: &Issuer, p: &IdentityProvider, id: &Identity) -> Result<A
         }
         return match links::link(&app.db, app.tenant.id, &p.id, &id.subject, &existing.id, id.email()).await {
             Ok(Linking::Linked) => {
-                app.audit.record(AuditEvent::new("identity_linked").user(&existing.id).detail(json!({"provider": p.id, "by": "email"}))).await;
+                app.audit(AuditEvent::new("identity_linked").user(&existing.id).detail(json!({"provider": p.id, "by": "email"}))).await;
                 live(existing)
             }
             Ok(_) => Err(error_page(StatusCode::CONFLICT, Msg::new("err-upstream-email-taken").arg("name", p.name.clone()))),
@@ -214,7 +214,7 @@ async fn provision(app: &Issuer, p: &IdentityProvider, id: &Identity) -> Result<
         }
         Err(e) => return Err(unavailable(e)),
     }
-    app.audit.record(AuditEvent::new("user_created").user(&user.id).detail(json!({"by": "upstream", "provider": p.id}))).await;
+    app.audit(AuditEvent::new("user_created").user(&user.id).detail(json!({"by": "upstream", "provider": p.id}))).await;
     app.registry().user(&user.id).ok_or_else(|| error_page(StatusCode::SERVICE_UNAVAILABLE, "err-busy"))
 }
 
@@ -227,7 +227,7 @@ async fn link_to_signed_in(app: &Issuer, headers: &HeaderMap, p: &IdentityProvid
     }
     match links::link(&app.db, app.tenant.id, &p.id, &id.subject, user_id, id.email()).await {
         Ok(Linking::Linked) => {
-            app.audit.record(AuditEvent::new("identity_linked").user(user_id).detail(json!({"provider": p.id, "by": "user"}))).await;
+            app.audit(AuditEvent::new("identity_linked").user(user_id).detail(json!({"provider": p.id, "by": "user"}))).await;
             crate::endpoints::first_party::see_other(app.base(), "/account?done=linked")
         }
         Ok(Linking::TakenByAnother) => error_page(StatusCode::CONFLICT, Msg::new("err-upstream-linked-elsewhere").arg("name", p.name.clone())),

@@ -53,8 +53,7 @@ impl GrantHandler for AuthorizationCodeGrant {
             Redemption::AlreadyUsed { client_id, issued } => {
                 if client_id == client.id() {
                     revoke_all(app, &issued).await?;
-                    app.audit
-                        .record(AuditEvent::new("code_reuse").client(&client_id).detail(json!({"revoked": issued.len()})))
+                    app.audit(AuditEvent::new("code_reuse").client(&client_id).detail(json!({"revoked": issued.len()})))
                         .await;
                 }
                 return Err(OAuthError::invalid_grant("the authorization code was already used"));

@@ -79,8 +79,7 @@ pub async fn issue(app: &Issuer, client: &Client, policy: &TokenExchangePolicy, 
         }
     }
     let jag = app.keys().sign(TYP, &Value::Object(c)).map_err(|e| OAuthError::internal("signing", e))?;
-    app.audit
-        .record(AuditEvent::new("id_jag_issued").client(client.id()).user(&user.id).detail(json!({"audience": audience, "client_id_there": client_id_there})))
+    app.audit(AuditEvent::new("id_jag_issued").client(client.id()).user(&user.id).detail(json!({"audience": audience, "client_id_there": client_id_there})))
         .await;
     Ok(TokenResponse {
         access_token: jag,

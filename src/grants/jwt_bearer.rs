@@ -156,8 +156,7 @@ impl GrantHandler for JwtBearerGrant {
             jkt: dpop.map(|k| k.jkt.as_str()),
         };
         let access_token = tokens::mint_access_token(app, spec, jti, exp).map_err(|e| OAuthError::internal("signing", e))?;
-        app.audit
-            .record(
+        app.audit(
                 AuditEvent::new("id_jag_accepted")
                     .client(client.id())
                     .user(&user.id)

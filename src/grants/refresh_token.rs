@@ -128,11 +128,12 @@ pub async fn revoke_family(app: &App, family: &Family, reason: &str) -> OAuthRes
     let until = now() + tokens::grant_revocation_ttl(app);
     app.stores.revocations.revoke(family.tenant, &tokens::grant_revocation_key(&family.id), until).await?;
     if reason == "refresh_reuse" {
-        app.audit.record(AuditEvent::new("refresh_reuse").client(&family.client_id).user(&family.user_id)).await;
+        app.audit.record(AuditEvent::new("refresh_reuse").tenant(family.tenant).client(&family.client_id).user(&family.user_id)).await;
     }
     app.audit
         .record(
             AuditEvent::new("family_revoked")
+                .tenant(family.tenant)
                 .client(&family.client_id)
                 .user(&family.user_id)
                 .detail(json!({"family": family.id, "reason": reason})),

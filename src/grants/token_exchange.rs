@@ -155,8 +155,7 @@ impl GrantHandler for TokenExchangeGrant {
         let audit_aud = spec.audience.clone();
         let token = tokens::mint_token_with_typ(app, spec, jti, exp, typ).map_err(|e| OAuthError::internal("signing", e))?;
         // Every delegated or impersonated issuance, with the whole chain of actors.
-        app.audit
-            .record(
+        app.audit(
                 crate::audit::AuditEvent::new("token_exchanged")
                     .client(client.id())
                     .user(&subject.sub)

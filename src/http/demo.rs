@@ -66,13 +66,13 @@ pub async fn prepare(app: &Issuer) -> anyhow::Result<Prepared> {
         Some(existing) => {
             let (updated, _) = clients::update_client(&existing, input, app.vault()).map_err(anyhow::Error::msg)?;
             if updated.meta != existing.meta {
-                app.audit.record(event("client_updated")).await;
+                app.audit(event("client_updated")).await;
             }
             updated
         }
         None => {
             let (created, _) = clients::new_client(input, app.vault()).map_err(anyhow::Error::msg)?;
-            app.audit.record(event("client_created")).await;
+            app.audit(event("client_created")).await;
             created
         }
     };
@@ -80,7 +80,7 @@ pub async fn prepare(app: &Issuer) -> anyhow::Result<Prepared> {
     let client = match client.check_secret(&secret) {
         true => client,
         false => {
-            app.audit.record(event("client_secret_rotated")).await;
+            app.audit(event("client_secret_rotated")).await;
             clients::with_secret(&client, &secret).map_err(anyhow::Error::msg)?
         }
     };
@@ -105,7 +105,7 @@ pub async fn prepare(app: &Issuer) -> anyhow::Result<Prepared> {
             .map_err(anyhow::Error::msg)?;
             let id = user.id.clone();
             app.registry().save_user(user).await?;
-            app.audit.record(AuditEvent::new("user_created").user(&id).detail(json!({"by": "demo"}))).await;
+            app.audit(AuditEvent::new("user_created").user(&id).detail(json!({"by": "demo"}))).await;
             true
         }
     };

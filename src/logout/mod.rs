@@ -123,6 +123,6 @@ pub async fn end_session(app: &App, tenant: TenantId, which: SessionRef, by: End
             detail["from_sid"] = from.into();
         }
     }
-    app.audit.record(AuditEvent::new("logout").user(&ended.user_id).detail(detail)).await;
+    app.audit.record(AuditEvent::new("logout").tenant(tenant).user(&ended.user_id).detail(detail)).await;
     Ok(Some(ended))
 }

@@ -73,7 +73,7 @@ pub async fn send(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, heade
     if let Err(e) = send_link(&app, &me.user).await {
         return crate::endpoints::authorize::unavailable(e);
     }
-    app.audit.record(AuditEvent::new("email_verification_sent").user(&me.user.id).address(&address)).await;
+    app.audit(AuditEvent::new("email_verification_sent").user(&me.user.id).address(&address)).await;
     see_other(app.base(), "/account?done=verify-sent")
 }
 
@@ -157,6 +157,6 @@ pub async fn confirm(app: Issuer, form: Result<FormParams, OAuthError>) -> Respo
         Ok(false) => return dead_link(),
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     }
-    app.audit.record(AuditEvent::new("email_verified").user(&id).detail(json!({"by": "link"}))).await;
+    app.audit(AuditEvent::new("email_verified").user(&id).detail(json!({"by": "link"}))).await;
     pages::email_verified()
 }

@@ -4,7 +4,6 @@
 //! extractor).
 
 use super::{see_other, Change, Own, SignedIn};
-use crate::app::App;
 use crate::audit::AuditEvent;
 use crate::factors::{passkey, recovery, totp};
 use crate::http::account_pages as pages;
@@ -21,9 +20,9 @@ const RECOVERY_KIND: &str = "recovery-codes";
 /// The longest name of a factor.
 const MAX_NAME: usize = 64;
 
-fn audit<'a>(app: &'a App, me: &SignedIn, event: &'static str, detail: serde_json::Value) -> impl std::future::Future<Output = ()> + 'a {
+fn audit<'a>(app: &'a Issuer, me: &SignedIn, event: &'static str, detail: serde_json::Value) -> impl std::future::Future<Output = ()> + 'a {
     let e = AuditEvent::new(event).user(&me.user.id).detail(detail);
-    app.audit.record(e)
+    app.audit(e)
 }
 
 fn clean_name(name: Option<&str>, default: &str) -> String {

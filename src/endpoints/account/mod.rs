@@ -173,7 +173,7 @@ async fn unlink(app: Issuer, Change { me, params }: Change) -> Response {
     let provider = params.get("idp").unwrap_or_default().to_string();
     match crate::identity::links::unlink(&app.db, app.tenant.id, &me.user.id, &provider).await {
         Ok(true) => {
-            app.audit.record(crate::audit::AuditEvent::new("identity_unlinked").user(&me.user.id).detail(serde_json::json!({"provider": provider, "by": "user"}))).await;
+            app.audit(crate::audit::AuditEvent::new("identity_unlinked").user(&me.user.id).detail(serde_json::json!({"provider": provider, "by": "user"}))).await;
             see_other(app.base(), "/account?done=unlinked")
         }
         Ok(false) => see_other(app.base(), "/account"),

@@ -67,7 +67,7 @@ pub async fn change(app: Issuer, Change { me, params }: Change) -> Response {
         Err(crate::db::StoreError::Conflict(_)) => return form(app.mailer.is_some(), &me.csrf(&app), &typed, Some(Msg::new("profile-email-taken")), StatusCode::CONFLICT),
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     }
-    app.audit.record(AuditEvent::new("profile_changed").user(&me.user.id).detail(json!({"by": "user", "changed": changed}))).await;
+    app.audit(AuditEvent::new("profile_changed").user(&me.user.id).detail(json!({"by": "user", "changed": changed}))).await;
     // A new address gets its link at once (`email`); should that fail, the account page
     // offers to send one.
     if let Some(old) = me.user.email().filter(|_| email_changed && app.mailer.is_some()) {
