@@ -58,8 +58,6 @@ pub struct App {
     pub request_objects: crate::endpoints::authorize::request_uri::RequestObjects,
     /// DPoP proof ids seen by this node, and the nonce key.
     pub dpop: crate::dpop::DpopState,
-    /// Keys pairwise subject identifiers (`tokens::subject`).
-    pub pairwise_key: [u8; 32],
     /// Clients named by a metadata document URL (`registry::documents`).
     pub documents: crate::registry::documents::ClientDocuments,
 }
@@ -122,12 +120,10 @@ impl App {
             config.dpop_nonce_lifetime,
             config.dpop_algs()?,
         );
-        let pairwise_key = vault.derive("authrim pairwise subject v1");
         let tenants = crate::tenant::Tenants::new(crate::tenant::Tenant::default_from(&config, keys, &vault)?);
         Ok(Self {
             tenants,
             vault,
-            pairwise_key,
             dpop,
             fetcher,
             client_keys: crate::client_auth::keys::KeyCache::new(config.client_jwks_cache_max_entries),

@@ -63,6 +63,8 @@ pub struct Tenant {
     /// Seals interaction state into forms and URLs (`http::sealed`), under the tenant's own
     /// key: a form, pushed request or logout confirmation of one tenant opens at no other.
     pub sealer: crate::http::sealed::Sealer,
+    /// Keys pairwise subject identifiers (`tokens::subject`).
+    pub pairwise_key: [u8; 32],
     /// The HMAC key of `session_state` and the session-state cookie (`check_session`).
     pub session_state_key: aws_lc_rs::hmac::Key,
     /// Authrim's own pages as clients of this issuer (`endpoints::first_party`), by id: their
@@ -82,6 +84,7 @@ impl Tenant {
                 vault.derive_for(id, "authrim interaction state v1"),
                 4 * config.max_authorization_request_bytes + 1024,
             ),
+            pairwise_key: vault.derive_for(id, "authrim pairwise subject v1"),
             session_state_key: aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &vault.derive_for(id, "authrim session state v1")),
             slug: "default".into(),
             issuer: config.base_url().to_string(),

@@ -64,7 +64,7 @@ pub struct Confirmation {
 impl AccessTokenClaims {
     /// The user (or client) the token is about, as Authrim knows it: `sub`, unless `sub` is
     /// a pairwise value (then the sealed `uid`). `None` for a `uid` that is not ours.
-    pub fn subject_id(&self, app: &App) -> Option<String> {
+    pub fn subject_id(&self, app: &crate::tenant::Issuer) -> Option<String> {
         match &self.uid {
             None => Some(self.sub.clone()),
             Some(sealed) => subject::open_user(app, sealed),

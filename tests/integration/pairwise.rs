@@ -56,7 +56,7 @@ async fn each_sector_sees_its_own_stable_sub_and_authrim_still_finds_the_user() 
     // A uid that is not ours (signed by us, so only a bug could make one) finds nobody.
     let mut forged: authrim::tokens::AccessTokenClaims = serde_json::from_value(claims.clone()).unwrap();
     forged.uid = Some("AAAA".into());
-    assert_eq!(forged.subject_id(&s.server.app), None);
+    assert_eq!(forged.subject_id(&authrim::tenant::Issuer::default_of(&s.server.app)), None);
 
     // id_token_hint with the pairwise sub: recognised as the signed-in user.
     let hint = t1["id_token"].as_str().unwrap();
