@@ -448,8 +448,13 @@ fn loopback_without_port(uri: &str) -> Option<(&'static str, &str)> {
 }
 
 /// Grant types a client may be registered for. Grows as grant modules land.
+/// The token endpoint's grant types, and `implicit` (RFC 7591 §2.1), which a client registers
+/// with the response types that return tokens from the authorization endpoint.
 pub fn supported_grant_types() -> &'static [&'static str] {
-    crate::grants::GRANT_TYPES
+    static ALL: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+        crate::grants::GRANT_TYPES.iter().copied().chain([crate::endpoints::authorize::response_type::IMPLICIT_GRANT]).collect()
+    });
+    &ALL
 }
 
 /// Build a new client from `input`; returns it with its plain secret (confidential clients).
