@@ -259,6 +259,16 @@ impl Page {
         self.redirect_params_at(REDIRECT)
     }
 
+    /// Fragment parameters of the redirect back to the client (hybrid and implicit responses,
+    /// and their errors); nothing may travel in the query.
+    pub fn fragment_params(&self) -> HashMap<String, String> {
+        let loc = self.location.as_deref().unwrap_or_else(|| panic!("no redirect (status {}): {}", self.status, self.html));
+        assert!(loc.starts_with(REDIRECT), "redirect to {loc}");
+        let url = url::Url::parse(loc).unwrap();
+        assert!(url.query().is_none(), "nothing in the query: {loc}");
+        url::form_urlencoded::parse(url.fragment().unwrap_or_else(|| panic!("no fragment: {loc}")).as_bytes()).into_owned().collect()
+    }
+
     /// Query parameters of the redirect back to the client at `redirect_uri`.
     pub fn redirect_params_at(&self, redirect_uri: &str) -> HashMap<String, String> {
         let loc = self.location.as_deref().unwrap_or_else(|| panic!("no redirect (status {}): {}", self.status, self.html));

@@ -34,13 +34,8 @@ fn query<'a>(response_type: &'a str, extra: &[(&'a str, &'a str)]) -> Vec<(&'a s
     q
 }
 
-/// The parameters in a redirect's fragment; the query must carry none of them.
 fn fragment(page: &Page) -> HashMap<String, String> {
-    let loc = page.location.as_deref().unwrap_or_else(|| panic!("no redirect (status {}): {}", page.status, page.html));
-    assert!(loc.starts_with(REDIRECT), "redirect to {loc}");
-    let url = url::Url::parse(loc).unwrap();
-    assert!(url.query().is_none(), "nothing in the query: {loc}");
-    url::form_urlencoded::parse(url.fragment().unwrap_or_else(|| panic!("no fragment: {loc}")).as_bytes()).into_owned().collect()
+    page.fragment_params()
 }
 
 /// Sign in and consent, then return the final answer (a redirect or a form_post page).
