@@ -19,19 +19,7 @@ async fn hybrid_client(s: &TestServer, id: &str, extra: Value) -> String {
 }
 
 fn query<'a>(response_type: &'a str, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
-    let mut q = vec![
-        ("response_type", response_type),
-        ("client_id", "rp"),
-        ("redirect_uri", REDIRECT),
-        ("scope", "openid profile email"),
-        ("state", "st-1"),
-        ("nonce", "n-1"),
-    ];
-    for (k, v) in extra {
-        q.retain(|(qk, _)| qk != k);
-        q.push((k, v));
-    }
-    q
+    request_query(response_type, "rp", extra)
 }
 
 fn fragment(page: &Page) -> HashMap<String, String> {
