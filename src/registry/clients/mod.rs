@@ -220,6 +220,9 @@ pub struct ClientInput {
     pub client_name: Option<String>,
     pub redirect_uris: Option<Vec<String>>,
     pub grant_types: Option<Vec<String>>,
+    /// `code` (the default), and the hybrid and implicit types the client may use (`code
+    /// id_token`, `code token`, `code id_token token`, `id_token`, `id_token token`), which
+    /// need the `implicit` grant type (and `authorization_code` for those with `code`).
     pub response_types: Option<Vec<String>>,
     pub token_endpoint_auth_method: Option<String>,
     pub scope: Option<String>,
