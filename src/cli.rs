@@ -109,6 +109,10 @@ pub struct ClientArgs {
     /// Repeat for several grant types.
     #[arg(long = "grant-type")]
     pub grant_types: Vec<String>,
+    /// Repeat for several response types: code (the default), or the hybrid and implicit
+    /// ones ("code id_token", "id_token token", ...), which need --grant-type implicit.
+    #[arg(long = "response-type")]
+    pub response_types: Vec<String>,
     /// client_secret_basic (default), client_secret_post, client_secret_jwt, private_key_jwt
     /// (with --jwks-uri or --jwks-file) or none.
     #[arg(long)]
@@ -181,7 +185,7 @@ impl ClientArgs {
             client_name: self.name,
             redirect_uris: (!self.redirect_uris.is_empty()).then_some(self.redirect_uris),
             grant_types: (!self.grant_types.is_empty()).then_some(self.grant_types),
-            response_types: None,
+            response_types: (!self.response_types.is_empty()).then_some(self.response_types),
             token_endpoint_auth_method: if self.public { Some("none".into()) } else { self.auth_method },
             scope: self.scope,
             allowed_audiences: (!self.audiences.is_empty()).then_some(self.audiences),

@@ -521,7 +521,9 @@ fn check_client(c: &clients::Client, secret: Option<&str>, created: bool) {
     assert!(AUTH_METHODS.contains(&c.auth_method()));
     assert!(!c.meta.grant_types.is_empty());
     assert!(c.meta.grant_types.iter().all(|g| clients::supported_grant_types().contains(&g.as_str())));
-    assert!(c.meta.response_types.iter().all(|r| r == "code"));
+    // Every response type is one we implement, with the grant types it needs.
+    assert!(c.meta.response_types.iter().all(|r| crate::endpoints::authorize::response_type::ResponseType::parse(r).is_some()));
+    assert!(crate::endpoints::authorize::response_type::registration_refusal(&c.meta.response_types, &c.meta.grant_types).is_none());
     if matches!(c.auth_method(), AUTH_NONE | clients::AUTH_PRIVATE_KEY_JWT) {
         assert!(secret.is_none() && !c.check_secret(""), "a client without a secret got one");
     } else if let Some(s) = secret {

@@ -18,6 +18,7 @@
 //! | sender-constrained (DPoP) access tokens only | §5.3.2.1 | `requires_dpop` |
 //! | no refresh-token rotation (tenant-wide only) | §5.3.2.1 | `Config::refresh_rotation` |
 //! | authorization codes live at most 60 s | §5.3.2.1 | `code_lifetime` |
+//! | `response_type=code` only (no hybrid or implicit) | §5.3.2.2 | `refusal`, `authorize::response_type::check` |
 //! | PS256, ES256 or EdDSA for every signature we make or accept | §5.4 | `Config::validate`, `dpop_algs` |
 //!
 //! Authrim's own pages (the account page and console, `endpoints::first_party`) are clients
@@ -109,6 +110,10 @@ impl Profile {
         let profile = self.for_meta(meta);
         if !profile.is_fapi2() || meta.first_party {
             return None;
+        }
+        // §5.3.2.2: only response_type code (no token from the authorization endpoint).
+        if let Some(r) = meta.response_types.iter().find(|r| *r != "code") {
+            return Some(format!("this server's security profile (FAPI 2.0) allows only response_type code, not {r:?}"));
         }
         if meta.token_endpoint_auth_method != AUTH_PRIVATE_KEY_JWT {
             return Some(format!(

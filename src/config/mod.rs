@@ -793,7 +793,7 @@ impl Config {
             anyhow::bail!("the backchannel_logout_* settings must be positive");
         }
         for g in crate::util::split_list(&self.registration_grant_types) {
-            if !crate::grants::GRANT_TYPES.contains(&g) {
+            if !crate::registry::clients::supported_grant_types().contains(&g) {
                 anyhow::bail!("registration_grant_types: {g:?} is not a grant type Authrim supports");
             }
         }

@@ -4,6 +4,7 @@
 //! scopes and claims from the registry.
 
 use crate::client_auth::keys::{ASYMMETRIC_ALGS, HMAC_ALGS};
+use crate::endpoints::authorize::response_type::{IMPLICIT_GRANT, RESPONSE_TYPES};
 use crate::registry::clients::{AUTH_METHODS, AUTH_NONE, AUTH_PRIVATE_KEY_JWT, SUPPORTED_SCOPES};
 use crate::registry::users::supported_claims;
 use crate::tenant::Issuer;
@@ -54,9 +55,11 @@ fn metadata(app: &Issuer) -> serde_json::Value {
         "scopes_supported": SUPPORTED_SCOPES.iter().copied()
             .chain(app.config.resource_servers.iter().flat_map(|rs| rs.scopes.keys().map(String::as_str)))
             .collect::<std::collections::BTreeSet<_>>(),
-        "response_types_supported": ["code"],
+        // FAPI 2.0 §5.3.2.2: code only; elsewhere the hybrid and implicit types too, which
+        // clients use only if they registered them.
+        "response_types_supported": if profile.is_fapi2() { &RESPONSE_TYPES[..1] } else { RESPONSE_TYPES },
         "response_modes_supported": crate::endpoints::authorize::response::RESPONSE_MODES,
-        "grant_types_supported": app.grants.names(),
+        "grant_types_supported": grant_types(app),
         "subject_types_supported": ["public", "pairwise"],
         // OpenID Connect Discovery §3: RS256 MUST be listed, so it stays under FAPI 2.0 (which
         // signs nothing with it: `tokens::id_token_alg`, `profile::refusal`).
@@ -65,7 +68,7 @@ fn metadata(app: &Issuer) -> serde_json::Value {
         "token_endpoint_auth_methods_supported": &auth_methods,
         "code_challenge_methods_supported": ["S256"],
         "claims_supported": supported_claims().into_iter()
-            .chain(["iss", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "azp", "sid", "at_hash"])
+            .chain(["iss", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "azp", "sid", "at_hash", "c_hash"])
             .collect::<Vec<_>>(),
         "claims_parameter_supported": true,
         "request_parameter_supported": true,
@@ -96,6 +99,15 @@ fn metadata(app: &Issuer) -> serde_json::Value {
     // RFC 8628 §4.
     doc["device_authorization_endpoint"] = app.endpoint(crate::endpoints::device_authorization::PATH).into();
     doc
+}
+
+/// The token endpoint's grants, and `implicit` where its response types are offered.
+fn grant_types(app: &Issuer) -> Vec<&'static str> {
+    let mut names = app.grants.names();
+    if !app.profile().is_fapi2() {
+        names.push(IMPLICIT_GRANT);
+    }
+    names
 }
 
 pub async fn jwks(app: Issuer) -> Response {

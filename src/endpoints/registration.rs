@@ -11,6 +11,7 @@
 
 use crate::app::{App, AppState};
 use crate::audit::AuditEvent;
+use crate::endpoints::authorize::response_type;
 use crate::error::{Challenge, OAuthError};
 use crate::http::params::Body;
 use crate::registry::clients::{self, Client, ClientInput, AUTH_BASIC};
@@ -120,19 +121,21 @@ impl Registration {
                 return Err(invalid_metadata(format!("grant type {g:?} is not open to registered clients")));
             }
         }
-        if response_types.iter().any(|r| r != "code") {
-            return Err(invalid_metadata("the only response_type is \"code\""));
+        // RFC 7591 §2.1: the grant and response types must agree (the implicit grant is open
+        // only where `registration_grant_types` names it).
+        if let Some(why) = response_type::registration_refusal(&response_types, &grant_types) {
+            return Err(invalid_metadata(why));
         }
-        // RFC 7591 §2.1: the grant and response types must agree.
         let code_grant = grant_types.iter().any(|g| g == "authorization_code");
-        if code_grant != response_types.iter().any(|r| r == "code") {
-            return Err(invalid_metadata("grant_types authorization_code and response_types code go together"));
+        if code_grant != response_types.iter().filter_map(|r| response_type::ResponseType::parse(r)).any(|t| t.has_code()) {
+            return Err(invalid_metadata("grant_types authorization_code and a response_type with code go together"));
         }
+
         if !split_list(&config.registration_auth_methods).any(|m| m == method) {
             return Err(invalid_metadata(format!("token_endpoint_auth_method {method:?} is not open to registered clients")));
         }
         let redirect_uris = self.redirect_uris.unwrap_or_default();
-        if code_grant && redirect_uris.is_empty() {
+        if (code_grant || grant_types.iter().any(|g| g == response_type::IMPLICIT_GRANT)) && redirect_uris.is_empty() {
             return Err(invalid_redirect_uri("redirect_uris is required for the authorization code grant"));
         }
         for uri in &redirect_uris {

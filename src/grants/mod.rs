@@ -163,6 +163,8 @@ pub fn issue_tokens(app: &Issuer, i: Issuance<'_>) -> OAuthResult<TokenResponse>
             sid: i.sid,
             acr: i.acr,
             access_token: Some(&access_token),
+            // The token endpoint's ID token may omit c_hash (Core §3.3.3.6).
+            code: None,
             requested: &i.id_token_claims,
             grant_id: i.grant_id,
             amr: i.amr,

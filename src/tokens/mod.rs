@@ -153,6 +153,9 @@ pub struct IdTokenSpec<'a> {
     pub sid: &'a str,
     pub acr: Option<&'a str>,
     pub access_token: Option<&'a str>,
+    /// The code issued beside the ID token (hybrid flow, OpenID Connect Core §3.3.2.11):
+    /// its hash goes in `c_hash`.
+    pub code: Option<&'a str>,
     /// Claims requested for the ID token through the `claims` parameter.
     pub requested: &'a [String],
     /// The grant the ID token was issued in: revoking the grant revokes it too (where ID
@@ -188,6 +191,9 @@ pub fn mint_id_token(app: &Issuer, spec: IdTokenSpec<'_>) -> anyhow::Result<Stri
     let alg = id_token_alg(app, spec.client_id);
     if let Some(at) = spec.access_token {
         c.insert("at_hash".into(), left_half_hash_for(&alg, at).into());
+    }
+    if let Some(code) = spec.code {
+        c.insert("c_hash".into(), left_half_hash_for(&alg, code).into());
     }
     // The grant the token belongs to travels in its jti (RFC 7519 §4.1.7), not in a claim of
     // our own: an ID token carries only registered claims (OIDC Core §2), and yet revoking the

@@ -264,7 +264,7 @@ async fn invalid_requests_from_a_known_client_are_redirected_with_the_error() {
     let ch = challenge();
     let cases: Vec<(Vec<(&str, &str)>, &str)> = vec![
         (vec![("scope", "openid")], "invalid_request"), // no response_type
-        (vec![("response_type", "token"), ("scope", "openid")], "unsupported_response_type"),
+        (vec![("response_type", "none"), ("scope", "openid")], "unsupported_response_type"),
         (vec![("response_type", "code")], "invalid_scope"),
         (vec![("response_type", "code"), ("scope", "admin")], "invalid_scope"),
         (vec![("response_type", "code"), ("scope", "openid"), ("request", "eyJ")], "invalid_request_object"),
@@ -276,7 +276,7 @@ async fn invalid_requests_from_a_known_client_are_redirected_with_the_error() {
         (vec![("response_type", "code"), ("scope", "openid"), ("prompt", "bogus")], "invalid_request"),
         (vec![("response_type", "code"), ("scope", "openid"), ("max_age", "-1")], "invalid_request"),
         (vec![("response_type", "code"), ("scope", "openid"), ("claims", "{not json")], "invalid_request"),
-        (vec![("response_type", "code"), ("scope", "openid"), ("response_mode", "fragment")], "invalid_request"),
+        (vec![("response_type", "code"), ("scope", "openid"), ("response_mode", "jwt")], "invalid_request"),
     ];
     for (extra, expected) in cases {
         let mut q = vec![("client_id", id.as_str()), ("redirect_uri", REDIRECT), ("state", "keep")];

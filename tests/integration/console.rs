@@ -571,3 +571,44 @@ async fn new_clients_start_from_an_application_type() {
     let res = s.http.post(s.url("/device_authorization")).form(&[("client_id", id.as_str())]).send().await.unwrap();
     assert_eq!(res.status(), 200, "the device type's client starts a device flow");
 }
+
+#[tokio::test]
+async fn hybrid_and_implicit_response_types_are_ticked_on_the_form_and_kept_on_edit() {
+    let s = TestServer::start().await;
+    let root = operator(&s, "root", &["admin"]).await;
+    let secret = totp(&s, &root).await;
+    let admin = s.browser();
+    enter(&admin, "root", Some(&secret)).await;
+    let form = get(&admin, "/console/clients/new?type=web").await;
+    assert!(form.html.contains("name=\"response_type:code id_token\""), "{}", form.html);
+    assert!(!form.html.contains("name=\"response_type:code\""), "code is the sign-in grant's: {}", form.html);
+    let fields = |csrf: String| {
+        vec![
+            ("csrf".to_string(), csrf),
+            ("client_name".into(), "Legacy".into()),
+            ("redirect_uris".into(), REDIRECT.into()),
+            ("grant:authorization_code".into(), "on".into()),
+            ("response_type:code id_token".into(), "on".into()),
+            ("response_type:id_token".into(), "on".into()),
+            ("method".into(), "client_secret_basic".into()),
+            ("scope".into(), "openid".into()),
+        ]
+    };
+    let mut create = fields(csrf(&form));
+    create.push(("client_id".into(), "legacy".into()));
+    let create: Vec<(&str, &str)> = create.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let created = post(&admin, "/console/clients", &create).await;
+    assert_eq!(created.status, 200, "{}", created.html);
+    let (_, c) = s.admin(Method::GET, "/admin/clients/legacy", None).await;
+    assert_eq!(c["response_types"], json!(["code", "code id_token", "id_token"]), "{c}");
+    assert_eq!(c["grant_types"], json!(["authorization_code", "implicit"]), "the implicit grant comes with them: {c}");
+
+    // The edit form shows them ticked; saving it unchanged keeps them, unticking drops them.
+    let page = get(&admin, "/console/clients/legacy").await;
+    assert!(page.html.contains("name=\"response_type:id_token\" checked"), "{}", page.html);
+    let edit = fields(csrf(&page));
+    let edit: Vec<(&str, &str)> = edit.iter().map(|(k, v)| (k.as_str(), v.as_str())).filter(|(k, _)| *k != "response_type:id_token").collect();
+    post(&admin, "/console/clients/legacy", &edit).await;
+    let (_, c) = s.admin(Method::GET, "/admin/clients/legacy", None).await;
+    assert_eq!(c["response_types"], json!(["code", "code id_token"]), "{c}");
+}

@@ -175,22 +175,29 @@ impl TestServer {
 
     /// Client + user + a full login with consent; returns the code's redirect parameters.
     pub async fn code_for(&self, browser: &Browser, client_id: &str, username: &str, extra: &[(&str, &str)]) -> HashMap<String, String> {
-        let mut q = vec![
-            ("response_type", "code"),
-            ("client_id", client_id),
-            ("redirect_uri", REDIRECT),
-            ("scope", "openid profile email"),
-            ("state", "st-1"),
-            ("nonce", "n-1"),
-        ];
-        for (k, v) in extra {
-            q.retain(|(qk, _)| qk != k);
-            q.push((k, v));
-        }
+        let q = request_query("code", client_id, extra);
         let redirect = q.iter().find(|(k, _)| *k == "redirect_uri").map(|(_, v)| v.to_string()).unwrap_or_default();
         let res = browser.authorize(&q).await;
         browser.finish_login_at(res, username, PASSWORD, &redirect).await
     }
+}
+
+/// An authorization request's parameters: the tests' defaults (scope `openid profile email`,
+/// state `st-1`, nonce `n-1`), each name in `extra` replacing the default or added.
+pub fn request_query<'a>(response_type: &'a str, client_id: &'a str, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    let mut q = vec![
+        ("response_type", response_type),
+        ("client_id", client_id),
+        ("redirect_uri", REDIRECT),
+        ("scope", "openid profile email"),
+        ("state", "st-1"),
+        ("nonce", "n-1"),
+    ];
+    for (k, v) in extra {
+        q.retain(|(qk, _)| qk != k);
+        q.push((k, v));
+    }
+    q
 }
 
 /// A client that follows no redirect and, when the server runs TLS, accepts its test certificate.
@@ -257,6 +264,16 @@ impl Page {
     /// Query parameters of the redirect back to the client.
     pub fn redirect_params(&self) -> HashMap<String, String> {
         self.redirect_params_at(REDIRECT)
+    }
+
+    /// Fragment parameters of the redirect back to the client (hybrid and implicit responses,
+    /// and their errors); nothing may travel in the query.
+    pub fn fragment_params(&self) -> HashMap<String, String> {
+        let loc = self.location.as_deref().unwrap_or_else(|| panic!("no redirect (status {}): {}", self.status, self.html));
+        assert!(loc.starts_with(REDIRECT), "redirect to {loc}");
+        let url = url::Url::parse(loc).unwrap();
+        assert!(url.query().is_none(), "nothing in the query: {loc}");
+        url::form_urlencoded::parse(url.fragment().unwrap_or_else(|| panic!("no fragment: {loc}")).as_bytes()).into_owned().collect()
     }
 
     /// Query parameters of the redirect back to the client at `redirect_uri`.

@@ -20,6 +20,7 @@ mod dpop;
 mod exchange;
 mod fapi;
 mod form_post;
+mod hybrid;
 mod fuzz_endpoints;
 mod harness;
 mod id_jag;

@@ -13,12 +13,12 @@ async fn discovery_is_complete_and_truthful() {
     }
     assert_eq!(
         d["grant_types_supported"],
-        json!(["authorization_code", "client_credentials", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code", "urn:ietf:params:oauth:grant-type:jwt-bearer", "urn:ietf:params:oauth:grant-type:token-exchange"])
+        json!(["authorization_code", "client_credentials", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code", "urn:ietf:params:oauth:grant-type:jwt-bearer", "urn:ietf:params:oauth:grant-type:token-exchange", "implicit"])
     );
     assert_eq!(d["revocation_endpoint"], format!("{}/revoke", s.issuer()));
     assert_eq!(d["introspection_endpoint"], format!("{}/introspect", s.issuer()));
     assert_eq!(d["device_authorization_endpoint"], format!("{}/device_authorization", s.issuer()));
-    assert_eq!(d["response_types_supported"], json!(["code"]));
+    assert_eq!(d["response_types_supported"], json!(["code", "code id_token", "code token", "code id_token token", "id_token", "id_token token"]));
     assert_eq!(d["code_challenge_methods_supported"], json!(["S256"]));
     assert_eq!(d["request_parameter_supported"], true);
     assert_eq!(d["request_uri_parameter_supported"], true);

@@ -86,8 +86,9 @@ async fn bad_request_objects_are_refused_to_the_registered_redirect_uri_or_on_a_
         assert_eq!((page.status, page.location.is_none()), (400, true), "{what}");
     }
     // A verified object's own redirect URI is trusted: its errors go there.
+    // (`token` asks for a token: refused in the fragment, never in the query.)
     let jwt = key.sign(&object(&s, "rp", json!({"response_type": "token"})));
-    let p = Page::from(b.authorize(&[("client_id", "rp"), ("request", &jwt)]).await).await.redirect_params();
+    let p = Page::from(b.authorize(&[("client_id", "rp"), ("request", &jwt)]).await).await.fragment_params();
     assert_eq!((p["error"].as_str(), p["state"].as_str()), ("unsupported_response_type", "signed-state"));
     // A query response_type that the object contradicts.
     let jwt = key.sign(&object(&s, "rp", json!({})));

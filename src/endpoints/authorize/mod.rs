@@ -21,11 +21,13 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
+mod front_channel;
 pub mod pushed;
 pub mod request;
 mod request_object;
 pub mod request_uri;
 pub mod response;
+pub mod response_type;
 
 pub use request::AuthorizationRequest;
 pub use request_object::algorithms as request_object_algorithms;
@@ -333,8 +335,9 @@ fn seal_request(app: &Issuer, kind: &str, cookie_value: &str, req: &Authorizatio
     app.tenant.sealer.seal(kind, cookie_value, app.config.challenge_ttl, req)
 }
 
-/// The code for `req`, after recording the client in the session (`cookie`): a client that
-/// got a code is one to tell when the session ends (back- and front-channel logout).
+/// The response for `req` (a code, tokens, or both), after recording the client in the
+/// session (`cookie`): a client that got something is one to tell when the session ends
+/// (back- and front-channel logout).
 pub async fn issue_code(app: &Issuer, req: &AuthorizationRequest, cookie: &str, session: &Session, status: StatusCode) -> Response {
     if let Some(uri) = &req.pushed {
         match pushed::spend(app, uri).await {
@@ -351,6 +354,30 @@ pub async fn issue_code(app: &Issuer, req: &AuthorizationRequest, cookie: &str, 
         let err = OAuthError::internal("session store", e);
         return response::error(app, &req.reply_to(), &err, status);
     }
+    let code = match req.response_type.has_code() {
+        true => match new_code(app, req, session).await {
+            Ok(code) => Some(code),
+            Err(e) => return response::error(app, &req.reply_to(), &e, status),
+        },
+        false => None,
+    };
+    let mut pairs: Vec<(&str, String)> = code.iter().map(|c| ("code", c.clone())).collect();
+    if req.response_type.returns_tokens() {
+        match front_channel::tokens(app, req, session, code.as_deref()) {
+            Ok(tokens) => pairs.extend(tokens),
+            Err(e) => return response::error(app, &req.reply_to(), &e, status),
+        }
+    }
+    // OpenID Connect Session Management 1.0 §2: for the RP's check-session iframe.
+    if let Some(s) = crate::endpoints::check_session::session_state(app, &req.client_id, &req.redirect_uri, &session.sid) {
+        pairs.push(("session_state", s));
+    }
+    let pairs: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    response::to_client(app, &req.reply_to(), &pairs, status)
+}
+
+/// A code for `req`, redeemed at the token endpoint.
+async fn new_code(app: &Issuer, req: &AuthorizationRequest, session: &Session) -> Result<String, OAuthError> {
     let code_lifetime = match app.client(&req.client_id) {
         Some(client) => app.profile().code_lifetime(&client, app.config.code_expiry),
         None => app.config.code_expiry,
@@ -370,21 +397,7 @@ pub async fn issue_code(app: &Issuer, req: &AuthorizationRequest, cookie: &str, 
         resources: req.resource.clone(),
         amr: session.amr.clone(),
     };
-    match app.stores.codes.issue(app.tenant.id, grant, code_lifetime).await {
-        Ok(code) => {
-            // OpenID Connect Session Management 1.0 §2: for the RP's check-session iframe.
-            let state = crate::endpoints::check_session::session_state(app, &req.client_id, &req.redirect_uri, &session.sid);
-            let mut pairs = vec![("code", code.as_str())];
-            if let Some(s) = &state {
-                pairs.push(("session_state", s));
-            }
-            response::to_client(app, &req.reply_to(), &pairs, status)
-        }
-        Err(e) => {
-            let err = OAuthError::internal("code store", e);
-            response::error(app, &req.reply_to(), &err, status)
-        }
-    }
+    app.stores.codes.issue(app.tenant.id, grant, code_lifetime).await.map_err(|e| OAuthError::internal("code store", e))
 }
 
 /// The name pages show for a client. A document client's name is its own claim, so the host

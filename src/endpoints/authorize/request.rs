@@ -3,6 +3,7 @@
 
 use crate::factors::Level;
 use super::response::{ReplyTo, ResponseMode};
+use super::response_type::ResponseType;
 use crate::app::App;
 use crate::error::OAuthError;
 use crate::http::params::Params;
@@ -37,6 +38,9 @@ pub struct AuthorizationRequest {
     pub claims: Option<Value>,
     #[serde(default)]
     pub response_mode: ResponseMode,
+    /// What the response returns: a code, tokens, or both (hybrid).
+    #[serde(default, skip_serializing_if = "is_code")]
+    pub response_type: ResponseType,
     /// RFC 9449 §10: the DPoP key the code must be redeemed with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dpop_jkt: Option<String>,
@@ -90,6 +94,10 @@ impl AuthorizationRequest {
     pub fn reported_acr(&self, acr: &str) -> String {
         reported_acr(&self.acr_values, acr)
     }
+}
+
+fn is_code(t: &ResponseType) -> bool {
+    *t == ResponseType::Code
 }
 
 /// `AuthorizationRequest::reported_acr` for any request that names `acr_values` (the device
@@ -155,10 +163,16 @@ fn validate(app: &Issuer, p: &Params, via: Via, signed: bool) -> Result<Authoriz
     }
     let state = p.get("state").map(str::to_string);
     // The response mode first: every later error travels in it. An unknown one is reported
-    // in the default mode.
-    let mode = ResponseMode::parse(p.get("response_mode"));
-    let response_mode = mode.clone().unwrap_or_default();
-    let fail = |error: OAuthError| Rejection::Redirect { redirect_uri: redirect_uri.to_string(), state: state.clone(), mode: response_mode, error };
+    // in the response type's default mode (the fragment for one that asks for a token).
+    let raw_type = p.get("response_type");
+    let mode = ResponseMode::parse(p.get("response_mode"), raw_type);
+    let response_mode = mode.clone().unwrap_or_else(|_| ResponseMode::default_for(raw_type));
+    // A request for tokens in the query is refused, and not in the query.
+    let error_mode = match response_mode {
+        ResponseMode::Query => ResponseMode::default_for(raw_type),
+        other => other,
+    };
+    let fail = |error: OAuthError| Rejection::Redirect { redirect_uri: redirect_uri.to_string(), state: state.clone(), mode: error_mode, error };
     mode.map_err(fail)?;
 
     if client.meta.require_signed_request_object && !signed {
@@ -167,19 +181,14 @@ fn validate(app: &Issuer, p: &Params, via: Via, signed: bool) -> Result<Authoriz
     if via == Via::FrontChannel && (app.config.require_pushed_authorization_requests || app.profile().requires_par(&client)) {
         return Err(fail(OAuthError::invalid_request("authorization requests must be pushed to the PAR endpoint first (RFC 9126)")));
     }
-    match p.get("response_type") {
-        None => return Err(fail(OAuthError::invalid_request("missing parameter: response_type"))),
-        Some("code") => {}
-        Some(_) => {
-            return Err(fail(OAuthError::invalid_request("only response_type=code is supported").code_as("unsupported_response_type")))
-        }
-    }
-    if !client.allows_grant("authorization_code") {
-        return Err(fail(OAuthError::unauthorized_client("this client may not use the authorization code flow")));
-    }
+    let response_type = super::response_type::check(app, &client, raw_type, response_mode).map_err(fail)?;
     let resource = crate::resources::allowed(app, &client, p.get_all("resource")).map_err(fail)?;
     let scope = requested_scope(app, &client, &resource, p.get("scope")).map_err(fail)?;
-    let code_challenge = pkce_challenge(app.profile().requires_pkce(&client), p).map_err(fail)?;
+    // PKCE protects a code; an implicit response has none.
+    let code_challenge = pkce_challenge(response_type.has_code() && app.profile().requires_pkce(&client), p).map_err(fail)?;
+    if response_type.has_id_token() && !split_list(&scope).any(|s| s == "openid") {
+        return Err(fail(OAuthError::invalid_scope(format!("response_type={} needs the openid scope", response_type.as_str()))));
+    }
     let prompt = parse_prompt(p.get("prompt")).map_err(fail)?;
     let max_age = match p.get("max_age") {
         None => None,
@@ -205,12 +214,18 @@ fn validate(app: &Issuer, p: &Params, via: Via, signed: bool) -> Result<Authoriz
             claims.get("sub").and_then(Value::as_str).map(str::to_string)
         }
     };
+    let nonce = p.get("nonce").map(str::to_string);
+    // OpenID Connect Core §3.2.2.1, §3.3.2.11: an ID token from the authorization endpoint
+    // needs a nonce, the client's only defence against its replay.
+    if response_type.has_id_token() && nonce.is_none() {
+        return Err(fail(OAuthError::invalid_request(format!("nonce is required for response_type={}", response_type.as_str()))));
+    }
     Ok(AuthorizationRequest {
         client_id: client.id().to_string(),
         redirect_uri: redirect_uri.to_string(),
         scope,
         state,
-        nonce: p.get("nonce").map(str::to_string),
+        nonce,
         code_challenge,
         prompt,
         max_age,
@@ -221,6 +236,7 @@ fn validate(app: &Issuer, p: &Params, via: Via, signed: bool) -> Result<Authoriz
         id_token_hint_sub,
         claims,
         response_mode,
+        response_type,
         dpop_jkt,
         acr_values,
         acr_essential,

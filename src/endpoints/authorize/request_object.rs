@@ -107,7 +107,8 @@ pub(super) fn refuse(client: &Client, params: &Params, error: OAuthError) -> Rej
         Some(uri) => Rejection::Redirect {
             redirect_uri: uri.to_string(),
             state: params.get("state").map(str::to_string),
-            mode: ResponseMode::parse(params.get("response_mode")).unwrap_or_default(),
+            mode: ResponseMode::parse(params.get("response_mode"), params.get("response_type"))
+                .unwrap_or_else(|_| ResponseMode::default_for(params.get("response_type"))),
             error,
         },
         None => Rejection::Unredirectable(error),

@@ -5,6 +5,7 @@
 use super::presets::{self, Preset, Typed, GRANTS};
 use super::{Id, checked, lines, mistaken, not_found, notice, refused, text, Change, Viewer};
 use crate::endpoints::first_party::see_other;
+use crate::endpoints::authorize::response_type::{IMPLICIT_GRANT, RESPONSE_TYPES};
 use crate::endpoints::operations;
 use crate::registry::clients::AUTH_METHODS;
 use crate::registry::{Client, ClientInput};
@@ -27,7 +28,7 @@ fn row(c: &Client) -> Value {
 fn values(m: &crate::registry::clients::ClientMetadata) -> Value {
     json!({
         "client_id": m.client_id, "client_name": m.client_name, "redirect_uris": m.redirect_uris.join("\n"),
-        "post_logout_redirect_uris": m.post_logout_redirect_uris.join("\n"), "grant_types": m.grant_types,
+        "post_logout_redirect_uris": m.post_logout_redirect_uris.join("\n"), "grant_types": m.grant_types, "response_types": m.response_types,
         "method": m.token_endpoint_auth_method, "scope": m.scope, "jwks_uri": m.jwks_uri,
         "backchannel_logout_uri": m.backchannel_logout_uri, "require_mfa": m.require_mfa, "require_passkey": m.require_passkey,
         "application_type": m.application_type, "refresh_reuse_grace": m.refresh_reuse_grace, "initiate_login_uri": m.initiate_login_uri,
@@ -39,7 +40,7 @@ fn typed(params: &crate::http::params::Params) -> Value {
     json!({
         "type": text(params, "type"), "client_id": text(params, "client_id"), "client_name": text(params, "client_name"),
         "redirect_uris": params.get("redirect_uris").unwrap_or_default(), "post_logout_redirect_uris": params.get("post_logout_redirect_uris").unwrap_or_default(),
-        "grant_types": grants, "method": text(params, "method"), "scope": text(params, "scope"), "jwks_uri": text(params, "jwks_uri"),
+        "grant_types": grants, "response_types": front_channel_types(params), "method": text(params, "method"), "scope": text(params, "scope"), "jwks_uri": text(params, "jwks_uri"),
         "backchannel_logout_uri": text(params, "backchannel_logout_uri"), "require_mfa": checked(params, "require_mfa"), "require_passkey": checked(params, "require_passkey"),
         "refresh_reuse_grace": text(params, "refresh_reuse_grace"), "initiate_login_uri": text(params, "initiate_login_uri"),
     })
@@ -50,18 +51,30 @@ fn grants(params: &crate::http::params::Params) -> Vec<String> {
     GRANTS.iter().map(|(g, _)| *g).filter(|g| checked(params, &format!("grant:{g}"))).map(str::to_string).collect()
 }
 
+/// The hybrid and implicit response types ticked (`response_type:<value>`).
+fn front_channel_types(params: &crate::http::params::Params) -> Vec<String> {
+    RESPONSE_TYPES[1..].iter().filter(|t| checked(params, &format!("response_type:{t}"))).map(|t| t.to_string()).collect()
+}
+
 /// What the form sets: every field it shows (an emptied list or text is emptied); a new
 /// client's type sets its `application_type`.
 fn input(params: &crate::http::params::Params, new: bool, preset: Option<&Preset>) -> ClientInput {
-    let grants = grants(params);
+    let mut grants = grants(params);
     let has_code = grants.iter().any(|g| g == "authorization_code");
+    // The hybrid and implicit types (RFC 9700 §2.1.2 discourages them) are opt-in; ticking
+    // one registers the implicit grant they need (RFC 7591 §2.1).
+    let front = front_channel_types(params);
+    if !front.is_empty() {
+        grants.push(IMPLICIT_GRANT.to_string());
+    }
+    let response_types: Vec<String> = has_code.then(|| "code".to_string()).into_iter().chain(front).collect();
     ClientInput {
         application_type: preset.and_then(|p| p.application_type).map(str::to_string),
         client_id: if new { text(params, "client_id") } else { None },
         client_name: Some(text(params, "client_name").unwrap_or_default()),
         redirect_uris: Some(lines(params, "redirect_uris")),
         post_logout_redirect_uris: Some(lines(params, "post_logout_redirect_uris")),
-        response_types: Some(if has_code { vec!["code".into()] } else { Vec::new() }),
+        response_types: Some(response_types),
         grant_types: Some(grants),
         token_endpoint_auth_method: text(params, "method"),
         scope: text(params, "scope"),
@@ -90,6 +103,7 @@ fn form_page(viewer: &Viewer, client: Value, new: bool) -> Page {
         .with("new", new)
         .with("redirects", redirects)
         .with("grants", grants)
+        .with("response_types", &RESPONSE_TYPES[1..])
         .with("methods", AUTH_METHODS)
 }
 

@@ -220,6 +220,9 @@ pub struct ClientInput {
     pub client_name: Option<String>,
     pub redirect_uris: Option<Vec<String>>,
     pub grant_types: Option<Vec<String>>,
+    /// `code` (the default), and the hybrid and implicit types the client may use (`code
+    /// id_token`, `code token`, `code id_token token`, `id_token`, `id_token token`), which
+    /// need the `implicit` grant type (and `authorization_code` for those with `code`).
     pub response_types: Option<Vec<String>>,
     pub token_endpoint_auth_method: Option<String>,
     pub scope: Option<String>,
@@ -451,8 +454,13 @@ fn loopback_without_port(uri: &str) -> Option<(&'static str, &str)> {
 }
 
 /// Grant types a client may be registered for. Grows as grant modules land.
+/// The token endpoint's grant types, and `implicit` (RFC 7591 §2.1), which a client registers
+/// with the response types that return tokens from the authorization endpoint.
 pub fn supported_grant_types() -> &'static [&'static str] {
-    crate::grants::GRANT_TYPES
+    static ALL: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+        crate::grants::GRANT_TYPES.iter().copied().chain([crate::endpoints::authorize::response_type::IMPLICIT_GRANT]).collect()
+    });
+    &ALL
 }
 
 /// Build a new client from `input`; returns it with its plain secret (confidential clients).

@@ -2,6 +2,7 @@
 //! server fetches or shows, keys, subject types, CORS origins, resource indicators).
 
 use super::*;
+use crate::endpoints::authorize::response_type::IMPLICIT_GRANT;
 
 /// A registered client's id: no ':' keeps it apart from document clients' URLs.
 pub(super) fn validate_id(client_id: &str) -> Result<(), String> {
@@ -26,16 +27,16 @@ pub(super) fn validate(meta: &ClientMetadata) -> Result<(), String> {
     if meta.grant_types.is_empty() {
         return Err("grant_types must not be empty".into());
     }
-    if meta.response_types.iter().any(|r| r != "code") {
-        return Err("the only supported response_type is \"code\"".into());
+    if let Some(why) = crate::endpoints::authorize::response_type::registration_refusal(&meta.response_types, &meta.grant_types) {
+        return Err(why);
     }
     if meta.token_endpoint_auth_method == AUTH_NONE
         && meta.grant_types.iter().any(|g| CONFIDENTIAL_ONLY_GRANTS.contains(&g.as_str()))
     {
         return Err(format!("a public client cannot use {}", CONFIDENTIAL_ONLY_GRANTS.join(" or ")));
     }
-    if meta.grant_types.iter().any(|g| g == "authorization_code") && meta.redirect_uris.is_empty() {
-        return Err("a client using authorization_code needs at least one redirect URI".into());
+    if meta.grant_types.iter().any(|g| g == "authorization_code" || g == IMPLICIT_GRANT) && meta.redirect_uris.is_empty() {
+        return Err("a client using authorization_code or implicit needs at least one redirect URI".into());
     }
     for uri in &meta.redirect_uris {
         validate_redirect_uri(uri)?;
