@@ -239,6 +239,24 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     );
     CREATE INDEX device_requests_expiry ON device_requests(expires_at);
     "#,
+), (
+    19,
+    // CIBA requests (`stores::ciba`): keyed by the hash of the `auth_req_id`, never the id
+    // itself; the answer, pacing and waiting state are columns, so that each decision is one
+    // conditional statement (as on PostgreSQL). `ping` is the sealed notification for a ping
+    // client. The back-channel outbox also carries those pings (`kind`, `payload` sealed).
+    r#"
+    CREATE TABLE ciba_requests (
+        hash BLOB PRIMARY KEY, tenant_id INTEGER NOT NULL, client_id TEXT NOT NULL, user_id TEXT NOT NULL,
+        data TEXT NOT NULL, decision TEXT, poll_interval INTEGER NOT NULL, last_poll INTEGER NOT NULL,
+        pending_until INTEGER NOT NULL, expires_at INTEGER NOT NULL, ping BLOB
+    );
+    CREATE INDEX ciba_requests_expiry ON ciba_requests(expires_at);
+    CREATE INDEX ciba_requests_user ON ciba_requests(tenant_id, user_id, pending_until);
+    CREATE INDEX ciba_requests_client ON ciba_requests(tenant_id, client_id, pending_until);
+    ALTER TABLE logout_outbox ADD COLUMN kind TEXT NOT NULL DEFAULT 'logout';
+    ALTER TABLE logout_outbox ADD COLUMN payload BLOB;
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

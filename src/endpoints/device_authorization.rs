@@ -79,7 +79,7 @@ async fn handle(app: &Issuer, headers: &HeaderMap, form: Result<FormParams, OAut
 /// The scope asked for, each value one the client may have (RFC 6749 §5.2: otherwise
 /// `invalid_scope`); none asked for: the client's registered scope (RFC 6749 §3.3's
 /// pre-defined default).
-fn requested_scope(app: &Issuer, client: &Client, resources: &[String], scope: Option<&str>) -> Result<String, OAuthError> {
+pub(crate) fn requested_scope(app: &Issuer, client: &Client, resources: &[String], scope: Option<&str>) -> Result<String, OAuthError> {
     let mut kept: Vec<&str> = Vec::new();
     match scope {
         Some(asked) => {

@@ -93,14 +93,19 @@ impl Fetcher {
     /// deliveries (`backchannel_logout_concurrency`), off the request path.
     pub async fn post_form(&self, url: &str, form: &[(&str, &str)], timeout: Duration) -> Result<(), FetchError> {
         let parsed = self.checked(url)?;
-        let res = self
-            .http
-            .post(parsed)
-            .timeout(timeout)
-            .form(form)
-            .send()
-            .await
-            .map_err(|e| FetchError::Transport(transport_message(&e)))?;
+        self.notify(self.http.post(parsed).timeout(timeout).form(form)).await
+    }
+
+    /// POST `body` as JSON with `Authorization: Bearer {bearer}`, as `post_form` (a CIBA ping,
+    /// CIBA Core §10.2).
+    pub async fn post_json_bearer(&self, url: &str, body: &serde_json::Value, bearer: &str, timeout: Duration) -> Result<(), FetchError> {
+        let parsed = self.checked(url)?;
+        self.notify(self.http.post(parsed).timeout(timeout).bearer_auth(bearer).json(body)).await
+    }
+
+    /// Send a notification whose answer's status alone matters.
+    async fn notify(&self, request: reqwest::RequestBuilder) -> Result<(), FetchError> {
+        let res = request.send().await.map_err(|e| FetchError::Transport(transport_message(&e)))?;
         if !res.status().is_success() {
             return Err(FetchError::Status(res.status().as_u16()));
         }

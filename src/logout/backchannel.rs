@@ -65,6 +65,9 @@ struct Due {
     sid: String,
     /// Including this one.
     attempts: u64,
+    /// `logout`, or `ciba::ping::KIND` (then `payload` is the sealed ping and `sid` empty).
+    kind: String,
+    payload: Option<Vec<u8>>,
 }
 
 /// The node's side of the outbox: what wakes its deliverer. The POSTs go through the
@@ -176,7 +179,7 @@ async fn claim(app: &App, limit: usize) -> StoreResult<Vec<Due>> {
                 &format!(
                     "UPDATE logout_outbox SET lease_until = ?1, attempts = attempts + 1 WHERE id IN \
                      (SELECT id FROM logout_outbox WHERE due_at <= ?2 AND lease_until <= ?2 ORDER BY due_at LIMIT ?3{lock}) \
-                     RETURNING id, client_id, sub, sid, attempts"
+                     RETURNING id, client_id, sub, sid, attempts, kind, payload"
                 ),
                 crate::params![lease, t, limit as i64],
             )
@@ -184,23 +187,47 @@ async fn claim(app: &App, limit: usize) -> StoreResult<Vec<Due>> {
         .await?;
     rows.iter()
         .map(|r| {
-            Ok(Due { id: r.text(0)?, client_id: r.text(1)?, sub: r.text(2)?, sid: r.text(3)?, attempts: r.i64(4)?.max(0) as u64 })
+            Ok(Due {
+                id: r.text(0)?,
+                client_id: r.text(1)?,
+                sub: r.text(2)?,
+                sid: r.text(3)?,
+                attempts: r.i64(4)?.max(0) as u64,
+                kind: r.text(5)?,
+                payload: r.opt_blob(6)?,
+            })
         })
         .collect()
 }
 
-/// Send one token and record the outcome.
+/// Send one token (or CIBA ping) and record the outcome.
 async fn deliver(app: &Issuer, row: Due) {
-    let Some(uri) = app.client(&row.client_id).and_then(|c| c.meta.backchannel_logout_uri.clone()) else {
+    let ping = row.kind == crate::ciba::ping::KIND;
+    let uri = app.client(&row.client_id).and_then(|c| match ping {
+        true => c.meta.backchannel_client_notification_endpoint.clone(),
+        false => c.meta.backchannel_logout_uri.clone(),
+    });
+    let Some(uri) = uri else {
         // The client is gone or no longer asks to be told: nothing to deliver.
         finish(app, &row, "dropped", None).await;
         return;
     };
     let timeout = Duration::from_secs(app.config.backchannel_logout_timeout);
     let mut forbidden = false;
-    let failure = match logout_token(app, &row.client_id, &row.sub, &row.sid, &row.id) {
-        Err(e) => Some(format!("cannot sign the logout token: {e}")),
-        Ok(token) => match app.fetcher.post_form(&uri, &[("logout_token", token.as_str())], timeout).await {
+    let sent = match ping {
+        true => crate::ciba::ping::send(app, &uri, row.payload.as_deref(), timeout).await,
+        false => match logout_token(app, &row.client_id, &row.sub, &row.sid, &row.id) {
+            Err(e) => Err(format!("cannot sign the logout token: {e}")),
+            Ok(token) => Ok(app.fetcher.post_form(&uri, &[("logout_token", token.as_str())], timeout).await),
+        },
+    };
+    let failure = match sent {
+        Err(e) => {
+            // A ping that cannot be opened never will be (a logout token may sign later).
+            forbidden = ping;
+            Some(e)
+        }
+        Ok(sent) => match sent {
             Ok(()) => None,
             Err(FetchError::Status(status)) => Some(format!("the endpoint answered {status}")),
             Err(FetchError::Transport(why)) if why == "timed out" => Some("the endpoint did not answer in time".into()),
@@ -234,7 +261,12 @@ async fn finish(app: &App, row: &Due, outcome: &'static str, why: Option<String>
     if let Some(why) = why {
         detail["error"] = Value::String(why);
     }
-    let event = if outcome == "delivered" { "backchannel_logout_delivered" } else { "backchannel_logout_abandoned" };
+    let event = match (row.kind == crate::ciba::ping::KIND, outcome == "delivered") {
+        (true, true) => "ciba_ping_delivered",
+        (true, false) => "ciba_ping_abandoned",
+        (false, true) => "backchannel_logout_delivered",
+        (false, false) => "backchannel_logout_abandoned",
+    };
     app.audit.record(AuditEvent::new(event).client(&row.client_id).user(&row.sub).detail(detail)).await;
 }
 
