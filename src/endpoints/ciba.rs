@@ -25,8 +25,8 @@ use crate::stores::ciba::{CibaRequest, Mode};
 use crate::stores::device::Limits;
 use crate::tenant::Issuer;
 use crate::util::{now, random_token, split_list};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -41,21 +41,8 @@ const MAX_LOGIN_HINT: usize = 320;
 
 pub async fn backchannel_authentication(app: Issuer, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     let mut served = None;
-    let mut res = match handle(&app, &headers, form, &mut served).await {
-        Ok(body) => {
-            let mut res = axum::Json(body).into_response();
-            res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-            res
-        }
-        Err(e) => {
-            tracing::debug!(error = e.code, description = %e.description, "backchannel authentication refused");
-            e.into_response()
-        }
-    };
-    if let Some(client) = served {
-        res.extensions_mut().insert(client);
-    }
-    res
+    let result = handle(&app, &headers, form, &mut served).await;
+    crate::endpoints::device_authorization::answer(result, served, "backchannel authentication refused")
 }
 
 /// A CIBA Core §13 error: its code with 400.

@@ -4,19 +4,17 @@
 //! until then, paced like a device (`authorization_pending`, `slow_down`); a ping-mode client
 //! is told when to come (`ciba::ping`) and may poll as well.
 //!
-//! Tokens are issued as for an authorization code (`grants::issue_for_user`): an ID token
+//! Tokens are issued as for an authorization code (`grants::issue_for_approval`): an ID token
 //! with `auth_time` and `acr` of the sign-in that approved and no `nonce` (CIBA has none), a
 //! refresh token on the same terms, the requested resources as the audience.
 
 use super::device_code::poll_error;
-use super::{issue_for_user, GrantHandler, TokenResponse, UserGrant};
+use super::{GrantHandler, TokenResponse};
 use crate::error::{OAuthError, OAuthResult};
 use crate::http::params::Params;
 use crate::registry::Client;
 use crate::stores::ciba::Poll;
-use crate::stores::refresh::new_family_id;
 use crate::tenant::Issuer;
-use crate::tokens;
 use async_trait::async_trait;
 
 pub const GRANT_TYPE: &str = "urn:openid:params:grant-type:ciba";
@@ -31,31 +29,15 @@ impl GrantHandler for CibaGrant {
 
     async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
         let auth_req_id = params.require("auth_req_id")?;
+        // CIBA Core §11: these travel with 400, as RFC 6749 §5.2's codes do.
         let (request, approval) = match app.stores.ciba.poll(app.tenant.id, auth_req_id, client.id()).await? {
             Poll::Approved(request, approval) => (request, approval),
             Poll::Pending => return Err(poll_error("authorization_pending", "the user has not answered yet")),
             Poll::SlowDown => return Err(poll_error("slow_down", "polling too often: the interval is now 5 seconds longer")),
             Poll::Expired => return Err(poll_error("expired_token", "the auth_req_id has expired: start again")),
-            // CIBA Core §11: these travel with 400, as RFC 6749 §5.2's codes do.
             Poll::Denied => return Err(poll_error("access_denied", "the user denied the request")),
             Poll::Unknown => return Err(OAuthError::invalid_grant("the auth_req_id is invalid, spent, or another client's")),
         };
-        let user = super::approving_user(app, &approval.user_id, &approval.sid).await?;
-        let audience = crate::resources::narrow(&request.resources, params.get_all("resource"))?;
-        let (jti, exp) = tokens::new_token_id(app);
-        let grant = UserGrant {
-            user: &user,
-            scope: &request.scope,
-            resources: &request.resources,
-            audience,
-            auth_time: approval.auth_time,
-            sid: &approval.sid,
-            acr: approval.acr.as_deref(),
-            amr: &approval.amr,
-            nonce: None,
-            userinfo_claims: Vec::new(),
-            id_token_claims: Vec::new(),
-        };
-        issue_for_user(app, client, grant, &new_family_id(), jti, exp, dpop).await
+        super::issue_for_approval(app, client, params, &request.scope, &request.resources, &approval, dpop).await
     }
 }

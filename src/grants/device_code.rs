@@ -5,14 +5,12 @@
 //! sign-in that approved, the granted resources as the audience (narrowed by `resource`), and
 //! bound to the DPoP key the token request proves.
 
-use super::{issue_for_user, GrantHandler, TokenResponse, UserGrant};
+use super::{GrantHandler, TokenResponse};
 use crate::error::{OAuthError, OAuthResult};
 use crate::http::params::Params;
 use crate::registry::Client;
 use crate::stores::device::Poll;
-use crate::stores::refresh::new_family_id;
 use crate::tenant::Issuer;
-use crate::tokens;
 use axum::http::StatusCode;
 use async_trait::async_trait;
 
@@ -41,25 +39,6 @@ impl GrantHandler for DeviceCodeGrant {
             Poll::Denied => return Err(poll_error("access_denied", "the user denied the request")),
             Poll::Unknown => return Err(OAuthError::invalid_grant("the device code is invalid, spent, or another client's")),
         };
-        // Signed out where the request was approved, before the device came back: the
-        // session's grants end with it (as a code's do).
-        let user = super::approving_user(app, &approval.user_id, &approval.sid).await?;
-        // RFC 8707 §2.2: the token request may pick among the authorized resources.
-        let audience = crate::resources::narrow(&request.resources, params.get_all("resource"))?;
-        let (jti, exp) = tokens::new_token_id(app);
-        let grant = UserGrant {
-            user: &user,
-            scope: &request.scope,
-            resources: &request.resources,
-            audience,
-            auth_time: approval.auth_time,
-            sid: &approval.sid,
-            acr: approval.acr.as_deref(),
-            amr: &approval.amr,
-            nonce: None,
-            userinfo_claims: Vec::new(),
-            id_token_claims: Vec::new(),
-        };
-        issue_for_user(app, client, grant, &new_family_id(), jti, exp, dpop).await
+        super::issue_for_approval(app, client, params, &request.scope, &request.resources, &approval, dpop).await
     }
 }

@@ -204,17 +204,44 @@ pub async fn issue_for_user(
     )
 }
 
-/// The user an approval names, if they may still have tokens, and whether the session that
-/// approved still stands: a device's or a backchannel request's approval, like a code, ends
-/// with the session it was given in.
-pub async fn approving_user(app: &Issuer, user_id: &str, sid: &str) -> OAuthResult<std::sync::Arc<User>> {
-    if tokens::session_ended(app, app.tenant.id, sid).await? {
+/// The tokens of a request a user approved elsewhere (a device's on the verification page, a
+/// backchannel one on the account page), once redeemed: the user, if they may still have
+/// tokens and the session that approved still stands (its grants end with it, as a code's
+/// do); the resources narrowed by the token request's `resource` (RFC 8707 §2.2); then as for
+/// a code, without a nonce or a `claims` request (neither flow has them).
+pub async fn issue_for_approval(
+    app: &Issuer,
+    client: &Client,
+    params: &Params,
+    scope: &str,
+    resources: &[String],
+    approval: &crate::stores::device::Approval,
+    dpop: Option<&ProvenKey>,
+) -> OAuthResult<TokenResponse> {
+    if tokens::session_ended(app, app.tenant.id, &approval.sid).await? {
         return Err(OAuthError::invalid_grant("the login session that approved this request has ended"));
     }
-    app.registry
-        .user(user_id)
+    let user = app
+        .registry
+        .user(&approval.user_id)
         .filter(|u| !u.disabled)
-        .ok_or_else(|| OAuthError::invalid_grant("the user of this authorization no longer exists or is disabled"))
+        .ok_or_else(|| OAuthError::invalid_grant("the user of this authorization no longer exists or is disabled"))?;
+    let audience = crate::resources::narrow(resources, params.get_all("resource"))?;
+    let (jti, exp) = tokens::new_token_id(app);
+    let grant = UserGrant {
+        user: &user,
+        scope,
+        resources,
+        audience,
+        auth_time: approval.auth_time,
+        sid: &approval.sid,
+        acr: approval.acr.as_deref(),
+        amr: &approval.amr,
+        nonce: None,
+        userinfo_claims: Vec::new(),
+        id_token_claims: Vec::new(),
+    };
+    issue_for_user(app, client, grant, &crate::stores::refresh::new_family_id(), jti, exp, dpop).await
 }
 
 /// RFC 9449 §5: `DPoP` for a token bound to a key, else `Bearer`.

@@ -15,17 +15,13 @@
 //! so the bounds are exact; on PostgreSQL concurrent inserts from several nodes can pass them
 //! by at most their number, as the device store's can.
 
-use super::device::{Approval, Decision, Limits};
+use super::device::{pace, Approval, Decision, Limits};
 use super::shard::key;
 use crate::db::{Database, Sql, StoreError, StoreResult};
 use crate::tenant::TenantId;
 use crate::util::{b64, b64_decode, now};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-
-/// Each `slow_down` adds this many seconds to the interval (as RFC 8628 §3.5, which CIBA
-/// Core §11 follows).
-pub const SLOW_DOWN_STEP: u64 = 5;
 
 /// How the client learns that the user answered (CIBA Core §5).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -113,15 +109,7 @@ pub struct PollView<'a> {
     pub last_poll: u64,
 }
 
-/// What a poll changes.
-#[derive(Debug, PartialEq)]
-pub enum PollChange {
-    None,
-    /// Remember this poll (and the interval, grown if it was too soon).
-    Polled { last_poll: u64, interval: u64 },
-    /// Spend the request.
-    Consume,
-}
+pub use super::device::PollChange;
 
 /// One poll, judged: another client's request is unknown to it; an expired one is
 /// `Expired`; an answered one is spent or refused; a waiting one is paced.
@@ -135,10 +123,10 @@ pub fn judge(v: &PollView<'_>, client_id: &str, t: u64) -> (Poll, PollChange) {
     match v.decision {
         Some(Decision::Approved(a)) => (Poll::Approved(v.request.clone(), a.clone()), PollChange::Consume),
         Some(Decision::Denied) => (Poll::Denied, PollChange::None),
-        None if v.last_poll > 0 && t < v.last_poll + v.interval => {
-            (Poll::SlowDown, PollChange::Polled { last_poll: t, interval: v.interval + SLOW_DOWN_STEP })
-        }
-        None => (Poll::Pending, PollChange::Polled { last_poll: t, interval: v.interval }),
+        None => match pace(v.last_poll, v.interval, t) {
+            (true, interval) => (Poll::SlowDown, PollChange::Polled { last_poll: t, interval }),
+            (false, interval) => (Poll::Pending, PollChange::Polled { last_poll: t, interval }),
+        },
     }
 }
 

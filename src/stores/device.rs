@@ -193,11 +193,20 @@ pub fn judge(v: &PollView<'_>, device_code: &str, client: &[u8], t: u64) -> (Pol
     match v.decision {
         Some(Decision::Approved(a)) => (Poll::Approved(v.request.clone(), a.clone()), PollChange::Consume),
         Some(Decision::Denied) => (Poll::Denied, PollChange::None),
-        // RFC 8628 §3.5: too soon grows the interval "for this and all subsequent requests".
-        None if v.last_poll > 0 && t < v.last_poll + v.interval => {
-            (Poll::SlowDown, PollChange::Polled { last_poll: t, interval: v.interval + SLOW_DOWN_STEP })
-        }
-        None => (Poll::Pending, PollChange::Polled { last_poll: t, interval: v.interval }),
+        None => match pace(v.last_poll, v.interval, t) {
+            (true, interval) => (Poll::SlowDown, PollChange::Polled { last_poll: t, interval }),
+            (false, interval) => (Poll::Pending, PollChange::Polled { last_poll: t, interval }),
+        },
+    }
+}
+
+/// A poll at `t` of a request last polled at `last_poll` (0: never): whether it came too soon,
+/// and the interval from now on. RFC 8628 §3.5 (and CIBA Core §11 after it): too soon grows
+/// the interval "for this and all subsequent requests".
+pub fn pace(last_poll: u64, interval: u64, t: u64) -> (bool, u64) {
+    match last_poll > 0 && t < last_poll + interval {
+        true => (true, interval + SLOW_DOWN_STEP),
+        false => (false, interval),
     }
 }
 

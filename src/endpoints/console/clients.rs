@@ -55,7 +55,10 @@ fn grants(params: &crate::http::params::Params) -> Vec<String> {
 fn input(params: &crate::http::params::Params, new: bool, preset: Option<&Preset>) -> ClientInput {
     let grants = grants(params);
     let has_code = grants.iter().any(|g| g == "authorization_code");
+    // A new CIBA client polls (it needs no endpoint); an edited one keeps its mode.
+    let ciba_mode = (new && grants.iter().any(|g| g == crate::grants::ciba::GRANT_TYPE)).then(|| "poll".to_string());
     ClientInput {
+        backchannel_token_delivery_mode: ciba_mode,
         application_type: preset.and_then(|p| p.application_type).map(str::to_string),
         client_id: if new { text(params, "client_id") } else { None },
         client_name: Some(text(params, "client_name").unwrap_or_default()),

@@ -77,8 +77,8 @@ pub struct ClientMetadata {
     /// CIBA Core §4: where a ping client is told that a request was answered (https).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backchannel_client_notification_endpoint: Option<String>,
-    /// CIBA Core §4: the client sends a `user_code` with each request (unsupported here, so
-    /// its requests are refused with `missing_user_code`... see `endpoints::ciba`).
+    /// CIBA Core §4: the client sends a `user_code` with each request. Not supported here
+    /// (`backchannel_user_code_parameter_supported: false`), so registering `true` is refused.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub backchannel_user_code_parameter: bool,
     /// Front-Channel Logout 1.0 §2: the page the logout page loads in an iframe.

@@ -187,6 +187,9 @@ pub(super) fn validate_keys(meta: &ClientMetadata) -> Result<(), String> {
 /// CIBA Core §4: a client of the CIBA grant names its delivery mode, `poll` or `ping` (push
 /// is not offered); a ping client its notification endpoint.
 fn validate_ciba(meta: &ClientMetadata) -> Result<(), String> {
+    if meta.backchannel_user_code_parameter {
+        return Err("backchannel_user_code_parameter is not supported (backchannel_user_code_parameter_supported is false)".into());
+    }
     let ciba = meta.grant_types.iter().any(|g| g == crate::grants::ciba::GRANT_TYPE);
     match (ciba, meta.backchannel_token_delivery_mode.as_deref()) {
         (_, Some(m)) if !crate::endpoints::ciba::DELIVERY_MODES.contains(&m) => {

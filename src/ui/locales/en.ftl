@@ -615,6 +615,7 @@ err-device-needs-stronger = This application needs a stronger sign-in (a second 
 console-type-device = Device without a browser
 console-type-device-hint = A TV, a command line or another device that shows a code: no secret, no redirect; the user signs in on another screen (device authorization grant).
 console-grant-device = Sign users in on another screen (device code)
+console-grant-ciba = Let users approve a sign-in an application asks for on their account page (CIBA, poll)
 console-created-public-device = This application has no secret: it names itself by its client id, and its users sign in on another screen with the code it shows.
 
 ## Sign-in requests on the account page (CIBA: an application asks, through its own channel, that you approve a sign-in)

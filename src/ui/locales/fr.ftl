@@ -613,6 +613,7 @@ err-device-needs-stronger = Cette application demande une connexion plus forte (
 console-type-device = Appareil sans navigateur
 console-type-device-hint = Une télévision, une ligne de commande ou un autre appareil qui affiche un code : pas de secret, pas de redirection ; l'utilisateur se connecte sur un autre écran (autorisation d'appareil).
 console-grant-device = Connecter les utilisateurs sur un autre écran (code d'appareil)
+console-grant-ciba = Laisser les utilisateurs approuver sur la page de leur compte une connexion demandée par une application (CIBA, poll)
 console-created-public-device = Cette application n'a pas de secret : elle se désigne par son identifiant client, et ses utilisateurs se connectent sur un autre écran avec le code qu'elle affiche.
 
 ## Demandes de connexion sur la page du compte (CIBA)

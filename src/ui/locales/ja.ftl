@@ -599,6 +599,7 @@ err-device-needs-stronger = このアプリケーションにはより強いサ�
 console-type-device = ブラウザのないデバイス
 console-type-device-hint = コードを表示するテレビ、コマンドライン、その他のデバイス：シークレットなし、リダイレクトなし。ユーザーは別の画面でサインインします（デバイス認可グラント）。
 console-grant-device = 別の画面でユーザーをサインインさせる（デバイスコード）
+console-grant-ciba = アプリケーションが求めるサインインをアカウントページで承認させる（CIBA、poll）
 console-created-public-device = このアプリケーションにはシークレットがありません。クライアント ID で自身を示し、ユーザーは表示されたコードを使って別の画面でサインインします。
 
 ## アカウントページのサインイン要求（CIBA）
