@@ -15,7 +15,8 @@
 //! so the bounds are exact; on PostgreSQL concurrent inserts from several nodes can pass them
 //! by at most their number, as the device store's can.
 
-use super::device::{pace, Approval, Decision, Limits};
+pub use super::device::{Approval, Decision};
+use super::device::{judge_owned, Limits};
 use super::shard::key;
 use crate::db::{Database, Sql, StoreError, StoreResult};
 use crate::tenant::TenantId;
@@ -59,19 +60,8 @@ pub struct Waiting {
     pub request: CibaRequest,
 }
 
-/// What a token request with an `auth_req_id` finds (CIBA Core §11).
-#[derive(Debug, PartialEq)]
-pub enum Poll {
-    /// No such id, another client's, or already redeemed: `invalid_grant`.
-    Unknown,
-    Pending,
-    /// Sooner than the interval: the interval has grown by `SLOW_DOWN_STEP`.
-    SlowDown,
-    Expired,
-    Denied,
-    /// Approved: the request is spent; this is the only time it is returned.
-    Approved(CibaRequest, Approval),
-}
+/// What a token request with an `auth_req_id` finds (CIBA Core §11): as a device's poll.
+pub type Poll = super::device::Poll<CibaRequest>;
 
 /// SQL to run in the transaction of a change (a notification's mail, a ping's outbox row):
 /// both commit or neither does.
@@ -111,23 +101,13 @@ pub struct PollView<'a> {
 
 pub use super::device::PollChange;
 
-/// One poll, judged: another client's request is unknown to it; an expired one is
-/// `Expired`; an answered one is spent or refused; a waiting one is paced.
+/// One poll, judged: another client's request is unknown to it (nothing changes); the
+/// client's own is judged as a device's (`device::judge_owned`).
 pub fn judge(v: &PollView<'_>, client_id: &str, t: u64) -> (Poll, PollChange) {
     if v.request.client_id != client_id {
         return (Poll::Unknown, PollChange::None);
     }
-    if v.request.expires_at <= t {
-        return (Poll::Expired, PollChange::None);
-    }
-    match v.decision {
-        Some(Decision::Approved(a)) => (Poll::Approved(v.request.clone(), a.clone()), PollChange::Consume),
-        Some(Decision::Denied) => (Poll::Denied, PollChange::None),
-        None => match pace(v.last_poll, v.interval, t) {
-            (true, interval) => (Poll::SlowDown, PollChange::Polled { last_poll: t, interval }),
-            (false, interval) => (Poll::Pending, PollChange::Polled { last_poll: t, interval }),
-        },
-    }
+    judge_owned(v.request, v.request.expires_at, v.decision, v.interval, v.last_poll, t)
 }
 
 fn encode<T: Serialize>(v: &T) -> String {

@@ -116,9 +116,10 @@ pub enum Issued {
     Full,
 }
 
-/// What a poll of the token endpoint finds (RFC 8628 §3.5).
+/// What a poll of the token endpoint finds (RFC 8628 §3.5); `R` is what was asked (a
+/// device's request here, a backchannel one in `ciba`).
 #[derive(Debug, PartialEq)]
-pub enum Poll {
+pub enum Poll<R = DeviceRequest> {
     /// No such device code (or another client's): `invalid_grant`.
     Unknown,
     Pending,
@@ -127,7 +128,7 @@ pub enum Poll {
     Expired,
     Denied,
     /// Approved: the request is spent; this is the only time it is returned.
-    Approved(DeviceRequest, Approval),
+    Approved(R, Approval),
 }
 
 #[async_trait]
@@ -187,26 +188,22 @@ pub fn judge(v: &PollView<'_>, device_code: &str, client: &[u8], t: u64) -> (Pol
     if !ct_eq(v.device_hash, &sha256(device_code.as_bytes())) || !ct_eq(v.client_key, client) {
         return (Poll::Unknown, PollChange::None);
     }
-    if v.request.expires_at <= t {
-        return (Poll::Expired, PollChange::None);
-    }
-    match v.decision {
-        Some(Decision::Approved(a)) => (Poll::Approved(v.request.clone(), a.clone()), PollChange::Consume),
-        Some(Decision::Denied) => (Poll::Denied, PollChange::None),
-        None => match pace(v.last_poll, v.interval, t) {
-            (true, interval) => (Poll::SlowDown, PollChange::Polled { last_poll: t, interval }),
-            (false, interval) => (Poll::Pending, PollChange::Polled { last_poll: t, interval }),
-        },
-    }
+    judge_owned(v.request, v.request.expires_at, v.decision, v.interval, v.last_poll, t)
 }
 
-/// A poll at `t` of a request last polled at `last_poll` (0: never): whether it came too soon,
-/// and the interval from now on. RFC 8628 §3.5 (and CIBA Core §11 after it): too soon grows
-/// the interval "for this and all subsequent requests".
-pub fn pace(last_poll: u64, interval: u64, t: u64) -> (bool, u64) {
-    match last_poll > 0 && t < last_poll + interval {
-        true => (true, interval + SLOW_DOWN_STEP),
-        false => (false, interval),
+/// A poll at `t` of the poller's own request (a device's or a backchannel one), expiring at
+/// `expires_at`: `Expired` after that; an answered one is spent or refused; a waiting one is
+/// paced. RFC 8628 §3.5 (and CIBA Core §11 after it): a poll sooner than the interval grows
+/// it "for this and all subsequent requests".
+pub fn judge_owned<R: Clone>(request: &R, expires_at: u64, decision: Option<&Decision>, interval: u64, last_poll: u64, t: u64) -> (Poll<R>, PollChange) {
+    if expires_at <= t {
+        return (Poll::Expired, PollChange::None);
+    }
+    match decision {
+        Some(Decision::Approved(a)) => (Poll::Approved(request.clone(), a.clone()), PollChange::Consume),
+        Some(Decision::Denied) => (Poll::Denied, PollChange::None),
+        None if last_poll > 0 && t < last_poll + interval => (Poll::SlowDown, PollChange::Polled { last_poll: t, interval: interval + SLOW_DOWN_STEP }),
+        None => (Poll::Pending, PollChange::Polled { last_poll: t, interval }),
     }
 }
 
