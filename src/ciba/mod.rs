@@ -10,6 +10,7 @@
 //! deliverer sends later), so a request that was not stored notifies nobody and a stored one
 //! is never left unannounced by a crash. docs/ciba.md says how to plug in a phone app.
 
+pub mod hook;
 pub mod mail;
 pub mod ping;
 
@@ -28,7 +29,7 @@ pub trait Notifier: Send + Sync {
 
 /// The notifiers this server runs, in order.
 pub fn notifiers() -> &'static [&'static dyn Notifier] {
-    &[&mail::MailNotifier]
+    &[&mail::MailNotifier, &hook::HookNotifier]
 }
 
 /// Every notifier's SQL for `request`, as one hook.

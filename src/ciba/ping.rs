@@ -12,7 +12,6 @@
 use crate::db::{Sql, StoreResult};
 use crate::http::fetch::FetchError;
 use crate::keys::Vault;
-use crate::util::random_token;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -35,12 +34,7 @@ pub fn seal(vault: &Vault, auth_req_id: &str, client_notification_token: &str) -
 
 /// Queue the sealed ping for `client_id` in the caller's transaction (the answer's).
 pub fn enqueue(sql: &mut dyn Sql, client_id: &str, user_id: &str, sealed: Vec<u8>, t: u64) -> StoreResult<()> {
-    sql.execute(
-        "INSERT INTO logout_outbox (id, client_id, sub, sid, attempts, due_at, lease_until, created_at, kind, payload) \
-         VALUES (?1, ?2, ?3, '', 0, ?4, 0, ?4, ?5, ?6)",
-        crate::params![random_token(), client_id, user_id, t as i64, KIND, sealed],
-    )?;
-    Ok(())
+    crate::logout::backchannel::enqueue_other(sql, KIND, client_id, user_id, sealed, t)
 }
 
 /// Send one ping. The outer error is ours (a row that cannot be opened: never deliverable);
@@ -50,5 +44,5 @@ pub async fn send(app: &crate::app::App, uri: &str, sealed: Option<&[u8]>, timeo
         .and_then(|s| app.vault.open_sealed(LABEL, s).ok())
         .and_then(|p| serde_json::from_slice(&p).ok())
         .ok_or("the ping in the outbox cannot be opened")?;
-    Ok(app.fetcher.post_json_bearer(uri, &serde_json::json!({"auth_req_id": ping.auth_req_id}), &ping.token, timeout).await)
+    Ok(app.fetcher.post_json(uri, &serde_json::json!({"auth_req_id": ping.auth_req_id}), Some(&ping.token), timeout).await)
 }

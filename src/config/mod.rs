@@ -316,6 +316,9 @@ pub struct Config {
     /// Whether a user with an e-mail address is sent a link to approve a CIBA request
     /// (through the mail outbox; needs `smtp_url`).
     pub ciba_notify_mail: bool,
+    /// Where a JSON notice of each CIBA request is POSTed for a push service (`ciba::hook`),
+    /// through the back-channel outbox; unset: none.
+    pub ciba_notify_hook_url: Option<String>,
     /// Sign-ups waiting for their e-mail to be verified, at most; past it the oldest waiting
     /// one is dropped (its link stops working), so a flood cannot hold the form shut.
     pub signup_max_pending: u32,
@@ -498,6 +501,7 @@ impl Default for Config {
             ciba_max_pending: 10_000,
             ciba_binding_message_max_length: 64,
             ciba_notify_mail: true,
+            ciba_notify_hook_url: None,
             signup_max_pending: 10_000,
             mail_max_per_recipient: 5,
             mail_recipient_window: 3_600,
@@ -644,6 +648,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_CIBA_MAX_PENDING", "ciba_max_pending"),
     ("AUTHRIM_CIBA_BINDING_MESSAGE_MAX_LENGTH", "ciba_binding_message_max_length"),
     ("AUTHRIM_CIBA_NOTIFY_MAIL", "ciba_notify_mail"),
+    ("AUTHRIM_CIBA_NOTIFY_HOOK_URL", "ciba_notify_hook_url"),
     ("AUTHRIM_SIGNUP_MAX_PENDING", "signup_max_pending"),
     ("AUTHRIM_MAIL_MAX_PER_RECIPIENT", "mail_max_per_recipient"),
     ("AUTHRIM_MAIL_RECIPIENT_WINDOW", "mail_recipient_window"),
@@ -863,6 +868,11 @@ impl Config {
         }
         if self.ciba_request_ttl == 0 || self.ciba_max_request_ttl < self.ciba_request_ttl || self.ciba_poll_interval == 0 || self.ciba_binding_message_max_length == 0 {
             anyhow::bail!("ciba_request_ttl, ciba_poll_interval and ciba_binding_message_max_length must be positive, ciba_max_request_ttl at least ciba_request_ttl");
+        }
+        if let Some(hook) = self.ciba_notify_hook_url.as_deref().filter(|u| !u.is_empty()) {
+            if !url::Url::parse(hook).is_ok_and(|u| matches!(u.scheme(), "https" | "http") && u.host_str().is_some()) {
+                anyhow::bail!("ciba_notify_hook_url {hook:?} must be an http(s) URL");
+            }
         }
         if self.registration_max_per_address == 0 {
             anyhow::bail!("registration_max_per_address must be at least 1 (registration is closed by open_registration = false)");

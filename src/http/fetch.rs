@@ -96,11 +96,15 @@ impl Fetcher {
         self.notify(self.http.post(parsed).timeout(timeout).form(form)).await
     }
 
-    /// POST `body` as JSON with `Authorization: Bearer {bearer}`, as `post_form` (a CIBA ping,
-    /// CIBA Core §10.2).
-    pub async fn post_json_bearer(&self, url: &str, body: &serde_json::Value, bearer: &str, timeout: Duration) -> Result<(), FetchError> {
+    /// POST `body` as JSON, with `Authorization: Bearer {bearer}` if given, as `post_form` (a
+    /// CIBA ping, CIBA Core §10.2; a notice to a push service).
+    pub async fn post_json(&self, url: &str, body: &serde_json::Value, bearer: Option<&str>, timeout: Duration) -> Result<(), FetchError> {
         let parsed = self.checked(url)?;
-        self.notify(self.http.post(parsed).timeout(timeout).bearer_auth(bearer).json(body)).await
+        let mut request = self.http.post(parsed).timeout(timeout).json(body);
+        if let Some(token) = bearer {
+            request = request.bearer_auth(token);
+        }
+        self.notify(request).await
     }
 
     /// Send a notification whose answer's status alone matters.

@@ -55,6 +55,17 @@ pub fn enqueue(sql: &mut dyn Sql, session: &Session, notified: &HashSet<String>,
     Ok(())
 }
 
+/// Queue a row of another `kind` (a CIBA ping or notice) for `client_id`, its sealed
+/// `payload` what the deliverer of that kind sends, in the caller's transaction.
+pub fn enqueue_other(sql: &mut dyn Sql, kind: &str, client_id: &str, user_id: &str, payload: Vec<u8>, t: u64) -> StoreResult<()> {
+    sql.execute(
+        "INSERT INTO logout_outbox (id, client_id, sub, sid, attempts, due_at, lease_until, created_at, kind, payload) \
+         VALUES (?1, ?2, ?3, '', 0, ?4, 0, ?4, ?5, ?6)",
+        crate::params![random_token(), client_id, user_id, t as i64, kind, payload],
+    )?;
+    Ok(())
+}
+
 /// One claimed row.
 #[derive(Debug, Clone)]
 struct Due {
@@ -203,10 +214,14 @@ async fn claim(app: &App, limit: usize) -> StoreResult<Vec<Due>> {
 /// Send one token (or CIBA ping) and record the outcome.
 async fn deliver(app: &Issuer, row: Due) {
     let ping = row.kind == crate::ciba::ping::KIND;
-    let uri = app.client(&row.client_id).and_then(|c| match ping {
-        true => c.meta.backchannel_client_notification_endpoint.clone(),
-        false => c.meta.backchannel_logout_uri.clone(),
-    });
+    let notice = row.kind == crate::ciba::hook::KIND;
+    let uri = match notice {
+        true => app.config.ciba_notify_hook_url.clone().filter(|u| !u.is_empty()),
+        false => app.client(&row.client_id).and_then(|c| match ping {
+            true => c.meta.backchannel_client_notification_endpoint.clone(),
+            false => c.meta.backchannel_logout_uri.clone(),
+        }),
+    };
     let Some(uri) = uri else {
         // The client is gone or no longer asks to be told: nothing to deliver.
         finish(app, &row, "dropped", None).await;
@@ -214,17 +229,18 @@ async fn deliver(app: &Issuer, row: Due) {
     };
     let timeout = Duration::from_secs(app.config.backchannel_logout_timeout);
     let mut forbidden = false;
-    let sent = match ping {
-        true => crate::ciba::ping::send(app, &uri, row.payload.as_deref(), timeout).await,
-        false => match logout_token(app, &row.client_id, &row.sub, &row.sid, &row.id) {
+    let sent = match (ping, notice) {
+        (true, _) => crate::ciba::ping::send(app, &uri, row.payload.as_deref(), timeout).await,
+        (_, true) => crate::ciba::hook::send(app, &uri, row.payload.as_deref(), timeout).await,
+        _ => match logout_token(app, &row.client_id, &row.sub, &row.sid, &row.id) {
             Err(e) => Err(format!("cannot sign the logout token: {e}")),
             Ok(token) => Ok(app.fetcher.post_form(&uri, &[("logout_token", token.as_str())], timeout).await),
         },
     };
     let failure = match sent {
         Err(e) => {
-            // A ping that cannot be opened never will be (a logout token may sign later).
-            forbidden = ping;
+            // A ping or notice that cannot be opened never will be (a logout token may sign later).
+            forbidden = ping || notice;
             Some(e)
         }
         Ok(sent) => match sent {
@@ -261,11 +277,13 @@ async fn finish(app: &App, row: &Due, outcome: &'static str, why: Option<String>
     if let Some(why) = why {
         detail["error"] = Value::String(why);
     }
-    let event = match (row.kind == crate::ciba::ping::KIND, outcome == "delivered") {
-        (true, true) => "ciba_ping_delivered",
-        (true, false) => "ciba_ping_abandoned",
-        (false, true) => "backchannel_logout_delivered",
-        (false, false) => "backchannel_logout_abandoned",
+    let event = match (row.kind.as_str(), outcome == "delivered") {
+        (crate::ciba::ping::KIND, true) => "ciba_ping_delivered",
+        (crate::ciba::ping::KIND, false) => "ciba_ping_abandoned",
+        (crate::ciba::hook::KIND, true) => "ciba_notice_delivered",
+        (crate::ciba::hook::KIND, false) => "ciba_notice_abandoned",
+        (_, true) => "backchannel_logout_delivered",
+        (_, false) => "backchannel_logout_abandoned",
     };
     app.audit.record(AuditEvent::new(event).client(&row.client_id).user(&row.sub).detail(detail)).await;
 }

@@ -367,3 +367,36 @@ async fn a_user_with_an_address_is_mailed_a_link_to_the_account_page() {
     assert_eq!(crate::mail::link_in(&message), format!("{}#requests", s.url("/account")), "{message}");
     assert!(!message.contains(r["auth_req_id"].as_str().unwrap()), "the client's secret is not mailed: {message}");
 }
+
+#[tokio::test]
+async fn a_push_service_hook_is_sent_a_notice_without_the_clients_secret() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/push", listener.local_addr().unwrap());
+    let got: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let seen = got.clone();
+    let app = axum::Router::new().route(
+        "/push",
+        axum::routing::post(move |body: String| {
+            let seen = seen.clone();
+            async move {
+                seen.lock().await.push(serde_json::from_str(&body).unwrap());
+                StatusCode::ACCEPTED
+            }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let s = server(false, |c| c.ciba_notify_hook_url = Some(url)).await;
+    let secret = call_and_users(&s).await;
+    let (st, r) = ask(&s, "call", Some(&secret), &[("scope", "openid profile"), ("login_hint", "alice"), ("binding_message", "W4SCT")]).await;
+    assert_eq!(st, 200, "{r}");
+    eventually("the notice", || async { !got.lock().await.is_empty() }).await;
+    let notice = got.lock().await[0].clone();
+    assert_eq!((notice["event"].as_str(), notice["username"].as_str()), (Some("ciba_request"), Some("alice")), "{notice}");
+    assert_eq!((notice["client_name"].as_str(), notice["binding_message"].as_str()), (Some("Client call"), Some("W4SCT")), "{notice}");
+    assert_eq!(notice["answer_at"], format!("{}#requests", s.url("/account")));
+    assert!(!notice.to_string().contains(r["auth_req_id"].as_str().unwrap()), "{notice}");
+    // A request refused (no user) notifies nobody.
+    ask(&s, "call", Some(&secret), &[("scope", "openid"), ("login_hint", "nobody")]).await;
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    assert_eq!(got.lock().await.len(), 1);
+}
