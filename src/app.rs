@@ -78,12 +78,12 @@ impl App {
         let refresh_mac_key = vault.derive("authrim refresh-token mac v1");
         let (stores, sync) = match &db {
             Database::Sqlite(sqlite) => {
-                let stores = sqlite.with_reader(|reader| Stores::embedded(&config, &sqlite.journal, reader, refresh_mac_key))?;
+                let stores = sqlite.with_reader(|reader| Stores::embedded(&config, &db, &sqlite.journal, reader, refresh_mac_key))?;
                 (stores, None)
             }
             Database::Postgres(pg) => {
                 let (sync, freshness) = NodeSync::new(pg, std::time::Duration::from_millis(config.revocation_max_staleness_ms));
-                let (stores, revocations) = Stores::postgres(&config, pg, freshness, refresh_mac_key);
+                let (stores, revocations) = Stores::postgres(&config, &db, pg, freshness, refresh_mac_key);
                 (stores, Some(sync.with_revocations(revocations)))
             }
         };

@@ -27,6 +27,12 @@ pub enum Acting {
 pub const EVENTS: &[(&str, Acting)] = &[
     ("backchannel_logout_abandoned", Acting::Server),
     ("backchannel_logout_delivered", Acting::Server),
+    ("ciba_approved", Acting::User),
+    ("ciba_denied", Acting::User),
+    ("ciba_notice_abandoned", Acting::Server),
+    ("ciba_notice_delivered", Acting::Server),
+    ("ciba_ping_abandoned", Acting::Server),
+    ("ciba_ping_delivered", Acting::Server),
     ("client_created", Acting::Operator),
     ("client_deleted", Acting::Operator),
     ("client_expired", Acting::Server),

@@ -139,6 +139,12 @@ pub struct ClientArgs {
     /// Back-Channel Logout: the URL logout tokens are POSTed to ("" removes it).
     #[arg(long)]
     pub backchannel_logout_uri: Option<String>,
+    /// CIBA: how the client learns that the user answered, poll or ping ("" removes it).
+    #[arg(long)]
+    pub backchannel_token_delivery_mode: Option<String>,
+    /// CIBA ping mode: where the client is told ("" removes it).
+    #[arg(long)]
+    pub backchannel_client_notification_endpoint: Option<String>,
     /// Front-Channel Logout: the page loaded in an iframe on logout ("" removes it).
     #[arg(long)]
     pub frontchannel_logout_uri: Option<String>,
@@ -195,6 +201,9 @@ impl ClientArgs {
             post_logout_redirect_uris: (!self.post_logout_redirect_uris.is_empty()).then_some(self.post_logout_redirect_uris),
             backchannel_logout_uri: self.backchannel_logout_uri,
             backchannel_logout_session_required: None,
+            backchannel_token_delivery_mode: self.backchannel_token_delivery_mode,
+            backchannel_client_notification_endpoint: self.backchannel_client_notification_endpoint,
+            backchannel_user_code_parameter: None,
             frontchannel_logout_uri: self.frontchannel_logout_uri,
             frontchannel_logout_session_required: None,
             jwks,

@@ -9,6 +9,7 @@
 pub mod app;
 pub mod audit;
 pub mod bounded;
+pub mod ciba;
 pub mod client_auth;
 pub mod cli;
 pub mod config;

@@ -300,6 +300,25 @@ pub struct Config {
     /// User codes that match nothing, per signed-in account and per client address within
     /// `login_window`; past it the verification page refuses further codes (guessing).
     pub device_user_code_max_failures: u32,
+    /// CIBA (`endpoints::ciba`): seconds a backchannel authentication request lives when the
+    /// client asks for no `requested_expiry`.
+    pub ciba_request_ttl: u64,
+    /// The longest `requested_expiry` honoured (a longer one is cut to it).
+    pub ciba_max_request_ttl: u64,
+    /// The polling interval a CIBA client is told to keep (`interval`); each `slow_down` adds
+    /// 5 seconds for that request.
+    pub ciba_poll_interval: u64,
+    /// CIBA requests waiting for their user, at most, per client and in all.
+    pub ciba_max_pending_per_client: u32,
+    pub ciba_max_pending: u32,
+    /// The longest `binding_message`, in characters (it is shown on a small screen).
+    pub ciba_binding_message_max_length: u32,
+    /// Whether a user with an e-mail address is sent a link to approve a CIBA request
+    /// (through the mail outbox; needs `smtp_url`).
+    pub ciba_notify_mail: bool,
+    /// Where a JSON notice of each CIBA request is POSTed for a push service (`ciba::hook`),
+    /// through the back-channel outbox; unset: none.
+    pub ciba_notify_hook_url: Option<String>,
     /// Sign-ups waiting for their e-mail to be verified, at most; past it the oldest waiting
     /// one is dropped (its link stops working), so a flood cannot hold the form shut.
     pub signup_max_pending: u32,
@@ -475,6 +494,14 @@ impl Default for Config {
             device_max_pending_per_client: 1000,
             device_max_pending: 10_000,
             device_user_code_max_failures: 10,
+            ciba_request_ttl: 300,
+            ciba_max_request_ttl: 1800,
+            ciba_poll_interval: 5,
+            ciba_max_pending_per_client: 1000,
+            ciba_max_pending: 10_000,
+            ciba_binding_message_max_length: 64,
+            ciba_notify_mail: true,
+            ciba_notify_hook_url: None,
             signup_max_pending: 10_000,
             mail_max_per_recipient: 5,
             mail_recipient_window: 3_600,
@@ -614,6 +641,14 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_DEVICE_MAX_PENDING_PER_CLIENT", "device_max_pending_per_client"),
     ("AUTHRIM_DEVICE_MAX_PENDING", "device_max_pending"),
     ("AUTHRIM_DEVICE_USER_CODE_MAX_FAILURES", "device_user_code_max_failures"),
+    ("AUTHRIM_CIBA_REQUEST_TTL", "ciba_request_ttl"),
+    ("AUTHRIM_CIBA_MAX_REQUEST_TTL", "ciba_max_request_ttl"),
+    ("AUTHRIM_CIBA_POLL_INTERVAL", "ciba_poll_interval"),
+    ("AUTHRIM_CIBA_MAX_PENDING_PER_CLIENT", "ciba_max_pending_per_client"),
+    ("AUTHRIM_CIBA_MAX_PENDING", "ciba_max_pending"),
+    ("AUTHRIM_CIBA_BINDING_MESSAGE_MAX_LENGTH", "ciba_binding_message_max_length"),
+    ("AUTHRIM_CIBA_NOTIFY_MAIL", "ciba_notify_mail"),
+    ("AUTHRIM_CIBA_NOTIFY_HOOK_URL", "ciba_notify_hook_url"),
     ("AUTHRIM_SIGNUP_MAX_PENDING", "signup_max_pending"),
     ("AUTHRIM_MAIL_MAX_PER_RECIPIENT", "mail_max_per_recipient"),
     ("AUTHRIM_MAIL_RECIPIENT_WINDOW", "mail_recipient_window"),
@@ -650,9 +685,10 @@ const NUMERIC_KEYS: &[&str] = &[
     "password_reset_max_requests", "signup_max_per_address", "signup_max_pending", "email_verification_ttl", "password_min_length",
     "mail_max_per_recipient", "mail_recipient_window",
     "device_code_ttl", "device_poll_interval", "device_max_pending_per_client", "device_max_pending", "device_user_code_max_failures",
+    "ciba_request_ttl", "ciba_max_request_ttl", "ciba_poll_interval", "ciba_max_pending_per_client", "ciba_max_pending", "ciba_binding_message_max_length",
 ];
 const BOOL_KEYS: &[&str] =
-    &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration", "dpop_nonce", "fetch_allow_private_addresses", "passkeys", "console", "signup", "signup_verify_email", "oauth_refresh_tokens"];
+    &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration", "dpop_nonce", "fetch_allow_private_addresses", "passkeys", "console", "signup", "signup_verify_email", "oauth_refresh_tokens", "ciba_notify_mail"];
 
 impl Config {
     /// `signing_algorithms` as the static names the key manager uses; unknown names refused.
@@ -829,6 +865,14 @@ impl Config {
         }
         if self.device_code_ttl == 0 || self.device_poll_interval == 0 || self.device_user_code_max_failures == 0 {
             anyhow::bail!("device_code_ttl, device_poll_interval and device_user_code_max_failures must be positive");
+        }
+        if self.ciba_request_ttl == 0 || self.ciba_max_request_ttl < self.ciba_request_ttl || self.ciba_poll_interval == 0 || self.ciba_binding_message_max_length == 0 {
+            anyhow::bail!("ciba_request_ttl, ciba_poll_interval and ciba_binding_message_max_length must be positive, ciba_max_request_ttl at least ciba_request_ttl");
+        }
+        if let Some(hook) = self.ciba_notify_hook_url.as_deref().filter(|u| !u.is_empty()) {
+            if !url::Url::parse(hook).is_ok_and(|u| matches!(u.scheme(), "https" | "http") && u.host_str().is_some()) {
+                anyhow::bail!("ciba_notify_hook_url {hook:?} must be an http(s) URL");
+            }
         }
         if self.registration_max_per_address == 0 {
             anyhow::bail!("registration_max_per_address must be at least 1 (registration is closed by open_registration = false)");

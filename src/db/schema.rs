@@ -372,6 +372,24 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     ALTER TABLE logout_outbox ADD COLUMN tenant_id INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE mail_outbox ADD COLUMN tenant_id INTEGER NOT NULL DEFAULT 0;
     "#,
+), (
+    20,
+    // CIBA requests (`stores::ciba`): keyed by the hash of the `auth_req_id`, never the id
+    // itself; the answer, pacing and waiting state are columns, so that each decision is one
+    // conditional statement (as on PostgreSQL). `ping` is the sealed notification for a ping
+    // client. The back-channel outbox also carries those pings (`kind`, `payload` sealed).
+    r#"
+    CREATE TABLE ciba_requests (
+        hash BLOB PRIMARY KEY, tenant_id INTEGER NOT NULL, client_id TEXT NOT NULL, user_id TEXT NOT NULL,
+        data TEXT NOT NULL, decision TEXT, poll_interval INTEGER NOT NULL, last_poll INTEGER NOT NULL,
+        pending_until INTEGER NOT NULL, expires_at INTEGER NOT NULL, ping BLOB
+    );
+    CREATE INDEX ciba_requests_expiry ON ciba_requests(expires_at);
+    CREATE INDEX ciba_requests_user ON ciba_requests(tenant_id, user_id, pending_until);
+    CREATE INDEX ciba_requests_client ON ciba_requests(tenant_id, client_id, pending_until);
+    ALTER TABLE logout_outbox ADD COLUMN kind TEXT NOT NULL DEFAULT 'logout';
+    ALTER TABLE logout_outbox ADD COLUMN payload BLOB;
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
@@ -443,7 +461,7 @@ mod tests {
     /// Tables whose keys need no `tenant_id` column: the sharded stores, keyed by a hash that
     /// already frames the tenant (`stores::shard::key`).
     const KEYED_BY_TENANT_HASH: &[&str] =
-        &["auth_codes", "sessions", "challenges", "revoked_tokens", "refresh_families", "device_requests"];
+        &["auth_codes", "sessions", "challenges", "revoked_tokens", "refresh_families", "device_requests", "ciba_requests"];
 
     /// Issue 31: every other table has `tenant_id`, and it leads every primary key and unique
     /// index not made of a random id alone, so that two tenants can hold the same name (a

@@ -23,14 +23,21 @@ pub const PATH: &str = "/device_authorization";
 
 pub async fn device_authorization(app: Issuer, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     let mut served = None;
-    let mut res = match handle(&app, &headers, form, &mut served).await {
+    let result = handle(&app, &headers, form, &mut served).await;
+    answer(result, served, "device authorization refused")
+}
+
+/// The JSON answer of a client's request for a grant to come (`no-store`), or its error, marked
+/// with the client it served (CORS).
+pub(crate) fn answer(result: Result<serde_json::Value, OAuthError>, served: Option<ServedClient>, refused: &'static str) -> Response {
+    let mut res = match result {
         Ok(body) => {
             let mut res = axum::Json(body).into_response();
             res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             res
         }
         Err(e) => {
-            tracing::debug!(error = e.code, description = %e.description, "device authorization refused");
+            tracing::debug!(error = e.code, description = %e.description, "{refused}");
             e.into_response()
         }
     };
@@ -79,7 +86,7 @@ async fn handle(app: &Issuer, headers: &HeaderMap, form: Result<FormParams, OAut
 /// The scope asked for, each value one the client may have (RFC 6749 §5.2: otherwise
 /// `invalid_scope`); none asked for: the client's registered scope (RFC 6749 §3.3's
 /// pre-defined default).
-fn requested_scope(app: &Issuer, client: &Client, resources: &[String], scope: Option<&str>) -> Result<String, OAuthError> {
+pub(crate) fn requested_scope(app: &Issuer, client: &Client, resources: &[String], scope: Option<&str>) -> Result<String, OAuthError> {
     let mut kept: Vec<&str> = Vec::new();
     match scope {
         Some(asked) => {

@@ -98,6 +98,10 @@ fn metadata(app: &Issuer) -> serde_json::Value {
     doc["check_session_iframe"] = app.endpoint(crate::endpoints::check_session::PATH).into();
     // RFC 8628 §4.
     doc["device_authorization_endpoint"] = app.endpoint(crate::endpoints::device_authorization::PATH).into();
+    // CIBA Core §4: poll and ping; no signed requests (so no signing algorithms), no user_code.
+    doc["backchannel_authentication_endpoint"] = app.endpoint(crate::endpoints::ciba::PATH).into();
+    doc["backchannel_token_delivery_modes_supported"] = crate::endpoints::ciba::DELIVERY_MODES.into();
+    doc["backchannel_user_code_parameter_supported"] = false.into();
     doc
 }
 

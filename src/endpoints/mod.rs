@@ -7,6 +7,7 @@ pub mod admin_openapi;
 pub mod authorize;
 pub mod check_session;
 pub mod console;
+pub mod ciba;
 pub mod device;
 pub mod device_authorization;
 pub mod discovery;

@@ -1,13 +1,13 @@
 //! `grant_type=authorization_code` (RFC 6749 §4.1.3, RFC 7636 §4.6, OpenID Connect Core §3.1.3).
 
-use super::{issue_tokens, GrantHandler, Issuance, TokenResponse};
+use super::{issue_for_user, GrantHandler, TokenResponse, UserGrant};
 use crate::app::App;
 use crate::audit::AuditEvent;
 use crate::error::{OAuthError, OAuthResult};
 use crate::http::params::Params;
 use crate::registry::Client;
 use crate::stores::refresh::new_family_id;
-use crate::stores::{IssuedToken, NewFamily, Redemption};
+use crate::stores::{IssuedToken, Redemption};
 use crate::tenant::Issuer;
 use crate::tokens::{self, claims_request};
 use crate::util::{b64, ct_eq, now, sha256, split_list};
@@ -96,47 +96,20 @@ impl GrantHandler for AuthorizationCodeGrant {
         // RFC 8707 §2.2: the token request may pick among the authorized resources.
         let audience = crate::resources::narrow(&grant.resources, params.get_all("resource"))?;
         let userinfo_claims = claims_request::requested(grant.claims.as_ref(), "userinfo");
-        let refresh_token = match wants_refresh && refresh_granted(app, &grant.scope, &grant.resources) {
-            true => {
-                let new = NewFamily {
-                    user_id: user.id.clone(),
-                    client_id: client.id().to_string(),
-                    scope: grant.scope.clone(),
-                    auth_time: grant.auth_time,
-                    sid: grant.sid.clone(),
-                    acr: grant.acr.clone(),
-                    userinfo_claims: userinfo_claims.clone(),
-                    // RFC 9449 §5: a public client's refresh tokens are bound to its DPoP key
-                    // (a confidential client's are bound to it by its authentication).
-                    jkt: dpop.filter(|_| client.is_public()).map(|k| k.jkt.clone()),
-                    resources: grant.resources.clone(),
-                    amr: grant.amr.clone(),
-                };
-                Some(app.stores.refresh.create(app.tenant.id, &grant_id, new).await?)
-            }
-            false => None,
+        let grant = UserGrant {
+            user: &user,
+            scope: &grant.scope,
+            resources: &grant.resources,
+            audience,
+            auth_time: grant.auth_time,
+            sid: &grant.sid,
+            acr: grant.acr.as_deref(),
+            amr: &grant.amr,
+            nonce: grant.nonce.as_deref(),
+            userinfo_claims,
+            id_token_claims: claims_request::requested(grant.claims.as_ref(), "id_token"),
         };
-        issue_tokens(
-            app,
-            Issuance {
-                user: &user,
-                client,
-                scope: &grant.scope,
-                auth_time: grant.auth_time,
-                sid: &grant.sid,
-                acr: grant.acr.as_deref(),
-                nonce: grant.nonce.as_deref(),
-                userinfo_claims,
-                id_token_claims: claims_request::requested(grant.claims.as_ref(), "id_token"),
-                grant_id: Some(&grant_id),
-                jti,
-                exp,
-                refresh_token,
-                dpop,
-                audience,
-                amr: &grant.amr,
-            },
-        )
+        issue_for_user(app, client, grant, &grant_id, jti, exp, dpop).await
     }
 }
 

@@ -3,6 +3,7 @@
 //! `GRANT_TYPES` (which client registration and discovery advertise).
 
 pub mod authorization_code;
+pub mod ciba;
 pub mod client_credentials;
 pub mod device_code;
 pub mod id_jag;
@@ -30,6 +31,7 @@ pub const GRANT_TYPES: &[&str] = &[
     "urn:ietf:params:oauth:grant-type:token-exchange",
     "urn:ietf:params:oauth:grant-type:jwt-bearer",
     device_code::GRANT_TYPE,
+    ciba::GRANT_TYPE,
 ];
 
 /// RFC 6749 §5.1 (and OpenID Connect Core §3.1.3.3) successful token response.
@@ -87,6 +89,7 @@ impl GrantRegistry {
                 Box::new(token_exchange::TokenExchangeGrant),
                 Box::new(jwt_bearer::JwtBearerGrant::default()),
                 Box::new(device_code::DeviceCodeGrant),
+                Box::new(ciba::CibaGrant),
             ];
         Self { handlers: list.into_iter().map(|h| (h.grant_type(), h)).collect() }
     }
@@ -125,6 +128,120 @@ pub struct Issuance<'a> {
     pub audience: Vec<String>,
     /// RFC 8176: how the user authenticated.
     pub amr: &'a [String],
+}
+
+/// What a user granted a client, however it was asked (an authorization code, a device's
+/// request, a backchannel authentication request): what the tokens say.
+pub struct UserGrant<'a> {
+    pub user: &'a User,
+    pub scope: &'a str,
+    /// RFC 8707: what was authorized; `audience` is what this token request narrowed it to.
+    pub resources: &'a [String],
+    pub audience: Vec<String>,
+    pub auth_time: u64,
+    pub sid: &'a str,
+    pub acr: Option<&'a str>,
+    pub amr: &'a [String],
+    pub nonce: Option<&'a str>,
+    pub userinfo_claims: Vec<String>,
+    pub id_token_claims: Vec<String>,
+}
+
+/// The token response of a user's grant: a refresh-token family when the client has the
+/// grant and the scope earns one (`authorization_code::refresh_granted`), then the access and
+/// ID tokens. `grant_id` (also the family's id), `jti` and `exp` are chosen by the caller, who
+/// may have recorded them first (a code's redemption does).
+#[allow(clippy::too_many_arguments)]
+pub async fn issue_for_user(
+    app: &Issuer,
+    client: &Client,
+    g: UserGrant<'_>,
+    grant_id: &str,
+    jti: String,
+    exp: u64,
+    dpop: Option<&ProvenKey>,
+) -> OAuthResult<TokenResponse> {
+    let refresh_token = match client.allows_grant("refresh_token") && authorization_code::refresh_granted(app, g.scope, g.resources) {
+        true => {
+            let new = crate::stores::NewFamily {
+                user_id: g.user.id.clone(),
+                client_id: client.id().to_string(),
+                scope: g.scope.to_string(),
+                auth_time: g.auth_time,
+                sid: g.sid.to_string(),
+                acr: g.acr.map(str::to_string),
+                userinfo_claims: g.userinfo_claims.clone(),
+                // RFC 9449 §5: a public client's refresh tokens are bound to its DPoP key (a
+                // confidential client's are bound to it by its authentication).
+                jkt: dpop.filter(|_| client.is_public()).map(|k| k.jkt.clone()),
+                resources: g.resources.to_vec(),
+                amr: g.amr.to_vec(),
+            };
+            Some(app.stores.refresh.create(app.tenant.id, grant_id, new).await?)
+        }
+        false => None,
+    };
+    issue_tokens(
+        app,
+        Issuance {
+            user: g.user,
+            client,
+            scope: g.scope,
+            auth_time: g.auth_time,
+            sid: g.sid,
+            acr: g.acr,
+            nonce: g.nonce,
+            userinfo_claims: g.userinfo_claims,
+            id_token_claims: g.id_token_claims,
+            grant_id: Some(grant_id),
+            jti,
+            exp,
+            refresh_token,
+            dpop,
+            audience: g.audience,
+            amr: g.amr,
+        },
+    )
+}
+
+/// The tokens of a request a user approved elsewhere (a device's on the verification page, a
+/// backchannel one on the account page), once redeemed: the user, if they may still have
+/// tokens and the session that approved still stands (its grants end with it, as a code's
+/// do); the resources narrowed by the token request's `resource` (RFC 8707 §2.2); then as for
+/// a code, without a nonce or a `claims` request (neither flow has them).
+pub async fn issue_for_approval(
+    app: &Issuer,
+    client: &Client,
+    params: &Params,
+    scope: &str,
+    resources: &[String],
+    approval: &crate::stores::device::Approval,
+    dpop: Option<&ProvenKey>,
+) -> OAuthResult<TokenResponse> {
+    if tokens::session_ended(app, app.tenant.id, &approval.sid).await? {
+        return Err(OAuthError::invalid_grant("the login session that approved this request has ended"));
+    }
+    let user = app
+        .registry()
+        .user(&approval.user_id)
+        .filter(|u| !u.disabled)
+        .ok_or_else(|| OAuthError::invalid_grant("the user of this authorization no longer exists or is disabled"))?;
+    let audience = crate::resources::narrow(resources, params.get_all("resource"))?;
+    let (jti, exp) = tokens::new_token_id(app);
+    let grant = UserGrant {
+        user: &user,
+        scope,
+        resources,
+        audience,
+        auth_time: approval.auth_time,
+        sid: &approval.sid,
+        acr: approval.acr.as_deref(),
+        amr: &approval.amr,
+        nonce: None,
+        userinfo_claims: Vec::new(),
+        id_token_claims: Vec::new(),
+    };
+    issue_for_user(app, client, grant, &crate::stores::refresh::new_family_id(), jti, exp, dpop).await
 }
 
 /// RFC 9449 §5: `DPoP` for a token bound to a key, else `Bearer`.

@@ -30,6 +30,8 @@ pub struct Overview<'a> {
     pub sessions: Vec<serde_json::Value>,
     /// The applications the user allowed (`endpoints::account::access::applications`).
     pub applications: Vec<serde_json::Value>,
+    /// Sign-in requests waiting for the user (`endpoints::account::requests::listed`).
+    pub requests: Vec<serde_json::Value>,
 }
 
 /// What `?done=` on the overview says (a message id).
@@ -46,6 +48,8 @@ pub fn notice(done: &str) -> Option<&'static str> {
         "verify-sent" => Some("notice-verify-sent"),
         "session-ended" => Some("notice-session-ended"),
         "withdrawn" => Some("notice-withdrawn"),
+        "request-approved" => Some("notice-request-approved"),
+        "request-denied" => Some("notice-request-denied"),
         _ => None,
     }
 }
@@ -99,6 +103,7 @@ pub fn overview(p: Overview<'_>) -> Response {
         .with("can_verify", p.can_verify)
         .with("sessions", p.sessions)
         .with("applications", p.applications)
+        .with("requests", p.requests)
         .with("providers", p.providers.iter().map(|(id, name, linked)| json!({"id": id, "name": name, "linked": linked})).collect::<Vec<_>>());
     if let Some(n) = p.notice {
         page = page.msg("notice", n);

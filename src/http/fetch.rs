@@ -93,14 +93,23 @@ impl Fetcher {
     /// deliveries (`backchannel_logout_concurrency`), off the request path.
     pub async fn post_form(&self, url: &str, form: &[(&str, &str)], timeout: Duration) -> Result<(), FetchError> {
         let parsed = self.checked(url)?;
-        let res = self
-            .http
-            .post(parsed)
-            .timeout(timeout)
-            .form(form)
-            .send()
-            .await
-            .map_err(|e| FetchError::Transport(transport_message(&e)))?;
+        self.notify(self.http.post(parsed).timeout(timeout).form(form)).await
+    }
+
+    /// POST `body` as JSON, with `Authorization: Bearer {bearer}` if given, as `post_form` (a
+    /// CIBA ping, CIBA Core §10.2; a notice to a push service).
+    pub async fn post_json(&self, url: &str, body: &serde_json::Value, bearer: Option<&str>, timeout: Duration) -> Result<(), FetchError> {
+        let parsed = self.checked(url)?;
+        let mut request = self.http.post(parsed).timeout(timeout).json(body);
+        if let Some(token) = bearer {
+            request = request.bearer_auth(token);
+        }
+        self.notify(request).await
+    }
+
+    /// Send a notification whose answer's status alone matters.
+    async fn notify(&self, request: reqwest::RequestBuilder) -> Result<(), FetchError> {
+        let res = request.send().await.map_err(|e| FetchError::Transport(transport_message(&e)))?;
         if !res.status().is_success() {
             return Err(FetchError::Status(res.status().as_u16()));
         }

@@ -69,7 +69,7 @@ pub fn answers_pages(path: &str, headers: &HeaderMap) -> bool {
 /// The paths of the API: programs call them, so their errors are JSON even when a browser
 /// opens one. Checked before any header, so that API requests pay a few string compares.
 fn is_api_path(path: &str) -> bool {
-    matches!(path, "/jwks" | "/par" | "/device_authorization" | "/token" | "/revoke" | "/introspect" | "/userinfo" | "/healthz" | "/metrics" | "/register")
+    matches!(path, "/jwks" | "/par" | "/device_authorization" | "/backchannel" | "/token" | "/revoke" | "/introspect" | "/userinfo" | "/healthz" | "/metrics" | "/register")
         || ["/.well-known/", "/register/", "/admin/", "/assets/", "/test/", "/login/upstream/"].iter().any(|p| path.starts_with(p) && path.len() > p.len())
 }
 

@@ -55,6 +55,7 @@ pub fn router(app: AppState) -> Router {
         .route("/token", post(token::token))
         .route("/par", post(par::par))
         .route(crate::endpoints::device_authorization::PATH, post(crate::endpoints::device_authorization::device_authorization))
+        .route(crate::endpoints::ciba::PATH, post(crate::endpoints::ciba::backchannel_authentication))
         .route("/revoke", post(revocation::revoke))
         .route("/introspect", post(introspection::introspect))
         .route("/userinfo", get(userinfo::userinfo).post(userinfo::userinfo))
@@ -173,6 +174,7 @@ fn endpoint_label(path: &str) -> &'static str {
         "/revoke" => "revoke",
         "/introspect" => "introspect",
         "/device_authorization" => "device_authorization",
+        "/backchannel" => "backchannel_authentication",
         "/device" | "/device/decide" => "device",
         "/jwks" => "jwks",
         "/.well-known/openid-configuration" => "discovery",

@@ -55,6 +55,17 @@ pub fn enqueue(sql: &mut dyn Sql, session: &Session, notified: &HashSet<String>,
     Ok(())
 }
 
+/// Queue a row of another `kind` (a CIBA ping or notice) for `client_id`, its sealed
+/// `payload` what the deliverer of that kind sends, in the caller's transaction.
+pub fn enqueue_other(sql: &mut dyn Sql, tenant: crate::tenant::TenantId, kind: &str, client_id: &str, user_id: &str, payload: Vec<u8>, t: u64) -> StoreResult<()> {
+    sql.execute(
+        "INSERT INTO logout_outbox (tenant_id, id, client_id, sub, sid, attempts, due_at, lease_until, created_at, kind, payload) \
+         VALUES (?7, ?1, ?2, ?3, '', 0, ?4, 0, ?4, ?5, ?6)",
+        crate::params![random_token(), client_id, user_id, t as i64, kind, payload, tenant],
+    )?;
+    Ok(())
+}
+
 /// One claimed row.
 #[derive(Debug, Clone)]
 struct Due {
@@ -65,8 +76,11 @@ struct Due {
     sid: String,
     /// Including this one.
     attempts: u64,
-    /// Whose session ended: the token is signed with its keys.
+    /// Whose row it is: a logout token is signed with its keys, a ping is its client's.
     tenant: crate::tenant::TenantId,
+    /// `logout`, or `ciba::ping::KIND` (then `payload` is the sealed ping and `sid` empty).
+    kind: String,
+    payload: Option<Vec<u8>>,
 }
 
 /// The node's side of the outbox: what wakes its deliverer. The POSTs go through the
@@ -182,7 +196,7 @@ async fn claim(app: &App, limit: usize) -> StoreResult<Vec<Due>> {
                 &format!(
                     "UPDATE logout_outbox SET lease_until = ?1, attempts = attempts + 1 WHERE id IN \
                      (SELECT id FROM logout_outbox WHERE due_at <= ?2 AND lease_until <= ?2 ORDER BY due_at LIMIT ?3{lock}) \
-                     RETURNING id, client_id, sub, sid, attempts, tenant_id"
+                     RETURNING id, client_id, sub, sid, attempts, kind, payload, tenant_id"
                 ),
                 crate::params![lease, t, limit as i64],
             )
@@ -196,24 +210,47 @@ async fn claim(app: &App, limit: usize) -> StoreResult<Vec<Due>> {
                 sub: r.text(2)?,
                 sid: r.text(3)?,
                 attempts: r.i64(4)?.max(0) as u64,
-                tenant: r.tenant(5)?,
+                kind: r.text(5)?,
+                payload: r.opt_blob(6)?,
+                tenant: r.tenant(7)?,
             })
         })
         .collect()
 }
 
-/// Send one token and record the outcome.
+/// Send one token (or CIBA ping) and record the outcome.
 async fn deliver(app: &Issuer, row: Due) {
-    let Some(uri) = app.client(&row.client_id).and_then(|c| c.meta.backchannel_logout_uri.clone()) else {
+    let ping = row.kind == crate::ciba::ping::KIND;
+    let notice = row.kind == crate::ciba::hook::KIND;
+    let uri = match notice {
+        true => app.config.ciba_notify_hook_url.clone().filter(|u| !u.is_empty()),
+        false => app.client(&row.client_id).and_then(|c| match ping {
+            true => c.meta.backchannel_client_notification_endpoint.clone(),
+            false => c.meta.backchannel_logout_uri.clone(),
+        }),
+    };
+    let Some(uri) = uri else {
         // The client is gone or no longer asks to be told: nothing to deliver.
         finish(app, &row, "dropped", None).await;
         return;
     };
     let timeout = Duration::from_secs(app.config.backchannel_logout_timeout);
     let mut forbidden = false;
-    let failure = match logout_token(app, &row.client_id, &row.sub, &row.sid, &row.id) {
-        Err(e) => Some(format!("cannot sign the logout token: {e}")),
-        Ok(token) => match app.fetcher.post_form(&uri, &[("logout_token", token.as_str())], timeout).await {
+    let sent = match (ping, notice) {
+        (true, _) => crate::ciba::ping::send(app, &uri, row.payload.as_deref(), timeout).await,
+        (_, true) => crate::ciba::hook::send(app, &uri, row.payload.as_deref(), timeout).await,
+        _ => match logout_token(app, &row.client_id, &row.sub, &row.sid, &row.id) {
+            Err(e) => Err(format!("cannot sign the logout token: {e}")),
+            Ok(token) => Ok(app.fetcher.post_form(&uri, &[("logout_token", token.as_str())], timeout).await),
+        },
+    };
+    let failure = match sent {
+        Err(e) => {
+            // A ping or notice that cannot be opened never will be (a logout token may sign later).
+            forbidden = ping || notice;
+            Some(e)
+        }
+        Ok(sent) => match sent {
             Ok(()) => None,
             Err(FetchError::Status(status)) => Some(format!("the endpoint answered {status}")),
             Err(FetchError::Transport(why)) if why == "timed out" => Some("the endpoint did not answer in time".into()),
@@ -247,7 +284,14 @@ async fn finish(app: &App, row: &Due, outcome: &'static str, why: Option<String>
     if let Some(why) = why {
         detail["error"] = Value::String(why);
     }
-    let event = if outcome == "delivered" { "backchannel_logout_delivered" } else { "backchannel_logout_abandoned" };
+    let event = match (row.kind.as_str(), outcome == "delivered") {
+        (crate::ciba::ping::KIND, true) => "ciba_ping_delivered",
+        (crate::ciba::ping::KIND, false) => "ciba_ping_abandoned",
+        (crate::ciba::hook::KIND, true) => "ciba_notice_delivered",
+        (crate::ciba::hook::KIND, false) => "ciba_notice_abandoned",
+        (_, true) => "backchannel_logout_delivered",
+        (_, false) => "backchannel_logout_abandoned",
+    };
     app.audit.record(AuditEvent::new(event).tenant(row.tenant).client(&row.client_id).user(&row.sub).detail(detail)).await;
 }
 

@@ -116,9 +116,10 @@ pub enum Issued {
     Full,
 }
 
-/// What a poll of the token endpoint finds (RFC 8628 §3.5).
+/// What a poll of the token endpoint finds (RFC 8628 §3.5); `R` is what was asked (a
+/// device's request here, a backchannel one in `ciba`).
 #[derive(Debug, PartialEq)]
-pub enum Poll {
+pub enum Poll<R = DeviceRequest> {
     /// No such device code (or another client's): `invalid_grant`.
     Unknown,
     Pending,
@@ -127,7 +128,7 @@ pub enum Poll {
     Expired,
     Denied,
     /// Approved: the request is spent; this is the only time it is returned.
-    Approved(DeviceRequest, Approval),
+    Approved(R, Approval),
 }
 
 #[async_trait]
@@ -187,17 +188,22 @@ pub fn judge(v: &PollView<'_>, device_code: &str, client: &[u8], t: u64) -> (Pol
     if !ct_eq(v.device_hash, &sha256(device_code.as_bytes())) || !ct_eq(v.client_key, client) {
         return (Poll::Unknown, PollChange::None);
     }
-    if v.request.expires_at <= t {
+    judge_owned(v.request, v.request.expires_at, v.decision, v.interval, v.last_poll, t)
+}
+
+/// A poll at `t` of the poller's own request (a device's or a backchannel one), expiring at
+/// `expires_at`: `Expired` after that; an answered one is spent or refused; a waiting one is
+/// paced. RFC 8628 §3.5 (and CIBA Core §11 after it): a poll sooner than the interval grows
+/// it "for this and all subsequent requests".
+pub fn judge_owned<R: Clone>(request: &R, expires_at: u64, decision: Option<&Decision>, interval: u64, last_poll: u64, t: u64) -> (Poll<R>, PollChange) {
+    if expires_at <= t {
         return (Poll::Expired, PollChange::None);
     }
-    match v.decision {
-        Some(Decision::Approved(a)) => (Poll::Approved(v.request.clone(), a.clone()), PollChange::Consume),
+    match decision {
+        Some(Decision::Approved(a)) => (Poll::Approved(request.clone(), a.clone()), PollChange::Consume),
         Some(Decision::Denied) => (Poll::Denied, PollChange::None),
-        // RFC 8628 §3.5: too soon grows the interval "for this and all subsequent requests".
-        None if v.last_poll > 0 && t < v.last_poll + v.interval => {
-            (Poll::SlowDown, PollChange::Polled { last_poll: t, interval: v.interval + SLOW_DOWN_STEP })
-        }
-        None => (Poll::Pending, PollChange::Polled { last_poll: t, interval: v.interval }),
+        None if last_poll > 0 && t < last_poll + interval => (Poll::SlowDown, PollChange::Polled { last_poll: t, interval: interval + SLOW_DOWN_STEP }),
+        None => (Poll::Pending, PollChange::Polled { last_poll: t, interval }),
     }
 }
 

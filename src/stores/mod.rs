@@ -5,6 +5,7 @@
 //! - `postgres` (several nodes): the database decides, one conditional statement per decision.
 
 pub mod challenges;
+pub mod ciba;
 pub mod codes;
 pub mod device;
 pub mod postgres;
@@ -18,6 +19,7 @@ pub mod table;
 mod durability_tests;
 
 pub use challenges::{ChallengeRecord, ChallengeStore};
+pub use ciba::CibaStore;
 pub use codes::{AuthorizationCodeStore, CodeGrant, IssuedToken, Redemption};
 pub use device::DeviceCodeStore;
 pub use refresh::{Family, NewFamily, Presented, RefreshTokenRotator, Rotation};
@@ -37,12 +39,15 @@ pub struct Stores {
     pub refresh: Arc<dyn RefreshTokenRotator>,
     /// Device authorization requests (RFC 8628); sharded as the challenges are.
     pub device: Arc<dyn DeviceCodeStore>,
+    /// Backchannel authentication requests (CIBA); one implementation on the `Sql` seam for
+    /// both backends (see `ciba`).
+    pub ciba: Arc<dyn CibaStore>,
 }
 
 impl Stores {
     /// The embedded backend, loaded from `reader` (unexpired rows only).
     /// `refresh_mac_key` authenticates refresh tokens (see `refresh`); it comes from the KEK.
-    pub fn embedded(config: &Config, journal: &Journal, reader: &rusqlite::Connection, refresh_mac_key: [u8; 32]) -> anyhow::Result<Self> {
+    pub fn embedded(config: &Config, db: &crate::db::Database, journal: &Journal, reader: &rusqlite::Connection, refresh_mac_key: [u8; 32]) -> anyhow::Result<Self> {
         // A redeemed code is remembered as long as the tokens it issued live, so that a reuse
         // at any point in their life can still revoke them (RFC 6749 §4.1.2).
         let reuse_window = config.access_token_ttl.max(config.code_expiry);
@@ -69,6 +74,7 @@ impl Stores {
             revocations: Arc::new(revocations),
             refresh: Arc::new(refresh),
             device: Arc::new(device),
+            ciba: Arc::new(ciba::SqlCibaStore::new(db.clone())),
         })
     }
 
@@ -76,6 +82,7 @@ impl Stores {
     /// in-memory list in step with the notifications (`crate::node_sync`).
     pub fn postgres(
         config: &Config,
+        database: &crate::db::Database,
         db: &crate::db::postgres::PgDb,
         freshness: Arc<crate::db::postgres::Freshness>,
         refresh_mac_key: [u8; 32],
@@ -94,6 +101,7 @@ impl Stores {
                 rotation_policy(config),
             )),
             device: Arc::new(postgres::device::PgDeviceStore::new(db.clone(), config.challenge_shards)),
+            ciba: Arc::new(ciba::SqlCibaStore::new(database.clone())),
         };
         (stores, revocations)
     }
@@ -116,7 +124,8 @@ impl Stores {
             + self.challenges.sweep_expired().await?
             + self.revocations.sweep_expired().await?
             + self.refresh.sweep_expired().await?
-            + self.device.sweep_expired().await?)
+            + self.device.sweep_expired().await?
+            + self.ciba.sweep_expired().await?)
     }
 }
 

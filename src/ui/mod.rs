@@ -86,6 +86,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("mail_email_changed.txt", include_str!("templates/mail_email_changed.txt")),
     ("mail_signup_exists.txt", include_str!("templates/mail_signup_exists.txt")),
     ("mail_factor_locked.txt", include_str!("templates/mail_factor_locked.txt")),
+    ("mail_ciba.txt", include_str!("templates/mail_ciba.txt")),
 ];
 
 /// The built-in assets (`src/ui/assets`).
@@ -338,7 +339,7 @@ impl Ui {
             self.env.get_template(name).map_err(|e| anyhow::anyhow!("template {name}: {e}"))?;
         }
         // A mail template that fails to render would fail where nobody sees it: tried now.
-        let sample = serde_json::json!({"link": "https://example.com/x", "minutes": "30", "hours": "24", "username": "u", "new_email": "u@example.com"});
+        let sample = serde_json::json!({"link": "https://example.com/x", "minutes": "30", "hours": "24", "username": "u", "new_email": "u@example.com", "client": "c", "binding_message": "b"});
         for (name, _) in TEMPLATES.iter().filter(|(n, _)| n.starts_with("mail_")) {
             for lang in &self.languages {
                 self.mail_body(lang, name, sample.clone()).map_err(|e| anyhow::anyhow!("template {name}: {e}"))?;

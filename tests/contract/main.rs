@@ -34,6 +34,8 @@ macro_rules! contract {
     };
 }
 
+mod ciba;
+
 contract!(
     a_code_redeems_once_and_reuse_names_the_first_tokens,
     concurrent_redemptions_have_exactly_one_winner,

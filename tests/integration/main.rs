@@ -10,6 +10,7 @@ mod base_path;
 mod client_jwt;
 mod consent;
 mod console;
+mod ciba;
 mod cors;
 mod crash;
 mod demo;

@@ -110,7 +110,7 @@ async fn the_tenant_leads_every_key_people_or_tokens_choose_on_postgres() {
     let problems = db
         .run(true, |sql| {
             migrate_to(sql, i64::MAX)?;
-            let hashed = ["auth_codes", "sessions", "challenges", "revoked_tokens", "refresh_families", "device_requests"];
+            let hashed = ["auth_codes", "sessions", "challenges", "revoked_tokens", "refresh_families", "device_requests", "ciba_requests"];
             let mut problems = Vec::new();
             for table in tables(sql) {
                 if hashed.contains(&table.as_str()) {

@@ -13,7 +13,7 @@ async fn discovery_is_complete_and_truthful() {
     }
     assert_eq!(
         d["grant_types_supported"],
-        json!(["authorization_code", "client_credentials", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code", "urn:ietf:params:oauth:grant-type:jwt-bearer", "urn:ietf:params:oauth:grant-type:token-exchange", "implicit"])
+        json!(["authorization_code", "client_credentials", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code", "urn:ietf:params:oauth:grant-type:jwt-bearer", "urn:ietf:params:oauth:grant-type:token-exchange", "urn:openid:params:grant-type:ciba", "implicit"])
     );
     assert_eq!(d["revocation_endpoint"], format!("{}/revoke", s.issuer()));
     assert_eq!(d["introspection_endpoint"], format!("{}/introspect", s.issuer()));

@@ -277,6 +277,21 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     ALTER TABLE logout_outbox ADD COLUMN tenant_id BIGINT NOT NULL DEFAULT 0;
     ALTER TABLE mail_outbox ADD COLUMN tenant_id BIGINT NOT NULL DEFAULT 0;
     "#,
+), (
+    19,
+    // As SQLite's migration 20: CIBA requests, and pings in the back-channel outbox.
+    r#"
+    CREATE TABLE ciba_requests (
+        hash BYTEA PRIMARY KEY, tenant_id BIGINT NOT NULL, client_id TEXT NOT NULL, user_id TEXT NOT NULL,
+        data TEXT NOT NULL, decision TEXT, poll_interval BIGINT NOT NULL, last_poll BIGINT NOT NULL,
+        pending_until BIGINT NOT NULL, expires_at BIGINT NOT NULL, ping BYTEA
+    );
+    CREATE INDEX ciba_requests_expiry ON ciba_requests(expires_at);
+    CREATE INDEX ciba_requests_user ON ciba_requests(tenant_id, user_id, pending_until);
+    CREATE INDEX ciba_requests_client ON ciba_requests(tenant_id, client_id, pending_until);
+    ALTER TABLE logout_outbox ADD COLUMN kind TEXT NOT NULL DEFAULT 'logout';
+    ALTER TABLE logout_outbox ADD COLUMN payload BYTEA;
+    "#,
 )];
 
 /// The version the migrations bring a database to.

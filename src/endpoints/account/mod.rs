@@ -1,6 +1,7 @@
 //! The account page (`/account`): a signed-in user sees and manages their own sign-in
 //! methods (passkeys, authenticator apps, recovery codes), password, profile (and the
-//! verification of its e-mail address) and linked identities.
+//! verification of its e-mail address) and linked identities, and answers the sign-in
+//! requests applications sent for them (CIBA: `requests`).
 //!
 //! The page signs its users in as a client of this server (`first_party::ACCOUNT`). Changes
 //! need a recent sign-in (`account_reauth_max_age`): otherwise the user is asked to sign in
@@ -12,6 +13,7 @@ mod access;
 mod email;
 mod factors;
 mod profile;
+mod requests;
 
 use crate::app::{App, AppState};
 use crate::http::account_pages as pages;
@@ -42,6 +44,8 @@ pub fn router() -> Router<AppState> {
         .route("/account/recovery-codes/download", post(factors::download_recovery_codes))
         .route("/account/sessions/end", post(access::end))
         .route("/account/applications/withdraw", post(access::withdraw))
+        .route("/account/requests/approve", post(requests::approve))
+        .route("/account/requests/deny", post(requests::deny))
         .route("/account/factors/remove", post(factors::remove))
         .route("/account/password", get(factors::password_page).post(factors::change_password))
         .route("/account/profile", get(profile::page).post(profile::change))
@@ -143,6 +147,10 @@ async fn overview(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) ->
         Ok(list) => list,
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };
+    let requests = match app.stores.ciba.waiting_for(app.tenant.id, &me.user.id).await {
+        Ok(list) => requests::listed(&app, &list),
+        Err(e) => return crate::endpoints::authorize::unavailable(e),
+    };
     let notice = Params::parse(query.unwrap_or_default().as_bytes()).ok().and_then(|p| p.get("done").map(str::to_string));
     pages::overview(pages::Overview {
         username: &me.user.username,
@@ -158,6 +166,7 @@ async fn overview(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) ->
         can_verify: email::can_verify(&app, &me.user),
         sessions,
         applications,
+        requests,
     })
 }
 

@@ -15,7 +15,7 @@ use crate::util::split_list;
 /// (hybrid), for `c_hash`.
 pub fn tokens(app: &Issuer, req: &AuthorizationRequest, session: &Session, code: Option<&str>) -> Result<Vec<(&'static str, String)>, OAuthError> {
     let user = app
-        .registry
+        .registry()
         .user(&session.user_id)
         .filter(|u| !u.disabled)
         .ok_or_else(|| OAuthError::access_denied("the signed-in user no longer exists or is disabled"))?;

@@ -68,7 +68,10 @@ fn input(params: &crate::http::params::Params, new: bool, preset: Option<&Preset
         grants.push(IMPLICIT_GRANT.to_string());
     }
     let response_types: Vec<String> = has_code.then(|| "code".to_string()).into_iter().chain(front).collect();
+    // A new CIBA client polls (it needs no endpoint); an edited one keeps its mode.
+    let ciba_mode = (new && grants.iter().any(|g| g == crate::grants::ciba::GRANT_TYPE)).then(|| "poll".to_string());
     ClientInput {
+        backchannel_token_delivery_mode: ciba_mode,
         application_type: preset.and_then(|p| p.application_type).map(str::to_string),
         client_id: if new { text(params, "client_id") } else { None },
         client_name: Some(text(params, "client_name").unwrap_or_default()),

@@ -69,6 +69,8 @@ pub(crate) const GRANTS: &[(&str, &str)] = &[
     ("client_credentials", "client-credentials"),
     ("urn:ietf:params:oauth:grant-type:token-exchange", "token-exchange"),
     (DEVICE, "device"),
+    // CIBA: a new client polls (`backchannel_token_delivery_mode`); ping through the admin API.
+    (crate::grants::ciba::GRANT_TYPE, "ciba"),
 ];
 
 /// What is wrong with a form, in the product's words: the field (its id in the form) and

@@ -26,8 +26,13 @@ fn has_secret(method: &str) -> bool {
 pub const USER_SCOPES: &[&str] = &["openid", "profile", "email", "address", "phone", "offline_access"];
 
 /// Grants that need a client able to keep a secret.
-pub const CONFIDENTIAL_ONLY_GRANTS: &[&str] =
-    &["client_credentials", "urn:ietf:params:oauth:grant-type:token-exchange", "urn:ietf:params:oauth:grant-type:jwt-bearer"];
+/// (CIBA Core §4: its clients are confidential.)
+pub const CONFIDENTIAL_ONLY_GRANTS: &[&str] = &[
+    "client_credentials",
+    "urn:ietf:params:oauth:grant-type:token-exchange",
+    "urn:ietf:params:oauth:grant-type:jwt-bearer",
+    crate::grants::ciba::GRANT_TYPE,
+];
 
 pub const SUPPORTED_SCOPES: &[&str] = &["openid", "profile", "email", "address", "phone", "offline_access"];
 
@@ -66,6 +71,16 @@ pub struct ClientMetadata {
     /// Whether the logout token must carry `sid` (ours always do).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub backchannel_logout_session_required: bool,
+    /// CIBA Core §4: `poll` or `ping` (required with the CIBA grant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backchannel_token_delivery_mode: Option<String>,
+    /// CIBA Core §4: where a ping client is told that a request was answered (https).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backchannel_client_notification_endpoint: Option<String>,
+    /// CIBA Core §4: the client sends a `user_code` with each request. Not supported here
+    /// (`backchannel_user_code_parameter_supported: false`), so registering `true` is refused.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub backchannel_user_code_parameter: bool,
     /// Front-Channel Logout 1.0 §2: the page the logout page loads in an iframe.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frontchannel_logout_uri: Option<String>,
@@ -234,6 +249,11 @@ pub struct ClientInput {
     /// `Some("")` clears it.
     pub backchannel_logout_uri: Option<String>,
     pub backchannel_logout_session_required: Option<bool>,
+    /// `poll` or `ping`; `Some("")` clears it.
+    pub backchannel_token_delivery_mode: Option<String>,
+    /// `Some("")` clears it.
+    pub backchannel_client_notification_endpoint: Option<String>,
+    pub backchannel_user_code_parameter: Option<bool>,
     /// `Some("")` clears it.
     pub frontchannel_logout_uri: Option<String>,
     pub frontchannel_logout_session_required: Option<bool>,
@@ -516,6 +536,9 @@ fn metadata_of(input: ClientInput) -> ClientMetadata {
         post_logout_redirect_uris: input.post_logout_redirect_uris.clone().unwrap_or_default(),
         backchannel_logout_uri: input.backchannel_logout_uri.clone().filter(|u| !u.is_empty()),
         backchannel_logout_session_required: input.backchannel_logout_session_required.unwrap_or(false),
+        backchannel_token_delivery_mode: input.backchannel_token_delivery_mode.clone().filter(|u| !u.is_empty()),
+        backchannel_client_notification_endpoint: input.backchannel_client_notification_endpoint.clone().filter(|u| !u.is_empty()),
+        backchannel_user_code_parameter: input.backchannel_user_code_parameter.unwrap_or(false),
         frontchannel_logout_uri: input.frontchannel_logout_uri.clone().filter(|u| !u.is_empty()),
         frontchannel_logout_session_required: input.frontchannel_logout_session_required.unwrap_or(false),
         jwks: input.jwks.clone().filter(|j| !client_keys::is_empty_set(j)),
@@ -570,6 +593,9 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.post_logout_redirect_uris { meta.post_logout_redirect_uris = v }
     if let Some(v) = input.backchannel_logout_uri { meta.backchannel_logout_uri = Some(v).filter(|u| !u.is_empty()) }
     if let Some(v) = input.backchannel_logout_session_required { meta.backchannel_logout_session_required = v }
+    if let Some(v) = input.backchannel_token_delivery_mode { meta.backchannel_token_delivery_mode = Some(v).filter(|u| !u.is_empty()) }
+    if let Some(v) = input.backchannel_client_notification_endpoint { meta.backchannel_client_notification_endpoint = Some(v).filter(|u| !u.is_empty()) }
+    if let Some(v) = input.backchannel_user_code_parameter { meta.backchannel_user_code_parameter = v }
     if let Some(v) = input.frontchannel_logout_uri { meta.frontchannel_logout_uri = Some(v).filter(|u| !u.is_empty()) }
     if let Some(v) = input.frontchannel_logout_session_required { meta.frontchannel_logout_session_required = v }
     if let Some(v) = input.jwks { meta.jwks = Some(v).filter(|j| !client_keys::is_empty_set(j)) }

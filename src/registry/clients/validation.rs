@@ -81,6 +81,7 @@ pub(super) fn validate(meta: &ClientMetadata) -> Result<(), String> {
             validate_web_uri(uri).map_err(|e| format!("{name}: {e}"))?;
         }
     }
+    validate_ciba(meta)?;
     for (name, uri) in [("client_uri", &meta.client_uri), ("logo_uri", &meta.logo_uri), ("tos_uri", &meta.tos_uri), ("policy_uri", &meta.policy_uri)] {
         // Shown as links: https only (a javascript: or data: URL must never reach a page).
         if let Some(uri) = uri {
@@ -184,6 +185,29 @@ pub(super) fn validate_keys(meta: &ClientMetadata) -> Result<(), String> {
     Ok(())
 }
 
+/// CIBA Core §4: a client of the CIBA grant names its delivery mode, `poll` or `ping` (push
+/// is not offered); a ping client its notification endpoint.
+fn validate_ciba(meta: &ClientMetadata) -> Result<(), String> {
+    if meta.backchannel_user_code_parameter {
+        return Err("backchannel_user_code_parameter is not supported (backchannel_user_code_parameter_supported is false)".into());
+    }
+    let ciba = meta.grant_types.iter().any(|g| g == crate::grants::ciba::GRANT_TYPE);
+    match (ciba, meta.backchannel_token_delivery_mode.as_deref()) {
+        (_, Some(m)) if !crate::endpoints::ciba::DELIVERY_MODES.contains(&m) => {
+            return Err(format!("backchannel_token_delivery_mode {m:?} is not one of {}", crate::endpoints::ciba::DELIVERY_MODES.join(", ")));
+        }
+        (true, None) => return Err("a client of the CIBA grant needs a backchannel_token_delivery_mode (poll or ping)".into()),
+        _ => {}
+    }
+    match (meta.backchannel_token_delivery_mode.as_deref(), &meta.backchannel_client_notification_endpoint) {
+        (Some("ping"), None) => Err("a ping client needs a backchannel_client_notification_endpoint".into()),
+        // https, or http on a loopback host as for every URI the server calls (a loopback
+        // address is refused by the fetcher anyway unless `fetch_allow_private_addresses`).
+        (_, Some(uri)) => validate_web_uri(uri).map_err(|e| format!("backchannel_client_notification_endpoint: {e}")),
+        _ => Ok(()),
+    }
+}
+
 /// The URIs of a client that the server requests (`backchannel_logout_uri`, `jwks_uri`,
 /// `sector_identifier_uri`) or has the user's browser load in a page of ours
 /// (`frontchannel_logout_uri`), under the fetcher's address policy: unless
@@ -197,6 +221,7 @@ pub fn check_targets(meta: &ClientMetadata, allow_private: bool) -> Result<(), S
         ("frontchannel_logout_uri", &meta.frontchannel_logout_uri),
         ("jwks_uri", &meta.jwks_uri),
         ("sector_identifier_uri", &meta.sector_identifier_uri),
+        ("backchannel_client_notification_endpoint", &meta.backchannel_client_notification_endpoint),
     ] {
         if let Some(uri) = uri {
             crate::http::fetch::check_target(uri, allow_private)

@@ -617,4 +617,28 @@ err-device-needs-stronger = This application needs a stronger sign-in (a second 
 console-type-device = Device without a browser
 console-type-device-hint = A TV, a command line or another device that shows a code: no secret, no redirect; the user signs in on another screen (device authorization grant).
 console-grant-device = Sign users in on another screen (device code)
+console-grant-ciba = Let users approve a sign-in an application asks for on their account page (CIBA, poll)
 console-created-public-device = This application has no secret: it names itself by its client id, and its users sign in on another screen with the code it shows.
+
+## Sign-in requests on the account page (CIBA: an application asks, through its own channel, that you approve a sign-in)
+account-requests = Sign-in requests
+account-requests-intro = Applications that ask you to approve a sign-in they started elsewhere (a call centre, a terminal, another device). Approve only if you started it and the message matches what you see there.
+account-request-binding = Message: { $message }
+account-request-asked = Asked
+account-request-until = Expires
+account-request-approve = Approve
+account-request-approve-named = Approve the sign-in request of { $name }
+account-request-deny = Deny
+account-request-deny-named = Deny the sign-in request of { $name }
+notice-request-approved = The sign-in request was approved: the application is signed in.
+notice-request-denied = The sign-in request was denied.
+err-ciba-needs-stronger = This application needs a stronger sign-in (a second factor or a passkey). Sign out, sign in again with it, and approve the request then.
+mail-ciba-subject = An application asks you to approve a sign-in to { $product }
+mail-ciba-body = { $client } asks you to approve a sign-in with your { $product } account. { $binding }
+
+    To approve or deny it, open your account page:
+
+    { $link }
+
+    If you did not start it, deny it: nothing is shared until you approve.
+mail-ciba-binding = Its message: “{ $message }”.

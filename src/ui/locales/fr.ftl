@@ -615,4 +615,28 @@ err-device-needs-stronger = Cette application demande une connexion plus forte (
 console-type-device = Appareil sans navigateur
 console-type-device-hint = Une télévision, une ligne de commande ou un autre appareil qui affiche un code : pas de secret, pas de redirection ; l'utilisateur se connecte sur un autre écran (autorisation d'appareil).
 console-grant-device = Connecter les utilisateurs sur un autre écran (code d'appareil)
+console-grant-ciba = Laisser les utilisateurs approuver sur la page de leur compte une connexion demandée par une application (CIBA, poll)
 console-created-public-device = Cette application n'a pas de secret : elle se désigne par son identifiant client, et ses utilisateurs se connectent sur un autre écran avec le code qu'elle affiche.
+
+## Demandes de connexion sur la page du compte (CIBA)
+account-requests = Demandes de connexion
+account-requests-intro = Des applications vous demandent d'approuver une connexion qu'elles ont commencée ailleurs (un centre d'appel, un terminal, un autre appareil). N'approuvez que si vous l'avez commencée et que le message correspond à ce que vous y voyez.
+account-request-binding = Message : { $message }
+account-request-asked = Demandée
+account-request-until = Expire
+account-request-approve = Approuver
+account-request-approve-named = Approuver la demande de connexion de { $name }
+account-request-deny = Refuser
+account-request-deny-named = Refuser la demande de connexion de { $name }
+notice-request-approved = La demande de connexion a été approuvée : l'application est connectée.
+notice-request-denied = La demande de connexion a été refusée.
+err-ciba-needs-stronger = Cette application demande une connexion plus forte (un second facteur ou une clé d'accès). Déconnectez-vous, reconnectez-vous avec, puis approuvez la demande.
+mail-ciba-subject = Une application vous demande d'approuver une connexion à { $product }
+mail-ciba-body = { $client } vous demande d'approuver une connexion avec votre compte { $product }. { $binding }
+
+    Pour l'approuver ou la refuser, ouvrez la page de votre compte :
+
+    { $link }
+
+    Si vous ne l'avez pas commencée, refusez-la : rien n'est partagé avant votre accord.
+mail-ciba-binding = Son message : « { $message } ».

@@ -601,4 +601,28 @@ err-device-needs-stronger = このアプリケーションにはより強いサ�
 console-type-device = ブラウザのないデバイス
 console-type-device-hint = コードを表示するテレビ、コマンドライン、その他のデバイス：シークレットなし、リダイレクトなし。ユーザーは別の画面でサインインします（デバイス認可グラント）。
 console-grant-device = 別の画面でユーザーをサインインさせる（デバイスコード）
+console-grant-ciba = アプリケーションが求めるサインインをアカウントページで承認させる（CIBA、poll）
 console-created-public-device = このアプリケーションにはシークレットがありません。クライアント ID で自身を示し、ユーザーは表示されたコードを使って別の画面でサインインします。
+
+## アカウントページのサインイン要求（CIBA）
+account-requests = サインイン要求
+account-requests-intro = 別の場所（コールセンター、端末、別のデバイス）で開始したサインインの承認をアプリケーションが求めています。自分で開始し、メッセージがそこに表示されているものと一致する場合にのみ承認してください。
+account-request-binding = メッセージ：{ $message }
+account-request-asked = 要求日時
+account-request-until = 有効期限
+account-request-approve = 承認
+account-request-approve-named = { $name } のサインイン要求を承認
+account-request-deny = 拒否
+account-request-deny-named = { $name } のサインイン要求を拒否
+notice-request-approved = サインイン要求を承認しました。アプリケーションはサインインしました。
+notice-request-denied = サインイン要求を拒否しました。
+err-ciba-needs-stronger = このアプリケーションにはより強いサインイン（2 要素目またはパスキー）が必要です。サインアウトし、それを使ってもう一度サインインしてから要求を承認してください。
+mail-ciba-subject = { $product } へのサインインの承認をアプリケーションが求めています
+mail-ciba-body = { $client } が { $product } アカウントでのサインインの承認を求めています。{ $binding }
+
+    承認または拒否するには、アカウントページを開いてください：
+
+    { $link }
+
+    心当たりがない場合は拒否してください。承認するまで何も共有されません。
+mail-ciba-binding = メッセージ：「{ $message }」

@@ -1,0 +1,61 @@
+//! The HTTP hook notifier: a JSON notice of each request POSTed to `ciba_notify_hook_url`, for
+//! a push service the operator runs (a phone app's backend), which tells the user's phone;
+//! the app then opens the account page, where the user answers (docs/ciba.md).
+//!
+//! The notice rides the back-channel outbox (rows of kind `ciba_hook`), written in the
+//! transaction that stores the request, so it is sent after the commit, at least once, with
+//! the outbox's retries, timeout and address policy (the fetcher's: a hook on a private
+//! address needs `fetch_allow_private_addresses`). It carries who is asked, by which
+//! application, the binding message, until when and where to answer, never the
+//! `auth_req_id` (the client's secret); sealed under the key-encryption key until sent, as it
+//! names a user.
+
+use super::{client_name, Notifier};
+use crate::db::Sql;
+use crate::http::fetch::FetchError;
+use crate::registry::{Client, User};
+use crate::stores::ciba::{CibaRequest, Hook};
+use crate::tenant::Issuer;
+use crate::util::now;
+use serde_json::json;
+use std::time::Duration;
+
+/// The outbox rows of this kind are notices to the hook.
+pub const KIND: &str = "ciba_hook";
+const LABEL: &str = "ciba-hook";
+
+pub struct HookNotifier;
+
+impl Notifier for HookNotifier {
+    fn name(&self) -> &'static str {
+        "hook"
+    }
+
+    fn notify(&self, app: &Issuer, user: &User, client: &Client, request: &CibaRequest) -> Option<Hook> {
+        app.config.ciba_notify_hook_url.as_deref().filter(|u| !u.is_empty())?;
+        let notice = json!({
+            "event": "ciba_request",
+            "issuer": app.issuer(),
+            "user_id": user.id,
+            "username": user.username,
+            "client_id": client.id(),
+            "client_name": client_name(client),
+            "binding_message": request.binding_message,
+            "scope": request.scope,
+            "expires_at": request.expires_at,
+            "answer_at": format!("{}#requests", app.endpoint("/account")),
+        });
+        let sealed = app.vault().seal(LABEL, notice.to_string().as_bytes());
+        let (client_id, user_id, tenant) = (client.id().to_string(), user.id.clone(), app.tenant.id);
+        Some(Box::new(move |sql: &mut dyn Sql| crate::logout::backchannel::enqueue_other(sql, tenant, KIND, &client_id, &user_id, sealed, now())))
+    }
+}
+
+/// Send one notice (the outer error: a row that cannot be opened, never deliverable).
+pub async fn send(app: &crate::app::App, uri: &str, sealed: Option<&[u8]>, timeout: Duration) -> Result<Result<(), FetchError>, String> {
+    let notice: serde_json::Value = sealed
+        .and_then(|s| app.vault.open_sealed(LABEL, s).ok())
+        .and_then(|p| serde_json::from_slice(&p).ok())
+        .ok_or("the notice in the outbox cannot be opened")?;
+    Ok(app.fetcher.post_json(uri, &notice, None, timeout).await)
+}

@@ -1,0 +1,48 @@
+//! Ping mode (CIBA Core §10.2): once the user has answered, the client is sent
+//! `{"auth_req_id": …}` with `Authorization: Bearer {client_notification_token}` at its
+//! `backchannel_client_notification_endpoint`, then redeems the id at the token endpoint.
+//!
+//! The notification rides the back-channel outbox (`logout::backchannel`, rows of kind
+//! `ciba_ping`), written in the transaction that records the answer (`CibaStore::decide`):
+//! the same claims with a lease, retries with doubling waits, address policy, concurrency and
+//! timeout as a logout token, so no second deliverer exists. Its two secrets (the
+//! `auth_req_id` and the client's token) are sealed under the key-encryption key, in the
+//! request's row from the start and in the outbox row until it is delivered and deleted.
+
+use crate::db::{Sql, StoreResult};
+use crate::http::fetch::FetchError;
+use crate::keys::Vault;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// The outbox rows of this kind are pings.
+pub const KIND: &str = "ciba_ping";
+/// The vault label of a sealed ping.
+const LABEL: &str = "ciba-ping";
+
+#[derive(Serialize, Deserialize)]
+struct Ping {
+    auth_req_id: String,
+    token: String,
+}
+
+/// A ping for the request `auth_req_id`, sealed: what the request's row keeps.
+pub fn seal(vault: &Vault, auth_req_id: &str, client_notification_token: &str) -> Vec<u8> {
+    let ping = Ping { auth_req_id: auth_req_id.to_string(), token: client_notification_token.to_string() };
+    vault.seal(LABEL, serde_json::to_string(&ping).unwrap_or_default().as_bytes())
+}
+
+/// Queue the sealed ping for `client_id` in the caller's transaction (the answer's).
+pub fn enqueue(sql: &mut dyn Sql, tenant: crate::tenant::TenantId, client_id: &str, user_id: &str, sealed: Vec<u8>, t: u64) -> StoreResult<()> {
+    crate::logout::backchannel::enqueue_other(sql, tenant, KIND, client_id, user_id, sealed, t)
+}
+
+/// Send one ping. The outer error is ours (a row that cannot be opened: never deliverable);
+/// the inner one the endpoint's or the network's, as for a logout token.
+pub async fn send(app: &crate::app::App, uri: &str, sealed: Option<&[u8]>, timeout: Duration) -> Result<Result<(), FetchError>, String> {
+    let ping: Ping = sealed
+        .and_then(|s| app.vault.open_sealed(LABEL, s).ok())
+        .and_then(|p| serde_json::from_slice(&p).ok())
+        .ok_or("the ping in the outbox cannot be opened")?;
+    Ok(app.fetcher.post_json(uri, &serde_json::json!({"auth_req_id": ping.auth_req_id}), Some(&ping.token), timeout).await)
+}
