@@ -118,6 +118,9 @@ fn decode<T: serde::de::DeserializeOwned>(text: &str) -> StoreResult<T> {
     serde_json::from_str(text).map_err(|e| StoreError::Database(format!("ciba_requests: {e}")))
 }
 
+/// The least time an expired request's row is kept for a late poll (seconds).
+const LATE_POLL_GRACE: i64 = 10;
+
 pub struct SqlCibaStore {
     db: Database,
 }
@@ -134,8 +137,10 @@ impl CibaStore for SqlCibaStore {
         let t = now() as i64;
         let k = request_key(tenant, auth_req_id).to_vec();
         let pending_until = request.expires_at as i64;
-        // Kept as long again after expiry: a late poll is told `expired_token`, not `invalid_grant`.
-        let row_expires = pending_until + (pending_until - t).max(0);
+        // Kept as long again after expiry (and at least `LATE_POLL_GRACE`: a client may ask
+        // for a request of a few seconds, and a poll a second late must still hear it), so
+        // that a late poll is told `expired_token`, not `invalid_grant`.
+        let row_expires = pending_until + (pending_until - t).max(LATE_POLL_GRACE);
         let (client_id, user_id, data) = (request.client_id.clone(), request.user_id.clone(), encode(&request));
         self.db
             .write(move |sql| {
