@@ -116,9 +116,14 @@ impl<'a> TenantRegistry<'a> {
     /// logged (the request goes on, and the next use tries again). Takes the client the
     /// request already holds: no second lookup on the token path.
     pub async fn note_client_used(&self, client: &Client) {
+        if !client.is_dynamic() || client.used {
+            return;
+        }
+        // Only a dynamic client not yet known as used gets this far: the key is made for it
+        // alone, not on every token request.
         let client_id = client.id();
         let key = (self.tenant, client_id.to_string());
-        if !client.is_dynamic() || client.used || !self.registry.noted_used.lock().insert(key.clone()) {
+        if !self.registry.noted_used.lock().insert(key.clone()) {
             return;
         }
         let (tenant, id, t) = (self.tenant, client_id.to_string(), crate::util::now());
