@@ -53,4 +53,5 @@ mod slow_clients;
 mod throttle;
 mod token;
 mod upstream;
+mod tenants;
 mod userinfo;
