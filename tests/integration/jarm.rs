@@ -6,6 +6,7 @@
 use crate::algorithms::verify;
 use crate::client_jwt::{jwks, Signer};
 use crate::harness::*;
+use crate::hybrid::sign_in;
 use crate::request_object::object;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -25,18 +26,6 @@ async fn claims(s: &TestServer, jwt: &str, client_id: &str, ttl: u64) -> (String
     let (now, exp) = (authrim::util::now(), c["exp"].as_u64().expect("exp"));
     assert!(exp > now && exp <= now + ttl, "exp {exp} within {ttl} s of {now}");
     (alg, c)
-}
-
-/// Signs in and consents; the final answer (a redirect, or a form_post page).
-async fn sign_in(b: &Browser, q: &[(&str, &str)]) -> Page {
-    let mut page = Page::from(b.authorize(q).await).await;
-    if page.is_login() {
-        page = b.post("/login", &[("challenge", &page.challenge()), ("username", "alice"), ("password", PASSWORD)]).await;
-    }
-    if page.is_consent() {
-        page = b.post_no_follow("/consent", &[("challenge", &page.challenge()), ("decision", "allow")]).await;
-    }
-    page
 }
 
 fn redeem<'a>(code: &'a str) -> [(&'a str, &'a str); 3] {
