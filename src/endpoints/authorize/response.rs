@@ -175,3 +175,33 @@ fn redirect(redirect_uri: &str, pairs: &[(&str, &str)], in_fragment: bool, statu
     res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     res
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ResponseMode::{self, *};
+
+    #[test]
+    fn jwt_is_the_response_types_default_signed() {
+        let parse = |mode: &str, rt: &str| ResponseMode::parse(Some(mode), Some(rt)).ok();
+        assert_eq!(parse("jwt", "code"), Some(QueryJwt));
+        for rt in ["code id_token", "id_token token", "token code"] {
+            assert_eq!(parse("jwt", rt), Some(FragmentJwt), "{rt}");
+        }
+        for m in [Query, Fragment, FormPost, QueryJwt, FragmentJwt, FormPostJwt] {
+            assert_eq!(parse(m.as_str(), "code"), Some(m));
+            assert_eq!(m.is_jwt(), m.as_str().ends_with(".jwt"));
+        }
+        for unknown in ["JWT", "jwt.query", "query.jws", "form_post.jwt "] {
+            assert_eq!(parse(unknown, "code"), None, "{unknown}");
+        }
+    }
+
+    #[test]
+    fn a_request_for_tokens_in_the_query_is_answered_in_the_fragment_signed_if_asked() {
+        assert_eq!(Query.for_errors(Some("code id_token")), Fragment);
+        assert_eq!(QueryJwt.for_errors(Some("id_token")), FragmentJwt);
+        assert_eq!(QueryJwt.for_errors(Some("code")), QueryJwt);
+        assert_eq!(FormPostJwt.for_errors(Some("code token")), FormPostJwt);
+        assert_eq!(Query.for_errors(None), Query);
+    }
+}
