@@ -28,7 +28,7 @@ async fn claims(s: &TestServer, jwt: &str, client_id: &str, ttl: u64) -> (String
     (alg, c)
 }
 
-fn redeem<'a>(code: &'a str) -> [(&'a str, &'a str); 3] {
+fn redeem(code: &str) -> [(&str, &str); 3] {
     [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", REDIRECT)]
 }
 

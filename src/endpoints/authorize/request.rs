@@ -122,8 +122,8 @@ pub enum Rejection {
     /// An error with no trusted redirect URI to send it to (a request object that cannot be
     /// used): shown to the user as a page, answered to a pushing client as itself.
     Unredirectable(OAuthError),
-    /// Sent back to the client's redirect URI.
-    Redirect { client_id: String, redirect_uri: String, state: Option<String>, mode: ResponseMode, error: OAuthError },
+    /// Sent back to the client's redirect URI (the error boxed: a `Result` of this stays small).
+    Redirect { client_id: String, redirect_uri: String, state: Option<String>, mode: ResponseMode, error: Box<OAuthError> },
 }
 
 /// How the request arrived.
@@ -173,7 +173,7 @@ fn validate(app: &Issuer, p: &Params, via: Via, signed: bool) -> Result<Authoriz
         redirect_uri: redirect_uri.to_string(),
         state: state.clone(),
         mode: error_mode,
-        error,
+        error: Box::new(error),
     };
     mode.map_err(fail)?;
 

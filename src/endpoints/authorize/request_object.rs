@@ -111,7 +111,7 @@ pub(super) fn refuse(client: &Client, params: &Params, error: OAuthError) -> Rej
             mode: ResponseMode::parse(params.get("response_mode"), params.get("response_type"))
                 .unwrap_or_else(|_| ResponseMode::default_for(params.get("response_type")))
                 .for_errors(params.get("response_type")),
-            error,
+            error: Box::new(error),
         },
         None => Rejection::Unredirectable(error),
     }
