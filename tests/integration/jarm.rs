@@ -28,6 +28,10 @@ async fn claims(s: &TestServer, jwt: &str, client_id: &str, ttl: u64) -> (String
     (alg, c)
 }
 
+async fn discovery(s: &TestServer) -> Value {
+    s.http.get(s.url("/.well-known/openid-configuration")).send().await.unwrap().json().await.unwrap()
+}
+
 fn redeem(code: &str) -> [(&str, &str); 3] {
     [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", REDIRECT)]
 }
@@ -59,7 +63,7 @@ async fn each_mode_sends_one_signed_response_that_verifies_with_the_published_ke
         let (st, tok, _) = s.token(Some(("rp", &secret)), &redeem(c["code"].as_str().unwrap())).await;
         assert_eq!(st, 200, "{mode}: the code in the JWT redeems: {tok}");
     }
-    let d: Value = s.http.get(s.url("/.well-known/openid-configuration")).send().await.unwrap().json().await.unwrap();
+    let d = discovery(&s).await;
     for mode in ["jwt", "query.jwt", "fragment.jwt", "form_post.jwt"] {
         assert!(d["response_modes_supported"].as_array().unwrap().contains(&json!(mode)), "{d}");
     }
@@ -143,7 +147,7 @@ async fn the_clients_algorithm_and_the_configured_lifetime_are_used() {
         assert_eq!(signed_with, alg);
         assert!(c["exp"].as_u64().unwrap() + 5 > authrim::util::now() + 30, "about jarm_response_ttl ahead: {c}");
     }
-    let d: Value = s.http.get(s.url("/.well-known/openid-configuration")).send().await.unwrap().json().await.unwrap();
+    let d = discovery(&s).await;
     assert_eq!(d["authorization_signing_alg_values_supported"], json!(["RS256", "ES256", "EdDSA"]));
 }
 
@@ -246,6 +250,6 @@ async fn under_fapi2_rs256_is_refused_and_the_default_is_the_servers_algorithm()
     let (alg, c) = claims(&s, &only_response(page.redirect_params()), "bank", 600).await;
     assert_eq!(alg, "ES256", "token_signing_alg, not RS256");
     assert_eq!(c["state"], "fapi-state");
-    let d: Value = s.http.get(s.url("/.well-known/openid-configuration")).send().await.unwrap().json().await.unwrap();
+    let d = discovery(&s).await;
     assert_eq!(d["authorization_signing_alg_values_supported"], json!(["ES256"]));
 }
