@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
@@ -158,3 +159,19 @@ def test_a_client_chooses_its_algorithm(start_authrim, alice):
     # Signed with what the client registered, not the default: an RS256-only check refuses it.
     with pytest.raises(UnsupportedAlgorithmError):
         jarm_claims(response, jwks, discovery["issuer"], reg["client_id"], algorithms=("RS256",))
+
+
+OPENID_CLIENT = Path(__file__).resolve().parent / "openid-client"
+
+
+@pytest.mark.parametrize("mode", ["jwt", "query.jwt"])
+def test_openid_client_takes_the_jwt_response(authrim_server, alice, run_relying_party, mode):
+    """openid-client's own JARM support (``useJwtResponseMode``, openid-client/jarm.mjs): it
+    verifies the response JWT, redeems the code in it, and refuses one altered on the way."""
+    if not (OPENID_CLIENT / "node_modules" / "openid-client").is_dir():
+        pytest.fail("needs `npm ci` in tests/e2e/openid-client (scripts/test.sh does it)", pytrace=False)
+    client_id, seen = run_relying_party("openid-client-jarm", ["node", str(OPENID_CLIENT / "jarm.mjs")],
+                                        OPENID_CLIENT, extra_env={"RESPONSE_MODE": mode})
+    assert seen["callback_params"] == ["response"], seen
+    assert seen["id_token"] == {"sub": alice["id"], "aud": client_id}, seen
+    assert "signature verification failed" in seen["forged_error"], seen
