@@ -25,6 +25,7 @@ mod hybrid;
 mod fuzz_endpoints;
 mod harness;
 mod id_jag;
+mod jarm;
 mod json_errors;
 mod lockout;
 mod logout;
