@@ -40,7 +40,7 @@ impl Actor {
     }
 
     /// An audit event of this actor's change, with `extra` merged into its detail.
-    fn event(&self, name: &str, extra: serde_json::Value) -> AuditEvent {
+    pub(crate) fn event(&self, name: &str, extra: serde_json::Value) -> AuditEvent {
         let mut detail = self.by();
         if let (Some(d), Some(e)) = (detail.as_object_mut(), extra.as_object()) {
             d.extend(e.clone());

@@ -125,8 +125,10 @@ pub fn router(app: AppState) -> Router {
             TraceLayer::new_for_http()
                 .make_span_with(|req: &Request<_>| {
                     let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
-                    // The path only: query strings can carry codes, hints and state.
-                    tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
+                    // The path only: query strings can carry codes, hints and state. The path is
+                    // the tenant's (its `/t/{slug}` taken off by `edge::Root`): the tenant says whose.
+                    let tenant = req.extensions().get::<std::sync::Arc<crate::tenant::Tenant>>().map_or("-", |t| t.slug.as_str());
+                    tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), tenant = %tenant, request_id = %id)
                 })
                 .on_response(DefaultOnResponse::new().level(Level::DEBUG)),
         )

@@ -76,6 +76,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("console_users.html", include_str!("templates/console_users.html")),
     ("console_user.html", include_str!("templates/console_user.html")),
     ("console_keys.html", include_str!("templates/console_keys.html")),
+    ("console_tenants.html", include_str!("templates/console_tenants.html")),
     ("console_audit.html", include_str!("templates/console_audit.html")),
     ("console_message.html", include_str!("templates/console_message.html")),
     // Mail bodies: plain text (`.txt`: not escaped).
@@ -576,6 +577,9 @@ mod tests {
                 .with("sessions", [json!({"sid": "s", "signed_in": "", "amr": "pwd", "clients": ""})])
                 .with("recovery_codes_left", 0),
             common(Page::new(StatusCode::OK, "console_keys.html", "console-keys")).with("keys", [json!({"kid": "k", "alg": "RS256", "state": "next", "created": "", "activated": "", "retired": ""})]).with("algs", ["RS256"]).with("publish_delay", 600),
+            common(Page::new(StatusCode::OK, "console_tenants.html", "console-tenants"))
+                .with("tenants", [json!({"slug": "acme", "issuer": "https://id.example/t/acme", "state": "active", "hosts": "", "name": "Acme", "created": ""}), json!({"slug": "old", "issuer": null, "state": "disabled", "hosts": "", "name": null, "created": ""})])
+                .with("deployment", true),
             Page::new(StatusCode::OK, "console_message.html", "console-denied-heading").msg("heading", "console-denied-heading").msg("message", Msg::new("console-denied").arg("user", "<x>")).with("link", "/").msg("link_text", "error-home"),
         ];
         for page in pages {

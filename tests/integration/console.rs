@@ -612,3 +612,64 @@ async fn hybrid_and_implicit_response_types_are_ticked_on_the_form_and_kept_on_e
     let (_, c) = s.admin(Method::GET, "/admin/clients/legacy", None).await;
     assert_eq!(c["response_types"], json!(["code", "code id_token"]), "{c}");
 }
+
+/// Issue 31: the deployment's console lists, creates, disables and deletes tenants (the slug
+/// typed again), each change audited with the console user; a tenant's console has no tenants
+/// page, and neither page is offered to an auditor's hand.
+#[tokio::test]
+async fn the_deployments_console_manages_tenants() {
+    let s = TestServer::start().await;
+    let root = operator(&s, "root", &["admin"]).await;
+    let secret = totp(&s, &root).await;
+    let admin = s.browser();
+    assert_eq!(enter(&admin, "root", Some(&secret)).await.status, 200);
+    let page = get(&admin, "/console/tenants").await;
+    assert_eq!(page.status, 200, "{}", page.html);
+    assert!(page.html.contains("href=\"/console/tenants\" aria-current=\"page\""), "{}", page.html);
+    let created = post(&admin, "/console/tenants", &[("csrf", &csrf(&page)), ("slug", "acme"), ("product_name", "Acme sign-in")]).await;
+    assert_eq!(created.status, 200, "{}", created.html);
+    assert!(created.html.contains(&format!("{}/t/acme", s.issuer())), "{}", created.html);
+    let meta: Value = s.http.get(s.url("/t/acme/.well-known/openid-configuration")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(meta["issuer"], format!("{}/t/acme", s.issuer()));
+    // A bad slug is refused with a page, and nothing is created.
+    let bad = post(&admin, "/console/tenants", &[("csrf", &csrf(&created)), ("slug", "Not A Slug")]).await;
+    assert_eq!(bad.status, 400, "{}", bad.html);
+    // Without the CSRF token: refused.
+    let forged = post(&admin, "/console/tenants/acme", &[("action", "disable")]).await;
+    assert_ne!(forged.status, 200, "{}", forged.html);
+    assert_eq!(s.http.get(s.url("/t/acme/.well-known/openid-configuration")).send().await.unwrap().status(), 200);
+    // Disable; delete with the wrong slug (refused), then the right one.
+    let disabled = post(&admin, "/console/tenants/acme", &[("csrf", &csrf(&created)), ("action", "disable")]).await;
+    assert_eq!(disabled.status, 200, "{}", disabled.html);
+    assert_eq!(s.http.get(s.url("/t/acme/.well-known/openid-configuration")).send().await.unwrap().status(), 404);
+    let wrong = post(&admin, "/console/tenants/acme", &[("csrf", &csrf(&disabled)), ("action", "delete"), ("confirm", "acm")]).await;
+    assert_eq!(wrong.status, 400, "{}", wrong.html);
+    let deleted = post(&admin, "/console/tenants/acme", &[("csrf", &csrf(&disabled)), ("action", "delete"), ("confirm", "acme")]).await;
+    assert_eq!(deleted.status, 200, "{}", deleted.html);
+    let (_, events) = s.admin(Method::GET, "/admin/audit?limit=20", None).await;
+    let by_console: Vec<&str> = events["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["detail"]["by"] == "console" && e["event"].as_str().unwrap().starts_with("tenant_"))
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    for e in ["tenant_created", "tenant_changed", "tenant_deletion_started"] {
+        assert!(by_console.contains(&e), "{e} by the console: {events}");
+    }
+    // A tenant's own console: no tenants page (and no link to one).
+    assert_eq!(s.admin(Method::POST, "/admin/tenants", Some(json!({"slug": "globex"}))).await.0, 201);
+    let (st, v) = s.admin(Method::POST, "/t/globex/admin/users", Some(json!({"username": "gadmin", "password": PASSWORD, "roles": ["admin"]}))).await;
+    assert_eq!(st, 201, "{v}");
+    let (st, t) = s.admin(Method::POST, &format!("/t/globex/admin/users/{}/factors/totp", v["id"].as_str().unwrap()), None).await;
+    assert_eq!(st, 201, "{t}");
+    let tb = s.browser();
+    let login = get(&tb, "/t/globex/console").await;
+    assert!(login.html.contains("action=\"/t/globex/login\""), "{}", login.html);
+    let mut home = post(&tb, "/t/globex/login", &[("challenge", &login.challenge()), ("username", "gadmin"), ("password", PASSWORD)]).await;
+    home = post(&tb, "/t/globex/login/second-factor", &[("challenge", &home.challenge()), ("code", &code_at(t["secret"].as_str().unwrap(), now()).unwrap())]).await;
+    assert_eq!(home.status, 200, "{}", home.html);
+    assert!(home.html.contains("href=\"/t/globex/console/users\""), "the tenant's own console: {}", home.html);
+    assert!(!home.html.contains("/console/tenants"), "{}", home.html);
+    assert_eq!(get(&tb, "/t/globex/console/tenants").await.status, 404);
+}

@@ -1,5 +1,5 @@
 //! The admin console (`/console`): clients, users, signing keys and the audit log in the
-//! browser, for users with a console role (`registry::users::ROLES`).
+//! browser (and, at the deployment's own issuer, the tenants), for users with a console role (`registry::users::ROLES`).
 //!
 //! It signs its users in as a client of this server (`first_party::CONSOLE`), so the
 //! console has no password form, throttle or factor check of its own. What it adds:
@@ -16,6 +16,7 @@ mod audit;
 mod clients;
 mod keys;
 mod presets;
+mod tenants;
 mod users;
 
 use crate::app::{App, AppState};
@@ -54,6 +55,8 @@ pub fn router(app: &App) -> Router<AppState> {
         .route("/console/keys", get(keys::list))
         .route("/console/keys/rotate", post(keys::rotate))
         .route("/console/audit", get(audit::list))
+        .route("/console/tenants", get(tenants::list).post(tenants::create))
+        .route("/console/tenants/{slug}", post(tenants::act))
 }
 
 /// What a console user may do.
@@ -85,6 +88,8 @@ pub(crate) struct Viewer {
     pub me: SignedIn,
     pub role: Role,
     pub csrf: String,
+    /// At the deployment's own issuer (the default tenant), whose console also lists tenants.
+    pub deployment: bool,
 }
 
 impl Viewer {
@@ -96,6 +101,7 @@ impl Viewer {
             .with("role", self.role.name())
             .with("admin", self.role == Role::Admin)
             .with("csrf", &self.csrf)
+            .with("deployment", self.deployment)
     }
 
     pub fn actor(&self) -> Actor {
@@ -130,7 +136,7 @@ async fn admit(app: &Issuer, me: SignedIn) -> Result<Viewer, Response> {
         return Err(message(StatusCode::FORBIDDEN, "console-needs-factor-heading", "console-needs-factor", ("/account", "console-go-account")));
     }
     let csrf = CONSOLE.csrf(app, &me);
-    Ok(Viewer { me, role, csrf })
+    Ok(Viewer { me, role, csrf, deployment: app.tenant.id.is_default() })
 }
 
 impl FromRequestParts<AppState> for Viewer {

@@ -642,3 +642,23 @@ mail-ciba-body = { $client } asks you to approve a sign-in with your { $product 
 
     If you did not start it, deny it: nothing is shared until you approve.
 mail-ciba-binding = Its message: “{ $message }”.
+
+# Tenants (the deployment's console only)
+console-tenants = Tenants
+console-tenants-intro = Each tenant is an issuer of its own, with its own keys, applications, users and sign-in pages. A tenant's applications and users are managed in its own console, at its issuer followed by /console.
+console-col-slug = Slug
+console-col-issuer = Issuer
+console-col-actions = Actions
+console-tenant-active = Active
+console-tenant-disabled = Disabled
+console-tenant-deleting = Being deleted
+console-tenant-deleted = Deleted
+console-tenant-disable = Disable
+console-tenant-enable = Enable
+console-tenant-delete = Delete with all its data
+console-tenant-confirm = Type { $slug } to delete it
+console-tenant-new = New tenant
+console-tenant-slug = Slug
+console-tenant-slug-help = Its name in URLs: lower-case letters, digits and dashes. It never changes and is never given again.
+console-tenant-host = Its own host (optional)
+console-tenant-name = Name on its pages (optional)

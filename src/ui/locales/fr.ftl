@@ -640,3 +640,23 @@ mail-ciba-body = { $client } vous demande d'approuver une connexion avec votre c
 
     Si vous ne l'avez pas commencée, refusez-la : rien n'est partagé avant votre accord.
 mail-ciba-binding = Son message : « { $message } ».
+
+# Locataires (console du déploiement seulement)
+console-tenants = Locataires
+console-tenants-intro = Chaque locataire est un émetteur à part entière, avec ses propres clés, applications, utilisateurs et pages de connexion. Les applications et les utilisateurs d’un locataire se gèrent dans sa propre console, à son émetteur suivi de /console.
+console-col-slug = Identifiant
+console-col-issuer = Émetteur
+console-col-actions = Actions
+console-tenant-active = Actif
+console-tenant-disabled = Désactivé
+console-tenant-deleting = Suppression en cours
+console-tenant-deleted = Supprimé
+console-tenant-disable = Désactiver
+console-tenant-enable = Activer
+console-tenant-delete = Supprimer avec toutes ses données
+console-tenant-confirm = Saisissez { $slug } pour le supprimer
+console-tenant-new = Nouveau locataire
+console-tenant-slug = Identifiant
+console-tenant-slug-help = Son nom dans les URL : lettres minuscules, chiffres et tirets. Il ne change jamais et n’est jamais redonné.
+console-tenant-host = Son propre hôte (facultatif)
+console-tenant-name = Nom affiché sur ses pages (facultatif)

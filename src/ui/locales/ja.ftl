@@ -626,3 +626,23 @@ mail-ciba-body = { $client } が { $product } アカウントでのサインイ�
 
     心当たりがない場合は拒否してください。承認するまで何も共有されません。
 mail-ciba-binding = メッセージ：「{ $message }」
+
+# テナント（デプロイメントのコンソールのみ）
+console-tenants = テナント
+console-tenants-intro = テナントはそれぞれ独立した発行者で、鍵、アプリケーション、ユーザー、サインイン画面を個別に持ちます。テナントのアプリケーションとユーザーは、その発行者の URL に /console を付けたテナント自身のコンソールで管理します。
+console-col-slug = スラッグ
+console-col-issuer = 発行者
+console-col-actions = 操作
+console-tenant-active = 有効
+console-tenant-disabled = 無効
+console-tenant-deleting = 削除中
+console-tenant-deleted = 削除済み
+console-tenant-disable = 無効にする
+console-tenant-enable = 有効にする
+console-tenant-delete = すべてのデータとともに削除
+console-tenant-confirm = 削除するには { $slug } と入力してください
+console-tenant-new = 新しいテナント
+console-tenant-slug = スラッグ
+console-tenant-slug-help = URL に使う名前です（英小文字、数字、ハイフン）。変更できず、再利用もされません。
+console-tenant-host = 専用のホスト（任意）
+console-tenant-name = 画面に表示する名前（任意）
