@@ -102,6 +102,12 @@ fn metadata(app: &Issuer) -> serde_json::Value {
     doc["backchannel_authentication_endpoint"] = app.endpoint(crate::endpoints::ciba::PATH).into();
     doc["backchannel_token_delivery_modes_supported"] = crate::endpoints::ciba::DELIVERY_MODES.into();
     doc["backchannel_user_code_parameter_supported"] = false.into();
+    // OpenID Connect Discovery §3: what ID tokens and userinfo answers can be encrypted with
+    // (`keys::jwe`), to the client's keys.
+    for what in ["id_token", "userinfo"] {
+        doc[format!("{what}_encryption_alg_values_supported")] = crate::keys::jwe::KEY_ALGS.into();
+        doc[format!("{what}_encryption_enc_values_supported")] = crate::keys::jwe::CONTENT_ENCS.into();
+    }
     doc
 }
 
