@@ -140,7 +140,7 @@ impl KeyCache {
     /// The keys at `uri` (a client's `jwks_uri`, or a trusted issuer's, named `owner` in the
     /// log) for a JWT with `alg` and `kid`, under the same caching rules.
     pub async fn keys_at(&self, app: &App, uri: &str, owner: &str, alg: Algorithm, kid: Option<&str>) -> Result<Vec<ClientKey>, String> {
-        let (keys, _) = self.sets_at(app, uri, owner, |keys, _| !fitting(keys, alg, kid).is_empty()).await?;
+        let (keys, _) = self.sets_at(app, uri, owner, |keys, _| keys.iter().any(|k| k.fits(alg, kid))).await?;
         Ok(fitting(&keys, alg, kid))
     }
 
