@@ -104,7 +104,9 @@ fn metadata(app: &Issuer) -> serde_json::Value {
     doc["backchannel_user_code_parameter_supported"] = false.into();
     // OpenID Connect Discovery §3: what ID tokens and userinfo answers can be encrypted with
     // (`keys::jwe`), to the client's keys.
-    for what in ["id_token", "userinfo"] {
+    // RFC 9701 §7: introspection answers as JWTs, signed with what userinfo may be.
+    doc["introspection_signing_alg_values_supported"] = doc["userinfo_signing_alg_values_supported"].clone();
+    for what in ["id_token", "userinfo", "introspection"] {
         doc[format!("{what}_encryption_alg_values_supported")] = crate::keys::jwe::KEY_ALGS.into();
         doc[format!("{what}_encryption_enc_values_supported")] = crate::keys::jwe::CONTENT_ENCS.into();
     }

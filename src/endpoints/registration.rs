@@ -79,6 +79,9 @@ struct Registration {
     id_token_encrypted_response_enc: Option<String>,
     userinfo_encrypted_response_alg: Option<String>,
     userinfo_encrypted_response_enc: Option<String>,
+    introspection_signed_response_alg: Option<String>,
+    introspection_encrypted_response_alg: Option<String>,
+    introspection_encrypted_response_enc: Option<String>,
     // Known, honoured only at its default value until implemented.
     request_object_encryption_alg: Option<String>,
 }
@@ -113,6 +116,7 @@ impl Registration {
         };
         unsupported("id_token_signed_response_alg", &self.id_token_signed_response_alg, app.keys().algorithms())?;
         unsupported("userinfo_signed_response_alg", &self.userinfo_signed_response_alg, app.keys().algorithms())?;
+        unsupported("introspection_signed_response_alg", &self.introspection_signed_response_alg, app.keys().algorithms())?;
         unsupported("request_object_encryption_alg", &self.request_object_encryption_alg, &[])?;
 
         let config = &app.config;
@@ -194,6 +198,9 @@ impl Registration {
             id_token_encrypted_response_enc: text(self.id_token_encrypted_response_enc),
             userinfo_encrypted_response_alg: text(self.userinfo_encrypted_response_alg),
             userinfo_encrypted_response_enc: text(self.userinfo_encrypted_response_enc),
+            introspection_signed_response_alg: text(self.introspection_signed_response_alg),
+            introspection_encrypted_response_alg: text(self.introspection_encrypted_response_alg),
+            introspection_encrypted_response_enc: text(self.introspection_encrypted_response_enc),
             access_token_signing_alg: Some(String::new()),
             initiate_login_uri: text(self.initiate_login_uri),
             client_uri: text(self.client_uri),

@@ -1,6 +1,7 @@
-//! Responses encrypted to a client (OpenID Connect Core §10.2, Dynamic Registration §2): ID
-//! tokens and userinfo answers, signed first and then encrypted (a nested JWT, `cty: JWT`),
-//! to a key of the client's `jwks` or `jwks_uri` that suits its registered `alg`.
+//! Responses encrypted to a client (OpenID Connect Core §10.2, Dynamic Registration §2, RFC
+//! 9701 §6): ID tokens, userinfo answers and JWT introspection answers, signed first and
+//! then encrypted (a nested JWT, `cty: JWT`), to a key of the client's `jwks` or `jwks_uri`
+//! that suits its registered `alg`.
 //!
 //! A client that registered no encryption pays one field check where it would be encrypted.
 
@@ -26,6 +27,12 @@ pub fn for_id_tokens(client: &Client) -> Option<Encryption<'_>> {
 pub fn for_userinfo(client: &Client) -> Option<Encryption<'_>> {
     let alg = client.meta.userinfo_encrypted_response_alg.as_deref()?;
     Some(Encryption { alg, enc: client.meta.userinfo_encrypted_response_enc.as_deref().unwrap_or(jwe::DEFAULT_ENC) })
+}
+
+/// What `client`'s JWT introspection answers are encrypted with, if they are (RFC 9701 §6).
+pub fn for_introspection(client: &Client) -> Option<Encryption<'_>> {
+    let alg = client.meta.introspection_encrypted_response_alg.as_deref()?;
+    Some(Encryption { alg, enc: client.meta.introspection_encrypted_response_enc.as_deref().unwrap_or(jwe::DEFAULT_ENC) })
 }
 
 /// The client's registration cannot be honoured (no key for its `alg`, its `jwks_uri`

@@ -205,3 +205,61 @@ async fn a_client_without_a_usable_key_gets_a_clear_error() {
     assert_eq!(st, 200, "{v}");
     open_nested(&s, &key, v["id_token"].as_str().unwrap(), "ECDH-ES", "A128CBC-HS256", "x").await;
 }
+
+/// RFC 9701: `Accept: application/token-introspection+jwt` gets the answer as a signed JWT
+/// (`token_introspection` claim, the caller as `aud`), encrypted to a caller that registered
+/// `introspection_encrypted_response_alg`; without the header, JSON as ever.
+#[tokio::test]
+async fn introspection_answers_as_a_signed_and_encrypted_jwt_when_asked() {
+    let s = TestServer::start_with(|c| c.signing_algorithms = "RS256 ES256".into()).await;
+    let (key, set) = client_key("P-256", "rs-enc");
+    let machine = |extra: Value| {
+        let mut body = json!({"grant_types": ["client_credentials"], "scope": "api"});
+        body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        body
+    };
+    let (rs, rs_secret) = s.client("rs", machine(json!({"jwks": set, "introspection_signed_response_alg": "ES256",
+        "introspection_encrypted_response_alg": "ECDH-ES+A256KW", "introspection_encrypted_response_enc": "A256GCM"}))).await;
+    let rs_secret = rs_secret.unwrap();
+    let (plain, plain_secret) = s.client("plain-rs", machine(json!({}))).await;
+    let plain_secret = plain_secret.unwrap();
+    let (st, tok, _) = s.token(Some((&rs, &rs_secret)), &[("grant_type", "client_credentials")]).await;
+    assert_eq!(st, 200, "{tok}");
+    let at = tok["access_token"].as_str().unwrap();
+    let introspect = |id: &str, secret: &str, token: &str, jwt: bool| {
+        let mut req = s.http.post(s.url("/introspect")).basic_auth(id, Some(secret)).form(&[("token", token)]);
+        if jwt {
+            req = req.header("accept", "application/token-introspection+jwt");
+        }
+        req.send()
+    };
+
+    let res = introspect(&rs, &rs_secret, at, true).await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "application/token-introspection+jwt");
+    let out = jwe::decrypt(&key, &res.text().await.unwrap()).unwrap();
+    assert_eq!((out.header["alg"].as_str(), out.header["enc"].as_str(), out.header["cty"].as_str()), (Some("ECDH-ES+A256KW"), Some("A256GCM"), Some("JWT")));
+    let inner = std::str::from_utf8(&out.plaintext).unwrap();
+    let header = jsonwebtoken::decode_header(inner).unwrap();
+    assert_eq!((header.alg, header.typ.as_deref()), (jsonwebtoken::Algorithm::ES256, Some("token-introspection+jwt")));
+    let claims = verified(&s, inner).await;
+    assert_eq!((claims["aud"].as_str(), claims["iss"].as_str()), (Some("rs"), Some(s.issuer().as_str())));
+    assert_eq!((claims["token_introspection"]["active"].as_bool(), claims["token_introspection"]["client_id"].as_str()), (Some(true), Some("rs")));
+
+    // Another caller that registered nothing: signed (RS256), not encrypted; an unknown token
+    // is inactive inside the JWT too.
+    let res = introspect(&plain, &plain_secret, "not-a-token", true).await.unwrap();
+    assert_eq!(res.headers()["content-type"], "application/token-introspection+jwt");
+    let jws = res.text().await.unwrap();
+    assert_eq!(jsonwebtoken::decode_header(&jws).unwrap().alg, jsonwebtoken::Algorithm::RS256);
+    let claims = verified(&s, &jws).await;
+    assert_eq!((claims["aud"].as_str(), &claims["token_introspection"]), (Some("plain-rs"), &json!({"active": false})));
+
+    // Without the header: JSON.
+    let res = introspect(&rs, &rs_secret, at, false).await.unwrap();
+    assert!(res.headers()["content-type"].to_str().unwrap().starts_with("application/json"));
+    assert_eq!(res.json::<Value>().await.unwrap()["active"], true);
+    let meta: Value = s.http.get(s.url("/.well-known/openid-configuration")).send().await.unwrap().json().await.unwrap();
+    assert!(meta["introspection_signing_alg_values_supported"].as_array().unwrap().contains(&json!("RS256")), "{meta}");
+    assert_eq!(meta["introspection_encryption_alg_values_supported"], json!(jwe::KEY_ALGS));
+}

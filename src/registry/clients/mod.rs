@@ -129,6 +129,14 @@ pub struct ClientMetadata {
     pub userinfo_encrypted_response_alg: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub userinfo_encrypted_response_enc: Option<String>,
+    /// RFC 9701 §6: what JWT introspection answers to this client are signed with (default
+    /// RS256), and encrypted with if it asks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub introspection_signed_response_alg: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub introspection_encrypted_response_alg: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub introspection_encrypted_response_enc: Option<String>,
     /// What the client's access tokens are signed with (Authrim extension; default
     /// `token_signing_alg`), for resource servers that verify one algorithm.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -292,6 +300,10 @@ pub struct ClientInput {
     pub id_token_encrypted_response_enc: Option<String>,
     pub userinfo_encrypted_response_alg: Option<String>,
     pub userinfo_encrypted_response_enc: Option<String>,
+    /// RFC 9701 §6; `Some("")` clears one.
+    pub introspection_signed_response_alg: Option<String>,
+    pub introspection_encrypted_response_alg: Option<String>,
+    pub introspection_encrypted_response_enc: Option<String>,
     pub access_token_signing_alg: Option<String>,
     /// `Some("")` clears it.
     pub initiate_login_uri: Option<String>,
@@ -361,7 +373,9 @@ impl Client {
             meta.allowed_cors_origins.clone()
         };
         let keys = meta.jwks.as_ref().and_then(|j| client_keys::parse_jwks(j).ok()).unwrap_or_default().into();
-        let encrypts = meta.id_token_encrypted_response_alg.is_some() || meta.userinfo_encrypted_response_alg.is_some();
+        let encrypts = meta.id_token_encrypted_response_alg.is_some()
+            || meta.userinfo_encrypted_response_alg.is_some()
+            || meta.introspection_encrypted_response_alg.is_some();
         let enc_keys = match (&meta.jwks, encrypts) {
             (Some(j), true) => client_keys::parse_encryption_jwks(j, true).unwrap_or_default().into(),
             _ => Default::default(),
@@ -452,7 +466,12 @@ impl Client {
 
     /// The signing algorithms this client asked for that `available` (the server's) lacks.
     pub fn unavailable_algs<'a>(&'a self, available: &[&str]) -> Vec<&'a str> {
-        [&self.meta.id_token_signed_response_alg, &self.meta.userinfo_signed_response_alg, &self.meta.access_token_signing_alg]
+        [
+            &self.meta.id_token_signed_response_alg,
+            &self.meta.userinfo_signed_response_alg,
+            &self.meta.access_token_signing_alg,
+            &self.meta.introspection_signed_response_alg,
+        ]
             .into_iter()
             .filter_map(|a| a.as_deref())
             .filter(|a| !available.contains(a))
@@ -593,6 +612,9 @@ fn metadata_fields(input: ClientInput) -> ClientMetadata {
         id_token_encrypted_response_enc: input.id_token_encrypted_response_enc.clone().filter(|a| !a.is_empty()),
         userinfo_encrypted_response_alg: input.userinfo_encrypted_response_alg.clone().filter(|a| !a.is_empty()),
         userinfo_encrypted_response_enc: input.userinfo_encrypted_response_enc.clone().filter(|a| !a.is_empty()),
+        introspection_signed_response_alg: input.introspection_signed_response_alg.clone().filter(|a| !a.is_empty()),
+        introspection_encrypted_response_alg: input.introspection_encrypted_response_alg.clone().filter(|a| !a.is_empty()),
+        introspection_encrypted_response_enc: input.introspection_encrypted_response_enc.clone().filter(|a| !a.is_empty()),
         access_token_signing_alg: input.access_token_signing_alg.clone().filter(|a| !a.is_empty()),
         initiate_login_uri: input.initiate_login_uri.clone().filter(|u| !u.is_empty()),
         client_uri: input.client_uri.clone().filter(|u| !u.is_empty()),
@@ -654,6 +676,9 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.id_token_encrypted_response_enc { meta.id_token_encrypted_response_enc = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.userinfo_encrypted_response_alg { meta.userinfo_encrypted_response_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.userinfo_encrypted_response_enc { meta.userinfo_encrypted_response_enc = Some(v).filter(|a| !a.is_empty()) }
+    if let Some(v) = input.introspection_signed_response_alg { meta.introspection_signed_response_alg = Some(v).filter(|a| !a.is_empty()) }
+    if let Some(v) = input.introspection_encrypted_response_alg { meta.introspection_encrypted_response_alg = Some(v).filter(|a| !a.is_empty()) }
+    if let Some(v) = input.introspection_encrypted_response_enc { meta.introspection_encrypted_response_enc = Some(v).filter(|a| !a.is_empty()) }
     default_encryption(&mut meta);
     if let Some(v) = input.access_token_signing_alg { meta.access_token_signing_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.initiate_login_uri { meta.initiate_login_uri = Some(v).filter(|u| !u.is_empty()) }

@@ -160,6 +160,7 @@ pub(super) fn validate_keys(meta: &ClientMetadata) -> Result<(), String> {
         ("id_token_signed_response_alg", &meta.id_token_signed_response_alg),
         ("userinfo_signed_response_alg", &meta.userinfo_signed_response_alg),
         ("access_token_signing_alg", &meta.access_token_signing_alg),
+        ("introspection_signed_response_alg", &meta.introspection_signed_response_alg),
     ] {
         if let Some(alg) = alg.as_deref().filter(|a| crate::keys::signing_alg(a).is_none()) {
             return Err(format!("{name} {alg:?} is not one of {}", crate::keys::SIGNING_ALGS.join(", ")));
@@ -192,6 +193,7 @@ pub(super) fn default_encryption(meta: &mut ClientMetadata) {
     for (alg, enc) in [
         (&meta.id_token_encrypted_response_alg, &mut meta.id_token_encrypted_response_enc),
         (&meta.userinfo_encrypted_response_alg, &mut meta.userinfo_encrypted_response_enc),
+        (&meta.introspection_encrypted_response_alg, &mut meta.introspection_encrypted_response_enc),
     ] {
         if alg.is_some() && enc.is_none() {
             *enc = Some(crate::keys::jwe::DEFAULT_ENC.into());
@@ -206,6 +208,7 @@ fn validate_encryption(meta: &ClientMetadata) -> Result<(), String> {
     for (what, alg, enc) in [
         ("id_token", &meta.id_token_encrypted_response_alg, &meta.id_token_encrypted_response_enc),
         ("userinfo", &meta.userinfo_encrypted_response_alg, &meta.userinfo_encrypted_response_enc),
+        ("introspection", &meta.introspection_encrypted_response_alg, &meta.introspection_encrypted_response_enc),
     ] {
         let Some(alg) = alg else {
             if enc.is_some() {
