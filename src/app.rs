@@ -4,7 +4,7 @@ use crate::audit::AuditLog;
 use crate::config::Config;
 use crate::db::Database;
 use crate::grants::GrantRegistry;
-use crate::keys::{KeyManager, Vault};
+use crate::keys::Vault;
 use crate::node_sync::NodeSync;
 use crate::ratelimit::{HashSlots, LoginLimiter};
 use crate::registry::Registry;
@@ -70,10 +70,7 @@ impl App {
     pub async fn open(config: Config) -> anyhow::Result<Self> {
         let db = Database::open(&config).await?;
         let vault = Arc::new(Vault::open(config.key_encryption_key.as_deref(), &config.data_dir)?);
-        let retired_visibility = config.access_token_ttl.max(config.id_token_ttl);
-        let algs = config.signing_algs()?;
-        let default_alg = crate::keys::signing_alg(&config.token_signing_alg).ok_or_else(|| anyhow::anyhow!("unknown token_signing_alg"))?;
-        let keys = KeyManager::init_with(db.clone(), vault.clone(), crate::tenant::TenantId::DEFAULT, retired_visibility, config.key_publish_delay, &algs, default_alg).await?;
+        let keys = crate::tenant::key_manager(&config, &db, &vault, crate::tenant::TenantId::DEFAULT).await?;
         let registry = Registry::load(db.clone()).await?;
         let refresh_mac_key = vault.derive("authrim refresh-token mac v1");
         let (stores, sync) = match &db {
@@ -121,6 +118,7 @@ impl App {
             config.dpop_algs()?,
         );
         let tenants = crate::tenant::Tenants::new(crate::tenant::Tenant::default_from(&config, keys, &vault)?);
+        tenants.load(crate::tenant::Shared { config: &config, db: &db, vault: &vault }).await?;
         Ok(Self {
             tenants,
             vault,
@@ -157,6 +155,24 @@ impl App {
     /// The key-encryption key (`vault`).
     pub fn vault(&self) -> &Vault {
         &self.vault
+    }
+
+    /// What building a tenant takes from the deployment.
+    pub fn tenant_parts(&self) -> crate::tenant::Shared<'_> {
+        crate::tenant::Shared { config: &self.config, db: &self.db, vault: &self.vault }
+    }
+
+    /// Build again the tenants changed since the last look (here, by the CLI or on another
+    /// node: the registry's change log or notifications name them).
+    pub async fn apply_tenant_changes(&self) {
+        for id in self.registry.take_tenant_changes() {
+            if let Err(e) = self.tenants.reload(self.tenant_parts(), id).await {
+                tracing::warn!(tenant = id.0, error = %e, "cannot build a changed tenant");
+            }
+            if self.tenants.get(id).is_none() {
+                self.registry.forget_tenant(id);
+            }
+        }
     }
 
     /// Whether this node can serve everything: always on SQLite; on PostgreSQL while it is

@@ -1,10 +1,12 @@
 //! Command line: `serve`, `migrate`, and administration of clients and users without SQL.
 //! Admin commands work on the database directly (SQLite or PostgreSQL); running servers pick
 //! their changes up within a second (SQLite: the change log) or at once (PostgreSQL: NOTIFY).
-//! They act on the default tenant (a tenant option comes with the tenants table, issue 31).
+//! They act on the default tenant, or on the one `--tenant` (or AUTHRIM_TENANT) names;
+//! `authrim tenant …` manages the tenants themselves.
 
 use crate::config::Config;
 use crate::registry::{clients, users, ClientInput, UserInput};
+use crate::tenant::rows::State;
 use crate::tenant::TenantId;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -20,6 +22,10 @@ pub struct Cli {
     /// database no server uses).
     #[arg(long, global = true)]
     pub init: bool,
+    /// The tenant (its slug) an administration command acts on; the default tenant when
+    /// absent. Also AUTHRIM_TENANT.
+    #[arg(long, global = true, env = "AUTHRIM_TENANT")]
+    pub tenant: Option<String>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -62,6 +68,9 @@ pub enum Command {
     /// List and rotate signing keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Manage the tenants this deployment serves besides the default (issue 31).
+    #[command(subcommand)]
+    Tenant(TenantCommand),
     /// List security events (newest first).
     Audit {
         #[arg(long, default_value_t = 50)]
@@ -75,6 +84,31 @@ pub enum Command {
         /// Only events of this client (its id).
         #[arg(long)]
         client: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum TenantCommand {
+    /// Create a tenant, served at {issuer}/t/{slug} (or at its --host).
+    Create {
+        slug: String,
+        /// A host it is served at instead (repeat for several; its issuer is the first's).
+        #[arg(long = "host")]
+        hosts: Vec<String>,
+        /// The name its pages show.
+        #[arg(long)]
+        product_name: Option<String>,
+    },
+    List,
+    Show { slug: String },
+    /// Stop serving it (404), keeping everything.
+    Disable { slug: String },
+    Enable { slug: String },
+    /// Delete a disabled tenant and all its data; --confirm repeats the slug.
+    Delete {
+        slug: String,
+        #[arg(long)]
+        confirm: String,
     },
 }
 
@@ -361,20 +395,41 @@ fn check_database(config: &Config, command: &Command, init: bool) -> anyhow::Res
     Ok(())
 }
 
-pub fn run_admin(config: &Config, command: Command, init: bool) -> anyhow::Result<()> {
+pub fn run_admin(config: &Config, command: Command, init: bool, tenant: Option<&str>) -> anyhow::Result<()> {
     check_database(config, &command, init)?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         let db = crate::db::Database::open(config).await?;
-        let result = admin(config, &db, command).await;
+        let result = match which_tenant(config, &db, tenant).await {
+            Ok(at) => admin(config, &db, command, &at).await,
+            Err(e) => Err(e),
+        };
         db.close().await;
         result
     })
 }
 
+/// The tenant a command acts on, and its issuer (where `admin_api` finds it).
+struct At {
+    tenant: TenantId,
+    issuer: String,
+}
+
+async fn which_tenant(config: &Config, db: &crate::db::Database, slug: Option<&str>) -> anyhow::Result<At> {
+    let Some(slug) = slug.filter(|s| *s != "default") else {
+        return Ok(At { tenant: TenantId::DEFAULT, issuer: config.base_url().to_string() });
+    };
+    let owned = slug.to_string();
+    match db.read(move |sql| crate::tenant::rows::find(sql, &owned)).await? {
+        Some(row) if matches!(row.state, State::Active | State::Disabled) => Ok(At { tenant: row.id, issuer: crate::tenant::issuer_and_base(config, &row).0 }),
+        _ => anyhow::bail!("no tenant {slug:?} (authrim tenant list)"),
+    }
+}
+
 /// One admin command, on either backend. Each reads or writes in one transaction.
-async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> anyhow::Result<()> {
+async fn admin(config: &Config, db: &crate::db::Database, command: Command, at: &At) -> anyhow::Result<()> {
     let print = print_json;
+    let tenant = at.tenant;
     match command {
         Command::Serve { .. } => unreachable!("serve is not an admin command"),
         Command::Migrate => {
@@ -382,14 +437,15 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
         }
         Command::Client(cmd) => match cmd {
             ClientCommand::Create(args) => {
-                let (client, secret) = clients::new_client(args.input()?, &open_vault(config)?).map_err(anyhow::Error::msg)?;
+                let (mut client, secret) = clients::new_client(args.input()?, &open_vault(config)?).map_err(anyhow::Error::msg)?;
+                client.tenant = tenant;
                 if let Some(why) = config.profile().refusal(&client.meta) {
                     anyhow::bail!(why);
                 }
                 let c = client.clone();
                 let created = db
                     .write(move |sql| {
-                        if clients::load_one(sql, TenantId::DEFAULT, c.id())?.is_some() {
+                        if clients::load_one(sql, tenant, c.id())?.is_some() {
                             return Ok(false);
                         }
                         clients::save(sql, &c).map(|_| true)
@@ -407,11 +463,11 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
             }
             ClientCommand::List => {
                 let all = db.read(clients::load_all).await?;
-                print(serde_json::to_value(all.iter().map(|c| &c.meta).collect::<Vec<_>>())?)
+                print(serde_json::to_value(all.iter().filter(|c| c.tenant == tenant).map(|c| &c.meta).collect::<Vec<_>>())?)
             }
-            ClientCommand::Show { client_id } => print(serde_json::to_value(&find_client(db, &client_id).await?.meta)?),
+            ClientCommand::Show { client_id } => print(serde_json::to_value(&find_client(db, tenant, &client_id).await?.meta)?),
             ClientCommand::Update { client_id, args } => {
-                let existing = find_client(db, &client_id).await?;
+                let existing = find_client(db, tenant, &client_id).await?;
                 let (client, secret) = clients::update_client(&existing, args.input()?, &open_vault(config)?).map_err(anyhow::Error::msg)?;
                 if let Some(why) = config.profile().refusal(&client.meta) {
                     anyhow::bail!(why);
@@ -425,13 +481,13 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
             }
             ClientCommand::Delete { client_id } => {
                 let id = client_id.clone();
-                if !db.write(move |sql| clients::delete(sql, TenantId::DEFAULT, &id)).await? {
+                if !db.write(move |sql| clients::delete(sql, tenant, &id)).await? {
                     anyhow::bail!("no client {client_id:?}");
                 }
                 eprintln!("deleted client {client_id}");
             }
             ClientCommand::RotateSecret { client_id } => {
-                let (client, secret) = clients::rotate_secret(&find_client(db, &client_id).await?, &open_vault(config)?).map_err(anyhow::Error::msg)?;
+                let (client, secret) = clients::rotate_secret(&find_client(db, tenant, &client_id).await?, &open_vault(config)?).map_err(anyhow::Error::msg)?;
                 save_client(db, &client).await?;
                 print(serde_json::json!({ "client_id": client_id, "client_secret": secret }));
             }
@@ -442,11 +498,12 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
                 if input.password.is_none() {
                     input.password = Some(read_password()?);
                 }
-                let user = users::new_user(input).map_err(anyhow::Error::msg)?;
+                let mut user = users::new_user(input).map_err(anyhow::Error::msg)?;
+                user.tenant = tenant;
                 let u = user.clone();
                 let created = db
                     .write(move |sql| {
-                        if users::find(sql, TenantId::DEFAULT, &u.username)?.is_some() {
+                        if users::find(sql, tenant, &u.username)?.is_some() {
                             return Ok(false);
                         }
                         users::save(sql, &u).map(|_| true)
@@ -457,10 +514,10 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
                 }
                 print(serde_json::to_value(&user)?);
             }
-            UserCommand::List => print(serde_json::to_value(db.read(users::load_all).await?)?),
-            UserCommand::Show { user } => print(serde_json::to_value(find_user(db, &user).await?)?),
+            UserCommand::List => print(serde_json::to_value(db.read(users::load_all).await?.into_iter().filter(|u| u.tenant == tenant).collect::<Vec<_>>())?),
+            UserCommand::Show { user } => print(serde_json::to_value(find_user(db, tenant, &user).await?)?),
             UserCommand::Update { user, args } => {
-                let existing = find_user(db, &user).await?;
+                let existing = find_user(db, tenant, &user).await?;
                 let updated = users::update_user(&existing, args.input()?).map_err(anyhow::Error::msg)?;
                 let u = updated.clone();
                 let new_password = existing.password_hash != updated.password_hash;
@@ -477,15 +534,15 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
                 // through the running server, as the admin API's change does.
                 if new_password || (updated.disabled && !existing.disabled) {
                     let path = format!("/admin/users/{}/sessions", updated.id);
-                    if let Err(e) = admin_api(config, reqwest::Method::DELETE, &path).await {
+                    if let Err(e) = admin_api(config, &at.issuer, reqwest::Method::DELETE, &path).await {
                         eprintln!("warning: the user's sessions were not ended ({e}); end them with `authrim session end {}` once the server runs", updated.username);
                     }
                 }
             }
             UserCommand::Delete { user } => {
-                let existing = find_user(db, &user).await?;
+                let existing = find_user(db, tenant, &user).await?;
                 let id = existing.id.clone();
-                db.write(move |sql| users::delete(sql, TenantId::DEFAULT, &id)).await?;
+                db.write(move |sql| users::delete(sql, tenant, &id)).await?;
                 eprintln!("deleted user {}", existing.username);
             }
         },
@@ -494,19 +551,20 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
                 SessionCommand::List { user } => (reqwest::Method::GET, user, None),
                 SessionCommand::End { user, sid } => (reqwest::Method::DELETE, user, sid),
             };
-            let id = find_user(db, &user).await?.id;
+            let id = find_user(db, tenant, &user).await?.id;
             let path = match sid {
                 Some(sid) => format!("/admin/users/{id}/sessions/{sid}"),
                 None => format!("/admin/users/{id}/sessions"),
             };
-            if let Some(v) = admin_api(config, method, &path).await? {
+            if let Some(v) = admin_api(config, &at.issuer, method, &path).await? {
                 print(v);
             }
         }
-        Command::Factor(cmd) => factor_command(config, db, cmd).await?,
+        Command::Factor(cmd) => factor_command(config, db, cmd, at).await?,
+        Command::Tenant(cmd) => tenant_command(config, db, cmd).await?,
         Command::WithdrawConsent { user, client_id } => {
-            let id = find_user(db, &user).await?.id;
-            if let Some(v) = admin_api(config, reqwest::Method::DELETE, &format!("/admin/users/{id}/consents/{client_id}")).await? {
+            let id = find_user(db, tenant, &user).await?.id;
+            if let Some(v) = admin_api(config, &at.issuer, reqwest::Method::DELETE, &format!("/admin/users/{id}/consents/{client_id}")).await? {
                 print(v);
             }
         }
@@ -515,14 +573,14 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
                 anyhow::bail!("--max-uses and --expires-in must be positive");
             }
             let expires_at = crate::util::now() + expires_in;
-            let token = db.write(move |sql| crate::registry::initial_access::create(sql, TenantId::DEFAULT, max_uses, expires_at)).await?;
+            let token = db.write(move |sql| crate::registry::initial_access::create(sql, tenant, max_uses, expires_at)).await?;
             eprintln!("The token is shown only now; give it to whoever registers the client(s).");
             print(serde_json::json!({"initial_access_token": token, "max_uses": max_uses, "expires_at": expires_at, "expires": crate::util::iso8601(expires_at)}));
         }
         Command::Audit { limit, event, user, client } => {
             // Each event has `time` (ISO 8601, UTC) beside `at` (seconds since the epoch).
             let user_id = match user {
-                Some(u) => match db.read({ let u = u.clone(); move |sql| users::find(sql, TenantId::DEFAULT, &u) }).await? {
+                Some(u) => match db.read({ let u = u.clone(); move |sql| users::find(sql, tenant, &u) }).await? {
                     Some(found) => Some(found.id),
                     None => {
                         // Not an error: a deleted user's id still finds their events.
@@ -532,17 +590,17 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command) -> a
                 },
                 None => None,
             };
-            let filter = crate::audit::Filter { tenant: TenantId::DEFAULT, limit, event, user_id, client_id: client, since: None };
+            let filter = crate::audit::Filter { tenant, limit, event, user_id, client_id: client, since: None };
             print(serde_json::to_value(db.read(move |sql| crate::audit::list_filtered(sql, &filter)).await?)?);
         }
         Command::Keys(KeysCommand::Rotate { alg }) => {
             let vault = open_vault(config)?;
-            let kid = crate::keys::KeyManager::rotate_alg(db, &vault, TenantId::DEFAULT, &alg).await?;
+            let kid = crate::keys::KeyManager::rotate_alg(db, &vault, tenant, &alg).await?;
             print(serde_json::json!({"kid": kid, "alg": alg, "state": "next", "signs_after_seconds": config.key_publish_delay}));
         }
         Command::Keys(KeysCommand::List) => {
             let rows = db
-                .read(|sql| sql.query("SELECT kid, alg, state, created_at FROM signing_keys WHERE tenant_id = ?1 ORDER BY created_at", crate::params![TenantId::DEFAULT]))
+                .read(move |sql| sql.query("SELECT kid, alg, state, created_at FROM signing_keys WHERE tenant_id = ?1 ORDER BY created_at", crate::params![tenant]))
                 .await?;
             let keys = rows
                 .iter()
@@ -564,35 +622,36 @@ fn print_json(v: serde_json::Value) {
 
 /// Second factors live in the database (the server reads them at each sign-in), so the CLI
 /// works on it directly, and records what it did in the audit log.
-async fn factor_command(config: &Config, db: &crate::db::Database, cmd: FactorCommand) -> anyhow::Result<()> {
+async fn factor_command(config: &Config, db: &crate::db::Database, cmd: FactorCommand, at: &At) -> anyhow::Result<()> {
     use crate::factors::{self, recovery, totp};
+    let tenant = at.tenant;
     let audit = |event: &str, user: &str, detail: serde_json::Value| {
-        let e = crate::audit::AuditEvent::new(event).user(user).detail(detail);
+        let e = crate::audit::AuditEvent::new(event).tenant(tenant).user(user).detail(detail);
         async move { db.write(move |sql| crate::audit::insert(sql, &[e])).await }
     };
     match cmd {
         FactorCommand::List { user } => {
-            let u = find_user(db, &user).await?;
+            let u = find_user(db, tenant, &user).await?;
             let list = factors::list(db, u.tenant, &u.id).await?;
             print_json(serde_json::json!({"factors": list, "recovery_codes_left": recovery::remaining(db, u.tenant, &u.id).await?}));
         }
         FactorCommand::Totp { user, name } => {
-            let u = find_user(db, &user).await?;
-            let host = url::Url::parse(config.base_url()).ok().and_then(|x| x.host_str().map(str::to_string)).unwrap_or_else(|| "Authrim".into());
+            let u = find_user(db, tenant, &user).await?;
+            let host = url::Url::parse(&at.issuer).ok().and_then(|x| x.host_str().map(str::to_string)).unwrap_or_else(|| "Authrim".into());
             let (id, secret, uri) = totp::enrol(db, &open_vault(config)?, &host, u.tenant, &u.id, &u.username, &name).await?;
             audit("factor_enrolled", &u.id, serde_json::json!({"kind": "totp", "id": id, "by": "cli"})).await?;
             eprintln!("Shown only now: add it to the user's authenticator app (the URI as a QR code, or the secret).");
             print_json(serde_json::json!({"id": id, "secret": secret, "otpauth_uri": uri}));
         }
         FactorCommand::RecoveryCodes { user } => {
-            let u = find_user(db, &user).await?;
+            let u = find_user(db, tenant, &user).await?;
             let codes = recovery::regenerate(db, u.tenant, &u.id).await?;
             audit("recovery_codes_created", &u.id, serde_json::json!({"by": "cli"})).await?;
             eprintln!("Shown only now: each code signs in once in place of the authenticator app.");
             print_json(serde_json::json!({"codes": codes}));
         }
         FactorCommand::Remove { user, factor_id } => {
-            let u = find_user(db, &user).await?;
+            let u = find_user(db, tenant, &user).await?;
             if !factors::remove(db, u.tenant, &u.id, &factor_id).await? {
                 anyhow::bail!("{} has no factor {factor_id}", u.username);
             }
@@ -600,7 +659,7 @@ async fn factor_command(config: &Config, db: &crate::db::Database, cmd: FactorCo
             eprintln!("removed factor {factor_id} of {}", u.username);
         }
         FactorCommand::Reset { user } => {
-            let u = find_user(db, &user).await?;
+            let u = find_user(db, tenant, &user).await?;
             let n = factors::reset(db, u.tenant, &u.id).await?;
             audit("factors_reset", &u.id, serde_json::json!({"factors": n, "by": "cli"})).await?;
             eprintln!("removed {n} factor(s) and the recovery codes of {}", u.username);
@@ -609,22 +668,86 @@ async fn factor_command(config: &Config, db: &crate::db::Database, cmd: FactorCo
     Ok(())
 }
 
+/// Tenants are rows the running servers follow (within a second); a deletion removes the
+/// tenant's rows here and now (a running server would too, in the background).
+async fn tenant_command(config: &Config, db: &crate::db::Database, cmd: TenantCommand) -> anyhow::Result<()> {
+    use crate::tenant::rows;
+    let audit = |event: &str, detail: serde_json::Value| {
+        let e = crate::audit::AuditEvent::new(event).detail(detail);
+        async move { db.write(move |sql| crate::audit::insert(sql, &[e])).await }
+    };
+    let find = |slug: String| async move {
+        match db.read(move |sql| rows::find(sql, &slug)).await? {
+            Some(row) if row.state != State::Deleted => Ok(row),
+            _ => Err(anyhow::anyhow!("no such tenant")),
+        }
+    };
+    let shown = |row: &rows::TenantRow| {
+        let mut v = serde_json::to_value(row).unwrap_or_default();
+        v["issuer"] = crate::tenant::issuer_and_base(config, row).0.into();
+        v
+    };
+    match cmd {
+        TenantCommand::Create { slug, hosts, product_name } => {
+            rows::validate_slug(&slug).map_err(anyhow::Error::msg)?;
+            hosts.iter().try_for_each(|h| rows::validate_host(h)).map_err(anyhow::Error::msg)?;
+            let settings = rows::Overrides { product_name };
+            settings.validate().map_err(anyhow::Error::msg)?;
+            let row = db.write(move |sql| rows::create(sql, &slug, &hosts, &settings)).await?;
+            audit("tenant_created", serde_json::json!({"by": "cli", "tenant_id": row.id.0, "slug": row.slug})).await?;
+            print_json(shown(&row));
+        }
+        TenantCommand::List => print_json(serde_json::Value::Array(db.read(rows::load_all).await?.iter().map(shown).collect())),
+        TenantCommand::Show { slug } => print_json(shown(&find(slug).await?)),
+        TenantCommand::Disable { slug } => {
+            let id = find(slug).await?.id;
+            let row = db.write(move |sql| rows::update(sql, id, rows::Change { state: Some(State::Disabled), ..Default::default() })).await?;
+            audit("tenant_changed", serde_json::json!({"by": "cli", "tenant_id": id.0, "state": "disabled"})).await?;
+            print_json(row.as_ref().map(shown).unwrap_or_default());
+        }
+        TenantCommand::Enable { slug } => {
+            let id = find(slug).await?.id;
+            let row = db.write(move |sql| rows::update(sql, id, rows::Change { state: Some(State::Active), ..Default::default() })).await?;
+            audit("tenant_changed", serde_json::json!({"by": "cli", "tenant_id": id.0, "state": "active"})).await?;
+            print_json(row.as_ref().map(shown).unwrap_or_default());
+        }
+        TenantCommand::Delete { slug, confirm } => {
+            if confirm != slug {
+                anyhow::bail!("deleting a tenant removes all its data: repeat its slug as --confirm");
+            }
+            let id = find(slug.clone()).await?.id;
+            db.write(move |sql| rows::start_deletion(sql, id)).await?;
+            audit("tenant_deletion_started", serde_json::json!({"by": "cli", "tenant_id": id.0, "slug": slug})).await?;
+            let mut removed = 0;
+            loop {
+                match db.write(move |sql| rows::purge_batch(sql, id, 500)).await? {
+                    0 => break,
+                    n => removed += n,
+                }
+            }
+            audit("tenant_deleted", serde_json::json!({"by": "cli", "tenant_id": id.0})).await?;
+            eprintln!("deleted tenant {} ({removed} rows)", id.0);
+        }
+    }
+    Ok(())
+}
+
 /// One call to the running server's admin API: for what lives in the server's memory
 /// (sessions on the embedded store) or must happen where tokens are checked.
-async fn admin_api(config: &Config, method: reqwest::Method, path: &str) -> anyhow::Result<Option<serde_json::Value>> {
+async fn admin_api(config: &Config, issuer: &str, method: reqwest::Method, path: &str) -> anyhow::Result<Option<serde_json::Value>> {
     let token = config
         .admin_token
         .as_deref()
         .filter(|t| !t.is_empty())
         .ok_or_else(|| anyhow::anyhow!("this command talks to the running server's admin API: set AUTHRIM_ADMIN_TOKEN"))?;
-    let url = format!("{}{path}", config.base_url());
+    let url = format!("{issuer}{path}");
     let res = reqwest::Client::new()
         .request(method, &url)
         .bearer_auth(token)
         .timeout(std::time::Duration::from_secs(30))
         .send()
         .await
-        .map_err(|e| anyhow::anyhow!("cannot reach the server at {} (AUTHRIM_ISSUER): {e}", config.base_url()))?;
+        .map_err(|e| anyhow::anyhow!("cannot reach the server at {issuer} (AUTHRIM_ISSUER): {e}"))?;
     let status = res.status();
     let body: Option<serde_json::Value> = res.json().await.ok();
     if !status.is_success() {
@@ -645,14 +768,14 @@ async fn save_client(db: &crate::db::Database, client: &clients::Client) -> anyh
     Ok(db.write(move |sql| clients::save(sql, &c)).await?)
 }
 
-async fn find_client(db: &crate::db::Database, id: &str) -> anyhow::Result<clients::Client> {
+async fn find_client(db: &crate::db::Database, tenant: TenantId, id: &str) -> anyhow::Result<clients::Client> {
     let owned = id.to_string();
-    db.read(move |sql| clients::load_one(sql, TenantId::DEFAULT, &owned)).await?.ok_or_else(|| anyhow::anyhow!("no client {id:?}"))
+    db.read(move |sql| clients::load_one(sql, tenant, &owned)).await?.ok_or_else(|| anyhow::anyhow!("no client {id:?}"))
 }
 
-async fn find_user(db: &crate::db::Database, key: &str) -> anyhow::Result<users::User> {
+async fn find_user(db: &crate::db::Database, tenant: TenantId, key: &str) -> anyhow::Result<users::User> {
     let owned = key.to_string();
-    db.read(move |sql| users::find(sql, TenantId::DEFAULT, &owned)).await?.ok_or_else(|| anyhow::anyhow!("no user {key:?}"))
+    db.read(move |sql| users::find(sql, tenant, &owned)).await?.ok_or_else(|| anyhow::anyhow!("no user {key:?}"))
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ fn main() -> std::process::ExitCode {
                 .map_err(anyhow::Error::from)
                 .and_then(|rt| rt.block_on(authrim::http::server::serve(config)))
         }
-        other => authrim::cli::run_admin(&config, other, cli.init),
+        other => authrim::cli::run_admin(&config, other, cli.init, cli.tenant.as_deref()),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -115,7 +115,13 @@ async fn apply_cache_changes(app: AppState, mut work: tokio::sync::mpsc::Unbound
     while let Some(item) = work.recv().await {
         let result = match item {
             CacheWork::ReloadAll => Err(anyhow::anyhow!("reconnected")),
-            CacheWork::Registry(payload) => app.registry.apply_notification(&payload).await.map_err(Into::into),
+            CacheWork::Registry(payload) => match app.registry.apply_notification(&payload).await {
+                Ok(()) => {
+                    app.apply_tenant_changes().await;
+                    Ok(())
+                }
+                Err(e) => Err(e.into()),
+            },
             CacheWork::Keys => app.tenants.refresh_keys().await,
         };
         let Err(reason) = result else { continue };
@@ -131,5 +137,6 @@ async fn apply_cache_changes(app: AppState, mut work: tokio::sync::mpsc::Unbound
 
 async fn reload_caches(app: &AppState) -> anyhow::Result<()> {
     app.registry.resync().await?;
+    app.tenants.reload_changed(app.tenant_parts()).await?;
     app.tenants.refresh_keys().await
 }

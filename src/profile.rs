@@ -127,6 +127,7 @@ impl Profile {
             ("id_token_signed_response_alg", &meta.id_token_signed_response_alg),
             ("userinfo_signed_response_alg", &meta.userinfo_signed_response_alg),
             ("access_token_signing_alg", &meta.access_token_signing_alg),
+            ("authorization_signed_response_alg", &meta.authorization_signed_response_alg),
         ];
         algs.iter().find_map(|(name, alg)| {
             let alg = alg.as_deref()?;

@@ -60,6 +60,9 @@ pub struct Config {
     pub pushed_request_ttl: u64,
     /// Every client must push its authorization requests (RFC 9126 §5).
     pub require_pushed_authorization_requests: bool,
+    /// Seconds a JARM response JWT is valid (its `exp`): the browser carries it to the client
+    /// at once, and JARM §2.1 recommends at most ten minutes.
+    pub jarm_response_ttl: u64,
     /// `standard`, or `fapi2`: the FAPI 2.0 Security Profile's rules for every client other
     /// than Authrim's own pages (PAR, PKCE, `private_key_jwt` with the issuer as `aud`,
     /// DPoP, no refresh-token rotation, codes of at most 60 s, PS256/ES256/EdDSA); see
@@ -403,6 +406,7 @@ impl Default for Config {
             fetch_max_bytes: 64 * 1024,
             pushed_request_ttl: 90,
             require_pushed_authorization_requests: false,
+            jarm_response_ttl: 600,
             security_profile: "standard".into(),
             max_pushed_requests: 100_000,
             signing_algorithms: "RS256".into(),
@@ -553,6 +557,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_FETCH_MAX_BYTES", "fetch_max_bytes"),
     ("AUTHRIM_PUSHED_REQUEST_TTL", "pushed_request_ttl"),
     ("AUTHRIM_REQUIRE_PUSHED_AUTHORIZATION_REQUESTS", "require_pushed_authorization_requests"),
+    ("AUTHRIM_JARM_RESPONSE_TTL", "jarm_response_ttl"),
     ("AUTHRIM_SECURITY_PROFILE", "security_profile"),
     ("AUTHRIM_MAX_PUSHED_REQUESTS", "max_pushed_requests"),
     ("AUTHRIM_SIGNING_ALGORITHMS", "signing_algorithms"),
@@ -670,7 +675,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "code_expiry", "access_token_ttl", "id_token_ttl", "session_ttl", "challenge_ttl",
     "backchannel_logout_timeout", "backchannel_logout_max_attempts", "backchannel_logout_retry_initial",
     "backchannel_logout_concurrency", "client_assertion_max_lifetime", "client_jwks_cache_ttl", "client_jwks_min_refetch", "client_jwks_cache_max_entries",
-    "fetch_timeout", "fetch_max_bytes", "pushed_request_ttl", "max_pushed_requests", "registration_max_clients",
+    "fetch_timeout", "fetch_max_bytes", "pushed_request_ttl", "jarm_response_ttl", "max_pushed_requests", "registration_max_clients",
     "registration_max_per_address", "registration_unused_client_ttl",
     "dpop_proof_max_age", "dpop_nonce_lifetime", "dpop_replay_max_entries",
     "client_id_metadata_document_ttl", "client_id_metadata_document_max_ttl", "client_id_metadata_document_max_entries",
@@ -852,6 +857,11 @@ impl Config {
                 "security_profile = fapi2 signs with {} only (FAPI 2.0 §5.4): set token_signing_alg to one of them (and add it to signing_algorithms)",
                 crate::profile::FAPI_ALGS.join(", ")
             );
+        }
+        // JARM §2.1 recommends ten minutes at most; under ten seconds a slow browser or a
+        // client's clock a little behind would see it expired.
+        if !(10..=600).contains(&self.jarm_response_ttl) {
+            anyhow::bail!("jarm_response_ttl must be between 10 and 600 seconds, got {}", self.jarm_response_ttl);
         }
         if profile.is_fapi2() && self.pushed_request_ttl >= 600 {
             anyhow::bail!("security_profile = fapi2 needs pushed_request_ttl under 600 seconds (FAPI 2.0 §5.3.2.2), got {}", self.pushed_request_ttl);

@@ -390,6 +390,21 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     ALTER TABLE logout_outbox ADD COLUMN kind TEXT NOT NULL DEFAULT 'logout';
     ALTER TABLE logout_outbox ADD COLUMN payload BLOB;
     "#,
+), (
+    21,
+    // Issue 31: the tenants a deployment serves besides the default (id 0, from the
+    // settings, never a row). A deleted tenant's row stays, in state `deleted`, so that its
+    // id and slug are never given again (`tenant::rows`). Hosts are rows of their own so that
+    // the database refuses one host for two tenants.
+    r#"
+    CREATE TABLE tenants (
+        tenant_id INTEGER PRIMARY KEY, slug TEXT NOT NULL UNIQUE, state TEXT NOT NULL,
+        settings TEXT NOT NULL DEFAULT '{}', created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL
+    );
+    CREATE TABLE tenant_hosts (host TEXT PRIMARY KEY, tenant_id INTEGER NOT NULL);
+    -- `signup_max_pending` is counted per tenant.
+    CREATE INDEX pending_signups_tenant ON pending_signups(tenant_id, expires_at);
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
@@ -471,7 +486,8 @@ mod tests {
         let conn = Connection::open_in_memory().unwrap();
         migrate(&conn).unwrap();
         // Keyed by a number or a random id of ours that names no tenant's data by itself.
-        let random_keys = ["logout_outbox"];
+        // The tenants table itself: a slug and a host name one tenant across the deployment.
+        let random_keys = ["logout_outbox", "tenants", "tenant_hosts"];
         for table in tables(&conn) {
             if KEYED_BY_TENANT_HASH.contains(&table.as_str()) {
                 continue;
@@ -489,6 +505,23 @@ mod tests {
                 assert_eq!(first, "tenant_id", "{table}: unique index {index} does not begin with tenant_id");
             }
         }
+    }
+
+    /// Deleting a tenant (`tenant::rows::purge_batch`) removes its rows from every table that
+    /// holds them by `tenant_id`: a new table with the column is added to the list, or this
+    /// test names it.
+    #[test]
+    fn a_deleted_tenants_rows_are_looked_for_in_every_table_that_has_them() {
+        let conn = Connection::open_in_memory().unwrap();
+        migrate(&conn).unwrap();
+        let mut with_tenant: Vec<String> = tables(&conn)
+            .into_iter()
+            .filter(|t| !["tenants", "tenant_hosts"].contains(&t.as_str()) && columns(&conn, t).iter().any(|c| c == "tenant_id"))
+            .collect();
+        with_tenant.sort();
+        let mut listed: Vec<String> = crate::tenant::rows::TENANT_TABLES.iter().map(|t| t.to_string()).collect();
+        listed.sort();
+        assert_eq!(listed, with_tenant);
     }
 
     /// A row for `table` with a value of its declared type in every column, unlike any other

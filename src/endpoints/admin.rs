@@ -34,6 +34,7 @@ pub fn router(app: AppState) -> Router<AppState> {
         .route("/admin/audit", get(list_audit))
         .route("/admin/registration-tokens", post(create_registration_token))
         .merge(super::admin_factors::routes())
+        .merge(super::admin_tenants::routes())
         .layer(axum::middleware::from_fn_with_state(app, require_admin))
 }
 
@@ -49,7 +50,7 @@ async fn require_admin(app: Issuer, req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
-fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, OAuthError> {
+pub(crate) fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, OAuthError> {
     serde_json::from_slice(body).map_err(|e| OAuthError::invalid_request(format!("invalid JSON body: {e}")))
 }
 

@@ -2,7 +2,7 @@
 //! input types (utoipa), served at `GET /admin/openapi.json` (public: it describes, it
 //! grants nothing; every operation it lists needs the admin token).
 
-use super::{admin, admin_factors};
+use super::{admin, admin_factors, admin_tenants};
 use crate::registry::{clients::TokenExchangePolicy, ClientInput, UserInput};
 use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -12,7 +12,7 @@ use utoipa::{Modify, OpenApi};
 #[openapi(
     info(
         title = "Authrim admin API",
-        description = "Clients, users, sessions, second factors, registration tokens and the audit log, behind `Authorization: Bearer $AUTHRIM_ADMIN_TOKEN` (off when no admin token is set). Errors are OAuth JSON errors (`error`, `error_description`)."
+        description = "Clients, users, sessions, second factors, registration tokens and the audit log of a tenant (at its issuer), and the tenants (at the deployment's issuer), behind `Authorization: Bearer $AUTHRIM_ADMIN_TOKEN` (off when no admin token is set). Errors are OAuth JSON errors (`error`, `error_description`)."
     ),
     paths(
         admin::list_clients, admin::create_client, admin::show_client, admin::update_client, admin::rotate_secret, admin::delete_client,
@@ -20,8 +20,9 @@ use utoipa::{Modify, OpenApi};
         admin::list_sessions, admin::end_all_sessions, admin::end_one_session, admin::withdraw_consent,
         admin::list_audit, admin::create_registration_token,
         admin_factors::list, admin_factors::reset, admin_factors::remove, admin_factors::enrol_totp, admin_factors::new_recovery_codes,
+        admin_tenants::list_tenants, admin_tenants::create_tenant, admin_tenants::show_tenant, admin_tenants::update_tenant, admin_tenants::delete_tenant,
     ),
-    components(schemas(ClientInput, UserInput, TokenExchangePolicy, admin::RegistrationTokenRequest, admin_factors::Enrol)),
+    components(schemas(ClientInput, UserInput, TokenExchangePolicy, admin::RegistrationTokenRequest, admin_factors::Enrol, admin_tenants::NewTenant, admin_tenants::TenantChange, crate::tenant::rows::Overrides, crate::tenant::rows::State)),
     modifiers(&AdminToken)
 )]
 struct AdminApi;

@@ -36,6 +36,8 @@ fn issuer_path(app: &Issuer) -> String {
 fn metadata(app: &Issuer) -> serde_json::Value {
     let profile = app.profile();
     let jwt_algs: Vec<&str> = ASYMMETRIC_ALGS.iter().chain(HMAC_ALGS).copied().filter(|a| profile.allows_alg(a)).collect();
+    // What a client may ask its signed answers in (ID tokens list RS256 always: below).
+    let signing_algs: Vec<&str> = app.keys().algorithms().iter().copied().filter(|a| profile.allows_alg(a)).collect();
     // FAPI 2.0 §5.3.2.1: private_key_jwt only (Authrim's own pages are not listed clients).
     let auth_methods: Vec<&str> = AUTH_METHODS.iter().copied().filter(|m| !profile.is_fapi2() || *m == AUTH_PRIVATE_KEY_JWT).collect();
     let mut doc = json!({
@@ -64,7 +66,7 @@ fn metadata(app: &Issuer) -> serde_json::Value {
         // OpenID Connect Discovery §3: RS256 MUST be listed, so it stays under FAPI 2.0 (which
         // signs nothing with it: `tokens::id_token_alg`, `profile::refusal`).
         "id_token_signing_alg_values_supported": app.keys().algorithms(),
-        "userinfo_signing_alg_values_supported": app.keys().algorithms().iter().filter(|a| profile.allows_alg(a)).collect::<Vec<_>>(),
+        "userinfo_signing_alg_values_supported": &signing_algs,
         "token_endpoint_auth_methods_supported": &auth_methods,
         "code_challenge_methods_supported": ["S256"],
         "claims_supported": supported_claims().into_iter()
@@ -102,10 +104,12 @@ fn metadata(app: &Issuer) -> serde_json::Value {
     doc["backchannel_authentication_endpoint"] = app.endpoint(crate::endpoints::ciba::PATH).into();
     doc["backchannel_token_delivery_modes_supported"] = crate::endpoints::ciba::DELIVERY_MODES.into();
     doc["backchannel_user_code_parameter_supported"] = false.into();
-    // OpenID Connect Discovery §3: what ID tokens and userinfo answers can be encrypted with
-    // (`keys::jwe`), to the client's keys.
+    // JARM §4: what `authorization_signed_response_alg` may name.
+    doc["authorization_signing_alg_values_supported"] = signing_algs.into();
     // RFC 9701 §7: introspection answers as JWTs, signed with what userinfo may be.
     doc["introspection_signing_alg_values_supported"] = doc["userinfo_signing_alg_values_supported"].clone();
+    // OpenID Connect Discovery §3, RFC 9701 §7: what ID tokens, userinfo and introspection
+    // answers can be encrypted with (`keys::jwe`), to the client's keys.
     for what in ["id_token", "userinfo", "introspection"] {
         doc[format!("{what}_encryption_alg_values_supported")] = crate::keys::jwe::KEY_ALGS.into();
         doc[format!("{what}_encryption_enc_values_supported")] = crate::keys::jwe::CONTENT_ENCS.into();

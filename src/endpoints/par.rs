@@ -49,7 +49,7 @@ async fn handle(app: &Issuer, headers: &HeaderMap, form: Result<FormParams, OAut
     let mut req = request::read(app, &params, request::Via::Pushed).await.map_err(|rejection| match rejection {
         request::Rejection::Page(message) => OAuthError::invalid_request(message),
         request::Rejection::Unredirectable(error) => error,
-        request::Rejection::Redirect { error, .. } => error,
+        request::Rejection::Redirect { error, .. } => *error,
     })?;
     // Applied to the request as read (a signed request object's parameters replace the
     // form's, so setting the form's dpop_jkt would be lost).

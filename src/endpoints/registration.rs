@@ -60,6 +60,11 @@ struct Registration {
     require_signed_request_object: Option<bool>,
     request_uris: Option<Vec<String>>,
     initiate_login_uri: Option<String>,
+    /// JARM §3.
+    authorization_signed_response_alg: Option<String>,
+    /// JARM §3: refused until JARM responses can be encrypted (`authorize::jarm::seal`).
+    authorization_encrypted_response_alg: Option<String>,
+    authorization_encrypted_response_enc: Option<String>,
     require_pushed_authorization_requests: Option<bool>,
     dpop_bound_access_tokens: Option<bool>,
     post_logout_redirect_uris: Option<Vec<String>>,
@@ -118,6 +123,10 @@ impl Registration {
         unsupported("userinfo_signed_response_alg", &self.userinfo_signed_response_alg, app.keys().algorithms())?;
         unsupported("introspection_signed_response_alg", &self.introspection_signed_response_alg, app.keys().algorithms())?;
         unsupported("request_object_encryption_alg", &self.request_object_encryption_alg, &[])?;
+        // JARM §3: `none` is not allowed; only what the server signs with is.
+        unsupported("authorization_signed_response_alg", &self.authorization_signed_response_alg, app.keys().algorithms())?;
+        unsupported("authorization_encrypted_response_alg", &self.authorization_encrypted_response_alg, &[])?;
+        unsupported("authorization_encrypted_response_enc", &self.authorization_encrypted_response_enc, &[])?;
 
         let config = &app.config;
         let grant_types = self.grant_types.unwrap_or_else(|| vec!["authorization_code".into()]);
@@ -185,6 +194,7 @@ impl Registration {
             jwks_uri: text(self.jwks_uri),
             token_endpoint_auth_signing_alg: text(self.token_endpoint_auth_signing_alg),
             require_pushed_authorization_requests: Some(self.require_pushed_authorization_requests.unwrap_or(false)),
+            authorization_signed_response_alg: text(self.authorization_signed_response_alg),
             request_object_signing_alg: text(self.request_object_signing_alg),
             require_signed_request_object: Some(self.require_signed_request_object.unwrap_or(false)),
             request_uris: Some(self.request_uris.unwrap_or_default()),

@@ -5,7 +5,7 @@
 //! `pending_signups` (the password already an Argon2 hash, the link's token a SHA-256) and a
 //! link goes to the address; opening it and confirming (a POST, so that a mail scanner
 //! following links does not confirm) creates the user with `email_verified`. Pending
-//! sign-ups are bounded (`signup_max_pending`, the oldest dropped past it) and expire
+//! sign-ups are bounded per tenant (`signup_max_pending`, the oldest dropped past it) and expire
 //! (`email_verification_ttl`); sign-ups are throttled per client address
 //! (`signup_max_per_address`) and their mail per recipient (`mail_max_per_recipient`). Forms
 //! carry a token sealed to the browser cookie (CSRF).
@@ -222,11 +222,13 @@ pub async fn submit(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
             let evicted = crate::mail::keep_if(sql, keep_pending, |sql| {
                 // Full: the oldest waiting sign-ups make room (their links stop working), so
                 // that a flood of sign-ups cannot keep the form shut for a link's lifetime.
-                let over = sql.query("SELECT COUNT(*) FROM pending_signups", &[])?[0].i64(0)? - max + 1;
+                // Per tenant: one tenant's flood does not evict another's sign-ups.
+                let over = sql.query("SELECT COUNT(*) FROM pending_signups WHERE tenant_id = ?1", crate::params![tenant])?[0].i64(0)? - max + 1;
                 let evicted = if over > 0 {
                     sql.execute(
-                        "DELETE FROM pending_signups WHERE token_hash IN (SELECT token_hash FROM pending_signups ORDER BY expires_at, token_hash LIMIT ?1)",
-                        crate::params![over],
+                        "DELETE FROM pending_signups WHERE tenant_id = ?2 AND token_hash IN
+                           (SELECT token_hash FROM pending_signups WHERE tenant_id = ?2 ORDER BY expires_at, token_hash LIMIT ?1)",
+                        crate::params![over, tenant],
                     )?
                 } else {
                     0

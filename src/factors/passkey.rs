@@ -120,15 +120,23 @@ fn suggested_issuer(issuer: &Url) -> String {
 impl Passkeys {
     /// From the configuration: `None` when passkeys are off.
     pub fn from_config(config: &crate::config::Config, vault: &Vault, tenant: TenantId) -> anyhow::Result<Option<Self>> {
+        Self::for_tenant(config, vault, tenant, None)
+    }
+
+    /// A tenant's: one served under the deployment's issuer is the deployment's relying party
+    /// (`webauthn_rp_id`, `webauthn_origins`); one at a host of its own (`host_issuer`) is
+    /// that host's.
+    pub fn for_tenant(config: &crate::config::Config, vault: &Vault, tenant: TenantId, host_issuer: Option<&str>) -> anyhow::Result<Option<Self>> {
         if !config.passkeys {
             return Ok(None);
         }
-        let issuer = Url::parse(&config.issuer)?;
-        let rp_id = match &config.webauthn_rp_id {
+        let issuer = Url::parse(host_issuer.unwrap_or(&config.issuer))?;
+        let settings = host_issuer.is_none();
+        let rp_id = match config.webauthn_rp_id.as_ref().filter(|_| settings) {
             Some(id) => id.clone(),
             None => issuer.host_str().unwrap_or_default().to_string(),
         };
-        let origins: Vec<Url> = match &config.webauthn_origins {
+        let origins: Vec<Url> = match config.webauthn_origins.as_ref().filter(|_| settings) {
             Some(list) => crate::util::split_list(list).map(Url::parse).collect::<Result<_, _>>()?,
             None => vec![Url::parse(&issuer.origin().ascii_serialization())?],
         };
@@ -137,7 +145,7 @@ impl Passkeys {
         // before webauthn-rs is asked: it logs its refusal at ERROR, which would be a red line
         // on every start of a server whose issuer is simply on 127.0.0.1.
         if is_ip_address(&rp_id) {
-            if config.webauthn_rp_id.is_none() && config.webauthn_origins.is_none() {
+            if !settings || (config.webauthn_rp_id.is_none() && config.webauthn_origins.is_none()) {
                 tracing::warn!(issuer = %config.issuer, "passkeys are off: the issuer's host is an IP address and WebAuthn needs a domain name; use a name such as {} as the issuer, or set webauthn_rp_id and webauthn_origins", suggested_issuer(&issuer));
                 return Ok(None);
             }

@@ -1,6 +1,7 @@
-//! The policy every request passes through, as one tower layer: the tenant it addresses
-//! (`tenant::Tenants::resolve`, put in the request's extensions for the `Issuer` extractor),
-//! CORS (`cors`), the guarantee that API errors are OAuth JSON (`json_errors`), and the
+//! What every request passes through. Before routing, `Root`: the tenant it addresses
+//! (`tenant::Tenants::resolve`, which takes a path tenant's `/t/{slug}` off the URI so that
+//! the routes know nothing of tenants), put in the request's extensions for the `Issuer`
+//! extractor. Then, as one tower layer on the routes, `Edge`: CORS (`cors`), the guarantee that API errors are OAuth JSON (`json_errors`), and the
 //! rendering of pages (`ui::Page`) with the tenant's templates in the language the request's
 //! `Accept-Language` prefers.
 //!
@@ -12,6 +13,7 @@
 //! rewritten (its body read) takes a boxed future.
 
 use super::{cors, json_errors};
+use axum::Router;
 use crate::app::AppState;
 use crate::tenant::Tenant;
 use std::sync::Arc;
@@ -84,8 +86,10 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, mut req: Request) -> Self::Future {
-        let tenant = self.app.tenants.resolve(&req);
+    fn call(&mut self, req: Request) -> Self::Future {
+        // Put there by `Root`, before routing; a request that reached the router otherwise is
+        // a bug of ours, answered as the default tenant's (whose routes it was matched to).
+        let tenant = req.extensions().get::<Arc<Tenant>>().cloned().unwrap_or_else(|| self.app.tenants.default_tenant().clone());
         let cors = match cors::before(&self.app, tenant.id, &req) {
             Ok(pending) => pending,
             Err(preflight) => return EdgeFuture::Ready { res: Some(preflight) },
@@ -93,7 +97,6 @@ where
         let path = req.uri().path();
         let browser_page = json_errors::answers_pages(path, req.headers());
         let pages = (browser_page || path == "/").then(|| (tenant.clone(), req.headers().get(axum::http::header::ACCEPT_LANGUAGE).cloned()));
-        req.extensions_mut().insert(tenant);
         let policy = Policy { browser_page, cors, pages };
         EdgeFuture::Inner { fut: self.inner.call(req), policy: Some(policy) }
     }
@@ -135,5 +138,37 @@ where
             };
             self.set(next);
         }
+    }
+}
+
+/// The service connections hand requests to: the tenant resolved (and a path tenant's prefix
+/// taken off the URI) before the router matches a route. A slug no active tenant has is left
+/// in the path, so that no route matches it and the router's fallback answers 404 (a page or
+/// JSON, as for any unknown path): never the default tenant's endpoint by chance.
+#[derive(Clone)]
+pub struct Root {
+    app: AppState,
+    router: Router,
+}
+
+impl Root {
+    pub fn new(app: AppState, router: Router) -> Self {
+        Self { app, router }
+    }
+}
+
+impl Service<Request> for Root {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = <Router as Service<Request>>::Future;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Service::<Request>::poll_ready(&mut self.router, cx)
+    }
+
+    fn call(&mut self, mut req: Request) -> Self::Future {
+        let tenant = self.app.tenants.resolve(&mut req).unwrap_or_else(|| self.app.tenants.default_tenant().clone());
+        req.extensions_mut().insert(tenant);
+        self.router.call(req)
     }
 }

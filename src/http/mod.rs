@@ -27,6 +27,11 @@ use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, 
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
+/// Every route, behind the tenant resolver (`edge::Root`).
+pub fn root(app: AppState) -> edge::Root {
+    edge::Root::new(app.clone(), router(app))
+}
+
 pub fn router(app: AppState) -> Router {
     let mut r = Router::new()
         .route("/.well-known/openid-configuration", get(discovery::openid_configuration))

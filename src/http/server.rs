@@ -65,7 +65,7 @@ impl RunningServer {
 }
 
 pub async fn run(app: AppState, listener: std::net::TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
-    let router = super::router(app.clone());
+    let router = super::root(app.clone());
     let tls = match (&app.config.tls_cert, &app.config.tls_key) {
         (Some(cert), Some(key)) => Some(connections::tls_acceptor(cert, key)?),
         _ => None,
@@ -134,8 +134,9 @@ fn spawn_housekeeping(app: AppState) -> Vec<JoinHandle<()>> {
                 let mut tick = tokio::time::interval(Duration::from_secs(1));
                 loop {
                     tick.tick().await;
-                    if let Err(e) = app.registry.poll_changes().await {
-                        tracing::warn!(error = %e, "registry poll failed");
+                    match app.registry.poll_changes().await {
+                        Ok(_) => app.apply_tenant_changes().await,
+                        Err(e) => tracing::warn!(error = %e, "registry poll failed"),
                     }
                 }
             })
@@ -154,9 +155,20 @@ fn spawn_housekeeping(app: AppState) -> Vec<JoinHandle<()>> {
             }
         }
     }});
+    // Deleted tenants' rows, in short batches (resumed after a restart).
+    let purge = tokio::spawn({
+        let app = app.clone();
+        async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                tick.tick().await;
+                crate::tenant::purge_deleted(&app).await;
+            }
+        }
+    });
     let backchannel = tokio::spawn(crate::logout::backchannel::run(app.clone()));
     let mail = tokio::spawn(crate::mail::run(app.clone()));
-    let mut tasks = vec![sweeper, follow, key_refresh, backchannel, mail];
+    let mut tasks = vec![sweeper, follow, key_refresh, purge, backchannel, mail];
     // Dynamically registered clients never used: looked for a few times per TTL (at most
     // every minute), so that one outlives its TTL by a fraction of it at most.
     let ttl = app.config.registration_unused_client_ttl;

@@ -102,17 +102,22 @@ pub struct Started {
 
 impl Upstreams {
     pub fn new(config: &crate::config::Config) -> anyhow::Result<Self> {
+        Self::from_list(config, config.identity_providers.clone())
+    }
+
+    /// `providers`, with the deployment's fetch settings.
+    pub fn from_list(config: &crate::config::Config, providers: Vec<IdentityProvider>) -> anyhow::Result<Self> {
         let timeout = Duration::from_secs(config.fetch_timeout.max(1));
         let http = Fetcher::for_operator(timeout, MAX_BYTES)?;
         let mut assertion_keys = HashMap::new();
-        for p in &config.identity_providers {
+        for p in &providers {
             if let Some(file) = &p.private_key_file {
                 assertion_keys.insert(p.id.clone(), assertion_key(file, p.client_assertion_alg.as_deref()).map_err(|e| anyhow::anyhow!("identity provider {}: {e}", p.id))?);
             }
         }
         Ok(Self {
             assertion_keys,
-            providers: config.identity_providers.clone(),
+            providers,
             http,
             endpoints: Mutex::new(HashMap::new()),
             keys: Mutex::new(HashMap::new()),

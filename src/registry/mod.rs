@@ -116,6 +116,8 @@ enum Change {
     Client(TenantId, String, Option<Box<Client>>),
     User(TenantId, String, Option<User>),
     Consent(TenantId, String, Option<String>),
+    /// A tenant was created, changed or deleted: built again by `App::apply_tenant_changes`.
+    Tenant(TenantId),
     Unknown,
 }
 
@@ -131,6 +133,7 @@ fn read_change(sql: &mut dyn Sql, tenant: TenantId, kind: &str, id: &str) -> Sto
             )?;
             Change::Consent(tenant, id.to_string(), row.map(|r| r.text(0)).transpose()?)
         }
+        "tenant" => Change::Tenant(tenant),
         _ => Change::Unknown,
     })
 }
@@ -163,6 +166,8 @@ pub struct Registry {
     /// Dynamically registered clients this node has recorded as used: each is written once
     /// (`note_client_used`). At most the dynamically registered clients (`registration_max_clients`).
     noted_used: parking_lot::Mutex<std::collections::HashSet<(TenantId, String)>>,
+    /// Tenants changed since `take_tenant_changes` last looked (at most every tenant).
+    tenant_changes: parking_lot::Mutex<std::collections::BTreeSet<TenantId>>,
 }
 
 impl Registry {
@@ -175,6 +180,7 @@ impl Registry {
             last_seq: AtomicI64::new(0),
             db,
             noted_used: parking_lot::Mutex::default(),
+            tenant_changes: parking_lot::Mutex::default(),
         };
         registry.resync().await?;
         Ok(registry)
@@ -282,8 +288,27 @@ impl Registry {
                     c.remove(&key);
                 }
             }
+            Change::Tenant(tenant) => drop(self.tenant_changes.lock().insert(tenant)),
             Change::Unknown => {}
         }
+    }
+
+    /// The tenants changed since the last call (by this node, the CLI or another node).
+    pub fn take_tenant_changes(&self) -> Vec<TenantId> {
+        std::mem::take(&mut *self.tenant_changes.lock()).into_iter().collect()
+    }
+
+    /// Note that tenant `id` changed (this node's own change, built at once).
+    pub fn tenant_changed(&self, id: TenantId) {
+        self.tenant_changes.lock().insert(id);
+    }
+
+    /// Drop a deleted tenant's clients, users and consents from memory.
+    pub fn forget_tenant(&self, id: TenantId) {
+        self.clients.write().remove(&id);
+        self.users.write().remove(&id);
+        self.consents.write().remove(&id);
+        self.noted_used.lock().retain(|(t, _)| *t != id);
     }
 }
 

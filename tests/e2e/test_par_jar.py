@@ -341,7 +341,7 @@ def test_pushed_request_refusals(authrim_server, discovery, alice):
         ({"request_uri": REQUEST_URI_PREFIX + "x"}, "invalid_request"),
         ({"response_type": "token"}, "unsupported_response_type"),
         ({"code_challenge_method": "plain"}, "invalid_request"),
-        ({"response_mode": "query.jwt"}, "invalid_request"),
+        ({"response_mode": "query.jws"}, "invalid_request"),
         ({"scope": "not-a-scope"}, "invalid_scope"),
     ]:
         params, _ = basic.request_params(discovery)

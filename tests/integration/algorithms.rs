@@ -10,7 +10,7 @@ async fn jwks(s: &TestServer) -> JwkSet {
 }
 
 /// Verify `jwt` with the published key its header names; its header `alg`.
-async fn verify(s: &TestServer, jwt: &str) -> (String, Value) {
+pub async fn verify(s: &TestServer, jwt: &str) -> (String, Value) {
     let header = jsonwebtoken::decode_header(jwt).unwrap();
     let set = jwks(s).await;
     let jwk = set.find(header.kid.as_deref().unwrap()).expect("the kid is published");

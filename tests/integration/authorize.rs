@@ -276,7 +276,7 @@ async fn invalid_requests_from_a_known_client_are_redirected_with_the_error() {
         (vec![("response_type", "code"), ("scope", "openid"), ("prompt", "bogus")], "invalid_request"),
         (vec![("response_type", "code"), ("scope", "openid"), ("max_age", "-1")], "invalid_request"),
         (vec![("response_type", "code"), ("scope", "openid"), ("claims", "{not json")], "invalid_request"),
-        (vec![("response_type", "code"), ("scope", "openid"), ("response_mode", "jwt")], "invalid_request"),
+        (vec![("response_type", "code"), ("scope", "openid"), ("response_mode", "jwt.query")], "invalid_request"),
     ];
     for (extra, expected) in cases {
         let mut q = vec![("client_id", id.as_str()), ("redirect_uri", REDIRECT), ("state", "keep")];

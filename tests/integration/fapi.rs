@@ -10,9 +10,9 @@ use crate::harness::*;
 use authrim::util::{b64, sha256};
 use serde_json::{json, Value};
 
-const VERIFIER: &str = "fapi-verifier-0123456789-0123456789-0123456789";
+pub const VERIFIER: &str = "fapi-verifier-0123456789-0123456789-0123456789";
 
-async fn fapi_server() -> TestServer {
+pub async fn fapi_server() -> TestServer {
     TestServer::start_with(|c| {
         c.security_profile = "fapi2".into();
         c.signing_algorithms = "RS256 ES256".into();
@@ -22,7 +22,7 @@ async fn fapi_server() -> TestServer {
 }
 
 /// POST `/par` as `bank` with an assertion whose `aud` is `aud`.
-async fn push(s: &TestServer, signer: &Signer, aud: Value, extra: &[(&str, &str)]) -> (u16, Value) {
+pub async fn push(s: &TestServer, signer: &Signer, aud: Value, extra: &[(&str, &str)]) -> (u16, Value) {
     let assertion = signer.assertion("bank", "", json!({"aud": aud}));
     let mut form = vec![
         ("response_type", "code"),

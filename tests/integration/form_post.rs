@@ -101,7 +101,7 @@ async fn unknown_response_modes_are_refused_in_the_default_mode_and_untrusted_ur
     let s = TestServer::start().await;
     s.client("rp", json!({})).await;
     let b = s.browser();
-    for mode in ["query.jwt", "jwt", "form_post.jwt", "FORM_POST"] {
+    for mode in ["jwt.query", "JWT", "form_post.jws", "FORM_POST"] {
         let page = Page::from(b.authorize(&query(&[("response_mode", mode), ("state", "s")])).await).await;
         let p = page.redirect_params();
         assert_eq!((p["error"].as_str(), p["state"].as_str()), ("invalid_request", "s"), "{mode}");
@@ -111,5 +111,5 @@ async fn unknown_response_modes_are_refused_in_the_default_mode_and_untrusted_ur
     assert_eq!(page.status, 400);
     assert!(!page.html.contains("<form"), "{}", page.html);
     let d: serde_json::Value = s.http.get(s.url("/.well-known/openid-configuration")).send().await.unwrap().json().await.unwrap();
-    assert_eq!(d["response_modes_supported"], json!(["query", "fragment", "form_post"]));
+    assert_eq!(d["response_modes_supported"], json!(["query", "fragment", "form_post", "jwt", "query.jwt", "fragment.jwt", "form_post.jwt"]));
 }

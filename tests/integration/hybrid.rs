@@ -26,8 +26,8 @@ fn fragment(page: &Page) -> HashMap<String, String> {
     page.fragment_params()
 }
 
-/// Sign in and consent, then return the final answer (a redirect or a form_post page).
-async fn sign_in(b: &Browser, q: &[(&str, &str)]) -> Page {
+/// Sign in (as alice) and consent, then return the final answer (a redirect or a form_post page).
+pub async fn sign_in(b: &Browser, q: &[(&str, &str)]) -> Page {
     let mut page = Page::from(b.authorize(q).await).await;
     if page.is_login() {
         page = b.post("/login", &[("challenge", &page.challenge()), ("username", "alice"), ("password", PASSWORD)]).await;

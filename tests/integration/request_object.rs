@@ -4,7 +4,7 @@ use crate::client_jwt::{jwks, Signer};
 use crate::harness::*;
 use serde_json::{json, Value};
 
-fn object(s: &TestServer, client_id: &str, changes: Value) -> Value {
+pub fn object(s: &TestServer, client_id: &str, changes: Value) -> Value {
     let mut c = json!({
         "iss": client_id, "aud": s.issuer(), "exp": authrim::util::now() + 300, "iat": authrim::util::now(),
         "client_id": client_id, "response_type": "code", "redirect_uri": REDIRECT, "scope": "openid profile",

@@ -291,3 +291,26 @@ async fn filling_the_pending_cap_does_not_stop_a_new_sign_up() {
     }
     assert_eq!(dead, 1, "the oldest one made room");
 }
+
+/// `signup_max_pending` is each tenant's (issue 31): sign-ups flooding one tenant drop that
+/// tenant's oldest, never another tenant's waiting sign-up.
+#[tokio::test]
+async fn one_tenants_sign_ups_never_evict_anothers() {
+    let (s, mail) = server(|c| c.signup_max_pending = 3).await;
+    assert_eq!(s.admin(reqwest::Method::POST, "/admin/tenants", Some(json!({"slug": "acme"}))).await.0, 201);
+    let (a, _) = signup(&s, "10.9.0.1", "legit", "legit@example.com").await;
+    assert_eq!(a.status, 200, "{a:?}");
+    for i in 0..6 {
+        let (a, _) = submit(&s, "/t/acme/signup", &format!("10.9.1.{}", i + 1), &[("username", &format!("f{i}")), ("email", &format!("f{i}@acme.example")), ("password", PASS), ("confirm_password", PASS)]).await;
+        assert_eq!(a.status, 200, "{a:?}");
+    }
+    let per_tenant = s.server.app.db.read(|sql| sql.query("SELECT tenant_id, COUNT(*) FROM pending_signups GROUP BY tenant_id ORDER BY tenant_id", &[])).await.unwrap();
+    let counts: Vec<(i64, i64)> = per_tenant.iter().map(|r| (r.i64(0).unwrap(), r.i64(1).unwrap())).collect();
+    assert_eq!(counts.len(), 2, "{counts:?}");
+    assert_eq!(counts[0], (0, 1), "the default tenant's sign-up is still waiting");
+    assert_eq!(counts[1].1, 3, "acme's within its own cap");
+    let messages = wait_for(&mail, 7).await;
+    let legit = messages.iter().find(|m| to(m) == "legit@example.com").expect("the default tenant's link");
+    let done = post(&s.browser(), "/signup/verify", &[("token", &token_of(legit))]).await;
+    assert!(done.html.contains("Your account is ready"), "{}", done.html);
+}

@@ -292,6 +292,18 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     ALTER TABLE logout_outbox ADD COLUMN kind TEXT NOT NULL DEFAULT 'logout';
     ALTER TABLE logout_outbox ADD COLUMN payload BYTEA;
     "#,
+), (
+    20,
+    // As SQLite's migration 21: the tenants besides the default, and their hosts.
+    r#"
+    CREATE TABLE tenants (
+        tenant_id BIGINT PRIMARY KEY, slug TEXT NOT NULL UNIQUE, state TEXT NOT NULL,
+        settings TEXT NOT NULL DEFAULT '{}', created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL
+    );
+    CREATE TABLE tenant_hosts (host TEXT PRIMARY KEY, tenant_id BIGINT NOT NULL);
+    -- `signup_max_pending` is counted per tenant.
+    CREATE INDEX pending_signups_tenant ON pending_signups(tenant_id, expires_at);
+    "#,
 )];
 
 /// The version the migrations bring a database to.

@@ -22,6 +22,7 @@ use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
 mod front_channel;
+mod jarm;
 pub mod pushed;
 pub mod request;
 mod request_object;
@@ -98,8 +99,8 @@ async fn authorize(app: &Issuer, headers: &HeaderMap, params: Result<Params, OAu
         Err(Rejection::Unredirectable(e)) => {
             return pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-bad-request").detail(format!("{}: {}", e.code, e.description)))
         }
-        Err(Rejection::Redirect { redirect_uri, state, mode, error }) => {
-            let to = ReplyTo { redirect_uri: &redirect_uri, state: state.as_deref(), mode };
+        Err(Rejection::Redirect { client_id, redirect_uri, state, mode, error }) => {
+            let to = ReplyTo { client_id: &client_id, redirect_uri: &redirect_uri, state: state.as_deref(), mode };
             return response::error(app, &to, &error, StatusCode::FOUND);
         }
     };

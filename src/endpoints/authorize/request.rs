@@ -61,7 +61,7 @@ pub struct AuthorizationRequest {
 impl AuthorizationRequest {
     /// Where this request's response goes.
     pub fn reply_to(&self) -> ReplyTo<'_> {
-        ReplyTo { redirect_uri: &self.redirect_uri, state: self.state.as_deref(), mode: self.response_mode }
+        ReplyTo { client_id: &self.client_id, redirect_uri: &self.redirect_uri, state: self.state.as_deref(), mode: self.response_mode }
     }
 
     pub fn prompts(&self, p: &str) -> bool {
@@ -122,8 +122,8 @@ pub enum Rejection {
     /// An error with no trusted redirect URI to send it to (a request object that cannot be
     /// used): shown to the user as a page, answered to a pushing client as itself.
     Unredirectable(OAuthError),
-    /// Sent back to the client's redirect URI.
-    Redirect { redirect_uri: String, state: Option<String>, mode: ResponseMode, error: OAuthError },
+    /// Sent back to the client's redirect URI (the error boxed: a `Result` of this stays small).
+    Redirect { client_id: String, redirect_uri: String, state: Option<String>, mode: ResponseMode, error: Box<OAuthError> },
 }
 
 /// How the request arrived.
@@ -167,12 +167,14 @@ fn validate(app: &Issuer, p: &Params, via: Via, signed: bool) -> Result<Authoriz
     let raw_type = p.get("response_type");
     let mode = ResponseMode::parse(p.get("response_mode"), raw_type);
     let response_mode = mode.clone().unwrap_or_else(|_| ResponseMode::default_for(raw_type));
-    // A request for tokens in the query is refused, and not in the query.
-    let error_mode = match response_mode {
-        ResponseMode::Query => ResponseMode::default_for(raw_type),
-        other => other,
+    let error_mode = response_mode.for_errors(raw_type);
+    let fail = |error: OAuthError| Rejection::Redirect {
+        client_id: client.id().to_string(),
+        redirect_uri: redirect_uri.to_string(),
+        state: state.clone(),
+        mode: error_mode,
+        error: Box::new(error),
     };
-    let fail = |error: OAuthError| Rejection::Redirect { redirect_uri: redirect_uri.to_string(), state: state.clone(), mode: error_mode, error };
     mode.map_err(fail)?;
 
     if client.meta.require_signed_request_object && !signed {

@@ -105,11 +105,13 @@ pub async fn unpack(app: &Issuer, params: &Params) -> Result<Params, Rejection> 
 pub(super) fn refuse(client: &Client, params: &Params, error: OAuthError) -> Rejection {
     match params.get("redirect_uri").filter(|u| client.has_redirect_uri(u)) {
         Some(uri) => Rejection::Redirect {
+            client_id: client.id().to_string(),
             redirect_uri: uri.to_string(),
             state: params.get("state").map(str::to_string),
             mode: ResponseMode::parse(params.get("response_mode"), params.get("response_type"))
-                .unwrap_or_else(|_| ResponseMode::default_for(params.get("response_type"))),
-            error,
+                .unwrap_or_else(|_| ResponseMode::default_for(params.get("response_type")))
+                .for_errors(params.get("response_type")),
+            error: Box::new(error),
         },
         None => Rejection::Unredirectable(error),
     }

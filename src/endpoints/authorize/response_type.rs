@@ -107,8 +107,10 @@ pub fn check(app: &Issuer, client: &Client, raw: Option<&str>, mode: ResponseMod
         return Err(OAuthError::unauthorized_client(format!("this client did not register response_type {:?}", t.as_str())));
     }
     // Multiple Response Type Encoding Practices §5: tokens never in the query (logs, Referer).
-    if mode == ResponseMode::Query {
-        return Err(OAuthError::invalid_request(format!("response_mode=query cannot be used with response_type={}", t.as_str())));
+    // JARM §2.3.1 allows `query.jwt` with them only if the JWT is encrypted, which is not
+    // offered yet (`jarm::seal`): refused as well.
+    if mode.in_query() {
+        return Err(OAuthError::invalid_request(format!("response_mode={} cannot be used with response_type={}", mode.as_str(), t.as_str())));
     }
     // A token from the authorization endpoint has no DPoP proof to be bound to.
     if t.has_token() && app.profile().requires_dpop(client) {

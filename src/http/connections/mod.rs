@@ -17,7 +17,7 @@ use crate::error::OAuthError;
 use axum::extract::ConnectInfo;
 use axum::http;
 use axum::response::IntoResponse;
-use axum::Router;
+use super::edge::Root;
 use gate::{Gate, Permit};
 use hyper::body::Incoming;
 use hyper::server::conn::{http1, http2};
@@ -66,7 +66,7 @@ impl Limits {
 
 /// Serves `router` on `listener` until `shutdown` resolves, then drains the open connections.
 pub struct Server {
-    router: Router,
+    router: Root,
     tls: Option<TlsAcceptor>,
     limits: Limits,
     gate: Arc<Gate>,
@@ -75,7 +75,7 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn new(router: Router, tls: Option<TlsAcceptor>, limits: Limits) -> Arc<Self> {
+    pub fn new(router: Root, tls: Option<TlsAcceptor>, limits: Limits) -> Arc<Self> {
         let mut h1 = http1::Builder::new();
         // Off: hyper's header timer also runs while a kept-alive connection waits for its next
         // request, so it cannot tell a slow header from an idle connection. Ours can (timeouts.rs).
@@ -207,7 +207,7 @@ where
 /// (`ConnectInfo`, for the login rate limits), the body deadline, and in-flight tracking.
 #[derive(Clone)]
 struct ConnService {
-    router: Router,
+    router: Root,
     peer: SocketAddr,
     activity: Arc<Activity>,
     body_read: Duration,

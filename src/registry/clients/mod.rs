@@ -111,6 +111,10 @@ pub struct ClientMetadata {
     /// RFC 9126 §6: the client's authorization requests must come through `/par`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_pushed_authorization_requests: bool,
+    /// JARM §3: what its JWT authorization responses (`response_mode=jwt` …) are signed
+    /// with; unset: RS256 (the server's `token_signing_alg` under FAPI 2.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authorization_signed_response_alg: Option<String>,
     /// OIDC Dynamic Registration §2: what the client's ID tokens are signed with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id_token_signed_response_alg: Option<String>,
@@ -284,6 +288,9 @@ pub struct ClientInput {
     /// `Some("")` clears it.
     pub token_endpoint_auth_signing_alg: Option<String>,
     pub require_pushed_authorization_requests: Option<bool>,
+    /// JARM: what the client's JWT authorization responses are signed with; `Some("")`
+    /// clears it (RS256 again).
+    pub authorization_signed_response_alg: Option<String>,
     /// `Some("")` clears it.
     pub request_object_signing_alg: Option<String>,
     pub require_signed_request_object: Option<bool>,
@@ -470,6 +477,7 @@ impl Client {
             &self.meta.id_token_signed_response_alg,
             &self.meta.userinfo_signed_response_alg,
             &self.meta.access_token_signing_alg,
+            &self.meta.authorization_signed_response_alg,
             &self.meta.introspection_signed_response_alg,
         ]
             .into_iter()
@@ -600,6 +608,7 @@ fn metadata_fields(input: ClientInput) -> ClientMetadata {
         jwks_uri: input.jwks_uri.clone().filter(|u| !u.is_empty()),
         token_endpoint_auth_signing_alg: input.token_endpoint_auth_signing_alg.clone().filter(|a| !a.is_empty()),
         require_pushed_authorization_requests: input.require_pushed_authorization_requests.unwrap_or(false),
+        authorization_signed_response_alg: input.authorization_signed_response_alg.clone().filter(|a| !a.is_empty()),
         request_object_signing_alg: input.request_object_signing_alg.clone().filter(|a| !a.is_empty()),
         require_signed_request_object: input.require_signed_request_object.unwrap_or(false),
         request_uris: input.request_uris.clone().unwrap_or_default(),
@@ -664,6 +673,7 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.jwks_uri { meta.jwks_uri = Some(v).filter(|u| !u.is_empty()) }
     if let Some(v) = input.token_endpoint_auth_signing_alg { meta.token_endpoint_auth_signing_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.require_pushed_authorization_requests { meta.require_pushed_authorization_requests = v }
+    if let Some(v) = input.authorization_signed_response_alg { meta.authorization_signed_response_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.request_object_signing_alg { meta.request_object_signing_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.require_signed_request_object { meta.require_signed_request_object = v }
     if let Some(v) = input.request_uris { meta.request_uris = v }

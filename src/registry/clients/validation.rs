@@ -160,6 +160,7 @@ pub(super) fn validate_keys(meta: &ClientMetadata) -> Result<(), String> {
         ("id_token_signed_response_alg", &meta.id_token_signed_response_alg),
         ("userinfo_signed_response_alg", &meta.userinfo_signed_response_alg),
         ("access_token_signing_alg", &meta.access_token_signing_alg),
+        ("authorization_signed_response_alg", &meta.authorization_signed_response_alg),
         ("introspection_signed_response_alg", &meta.introspection_signed_response_alg),
     ] {
         if let Some(alg) = alg.as_deref().filter(|a| crate::keys::signing_alg(a).is_none()) {

@@ -7,10 +7,11 @@
 //! request addressed, resolved once by the edge layer (`http::edge`) and never read from a
 //! global, so that code which needs a per-tenant value cannot reach it without the tenant.
 //!
-//! Today a deployment serves one tenant, the default (id 0, slug `default`, issuer = the
-//! `issuer` setting), but every key of data already carries the tenant: the stores' keys
-//! (`stores::shard::key`), every table's `tenant_id`, the registry's per-tenant maps
-//! (slices 2 and 3 of the design). The tenants table and the resolver's map come next.
+//! Every deployment has the default tenant (id 0, slug `default`, issuer = the `issuer`
+//! setting); the others are rows of the `tenants` table (`rows`), served at
+//! `{issuer}/t/{slug}` or at hosts of their own (`set::Tenants::resolve`). Every key of data
+//! carries the tenant: the stores' keys (`stores::shard::key`), every table's `tenant_id`, the
+//! registry's per-tenant maps.
 
 use crate::app::{App, AppState};
 use crate::config::Config;
@@ -20,6 +21,10 @@ use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use std::collections::HashMap;
 use std::sync::Arc;
+
+pub mod rows;
+mod set;
+pub use set::Tenants;
 
 /// A tenant's number: what keys, shards and rows carry. Never reused, so that a stale
 /// artefact can never name a newer tenant.
@@ -44,6 +49,12 @@ pub struct Tenant {
     pub id: TenantId,
     /// The tenant's name in URLs (`/t/{slug}`); `default` for the default tenant.
     pub slug: String,
+    /// The hosts it is served at (its issuer is the first's); empty for a path tenant and the
+    /// default.
+    pub hosts: Vec<String>,
+    /// When its row last changed (0 for the default tenant), to see which tenants a node
+    /// that missed notifications must build again.
+    pub updated_at: u64,
     /// The issuer identifier, without a trailing slash.
     pub issuer: String,
     /// The issuer's path (`/tenant1` for `https://host/tenant1`, empty at the root): the
@@ -53,11 +64,12 @@ pub struct Tenant {
     /// The security profile its clients are held to (`profile`).
     pub profile: crate::profile::Profile,
     /// Templates, messages and assets of the pages (`ui`).
-    pub ui: crate::ui::Ui,
+    /// Shared with the default tenant unless the tenant's overrides change it.
+    pub ui: Arc<crate::ui::Ui>,
     /// WebAuthn (`factors::passkey`); `None` when passkeys are off.
     pub passkeys: Option<crate::factors::passkey::Passkeys>,
     /// What a new password must be (`registry::password_policy`).
-    pub password_policy: crate::registry::password_policy::PasswordPolicy,
+    pub password_policy: Arc<crate::registry::password_policy::PasswordPolicy>,
     /// Upstream identity providers users may sign in with (`identity`).
     pub upstreams: crate::identity::upstream::Upstreams,
     /// Seals interaction state into forms and URLs (`http::sealed`), under the tenant's own
@@ -87,15 +99,51 @@ impl Tenant {
             pairwise_key: vault.derive_for(id, "authrim pairwise subject v1"),
             session_state_key: aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &vault.derive_for(id, "authrim session state v1")),
             slug: "default".into(),
+            hosts: Vec::new(),
+            updated_at: 0,
             issuer: config.base_url().to_string(),
             base: config.base_path().to_string(),
             profile: config.profile(),
             first_party: crate::endpoints::first_party::ALL.iter().map(|f| (f.client_id, Arc::new(f.client(config.base_url())))).collect(),
             passkeys: crate::factors::passkey::Passkeys::from_config(config, vault, id)?,
-            password_policy: crate::registry::password_policy::PasswordPolicy::from_config(config)?,
+            password_policy: Arc::new(crate::registry::password_policy::PasswordPolicy::from_config(config)?),
             upstreams: crate::identity::upstream::Upstreams::new(config)?,
-            ui: crate::ui::Ui::load_theme(config.theme_dir.as_deref(), crate::ui::ThemeCss::from_setting(&config.theme_css), &config.product_name, &config.default_locale)?,
+            ui: Arc::new(load_ui(config, &config.product_name)?),
             keys,
+        })
+    }
+
+    /// A tenant of the `tenants` table, from the deployment's settings and its row's
+    /// overrides; `default` lends what the tenant does not change (pages, password policy).
+    /// Creates the tenant's first signing keys when it has none.
+    pub async fn build(shared: Shared<'_>, row: &rows::TenantRow, default: &Tenant) -> anyhow::Result<Self> {
+        let Shared { config, db, vault } = shared;
+        let id = row.id;
+        let (issuer, base) = issuer_and_base(config, row);
+        let ui = match &row.settings.product_name {
+            Some(name) => Arc::new(load_ui(config, name)?),
+            None => default.ui.clone(),
+        };
+        let passkeys = crate::factors::passkey::Passkeys::for_tenant(config, vault, id, row.hosts.first().map(|_| issuer.as_str()))?;
+        Ok(Self {
+            id,
+            sealer: crate::http::sealed::Sealer::new(vault.derive_for(id, "authrim interaction state v1"), 4 * config.max_authorization_request_bytes + 1024),
+            pairwise_key: vault.derive_for(id, "authrim pairwise subject v1"),
+            session_state_key: aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &vault.derive_for(id, "authrim session state v1")),
+            slug: row.slug.clone(),
+            hosts: row.hosts.clone(),
+            updated_at: row.updated_at,
+            first_party: crate::endpoints::first_party::ALL.iter().map(|f| (f.client_id, Arc::new(f.client(&issuer)))).collect(),
+            issuer,
+            base,
+            profile: config.profile(),
+            passkeys,
+            password_policy: default.password_policy.clone(),
+            // Upstream providers are registered with an issuer's redirect URI: a tenant's own
+            // come with its overrides, never the default tenant's.
+            upstreams: crate::identity::upstream::Upstreams::from_list(config, Vec::new())?,
+            ui,
+            keys: key_manager(config, db, vault, id).await?,
         })
     }
 
@@ -109,43 +157,39 @@ impl Tenant {
     }
 }
 
-/// The tenants this deployment serves. One today (the default); the map by slug and host
-/// comes with the `tenants` table.
-pub struct Tenants {
-    default: Arc<Tenant>,
+/// What building a tenant takes from the deployment.
+#[derive(Clone, Copy)]
+pub struct Shared<'a> {
+    pub config: &'a Config,
+    pub db: &'a crate::db::Database,
+    pub vault: &'a Arc<crate::keys::Vault>,
 }
 
-impl Tenants {
-    pub fn new(default: Tenant) -> Self {
-        Self { default: Arc::new(default) }
-    }
-
-    pub fn default_tenant(&self) -> &Arc<Tenant> {
-        &self.default
-    }
-
-    /// The tenant numbered `id`, if it exists (work that names its tenant: outbox rows).
-    pub fn get(&self, id: TenantId) -> Option<&Arc<Tenant>> {
-        (id == self.default.id).then_some(&self.default)
-    }
-
-    /// Every tenant (for work done outside a request: key refreshes, outboxes).
-    pub fn all(&self) -> impl Iterator<Item = &Arc<Tenant>> {
-        std::iter::once(&self.default)
-    }
-
-    /// Re-read every tenant's key set (the cache refresh, and what promotes a rotated key).
-    pub async fn refresh_keys(&self) -> anyhow::Result<()> {
-        for t in self.all() {
-            t.keys.refresh().await?;
+/// A tenant's issuer and the path prefix of its URLs: `https://{host}` and no prefix for a
+/// tenant at a host of its own (the deployment's scheme), else the deployment's issuer with
+/// `/t/{slug}` after it.
+pub fn issuer_and_base(config: &Config, row: &rows::TenantRow) -> (String, String) {
+    match row.hosts.first() {
+        Some(host) => {
+            let scheme = if config.secure_cookies() { "https" } else { "http" };
+            (format!("{scheme}://{host}"), String::new())
         }
-        Ok(())
+        None => (format!("{}/t/{}", config.base_url(), row.slug), format!("{}/t/{}", config.base_path(), row.slug)),
     }
+}
 
-    /// The tenant a request addresses, from its `Host` and path. Only the default exists yet.
-    pub fn resolve(&self, _req: &axum::extract::Request) -> Arc<Tenant> {
-        self.default.clone()
-    }
+/// The pages of a tenant whose name is `product`.
+fn load_ui(config: &Config, product: &str) -> anyhow::Result<crate::ui::Ui> {
+    crate::ui::Ui::load_theme(config.theme_dir.as_deref(), crate::ui::ThemeCss::from_setting(&config.theme_css), product, &config.default_locale)
+}
+
+/// Tenant `id`'s signing keys, made on its first start (one per algorithm the deployment signs
+/// with).
+pub async fn key_manager(config: &Config, db: &crate::db::Database, vault: &Arc<crate::keys::Vault>, id: TenantId) -> anyhow::Result<KeyManager> {
+    let retired_visibility = config.access_token_ttl.max(config.id_token_ttl);
+    let algs = config.signing_algs()?;
+    let default_alg = crate::keys::signing_alg(&config.token_signing_alg).ok_or_else(|| anyhow::anyhow!("unknown token_signing_alg"))?;
+    KeyManager::init_with(db.clone(), vault.clone(), id, retired_visibility, config.key_publish_delay, &algs, default_alg).await
 }
 
 /// A request's view of the deployment: everything shared (through `Deref` to `App`) and the
@@ -178,7 +222,7 @@ impl Issuer {
 
     /// Tenant `id`'s issuer (work outside a request that names its tenant), if it exists.
     pub fn of(shared: &AppState, id: TenantId) -> Option<Self> {
-        let tenant = shared.tenants.get(id)?.clone();
+        let tenant = shared.tenants.get(id)?;
         Some(Self { shared: shared.clone(), tenant })
     }
 
@@ -279,5 +323,30 @@ impl FromRequestParts<AppState> for Issuer {
 
     async fn from_request_parts(parts: &mut Parts, shared: &AppState) -> Result<Self, Self::Rejection> {
         Self::from_parts(parts, shared)
+    }
+}
+
+/// Rows removed per table per transaction when a tenant is deleted (`rows::purge_batch`).
+const PURGE_BATCH: i64 = 500;
+
+/// Remove deleted tenants' rows, a batch at a time (called every second by the
+/// housekeeping, so a deletion a restart interrupted goes on). A tenant whose rows are all gone
+/// is `deleted`: its id and slug stay taken.
+pub async fn purge_deleted(app: &App) {
+    let ids = match app.db.read(rows::deleting).await {
+        Ok(ids) => ids,
+        Err(e) => return tracing::warn!(error = %e, "tenant deletion: cannot read the tenants"),
+    };
+    for id in ids {
+        app.tenants.remove(id);
+        app.registry.forget_tenant(id);
+        match app.db.write(move |sql| rows::purge_batch(sql, id, PURGE_BATCH)).await {
+            Ok(0) => {
+                tracing::info!(tenant = id.0, "tenant deleted");
+                app.audit.record(crate::audit::AuditEvent::new("tenant_deleted").tenant(TenantId::DEFAULT).detail(serde_json::json!({ "tenant_id": id.0 }))).await;
+            }
+            Ok(n) => tracing::debug!(tenant = id.0, rows = n, "tenant deletion: removed a batch"),
+            Err(e) => tracing::warn!(tenant = id.0, error = %e, "tenant deletion: a batch failed (retried)"),
+        }
     }
 }

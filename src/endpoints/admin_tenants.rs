@@ -1,0 +1,155 @@
+//! The admin API's tenants (issue 31): create, list, change, disable and delete the issuers
+//! this deployment serves besides the default. Managed at the deployment's own issuer only
+//! (the default tenant's `/admin/tenants`): a tenant's administrators manage their tenant at
+//! `{issuer}/admin/…`, never the list of tenants.
+//!
+//! A change is saved, announced (the registry's change log, or a notification on
+//! PostgreSQL) and built on this node before the answer, so that the tenant the answer
+//! describes is served here at once and on every other node within a second.
+
+use crate::error::OAuthError;
+use crate::http::params::Body;
+use crate::tenant::rows::{self, Overrides, State, TenantRow};
+use crate::tenant::{Issuer, TenantId};
+use axum::extract::Path;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+pub fn routes() -> Router<crate::app::AppState> {
+    Router::new()
+        .route("/admin/tenants", get(list_tenants).post(create_tenant))
+        .route("/admin/tenants/{slug}", get(show_tenant).patch(update_tenant).delete(delete_tenant))
+}
+
+type AdminResult = Result<Response, OAuthError>;
+
+/// A new tenant.
+#[derive(serde::Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NewTenant {
+    /// Its name in URLs: `[a-z0-9][a-z0-9-]{0,62}`, never changed, never given again.
+    slug: String,
+    /// Hosts it is served at (its issuer is then `https://{first}`); none to serve it at
+    /// `{issuer}/t/{slug}`.
+    #[serde(default)]
+    hosts: Vec<String>,
+    #[serde(default)]
+    settings: Overrides,
+}
+
+/// A change: absent fields keep their value.
+#[derive(serde::Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TenantChange {
+    /// `active` or `disabled` (a disabled tenant answers 404 and keeps everything).
+    state: Option<State>,
+    hosts: Option<Vec<String>>,
+    settings: Option<Overrides>,
+}
+
+/// Only the deployment's own issuer lists and changes tenants.
+fn deployment(app: &Issuer) -> Result<(), OAuthError> {
+    match app.tenant.id.is_default() {
+        true => Ok(()),
+        false => Err(OAuthError::not_found("tenants are managed at the deployment's issuer")),
+    }
+}
+
+fn check_hosts(hosts: &[String]) -> Result<(), OAuthError> {
+    hosts.iter().try_for_each(|h| rows::validate_host(h)).map_err(OAuthError::invalid_request)
+}
+
+/// A tenant as the API shows it: its row and the issuer it is served as.
+fn tenant_json(app: &Issuer, row: &TenantRow) -> Value {
+    let mut v = serde_json::to_value(row).unwrap_or_default();
+    let issuer = app.tenants.get(row.id).map(|t| t.issuer.clone());
+    v["issuer"] = issuer.map_or(Value::Null, Value::String);
+    v
+}
+
+async fn find(app: &Issuer, slug: String) -> Result<TenantRow, OAuthError> {
+    let row = app.db.read(move |sql| rows::find(sql, &slug)).await?;
+    row.filter(|r| r.state != State::Deleted).ok_or_else(|| OAuthError::not_found("no such tenant"))
+}
+
+/// Build `id` on this node now (others follow the announcement) and record who did what.
+async fn applied(app: &Issuer, id: TenantId, event: &str, detail: Value) -> Result<(), OAuthError> {
+    app.registry.tenant_changed(id);
+    app.apply_tenant_changes().await;
+    app.audit(crate::audit::AuditEvent::new(event).detail(detail)).await;
+    Ok(())
+}
+
+/// Every tenant besides the default (deleted ones excepted).
+#[utoipa::path(get, path = "/admin/tenants", tag = "tenants", responses((status = 200, description = "`{\"tenants\": [...]}`", body = Object), (status = 404, description = "asked of a tenant's issuer, not the deployment's"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn list_tenants(app: Issuer) -> AdminResult {
+    deployment(&app)?;
+    let all = app.db.read(rows::load_all).await?;
+    Ok(Json(json!({ "tenants": all.iter().map(|r| tenant_json(&app, r)).collect::<Vec<_>>() })).into_response())
+}
+
+/// Create a tenant: served at once (its first signing keys are made now).
+#[utoipa::path(post, path = "/admin/tenants", tag = "tenants", request_body = NewTenant, responses((status = 201, description = "the tenant, with its `issuer`", body = Object), (status = 400, description = "a bad slug, host or setting"), (status = 409, description = "the slug (ever) or a host is taken"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn create_tenant(app: Issuer, Body(body): Body) -> AdminResult {
+    deployment(&app)?;
+    let new: NewTenant = super::admin::parse(&body)?;
+    rows::validate_slug(&new.slug).map_err(OAuthError::invalid_request)?;
+    check_hosts(&new.hosts)?;
+    new.settings.validate().map_err(OAuthError::invalid_request)?;
+    let row = app.db.write(move |sql| rows::create(sql, &new.slug, &new.hosts, &new.settings)).await?;
+    applied(&app, row.id, "tenant_created", json!({"by": "operator", "tenant_id": row.id.0, "slug": row.slug})).await?;
+    Ok((StatusCode::CREATED, Json(tenant_json(&app, &row))).into_response())
+}
+
+/// One tenant.
+#[utoipa::path(get, path = "/admin/tenants/{slug}", tag = "tenants", params(("slug" = String, Path, description = "the tenant's slug")), responses((status = 200, description = "the tenant", body = Object), (status = 404, description = "no such tenant"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn show_tenant(app: Issuer, Path(slug): Path<String>) -> AdminResult {
+    deployment(&app)?;
+    let row = find(&app, slug).await?;
+    Ok(Json(tenant_json(&app, &row)).into_response())
+}
+
+/// Change a tenant's state (`active`/`disabled`), hosts or settings.
+#[utoipa::path(patch, path = "/admin/tenants/{slug}", tag = "tenants", params(("slug" = String, Path, description = "the tenant's slug")), request_body = TenantChange, responses((status = 200, description = "the tenant", body = Object), (status = 400, description = "a bad state, host or setting"), (status = 404, description = "no such tenant"), (status = 409, description = "a host is taken, or the tenant is being deleted"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn update_tenant(app: Issuer, Path(slug): Path<String>, Body(body): Body) -> AdminResult {
+    deployment(&app)?;
+    let change: TenantChange = super::admin::parse(&body)?;
+    if matches!(change.state, Some(State::Deleting | State::Deleted)) {
+        return Err(OAuthError::invalid_request("delete a tenant with DELETE /admin/tenants/{slug}?confirm={slug}"));
+    }
+    if let Some(hosts) = &change.hosts {
+        check_hosts(hosts)?;
+    }
+    if let Some(s) = &change.settings {
+        s.validate().map_err(OAuthError::invalid_request)?;
+    }
+    let id = find(&app, slug).await?.id;
+    let detail = json!({"by": "operator", "tenant_id": id.0, "state": change.state, "hosts": change.hosts, "settings": change.settings});
+    let change = rows::Change { state: change.state, hosts: change.hosts, settings: change.settings };
+    let row = app.db.write(move |sql| rows::update(sql, id, change)).await?.ok_or_else(|| OAuthError::not_found("no such tenant"))?;
+    applied(&app, id, "tenant_changed", detail).await?;
+    Ok(Json(tenant_json(&app, &row)).into_response())
+}
+
+#[derive(serde::Deserialize)]
+pub(crate) struct Confirm {
+    confirm: Option<String>,
+}
+
+/// Delete a disabled tenant, its slug typed again as `?confirm=`: it stops being served at
+/// once, and its clients, users, keys, factors, consents and audit log are removed in the
+/// background. Its id and slug are never given again.
+#[utoipa::path(delete, path = "/admin/tenants/{slug}", tag = "tenants", params(("slug" = String, Path, description = "the tenant's slug"), ("confirm" = String, Query, description = "the slug again")), responses((status = 202, description = "deletion under way", body = Object), (status = 400, description = "`confirm` is not the slug"), (status = 404, description = "no such tenant"), (status = 409, description = "the tenant is active: disable it first"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+pub(crate) async fn delete_tenant(app: Issuer, Path(slug): Path<String>, axum::extract::Query(q): axum::extract::Query<Confirm>) -> AdminResult {
+    deployment(&app)?;
+    if q.confirm.as_deref() != Some(slug.as_str()) {
+        return Err(OAuthError::invalid_request("deleting a tenant removes all its data: repeat its slug as ?confirm="));
+    }
+    let id = find(&app, slug.clone()).await?.id;
+    let row = app.db.write(move |sql| rows::start_deletion(sql, id)).await?.ok_or_else(|| OAuthError::not_found("no such tenant"))?;
+    applied(&app, id, "tenant_deletion_started", json!({"by": "operator", "tenant_id": id.0, "slug": slug})).await?;
+    Ok((StatusCode::ACCEPTED, Json(tenant_json(&app, &row))).into_response())
+}
