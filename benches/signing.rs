@@ -1,4 +1,5 @@
-//! `cargo bench --bench signing`: what a token issuance costs next to its RSA signature.
+//! `cargo bench --bench signing`: what a token issuance costs next to its RSA signature, and
+//! what encrypting an ID token to a client (JWE) adds to it.
 //! Prints median nanoseconds per operation over several rounds; no assertions (benchmarks
 //! measure, tests assert).
 
@@ -81,10 +82,32 @@ fn main() {
     .unwrap();
     let raw_verify_parsed = median_ns(15, 2000, || parsed.verify_sig(message.as_bytes(), &signature).unwrap());
 
+    // What encrypting a signed ID token to a client adds (`tokens::encryption`): the JWE of
+    // a JWS of the size an ID token has, to a key of each kind the client may register.
+    let id_token = key.sign_jwt("JWT", &claims).unwrap();
+    let jwe_cost = |kind: &str, alg: &str, enc: &str| {
+        let (_, public) = authrim::keys::jwe::DecryptionKey::generate(kind).unwrap();
+        let recipient = authrim::keys::jwe::RecipientKey::from_jwk(&public).unwrap().unwrap();
+        median_ns(15, 200, || {
+            std::hint::black_box(authrim::keys::jwe::encrypt(&recipient, alg, enc, Some("JWT"), id_token.as_bytes()).unwrap());
+        })
+    };
+    let jwe_rows = [
+        ("RSA", "RSA-OAEP-256", "A128CBC-HS256"),
+        ("RSA", "RSA-OAEP", "A256GCM"),
+        ("P-256", "ECDH-ES", "A128CBC-HS256"),
+        ("P-256", "ECDH-ES+A128KW", "A128GCM"),
+        ("X25519", "ECDH-ES+A256KW", "A256GCM"),
+    ]
+    .map(|(kind, alg, enc)| (kind, alg, enc, jwe_cost(kind, alg, enc)));
+
     println!("RSA-2048 PKCS#1 v1.5 sign (raw)      {:>9.1} µs", raw / 1e3);
     println!("JWT sign, KeyManager (parsed key)    {:>9.1} µs   {:.3}× raw", ours / 1e3, ours / raw);
     println!("JWT sign, jsonwebtoken::encode       {:>9.1} µs   {:.3}× raw", theirs / 1e3, theirs / raw);
     println!("JWT verify + claims, jsonwebtoken    {:>9.1} µs", verify / 1e3);
     println!("RS256 verify (raw), key from (n, e)  {:>9.1} µs", raw_verify_components / 1e3);
     println!("RS256 verify (raw), key parsed once  {:>9.1} µs", raw_verify_parsed / 1e3);
+    for (kind, alg, enc, ns) in jwe_rows {
+        println!("ID token JWE {kind:>6} {alg:<15} {enc:<14}{:>7.1} µs   {:.3}× raw signature", ns / 1e3, ns / raw);
+    }
 }

@@ -1,9 +1,12 @@
 //! A client's public keys: its inline `jwks` (parsed once, with the client) or its `jwks_uri`
 //! (fetched, cached for `client_jwks_cache_ttl`, fetched again early when a JWT names a `kid`
 //! the cached set lacks, at most once per `client_jwks_min_refetch` so that a stream of
-//! made-up kids cannot turn us into a request generator).
+//! made-up kids cannot turn us into a request generator). The same sets hold the client's
+//! encryption keys (`use: enc` or no `use`), which ID tokens and userinfo answers are
+//! encrypted to (`tokens::encryption`).
 
 use crate::app::App;
+use crate::keys::jwe::RecipientKey;
 use crate::registry::Client;
 use jsonwebtoken::jwk::{Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
@@ -80,8 +83,28 @@ pub fn parse_jwks(jwks: &Value) -> Result<Vec<ClientKey>, String> {
     Ok(out)
 }
 
+/// The encryption keys of a JWK Set (RFC 7517 §5) that we can encrypt to; a key we cannot
+/// use is skipped (signature keys, other types). Errors are for registration, which refuses
+/// an inline set holding a broken encryption key; a fetched set is read leniently
+/// (`lenient`), since one bad key must not hide the good ones.
+pub fn parse_encryption_jwks(jwks: &Value, lenient: bool) -> Result<Vec<RecipientKey>, String> {
+    let keys = jwks.get("keys").and_then(Value::as_array).ok_or("not a JWK Set (no \"keys\" array)")?;
+    let mut out = Vec::new();
+    for k in keys.iter().take(MAX_KEYS) {
+        match RecipientKey::from_jwk(k) {
+            Ok(Some(key)) => out.push(key),
+            Ok(None) => {}
+            Err(e) if lenient => tracing::debug!(error = %e, "unusable encryption key skipped"),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
 struct Cached {
     keys: Arc<[ClientKey]>,
+    /// The set's encryption keys.
+    enc: Arc<[RecipientKey]>,
     fetched_at: Instant,
 }
 
@@ -117,39 +140,65 @@ impl KeyCache {
     /// The keys at `uri` (a client's `jwks_uri`, or a trusted issuer's, named `owner` in the
     /// log) for a JWT with `alg` and `kid`, under the same caching rules.
     pub async fn keys_at(&self, app: &App, uri: &str, owner: &str, alg: Algorithm, kid: Option<&str>) -> Result<Vec<ClientKey>, String> {
+        let (keys, _) = self.sets_at(app, uri, owner, |keys, _| keys.iter().any(|k| k.fits(alg, kid))).await?;
+        Ok(fitting(&keys, alg, kid))
+    }
+
+    /// The encryption keys of `client` that can receive a JWE of `alg`: inline ones, or its
+    /// `jwks_uri`'s under the same caching rules (fetched again when none fits: the client
+    /// may just have published one).
+    pub async fn encryption_keys_for(&self, app: &App, client: &Client, alg: &str) -> Result<Vec<RecipientKey>, String> {
+        let fits = |keys: &[RecipientKey]| keys.iter().filter(|k| k.fits(alg)).cloned().collect::<Vec<_>>();
+        let Some(uri) = client.meta.jwks_uri.as_deref() else {
+            return Ok(fits(client.encryption_keys()));
+        };
+        let (_, enc) = self.sets_at(app, uri, client.id(), |_, enc| enc.iter().any(|k| k.fits(alg))).await?;
+        Ok(fits(&enc))
+    }
+
+    /// The set at `uri` (its signature and encryption keys), cached; fetched again when it is
+    /// older than the TTL, or when it lacks what the caller needs (`found` says no) and this
+    /// owner has not made us fetch it within the refetch interval.
+    async fn sets_at(
+        &self,
+        app: &App,
+        uri: &str,
+        owner: &str,
+        found: impl Fn(&[ClientKey], &[RecipientKey]) -> bool,
+    ) -> Result<(Arc<[ClientKey]>, Arc<[RecipientKey]>), String> {
         let ttl = Duration::from_secs(app.config.client_jwks_cache_ttl);
         let min_refetch = Duration::from_secs(app.config.client_jwks_min_refetch);
-        let cached = self.sets.lock().get(uri).map(|c| (c.keys.clone(), c.fetched_at.elapsed()));
+        let cached = self.sets.lock().get(uri).map(|c| (c.keys.clone(), c.enc.clone(), c.fetched_at.elapsed()));
         let owner_key = format!("{owner}\u{1f}{uri}");
-        if let Some((keys, age)) = &cached {
-            let found = fitting(keys, alg, kid);
-            // No key fits: fetch again, unless this owner made us fetch within the interval
+        if let Some((keys, enc, age)) = &cached {
+            // Nothing fits: fetch again, unless this owner made us fetch within the interval
             // (so made-up kids cannot turn us into a request generator).
             let owner_fetched_lately = || self.refetched.lock().get(&owner_key).is_some_and(|at| at.elapsed() < min_refetch);
-            if *age < ttl && (!found.is_empty() || (*age < min_refetch && owner_fetched_lately())) {
-                return Ok(found);
+            if *age < ttl && (found(keys, enc) || (*age < min_refetch && owner_fetched_lately())) {
+                return Ok((keys.clone(), enc.clone()));
             }
         }
         self.refetched.lock().insert(owner_key, Instant::now());
         match self.fetch(app, uri).await {
-            Ok(keys) => Ok(fitting(&keys, alg, kid)),
+            Ok(sets) => Ok(sets),
             // The old set serves while the new one cannot be had: a brief outage of the
             // client's key host should not lock it out.
             Err(e) => match cached {
-                Some((keys, _)) => {
+                Some((keys, enc, _)) => {
                     tracing::warn!(owner, error = %e, "jwks_uri fetch failed; using the cached set");
-                    Ok(fitting(&keys, alg, kid))
+                    Ok((keys, enc))
                 }
                 None => Err(e),
             },
         }
     }
 
-    async fn fetch(&self, app: &App, uri: &str) -> Result<Arc<[ClientKey]>, String> {
+    async fn fetch(&self, app: &App, uri: &str) -> Result<(Arc<[ClientKey]>, Arc<[RecipientKey]>), String> {
         let doc = app.fetcher.get_json(uri).await.map_err(|e| format!("jwks_uri: {e}"))?;
         let keys: Arc<[ClientKey]> = parse_jwks(&doc).map_err(|e| format!("jwks_uri: {e}"))?.into();
-        self.sets.lock().insert(uri.to_string(), Cached { keys: keys.clone(), fetched_at: Instant::now() });
-        Ok(keys)
+        let enc: Arc<[RecipientKey]> = parse_encryption_jwks(&doc, true).map_err(|e| format!("jwks_uri: {e}"))?.into();
+        self.sets.lock().insert(uri.to_string(), Cached { keys: keys.clone(), enc: enc.clone(), fetched_at: Instant::now() });
+        Ok((keys, enc))
     }
 
     pub fn len(&self) -> usize {

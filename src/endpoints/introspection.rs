@@ -2,6 +2,10 @@
 //! server is registered as one). An active token gets its metadata; anything else — expired,
 //! revoked, malformed, foreign, of a disabled user — gets just `{"active": false}`, without
 //! saying why. Refresh tokens are described only to the client they belong to.
+//!
+//! RFC 9701: a caller that sends `Accept: application/token-introspection+jwt` gets the same
+//! answer as a JWT signed by us (its `introspection_signed_response_alg`, RS256 by default),
+//! encrypted to it if it registered `introspection_encrypted_response_alg`.
 
 use super::revocation::{classify, Known};
 use crate::app::App;
@@ -13,10 +17,16 @@ use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value};
 
+/// RFC 9701 §4.1: the media type of a JWT introspection answer (and its `typ`, §5).
+pub const JWT_MEDIA_TYPE: &str = "application/token-introspection+jwt";
+
 pub async fn introspect(app: Issuer, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     match handle(&app, &headers, form).await {
-        Ok(body) => {
-            let mut res = axum::Json(body).into_response();
+        Ok((body, caller)) => {
+            let mut res = match wants_jwt(&headers) {
+                true => jwt_answer(&app, &caller, body).await.unwrap_or_else(IntoResponse::into_response),
+                false => axum::Json(body).into_response(),
+            };
             res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             res
         }
@@ -24,7 +34,36 @@ pub async fn introspect(app: Issuer, headers: HeaderMap, form: Result<FormParams
     }
 }
 
-async fn handle(app: &Issuer, headers: &HeaderMap, form: Result<FormParams, OAuthError>) -> Result<Value, OAuthError> {
+/// Whether `Accept` names the JWT answer's media type (RFC 9701 §4.1).
+fn wants_jwt(headers: &HeaderMap) -> bool {
+    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else { return false };
+    accept.split(',').any(|t| t.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case(JWT_MEDIA_TYPE))
+}
+
+/// RFC 9701 §5: the answer as the claim `token_introspection` of a JWT naming us and the
+/// caller, signed, then encrypted if the caller registered it (a nested JWT).
+async fn jwt_answer(app: &Issuer, caller: &crate::registry::Client, body: Value) -> Result<Response, OAuthError> {
+    let claims = json!({"iss": app.issuer(), "aud": caller.id(), "iat": crate::util::now(), "token_introspection": body});
+    let alg = match (&caller.meta.introspection_signed_response_alg, app.profile().for_client(caller).is_fapi2()) {
+        (Some(alg), _) => alg.as_str(),
+        // FAPI 2.0 signs nothing with RS256 (§5.4): the deployment's algorithm instead.
+        (None, true) => app.config.token_signing_alg.as_str(),
+        (None, false) => crate::keys::ALG_RS256,
+    };
+    let typ = JWT_MEDIA_TYPE.trim_start_matches("application/");
+    let jwt = app.keys().sign_as(alg, typ, &claims).map_err(|e| OAuthError::internal("signing", e))?;
+    let body = match crate::tokens::encryption::for_introspection(caller) {
+        Some(how) => crate::tokens::encryption::encrypt(app, caller, how, Some("JWT"), jwt.as_bytes()).await?,
+        None => jwt,
+    };
+    let mut res = body.into_response();
+    res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(JWT_MEDIA_TYPE));
+    Ok(res)
+}
+
+type Answer = (Value, std::sync::Arc<crate::registry::Client>);
+
+async fn handle(app: &Issuer, headers: &HeaderMap, form: Result<FormParams, OAuthError>) -> Result<Answer, OAuthError> {
     let FormParams(params) = form?;
     let caller = crate::client_auth::authenticate(app, headers, &params, "/introspect").await?;
     if caller.is_public() {
@@ -35,15 +74,15 @@ async fn handle(app: &Issuer, headers: &HeaderMap, form: Result<FormParams, OAut
     match classify(app, token, params.get("token_type_hint")).await? {
         Known::Access(claims) => {
             if is_revoked(app, &claims).await? || !subject_active(app, &claims) || !meant_for(app, &caller, &claims) {
-                return Ok(inactive);
+                return Ok((inactive, caller));
             }
-            Ok(describe_access(app, claims))
+            Ok((describe_access(app, claims), caller))
         }
         Known::Refresh(family) if family.client_id == caller.id() => {
             if app.registry().user(&family.user_id).is_none_or(|u| !u.accepts_tokens_from(family.created_at)) {
-                return Ok(inactive);
+                return Ok((inactive, caller));
             }
-            Ok(json!({
+            let described = json!({
                 "active": true,
                 "token_type": "refresh_token",
                 "scope": family.scope,
@@ -52,9 +91,10 @@ async fn handle(app: &Issuer, headers: &HeaderMap, form: Result<FormParams, OAut
                 "iss": app.issuer(),
                 "iat": family.created_at,
                 "exp": family.expires_at,
-            }))
+            });
+            Ok((described, caller))
         }
-        Known::Refresh(_) | Known::Neither => Ok(inactive),
+        Known::Refresh(_) | Known::Neither => Ok((inactive, caller)),
     }
 }
 

@@ -80,9 +80,14 @@ struct Registration {
     sector_identifier_uri: Option<String>,
     id_token_signed_response_alg: Option<String>,
     userinfo_signed_response_alg: Option<String>,
-    // Known, honoured only at their default values until implemented.
     id_token_encrypted_response_alg: Option<String>,
+    id_token_encrypted_response_enc: Option<String>,
     userinfo_encrypted_response_alg: Option<String>,
+    userinfo_encrypted_response_enc: Option<String>,
+    introspection_signed_response_alg: Option<String>,
+    introspection_encrypted_response_alg: Option<String>,
+    introspection_encrypted_response_enc: Option<String>,
+    // Known, honoured only at its default value until implemented.
     request_object_encryption_alg: Option<String>,
 }
 
@@ -116,8 +121,7 @@ impl Registration {
         };
         unsupported("id_token_signed_response_alg", &self.id_token_signed_response_alg, app.keys().algorithms())?;
         unsupported("userinfo_signed_response_alg", &self.userinfo_signed_response_alg, app.keys().algorithms())?;
-        unsupported("id_token_encrypted_response_alg", &self.id_token_encrypted_response_alg, &[])?;
-        unsupported("userinfo_encrypted_response_alg", &self.userinfo_encrypted_response_alg, &[])?;
+        unsupported("introspection_signed_response_alg", &self.introspection_signed_response_alg, app.keys().algorithms())?;
         unsupported("request_object_encryption_alg", &self.request_object_encryption_alg, &[])?;
         // JARM §3: `none` is not allowed; only what the server signs with is.
         unsupported("authorization_signed_response_alg", &self.authorization_signed_response_alg, app.keys().algorithms())?;
@@ -199,6 +203,14 @@ impl Registration {
             sector_identifier_uri: text(self.sector_identifier_uri),
             id_token_signed_response_alg: text(self.id_token_signed_response_alg),
             userinfo_signed_response_alg: text(self.userinfo_signed_response_alg),
+            // Checked with the rest of the metadata (`clients::validate`).
+            id_token_encrypted_response_alg: text(self.id_token_encrypted_response_alg),
+            id_token_encrypted_response_enc: text(self.id_token_encrypted_response_enc),
+            userinfo_encrypted_response_alg: text(self.userinfo_encrypted_response_alg),
+            userinfo_encrypted_response_enc: text(self.userinfo_encrypted_response_enc),
+            introspection_signed_response_alg: text(self.introspection_signed_response_alg),
+            introspection_encrypted_response_alg: text(self.introspection_encrypted_response_alg),
+            introspection_encrypted_response_enc: text(self.introspection_encrypted_response_enc),
             access_token_signing_alg: Some(String::new()),
             initiate_login_uri: text(self.initiate_login_uri),
             client_uri: text(self.client_uri),

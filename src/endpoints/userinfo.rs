@@ -7,6 +7,7 @@ use crate::error::{Challenge, OAuthError};
 use crate::http::cors::ServedClient;
 use crate::http::params::{is_form, Body, Params};
 use crate::registry::users::SCOPE_CLAIMS;
+use crate::registry::Client;
 use crate::tenant::Issuer;
 use crate::tokens::verify_access_token;
 use axum::http::{header, HeaderMap, HeaderValue, Method};
@@ -26,23 +27,8 @@ pub async fn userinfo(app: Issuer, method: Method, headers: HeaderMap, body: Res
             e.with_status(axum::http::StatusCode::UNAUTHORIZED).with_challenge(crate::dpop::challenge(&app)).into_response()
         }
         Ok(claims) => {
-            let signed_alg = served.as_ref().and_then(|c| c.0.meta.userinfo_signed_response_alg.clone());
-            let mut res = match signed_alg {
-                // OpenID Connect Core §5.3.2: a signed answer names us and its audience.
-                Some(alg) => {
-                    let client_id = served.as_ref().map(|c| c.0.id().to_string()).unwrap_or_default();
-                    let mut claims = claims;
-                    claims.insert("iss".into(), app.issuer().into());
-                    claims.insert("aud".into(), client_id.into());
-                    match app.keys().sign_as(&alg, "JWT", &Value::Object(claims)) {
-                        Ok(jwt) => {
-                            let mut res = jwt.into_response();
-                            res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/jwt"));
-                            res
-                        }
-                        Err(e) => OAuthError::internal("signing", e).into_response(),
-                    }
-                }
+            let mut res = match served.as_ref() {
+                Some(client) => answer(&app, &client.0, claims).await.unwrap_or_else(IntoResponse::into_response),
                 None => axum::Json(Value::Object(claims)).into_response(),
             };
             res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -56,6 +42,34 @@ pub async fn userinfo(app: Issuer, method: Method, headers: HeaderMap, body: Res
     }
     crate::dpop::offer_nonce(&app, &mut res);
     res
+}
+
+/// The claims as `client` registered to receive them (OpenID Connect Core §5.3.2): JSON; or
+/// a JWT signed with its `userinfo_signed_response_alg`, naming us and the client; either
+/// then encrypted to the client's key if it registered `userinfo_encrypted_response_alg`
+/// (signed then encrypted: a nested JWT, `cty: JWT`).
+async fn answer(app: &Issuer, client: &Client, mut claims: Map<String, Value>) -> Result<Response, OAuthError> {
+    let encryption = crate::tokens::encryption::for_userinfo(client);
+    let body = match (&client.meta.userinfo_signed_response_alg, encryption) {
+        (None, None) => return Ok(axum::Json(Value::Object(claims)).into_response()),
+        (Some(alg), how) => {
+            claims.insert("iss".into(), app.issuer().into());
+            claims.insert("aud".into(), client.id().into());
+            let jwt = app.keys().sign_as(alg, "JWT", &Value::Object(claims)).map_err(|e| OAuthError::internal("signing", e))?;
+            match how {
+                Some(how) => crate::tokens::encryption::encrypt(app, client, how, Some("JWT"), jwt.as_bytes()).await?,
+                None => jwt,
+            }
+        }
+        // Core §5.3.2: encrypted without being signed: the JWE's payload is the claims' JSON.
+        (None, Some(how)) => {
+            let json = serde_json::to_vec(&claims).map_err(|e| OAuthError::internal("userinfo", e))?;
+            crate::tokens::encryption::encrypt(app, client, how, None, &json).await?
+        }
+    };
+    let mut res = body.into_response();
+    res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/jwt"));
+    Ok(res)
 }
 
 /// `served` is set as soon as the token names a client, so that the client's page may also

@@ -202,6 +202,7 @@ pub async fn issue_for_user(
             amr: g.amr,
         },
     )
+    .await
 }
 
 /// The tokens of a request a user approved elsewhere (a device's on the verification page, a
@@ -250,7 +251,7 @@ pub fn token_type(dpop: Option<&ProvenKey>) -> &'static str {
 }
 
 /// Sign the access token and, when `openid` was granted, the ID token.
-pub fn issue_tokens(app: &Issuer, i: Issuance<'_>) -> OAuthResult<TokenResponse> {
+pub async fn issue_tokens(app: &Issuer, i: Issuance<'_>) -> OAuthResult<TokenResponse> {
     let access_token = tokens::mint_access_token(
         app,
         AccessTokenSpec {
@@ -286,7 +287,8 @@ pub fn issue_tokens(app: &Issuer, i: Issuance<'_>) -> OAuthResult<TokenResponse>
             grant_id: i.grant_id,
             amr: i.amr,
         };
-        Some(tokens::mint_id_token(app, spec).map_err(|e| OAuthError::internal("signing", e))?)
+        let signed = tokens::mint_id_token(app, spec).map_err(|e| OAuthError::internal("signing", e))?;
+        Some(tokens::encryption::id_token(app, i.client, signed).await?)
     } else {
         None
     };

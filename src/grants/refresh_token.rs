@@ -100,6 +100,7 @@ impl GrantHandler for RefreshTokenGrant {
                 amr: &family.amr,
             },
         )
+        .await
     }
 }
 

@@ -7,6 +7,7 @@
 //! change (PostgreSQL); a request never waits on it. `key_publish_delay` > `key_cache_ttl`
 //! (checked by the config) is what makes a key published by every node before it signs.
 
+pub mod jwe;
 mod signing_key;
 mod vault;
 

@@ -2,6 +2,7 @@
 //! Core §2), and the verification of our own access tokens by the endpoints that consume them.
 
 pub mod claims_request;
+pub mod encryption;
 pub mod subject;
 
 use crate::app::App;

@@ -15,6 +15,7 @@ mod cors;
 mod crash;
 mod demo;
 mod device;
+mod encryption;
 mod disk_full;
 mod documents;
 mod dpop;

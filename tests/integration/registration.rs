@@ -85,7 +85,7 @@ async fn metadata_is_validated_with_rfc_7591_errors_and_the_operators_policy() {
         ("a string for a list", json!({"redirect_uris": REDIRECT}), "invalid_client_metadata"),
         ("a software statement", json!({"redirect_uris": [REDIRECT], "software_statement": "eyJ.x.y"}), "unapproved_software_statement"),
         ("an ID token alg we do not sign with", json!({"redirect_uris": [REDIRECT], "id_token_signed_response_alg": "none"}), "invalid_client_metadata"),
-        ("encrypted ID tokens", json!({"redirect_uris": [REDIRECT], "id_token_encrypted_response_alg": "RSA-OAEP"}), "invalid_client_metadata"),
+        ("encrypted ID tokens without keys to encrypt to", json!({"redirect_uris": [REDIRECT], "id_token_encrypted_response_alg": "RSA-OAEP"}), "invalid_client_metadata"),
         ("a javascript: logo", json!({"redirect_uris": [REDIRECT], "logo_uri": "javascript:alert(1)"}), "invalid_client_metadata"),
         ("both jwks and jwks_uri", json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "private_key_jwt", "jwks": jwks(&[&key]), "jwks_uri": "https://rp.example/jwks"}), "invalid_client_metadata"),
         ("an unknown auth method", json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "tls_client_auth"}), "invalid_client_metadata"),

@@ -13,7 +13,7 @@ use crate::util::split_list;
 
 /// The response's token parameters for `req` in `session`; `code`: the code issued with them
 /// (hybrid), for `c_hash`.
-pub fn tokens(app: &Issuer, req: &AuthorizationRequest, session: &Session, code: Option<&str>) -> Result<Vec<(&'static str, String)>, OAuthError> {
+pub async fn tokens(app: &Issuer, req: &AuthorizationRequest, session: &Session, code: Option<&str>) -> Result<Vec<(&'static str, String)>, OAuthError> {
     let user = app
         .registry()
         .user(&session.user_id)
@@ -76,7 +76,13 @@ pub fn tokens(app: &Issuer, req: &AuthorizationRequest, session: &Session, code:
             grant_id: None,
             amr: &session.amr,
         };
-        out.push(("id_token", tokens::mint_id_token(app, spec).map_err(|e| OAuthError::internal("signing", e))?));
+        let signed = tokens::mint_id_token(app, spec).map_err(|e| OAuthError::internal("signing", e))?;
+        // Encrypted if the client asked (the lookup is made only for an ID token here).
+        let id_token = match app.client(&req.client_id) {
+            Some(client) => tokens::encryption::id_token(app, &client, signed).await?,
+            None => signed,
+        };
+        out.push(("id_token", id_token));
     }
     Ok(out)
 }

@@ -364,7 +364,7 @@ pub async fn issue_code(app: &Issuer, req: &AuthorizationRequest, cookie: &str, 
     };
     let mut pairs: Vec<(&str, String)> = code.iter().map(|c| ("code", c.clone())).collect();
     if req.response_type.returns_tokens() {
-        match front_channel::tokens(app, req, session, code.as_deref()) {
+        match front_channel::tokens(app, req, session, code.as_deref()).await {
             Ok(tokens) => pairs.extend(tokens),
             Err(e) => return response::error(app, &req.reply_to(), &e, status),
         }

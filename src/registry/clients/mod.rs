@@ -121,6 +121,26 @@ pub struct ClientMetadata {
     /// OIDC Dynamic Registration §2: userinfo answers as a JWT signed with this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub userinfo_signed_response_alg: Option<String>,
+    /// OIDC Dynamic Registration §2: ID tokens are signed, then encrypted (JWE) to the
+    /// client's key for this `alg` with `id_token_encrypted_response_enc` (default
+    /// A128CBC-HS256).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_token_encrypted_response_alg: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_token_encrypted_response_enc: Option<String>,
+    /// The same for userinfo answers (signed first only if `userinfo_signed_response_alg`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub userinfo_encrypted_response_alg: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub userinfo_encrypted_response_enc: Option<String>,
+    /// RFC 9701 §6: what JWT introspection answers to this client are signed with (default
+    /// RS256), and encrypted with if it asks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub introspection_signed_response_alg: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub introspection_encrypted_response_alg: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub introspection_encrypted_response_enc: Option<String>,
     /// What the client's access tokens are signed with (Authrim extension; default
     /// `token_signing_alg`), for resource servers that verify one algorithm.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -282,6 +302,15 @@ pub struct ClientInput {
     /// `Some("")` clears one.
     pub id_token_signed_response_alg: Option<String>,
     pub userinfo_signed_response_alg: Option<String>,
+    /// `Some("")` clears one. An `alg` without its `enc` gets A128CBC-HS256.
+    pub id_token_encrypted_response_alg: Option<String>,
+    pub id_token_encrypted_response_enc: Option<String>,
+    pub userinfo_encrypted_response_alg: Option<String>,
+    pub userinfo_encrypted_response_enc: Option<String>,
+    /// RFC 9701 §6; `Some("")` clears one.
+    pub introspection_signed_response_alg: Option<String>,
+    pub introspection_encrypted_response_alg: Option<String>,
+    pub introspection_encrypted_response_enc: Option<String>,
     pub access_token_signing_alg: Option<String>,
     /// `Some("")` clears it.
     pub initiate_login_uri: Option<String>,
@@ -313,6 +342,8 @@ pub struct Client {
     cors_origins: Vec<String>,
     /// The inline `jwks`, parsed once (validated at registration).
     keys: std::sync::Arc<[ClientKey]>,
+    /// Its encryption keys, parsed only for a client that registered encryption.
+    enc_keys: std::sync::Arc<[crate::keys::jwe::RecipientKey]>,
     /// Registered through `/register`: the SHA-256 of its registration access token (RFC 7592).
     registration_token_hash: Option<[u8; 32]>,
     /// Loaded with `used_at` set: it has been used at `/authorize` or `/token`, so it does
@@ -349,7 +380,14 @@ impl Client {
             meta.allowed_cors_origins.clone()
         };
         let keys = meta.jwks.as_ref().and_then(|j| client_keys::parse_jwks(j).ok()).unwrap_or_default().into();
-        Self { tenant: Default::default(), meta, secret_hash, secret_sealed, cors_origins, keys, registration_token_hash: None, used: false }
+        let encrypts = meta.id_token_encrypted_response_alg.is_some()
+            || meta.userinfo_encrypted_response_alg.is_some()
+            || meta.introspection_encrypted_response_alg.is_some();
+        let enc_keys = match (&meta.jwks, encrypts) {
+            (Some(j), true) => client_keys::parse_encryption_jwks(j, true).unwrap_or_default().into(),
+            _ => Default::default(),
+        };
+        Self { tenant: Default::default(), meta, secret_hash, secret_sealed, cors_origins, keys, enc_keys, registration_token_hash: None, used: false }
     }
 
     /// Registered dynamically (RFC 7591): it has a registration access token.
@@ -379,6 +417,12 @@ impl Client {
     /// The client's inline public keys (empty when it has none or uses `jwks_uri`).
     pub fn inline_keys(&self) -> &std::sync::Arc<[ClientKey]> {
         &self.keys
+    }
+
+    /// The client's inline encryption keys (empty unless it registered encryption and has
+    /// inline `jwks`).
+    pub fn encryption_keys(&self) -> &[crate::keys::jwe::RecipientKey] {
+        &self.enc_keys
     }
 
     /// The secret itself, for a `client_secret_jwt` client (`None` for any other).
@@ -434,6 +478,7 @@ impl Client {
             &self.meta.userinfo_signed_response_alg,
             &self.meta.access_token_signing_alg,
             &self.meta.authorization_signed_response_alg,
+            &self.meta.introspection_signed_response_alg,
         ]
             .into_iter()
             .filter_map(|a| a.as_deref())
@@ -532,6 +577,12 @@ pub fn document_client(mut input: ClientInput, url: &str) -> Result<Client, Stri
 }
 
 fn metadata_of(input: ClientInput) -> ClientMetadata {
+    let mut meta = metadata_fields(input);
+    default_encryption(&mut meta);
+    meta
+}
+
+fn metadata_fields(input: ClientInput) -> ClientMetadata {
     let method = input.token_endpoint_auth_method.clone().unwrap_or_else(|| AUTH_BASIC.into());
     ClientMetadata {
         client_id: input.client_id.clone().unwrap_or_else(|| format!("client_{}", &random_token()[..22])),
@@ -566,6 +617,13 @@ fn metadata_of(input: ClientInput) -> ClientMetadata {
         sector_identifier_uri: input.sector_identifier_uri.clone().filter(|a| !a.is_empty()),
         id_token_signed_response_alg: input.id_token_signed_response_alg.clone().filter(|a| !a.is_empty()),
         userinfo_signed_response_alg: input.userinfo_signed_response_alg.clone().filter(|a| !a.is_empty()),
+        id_token_encrypted_response_alg: input.id_token_encrypted_response_alg.clone().filter(|a| !a.is_empty()),
+        id_token_encrypted_response_enc: input.id_token_encrypted_response_enc.clone().filter(|a| !a.is_empty()),
+        userinfo_encrypted_response_alg: input.userinfo_encrypted_response_alg.clone().filter(|a| !a.is_empty()),
+        userinfo_encrypted_response_enc: input.userinfo_encrypted_response_enc.clone().filter(|a| !a.is_empty()),
+        introspection_signed_response_alg: input.introspection_signed_response_alg.clone().filter(|a| !a.is_empty()),
+        introspection_encrypted_response_alg: input.introspection_encrypted_response_alg.clone().filter(|a| !a.is_empty()),
+        introspection_encrypted_response_enc: input.introspection_encrypted_response_enc.clone().filter(|a| !a.is_empty()),
         access_token_signing_alg: input.access_token_signing_alg.clone().filter(|a| !a.is_empty()),
         initiate_login_uri: input.initiate_login_uri.clone().filter(|u| !u.is_empty()),
         client_uri: input.client_uri.clone().filter(|u| !u.is_empty()),
@@ -624,6 +682,14 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.sector_identifier_uri { meta.sector_identifier_uri = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.id_token_signed_response_alg { meta.id_token_signed_response_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.userinfo_signed_response_alg { meta.userinfo_signed_response_alg = Some(v).filter(|a| !a.is_empty()) }
+    if let Some(v) = input.id_token_encrypted_response_alg { meta.id_token_encrypted_response_alg = Some(v).filter(|a| !a.is_empty()) }
+    if let Some(v) = input.id_token_encrypted_response_enc { meta.id_token_encrypted_response_enc = Some(v).filter(|a| !a.is_empty()) }
+    if let Some(v) = input.userinfo_encrypted_response_alg { meta.userinfo_encrypted_response_alg = Some(v).filter(|a| !a.is_empty()) }
+    if let Some(v) = input.userinfo_encrypted_response_enc { meta.userinfo_encrypted_response_enc = Some(v).filter(|a| !a.is_empty()) }
+    if let Some(v) = input.introspection_signed_response_alg { meta.introspection_signed_response_alg = Some(v).filter(|a| !a.is_empty()) }
+    if let Some(v) = input.introspection_encrypted_response_alg { meta.introspection_encrypted_response_alg = Some(v).filter(|a| !a.is_empty()) }
+    if let Some(v) = input.introspection_encrypted_response_enc { meta.introspection_encrypted_response_enc = Some(v).filter(|a| !a.is_empty()) }
+    default_encryption(&mut meta);
     if let Some(v) = input.access_token_signing_alg { meta.access_token_signing_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.initiate_login_uri { meta.initiate_login_uri = Some(v).filter(|u| !u.is_empty()) }
     if let Some(v) = input.client_uri { meta.client_uri = Some(v).filter(|u| !u.is_empty()) }

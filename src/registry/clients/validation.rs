@@ -161,11 +161,13 @@ pub(super) fn validate_keys(meta: &ClientMetadata) -> Result<(), String> {
         ("userinfo_signed_response_alg", &meta.userinfo_signed_response_alg),
         ("access_token_signing_alg", &meta.access_token_signing_alg),
         ("authorization_signed_response_alg", &meta.authorization_signed_response_alg),
+        ("introspection_signed_response_alg", &meta.introspection_signed_response_alg),
     ] {
         if let Some(alg) = alg.as_deref().filter(|a| crate::keys::signing_alg(a).is_none()) {
             return Err(format!("{name} {alg:?} is not one of {}", crate::keys::SIGNING_ALGS.join(", ")));
         }
     }
+    validate_encryption(meta)?;
     if let Some(alg) = &meta.request_object_signing_alg {
         // An HMAC needs a secret we can read back: only client_secret_jwt clients keep one.
         let allowed = if method == AUTH_SECRET_JWT { [client_keys::ASYMMETRIC_ALGS, client_keys::HMAC_ALGS].concat() } else { client_keys::ASYMMETRIC_ALGS.to_vec() };
@@ -181,6 +183,56 @@ pub(super) fn validate_keys(meta: &ClientMetadata) -> Result<(), String> {
         };
         if !allowed.contains(&alg.as_str()) {
             return Err(format!("token_endpoint_auth_signing_alg {alg:?} is not one of {}", allowed.join(", ")));
+        }
+    }
+    Ok(())
+}
+
+/// OpenID Connect Dynamic Registration §2: an encrypted response's `alg` without its `enc`
+/// is encrypted with A128CBC-HS256 (said in the registration's answer, as any default).
+pub(super) fn default_encryption(meta: &mut ClientMetadata) {
+    for (alg, enc) in [
+        (&meta.id_token_encrypted_response_alg, &mut meta.id_token_encrypted_response_enc),
+        (&meta.userinfo_encrypted_response_alg, &mut meta.userinfo_encrypted_response_enc),
+        (&meta.introspection_encrypted_response_alg, &mut meta.introspection_encrypted_response_enc),
+    ] {
+        if alg.is_some() && enc.is_none() {
+            *enc = Some(crate::keys::jwe::DEFAULT_ENC.into());
+        }
+    }
+}
+
+/// Encrypted responses: an `alg` and `enc` we implement, no `enc` without its `alg`, and keys
+/// to encrypt to (an inline set must hold one that fits; a `jwks_uri` is read when used).
+fn validate_encryption(meta: &ClientMetadata) -> Result<(), String> {
+    use crate::keys::jwe::{CONTENT_ENCS, KEY_ALGS};
+    for (what, alg, enc) in [
+        ("id_token", &meta.id_token_encrypted_response_alg, &meta.id_token_encrypted_response_enc),
+        ("userinfo", &meta.userinfo_encrypted_response_alg, &meta.userinfo_encrypted_response_enc),
+        ("introspection", &meta.introspection_encrypted_response_alg, &meta.introspection_encrypted_response_enc),
+    ] {
+        let Some(alg) = alg else {
+            if enc.is_some() {
+                return Err(format!("{what}_encrypted_response_enc needs {what}_encrypted_response_alg"));
+            }
+            continue;
+        };
+        if !KEY_ALGS.contains(&alg.as_str()) {
+            return Err(format!("{what}_encrypted_response_alg {alg:?} is not one of {}", KEY_ALGS.join(", ")));
+        }
+        if let Some(enc) = enc.as_deref().filter(|e| !CONTENT_ENCS.contains(e)) {
+            return Err(format!("{what}_encrypted_response_enc {enc:?} is not one of {}", CONTENT_ENCS.join(", ")));
+        }
+        match &meta.jwks {
+            None if meta.jwks_uri.is_none() => return Err(format!("{what}_encrypted_response_alg needs the client's keys: jwks or jwks_uri")),
+            None => {}
+            Some(jwks) => {
+                let keys = client_keys::parse_encryption_jwks(jwks, false).map_err(|e| format!("jwks: {e}"))?;
+                if !keys.iter().any(|k| k.fits(alg)) {
+                    let kind = if alg.starts_with("RSA") { "an RSA key" } else { "an EC (P-256, P-384, P-521) or X25519 key" };
+                    return Err(format!("jwks has no key for {what}_encrypted_response_alg {alg}: {kind} with use \"enc\" (or none)"));
+                }
+            }
         }
     }
     Ok(())
