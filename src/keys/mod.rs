@@ -195,7 +195,8 @@ async fn ensure_active_key(db: &Database, vault: &Vault, tenant: TenantId, alg: 
     }
     // Generated outside the transaction (it takes a while); inserted only if no other node
     // or process got there first, which the lock makes a clean decision.
-    let (key, pkcs8) = SigningKey::generate_for(alg)?;
+    // Off the runtime's workers: an RSA key takes from tens of milliseconds to seconds.
+    let (key, pkcs8) = tokio::task::spawn_blocking(move || SigningKey::generate_for(alg)).await??;
     let (kid, sealed, jwk) = (key.kid.clone(), vault.seal(&key.kid, &pkcs8), key.public_jwk.to_string());
     let inserted = db
         .write(move |sql| {

@@ -141,7 +141,7 @@ impl Tenant {
             password_policy: default.password_policy.clone(),
             // Upstream providers are registered with an issuer's redirect URI: a tenant's own
             // come with its overrides, never the default tenant's.
-            upstreams: crate::identity::upstream::Upstreams::from_list(config, Vec::new())?,
+            upstreams: default.upstreams.sharing(config, Vec::new())?,
             ui,
             keys: key_manager(config, db, vault, id).await?,
         })
