@@ -11,6 +11,12 @@ N measured requests (every answer checked), `callgrind_control -d`; Ir of that d
     python3 load-testing/callgrind-paths.py --bin /work/bins/authrim-console-rel --label head-1 \\
         --out-dir /tmp/cg
 
+With `--tenant SLUG` (issue 31, slice 4) it also creates tenant SLUG through the admin API
+(`POST /admin/tenants`), the same clients, user and token in it (at `/t/SLUG/admin/…`), and runs
+every case twice in the same server: on the default tenant (whose requests now pass the
+resolver's read lock, since another tenant exists) and under `/t/SLUG` (the lock, a probe by
+slug and the URI rewritten), the latter reported as `t:{case}`.
+
 Prints one JSON line: {"label", "bin", "ir_per_request": {case: Ir/N}, "dumps": {case: file}}.
 Needs valgrind (callgrind_control) and a binary with debug info for callgrind_annotate.
 """
@@ -50,6 +56,32 @@ def admin(port, path, body):
     return json.loads(data)
 
 
+def setup(port, prefix):
+    """The clients, user and token of the cases at the issuer under `prefix` ("" for the
+    default tenant, "/t/SLUG" for a path tenant), and the requests, each with its check."""
+    bench = admin(port, prefix + "/admin/clients", {"client_id": "bench", "grant_types": ["client_credentials"],
+                                                    "scope": "api:read", "redirect_uris": ["https://rp.example/cb"]})
+    admin(port, prefix + "/admin/clients", {"client_id": "pub", "token_endpoint_auth_method": "none",
+                                            "redirect_uris": [REDIRECT], "scope": "openid"})
+    web = admin(port, prefix + "/test/bulk/clients", {"count": 1, "prefix": "webapp", "client": {
+        "redirect_uris": ["https://rp.example/cb"], "scope": "openid profile email"}})["clients"][0]["client_id"]
+    user = admin(port, prefix + "/test/bulk/users", {"count": 1, "prefix": "bench-user",
+                                                     "password": "load-test-password"})["users"][0]["id"]
+    token = admin(port, prefix + "/test/bulk/tokens", {"client_id": web, "kind": "valid", "user_ids": [user],
+                                                       "per_user": 1, "scope": "openid profile email"})["tokens"][0]
+    basic = "Basic " + base64.b64encode(f"bench:{bench['client_secret']}".encode()).decode()
+    form = {"Content-Type": "application/x-www-form-urlencoded", "Authorization": basic}
+    return {
+        "client_credentials": ("POST", prefix + "/token", "grant_type=client_credentials&scope=api%3Aread", form,
+                               lambda st, b: st == 200 and b'"access_token"' in b),
+        "userinfo": ("GET", prefix + "/userinfo", None, {"Authorization": f"Bearer {token}"},
+                     lambda st, b: st == 200 and b'"sub"' in b),
+        "introspection": ("POST", prefix + "/introspect", "token=" + urllib.parse.quote(token), form,
+                          lambda st, b: st == 200 and b'"active":true' in b),
+        "authorize": ("GET", prefix + AUTHORIZE, None, {}, lambda st, b: st == 200 and b"<form" in b),
+    }
+
+
 def dump_total(path):
     """Ir of one callgrind dump: its `summary:` line (callgrind_annotate's PROGRAM TOTALS)."""
     with open(path) as f:
@@ -65,6 +97,7 @@ def main():
     p.add_argument("--label", required=True)
     p.add_argument("--out-dir", required=True)
     p.add_argument("--startup-timeout", type=int, default=300)
+    p.add_argument("--tenant", help="also create this tenant and run every case at its issuer (/t/SLUG)")
     a = p.parse_args()
     os.makedirs(a.out_dir, exist_ok=True)
     port = free_port()
@@ -91,45 +124,28 @@ def main():
             time.sleep(1)
         startup = time.time() - t0
 
-        bench = admin(port, "/admin/clients", {"client_id": "bench", "grant_types": ["client_credentials"],
-                                               "scope": "api:read", "redirect_uris": ["https://rp.example/cb"]})
-        admin(port, "/admin/clients", {"client_id": "pub", "token_endpoint_auth_method": "none",
-                                       "redirect_uris": [REDIRECT], "scope": "openid"})
-        web = admin(port, "/test/bulk/clients", {"count": 1, "prefix": "webapp", "client": {
-            "redirect_uris": ["https://rp.example/cb"], "scope": "openid profile email"}})["clients"][0]["client_id"]
-        user = admin(port, "/test/bulk/users", {"count": 1, "prefix": "bench-user",
-                                                "password": "load-test-password"})["users"][0]["id"]
-        token = admin(port, "/test/bulk/tokens", {"client_id": web, "kind": "valid", "user_ids": [user],
-                                                  "per_user": 1, "scope": "openid profile email"})["tokens"][0]
-        basic = "Basic " + base64.b64encode(f"bench:{bench['client_secret']}".encode()).decode()
-        form = {"Content-Type": "application/x-www-form-urlencoded", "Authorization": basic}
-        requests = {
-            "client_credentials": ("POST", "/token", "grant_type=client_credentials&scope=api%3Aread", form,
-                                   lambda st, b: st == 200 and b'"access_token"' in b),
-            "userinfo": ("GET", "/userinfo", None, {"Authorization": f"Bearer {token}"},
-                         lambda st, b: st == 200 and b'"sub"' in b),
-            "introspection": ("POST", "/introspect", "token=" + urllib.parse.quote(token), form,
-                              lambda st, b: st == 200 and b'"active":true' in b),
-            "authorize": ("GET", AUTHORIZE, None, {}, lambda st, b: st == 200 and b"<form" in b),
-        }
+        if a.tenant:
+            admin(port, "/admin/tenants", {"slug": a.tenant})
         result, dumps = {}, {}
-        for case, n in CASES:
-            method, path, body, headers, ok = requests[case]
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-            for i in range(WARMUP + n):
-                if i == WARMUP:
-                    subprocess.run(["callgrind_control", "-z", str(srv.pid)], check=True, capture_output=True)
-                st, b = call(conn, method, path, body, headers)
-                if not ok(st, b):
-                    sys.exit(f"{case} request {i}: {st} {b[:300]!r}")
-            before = set(glob.glob(out + ".*"))
-            subprocess.run(["callgrind_control", "-d", case, str(srv.pid)], check=True, capture_output=True)
-            conn.close()
-            new = sorted(set(glob.glob(out + ".*")) - before, key=os.path.getmtime)
-            if not new:
-                sys.exit(f"{case}: no new dump beside {out}")
-            dumps[case] = new[-1]
-            result[case] = round(dump_total(new[-1]) / n, 1)
+        for prefix, tag in [("", "")] + ([(f"/t/{a.tenant}", "t:")] if a.tenant else []):
+            requests = setup(port, prefix)
+            for case, n in CASES:
+                method, path, body, headers, ok = requests[case]
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+                for i in range(WARMUP + n):
+                    if i == WARMUP:
+                        subprocess.run(["callgrind_control", "-z", str(srv.pid)], check=True, capture_output=True)
+                    st, b = call(conn, method, path, body, headers)
+                    if not ok(st, b):
+                        sys.exit(f"{tag}{case} request {i}: {st} {b[:300]!r}")
+                before = set(glob.glob(out + ".*"))
+                subprocess.run(["callgrind_control", "-d", tag + case, str(srv.pid)], check=True, capture_output=True)
+                conn.close()
+                new = sorted(set(glob.glob(out + ".*")) - before, key=os.path.getmtime)
+                if not new:
+                    sys.exit(f"{tag}{case}: no new dump beside {out}")
+                dumps[tag + case] = new[-1]
+                result[tag + case] = round(dump_total(new[-1]) / n, 1)
         print(json.dumps({"label": a.label, "bin": a.bin, "startup_s": round(startup, 1),
                           "ir_per_request": result, "dumps": dumps}), flush=True)
     finally:
