@@ -119,7 +119,7 @@ fn decode<T: serde::de::DeserializeOwned>(text: &str) -> StoreResult<T> {
 }
 
 /// The least time an expired request's row is kept for a late poll (seconds).
-const LATE_POLL_GRACE: i64 = 10;
+const LATE_POLL_GRACE: i64 = crate::stores::device::LATE_POLL_GRACE as i64;
 
 pub struct SqlCibaStore {
     db: Database,

@@ -224,6 +224,11 @@ impl DeviceRecord {
     }
 }
 
+/// The least time an expired request's row is kept for a late poll (seconds): a request of
+/// a second's life, polled just after, is told `expired_token`, not that it never was (device
+/// and CIBA requests alike).
+pub const LATE_POLL_GRACE: u64 = 10;
+
 /// How many times a colliding user code is drawn again before giving up (a collision needs
 /// a live request under the same 34-bit code: with 10,000 waiting, one draw in 2.5 million).
 const DRAWS: usize = 8;
@@ -232,12 +237,23 @@ pub struct EmbeddedDeviceStore {
     table: ShardedTable<DeviceRecord>,
     /// Issuances between their count and their write, per client key (and in all), so that
     /// concurrent requests count one another and the bounds hold exactly.
-    in_flight: Mutex<(HashMap<String, u32>, u32)>,
+    in_flight: Mutex<InFlight>,
+}
+
+/// What `reserve` counts besides memory.
+#[derive(Default)]
+struct InFlight {
+    per_client: HashMap<String, u32>,
+    total: u32,
+    /// The keys being written by reserved issuances: memory holds such an entry from its
+    /// commit until the issuance hears back and drops its place, and it is counted once, as
+    /// the place (counted twice, racing requests were refused below the bound).
+    writing: std::collections::HashSet<Key>,
 }
 
 impl EmbeddedDeviceStore {
     pub fn new(shards: usize, journal: Journal) -> Self {
-        Self { table: ShardedTable::new("device_requests", shards, journal), in_flight: Mutex::new((HashMap::new(), 0)) }
+        Self { table: ShardedTable::new("device_requests", shards, journal), in_flight: Mutex::new(InFlight::default()) }
     }
 
     pub fn load(&self, conn: &rusqlite::Connection) -> rusqlite::Result<usize> {
@@ -252,19 +268,19 @@ impl EmbeddedDeviceStore {
         let (mut total, mut of_client) = (0u32, 0u32);
         for shard in 0..self.table.shard_count() {
             self.table.read(shard, |m| {
-                for e in m.values().filter(|e| e.value.waiting(t)) {
+                for (_, e) in m.iter().filter(|(k, e)| e.value.waiting(t) && !flight.writing.contains(*k)) {
                     total += 1;
                     of_client += u32::from(e.value.client_key == client);
                 }
             });
         }
-        let pending_of_client = flight.0.get(client).copied().unwrap_or(0);
-        if total + flight.1 >= limits.total || of_client + pending_of_client >= limits.per_client {
+        let pending_of_client = flight.per_client.get(client).copied().unwrap_or(0);
+        if total + flight.total >= limits.total || of_client + pending_of_client >= limits.per_client {
             return None;
         }
-        *flight.0.entry(client.to_string()).or_default() += 1;
-        flight.1 += 1;
-        Some(Reservation { store: self, client: client.to_string() })
+        *flight.per_client.entry(client.to_string()).or_default() += 1;
+        flight.total += 1;
+        Some(Reservation { store: self, client: client.to_string(), key: None })
     }
 }
 
@@ -273,18 +289,37 @@ impl EmbeddedDeviceStore {
 struct Reservation<'a> {
     store: &'a EmbeddedDeviceStore,
     client: String,
+    /// The key this issuance is writing now (`writing`). A drawn user code that collides
+    /// with a live request (one draw in millions) leaves that request uncounted until the
+    /// next draw: the bound may then be passed by one.
+    key: Option<Key>,
+}
+
+impl Reservation<'_> {
+    /// The key the next write is to; the previous one (a colliding draw, not written) is
+    /// forgotten.
+    fn writing(&mut self, key: Key) {
+        let mut flight = self.store.in_flight.lock();
+        if let Some(old) = self.key.replace(key) {
+            flight.writing.remove(&old);
+        }
+        flight.writing.insert(key);
+    }
 }
 
 impl Drop for Reservation<'_> {
     fn drop(&mut self) {
         let mut flight = self.store.in_flight.lock();
-        if let Some(n) = flight.0.get_mut(&self.client) {
+        if let Some(n) = flight.per_client.get_mut(&self.client) {
             *n -= 1;
             if *n == 0 {
-                flight.0.remove(&self.client);
+                flight.per_client.remove(&self.client);
             }
         }
-        flight.1 -= 1;
+        flight.total -= 1;
+        if let Some(k) = self.key.take() {
+            flight.writing.remove(&k);
+        }
     }
 }
 
@@ -293,14 +328,16 @@ impl DeviceCodeStore for EmbeddedDeviceStore {
     async fn issue(&self, tenant: TenantId, request: DeviceRequest, interval: u64, limits: Limits) -> StoreResult<Issued> {
         let t = now();
         let client = b64(&client_key(tenant, &request.client_id));
-        let Some(_place) = self.reserve(&client, limits, t) else { return Ok(Issued::Full) };
-        // Kept as long again after expiry: a late poll is told `expired_token`.
-        let row_expires = request.expires_at + request.expires_at.saturating_sub(t);
+        let Some(mut place) = self.reserve(&client, limits, t) else { return Ok(Issued::Full) };
+        // Kept as long again after expiry (and at least `LATE_POLL_GRACE`): a late poll is
+        // told `expired_token`.
+        let row_expires = request.expires_at + request.expires_at.saturating_sub(t).max(LATE_POLL_GRACE);
         for _ in 0..DRAWS {
             let user_code = mint_user_code();
             let (device_code, hash) = mint_device_code(&user_code);
             let k = user_code_key(tenant, &user_code);
             let shard = key_shard(&k, self.table.shard_count());
+            place.writing(k);
             let mut timer = self.table.timer(shard);
             let record = DeviceRecord { request: request.clone(), device_hash: b64(&hash), client_key: client.clone(), decision: None, interval, last_poll: 0 };
             let (stored, at) = self

@@ -35,7 +35,7 @@ impl DeviceCodeStore for PgDeviceStore {
         let t = now() as i64;
         let client = client_key(tenant, &request.client_id);
         let pending_until = request.expires_at as i64;
-        let row_expires = pending_until + (pending_until - t).max(0);
+        let row_expires = pending_until + (pending_until - t).max(crate::stores::device::LATE_POLL_GRACE as i64);
         for _ in 0..8 {
             let user_code = mint_user_code();
             let (device_code, hash) = mint_device_code(&user_code);
