@@ -234,6 +234,33 @@ async fn a_tenant_at_its_own_host_is_that_hosts_issuer() {
     }
 }
 
+/// A request naming a tenant's host with a port reaches that tenant (a host stored without a
+/// port matches it at any port; one stored with a port, at that port only, and before the
+/// other); an IPv6 literal with a port, or another name with a port, reaches the default.
+#[tokio::test]
+async fn a_host_with_a_port_reaches_the_tenant_at_that_host() {
+    let s = TestServer::start().await;
+    for (slug, host) in [("acme", "auth.acme.test"), ("acme-alt", "auth.acme.test:9443")] {
+        let (status, v) = s.admin(Method::POST, "/admin/tenants", Some(json!({"slug": slug, "hosts": [host]}))).await;
+        assert_eq!(status, 201, "{v}");
+    }
+    let default = s.issuer();
+    for (host, issuer) in [
+        ("auth.acme.test:8443", "http://auth.acme.test"),
+        ("Auth.Acme.TEST:443", "http://auth.acme.test"),
+        ("auth.acme.test", "http://auth.acme.test"),
+        ("auth.acme.test:9443", "http://auth.acme.test:9443"),
+        ("[::1]:8443", default.as_str()),
+        ("[::1]", default.as_str()),
+        ("other.acme.test:8443", default.as_str()),
+    ] {
+        let res = s.http.get(s.url("/.well-known/openid-configuration")).header("host", host).send().await.unwrap();
+        assert_eq!(res.status(), 200, "{host}");
+        let meta: Value = res.json().await.unwrap();
+        assert_eq!(meta["issuer"], issuer, "{host}");
+    }
+}
+
 /// The CLI creates a tenant in the database; the running server serves it within a second or
 /// so (the change log), and `--tenant` makes the CLI's commands act in it.
 #[tokio::test]
