@@ -20,30 +20,17 @@ slug and the URI rewritten), the latter reported as `t:{case}`.
 Prints one JSON line: {"label", "bin", "ir_per_request": {case: Ir/N}, "dumps": {case: file}}.
 Needs valgrind (callgrind_control) and a binary with debug info for callgrind_annotate.
 """
-import argparse, base64, glob, http.client, json, os, socket, subprocess, sys, tempfile, time
+import argparse, base64, glob, http.client, json, os, subprocess, sys, tempfile
 import urllib.parse
 
-ADMIN = "benchtok"
+from benchserver import ADMIN, call, free_port, server_env, wait_healthy
+
 WARMUP = 50
 CASES = [("client_credentials", 200), ("userinfo", 300), ("introspection", 300), ("authorize", 300)]
 REDIRECT = "http://127.0.0.1:9/cb"
 AUTHORIZE = ("/authorize?response_type=code&client_id=pub&redirect_uri=" + urllib.parse.quote(REDIRECT, safe="")
              + "&scope=openid&state=s&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
              + "&code_challenge_method=S256")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def call(conn, method, path, body=None, headers=None):
-    conn.request(method, path, body=body, headers=headers or {})
-    r = conn.getresponse()
-    return r.status, r.read()
 
 
 def admin(port, path, body):
@@ -103,26 +90,12 @@ def main():
     port = free_port()
     data = tempfile.mkdtemp(prefix=f"cg-{a.label}-")
     out = os.path.join(a.out_dir, f"callgrind.{a.label}")
-    env = dict(os.environ, AUTHRIM_DATA_DIR=data, AUTHRIM_LISTEN=f"127.0.0.1:{port}",
-               AUTHRIM_ISSUER=f"http://127.0.0.1:{port}", AUTHRIM_ADMIN_TOKEN=ADMIN,
-               AUTHRIM_ENABLE_TEST_ENDPOINTS="true", AUTHRIM_LOG="warn")
+    env = server_env(data, port)
     log = open(os.path.join(a.out_dir, f"server.{a.label}.log"), "w")
     srv = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", a.bin, "serve"],
                            env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
-        t0 = time.time()
-        while True:
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-                if call(c, "GET", "/healthz")[0] == 200:
-                    c.close()
-                    break
-            except OSError:
-                pass
-            if srv.poll() is not None or time.time() - t0 > a.startup_timeout:
-                sys.exit(f"server did not start; see {log.name}")
-            time.sleep(1)
-        startup = time.time() - t0
+        startup = wait_healthy(srv, port, a.startup_timeout, log.name, poll=1)
 
         if a.tenant:
             admin(port, "/admin/tenants", {"slug": a.tenant})

@@ -13,45 +13,35 @@ On a fresh data directory with SQLite:
      once, its signing keys made in the request: one per algorithm of `signing_algorithms`),
      timing each; with --clients/--users, that many clients and users in each
      (`/t/SLUG/test/bulk/…`, the test-only bulk interface, timed apart); RSS after;
-  3. stops the server and starts it again: start time and RSS with every tenant loaded;
+  3. stops the server and starts it again, --restarts times: start time and RSS with every
+     tenant loaded, each run's and their spread (a busy machine moves the start time);
   4. checks discovery at the first, the last and a few tenants between (the issuer it names,
      and RFC 8414's path-inserted form), then the token endpoint's median latency on the default
      tenant and on a tenant (its own `bench` client), in alternated blocks.
 
     python3 load-testing/tenants-at-scale.py --bin /tmp/authrim-slice4 --tenants 1000
 
+With --existing, the data directory (--data-dir) is one an earlier run filled: steps 1 and 2
+are skipped (the number of tenants and the `bench` clients' secrets are read from its
+bench.json), so that two binaries are compared on the same data:
+
+    python3 load-testing/tenants-at-scale.py --bin /tmp/authrim-new --data-dir DIR --existing
+
 Prints a report on stderr as it goes and one JSON line on stdout at the end. Python 3 stdlib.
 """
-import argparse, base64, http.client, json, os, signal, socket, statistics, subprocess, sys, tempfile, time
+import argparse, base64, http.client, json, os, signal, statistics, subprocess, sys, tempfile, time
 
-ADMIN = "benchtok"
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+from benchserver import ADMIN, call, free_port, server_env, wait_healthy
 
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def call(conn, method, path, body=None, headers=None):
-    conn.request(method, path, body=body, headers=headers or {})
-    r = conn.getresponse()
-    return r.status, r.read()
-
-
 class Server:
     def __init__(self, a, data):
         self.a, self.port = a, free_port()
-        self.env = dict(os.environ, AUTHRIM_DATA_DIR=data, AUTHRIM_LISTEN=f"127.0.0.1:{self.port}",
-                        AUTHRIM_ISSUER=f"http://127.0.0.1:{self.port}", AUTHRIM_ADMIN_TOKEN=ADMIN,
-                        AUTHRIM_ENABLE_TEST_ENDPOINTS="true", AUTHRIM_LOG="warn",
-                        AUTHRIM_SIGNING_ALGORITHMS=a.signing_algorithms)
+        self.env = server_env(data, self.port, AUTHRIM_SIGNING_ALGORITHMS=a.signing_algorithms)
         self.logf = open(os.path.join(data, "server.log"), "a")
         self.proc = None
 
@@ -59,17 +49,7 @@ class Server:
         """Start; the seconds until /healthz answers 200, and VmRSS (KiB) then."""
         t0 = time.monotonic()
         self.proc = subprocess.Popen([self.a.bin, "serve"], env=self.env, stdout=self.logf, stderr=subprocess.STDOUT)
-        while True:
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
-                if call(c, "GET", "/healthz")[0] == 200:
-                    c.close()
-                    return time.monotonic() - t0, self.rss()
-            except OSError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() - t0 > self.a.startup_timeout:
-                sys.exit(f"server did not start; see {self.logf.name}")
-            time.sleep(0.01)
+        return wait_healthy(self.proc, self.port, self.a.startup_timeout, self.logf.name, since=t0), self.rss()
 
     def rss(self):
         with open(f"/proc/{self.proc.pid}/status") as f:
@@ -131,6 +111,52 @@ def summary(xs):
             "min": round(min(xs), 3), "max": round(max(xs), 3), "total": round(sum(xs), 1)}
 
 
+def fill(srv, a, res):
+    """Steps 1 and 2: the default tenant measured alone, then the tenants made; the server is
+    left stopped. The form headers of the `bench` client at the default tenant and at the last
+    tenant."""
+    # 1. The first start makes the default tenant's keys; measured is the second.
+    first, _ = srv.start()
+    res["first_start_s"] = round(first, 3)
+    default_form = bench_client(srv, "")
+    srv.stop()
+    t, rss = srv.start()
+    time.sleep(a.settle)
+    res["zero"] = {"start_s": round(t, 3), "rss_kib_at_healthz": rss, "rss_kib_settled": srv.rss(),
+                   "token_default_ms": summary(token_latencies(srv, "", default_form, a.requests))}
+    log(f"0 tenants: start {t:.3f} s, RSS {rss} KiB at /healthz, {res['zero']['rss_kib_settled']} KiB settled; "
+        f"default /token median {res['zero']['token_default_ms']['median']} ms")
+
+    # 2. The tenants, one after another.
+    slugs = [f"t{i:04d}" for i in range(a.tenants)]
+    create, fill = [], []
+    t_all = time.monotonic()
+    for i, slug in enumerate(slugs):
+        t0 = time.perf_counter()
+        srv.admin("/admin/tenants", {"slug": slug})
+        create.append((time.perf_counter() - t0) * 1000)
+        if a.clients or a.users:
+            t0 = time.perf_counter()
+            if a.clients:
+                srv.admin(f"/t/{slug}/test/bulk/clients", {"count": a.clients, "prefix": "app", "client": {
+                    "redirect_uris": ["https://rp.example/cb"], "scope": "openid profile email"}})
+            if a.users:
+                srv.admin(f"/t/{slug}/test/bulk/users", {"count": a.users, "prefix": "user",
+                                                         "password": "load-test-password"})
+            fill.append((time.perf_counter() - t0) * 1000)
+        if (i + 1) % 100 == 0:
+            log(f"  {i + 1} tenants: creation median so far {statistics.median(create):.1f} ms, RSS {srv.rss()} KiB")
+    res["create_ms"] = summary(create)
+    res["create_wall_s"] = round(time.monotonic() - t_all, 1)
+    if fill:
+        res["fill_ms"] = summary(fill)
+    res["rss_kib_after_creation"] = srv.rss()
+    tenant_form = bench_client(srv, f"/t/{slugs[-1]}") if slugs else None
+    log(f"created {a.tenants}: {res['create_ms']}; RSS {res['rss_kib_after_creation']} KiB")
+    srv.stop()
+    return default_form, tenant_form
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bin", required=True)
@@ -142,58 +168,44 @@ def main():
     p.add_argument("--settle", type=float, default=3.0, help="seconds after start before the second RSS")
     p.add_argument("--startup-timeout", type=int, default=600)
     p.add_argument("--data-dir", help="default: a fresh temporary directory")
+    p.add_argument("--restarts", type=int, default=3, help="starts measured with every tenant loaded")
+    p.add_argument("--existing", action="store_true", help="the data directory holds an earlier run's tenants")
     a = p.parse_args()
+    if a.existing and not a.data_dir:
+        sys.exit("--existing needs --data-dir")
     data = a.data_dir or tempfile.mkdtemp(prefix="tenants-at-scale-")
     os.makedirs(data, exist_ok=True)
     res = {"bin": a.bin, "tenants": a.tenants, "signing_algorithms": a.signing_algorithms,
            "clients_per_tenant": a.clients, "users_per_tenant": a.users, "data_dir": data}
     srv = Server(a, data)
+    saved_path = os.path.join(data, "bench.json")
     try:
-        # 1. The first start makes the default tenant's keys; measured is the second.
-        first, _ = srv.start()
-        res["first_start_s"] = round(first, 3)
-        default_form = bench_client(srv, "")
-        srv.stop()
-        t, rss = srv.start()
-        time.sleep(a.settle)
-        res["zero"] = {"start_s": round(t, 3), "rss_kib_at_healthz": rss, "rss_kib_settled": srv.rss(),
-                       "token_default_ms": summary(token_latencies(srv, "", default_form, a.requests))}
-        log(f"0 tenants: start {t:.3f} s, RSS {rss} KiB at /healthz, {res['zero']['rss_kib_settled']} KiB settled; "
-            f"default /token median {res['zero']['token_default_ms']['median']} ms")
-
-        # 2. The tenants, one after another.
+        if a.existing:
+            with open(saved_path) as f:
+                saved = json.load(f)
+            default_form, tenant_form = saved["default_form"], saved["tenant_form"]
+            a.tenants = res["tenants"] = saved["tenants"]
+            res.update(clients_per_tenant=saved["clients"], users_per_tenant=saved["users"])
+        else:
+            default_form, tenant_form = fill(srv, a, res)
+            with open(saved_path, "w") as f:
+                json.dump({"default_form": default_form, "tenant_form": tenant_form, "tenants": a.tenants,
+                           "clients": a.clients, "users": a.users}, f)
         slugs = [f"t{i:04d}" for i in range(a.tenants)]
-        create, fill = [], []
-        t_all = time.monotonic()
-        for i, slug in enumerate(slugs):
-            t0 = time.perf_counter()
-            srv.admin("/admin/tenants", {"slug": slug})
-            create.append((time.perf_counter() - t0) * 1000)
-            if a.clients or a.users:
-                t0 = time.perf_counter()
-                if a.clients:
-                    srv.admin(f"/t/{slug}/test/bulk/clients", {"count": a.clients, "prefix": "app", "client": {
-                        "redirect_uris": ["https://rp.example/cb"], "scope": "openid profile email"}})
-                if a.users:
-                    srv.admin(f"/t/{slug}/test/bulk/users", {"count": a.users, "prefix": "user",
-                                                             "password": "load-test-password"})
-                fill.append((time.perf_counter() - t0) * 1000)
-            if (i + 1) % 100 == 0:
-                log(f"  {i + 1} tenants: creation median so far {statistics.median(create):.1f} ms, RSS {srv.rss()} KiB")
-        res["create_ms"] = summary(create)
-        res["create_wall_s"] = round(time.monotonic() - t_all, 1)
-        if fill:
-            res["fill_ms"] = summary(fill)
-        res["rss_kib_after_creation"] = srv.rss()
-        tenant_form = bench_client(srv, f"/t/{slugs[-1]}") if slugs else None
-        log(f"created {a.tenants}: {res['create_ms']}; RSS {res['rss_kib_after_creation']} KiB")
 
-        # 3. Restart with every tenant in the table.
-        srv.stop()
-        t, rss = srv.start()
-        time.sleep(a.settle)
-        res["loaded"] = {"start_s": round(t, 3), "rss_kib_at_healthz": rss, "rss_kib_settled": srv.rss()}
-        log(f"{a.tenants} tenants: start {t:.3f} s, RSS {rss} KiB at /healthz, {res['loaded']['rss_kib_settled']} KiB settled")
+        # 3. Start with every tenant in the table, --restarts times.
+        runs = []
+        for i in range(a.restarts):
+            if i:
+                srv.stop()
+            t, rss = srv.start()
+            time.sleep(a.settle)
+            runs.append({"start_s": round(t, 3), "rss_kib_at_healthz": rss, "rss_kib_settled": srv.rss()})
+            log(f"{a.tenants} tenants: start {t:.3f} s, RSS {rss} KiB at /healthz, {runs[-1]['rss_kib_settled']} KiB settled")
+        starts = [r["start_s"] for r in runs]
+        res["loaded"] = {"runs": runs, "start_s": {"min": min(starts), "median": statistics.median(starts), "max": max(starts)},
+                         "rss_kib_settled_median": statistics.median(r["rss_kib_settled"] for r in runs)}
+        log(f"start with {a.tenants} tenants over {len(runs)} runs: {res['loaded']['start_s']}")
 
         # 4. Discovery at a handful, then /token latency, default and tenant alternated.
         picks = sorted({0, len(slugs) // 4, len(slugs) // 2, 3 * len(slugs) // 4, len(slugs) - 1}) if slugs else []
@@ -222,7 +234,7 @@ def main():
             res["loaded"]["token_tenant_ms"] = summary(t_)
             log(f"/token median: default {res['loaded']['token_default_ms']['median']} ms, "
                 f"tenant {slugs[-1]} {res['loaded']['token_tenant_ms']['median']} ms "
-                f"(0 tenants: {res['zero']['token_default_ms']['median']} ms)")
+                f"(0 tenants: {res['zero']['token_default_ms']['median'] if 'zero' in res else 'not measured'} ms)")
         print(json.dumps(res), flush=True)
     finally:
         if srv.proc and srv.proc.poll() is None:
