@@ -23,6 +23,7 @@ use crate::tenant::TenantId;
 use crate::util::{b64, now, random_token};
 use aws_lc_rs::hmac;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use webauthn_rs::prelude::{
     CredentialID, DiscoverableAuthentication, Passkey, PasskeyAuthentication, PasskeyRegistration,
     PublicKeyCredential, RegisterPublicKeyCredential, RequestChallengeResponse, Url, Uuid, Webauthn, WebauthnBuilder,
@@ -71,7 +72,9 @@ pub struct RegistrationState {
 pub struct Passkeys {
     /// The tenant whose relying party this is: its users' passkeys only.
     tenant: TenantId,
-    webauthn: Webauthn,
+    /// The relying party: one for the deployment's issuer, shared by every tenant served
+    /// under it (`for_path_tenant`); a host tenant's own.
+    webauthn: Arc<Webauthn>,
     handle_key: hmac::Key,
     /// How long a ceremony's state is good for (the pages' `challenge_ttl`).
     ttl: u64,
@@ -110,6 +113,13 @@ fn is_ip_address(host: &str) -> bool {
     host.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>().is_ok()
 }
 
+/// The key of tenant `tenant`'s user handles. Per tenant: two tenants on one host share a
+/// relying party id, and an authenticator keeps one discoverable credential per (relying
+/// party, user handle).
+fn handle_key(vault: &Vault, tenant: TenantId) -> hmac::Key {
+    hmac::Key::new(hmac::HMAC_SHA256, &vault.derive_for(tenant, "webauthn user handle"))
+}
+
 /// `issuer` with `localhost` as its host: what a newcomer on 127.0.0.1 should use instead.
 fn suggested_issuer(issuer: &Url) -> String {
     let mut u = issuer.clone();
@@ -121,6 +131,15 @@ impl Passkeys {
     /// From the configuration: `None` when passkeys are off.
     pub fn from_config(config: &crate::config::Config, vault: &Vault, tenant: TenantId) -> anyhow::Result<Option<Self>> {
         Self::for_tenant(config, vault, tenant, None)
+    }
+
+    /// A tenant served under the deployment's issuer (`/t/{slug}`): the deployment's relying
+    /// party, `default`'s, shared rather than built again for each of a thousand tenants; the
+    /// user handles are the tenant's own. `None` when the default tenant has none: passkeys
+    /// are off, and the default's start said why once (not again for every tenant).
+    pub fn for_path_tenant(default: Option<&Self>, vault: &Vault, tenant: TenantId) -> Option<Self> {
+        let default = default?;
+        Some(Self { tenant, webauthn: default.webauthn.clone(), handle_key: handle_key(vault, tenant), ttl: default.ttl })
     }
 
     /// A tenant's: one served under the deployment's issuer is the deployment's relying party
@@ -146,7 +165,7 @@ impl Passkeys {
         // on every start of a server whose issuer is simply on 127.0.0.1.
         if is_ip_address(&rp_id) {
             if !settings || (config.webauthn_rp_id.is_none() && config.webauthn_origins.is_none()) {
-                tracing::warn!(issuer = %config.issuer, "passkeys are off: the issuer's host is an IP address and WebAuthn needs a domain name; use a name such as {} as the issuer, or set webauthn_rp_id and webauthn_origins", suggested_issuer(&issuer));
+                tracing::warn!(issuer = %host_issuer.unwrap_or(&config.issuer), "passkeys are off: the issuer's host is an IP address and WebAuthn needs a domain name; use a name such as {} as the issuer, or set webauthn_rp_id and webauthn_origins", suggested_issuer(&issuer));
                 return Ok(None);
             }
             anyhow::bail!("passkeys: the relying-party id {rp_id:?} is an IP address; WebAuthn needs a domain name (set webauthn_rp_id, or passkeys = false)");
@@ -160,11 +179,8 @@ impl Passkeys {
         for o in &origins[1..] {
             builder = builder.append_allowed_origin(o);
         }
-        let webauthn = builder.build().map_err(|e| anyhow::anyhow!("passkeys: {e}"))?;
-        // Per tenant: two tenants on one host share a relying party id, and an authenticator
-        // keeps one discoverable credential per (relying party, user handle).
-        let handle_key = hmac::Key::new(hmac::HMAC_SHA256, &vault.derive_for(tenant, "webauthn user handle"));
-        Ok(Some(Self { tenant, webauthn, handle_key, ttl: config.challenge_ttl }))
+        let webauthn = Arc::new(builder.build().map_err(|e| anyhow::anyhow!("passkeys: {e}"))?);
+        Ok(Some(Self { tenant, webauthn, handle_key: handle_key(vault, tenant), ttl: config.challenge_ttl }))
     }
 
     /// The WebAuthn user handle of `user_id`.

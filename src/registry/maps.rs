@@ -35,21 +35,24 @@ impl Clients {
     }
 }
 
+/// The login indexes hold the user itself rather than a copy of its id: with 100,000 users
+/// on a node (1,000 tenants of 100), two id strings a user were about 15 MiB.
 #[derive(Default)]
 pub(super) struct Users {
     pub(super) by_id: HashMap<String, Arc<User>>,
-    pub(super) by_username: HashMap<String, String>,
-    pub(super) by_email: HashMap<String, String>,
+    pub(super) by_username: HashMap<String, Arc<User>>,
+    pub(super) by_email: HashMap<String, Arc<User>>,
 }
 
 impl Users {
     pub(super) fn put(&mut self, user: User) {
         self.remove(&user.id);
-        self.by_username.insert(users::login_key(&user.username), user.id.clone());
+        let user = Arc::new(user);
+        self.by_username.insert(users::login_key(&user.username), user.clone());
         if let Some(e) = user.email() {
-            self.by_email.insert(users::login_key(e), user.id.clone());
+            self.by_email.insert(users::login_key(e), user.clone());
         }
-        self.by_id.insert(user.id.clone(), Arc::new(user));
+        self.by_id.insert(user.id.clone(), user);
     }
 
     pub(super) fn remove(&mut self, id: &str) {
@@ -70,6 +73,37 @@ mod tests {
     fn spa(id: &str, redirect: &str) -> Client {
         let input = ClientInput { client_id: Some(id.into()), redirect_uris: Some(vec![redirect.into()]), ..Default::default() };
         clients::new_client(input, &crate::keys::Vault::from_key([7; 32])).unwrap().0
+    }
+
+    fn user(id: &str, username: &str, email: &str, updated_at: u64) -> User {
+        User {
+            tenant: crate::tenant::TenantId::DEFAULT,
+            id: id.into(),
+            username: username.into(),
+            password_hash: String::new(),
+            claims: serde_json::from_value(serde_json::json!({ "email": email })).unwrap(),
+            disabled: false,
+            updated_at,
+            roles: Vec::new(),
+            tokens_cutoff: 0,
+        }
+    }
+
+    #[test]
+    fn the_login_indexes_follow_every_user_change() {
+        let mut u = Users::default();
+        u.put(user("1", "Alice", "alice@a.example", 1));
+        u.put(user("2", "bob", "bob@a.example", 1));
+        assert_eq!(u.by_username["alice"].id, "1");
+        assert_eq!(u.by_email["bob@a.example"].id, "2");
+        // Renamed, with a new e-mail: the old names lead nowhere, the new ones to the new value.
+        u.put(user("1", "alicia", "alicia@a.example", 5));
+        assert!(!u.by_username.contains_key("alice") && !u.by_email.contains_key("alice@a.example"));
+        assert_eq!(u.by_username["alicia"].updated_at, 5);
+        assert_eq!(u.by_email["alicia@a.example"].updated_at, 5);
+        u.remove("2");
+        assert!(!u.by_username.contains_key("bob") && !u.by_email.contains_key("bob@a.example"));
+        assert_eq!((u.by_id.len(), u.by_username.len(), u.by_email.len()), (1, 1, 1));
     }
 
     #[test]

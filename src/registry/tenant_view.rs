@@ -44,8 +44,7 @@ impl<'a> TenantRegistry<'a> {
         let key = users::login_key(login);
         let all = self.registry.users.read();
         let users = all.get(&self.tenant)?;
-        let id = users.by_username.get(&key).or_else(|| users.by_email.get(&key))?;
-        users.by_id.get(id).cloned()
+        users.by_username.get(&key).or_else(|| users.by_email.get(&key)).cloned()
     }
 
     pub fn consented_scope(&self, user_id: &str, client_id: &str) -> Option<String> {

@@ -124,7 +124,10 @@ impl Tenant {
             Some(name) => Arc::new(load_ui(config, name)?),
             None => default.ui.clone(),
         };
-        let passkeys = crate::factors::passkey::Passkeys::for_tenant(config, vault, id, row.hosts.first().map(|_| issuer.as_str()))?;
+        let passkeys = match row.hosts.is_empty() {
+            true => crate::factors::passkey::Passkeys::for_path_tenant(default.passkeys.as_ref(), vault, id),
+            false => crate::factors::passkey::Passkeys::for_tenant(config, vault, id, Some(&issuer))?,
+        };
         Ok(Self {
             id,
             sealer: crate::http::sealed::Sealer::new(vault.derive_for(id, "authrim interaction state v1"), 4 * config.max_authorization_request_bytes + 1024),
