@@ -35,8 +35,8 @@ impl Clients {
     }
 }
 
-/// The login indexes hold the user itself rather than a copy of its id: with 100,000 users
-/// on a node (1,000 tenants of 100), two id strings a user were about 15 MiB.
+/// The login indexes hold the user itself rather than two more copies of its id, and answer a
+/// login in one probe instead of two.
 #[derive(Default)]
 pub(super) struct Users {
     pub(super) by_id: HashMap<String, Arc<User>>,
