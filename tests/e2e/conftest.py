@@ -442,8 +442,15 @@ def assert_refused_by_other_issuer(issuer: IssuerUnderTest, access_token: str, i
     resp = requests.post(meta["introspection_endpoint"], data={"token": access_token},
                          auth=(rs["client_id"], rs["client_secret"]), timeout=HTTP_TIMEOUT_S)
     assert resp.status_code == 200 and resp.json() == {"active": False}, (issuer.kind, resp.text)
+    assert_not_signed_by_other_issuer(issuer, access_token, id_token)
+
+
+def assert_not_signed_by_other_issuer(issuer: IssuerUnderTest, *tokens: str | None):
+    """None of ``tokens`` (JWTs ``issuer`` signed) verifies against the other issuer's keys."""
+    meta = requests.get(issuer.other.url("/.well-known/openid-configuration"), timeout=HTTP_TIMEOUT_S).json()
     other_keys = KeySet.import_key_set(requests.get(meta["jwks_uri"], timeout=HTTP_TIMEOUT_S).json())
-    for token in filter(None, (access_token, id_token)):
+    assert other_keys.keys, meta["jwks_uri"]
+    for token in filter(None, tokens):
         # The other issuer's keys are its own: no kid of this issuer's is among them, and
         # no key of theirs verifies the signature.
         head = token.split(".")[0]
