@@ -379,7 +379,7 @@ class IssuerUnderTest:
         return urlsplit(self.server.issuer).path
 
 
-def _issuer_under_test(kind: str, server: AuthrimServer, alice: dict | None, other: AuthrimServer) -> IssuerUnderTest:
+def issuer_under_test(kind: str, server: AuthrimServer, alice: dict | None, other: AuthrimServer) -> IssuerUnderTest:
     meta = requests.get(server.url("/.well-known/openid-configuration"), timeout=HTTP_TIMEOUT_S)
     assert meta.status_code == 200, f"{kind}: discovery -> {meta.status_code} {meta.text}"
     meta = meta.json()
@@ -417,15 +417,25 @@ def issuer(request, authrim_server: AuthrimServer, alice: dict) -> IssuerUnderTe
     tenant's, each with its discovery, keys and Alice (the same claims and password)."""
     kind = request.param
     if kind == "default":
-        return _issuer_under_test(kind, authrim_server, alice, request.getfixturevalue("path_tenant"))
+        return issuer_under_test(kind, authrim_server, alice, request.getfixturevalue("path_tenant"))
     tenant = request.getfixturevalue(kind.replace("-", "_"))
-    return _issuer_under_test(kind, tenant, None, authrim_server)
+    return issuer_under_test(kind, tenant, None, authrim_server)
 
 
 def assert_refused_by_other_issuer(issuer: IssuerUnderTest, access_token: str, id_token: str | None = None):
     """What ``issuer`` issued means nothing to the other issuer of the deployment: its
-    userinfo answers 401 for the access token, its introspection (by a client of its own)
-    says inactive, and neither token verifies against its keys."""
+    userinfo answers 401 for the access token, which still works here, its introspection (by
+    a client of its own) says inactive, and neither token verifies against its keys."""
+    mine = requests.get(issuer.discovery["userinfo_endpoint"], headers={"Authorization": f"Bearer {access_token}"},
+                        timeout=HTTP_TIMEOUT_S)
+    assert mine.status_code == 200, (issuer.kind, mine.status_code, mine.text)
+    assert_inactive_at_other_issuer(issuer, access_token)
+    assert_not_signed_by_other_issuer(issuer, access_token, id_token)
+
+
+def assert_inactive_at_other_issuer(issuer: IssuerUnderTest, access_token: str):
+    """The other issuer's userinfo answers 401 ``invalid_token`` for ``access_token`` and its
+    introspection, asked by a client of its own, says inactive."""
     other = issuer.other
     meta = requests.get(other.url("/.well-known/openid-configuration"), timeout=HTTP_TIMEOUT_S).json()
     assert meta["issuer"] != issuer.server.issuer, meta
@@ -433,16 +443,11 @@ def assert_refused_by_other_issuer(issuer: IssuerUnderTest, access_token: str, i
                         timeout=HTTP_TIMEOUT_S)
     assert resp.status_code == 401, (issuer.kind, resp.status_code, resp.text)
     assert 'error="invalid_token"' in resp.headers.get("WWW-Authenticate", ""), resp.headers
-    # The same token is still good where it was issued: the refusal is the other issuer's.
-    mine = requests.get(issuer.discovery["userinfo_endpoint"], headers={"Authorization": f"Bearer {access_token}"},
-                        timeout=HTTP_TIMEOUT_S)
-    assert mine.status_code == 200, (issuer.kind, mine.status_code, mine.text)
     rs = other.create_client(client_id=other.unique("rs"), grant_types=["client_credentials"],
                              redirect_uris=[], token_endpoint_auth_method="client_secret_basic")
     resp = requests.post(meta["introspection_endpoint"], data={"token": access_token},
                          auth=(rs["client_id"], rs["client_secret"]), timeout=HTTP_TIMEOUT_S)
     assert resp.status_code == 200 and resp.json() == {"active": False}, (issuer.kind, resp.text)
-    assert_not_signed_by_other_issuer(issuer, access_token, id_token)
 
 
 def assert_not_signed_by_other_issuer(issuer: IssuerUnderTest, *tokens: str | None):
