@@ -21,11 +21,30 @@ pub async fn openid_configuration(app: Issuer) -> Response {
 /// `https://host/tenant`). The document is the OpenID one: RFC 8414 §5 lets both carry the
 /// same metadata, and one source keeps them consistent.
 pub async fn authorization_server_metadata(app: Issuer, uri: axum::http::Uri) -> Response {
-    let suffix = uri.path().trim_start_matches("/.well-known/oauth-authorization-server");
-    if suffix != issuer_path(&app) {
+    path_inserted(&app, &uri, AS_METADATA)
+}
+
+/// OpenID's name with the issuer's path inserted after it, as RFC 8414 does with its own
+/// (`/.well-known/openid-configuration/t/acme` for the issuer `https://host/t/acme`).
+/// OpenID Connect Discovery appends the path instead (`/t/acme/.well-known/…`, the route
+/// above), but the MCP authorization specification has its clients try this form second,
+/// after RFC 8414's: a client that skips or cannot reach the first must not be told there is
+/// no such issuer. Only with the issuer's path: at the root the plain route answers.
+pub async fn openid_configuration_path_inserted(app: Issuer, uri: axum::http::Uri) -> Response {
+    path_inserted(&app, &uri, OPENID_CONFIGURATION)
+}
+
+pub const AS_METADATA: &str = "/.well-known/oauth-authorization-server";
+pub const OPENID_CONFIGURATION: &str = "/.well-known/openid-configuration";
+
+/// The metadata at `name` followed by the issuer's path; any other path after `name` is
+/// another issuer's, not here (404).
+fn path_inserted(app: &Issuer, uri: &axum::http::Uri, name: &str) -> Response {
+    let suffix = uri.path().strip_prefix(name).unwrap_or_default();
+    if suffix != issuer_path(app) {
         return crate::error::OAuthError::not_found("no authorization server with this issuer here").into_response();
     }
-    cached_json(metadata(&app).to_string(), "public, max-age=300")
+    cached_json(metadata(app).to_string(), "public, max-age=300")
 }
 
 /// The issuer's path, without a trailing slash ("" for an issuer at the host's root).

@@ -35,6 +35,7 @@ pub fn root(app: AppState) -> edge::Root {
 pub fn router(app: AppState) -> Router {
     let mut r = Router::new()
         .route("/.well-known/openid-configuration", get(discovery::openid_configuration))
+        .route("/.well-known/openid-configuration/{*issuer_path}", get(discovery::openid_configuration_path_inserted))
         .route("/.well-known/oauth-authorization-server", get(discovery::authorization_server_metadata))
         .route("/.well-known/oauth-authorization-server/{*issuer_path}", get(discovery::authorization_server_metadata))
         .route("/jwks", get(discovery::jwks))
@@ -184,8 +185,7 @@ fn endpoint_label(path: &str) -> &'static str {
         "/backchannel" => "backchannel_authentication",
         "/device" | "/device/decide" => "device",
         "/jwks" => "jwks",
-        "/.well-known/openid-configuration" => "discovery",
-        p if p.starts_with("/.well-known/oauth-authorization-server") => "discovery",
+        p if p.starts_with(discovery::OPENID_CONFIGURATION) || p.starts_with(discovery::AS_METADATA) => "discovery",
         "/healthz" => "healthz",
         "/metrics" => "metrics",
         p if p.starts_with("/admin/") => "admin",

@@ -12,8 +12,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// RFC 8414 §3's metadata URL, with the issuer's path after it.
-const AS_METADATA: &str = "/.well-known/oauth-authorization-server";
+/// The metadata URLs served with the issuer's path after them (`endpoints::discovery`):
+/// RFC 8414 §3's, and OpenID's name in the same form (which MCP clients try).
+const PATH_INSERTED_METADATA: [&str; 2] = [crate::endpoints::discovery::AS_METADATA, crate::endpoints::discovery::OPENID_CONFIGURATION];
 
 #[derive(Default)]
 struct Set {
@@ -132,11 +133,11 @@ impl Tenants {
             *req.uri_mut() = axum::http::Uri::from_parts(parts).ok()?;
             return Some(tenant);
         }
-        // RFC 8414's metadata of a path tenant: `/.well-known/oauth-authorization-server` then
-        // the issuer's path (`{base}/t/{slug}`). The endpoint checks the rest against the
-        // issuer it is given.
-        if let Some(issuer_path) = path.strip_prefix(AS_METADATA) {
-            if let Some((_, slug)) = issuer_path.rsplit_once("/t/") {
+        // The path-inserted metadata of a path tenant: `/.well-known/oauth-authorization-server`
+        // (or `/.well-known/openid-configuration`) then the issuer's path (`{base}/t/{slug}`).
+        // The endpoint checks the rest against the issuer it is given.
+        for name in PATH_INSERTED_METADATA {
+            if let Some((_, slug)) = path.strip_prefix(name).and_then(|issuer_path| issuer_path.rsplit_once("/t/")) {
                 return set.by_slug.get(slug).cloned();
             }
         }

@@ -9,20 +9,25 @@ of every failing test.
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import secrets
-import json
 import shutil
 import signal
 import socket
 import subprocess
 import time
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import requests
+from joserfc import jwt
+from joserfc.errors import JoseError
+from joserfc.jwk import KeySet
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # How much longer a whole browser or client program may run than its bound for a serial run:
@@ -133,6 +138,20 @@ class AuthrimServer:
             f"POST /admin/users {username!r} -> {resp.status_code} {resp.text}"
         )
         return resp.json()
+
+    def create_tenant(self, slug: str, hosts: list[str] | None = None) -> "AuthrimServer":
+        """POST /admin/tenants on this (the default tenant's) server and return the new
+        tenant's view: ``issuer`` is the tenant's, as the admin API says, and ``url()`` and the
+        admin calls address it (its ``/t/{slug}`` prefix, or its host), so that code written
+        for the default issuer runs unchanged against the tenant."""
+        body = {"slug": slug, **({"hosts": hosts} if hosts else {})}
+        resp = self.admin_post("/admin/tenants", body)
+        assert resp.status_code == 201, f"POST /admin/tenants {body!r} -> {resp.status_code} {resp.text}"
+        issuer = resp.json()["issuer"]
+        # A path tenant is reached at the server's address with its prefix; a host tenant at
+        # its host, which the tests choose to resolve to the server (localhost).
+        base_url = issuer if hosts else f"{self.base_url}/t/{slug}"
+        return replace(self, issuer=issuer, base_url=base_url, _counter=0)
 
 
 # What `authrim serve` says when its port is taken (then run_authrim tries another port).
@@ -339,6 +358,115 @@ def alice(authrim_server: AuthrimServer) -> dict:
     return {**user, "password": ALICE_PASSWORD}
 
 
+@dataclass
+class IssuerUnderTest:
+    """One issuer of the session's deployment, for the tests that run against several
+    (``issuer`` below): the default tenant's, a path tenant's (``{issuer}/t/acme``) or a host
+    tenant's (``http://localhost:<port>``, the server being ``127.0.0.1:<port>`` to the
+    default tenant). ``server`` addresses it (``url()``, clients, users); ``other`` is
+    another issuer of the same deployment, which must refuse what this one issued."""
+    kind: str
+    server: AuthrimServer
+    discovery: dict
+    jwks: dict
+    alice: dict
+    other: AuthrimServer
+
+    @property
+    def base(self) -> str:
+        """The issuer's path (``/t/acme``; empty at a host's root): its pages' forms are
+        under it."""
+        return urlsplit(self.server.issuer).path
+
+
+def issuer_under_test(kind: str, server: AuthrimServer, alice: dict | None, other: AuthrimServer) -> IssuerUnderTest:
+    meta = requests.get(server.url("/.well-known/openid-configuration"), timeout=HTTP_TIMEOUT_S)
+    assert meta.status_code == 200, f"{kind}: discovery -> {meta.status_code} {meta.text}"
+    meta = meta.json()
+    assert meta["issuer"] == server.issuer, (kind, meta["issuer"], server.issuer)
+    keys = requests.get(meta["jwks_uri"], timeout=HTTP_TIMEOUT_S)
+    assert keys.status_code == 200, keys.text
+    if alice is None:
+        alice = {**server.create_user("alice", ALICE_PASSWORD, ALICE_CLAIMS), "password": ALICE_PASSWORD}
+    return IssuerUnderTest(kind, server, meta, keys.json(), alice, other)
+
+
+@pytest.fixture(scope="session")
+def path_tenant(authrim_server: AuthrimServer) -> AuthrimServer:
+    """A tenant of the session's server at ``{issuer}/t/acme``."""
+    return authrim_server.create_tenant("acme")
+
+
+@pytest.fixture(scope="session")
+def host_tenant(authrim_server: AuthrimServer) -> AuthrimServer:
+    """A tenant of the session's server at a host of its own: ``localhost:<port>``, which
+    reaches the same server (listening on 127.0.0.1) under another name than the default
+    tenant's ``127.0.0.1:<port>``; no resolver needed."""
+    port = authrim_server.base_url.rsplit(":", 1)[1]
+    return authrim_server.create_tenant("globex", hosts=[f"localhost:{port}"])
+
+
+# The issuers a test taking ``issuer`` runs against; a test may name a subset or add
+# "host-tenant" with ``@pytest.mark.parametrize("issuer", [...], indirect=True)``.
+ISSUER_KINDS = ["default", "path-tenant"]
+
+
+@pytest.fixture(scope="session", params=ISSUER_KINDS)
+def issuer(request, authrim_server: AuthrimServer, alice: dict) -> IssuerUnderTest:
+    """The issuer a third-party client runs against (issue 31): the default tenant's, then a
+    tenant's, each with its discovery, keys and Alice (the same claims and password)."""
+    kind = request.param
+    if kind == "default":
+        return issuer_under_test(kind, authrim_server, alice, request.getfixturevalue("path_tenant"))
+    tenant = request.getfixturevalue(kind.replace("-", "_"))
+    return issuer_under_test(kind, tenant, None, authrim_server)
+
+
+def assert_refused_by_other_issuer(issuer: IssuerUnderTest, access_token: str, id_token: str | None = None):
+    """What ``issuer`` issued means nothing to the other issuer of the deployment: its
+    userinfo answers 401 for the access token, which still works here, its introspection (by
+    a client of its own) says inactive, and neither token verifies against its keys."""
+    mine = requests.get(issuer.discovery["userinfo_endpoint"], headers={"Authorization": f"Bearer {access_token}"},
+                        timeout=HTTP_TIMEOUT_S)
+    assert mine.status_code == 200, (issuer.kind, mine.status_code, mine.text)
+    assert_inactive_at_other_issuer(issuer, access_token)
+    assert_not_signed_by_other_issuer(issuer, access_token, id_token)
+
+
+def assert_inactive_at_other_issuer(issuer: IssuerUnderTest, access_token: str):
+    """The other issuer's userinfo answers 401 ``invalid_token`` for ``access_token`` and its
+    introspection, asked by a client of its own, says inactive."""
+    other = issuer.other
+    meta = requests.get(other.url("/.well-known/openid-configuration"), timeout=HTTP_TIMEOUT_S).json()
+    assert meta["issuer"] != issuer.server.issuer, meta
+    resp = requests.get(meta["userinfo_endpoint"], headers={"Authorization": f"Bearer {access_token}"},
+                        timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 401, (issuer.kind, resp.status_code, resp.text)
+    assert 'error="invalid_token"' in resp.headers.get("WWW-Authenticate", ""), resp.headers
+    rs = other.create_client(client_id=other.unique("rs"), grant_types=["client_credentials"],
+                             redirect_uris=[], token_endpoint_auth_method="client_secret_basic")
+    resp = requests.post(meta["introspection_endpoint"], data={"token": access_token},
+                         auth=(rs["client_id"], rs["client_secret"]), timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 200 and resp.json() == {"active": False}, (issuer.kind, resp.text)
+
+
+def assert_not_signed_by_other_issuer(issuer: IssuerUnderTest, *tokens: str | None):
+    """None of ``tokens`` (JWTs ``issuer`` signed) verifies against the other issuer's keys."""
+    meta = requests.get(issuer.other.url("/.well-known/openid-configuration"), timeout=HTTP_TIMEOUT_S).json()
+    other_keys = KeySet.import_key_set(requests.get(meta["jwks_uri"], timeout=HTTP_TIMEOUT_S).json())
+    assert other_keys.keys, meta["jwks_uri"]
+    for token in filter(None, tokens):
+        # The other issuer's keys are its own: no kid of this issuer's is among them, and
+        # no key of theirs verifies the signature.
+        head = token.split(".")[0]
+        kid = json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))["kid"]
+        assert kid not in {k.kid for k in other_keys.keys}, kid
+        for key in other_keys.keys:
+            if key.key_type == "RSA":
+                with pytest.raises((JoseError, ValueError)):
+                    jwt.decode(token, key, algorithms=["RS256"])
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
@@ -367,16 +495,19 @@ def run_relying_party(authrim_server: AuthrimServer, alice: dict):
     USERNAME and PASSWORD (Alice's) in its environment, fails the test with the program's
     output if it exits non-zero, and returns ``(client_id, what it printed)``: the JSON of
     its last line. ``metadata`` is more client metadata to register, ``extra_env`` more
-    variables for the program, ``pass_fds`` descriptors it inherits (``subprocess.run``'s).
+    variables for the program, ``pass_fds`` descriptors it inherits (``subprocess.run``'s),
+    ``issuer`` another issuer than the default (an ``IssuerUnderTest``: the client and Alice
+    are that issuer's).
     """
 
     def run(name: str, argv: list[str], cwd: Path, timeout: float = 60, *,
             metadata: dict | None = None, extra_env: dict | None = None,
-            pass_fds: tuple = ()) -> tuple[str, dict]:
+            pass_fds: tuple = (), issuer: IssuerUnderTest | None = None) -> tuple[str, dict]:
         if shutil.which(argv[0]) is None:
             pytest.fail(f"needs {argv[0]} (scripts/test.sh installs or asks for it)", pytrace=False)
-        client_id = authrim_server.unique(name)
-        reg = authrim_server.create_client(
+        server, user = (issuer.server, issuer.alice) if issuer else (authrim_server, alice)
+        client_id = server.unique(name)
+        reg = server.create_client(
             client_id=client_id,
             redirect_uris=[RP_REDIRECT_URI],
             token_endpoint_auth_method="client_secret_basic",
@@ -384,9 +515,9 @@ def run_relying_party(authrim_server: AuthrimServer, alice: dict):
             scope="openid profile email offline_access",
             **(metadata or {}),
         )
-        env = dict(os.environ, ISSUER=authrim_server.issuer, CLIENT_ID=client_id,
+        env = dict(os.environ, ISSUER=server.issuer, CLIENT_ID=client_id,
                    CLIENT_SECRET=reg["client_secret"], REDIRECT_URI=RP_REDIRECT_URI,
-                   USERNAME="alice", PASSWORD=alice["password"], **(extra_env or {}))
+                   USERNAME="alice", PASSWORD=user["password"], **(extra_env or {}))
         done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
                               timeout=timeout, pass_fds=pass_fds)
         assert done.returncode == 0, f"{name} failed:\n{done.stderr}\n{done.stdout}"

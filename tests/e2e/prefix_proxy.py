@@ -1,6 +1,7 @@
 """A tiny path-forwarding reverse proxy, as an operator would put in front of Authrim with the
 issuer ``http://localhost:<port>/tenant1``: ``/tenant1/…`` is forwarded to the server's root
-with the prefix stripped, the RFC 8414 path-inserted metadata (``/.well-known/<name>/tenant1``)
+with the prefix stripped, the RFC 8414 path-inserted metadata of an issuer under the prefix
+(``/.well-known/<name>/tenant1``, or a path tenant's ``/.well-known/<name>/tenant1/t/acme``)
 as it is, and anything else is answered 404 and recorded in ``outside`` so that a test can
 say which URL left the prefix. Redirects are passed through untouched (no rewriting of
 ``Location`` or cookie paths: Authrim must get them right itself)."""
@@ -35,8 +36,13 @@ class PrefixProxy:
                 if path == proxy.prefix or path.startswith(proxy.prefix + "/") or path.startswith(proxy.prefix + "?"):
                     rest = path[len(proxy.prefix):]
                     return rest if rest.startswith("/") else "/" + rest
-                if path.startswith("/.well-known/") and path.split("?")[0].endswith(proxy.prefix):
-                    return path
+                # RFC 8414's path-inserted metadata of an issuer under the prefix: the
+                # deployment's (`/.well-known/<name>/tenant1`) or a tenant's there
+                # (`/.well-known/<name>/tenant1/t/acme`).
+                if path.startswith("/.well-known/"):
+                    inserted = "/" + path.split("?")[0].split("/", 3)[3] if path.count("/") >= 3 else ""
+                    if inserted == proxy.prefix or inserted.startswith(proxy.prefix + "/"):
+                        return path
                 return None
 
             def _handle(self):

@@ -34,7 +34,7 @@ from joserfc.errors import BadSignatureError, InvalidClaimError, JoseError
 from joserfc.jwk import KeySet
 from joserfc.jwt import JWTClaimsRegistry
 
-from conftest import ALICE_CLAIMS, HTTP_TIMEOUT_S
+from conftest import ALICE_CLAIMS, HTTP_TIMEOUT_S, assert_refused_by_other_issuer
 
 REDIRECT_URI = "http://127.0.0.1:9999/cb"
 ALL_SCOPES = "openid profile email address phone offline_access"
@@ -196,7 +196,7 @@ class FlowResult:
 
 
 def run_code_flow(
-    server, discovery, user, client_id, client_secret, auth_method, scope
+    server, discovery, user, client_id, client_secret, auth_method, scope, base: str = ""
 ) -> FlowResult:
     client = OAuth2Session(
         client_id=client_id,
@@ -226,7 +226,7 @@ def run_code_flow(
 
     browser = requests.Session()
     location, consent_shown = browser_authorize(
-        server, auth_url, user["username"], user["password"], browser)
+        server, auth_url, user["username"], user["password"], browser, base)
     # Every test registers a fresh client, so consent cannot have been given yet.
     assert consent_shown, "POST /login skipped the consent page for a never-consented client"
 
@@ -364,10 +364,14 @@ def test_discovery_document(authrim_server, discovery, jwks):
         assert not {"d", "p", "q", "dp", "dq", "qi"} & k.keys(), "private key material in JWKS"
 
 
-def test_code_flow_client_secret_basic(authrim_server, discovery, jwks, alice):
-    """Full flow: PKCE + nonce, login, consent, client_secret_basic, ID token, userinfo."""
-    client_id = authrim_server.unique("authlib-basic")
-    reg = authrim_server.create_client(
+@pytest.mark.parametrize("issuer", ["default", "path-tenant", "host-tenant"], indirect=True)
+def test_code_flow_client_secret_basic(issuer):
+    """Full flow: PKCE + nonce, login, consent, client_secret_basic, ID token, userinfo; at
+    the default issuer and at a tenant's (by path and by host), whose tokens carry its
+    issuer, verify against its keys only and mean nothing to another issuer."""
+    server, discovery, jwks, alice = issuer.server, issuer.discovery, issuer.jwks, issuer.alice
+    client_id = server.unique("authlib-basic")
+    reg = server.create_client(
         client_id=client_id,
         redirect_uris=[REDIRECT_URI],
         token_endpoint_auth_method="client_secret_basic",
@@ -380,8 +384,8 @@ def test_code_flow_client_secret_basic(authrim_server, discovery, jwks, alice):
     assert reg.get("redirect_uris") == [REDIRECT_URI], reg
 
     scope = "openid profile email address phone"
-    flow = run_code_flow(authrim_server, discovery, alice, client_id, reg["client_secret"],
-                         "client_secret_basic", scope)
+    flow = run_code_flow(server, discovery, alice, client_id, reg["client_secret"],
+                         "client_secret_basic", scope, issuer.base)
 
     # Authlib sent HTTP Basic credentials, not body credentials.
     sent = flow.token_response.request
@@ -407,6 +411,13 @@ def test_code_flow_client_secret_basic(authrim_server, discovery, jwks, alice):
     resp = requests.get(discovery["userinfo_endpoint"], timeout=HTTP_TIMEOUT_S)
     assert resp.status_code == 401, describe(resp)
     assert resp.headers.get("WWW-Authenticate", "").startswith("Bearer"), describe(resp)
+
+    # Issued by this issuer alone: discovery named it, the ID token carries it (checked
+    # above against this issuer's keys), and the other issuer of the deployment refuses both
+    # tokens.
+    assert discovery["issuer"] == server.issuer
+    assert claims["iss"] == server.issuer
+    assert_refused_by_other_issuer(issuer, flow.token["access_token"], flow.token["id_token"])
 
 
 def test_code_flow_client_secret_post(authrim_server, discovery, jwks, alice):

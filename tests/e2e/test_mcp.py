@@ -28,6 +28,13 @@ and the resource server, the document fetched by Authrim, both tokens (``aud`` t
 server refuses a request without a token and a valid Authrim token for another audience (a
 client-credentials token with ``mcp:tools`` but no ``resource``: 401, refused for its ``aud``),
 and accepts that client's token for its own resource.
+
+It runs twice: with the deployment's issuer as the MCP server's authorization server, and with
+a tenant's path issuer (``{issuer}/t/acme``, issue 31), which the SDK finds through the RFC 9728
+metadata and RFC 8414's path-inserted URL (``/.well-known/oauth-authorization-server/t/acme``).
+Then the other issuer of the deployment (the default, or the tenant) gives a token for the same
+MCP server, which refuses it (not its authorization server's keys), and refuses this issuer's
+token at its userinfo and introspection.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
+import pytest
 import httpx2
 import requests
 import uvicorn
@@ -66,7 +74,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from pydantic import AnyUrl
 
-from conftest import ALICE_CLAIMS, ALICE_PASSWORD, HTTP_TIMEOUT_S
+from conftest import (ALICE_CLAIMS, ALICE_PASSWORD, HTTP_TIMEOUT_S, assert_inactive_at_other_issuer,
+                      assert_not_signed_by_other_issuer, issuer_under_test)
 from test_authlib import browser_authorize, describe
 
 MCP_SCOPE = "mcp:tools"
@@ -291,8 +300,9 @@ class User:
     """The SDK's ``redirect_handler`` and ``callback_handler``: signs Alice in on the pages at
     the authorization URL (login, consent: Allow) and hands back the redirect's parameters."""
 
-    def __init__(self, server, password: str):
-        self.server, self.password = server, password
+    def __init__(self, server, password: str, base: str = ""):
+        # base: the issuer's path (`/t/acme` for a path tenant), under which its pages are.
+        self.server, self.password, self.base = server, password, base
         self.authorization_urls: list[str] = []
         self.pages: list[requests.Response] = []
         self.location: str | None = None
@@ -303,7 +313,7 @@ class User:
         browser.hooks["response"].append(lambda resp, *args, **kwargs: self.pages.append(resp))
         self.location, consent_shown = await anyio.to_thread.run_sync(
             lambda: browser_authorize(self.server, authorization_url, "alice", self.password,
-                                      browser))
+                                      browser, self.base))
         assert consent_shown, "no consent page for a client never seen before"
 
     async def callback(self) -> AuthorizationCodeResult:
@@ -331,7 +341,8 @@ def mcp_post(url: str, token: str | None) -> requests.Response:
 # --------------------------------------------------------------------------
 
 
-def test_mcp_sdk_client_without_registration(start_authrim, tmp_path):
+@pytest.mark.parametrize("at_tenant", [False, True], ids=["default", "path-tenant"])
+def test_mcp_sdk_client_without_registration(start_authrim, tmp_path, at_tenant):
     ca_path, cert_path, key_path = make_tls_files(tmp_path)
     documents = DocumentServer(cert_path, key_path)
     mcp_port = _free_port()
@@ -343,16 +354,20 @@ def test_mcp_sdk_client_without_registration(start_authrim, tmp_path):
         f"name = {json.dumps(MCP_SERVER_NAME)}\n"
         f"scopes = {{ {json.dumps(MCP_SCOPE)} = {json.dumps(MCP_SCOPE_WORDS)} }}\n"
     )
-    server = start_authrim("authrim-mcp", {
+    deployment = start_authrim("authrim-mcp", {
         "AUTHRIM_CONFIG": str(config),
         "AUTHRIM_CLIENT_ID_METADATA_DOCUMENTS": "any",
         # Authrim's TLS roots (rustls-native-certs) come from this file: the test's CA.
         "SSL_CERT_FILE": str(ca_path),
     })
+    # The MCP server's authorization server: the deployment's issuer, or a tenant's at
+    # `{issuer}/t/acme` (issue 31), whose RFC 8414 metadata is at the path-inserted URL.
+    server = deployment.create_tenant("acme") if at_tenant else deployment
+    issuer_path = urlsplit(server.issuer).path
+    as_metadata_url = deployment.url("/.well-known/oauth-authorization-server" + issuer_path)
     alice = server.create_user("alice", ALICE_PASSWORD, ALICE_CLAIMS)
 
-    as_metadata = requests.get(server.url("/.well-known/oauth-authorization-server"),
-                               timeout=HTTP_TIMEOUT_S)
+    as_metadata = requests.get(as_metadata_url, timeout=HTTP_TIMEOUT_S)
     assert as_metadata.status_code == 200, describe(as_metadata)
     as_metadata = as_metadata.json()
     assert as_metadata["issuer"] == server.issuer, as_metadata
@@ -390,7 +405,7 @@ def test_mcp_sdk_client_without_registration(start_authrim, tmp_path):
 
         # The SDK's own flow, from scratch.
         storage = InMemoryTokenStorage()
-        user = User(server, ALICE_PASSWORD)
+        user = User(server, ALICE_PASSWORD, issuer_path)
         provider = OAuthClientProvider(
             server_url=mcp_url,
             client_metadata=OAuthClientMetadata(client_name=CLIENT_NAME,
@@ -432,7 +447,7 @@ def test_mcp_sdk_client_without_registration(start_authrim, tmp_path):
         first = sent[0]
         assert first[0] == "POST" and first[1] == mcp_url and first[2] is None, sent
         assert ("GET", prm_url) in flow, flow
-        assert ("GET", server.url("/.well-known/oauth-authorization-server")) in flow, flow
+        assert ("GET", as_metadata_url) in flow, flow
         assert ("POST", as_metadata["token_endpoint"]) in flow, flow
         assert not any(urlsplit(u).path.startswith("/register") for _, u in flow), flow
         assert "registration_endpoint" not in as_metadata or (
@@ -476,7 +491,7 @@ def test_mcp_sdk_client_without_registration(start_authrim, tmp_path):
             path == "/client.json" and agent.startswith("authrim/")
             for path, agent in documents.requests), documents.requests
         consent_pages = [r for r in user.pages
-                         if urlsplit(r.url).path == "/consent" and r.request.method == "GET"]
+                         if urlsplit(r.url).path == issuer_path + "/consent" and r.request.method == "GET"]
         assert len(consent_pages) == 1, [describe(r) for r in user.pages]
         page = consent_pages[0].text
         assert "identified by its address on <strong>127.0.0.1</strong>" in page, page
@@ -530,6 +545,27 @@ def test_mcp_sdk_client_without_registration(start_authrim, tmp_path):
 
         resp = mcp_post(mcp_url, client_credentials(resource=mcp_url))
         assert resp.status_code == 200, describe(resp)
+
+        # Another issuer of the deployment (a tenant's, or the default's) gives a client of
+        # its own a token for the same resource: the MCP server, whose authorization server is
+        # this issuer alone, refuses it (not this issuer's keys); and this issuer's token
+        # means nothing to the other (userinfo, introspection, keys).
+        other = deployment if at_tenant else deployment.create_tenant("acme")
+        here = issuer_under_test("mcp", server, alice, other)
+        svc_elsewhere = other.create_client(client_id="mcp-svc", grant_types=["client_credentials"],
+                                            redirect_uris=[], scope=MCP_SCOPE)
+        resp = requests.post(other.url("/token"), auth=("mcp-svc", svc_elsewhere["client_secret"]), timeout=HTTP_TIMEOUT_S,
+                             data={"grant_type": "client_credentials", "scope": MCP_SCOPE, "resource": mcp_url})
+        assert resp.status_code == 200, describe(resp)
+        foreign = resp.json()["access_token"]
+        assert jwt.decode(foreign, KeySet.import_key_set(
+            requests.get(other.url("/jwks"), timeout=HTTP_TIMEOUT_S).json())).claims["aud"] in (mcp_url, [mcp_url])
+        refused_before = len(verifier.refused)
+        resp = mcp_post(mcp_url, foreign)
+        assert resp.status_code == 401, describe(resp)
+        assert [r.split(" ")[0] for r in verifier.refused[refused_before:]] == ["signature:"], verifier.refused
+        assert_inactive_at_other_issuer(here, storage.tokens.access_token)
+        assert_not_signed_by_other_issuer(here, storage.tokens.access_token)
     finally:
         mcp_server.close()
         documents.close()

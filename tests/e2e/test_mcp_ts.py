@@ -19,19 +19,23 @@ what the program reports: every request the SDK sent, the tokens it got, the too
 - ``test_ts_sdk_with_a_path_issuer_behind_a_proxy``: Authrim's issuer is
   ``http://localhost:<port>/tenant1`` behind ``PrefixProxy``; the SDK discovers it (RFC 8414's
   path-inserted metadata), registers, and signs in through the pages under the prefix; nothing
-  leaves it.
+  leaves it. Again with a tenant under that issuer (``…/tenant1/t/acme``, issue 31) as the MCP
+  server's authorization server: the same through the proxy, the tenant's cookies under its
+  path, its token refused by the deployment's issuer.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import socket
 import subprocess
 from pathlib import Path
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
+import requests
 
 from conftest import ALICE_CLAIMS, ALICE_PASSWORD
 from prefix_proxy import PrefixProxy
@@ -146,24 +150,48 @@ def test_ts_sdk_dynamic_registration_and_refresh_without_offline_access(start_au
     assert out["authorizations"] == 1, "the refresh did not send the user through the browser again"
 
 
-def test_ts_sdk_with_a_path_issuer_behind_a_proxy(start_authrim, tmp_path):
+@pytest.mark.parametrize("at_tenant", [False, True], ids=["deployment", "path-tenant"])
+def test_ts_sdk_with_a_path_issuer_behind_a_proxy(start_authrim, tmp_path, at_tenant):
     mcp_port = _free_port()
     mcp_url = f"http://127.0.0.1:{mcp_port}/mcp"
     with PrefixProxy(upstream_port=0, prefix="/tenant1") as proxy:
-        issuer = f"http://localhost:{proxy.port}/tenant1"
+        deployment_issuer = f"http://localhost:{proxy.port}/tenant1"
         server = start_authrim("authrim-mcp-ts-path", {
             "AUTHRIM_CONFIG": str(_config(tmp_path, mcp_url)),
             "AUTHRIM_OPEN_REGISTRATION": "true",
-            "AUTHRIM_ISSUER": issuer,
+            "AUTHRIM_ISSUER": deployment_issuer,
         })
         proxy.upstream_port = int(server.base_url.rsplit(":", 1)[1])
-        server.create_user("alice-ts", ALICE_PASSWORD, ALICE_CLAIMS)
-        out = _run(issuer, mcp_port, "alice-ts", BASE="/tenant1")
+        # The MCP server's authorization server: the deployment's issuer, or a tenant's under
+        # it (issue 31), `http://localhost:<port>/tenant1/t/acme`, whose RFC 8414 metadata the
+        # SDK finds at `/.well-known/oauth-authorization-server/tenant1/t/acme`.
+        # (start_authrim's `issuer` is the listening address's; the issuer is the setting.)
+        at = server.create_tenant("acme") if at_tenant else server
+        issuer = at.issuer if at_tenant else deployment_issuer
+        assert issuer == deployment_issuer + ("/t/acme" if at_tenant else ""), issuer
+        base = urlsplit(issuer).path
+        at.create_user("alice-ts", ALICE_PASSWORD, ALICE_CLAIMS)
+        out = _run(issuer, mcp_port, "alice-ts", BASE=base)
         assert proxy.outside == [], f"requests left /tenant1: {proxy.outside}"
+        origin = f"http://localhost:{proxy.port}"
+        assert any(r["url"] == f"{origin}/.well-known/oauth-authorization-server{base}" and r["status"] == 200
+                   for r in out["requests"]), out["requests"]
+        if at_tenant:
+            # The tenant's token (which its MCP server took) means nothing to the deployment's
+            # issuer, asked through the proxy.
+            token = out["tokens"][0]["access_token"]
+            assert _claims(token)["iss"] == issuer
+            resp = requests.get(deployment_issuer + "/userinfo", headers={"Authorization": f"Bearer {token}"}, timeout=10)
+            assert resp.status_code == 401 and 'error="invalid_token"' in resp.headers.get("WWW-Authenticate", ""), resp.text
     _check_challenge(out)
     assert out["redirect_location_ok"] and out["consent_shown"]
-    assert all(p.endswith("Path=/tenant1") for p in out["cookie_paths"]), out["cookie_paths"]
+    assert out["cookie_paths"] and all(p.endswith(f"Path={base}") for p in out["cookie_paths"]), out["cookie_paths"]
     assert any(r["url"] == issuer + "/register" and r["status"] == 201 for r in out["requests"]), out["requests"]
     [code_form] = _forms(out, issuer + "/token")
     assert code_form["grant_type"] == "authorization_code", code_form
     assert out["tools"] and out["tools"][0].startswith("sub="), out["tools"]
+
+
+def _claims(token: str) -> dict:
+    part = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))

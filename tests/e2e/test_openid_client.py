@@ -28,7 +28,7 @@ from joserfc import jwt
 from joserfc.jwk import KeySet, OctKey
 
 import test_dpop as dpop
-from conftest import HTTP_TIMEOUT_S, RP_REDIRECT_URI
+from conftest import HTTP_TIMEOUT_S, RP_REDIRECT_URI, assert_not_signed_by_other_issuer
 from test_authlib import verify_id_token
 from test_client_auth import (
     ASSERTION_TYPE,
@@ -53,12 +53,19 @@ def needs_npm_ci():
                     pytrace=False)
 
 
-def test_openid_client_session(authrim_server, alice, run_relying_party):
+def test_openid_client_session(issuer, run_relying_party):
+    """At the default issuer and at a tenant's: the library discovers it (its own check that
+    the document's issuer is the one asked for), and the tokens it gets are that issuer's,
+    refused by the other (the library's userinfo call there, found by its own discovery)."""
     needs_npm_ci()
-    client_id, seen = run_relying_party("openid-client", ["node", str(FLOW)], FLOW.parent)
+    alice = issuer.alice
+    client_id, seen = run_relying_party("openid-client", ["node", str(FLOW)], FLOW.parent, issuer=issuer,
+                                        extra_env={"OTHER_ISSUER": issuer.other.issuer})
 
+    assert seen["other_userinfo"] == {"status": 401, "error": "invalid_token", "issuer": issuer.other.issuer}, seen
+    assert_not_signed_by_other_issuer(issuer, seen["id_token_jwt"])
     assert seen["id_token"]["sub"] == alice["id"], seen
-    assert seen["id_token"]["iss"] == authrim_server.issuer, seen
+    assert seen["id_token"]["iss"] == issuer.server.issuer, seen
     assert seen["id_token"]["aud"] == client_id, seen
     assert seen["id_token"]["at_hash"], seen
     assert seen["userinfo"] == {"sub": alice["id"], "email": "alice@example.com",

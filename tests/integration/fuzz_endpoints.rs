@@ -1103,7 +1103,7 @@ fn newer_routes(w: &World, rng: &mut Rng, _: usize) -> Req {
             let r = Req::new(G, method, "/admin/registration-tokens").json(json!({"expires_in": rng.pick(&[json!(60), json!(-1), json!("x")])}));
             if rng.below(4) == 0 { r } else { r.bearer(ADMIN) }
         }
-        4 => Req::new(G, Method::GET, *rng.pick(&["/admin/openapi.json", "/assets/style.css", "/assets/nope.css", "/assets/%2e%2e%2fsecret", "/.well-known/oauth-authorization-server/x/y"])),
+        4 => Req::new(G, Method::GET, *rng.pick(&["/admin/openapi.json", "/assets/style.css", "/assets/nope.css", "/assets/%2e%2e%2fsecret", "/.well-known/oauth-authorization-server/x/y", "/.well-known/openid-configuration/x/y"])),
         5 => {
             // Any method at a browser route.
             let path = *rng.pick(&["/", "/authorize", "/login", "/login/second-factor", "/login/passkey", "/login/select", "/login/upstream", "/login/forgot", "/login/reset", "/signup", "/signup/verify", "/consent", "/logout", "/logout/confirm", "/account", "/account/profile", "/console", "/console/users"]);

@@ -339,3 +339,35 @@ async fn a_tenant_created_on_one_node_is_served_by_the_others() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// The three URLs the MCP authorization specification has a client try for an issuer with a
+/// path, for a tenant under a deployment that has a path itself (`http://host/tenant1`, behind
+/// a prefix-stripping proxy, so `…/tenant1/t/acme`) and for the deployment: RFC 8414's
+/// path-inserted metadata, OpenID's name path-inserted, OpenID's appended. The second was
+/// 404 (no route), so a client that tries it before or instead of RFC 8414's found no
+/// authorization server. Another issuer's path after either name stays 404.
+#[tokio::test]
+async fn a_path_tenants_metadata_is_found_at_each_url_mcp_clients_try() {
+    let s = TestServer::start_with(|c| c.issuer = format!("{}/tenant1", c.issuer)).await;
+    let (status, acme) = s.admin(Method::POST, "/admin/tenants", Some(json!({"slug": "acme"}))).await;
+    assert_eq!(status, 201, "{acme}");
+    let (acme_issuer, deployment) = (format!("{}/t/acme", s.issuer()), s.issuer());
+    assert_eq!(acme["issuer"], acme_issuer.as_str());
+    for (issuer, appended, inserted) in [
+        (&acme_issuer, "/t/acme/.well-known/openid-configuration", "/tenant1/t/acme"),
+        (&deployment, "/.well-known/openid-configuration", "/tenant1"),
+    ] {
+        for path in [format!("/.well-known/oauth-authorization-server{inserted}"), format!("/.well-known/openid-configuration{inserted}"), appended.to_string()] {
+            let (status, meta) = discovery(&s, &path).await;
+            assert_eq!(status, 200, "{path}: {meta}");
+            assert_eq!(meta["issuer"], issuer.as_str(), "{path}");
+            assert_eq!(meta["token_endpoint"], format!("{issuer}/token"), "{path}");
+        }
+    }
+    for name in ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"] {
+        for other in ["/t/acme", "/other/t/acme", "/tenant1/t/nope", "/tenant1/t/acme/x", "/tenant1/x", "/tenant1/"] {
+            let (status, err) = discovery(&s, &format!("{name}{other}")).await;
+            assert_eq!((status, err["error"].as_str()), (404, Some("not_found")), "{name}{other}: {err}");
+        }
+    }
+}

@@ -51,6 +51,16 @@ func random() string {
 
 var challenge = regexp.MustCompile(`name="challenge" value="([^"]*)"`)
 
+// formAction is the action of the page's form posting to name ("/login", or "/t/acme/login"
+// at a tenant's path issuer: the pages name their issuer's own URLs), "" if it has none.
+func formAction(html, name string) string {
+	m := regexp.MustCompile(`action="((?:/[^"/?]+)*/` + name + `)"`).FindStringSubmatch(html)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
 // browser follows the login and consent pages to the redirect back to the client.
 type browser struct{ http *http.Client }
 
@@ -93,11 +103,11 @@ func (b browser) authorize(authURL, redirect string) *url.URL {
 		}
 		return m[1]
 	}
-	if strings.Contains(html, `action="/login"`) {
-		res, html = b.submit(base, "/login", url.Values{"challenge": {field(html)}, "username": {env("USERNAME")}, "password": {env("PASSWORD")}})
+	if action := formAction(html, "login"); action != "" {
+		res, html = b.submit(base, action, url.Values{"challenge": {field(html)}, "username": {env("USERNAME")}, "password": {env("PASSWORD")}})
 	}
-	if strings.Contains(html, `action="/consent"`) {
-		res, _ = b.submit(base, "/consent", url.Values{"challenge": {field(html)}, "decision": {"allow"}})
+	if action := formAction(html, "consent"); action != "" {
+		res, _ = b.submit(base, action, url.Values{"challenge": {field(html)}, "decision": {"allow"}})
 	}
 	location := res.Header.Get("Location")
 	if !strings.HasPrefix(location, redirect) {
@@ -187,7 +197,9 @@ func main() {
 	out, _ := json.Marshal(map[string]any{
 		"id_token":         map[string]any{"sub": idToken.Subject, "iss": idToken.Issuer, "aud": idToken.Audience},
 		"tampered_refused": tamperedErr != nil,
-		"userinfo":         map[string]any{"sub": info.Subject, "email": info.Email, "email_verified": info.EmailVerified, "name": profile.Name},
+		// For the test's checks that another issuer of the deployment refuses them.
+		"tokens":   map[string]any{"access_token": refreshed.AccessToken, "id_token": refreshedID},
+		"userinfo": map[string]any{"sub": info.Subject, "email": info.Email, "email_verified": info.EmailVerified, "name": profile.Name},
 		"refreshed": map[string]any{
 			"new_access_token":  refreshed.AccessToken != tok.AccessToken,
 			"new_refresh_token": refreshed.RefreshToken != tok.RefreshToken,

@@ -5,7 +5,8 @@
 // part (login and consent forms) is plain fetch with a cookie jar (rp.mjs).
 //
 // Input, from the environment: ISSUER, CLIENT_ID, CLIENT_SECRET, REDIRECT_URI, USERNAME,
-// PASSWORD. Output: one JSON line of what it saw, for tests/e2e/test_openid_client.py to check.
+// PASSWORD; OTHER_ISSUER (optional), another issuer of the deployment, whose userinfo must
+// refuse the access token. Output: one JSON line of what it saw, for tests/e2e/test_openid_client.py to check.
 // Exits non-zero, with the library's error, when any step fails.
 import * as client from 'openid-client';
 import { browser, discover, env } from './rp.mjs';
@@ -34,6 +35,19 @@ const tokens = await client.authorizationCodeGrant(config, callback, {
 });
 const idClaims = tokens.claims();
 const userinfo = await client.fetchUserInfo(config, tokens.access_token, idClaims.sub);
+// OTHER_ISSUER: another issuer of the same deployment (another tenant), which must refuse
+// this issuer's access token at its userinfo endpoint, found by its own discovery.
+let otherUserinfo = null;
+if (process.env.OTHER_ISSUER) {
+  const other = await client.discovery(new URL(process.env.OTHER_ISSUER), 'anyone', undefined, client.None(),
+    { execute: [client.allowInsecureRequests] });
+  try {
+    await client.fetchUserInfo(other, tokens.access_token, idClaims.sub);
+    otherUserinfo = { accepted: true };
+  } catch (e) {
+    otherUserinfo = { status: e.status ?? null, error: e.error ?? e.cause?.[0]?.parameters?.error ?? null, issuer: other.serverMetadata().issuer };
+  }
+}
 
 const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token);
 const introspected = await client.tokenIntrospection(config, refreshed.access_token);
@@ -59,6 +73,8 @@ const silent = await browse(silentUrl);
 const silentCallback = new URL(silent.headers.get('location'));
 
 console.log(JSON.stringify({
+  id_token_jwt: tokens.id_token,
+  other_userinfo: otherUserinfo,
   id_token: { sub: idClaims.sub, iss: idClaims.iss, aud: idClaims.aud, nonce: idClaims.nonce, at_hash: idClaims.at_hash ?? null },
   userinfo: { sub: userinfo.sub, email: userinfo.email ?? null, name: userinfo.name ?? null },
   refreshed: {

@@ -61,16 +61,23 @@ export function browser(redirectUri) {
     if (res.status === 303 && location && location.startsWith('/')) return browse(new URL(location, base));
     return res;
   }
+  // The action of the page's form posting to `name` (`/login`, or `/t/acme/login` at a
+  // tenant's path issuer: the pages name their issuer's own URLs), if it has one.
+  function formAction(html, name) {
+    return html.match(new RegExp(`action="((?:/[^"/?]+)*/${name})"`))?.[1];
+  }
   // From an authorization URL to the redirect back to the client, signing in and consenting.
   async function authorize(url) {
     let res = await browse(url);
     let page = await res.text();
-    if (page.includes('action="/login"')) {
-      res = await submit(url, '/login', { challenge: hidden(page, 'challenge'), username: env('USERNAME'), password: env('PASSWORD') });
+    let action = formAction(page, 'login');
+    if (action) {
+      res = await submit(url, action, { challenge: hidden(page, 'challenge'), username: env('USERNAME'), password: env('PASSWORD') });
       page = await res.text();
     }
-    if (page.includes('action="/consent"')) {
-      res = await submit(url, '/consent', { challenge: hidden(page, 'challenge'), decision: 'allow' });
+    action = formAction(page, 'consent');
+    if (action) {
+      res = await submit(url, action, { challenge: hidden(page, 'challenge'), decision: 'allow' });
     }
     const location = res.headers.get('location');
     if (!location || !location.startsWith(redirectUri)) throw new Error(`no redirect to the client (status ${res.status})`);
