@@ -293,6 +293,8 @@ async fn the_openapi_document_describes_every_admin_operation() {
         ("/admin/registration-tokens", &["post"]),
         ("/admin/tenants", &["get", "post"]),
         ("/admin/tenants/{slug}", &["get", "patch", "delete"]),
+        ("/admin/credentials", &["get", "post"]),
+        ("/admin/credentials/{id}", &["delete"]),
     ];
     let paths = doc["paths"].as_object().unwrap();
     assert_eq!(paths.len(), expected.len(), "{:?}", paths.keys().collect::<Vec<_>>());
@@ -307,7 +309,7 @@ async fn the_openapi_document_describes_every_admin_operation() {
             assert_eq!(st, 401, "{m} {concrete}");
         }
     }
-    for schema in ["ClientInput", "UserInput", "TokenExchangePolicy", "RegistrationTokenRequest", "Enrol", "NewTenant", "TenantChange"] {
+    for schema in ["ClientInput", "UserInput", "TokenExchangePolicy", "RegistrationTokenRequest", "Enrol", "NewTenant", "TenantChange", "NewCredential", "Credential"] {
         assert!(doc["components"]["schemas"][schema].is_object(), "{schema}");
     }
     assert_eq!(doc["components"]["securitySchemes"]["admin_token"]["scheme"], "bearer");
