@@ -22,8 +22,8 @@ use serde_json::json;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route("/admin/credentials", get(list).post(create))
-        .route("/admin/credentials/{id}", axum::routing::delete(revoke))
+        .route("/admin/credentials", get(list_credentials).post(create_credential))
+        .route("/admin/credentials/{id}", axum::routing::delete(revoke_credential))
 }
 
 fn refused(why: &'static str) -> OAuthError {
@@ -95,7 +95,7 @@ pub(crate) struct NewCredential {
 
 /// Create a credential of `app`'s tenant (the admin API and the console); its token is in
 /// the answer, once.
-pub(crate) async fn create_credential(app: &Issuer, actor: &Actor, new: NewCredential) -> Result<(Credential, String), OAuthError> {
+pub(crate) async fn make(app: &Issuer, actor: &Actor, new: NewCredential) -> Result<(Credential, String), OAuthError> {
     admin_credentials::validate_name(&new.name).map_err(OAuthError::invalid_request)?;
     let expires_at = match new.expires_in {
         None => None,
@@ -109,7 +109,7 @@ pub(crate) async fn create_credential(app: &Issuer, actor: &Actor, new: NewCrede
 }
 
 /// Revoke a credential of `app`'s tenant: refused from the next request on, on every node.
-pub(crate) async fn revoke_credential(app: &Issuer, actor: &Actor, id: String) -> Result<Credential, OAuthError> {
+pub(crate) async fn revoke_one(app: &Issuer, actor: &Actor, id: String) -> Result<Credential, OAuthError> {
     let tenant = app.tenant.id;
     let credential = app.db.write(move |sql| admin_credentials::revoke(sql, tenant, &id)).await?.ok_or_else(|| OAuthError::not_found("no such credential"))?;
     app.audit(actor.event("admin_credential_revoked", json!({"id": credential.id, "name": credential.name}))).await;
@@ -120,7 +120,7 @@ type AdminResult = Result<Response, OAuthError>;
 
 /// This tenant's admin credentials, revoked ones too (never a secret).
 #[utoipa::path(get, path = "/admin/credentials", tag = "credentials", responses((status = 200, description = "`{\"credentials\": [...]}`", body = Object), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn list(app: Issuer) -> AdminResult {
+pub(crate) async fn list_credentials(app: Issuer) -> AdminResult {
     let tenant = app.tenant.id;
     let all = app.db.read(move |sql| admin_credentials::list(sql, tenant)).await?;
     Ok(Json(json!({ "credentials": all })).into_response())
@@ -129,8 +129,8 @@ pub(crate) async fn list(app: Issuer) -> AdminResult {
 /// Create an admin credential of this tenant: its `token` (`atk_…`) is in the answer, once,
 /// and works on this tenant's admin API only (never on `/admin/tenants`).
 #[utoipa::path(post, path = "/admin/credentials", tag = "credentials", request_body = NewCredential, responses((status = 201, description = "the credential, with its `token`", body = Object), (status = 400, description = "a bad name or expiry"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn create(app: Issuer, actor: Actor, Body(body): Body) -> AdminResult {
-    let (credential, token) = create_credential(&app, &actor, super::admin::parse(&body)?).await?;
+pub(crate) async fn create_credential(app: Issuer, actor: Actor, Body(body): Body) -> AdminResult {
+    let (credential, token) = make(&app, &actor, super::admin::parse(&body)?).await?;
     let mut v = serde_json::to_value(&credential).unwrap_or_default();
     v["token"] = token.into();
     let mut res = (StatusCode::CREATED, Json(v)).into_response();
@@ -141,7 +141,7 @@ pub(crate) async fn create(app: Issuer, actor: Actor, Body(body): Body) -> Admin
 /// Revoke an admin credential of this tenant: refused at once, on every node; it stays
 /// listed with its `revoked_at`.
 #[utoipa::path(delete, path = "/admin/credentials/{id}", tag = "credentials", params(("id" = String, Path, description = "the credential's id")), responses((status = 200, description = "the revoked credential", body = Object), (status = 404, description = "no such credential at this tenant"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn revoke(app: Issuer, actor: Actor, Path(id): Path<String>) -> AdminResult {
-    let credential = revoke_credential(&app, &actor, id).await?;
+pub(crate) async fn revoke_credential(app: Issuer, actor: Actor, Path(id): Path<String>) -> AdminResult {
+    let credential = revoke_one(&app, &actor, id).await?;
     Ok(Json(credential).into_response())
 }

@@ -21,7 +21,7 @@ use utoipa::{Modify, OpenApi};
         admin::list_audit, admin::create_registration_token,
         admin_factors::list, admin_factors::reset, admin_factors::remove, admin_factors::enrol_totp, admin_factors::new_recovery_codes,
         admin_tenants::list_tenants, admin_tenants::create_tenant, admin_tenants::show_tenant, admin_tenants::update_tenant, admin_tenants::delete_tenant,
-        admin_credentials::list, admin_credentials::create, admin_credentials::revoke,
+        admin_credentials::list_credentials, admin_credentials::create_credential, admin_credentials::revoke_credential,
     ),
     components(schemas(ClientInput, UserInput, TokenExchangePolicy, admin::RegistrationTokenRequest, admin_factors::Enrol, admin_tenants::NewTenant, admin_tenants::TenantChange, crate::tenant::rows::Overrides, crate::tenant::rows::State, admin_credentials::NewCredential, crate::registry::admin_credentials::Credential)),
     modifiers(&AdminToken)

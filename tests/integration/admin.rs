@@ -298,6 +298,12 @@ async fn the_openapi_document_describes_every_admin_operation() {
     ];
     let paths = doc["paths"].as_object().unwrap();
     assert_eq!(paths.len(), expected.len(), "{:?}", paths.keys().collect::<Vec<_>>());
+    // OpenAPI 3.1 §4.8.10.1: operation ids are unique (utoipa takes the handler's name).
+    let mut ids: Vec<&str> = paths.values().flat_map(|item| item.as_object().unwrap().values().filter_map(|op| op["operationId"].as_str())).collect();
+    let count = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), count, "operation ids repeat: {ids:?}");
     for (path, methods) in expected {
         for m in methods {
             let op = &doc["paths"][path][m];
