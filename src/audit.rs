@@ -25,6 +25,8 @@ pub enum Acting {
 /// the one list the console's event filter offers (the unit test below holds the code to it,
 /// so a new event is added here or the test names it).
 pub const EVENTS: &[(&str, Acting)] = &[
+    ("admin_credential_created", Acting::Operator),
+    ("admin_credential_revoked", Acting::Operator),
     ("backchannel_logout_abandoned", Acting::Server),
     ("backchannel_logout_delivered", Acting::Server),
     ("ciba_approved", Acting::User),

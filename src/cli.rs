@@ -11,6 +11,9 @@ use crate::tenant::TenantId;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+mod admin_credential;
+pub use admin_credential::AdminCredentialCommand;
+
 #[derive(Parser)]
 #[command(name = "authrim", version, about = "Authrim: a fast, self-hosted OpenID Connect Provider")]
 pub struct Cli {
@@ -71,6 +74,9 @@ pub enum Command {
     /// Manage the tenants this deployment serves besides the default (issue 31).
     #[command(subcommand)]
     Tenant(TenantCommand),
+    /// The tenant's admin API credentials (atk_… tokens good at its admin API only).
+    #[command(subcommand)]
+    AdminCredential(AdminCredentialCommand),
     /// List security events (newest first).
     Audit {
         #[arg(long, default_value_t = 50)]
@@ -562,6 +568,7 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command, at: 
         }
         Command::Factor(cmd) => factor_command(config, db, cmd, at).await?,
         Command::Tenant(cmd) => tenant_command(config, db, cmd).await?,
+        Command::AdminCredential(cmd) => admin_credential::run(db, cmd, at).await?,
         Command::WithdrawConsent { user, client_id } => {
             let id = find_user(db, tenant, &user).await?.id;
             if let Some(v) = admin_api(config, &at.issuer, reqwest::Method::DELETE, &format!("/admin/users/{id}/consents/{client_id}")).await? {

@@ -10,7 +10,7 @@
 
 pub(crate) mod journal;
 pub mod postgres;
-mod schema;
+pub(crate) mod schema;
 pub mod sql;
 
 pub use journal::{Journal, JournalStats};

@@ -405,6 +405,18 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     -- `signup_max_pending` is counted per tenant.
     CREATE INDEX pending_signups_tenant ON pending_signups(tenant_id, expires_at);
     "#,
+), (
+    22,
+    // Admin API credentials scoped to a tenant (`registry::admin_credentials`): found by
+    // (tenant, id), the secret kept as its SHA-256 only. `scopes` is space-separated, today
+    // only `admin`; a revoked credential keeps its row (`revoked_at`) to be listed.
+    r#"
+    CREATE TABLE admin_credentials (
+        tenant_id INTEGER NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, token_hash BLOB NOT NULL,
+        scopes TEXT NOT NULL DEFAULT 'admin', created_at INTEGER NOT NULL, expires_at INTEGER, revoked_at INTEGER,
+        PRIMARY KEY (tenant_id, id)
+    );
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

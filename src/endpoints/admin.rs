@@ -1,5 +1,6 @@
-//! The admin API: clients and users over JSON, behind `Authorization: Bearer $AUTHRIM_ADMIN_TOKEN`.
-//! Off (404) when no admin token is configured.
+//! The admin API: clients and users over JSON, behind `Authorization: Bearer $AUTHRIM_ADMIN_TOKEN`
+//! or one of the tenant's admin credentials (`admin_credentials`, which says who may do what).
+//! Off (404) when no admin token is configured, but to a tenant's credential.
 
 use crate::app::AppState;
 use crate::error::OAuthError;
@@ -7,9 +8,8 @@ use crate::http::params::Body;
 use super::operations::{self, Actor};
 use crate::registry::{clients, ClientInput, UserInput};
 use crate::tenant::Issuer;
-use axum::extract::{Path, Request};
+use axum::extract::Path;
 use axum::http::StatusCode;
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -35,19 +35,8 @@ pub fn router(app: AppState) -> Router<AppState> {
         .route("/admin/registration-tokens", post(create_registration_token))
         .merge(super::admin_factors::routes())
         .merge(super::admin_tenants::routes())
-        .layer(axum::middleware::from_fn_with_state(app, require_admin))
-}
-
-async fn require_admin(app: Issuer, req: Request, next: Next) -> Response {
-    let Some(expected) = app.config.admin_token.as_deref().filter(|t| !t.is_empty()) else {
-        return OAuthError::not_found("the admin API is disabled (set AUTHRIM_ADMIN_TOKEN)").into_response();
-    };
-    if !crate::http::bearer_matches(req.headers(), expected) {
-        return OAuthError::invalid_token("admin token required")
-            .with_challenge(crate::error::Challenge::Bearer)
-            .into_response();
-    }
-    next.run(req).await
+        .merge(super::admin_credentials::routes())
+        .layer(axum::middleware::from_fn_with_state(app, super::admin_credentials::require_admin))
 }
 
 pub(crate) fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, OAuthError> {
@@ -90,14 +79,14 @@ fn a_day() -> u64 {
 /// An initial access token for dynamic registration (RFC 7591 §3): `{"max_uses": 1,
 /// "expires_in": 86400}` by default; the token is shown once.
 #[utoipa::path(post, path = "/admin/registration-tokens", tag = "registration", request_body(content = RegistrationTokenRequest, description = "optional: the defaults when empty"), responses((status = 201, description = "`initial_access_token`, `max_uses`, `expires_at`", body = Object), (status = 400, description = "terms out of range"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn create_registration_token(app: Issuer, Body(body): Body) -> AdminResult {
+pub(crate) async fn create_registration_token(app: Issuer, actor: Actor, Body(body): Body) -> AdminResult {
     let req: RegistrationTokenRequest = if body.is_empty() { parse(b"{}")? } else { parse(&body)? };
     if req.max_uses == 0 || req.max_uses > 100_000 || req.expires_in == 0 || req.expires_in > 366 * 86_400 {
         return Err(OAuthError::invalid_request("max_uses must be 1-100000 and expires_in 1 second to a year"));
     }
     let (expires_at, tenant) = (crate::util::now() + req.expires_in, app.tenant.id);
     let token = app.db.write(move |sql| crate::registry::initial_access::create(sql, tenant, req.max_uses, expires_at)).await?;
-    app.audit(crate::audit::AuditEvent::new("initial_access_token_created").detail(json!({"max_uses": req.max_uses, "expires_at": expires_at}))).await;
+    app.audit(actor.event("initial_access_token_created", json!({"max_uses": req.max_uses, "expires_at": expires_at}))).await;
     Ok((StatusCode::CREATED, Json(json!({"initial_access_token": token, "max_uses": req.max_uses, "expires_at": expires_at}))).into_response())
 }
 
@@ -110,8 +99,8 @@ pub(crate) async fn list_clients(app: Issuer) -> AdminResult {
 
 /// Register a client; a confidential client's secret is in the answer, once.
 #[utoipa::path(post, path = "/admin/clients", tag = "clients", request_body = ClientInput, responses((status = 201, description = "the client, with `client_secret` if it has one", body = Object), (status = 400, description = "`invalid_client_metadata`"), (status = 409, description = "the client id is taken"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn create_client(app: Issuer, Body(body): Body) -> AdminResult {
-    let (client, secret) = operations::create_client(&app, &Actor::ApiToken, parse(&body)?).await?;
+pub(crate) async fn create_client(app: Issuer, actor: Actor, Body(body): Body) -> AdminResult {
+    let (client, secret) = operations::create_client(&app, &actor, parse(&body)?).await?;
     Ok((StatusCode::CREATED, Json(client_json(&client, secret))).into_response())
 }
 
@@ -124,22 +113,22 @@ pub(crate) async fn show_client(app: Issuer, Path(id): Path<String>) -> AdminRes
 
 /// Change a client: absent fields keep their value (PUT is taken as the same).
 #[utoipa::path(patch, path = "/admin/clients/{id}", tag = "clients", params(("id" = String, Path, description = "the client id")), request_body = ClientInput, responses((status = 200, description = "the client", body = Object), (status = 400, description = "`invalid_client_metadata`"), (status = 404, description = "no such client"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn update_client(app: Issuer, Path(id): Path<String>, Body(body): Body) -> AdminResult {
-    let (client, secret) = operations::update_client(&app, &Actor::ApiToken, &id, parse(&body)?).await?;
+pub(crate) async fn update_client(app: Issuer, actor: Actor, Path(id): Path<String>, Body(body): Body) -> AdminResult {
+    let (client, secret) = operations::update_client(&app, &actor, &id, parse(&body)?).await?;
     Ok(Json(client_json(&client, secret)).into_response())
 }
 
 /// A new secret for a confidential client, shown once; the old one stops working.
 #[utoipa::path(post, path = "/admin/clients/{id}/secret", tag = "clients", params(("id" = String, Path, description = "the client id")), responses((status = 200, description = "`client_id`, `client_secret`", body = Object), (status = 404, description = "no such client"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn rotate_secret(app: Issuer, Path(id): Path<String>) -> AdminResult {
-    let (client, secret) = operations::rotate_secret(&app, &Actor::ApiToken, &id).await?;
+pub(crate) async fn rotate_secret(app: Issuer, actor: Actor, Path(id): Path<String>) -> AdminResult {
+    let (client, secret) = operations::rotate_secret(&app, &actor, &id).await?;
     Ok(Json(client_json(&client, Some(secret))).into_response())
 }
 
 /// Delete a client; its tokens stop being honoured.
 #[utoipa::path(delete, path = "/admin/clients/{id}", tag = "clients", params(("id" = String, Path, description = "the client id")), responses((status = 204, description = "deleted"), (status = 404, description = "no such client"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn delete_client(app: Issuer, Path(id): Path<String>) -> AdminResult {
-    operations::delete_client(&app, &Actor::ApiToken, &id).await?;
+pub(crate) async fn delete_client(app: Issuer, actor: Actor, Path(id): Path<String>) -> AdminResult {
+    operations::delete_client(&app, &actor, &id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -180,8 +169,8 @@ pub(crate) async fn list_users(app: Issuer) -> AdminResult {
 
 /// Create a user.
 #[utoipa::path(post, path = "/admin/users", tag = "users", request_body = UserInput, responses((status = 201, description = "the user", body = Object), (status = 400, description = "invalid input"), (status = 409, description = "the username or e-mail is taken"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn create_user(app: Issuer, Body(body): Body) -> AdminResult {
-    let user = operations::create_user(&app, &Actor::ApiToken, parse(&body)?).await?;
+pub(crate) async fn create_user(app: Issuer, actor: Actor, Body(body): Body) -> AdminResult {
+    let user = operations::create_user(&app, &actor, parse(&body)?).await?;
     Ok((StatusCode::CREATED, Json(user)).into_response())
 }
 
@@ -194,15 +183,15 @@ pub(crate) async fn show_user(app: Issuer, Path(id): Path<String>) -> AdminResul
 
 /// Change a user: absent fields keep their value, a `null` claim removes it (PUT is taken as the same).
 #[utoipa::path(patch, path = "/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "the user id")), request_body = UserInput, responses((status = 200, description = "the user", body = Object), (status = 404, description = "no such user"), (status = 409, description = "the username or e-mail is taken"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn update_user(app: Issuer, Path(id): Path<String>, Body(body): Body) -> AdminResult {
-    let user = operations::update_user(&app, &Actor::ApiToken, &id, parse(&body)?).await?;
+pub(crate) async fn update_user(app: Issuer, actor: Actor, Path(id): Path<String>, Body(body): Body) -> AdminResult {
+    let user = operations::update_user(&app, &actor, &id, parse(&body)?).await?;
     Ok(Json(user).into_response())
 }
 
 /// Delete a user; their sessions end and their tokens stop being honoured.
 #[utoipa::path(delete, path = "/admin/users/{id}", tag = "users", params(("id" = String, Path, description = "the user id")), responses((status = 204, description = "deleted"), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn delete_user(app: Issuer, Path(id): Path<String>) -> AdminResult {
-    operations::delete_user(&app, &Actor::ApiToken, &id).await?;
+pub(crate) async fn delete_user(app: Issuer, actor: Actor, Path(id): Path<String>) -> AdminResult {
+    operations::delete_user(&app, &actor, &id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -227,15 +216,15 @@ pub(crate) async fn list_sessions(app: Issuer, Path(id): Path<String>) -> AdminR
 /// End every session of a user, with the same notifications as a logout.
 /// End every session of a user, with the same back-channel notifications as a logout.
 #[utoipa::path(delete, path = "/admin/users/{id}/sessions", tag = "sessions", params(("id" = String, Path, description = "the user id")), responses((status = 200, description = "how many ended", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn end_all_sessions(app: Issuer, Path(id): Path<String>) -> AdminResult {
-    let ended = operations::end_sessions(&app, &Actor::ApiToken, &id, None).await?;
+pub(crate) async fn end_all_sessions(app: Issuer, actor: Actor, Path(id): Path<String>) -> AdminResult {
+    let ended = operations::end_sessions(&app, &actor, &id, None).await?;
     Ok(Json(json!({ "ended": ended })).into_response())
 }
 
 /// End one session of a user.
 #[utoipa::path(delete, path = "/admin/users/{id}/sessions/{sid}", tag = "sessions", params(("id" = String, Path, description = "the user id"), ("sid" = String, Path, description = "the session id")), responses((status = 204, description = "ended"), (status = 404, description = "no such user or session"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn end_one_session(app: Issuer, Path((id, sid)): Path<(String, String)>) -> AdminResult {
-    operations::end_sessions(&app, &Actor::ApiToken, &id, Some(&sid)).await?;
+pub(crate) async fn end_one_session(app: Issuer, actor: Actor, Path((id, sid)): Path<(String, String)>) -> AdminResult {
+    operations::end_sessions(&app, &actor, &id, Some(&sid)).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 

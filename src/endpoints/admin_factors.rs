@@ -1,9 +1,8 @@
 //! The admin API for users' second factors: list, remove one, enrol a TOTP factor for a user (its secret
 //! and `otpauth://` URI shown once, for the user's authenticator app), make a new set of
-//! recovery codes (shown once), and reset them all. Behind the admin token (`admin::router`).
+//! recovery codes (shown once), and reset them all. Behind the admin token or the tenant's credentials (`admin::router`).
 
 use crate::app::AppState;
-use crate::audit::AuditEvent;
 use crate::endpoints::operations::{self, Actor};
 use crate::error::OAuthError;
 use crate::factors::{self, recovery, totp};
@@ -49,7 +48,7 @@ pub(crate) struct Enrol {
 
 /// Enrol a TOTP factor for a user: its secret and `otpauth://` URI are in the answer, once.
 #[utoipa::path(post, path = "/admin/users/{id}/factors/totp", tag = "factors", params(("id" = String, Path, description = "the user id")), request_body(content = Enrol, description = "optional"), responses((status = 201, description = "`id`, `secret`, `otpauth_uri`", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn enrol_totp(app: Issuer, Path(id): Path<String>, body: Bytes) -> AdminResult {
+pub(crate) async fn enrol_totp(app: Issuer, actor: Actor, Path(id): Path<String>, body: Bytes) -> AdminResult {
     let u = user(&app, &id)?;
     let input: Enrol = if body.is_empty() {
         Enrol::default()
@@ -62,7 +61,7 @@ pub(crate) async fn enrol_totp(app: Issuer, Path(id): Path<String>, body: Bytes)
     }
     let issuer_host = url::Url::parse(app.issuer()).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_else(|| "Authrim".into());
     let (factor_id, secret, uri) = totp::enrol(&app.db, app.vault(), &issuer_host, app.tenant.id, &u.id, &u.username, &name).await?;
-    app.audit(AuditEvent::new("factor_enrolled").user(&u.id).detail(json!({"kind": "totp", "id": factor_id, "by": "operator"}))).await;
+    app.audit(actor.event("factor_enrolled", json!({"kind": "totp", "id": factor_id})).user(&u.id)).await;
     let mut res = (StatusCode::CREATED, Json(json!({"id": factor_id, "kind": "totp", "name": name, "secret": secret, "otpauth_uri": uri}))).into_response();
     res.headers_mut().insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-store"));
     Ok(res)
@@ -70,10 +69,10 @@ pub(crate) async fn enrol_totp(app: Issuer, Path(id): Path<String>, body: Bytes)
 
 /// A new set of ten recovery codes (the old set stops working), shown once.
 #[utoipa::path(post, path = "/admin/users/{id}/recovery-codes", tag = "factors", params(("id" = String, Path, description = "the user id")), responses((status = 201, description = "`codes`", body = Object), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn new_recovery_codes(app: Issuer, Path(id): Path<String>) -> AdminResult {
+pub(crate) async fn new_recovery_codes(app: Issuer, actor: Actor, Path(id): Path<String>) -> AdminResult {
     let u = user(&app, &id)?;
     let codes = recovery::regenerate(&app.db, app.tenant.id, &u.id).await?;
-    app.audit(AuditEvent::new("recovery_codes_created").user(&u.id).detail(json!({"by": "operator"}))).await;
+    app.audit(actor.event("recovery_codes_created", json!({})).user(&u.id)).await;
     let mut res = (StatusCode::CREATED, Json(json!({"codes": codes}))).into_response();
     res.headers_mut().insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-store"));
     Ok(res)
@@ -81,14 +80,14 @@ pub(crate) async fn new_recovery_codes(app: Issuer, Path(id): Path<String>) -> A
 
 /// Remove one factor of a user.
 #[utoipa::path(delete, path = "/admin/users/{id}/factors/{factor_id}", tag = "factors", params(("id" = String, Path, description = "the user id"), ("factor_id" = String, Path, description = "the factor id")), responses((status = 204, description = "removed"), (status = 404, description = "no such user or factor"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn remove(app: Issuer, Path((id, factor_id)): Path<(String, String)>) -> AdminResult {
-    operations::remove_factors(&app, &Actor::ApiToken, &id, Some(&factor_id)).await?;
+pub(crate) async fn remove(app: Issuer, actor: Actor, Path((id, factor_id)): Path<(String, String)>) -> AdminResult {
+    operations::remove_factors(&app, &actor, &id, Some(&factor_id)).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// Remove every factor and recovery code of a user.
 #[utoipa::path(delete, path = "/admin/users/{id}/factors", tag = "factors", params(("id" = String, Path, description = "the user id")), responses((status = 204, description = "reset"), (status = 404, description = "no such user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn reset(app: Issuer, Path(id): Path<String>) -> AdminResult {
-    operations::remove_factors(&app, &Actor::ApiToken, &id, None).await?;
+pub(crate) async fn reset(app: Issuer, actor: Actor, Path(id): Path<String>) -> AdminResult {
+    operations::remove_factors(&app, &actor, &id, None).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }

@@ -1,8 +1,8 @@
 //! The admin API's OpenAPI 3.1 document, generated from the handlers' annotations and the
 //! input types (utoipa), served at `GET /admin/openapi.json` (public: it describes, it
-//! grants nothing; every operation it lists needs the admin token).
+//! grants nothing; every operation it lists needs the admin token or a tenant's admin credential).
 
-use super::{admin, admin_factors, admin_tenants};
+use super::{admin, admin_credentials, admin_factors, admin_tenants};
 use crate::registry::{clients::TokenExchangePolicy, ClientInput, UserInput};
 use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -12,7 +12,7 @@ use utoipa::{Modify, OpenApi};
 #[openapi(
     info(
         title = "Authrim admin API",
-        description = "Clients, users, sessions, second factors, registration tokens and the audit log of a tenant (at its issuer), and the tenants (at the deployment's issuer), behind `Authorization: Bearer $AUTHRIM_ADMIN_TOKEN` (off when no admin token is set). Errors are OAuth JSON errors (`error`, `error_description`)."
+        description = "Clients, users, sessions, second factors, registration tokens and the audit log of a tenant (at its issuer), the tenant's admin credentials (at its issuer), and the tenants (at the deployment's issuer), behind `Authorization: Bearer $AUTHRIM_ADMIN_TOKEN` (every tenant, and the tenants) or `Authorization: Bearer atk_…`, one of the tenant's admin credentials (that tenant only, never the tenants). Off (404) when no admin token is set, but to a tenant's credential. Errors are OAuth JSON errors (`error`, `error_description`)."
     ),
     paths(
         admin::list_clients, admin::create_client, admin::show_client, admin::update_client, admin::rotate_secret, admin::delete_client,
@@ -21,8 +21,9 @@ use utoipa::{Modify, OpenApi};
         admin::list_audit, admin::create_registration_token,
         admin_factors::list, admin_factors::reset, admin_factors::remove, admin_factors::enrol_totp, admin_factors::new_recovery_codes,
         admin_tenants::list_tenants, admin_tenants::create_tenant, admin_tenants::show_tenant, admin_tenants::update_tenant, admin_tenants::delete_tenant,
+        admin_credentials::list_credentials, admin_credentials::create_credential, admin_credentials::revoke_credential,
     ),
-    components(schemas(ClientInput, UserInput, TokenExchangePolicy, admin::RegistrationTokenRequest, admin_factors::Enrol, admin_tenants::NewTenant, admin_tenants::TenantChange, crate::tenant::rows::Overrides, crate::tenant::rows::State)),
+    components(schemas(ClientInput, UserInput, TokenExchangePolicy, admin::RegistrationTokenRequest, admin_factors::Enrol, admin_tenants::NewTenant, admin_tenants::TenantChange, crate::tenant::rows::Overrides, crate::tenant::rows::State, admin_credentials::NewCredential, crate::registry::admin_credentials::Credential)),
     modifiers(&AdminToken)
 )]
 struct AdminApi;
@@ -35,7 +36,7 @@ impl Modify for AdminToken {
         let components = doc.components.get_or_insert_with(Default::default);
         components.add_security_scheme(
             "admin_token",
-            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).description(Some("AUTHRIM_ADMIN_TOKEN")).build()),
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).description(Some("AUTHRIM_ADMIN_TOKEN, or an admin credential of the tenant (atk_…)")).build()),
         );
     }
 }

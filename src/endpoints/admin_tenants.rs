@@ -140,22 +140,25 @@ pub(crate) async fn delete(app: &Issuer, actor: &Actor, slug: String, confirm: O
 
 /// Every tenant besides the default (deleted ones excepted).
 #[utoipa::path(get, path = "/admin/tenants", tag = "tenants", responses((status = 200, description = "`{\"tenants\": [...]}`", body = Object), (status = 404, description = "asked of a tenant's issuer, not the deployment's"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn list_tenants(app: Issuer) -> AdminResult {
+pub(crate) async fn list_tenants(app: Issuer, actor: Actor) -> AdminResult {
+    actor.deployment_admin()?;
     let all = list(&app).await?;
     Ok(Json(json!({ "tenants": all.iter().map(|r| tenant_json(&app, r)).collect::<Vec<_>>() })).into_response())
 }
 
 /// Create a tenant: served at once (its first signing keys are made now).
 #[utoipa::path(post, path = "/admin/tenants", tag = "tenants", request_body = NewTenant, responses((status = 201, description = "the tenant, with its `issuer`", body = Object), (status = 400, description = "a bad slug, host or setting"), (status = 409, description = "the slug (ever) or a host is taken"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn create_tenant(app: Issuer, Body(body): Body) -> AdminResult {
+pub(crate) async fn create_tenant(app: Issuer, actor: Actor, Body(body): Body) -> AdminResult {
+    actor.deployment_admin()?;
     deployment(&app)?;
-    let row = create(&app, &Actor::ApiToken, super::admin::parse(&body)?).await?;
+    let row = create(&app, &actor, super::admin::parse(&body)?).await?;
     Ok((StatusCode::CREATED, Json(tenant_json(&app, &row))).into_response())
 }
 
 /// One tenant.
 #[utoipa::path(get, path = "/admin/tenants/{slug}", tag = "tenants", params(("slug" = String, Path, description = "the tenant's slug")), responses((status = 200, description = "the tenant", body = Object), (status = 404, description = "no such tenant"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn show_tenant(app: Issuer, Path(slug): Path<String>) -> AdminResult {
+pub(crate) async fn show_tenant(app: Issuer, actor: Actor, Path(slug): Path<String>) -> AdminResult {
+    actor.deployment_admin()?;
     deployment(&app)?;
     let row = find(&app, slug).await?;
     Ok(Json(tenant_json(&app, &row)).into_response())
@@ -163,9 +166,10 @@ pub(crate) async fn show_tenant(app: Issuer, Path(slug): Path<String>) -> AdminR
 
 /// Change a tenant's state (`active`/`disabled`), hosts or settings.
 #[utoipa::path(patch, path = "/admin/tenants/{slug}", tag = "tenants", params(("slug" = String, Path, description = "the tenant's slug")), request_body = TenantChange, responses((status = 200, description = "the tenant", body = Object), (status = 400, description = "a bad state, host or setting"), (status = 404, description = "no such tenant"), (status = 409, description = "a host is taken, or the tenant is being deleted"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn update_tenant(app: Issuer, Path(slug): Path<String>, Body(body): Body) -> AdminResult {
+pub(crate) async fn update_tenant(app: Issuer, actor: Actor, Path(slug): Path<String>, Body(body): Body) -> AdminResult {
+    actor.deployment_admin()?;
     deployment(&app)?;
-    let row = change(&app, &Actor::ApiToken, slug, super::admin::parse(&body)?).await?;
+    let row = change(&app, &actor, slug, super::admin::parse(&body)?).await?;
     Ok(Json(tenant_json(&app, &row)).into_response())
 }
 
@@ -178,7 +182,8 @@ pub(crate) struct Confirm {
 /// once, and its clients, users, keys, factors, consents and audit log are removed in the
 /// background. Its id and slug are never given again.
 #[utoipa::path(delete, path = "/admin/tenants/{slug}", tag = "tenants", params(("slug" = String, Path, description = "the tenant's slug"), ("confirm" = String, Query, description = "the slug again")), responses((status = 202, description = "deletion under way", body = Object), (status = 400, description = "`confirm` is not the slug"), (status = 404, description = "no such tenant"), (status = 409, description = "the tenant is active: disable it first"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn delete_tenant(app: Issuer, Path(slug): Path<String>, axum::extract::Query(q): axum::extract::Query<Confirm>) -> AdminResult {
-    let row = delete(&app, &Actor::ApiToken, slug, q.confirm.as_deref()).await?;
+pub(crate) async fn delete_tenant(app: Issuer, actor: Actor, Path(slug): Path<String>, axum::extract::Query(q): axum::extract::Query<Confirm>) -> AdminResult {
+    actor.deployment_admin()?;
+    let row = delete(&app, &actor, slug, q.confirm.as_deref()).await?;
     Ok((StatusCode::ACCEPTED, Json(tenant_json(&app, &row))).into_response())
 }

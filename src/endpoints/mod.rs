@@ -2,6 +2,7 @@
 
 pub mod account;
 pub mod admin;
+pub mod admin_credentials;
 pub mod admin_factors;
 pub mod admin_openapi;
 pub mod admin_tenants;

@@ -14,11 +14,16 @@ use serde_json::json;
 use std::sync::Arc;
 
 /// Who asked for a change: the audit event's `detail.by` (`operator` for the admin API, as
-/// the CLI's events; `console` with the admin's user id in `detail.admin`).
-#[derive(Debug, Clone)]
+/// the CLI's events, with `detail.credential` naming a tenant's admin credential; `console`
+/// with the admin's user id in `detail.admin`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Actor {
-    /// The admin API's bearer token (or a process holding it).
+    /// The deployment's admin token, `AUTHRIM_ADMIN_TOKEN` (or a process holding it): every
+    /// tenant, and the tenants themselves.
     ApiToken,
+    /// One of the request's tenant's admin credentials (`registry::admin_credentials`), by id:
+    /// that tenant's admin API only.
+    Credential(String),
     /// A user of the admin console.
     Console(String),
 }
@@ -27,6 +32,7 @@ impl Actor {
     fn by(&self) -> serde_json::Value {
         match self {
             Actor::ApiToken => json!({"by": "operator"}),
+            Actor::Credential(id) => json!({"by": "operator", "credential": id}),
             Actor::Console(id) => json!({"by": "console", "admin": id}),
         }
     }
@@ -34,7 +40,7 @@ impl Actor {
     /// How a session this actor ends is recorded.
     fn ended_by(&self) -> EndedBy {
         match self {
-            Actor::ApiToken => EndedBy::Operator,
+            Actor::ApiToken | Actor::Credential(_) => EndedBy::Operator,
             Actor::Console(admin) => EndedBy::Console(admin.clone()),
         }
     }

@@ -7,6 +7,7 @@
 //! its tenant's view (`Registry::of`, `TenantRegistry`), so that a lookup cannot find another
 //! tenant's client, user or consent.
 
+pub mod admin_credentials;
 pub mod clients;
 pub mod documents;
 pub mod initial_access;

@@ -254,6 +254,7 @@ pub const TENANT_TABLES: &[&str] = &[
     "logout_outbox",
     "mail_outbox",
     "ciba_requests",
+    "admin_credentials",
 ];
 
 /// `TENANT_TABLES` as `dialect` has them: the registry's change log is SQLite's (PostgreSQL

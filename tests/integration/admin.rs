@@ -293,9 +293,17 @@ async fn the_openapi_document_describes_every_admin_operation() {
         ("/admin/registration-tokens", &["post"]),
         ("/admin/tenants", &["get", "post"]),
         ("/admin/tenants/{slug}", &["get", "patch", "delete"]),
+        ("/admin/credentials", &["get", "post"]),
+        ("/admin/credentials/{id}", &["delete"]),
     ];
     let paths = doc["paths"].as_object().unwrap();
     assert_eq!(paths.len(), expected.len(), "{:?}", paths.keys().collect::<Vec<_>>());
+    // OpenAPI 3.1 §4.8.10.1: operation ids are unique (utoipa takes the handler's name).
+    let mut ids: Vec<&str> = paths.values().flat_map(|item| item.as_object().unwrap().values().filter_map(|op| op["operationId"].as_str())).collect();
+    let count = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), count, "operation ids repeat: {ids:?}");
     for (path, methods) in expected {
         for m in methods {
             let op = &doc["paths"][path][m];
@@ -307,7 +315,7 @@ async fn the_openapi_document_describes_every_admin_operation() {
             assert_eq!(st, 401, "{m} {concrete}");
         }
     }
-    for schema in ["ClientInput", "UserInput", "TokenExchangePolicy", "RegistrationTokenRequest", "Enrol", "NewTenant", "TenantChange"] {
+    for schema in ["ClientInput", "UserInput", "TokenExchangePolicy", "RegistrationTokenRequest", "Enrol", "NewTenant", "TenantChange", "NewCredential", "Credential"] {
         assert!(doc["components"]["schemas"][schema].is_object(), "{schema}");
     }
     assert_eq!(doc["components"]["securitySchemes"]["admin_token"]["scheme"], "bearer");

@@ -3,6 +3,7 @@
 
 mod account_access;
 mod admin;
+mod admin_credentials;
 mod algorithms;
 mod authorize;
 mod back_and_expiry;

@@ -304,6 +304,16 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     -- `signup_max_pending` is counted per tenant.
     CREATE INDEX pending_signups_tenant ON pending_signups(tenant_id, expires_at);
     "#,
+), (
+    21,
+    // As SQLite's migration 22: admin API credentials scoped to a tenant.
+    r#"
+    CREATE TABLE admin_credentials (
+        tenant_id BIGINT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, token_hash BYTEA NOT NULL,
+        scopes TEXT NOT NULL DEFAULT 'admin', created_at BIGINT NOT NULL, expires_at BIGINT, revoked_at BIGINT,
+        PRIMARY KEY (tenant_id, id)
+    );
+    "#,
 )];
 
 /// The version the migrations bring a database to.
