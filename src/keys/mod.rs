@@ -265,7 +265,8 @@ fn generate(alg: &'static str) -> anyhow::Result<(String, Vec<u8>, serde_json::V
     }
 }
 
-/// `true` if a key was generated (the tenant had no active key of `alg`).
+/// `true` if the tenant had no active key of `alg` (generated here, or by another node or
+/// process racing this one: either way the tenant is new, and every racer says so alike).
 async fn ensure_active_key(db: &Database, vault: &Vault, tenant: TenantId, alg: &'static str) -> anyhow::Result<bool> {
     let count = "SELECT COUNT(*) FROM signing_keys WHERE tenant_id = ?1 AND state = 'active' AND alg = ?2";
     if db.read(move |sql| sql.query(count, crate::params![tenant, alg])?[0].i64(0)).await? > 0 {
@@ -294,7 +295,7 @@ async fn ensure_active_key(db: &Database, vault: &Vault, tenant: TenantId, alg: 
     if inserted {
         tracing::info!(kid = %id, %alg, "generated key");
     }
-    Ok(inserted)
+    Ok(true)
 }
 
 /// Finish a rotation whose new key has been published long enough: it becomes `active`, the
@@ -351,7 +352,7 @@ fn build_key_set(vault: &Vault, rows: Vec<KeyRow>, previous: Option<&KeySet>) ->
     let mut signers = HashMap::new();
     let mut verifiers = HashMap::new();
     let mut published = Vec::new();
-    let (mut decrypters, mut active_enc) = (Vec::new(), Vec::new());
+    let (mut decrypters, mut active_enc, mut enc_published) = (Vec::new(), Vec::new(), Vec::new());
     for (kid, alg, state, sealed, public_jwk) in rows {
         if let Some(alg) = encryption_alg(&alg) {
             let kept = previous.and_then(|p| p.decrypters.iter().find(|k| k.kid == kid)).cloned();
@@ -359,7 +360,7 @@ fn build_key_set(vault: &Vault, rows: Vec<KeyRow>, previous: Option<&KeySet>) ->
             if state == "active" {
                 active_enc.push(alg);
             }
-            published.push(serde_json::from_str::<serde_json::Value>(&public_jwk)?);
+            enc_published.push(serde_json::from_str::<serde_json::Value>(&public_jwk)?);
             continue;
         }
         let alg = signing_alg(&alg).ok_or_else(|| anyhow::anyhow!("signing key {kid} has an unknown algorithm {alg}"))?;
@@ -379,6 +380,8 @@ fn build_key_set(vault: &Vault, rows: Vec<KeyRow>, previous: Option<&KeySet>) ->
     if signers.is_empty() {
         anyhow::bail!("no active signing key");
     }
+    // Signing keys first, so that a JWKS of one signing key starts with it, as it always did.
+    published.extend(enc_published);
     let jwks = serde_json::json!({ "keys": published }).to_string();
     Ok(KeySet { signers, verifiers, decrypters, active_enc, jwks: Arc::from(jwks) })
 }

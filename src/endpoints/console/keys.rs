@@ -34,8 +34,9 @@ pub async fn list(app: Issuer, viewer: Viewer, RawQuery(query): RawQuery) -> Res
     let mut page = viewer
         .page("console_keys.html", "console-keys", "keys")
         .with("keys", keys)
+        .with("algs", app.keys().algorithms())
         // The encryption keys (what request objects are encrypted to) rotate the same way.
-        .with("algs", app.keys().algorithms().iter().chain(crate::keys::ENCRYPTION_KEY_ALGS).collect::<Vec<_>>())
+        .with("enc_algs", crate::keys::ENCRYPTION_KEY_ALGS)
         .with("publish_delay", app.config.key_publish_delay);
     if let Some(n) = notice(query.as_deref()) {
         page = page.msg("notice", n);
