@@ -215,6 +215,36 @@ pub struct ClientArgs {
     /// login, https; "" removes it): listed on the start page and the account page.
     #[arg(long)]
     pub initiate_login_uri: Option<String>,
+    /// ID tokens are signed, then encrypted (JWE) to the client's key for this alg (RSA-OAEP, RSA-OAEP-256, ECDH-ES, ECDH-ES+A128KW, ECDH-ES+A256KW; needs --jwks-file or --jwks-uri) ("" removes it).
+    #[arg(long)]
+    pub id_token_encrypted_response_alg: Option<String>,
+    /// Its content encryption (A128CBC-HS256 by default; A256CBC-HS512, A128GCM, A256GCM).
+    #[arg(long)]
+    pub id_token_encrypted_response_enc: Option<String>,
+    /// Userinfo answers are encrypted to the client's key for this alg ("" removes it).
+    #[arg(long)]
+    pub userinfo_encrypted_response_alg: Option<String>,
+    /// Its content encryption (A128CBC-HS256 by default; A256CBC-HS512, A128GCM, A256GCM).
+    #[arg(long)]
+    pub userinfo_encrypted_response_enc: Option<String>,
+    /// JWT introspection answers (RFC 9701) are encrypted to the client's key for this alg ("" removes it).
+    #[arg(long)]
+    pub introspection_encrypted_response_alg: Option<String>,
+    /// Its content encryption (A128CBC-HS256 by default; A256CBC-HS512, A128GCM, A256GCM).
+    #[arg(long)]
+    pub introspection_encrypted_response_enc: Option<String>,
+    /// JARM responses are signed, then encrypted to the client's key for this alg ("" removes it).
+    #[arg(long)]
+    pub authorization_encrypted_response_alg: Option<String>,
+    /// Its content encryption (A128CBC-HS256 by default; A256CBC-HS512, A128GCM, A256GCM).
+    #[arg(long)]
+    pub authorization_encrypted_response_enc: Option<String>,
+    /// The client's request objects are encrypted to this server's keys (its JWKS, use enc) with this alg; a plain one is then refused ("" removes it).
+    #[arg(long)]
+    pub request_object_encryption_alg: Option<String>,
+    /// Its content encryption (A128CBC-HS256 by default; A256CBC-HS512, A128GCM, A256GCM).
+    #[arg(long)]
+    pub request_object_encryption_enc: Option<String>,
 }
 
 impl ClientArgs {
@@ -255,6 +285,16 @@ impl ClientArgs {
             refresh_reuse_grace: self.refresh_reuse_grace,
             security_profile: self.security_profile.clone(),
             initiate_login_uri: self.initiate_login_uri,
+            id_token_encrypted_response_alg: self.id_token_encrypted_response_alg,
+            id_token_encrypted_response_enc: self.id_token_encrypted_response_enc,
+            userinfo_encrypted_response_alg: self.userinfo_encrypted_response_alg,
+            userinfo_encrypted_response_enc: self.userinfo_encrypted_response_enc,
+            introspection_encrypted_response_alg: self.introspection_encrypted_response_alg,
+            introspection_encrypted_response_enc: self.introspection_encrypted_response_enc,
+            authorization_encrypted_response_alg: self.authorization_encrypted_response_alg,
+            authorization_encrypted_response_enc: self.authorization_encrypted_response_enc,
+            request_object_encryption_alg: self.request_object_encryption_alg,
+            request_object_encryption_enc: self.request_object_encryption_enc,
             ..Default::default()
         })
     }
@@ -359,7 +399,8 @@ pub enum KeysCommand {
     /// (AUTHRIM_KEY_PUBLISH_DELAY); running servers pick it up with their key-cache refresh.
     /// Each algorithm rotates on its own.
     Rotate {
-        /// The algorithm whose key to rotate (RS256, PS256, ES256, EdDSA).
+        /// The algorithm whose key to rotate: a signing one (RS256, PS256, ES256, EdDSA) or one
+        /// of the server's encryption keys (RSA-OAEP-256, ECDH-ES).
         #[arg(long, default_value = "RS256")]
         alg: String,
     },

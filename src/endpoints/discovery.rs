@@ -127,9 +127,11 @@ fn metadata(app: &Issuer) -> serde_json::Value {
     doc["authorization_signing_alg_values_supported"] = signing_algs.into();
     // RFC 9701 §7: introspection answers as JWTs, signed with what userinfo may be.
     doc["introspection_signing_alg_values_supported"] = doc["userinfo_signing_alg_values_supported"].clone();
-    // OpenID Connect Discovery §3, RFC 9701 §7: what ID tokens, userinfo and introspection
-    // answers can be encrypted with (`keys::jwe`), to the client's keys.
-    for what in ["id_token", "userinfo", "introspection"] {
+    // OpenID Connect Discovery §3, RFC 9701 §7, JARM §4: what ID tokens, userinfo and
+    // introspection answers and JARM responses can be encrypted with (`keys::jwe`), to the
+    // client's keys; and what request objects may be encrypted with, to ours (an RSA key
+    // takes both RSA-OAEP algs, the P-256 key every ECDH-ES one).
+    for what in ["id_token", "userinfo", "introspection", "authorization", "request_object"] {
         doc[format!("{what}_encryption_alg_values_supported")] = crate::keys::jwe::KEY_ALGS.into();
         doc[format!("{what}_encryption_enc_values_supported")] = crate::keys::jwe::CONTENT_ENCS.into();
     }

@@ -132,7 +132,7 @@ pub(super) async fn start_session(
     if req.unmet_by(level.acr()) {
         // OpenID Connect Core §5.5.1.1: an essential acr that cannot be met is an error.
         let e = OAuthError::access_denied("the authentication asked for as essential was not given").code_as("unmet_authentication_requirements");
-        return response::error(app, &req.reply_to(), &e, StatusCode::SEE_OTHER);
+        return response::error(app, &req.reply_to(), &e, StatusCode::SEE_OTHER).await;
     }
     let acr = level.acr();
     // A new session id on every sign-in (no fixation); the old session is replaced, quietly:
@@ -200,7 +200,7 @@ pub async fn consent(app: Issuer, headers: HeaderMap, form: Result<FormParams, O
                 }
             }
             let e = OAuthError::access_denied("the user denied the request");
-            response::error(&app, &req.reply_to(), &e, StatusCode::SEE_OTHER)
+            response::error(&app, &req.reply_to(), &e, StatusCode::SEE_OTHER).await
         }
         _ => error_page(StatusCode::BAD_REQUEST, "err-choose"),
     }

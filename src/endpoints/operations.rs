@@ -248,8 +248,10 @@ pub async fn remove_factors(app: &Issuer, actor: &Actor, user_id: &str, factor_i
 /// Start a rotation of the `alg` signing key: published at once (here; other nodes are told
 /// at commit), signing after `key_publish_delay`. Returns the new kid.
 pub async fn rotate_key(app: &Issuer, actor: &Actor, alg: &str) -> Result<String, OAuthError> {
-    if !app.keys().algorithms().contains(&alg) {
-        return Err(OAuthError::invalid_request(format!("this server signs with {}", app.keys().algorithms().join(" "))));
+    // Authrim's own encryption keys (`use: enc`) rotate the same way as its signing keys.
+    if !app.keys().algorithms().contains(&alg) && crate::keys::encryption_alg(alg).is_none() {
+        let enc = crate::keys::ENCRYPTION_KEY_ALGS.join(" ");
+        return Err(OAuthError::invalid_request(format!("this server signs with {}, and encrypts with {enc}", app.keys().algorithms().join(" "))));
     }
     let kid = crate::keys::KeyManager::rotate_alg(&app.db, app.vault(), app.tenant.id, alg).await.map_err(|e| OAuthError::internal("key rotation", e))?;
     app.keys().refresh().await.map_err(|e| OAuthError::internal("key refresh", e))?;

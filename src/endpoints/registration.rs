@@ -62,7 +62,7 @@ struct Registration {
     initiate_login_uri: Option<String>,
     /// JARM §3.
     authorization_signed_response_alg: Option<String>,
-    /// JARM §3: refused until JARM responses can be encrypted (`authorize::jarm::seal`).
+    /// JARM §3: checked with the rest of the metadata (`clients::validate`).
     authorization_encrypted_response_alg: Option<String>,
     authorization_encrypted_response_enc: Option<String>,
     require_pushed_authorization_requests: Option<bool>,
@@ -87,8 +87,8 @@ struct Registration {
     introspection_signed_response_alg: Option<String>,
     introspection_encrypted_response_alg: Option<String>,
     introspection_encrypted_response_enc: Option<String>,
-    // Known, honoured only at its default value until implemented.
     request_object_encryption_alg: Option<String>,
+    request_object_encryption_enc: Option<String>,
 }
 
 fn invalid_metadata(msg: impl Into<std::borrow::Cow<'static, str>>) -> OAuthError {
@@ -122,11 +122,8 @@ impl Registration {
         unsupported("id_token_signed_response_alg", &self.id_token_signed_response_alg, app.keys().algorithms())?;
         unsupported("userinfo_signed_response_alg", &self.userinfo_signed_response_alg, app.keys().algorithms())?;
         unsupported("introspection_signed_response_alg", &self.introspection_signed_response_alg, app.keys().algorithms())?;
-        unsupported("request_object_encryption_alg", &self.request_object_encryption_alg, &[])?;
         // JARM §3: `none` is not allowed; only what the server signs with is.
         unsupported("authorization_signed_response_alg", &self.authorization_signed_response_alg, app.keys().algorithms())?;
-        unsupported("authorization_encrypted_response_alg", &self.authorization_encrypted_response_alg, &[])?;
-        unsupported("authorization_encrypted_response_enc", &self.authorization_encrypted_response_enc, &[])?;
 
         let config = &app.config;
         let grant_types = self.grant_types.unwrap_or_else(|| vec!["authorization_code".into()]);
@@ -195,6 +192,10 @@ impl Registration {
             token_endpoint_auth_signing_alg: text(self.token_endpoint_auth_signing_alg),
             require_pushed_authorization_requests: Some(self.require_pushed_authorization_requests.unwrap_or(false)),
             authorization_signed_response_alg: text(self.authorization_signed_response_alg),
+            authorization_encrypted_response_alg: text(self.authorization_encrypted_response_alg),
+            authorization_encrypted_response_enc: text(self.authorization_encrypted_response_enc),
+            request_object_encryption_alg: text(self.request_object_encryption_alg),
+            request_object_encryption_enc: text(self.request_object_encryption_enc),
             request_object_signing_alg: text(self.request_object_signing_alg),
             require_signed_request_object: Some(self.require_signed_request_object.unwrap_or(false)),
             request_uris: Some(self.request_uris.unwrap_or_default()),

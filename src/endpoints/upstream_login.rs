@@ -110,7 +110,7 @@ pub async fn callback(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, h
         let detail = params.get("error").unwrap_or("no code").to_string();
         if let Some(req) = &pending.req {
             let e = OAuthError::access_denied(format!("the sign-in with {} did not complete", p.name));
-            return super::authorize::response::error(&app, &req.reply_to(), &e, StatusCode::SEE_OTHER);
+            return super::authorize::response::error(&app, &req.reply_to(), &e, StatusCode::SEE_OTHER).await;
         }
         return error_page(StatusCode::UNAUTHORIZED, Msg::new("err-upstream-cancelled").arg("name", p.name.clone()).detail(detail));
     }

@@ -7,10 +7,12 @@
 //! change (PostgreSQL); a request never waits on it. `key_publish_delay` > `key_cache_ttl`
 //! (checked by the config) is what makes a key published by every node before it signs.
 
+mod encryption_key;
 pub mod jwe;
 mod signing_key;
 mod vault;
 
+pub use encryption_key::{encryption_alg, EncryptionKey, ENCRYPTION_KEY_ALGS};
 pub use signing_key::{rsa_thumbprint, signing_alg, SigningKey, ALG_RS256, SIGNING_ALGS};
 pub use vault::Vault;
 
@@ -29,7 +31,20 @@ pub struct KeySet {
     signers: HashMap<&'static str, Arc<SigningKey>>,
     /// Every published key, by kid, with the one algorithm it verifies.
     verifiers: HashMap<String, (jsonwebtoken::Algorithm, DecodingKey)>,
+    /// Every published encryption key (`use: enc`), newest activation first; never verifiers.
+    decrypters: Vec<Arc<EncryptionKey>>,
+    /// The encryption algs that have an active key.
+    active_enc: Vec<&'static str>,
     jwks: Arc<str>,
+}
+
+/// Why a JWE sent to us (an encrypted request object) was not decrypted.
+#[derive(Debug, PartialEq, Eq)]
+pub enum DecryptError {
+    /// Its `kid` names none of our published encryption keys, or none suits its `alg`.
+    UnknownKey,
+    /// Not a JWE we read, or it does not decrypt (said the same way for any key).
+    Jwe(jwe::JweError),
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -79,10 +94,19 @@ impl KeyManager {
         algs: &[&'static str],
         default_alg: &'static str,
     ) -> anyhow::Result<Self> {
+        let mut fresh = false;
         for alg in algs {
-            ensure_active_key(&db, &vault, tenant, alg).await?;
+            fresh |= ensure_active_key(&db, &vault, tenant, alg).await?;
         }
-        let set = build_key_set(&vault, load_key_rows(&db, tenant, publish_delay, retired_visibility).await?)?;
+        // A new tenant (or deployment) gets its encryption keys with its signing keys. One
+        // that predates them gets them from the first refresh instead (`refresh`), off the
+        // start: an RSA key per tenant would make starting 1,000 of them take minutes.
+        if fresh {
+            for alg in ENCRYPTION_KEY_ALGS {
+                ensure_active_key(&db, &vault, tenant, alg).await?;
+            }
+        }
+        let set = build_key_set(&vault, load_key_rows(&db, tenant, publish_delay, retired_visibility).await?, None)?;
         if !set.signers.contains_key(default_alg) {
             anyhow::bail!("no active {default_alg} key");
         }
@@ -101,10 +125,13 @@ impl KeyManager {
 
     /// Start a rotation of the `alg` key: a new key, published at once as `next`, signing only
     /// after `publish_delay` (see `promote_due`). Every node is told at commit. Returns its kid.
+    /// An encryption key's alg (`ENCRYPTION_KEY_ALGS`) rotates the same way: the new key is
+    /// published at once, clients encrypt to it once it is active, and the old one keeps
+    /// decrypting while it stays published.
     pub async fn rotate_alg(db: &Database, vault: &Vault, tenant: TenantId, alg: &str) -> anyhow::Result<String> {
-        let alg = signing_alg(alg).ok_or_else(|| anyhow::anyhow!("cannot sign with {alg}; supported: {}", SIGNING_ALGS.join(", ")))?;
-        let (key, pkcs8) = SigningKey::generate_for(alg)?;
-        let (kid, sealed, jwk) = (key.kid.clone(), vault.seal(&key.kid, &pkcs8), key.public_jwk.to_string());
+        let alg = key_alg(alg)?;
+        let (kid, pkcs8, jwk) = tokio::task::spawn_blocking(move || generate(alg)).await??;
+        let (sealed, jwk, id) = (vault.seal(&kid, &pkcs8), jwk.to_string(), kid.clone());
         db.write(move |sql| {
             sql.execute(
                 "INSERT INTO signing_keys (tenant_id, kid, alg, state, private_key, public_jwk, created_at) VALUES (?6, ?1, ?2, 'next', ?3, ?4, ?5)",
@@ -113,12 +140,41 @@ impl KeyManager {
             crate::db::notify(sql, crate::db::postgres::CHANNEL_KEYS, &kid)
         })
         .await?;
-        tracing::info!(kid = %key.kid, "rotation started: new key published");
-        Ok(key.kid)
+        tracing::info!(kid = %id, "rotation started: new key published");
+        Ok(id)
     }
 
     fn current(&self) -> Arc<KeySet> {
         self.cache.read().clone()
+    }
+
+    /// Decrypt a JWE sent to this tenant: with the published encryption key its `kid` names,
+    /// or, without a `kid`, with each key that suits its `alg` in turn (newest first). A
+    /// tenant's keys only: another tenant's kid is unknown here.
+    pub fn decrypt(&self, compact: &str) -> Result<jwe::Decrypted, DecryptError> {
+        let header = jwe::protected_header(compact).map_err(DecryptError::Jwe)?;
+        let alg = header.get("alg").and_then(serde_json::Value::as_str).unwrap_or_default();
+        let rsa = alg.starts_with("RSA-OAEP");
+        let set = self.current();
+        let kid = header.get("kid").and_then(serde_json::Value::as_str);
+        let candidates = set.decrypters.iter().filter(|k| kid.is_none_or(|kid| k.kid == kid) && (k.alg == "RSA-OAEP-256") == rsa);
+        let mut last = DecryptError::UnknownKey;
+        for key in candidates {
+            let decryptor = key.decryptor(&self.vault).map_err(|e| {
+                tracing::error!(kid = %key.kid, error = %e, "cannot open an encryption key");
+                DecryptError::UnknownKey
+            })?;
+            match jwe::decrypt(&decryptor, compact) {
+                Ok(d) => return Ok(d),
+                Err(e) => last = DecryptError::Jwe(e),
+            }
+        }
+        Err(last)
+    }
+
+    /// The kids of the published encryption keys (tests, the console).
+    pub fn encryption_kids(&self) -> Vec<(String, &'static str)> {
+        self.current().decrypters.iter().map(|k| (k.kid.clone(), k.alg)).collect()
     }
 
     /// The kid of the default algorithm's active key.
@@ -181,23 +237,46 @@ impl KeyManager {
     }
 
     /// Re-read the key set from the database (the cache refresh), promoting a due key first.
+    /// A tenant made before Authrim had encryption keys gets them here, once.
     pub async fn refresh(&self) -> anyhow::Result<()> {
+        let previous = self.current();
+        let missing: Vec<&'static str> = ENCRYPTION_KEY_ALGS.iter().copied().filter(|alg| !previous.active_enc.contains(alg)).collect();
+        for alg in missing {
+            ensure_active_key(&self.db, &self.vault, self.tenant, alg).await?;
+        }
         let rows = load_key_rows(&self.db, self.tenant, self.publish_delay, self.retired_visibility).await?;
-        *self.cache.write() = Arc::new(build_key_set(&self.vault, rows)?);
+        *self.cache.write() = Arc::new(build_key_set(&self.vault, rows, Some(&previous))?);
         Ok(())
     }
 }
 
-async fn ensure_active_key(db: &Database, vault: &Vault, tenant: TenantId, alg: &'static str) -> anyhow::Result<()> {
+/// The `&'static` name of a key's alg: a signing or an encryption one.
+fn key_alg(alg: &str) -> anyhow::Result<&'static str> {
+    signing_alg(alg).or_else(|| encryption_alg(alg)).ok_or_else(|| {
+        anyhow::anyhow!("no key for {alg}; supported: {}, and for encryption {}", SIGNING_ALGS.join(", "), ENCRYPTION_KEY_ALGS.join(", "))
+    })
+}
+
+/// A fresh key for `alg` (signing or encryption): kid, PKCS#8, public JWK.
+fn generate(alg: &'static str) -> anyhow::Result<(String, Vec<u8>, serde_json::Value)> {
+    match encryption_alg(alg) {
+        Some(alg) => EncryptionKey::generate(alg),
+        None => SigningKey::generate_for(alg).map(|(key, pkcs8)| (key.kid, pkcs8, key.public_jwk)),
+    }
+}
+
+/// `true` if the tenant had no active key of `alg` (generated here, or by another node or
+/// process racing this one: either way the tenant is new, and every racer says so alike).
+async fn ensure_active_key(db: &Database, vault: &Vault, tenant: TenantId, alg: &'static str) -> anyhow::Result<bool> {
     let count = "SELECT COUNT(*) FROM signing_keys WHERE tenant_id = ?1 AND state = 'active' AND alg = ?2";
     if db.read(move |sql| sql.query(count, crate::params![tenant, alg])?[0].i64(0)).await? > 0 {
-        return Ok(());
+        return Ok(false);
     }
     // Generated outside the transaction (it takes a while); inserted only if no other node
     // or process got there first, which the lock makes a clean decision.
     // Off the runtime's workers: an RSA key takes from tens of milliseconds to seconds.
-    let (key, pkcs8) = tokio::task::spawn_blocking(move || SigningKey::generate_for(alg)).await??;
-    let (kid, sealed, jwk) = (key.kid.clone(), vault.seal(&key.kid, &pkcs8), key.public_jwk.to_string());
+    let (kid, pkcs8, jwk) = tokio::task::spawn_blocking(move || generate(alg)).await??;
+    let (sealed, jwk, id) = (vault.seal(&kid, &pkcs8), jwk.to_string(), kid.clone());
     let inserted = db
         .write(move |sql| {
             sql.lock_exclusive(AppLock::SigningKeys)?;
@@ -214,9 +293,9 @@ async fn ensure_active_key(db: &Database, vault: &Vault, tenant: TenantId, alg: 
         })
         .await?;
     if inserted {
-        tracing::info!(kid = %key.kid, "generated signing key");
+        tracing::info!(kid = %id, %alg, "generated key");
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Finish a rotation whose new key has been published long enough: it becomes `active`, the
@@ -268,11 +347,22 @@ async fn load_key_rows(db: &Database, tenant: TenantId, publish_delay: u64, reti
     .await
 }
 
-fn build_key_set(vault: &Vault, rows: Vec<KeyRow>) -> anyhow::Result<KeySet> {
+/// `previous`: the set this one replaces, whose opened encryption keys are kept.
+fn build_key_set(vault: &Vault, rows: Vec<KeyRow>, previous: Option<&KeySet>) -> anyhow::Result<KeySet> {
     let mut signers = HashMap::new();
     let mut verifiers = HashMap::new();
     let mut published = Vec::new();
+    let (mut decrypters, mut active_enc, mut enc_published) = (Vec::new(), Vec::new(), Vec::new());
     for (kid, alg, state, sealed, public_jwk) in rows {
+        if let Some(alg) = encryption_alg(&alg) {
+            let kept = previous.and_then(|p| p.decrypters.iter().find(|k| k.kid == kid)).cloned();
+            decrypters.push(kept.unwrap_or_else(|| Arc::new(EncryptionKey::new(kid, alg, sealed))));
+            if state == "active" {
+                active_enc.push(alg);
+            }
+            enc_published.push(serde_json::from_str::<serde_json::Value>(&public_jwk)?);
+            continue;
+        }
         let alg = signing_alg(&alg).ok_or_else(|| anyhow::anyhow!("signing key {kid} has an unknown algorithm {alg}"))?;
         let jwk_value: serde_json::Value = serde_json::from_str(&public_jwk)?;
         let jwk: Jwk = serde_json::from_value(jwk_value.clone())?;
@@ -290,8 +380,10 @@ fn build_key_set(vault: &Vault, rows: Vec<KeyRow>) -> anyhow::Result<KeySet> {
     if signers.is_empty() {
         anyhow::bail!("no active signing key");
     }
+    // Signing keys first, so that a JWKS of one signing key starts with it, as it always did.
+    published.extend(enc_published);
     let jwks = serde_json::json!({ "keys": published }).to_string();
-    Ok(KeySet { signers, verifiers, jwks: Arc::from(jwks) })
+    Ok(KeySet { signers, verifiers, decrypters, active_enc, jwks: Arc::from(jwks) })
 }
 
 #[cfg(test)]
@@ -313,9 +405,80 @@ mod tests {
         let again = KeyManager::init(db, Vault::open(None, dir.path()).unwrap().into(), 3600, 600).await.unwrap();
         assert_eq!(again.active_kid(), kid);
         let jwks: serde_json::Value = serde_json::from_str(&km.jwks_json()).unwrap();
-        assert_eq!(jwks["keys"].as_array().unwrap().len(), 1);
-        assert_eq!(jwks["keys"][0]["kid"], kid.as_str());
-        assert!(jwks["keys"][0].get("d").is_none(), "private part published");
+        let keys = jwks["keys"].as_array().unwrap();
+        let signing: Vec<_> = keys.iter().filter(|k| k["use"] == "sig").collect();
+        assert_eq!(signing.len(), 1);
+        assert_eq!(signing[0]["kid"], kid.as_str());
+        assert!(keys.iter().all(|k| k.get("d").is_none()), "private part published");
+        // With it, one encryption key of each kind, and again the same ones.
+        let mut enc: Vec<(&str, &str)> = keys.iter().filter(|k| k["use"] == "enc").map(|k| (k["alg"].as_str().unwrap(), k["kty"].as_str().unwrap())).collect();
+        enc.sort();
+        assert_eq!(enc, [("ECDH-ES", "EC"), ("RSA-OAEP-256", "RSA")]);
+        assert_eq!(again.encryption_kids(), km.encryption_kids());
+    }
+
+    /// A JWE to the tenant's key published under `alg`, as a client would make it from the JWKS.
+    fn encrypt_to(km: &KeyManager, alg: &str, key_alg: &str, plaintext: &[u8]) -> String {
+        encrypt_with(km, alg, key_alg, true, plaintext)
+    }
+
+    fn encrypt_with(km: &KeyManager, alg: &str, key_alg: &str, kid: bool, plaintext: &[u8]) -> String {
+        let jwks: serde_json::Value = serde_json::from_str(&km.jwks_json()).unwrap();
+        let mut jwk = jwks["keys"].as_array().unwrap().iter().find(|k| k["alg"] == key_alg && k["use"] == "enc").unwrap().clone();
+        jwk.as_object_mut().unwrap().remove("alg");
+        if !kid {
+            jwk.as_object_mut().unwrap().remove("kid");
+        }
+        jwe::encrypt(&jwe::RecipientKey::from_jwk(&jwk).unwrap().unwrap(), alg, "A128CBC-HS256", Some("JWT"), plaintext).unwrap()
+    }
+
+    #[tokio::test]
+    async fn encryption_keys_decrypt_rotate_and_come_to_tenants_that_predate_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, km) = open(dir.path(), 2).await;
+        let vault = || Arc::new(Vault::open(None, dir.path()).unwrap());
+        for (alg, key_alg) in [("RSA-OAEP-256", "RSA-OAEP-256"), ("RSA-OAEP", "RSA-OAEP-256"), ("ECDH-ES", "ECDH-ES"), ("ECDH-ES+A128KW", "ECDH-ES"), ("ECDH-ES+A256KW", "ECDH-ES")] {
+            let jwe = encrypt_to(&km, alg, key_alg, b"a.b.c");
+            assert_eq!(km.decrypt(&jwe).unwrap().plaintext, b"a.b.c", "{alg}");
+            // Without a kid, the keys that suit the alg are tried.
+            let anonymous = encrypt_with(&km, alg, key_alg, false, b"d.e.f");
+            assert!(!jwe::protected_header(&anonymous).unwrap().contains_key("kid"));
+            assert_eq!(km.decrypt(&anonymous).unwrap().plaintext, b"d.e.f", "{alg} without kid");
+        }
+        // Another tenant's key set does not know this tenant's kids.
+        let other = KeyManager::init_with(db.clone(), vault(), TenantId(7), 3600, 2, &["RS256"], "RS256").await.unwrap();
+        assert_eq!(other.decrypt(&encrypt_to(&km, "ECDH-ES", "ECDH-ES", b"x")).unwrap_err(), DecryptError::UnknownKey);
+        // A JWE to a stranger's key, or a JWS, is refused without a panic.
+        let (_, stranger) = jwe::DecryptionKey::generate("P-256").unwrap();
+        let to_stranger = jwe::encrypt(&jwe::RecipientKey::from_jwk(&stranger).unwrap().unwrap(), "ECDH-ES", "A128GCM", None, b"x").unwrap();
+        assert!(matches!(km.decrypt(&to_stranger), Err(DecryptError::Jwe(_))));
+        assert!(km.decrypt(&km.sign("JWT", &serde_json::json!({})).unwrap()).is_err());
+
+        // Rotation: the old key keeps decrypting what was encrypted to it while published.
+        let before = encrypt_to(&km, "RSA-OAEP-256", "RSA-OAEP-256", b"old");
+        let new = KeyManager::rotate_alg(&db, &vault(), TenantId::DEFAULT, "RSA-OAEP-256").await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+        km.refresh().await.unwrap();
+        let states: Vec<(String, String)> = db
+            .read(|sql| sql.query("SELECT kid, state FROM signing_keys WHERE alg = 'RSA-OAEP-256'", crate::params![]))
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (r.text(0).unwrap(), r.text(1).unwrap()))
+            .collect();
+        assert!(states.contains(&(new.clone(), "active".into())) && states.iter().any(|(_, s)| s == "retired"), "{states:?}");
+        assert_eq!(km.decrypt(&before).unwrap().plaintext, b"old");
+        let to_new = encrypt_to(&km, "RSA-OAEP-256", "RSA-OAEP-256", b"new");
+        assert_eq!(jwe::protected_header(&to_new).unwrap()["kid"].as_str(), Some(new.as_str()), "the active key is published first");
+        assert_eq!(km.decrypt(&to_new).unwrap().plaintext, b"new");
+
+        // A tenant whose keys predate encryption keys: not made at start (cheap), but at the
+        // first refresh.
+        db.write(|sql| sql.execute("DELETE FROM signing_keys WHERE alg IN ('RSA-OAEP-256', 'ECDH-ES')", crate::params![]).map(|_| ())).await.unwrap();
+        let old = KeyManager::init(db.clone(), vault(), 3600, 2).await.unwrap();
+        assert!(old.encryption_kids().is_empty());
+        old.refresh().await.unwrap();
+        assert_eq!(old.encryption_kids().len(), 2);
     }
 
     #[tokio::test]

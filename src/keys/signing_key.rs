@@ -146,7 +146,7 @@ impl SigningKey {
 }
 
 /// RFC 7638 thumbprint of a public JWK (its required members only), by jsonwebtoken.
-fn thumbprint(jwk: &serde_json::Value) -> anyhow::Result<String> {
+pub(super) fn thumbprint(jwk: &serde_json::Value) -> anyhow::Result<String> {
     let jwk: Jwk = serde_json::from_value(jwk.clone())?;
     Ok(jwk.thumbprint(ThumbprintHash::SHA256)?)
 }

@@ -224,6 +224,12 @@ async fn manage(postgres: bool) {
     assert!(rotated.html.contains("Rotation started") && rotated.html.contains("published, not yet signing"), "{}", rotated.html);
     let after = s.http.get(s.url("/jwks")).send().await.unwrap().json::<Value>().await.unwrap()["keys"].as_array().unwrap().len();
     assert_eq!(after, before + 1);
+    // The server's encryption keys are offered and rotate the same way.
+    assert!(keys.html.contains(r#"<option value="RSA-OAEP-256">"#) && keys.html.contains(r#"<option value="ECDH-ES">"#), "{}", keys.html);
+    let rotated = post(&admin, "/console/keys/rotate", &[("csrf", &csrf(&keys)), ("alg", "ECDH-ES")]).await;
+    assert!(rotated.html.contains("Rotation started"), "{}", rotated.html);
+    let jwks = s.http.get(s.url("/jwks")).send().await.unwrap().json::<Value>().await.unwrap();
+    assert_eq!(jwks["keys"].as_array().unwrap().iter().filter(|k| k["alg"] == "ECDH-ES" && k["use"] == "enc").count(), 2, "{jwks}");
     let unknown = post(&admin, "/console/keys/rotate", &[("csrf", &csrf(&keys)), ("alg", "HS256")]).await;
     assert_eq!(unknown.status, 400, "{}", unknown.html);
 

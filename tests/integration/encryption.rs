@@ -263,3 +263,53 @@ async fn introspection_answers_as_a_signed_and_encrypted_jwt_when_asked() {
     assert!(meta["introspection_signing_alg_values_supported"].as_array().unwrap().contains(&json!("RS256")), "{meta}");
     assert_eq!(meta["introspection_encryption_alg_values_supported"], json!(jwe::KEY_ALGS));
 }
+
+/// The encryption metadata from the command line: each `alg` and `enc` set by `client create`,
+/// changed and cleared by `client update`, refused when it cannot be honoured; and the
+/// server's own encryption keys listed and rotated by `keys`.
+#[tokio::test]
+async fn the_cli_sets_every_encryption_alg_and_rotates_the_servers_encryption_keys() {
+    let s = TestServer::start().await;
+    let (_, jwks) = client_key("P-256", "enc-1");
+    let file = s.dir.path().join("jwks.json");
+    std::fs::write(&file, jwks.to_string()).unwrap();
+    let run = |args: &[&str]| {
+        let out = crate::admin::cli(s.dir.path(), args);
+        (out.status.success(), serde_json::from_slice::<Value>(&out.stdout).unwrap_or(Value::Null), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let kinds = ["id-token-encrypted-response", "userinfo-encrypted-response", "introspection-encrypted-response", "authorization-encrypted-response", "request-object-encryption"];
+    let mut args: Vec<String> = ["client", "create", "--client-id", "enc-cli", "--redirect-uri", REDIRECT, "--jwks-file", file.to_str().unwrap()].map(String::from).to_vec();
+    for k in kinds {
+        args.extend([format!("--{k}-alg"), "ECDH-ES+A128KW".into(), format!("--{k}-enc"), "A256GCM".into()]);
+    }
+    let (ok, created, err) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(ok, "{err}");
+    for k in kinds {
+        let field = k.replace('-', "_");
+        assert_eq!((created[format!("{field}_alg")].as_str(), created[format!("{field}_enc")].as_str()), (Some("ECDH-ES+A128KW"), Some("A256GCM")), "{k}: {created}");
+    }
+    let (ok, updated, err) = run(&["client", "update", "enc-cli", "--request-object-encryption-alg", "RSA-OAEP-256", "--request-object-encryption-enc", "", "--id-token-encrypted-response-alg", "", "--id-token-encrypted-response-enc", ""]);
+    assert!(ok, "{err}");
+    assert_eq!(updated["request_object_encryption_alg"], "RSA-OAEP-256");
+    assert_eq!(updated["request_object_encryption_enc"], "A128CBC-HS256", "the default enc");
+    assert!(updated.get("id_token_encrypted_response_alg").is_none(), "cleared: {updated}");
+    // An RSA alg for a client whose only key is EC: refused.
+    let (ok, _, _) = run(&["client", "update", "enc-cli", "--userinfo-encrypted-response-alg", "RSA-OAEP"]);
+    assert!(!ok);
+
+    // The server's encryption keys: listed with the signing keys, rotated like them.
+    let (ok, keys, err) = run(&["keys", "list"]);
+    assert!(ok, "{err}");
+    let algs: Vec<&str> = keys.as_array().unwrap().iter().map(|k| k["alg"].as_str().unwrap()).collect();
+    assert!(algs.contains(&"RSA-OAEP-256") && algs.contains(&"ECDH-ES"), "{keys}");
+    let (ok, rotated, err) = run(&["keys", "rotate", "--alg", "ECDH-ES"]);
+    assert!(ok, "{err}");
+    s.server.app.tenants.refresh_keys().await.unwrap();
+    let jwks: Value = s.http.get(s.url("/jwks")).send().await.unwrap().json().await.unwrap();
+    let enc: Vec<&Value> = jwks["keys"].as_array().unwrap().iter().filter(|k| k["use"] == "enc").collect();
+    assert_eq!(enc.len(), 3, "the new ECDH-ES key is published at once: {jwks}");
+    assert!(enc.iter().any(|k| k["kid"] == rotated["kid"] && k["alg"] == "ECDH-ES" && k.get("d").is_none()));
+    assert!(enc.iter().all(|k| ["RSA-OAEP-256", "ECDH-ES"].contains(&k["alg"].as_str().unwrap())));
+    let (ok, _, _) = run(&["keys", "rotate", "--alg", "A128KW"]);
+    assert!(!ok, "not a key we hold");
+}

@@ -207,9 +207,17 @@ async fn registration_accepts_only_algorithms_the_server_signs_with() {
         let (st, body) = register(with("authorization_signed_response_alg", alg)).await;
         assert_eq!((st, body["error"].as_str()), (400, Some("invalid_client_metadata")), "{alg}: {body}");
     }
-    // Encrypted responses are not offered yet: asked for, they are refused, not ignored.
+    // Encryption without a key to encrypt to is refused, not ignored; with one, accepted.
     let (st, body) = register(with("authorization_encrypted_response_alg", "RSA-OAEP-256")).await;
     assert_eq!((st, body["error"].as_str()), (400, Some("invalid_client_metadata")), "{body}");
+    let (_, public) = authrim::keys::jwe::DecryptionKey::generate("P-256").unwrap();
+    let mut keyed = with("authorization_encrypted_response_alg", "ECDH-ES");
+    keyed["jwks"] = json!({"keys": [public]});
+    let (st, body) = register(keyed.clone()).await;
+    assert_eq!((st, body["authorization_encrypted_response_enc"].as_str()), (201, Some("A128CBC-HS256")), "{body}");
+    keyed["authorization_encrypted_response_alg"] = "RSA-OAEP".into();
+    let (st, body) = register(keyed).await;
+    assert_eq!((st, body["error"].as_str()), (400, Some("invalid_client_metadata")), "an EC key for RSA: {body}");
 
     // The admin API: the same rules, and clearing with "".
     let (st, body) = s.admin(reqwest::Method::POST, "/admin/clients", Some(json!({"client_id": "a", "redirect_uris": [REDIRECT], "authorization_signed_response_alg": "ES256"}))).await;
@@ -252,4 +260,60 @@ async fn under_fapi2_rs256_is_refused_and_the_default_is_the_servers_algorithm()
     assert_eq!(c["state"], "fapi-state");
     let d = discovery(&s).await;
     assert_eq!(d["authorization_signing_alg_values_supported"], json!(["ES256"]));
+}
+
+#[tokio::test]
+async fn encrypted_responses_are_signed_then_encrypted_to_the_clients_key() {
+    encrypted_responses(false).await;
+}
+
+#[tokio::test]
+async fn encrypted_responses_are_signed_then_encrypted_to_the_clients_key_on_postgres() {
+    encrypted_responses(true).await;
+}
+
+async fn encrypted_responses(postgres: bool) {
+    use authrim::keys::jwe::{self, DecryptionKey};
+    let s = TestServer::start_on(postgres, |_| {}).await;
+    let (rsa, mut rsa_public) = DecryptionKey::generate("RSA").unwrap();
+    rsa_public["kid"] = "enc-rsa".into();
+    let (ec, mut ec_public) = DecryptionKey::generate("P-256").unwrap();
+    ec_public["kid"] = "enc-ec".into();
+    let body = json!({"jwks": {"keys": [rsa_public, ec_public]}, "authorization_encrypted_response_alg": "RSA-OAEP-256", "authorization_encrypted_response_enc": "A256GCM"});
+    let secret = s.client("rp", body).await.1.unwrap();
+    s.user("alice", json!({})).await;
+    let b = s.browser();
+    let d = discovery(&s).await;
+    assert!(d["authorization_encryption_alg_values_supported"].as_array().unwrap().contains(&json!("ECDH-ES+A128KW")), "{d}");
+    assert!(d["authorization_encryption_enc_values_supported"].as_array().unwrap().contains(&json!("A256GCM")), "{d}");
+
+    let open = |key: &DecryptionKey, response: &str, alg: &str, enc: &str, kid: &str| {
+        let out = jwe::decrypt(key, response).unwrap_or_else(|e| panic!("{alg}: {e}"));
+        assert_eq!((out.header["alg"].as_str(), out.header["enc"].as_str(), out.header["kid"].as_str()), (Some(alg), Some(enc), Some(kid)));
+        assert_eq!(out.header["cty"], "JWT", "a nested JWT (JARM section 2.2)");
+        String::from_utf8(out.plaintext).unwrap()
+    };
+    let page = sign_in(&b, &request_query("code", "rp", &[("response_mode", "jwt")])).await;
+    let response = only_response(page.redirect_params());
+    assert_eq!(response.split('.').count(), 5, "a JWE");
+    let inner = open(&rsa, &response, "RSA-OAEP-256", "A256GCM", "enc-rsa");
+    let (_, c) = claims(&s, &inner, "rp", 600).await;
+    assert_eq!(c["state"], "st-1");
+    let (st, tok, _) = s.token(Some(("rp", &secret)), &redeem(c["code"].as_str().unwrap())).await;
+    assert_eq!(st, 200, "{tok}");
+    assert!(jwe::decrypt(&ec, &response).is_err(), "only the key it names reads it");
+
+    // Errors after the redirect URI is trusted are encrypted too; the enc defaults to A128CBC-HS256.
+    let (st, body) = s.admin(reqwest::Method::PATCH, "/admin/clients/rp", Some(json!({"authorization_encrypted_response_alg": "ECDH-ES+A128KW", "authorization_encrypted_response_enc": ""}))).await;
+    assert_eq!(st, 200, "{body}");
+    let page = Page::from(s.browser().authorize(&request_query("code", "rp", &[("response_mode", "form_post.jwt"), ("prompt", "none")])).await).await;
+    let inner = open(&ec, &only_response(page.form_post().1), "ECDH-ES+A128KW", "A128CBC-HS256", "enc-ec");
+    let (_, c) = claims(&s, &inner, "rp", 600).await;
+    assert_eq!(c["error"], "login_required", "{c}");
+
+    // Encryption cleared: signed only again.
+    let (st, body) = s.admin(reqwest::Method::PATCH, "/admin/clients/rp", Some(json!({"authorization_encrypted_response_alg": "", "authorization_encrypted_response_enc": ""}))).await;
+    assert_eq!(st, 200, "{body}");
+    let page = sign_in(&b, &request_query("code", "rp", &[("response_mode", "jwt")])).await;
+    assert_eq!(only_response(page.redirect_params()).split('.').count(), 3, "cleared: signed only");
 }

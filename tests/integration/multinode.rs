@@ -96,12 +96,14 @@ async fn three_nodes_share_one_database() {
     let nodes = three_nodes(&url, logs.path()).await;
     let (n1, n2, n3) = (&nodes[0], &nodes[1], &nodes[2]);
     let http = http();
-    // Three nodes started at once on an empty database: one schema, one signing key.
+    // Three nodes started at once on an empty database: one schema, one signing key (and one
+    // encryption key of each kind).
     let mut jwks = Vec::new();
     for n in &nodes {
         jwks.push(http.get(format!("{}/jwks", n.base)).send().await.unwrap().json::<Value>().await.unwrap());
     }
-    assert_eq!(jwks[0]["keys"].as_array().unwrap().len(), 1, "{jwks:?}");
+    let uses: Vec<&str> = jwks[0]["keys"].as_array().unwrap().iter().map(|k| k["use"].as_str().unwrap()).collect();
+    assert_eq!(uses, ["sig", "enc", "enc"], "{jwks:?}");
     assert!(jwks.iter().all(|j| j == &jwks[0]), "every node publishes the same key set");
     let migrate = Command::new(env!("CARGO_BIN_EXE_authrim"))
         .arg("migrate")

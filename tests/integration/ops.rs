@@ -28,10 +28,11 @@ async fn discovery_is_complete_and_truthful() {
     assert_eq!(d["registration_endpoint"], format!("{}/register", s.issuer()));
     assert_eq!(d["pushed_authorization_request_endpoint"], format!("{}/par", s.issuer()));
     assert!(d["dpop_signing_alg_values_supported"].as_array().is_some_and(|a| a.contains(&json!("ES256"))));
-    for implemented in ["id_token_encryption_alg_values_supported", "userinfo_encryption_alg_values_supported", "introspection_encryption_alg_values_supported"] {
-        assert_eq!(d[implemented], json!(authrim::keys::jwe::KEY_ALGS), "{implemented}");
+    for what in ["id_token", "userinfo", "introspection", "authorization", "request_object"] {
+        let implemented = format!("{what}_encryption_alg_values_supported");
+        assert_eq!(d[&implemented], json!(authrim::keys::jwe::KEY_ALGS), "{implemented}");
     }
-    for unimplemented in ["request_object_encryption_alg_values_supported", "mtls_endpoint_aliases"] {
+    for unimplemented in ["mtls_endpoint_aliases"] {
         assert!(d.get(unimplemented).is_none(), "{unimplemented}: nothing unimplemented is advertised");
     }
     let jwks: serde_json::Value = s.http.get(s.url("/jwks")).send().await.unwrap().json().await.unwrap();

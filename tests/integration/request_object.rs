@@ -293,3 +293,117 @@ async fn one_client_cannot_hold_more_than_its_share_of_fetches() {
     assert!(refused.iter().all(|l| l.contains("error=invalid_request_uri") && l.contains("too+many")), "{refused:?}");
     assert_eq!(docs.fetched("slow"), 2);
 }
+
+/// `jws` encrypted to the server's published encryption key for `alg` (from `/jwks`, as a
+/// client finds it: `use: enc`, the key type `alg` needs).
+pub async fn encrypt_to_server(s: &TestServer, alg: &str, enc: &str, jws: &str) -> String {
+    use authrim::keys::jwe;
+    let jwks: Value = s.http.get(s.url("/jwks")).send().await.unwrap().json().await.unwrap();
+    let kty = if alg.starts_with("RSA") { "RSA" } else { "EC" };
+    let mut jwk = jwks["keys"].as_array().unwrap().iter().find(|k| k["use"] == "enc" && k["kty"] == kty).expect("an encryption key is published").clone();
+    // The EC key is published for ECDH-ES and takes its key-wrapping variants too.
+    jwk.as_object_mut().unwrap().remove("alg");
+    let key = jwe::RecipientKey::from_jwk(&jwk).unwrap().unwrap();
+    jwe::encrypt(&key, alg, enc, Some("JWT"), jws.as_bytes()).unwrap()
+}
+
+#[tokio::test]
+async fn encrypted_request_objects_are_decrypted_with_the_servers_keys() {
+    encrypted_request_objects(false).await;
+}
+
+#[tokio::test]
+async fn encrypted_request_objects_are_decrypted_with_the_servers_keys_on_postgres() {
+    encrypted_request_objects(true).await;
+}
+
+async fn encrypted_request_objects(postgres: bool) {
+    let s = TestServer::start_on(postgres, |_| {}).await;
+    let key = Signer::es256("k1");
+    let (_, secret) = s.client("rp", json!({"jwks": jwks(&[&key])})).await;
+    let secret = secret.unwrap();
+    s.user("alice", json!({})).await;
+    let b = s.browser();
+    let d: Value = s.http.get(s.url("/.well-known/openid-configuration")).send().await.unwrap().json().await.unwrap();
+    for alg in ["RSA-OAEP-256", "ECDH-ES", "ECDH-ES+A128KW", "ECDH-ES+A256KW"] {
+        assert!(d["request_object_encryption_alg_values_supported"].as_array().unwrap().contains(&json!(alg)), "{d}");
+    }
+    assert!(d["request_object_encryption_enc_values_supported"].as_array().unwrap().contains(&json!("A128CBC-HS256")));
+
+    // By value at /authorize, with each kind of key and several algs: the signed object inside is the request.
+    for (alg, enc) in [("RSA-OAEP-256", "A256GCM"), ("RSA-OAEP", "A128CBC-HS256"), ("ECDH-ES", "A128GCM"), ("ECDH-ES+A256KW", "A256CBC-HS512")] {
+        let jwe = encrypt_to_server(&s, alg, enc, &key.sign(&object(&s, "rp", json!({"state": alg})))).await;
+        let page = crate::hybrid::sign_in(&b, &[("client_id", "rp"), ("request", &jwe)]).await;
+        let p = page.redirect_params();
+        assert_eq!(p.get("state").map(String::as_str), Some(alg), "{alg} {enc}: {p:?}");
+        assert!(p.contains_key("code"), "{alg}: {p:?}");
+    }
+    // Pushed (RFC 9126): decrypted at /par, the request_uri then used.
+    let jwe = encrypt_to_server(&s, "ECDH-ES+A128KW", "A128GCM", &key.sign(&object(&s, "rp", json!({"state": "pushed"})))).await;
+    let res = s.http.post(s.url("/par")).basic_auth("rp", Some(&secret)).form(&[("client_id", "rp"), ("request", jwe.as_str())]).send().await.unwrap();
+    assert_eq!(res.status(), 201);
+    let uri = res.json::<Value>().await.unwrap()["request_uri"].as_str().unwrap().to_string();
+    let p = crate::hybrid::sign_in(&b, &[("client_id", "rp"), ("request_uri", &uri)]).await.redirect_params();
+    assert_eq!(p["state"], "pushed");
+
+    // Refusals, as invalid_request_object to the registered redirect URI (and at /par as JSON, 400).
+    let signed = key.sign(&object(&s, "rp", json!({})));
+    let (_, stranger) = authrim::keys::jwe::DecryptionKey::generate("P-256").unwrap();
+    let stranger = authrim::keys::jwe::RecipientKey::from_jwk(&stranger).unwrap().unwrap();
+    let to_stranger = authrim::keys::jwe::encrypt(&stranger, "ECDH-ES", "A128GCM", Some("JWT"), signed.as_bytes()).unwrap();
+    let unsigned = encrypt_to_server(&s, "ECDH-ES", "A128GCM", &object(&s, "rp", json!({})).to_string()).await;
+    let none = format!("{}.{}.", authrim::util::b64(br#"{"alg":"none"}"#), authrim::util::b64(object(&s, "rp", json!({})).to_string().as_bytes()));
+    let unsigned_jwt = encrypt_to_server(&s, "RSA-OAEP-256", "A128GCM", &none).await;
+    let valid = encrypt_to_server(&s, "ECDH-ES", "A128GCM", &signed).await;
+    let mut parts: Vec<String> = valid.split('.').map(String::from).collect();
+    let mut header: Value = serde_json::from_slice(&authrim::util::b64_decode(&parts[0]).unwrap()).unwrap();
+    header["zip"] = "DEF".into();
+    parts[0] = authrim::util::b64(header.to_string().as_bytes());
+    let zipped = parts.join(".");
+    let mut tampered: Vec<String> = valid.split('.').map(String::from).collect();
+    tampered[3] = authrim::util::b64(b"not the ciphertext");
+    let cases = [
+        ("to another key", to_stranger),
+        ("plain JSON inside", unsigned),
+        ("alg none inside", unsigned_jwt),
+        ("compressed", zipped),
+        ("altered", tampered.join(".")),
+        ("five parts of nothing", "a.b.c.d.e".to_string()),
+    ];
+    for (what, jwe) in &cases {
+        let q = [("client_id", "rp"), ("response_type", "code"), ("redirect_uri", REDIRECT), ("state", "q"), ("request", jwe.as_str())];
+        let p = Page::from(b.authorize(&q).await).await.redirect_params();
+        assert_eq!((p["error"].as_str(), p["state"].as_str()), ("invalid_request_object", "q"), "{what}: {p:?}");
+        let res = s.http.post(s.url("/par")).basic_auth("rp", Some(&secret)).form(&[("client_id", "rp"), ("request", jwe.as_str())]).send().await.unwrap();
+        assert_eq!(res.status(), 400, "{what} at /par");
+        assert_eq!(res.json::<Value>().await.unwrap()["error"], "invalid_request_object", "{what} at /par");
+    }
+
+    // A client that registered encryption: a plain object is refused, and so is another alg or enc.
+    let (st, body) = s.admin(reqwest::Method::PATCH, "/admin/clients/rp", Some(json!({"request_object_encryption_alg": "ECDH-ES+A256KW"}))).await;
+    assert_eq!(st, 200, "{body}");
+    assert_eq!(body["request_object_encryption_enc"], "A128CBC-HS256", "the default enc is said");
+    let q = |jwt: &str| vec![("client_id", "rp".to_string()), ("response_type", "code".into()), ("redirect_uri", REDIRECT.into()), ("state", "q".into()), ("request", jwt.to_string())];
+    for (what, jwt) in [
+        ("plain", signed.clone()),
+        ("another alg", encrypt_to_server(&s, "ECDH-ES", "A128CBC-HS256", &signed).await),
+        ("another enc", encrypt_to_server(&s, "ECDH-ES+A256KW", "A128GCM", &signed).await),
+    ] {
+        let q = q(&jwt);
+        let q: Vec<(&str, &str)> = q.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let p = Page::from(b.authorize(&q).await).await.redirect_params();
+        assert_eq!(p["error"], "invalid_request_object", "{what}: {p:?}");
+    }
+    let jwe = encrypt_to_server(&s, "ECDH-ES+A256KW", "A128CBC-HS256", &signed).await;
+    let p = crate::hybrid::sign_in(&b, &[("client_id", "rp"), ("request", &jwe)]).await.redirect_params();
+    assert!(p.contains_key("code"), "{p:?}");
+    // What cannot be decrypted is refused at registration.
+    for bad in [json!({"request_object_encryption_alg": "RSA1_5"}), json!({"request_object_encryption_alg": "dir"}), json!({"request_object_encryption_enc": "A128GCM", "request_object_encryption_alg": ""}), json!({"request_object_encryption_enc": "A1GCM"})] {
+        let (st, body) = s.admin(reqwest::Method::PATCH, "/admin/clients/rp", Some(bad.clone())).await;
+        assert_eq!(st, 400, "{bad}: {body}");
+    }
+    let (st, _) = s.admin(reqwest::Method::PATCH, "/admin/clients/rp", Some(json!({"request_object_encryption_alg": "", "request_object_encryption_enc": ""}))).await;
+    assert_eq!(st, 200);
+    let p = crate::hybrid::sign_in(&b, &[("client_id", "rp"), ("request", &signed)]).await.redirect_params();
+    assert!(p.contains_key("code"), "cleared: plain objects again: {p:?}");
+}

@@ -5,16 +5,21 @@
 //! client verifies it against `/jwks` before it trusts a value in it: the response cannot be
 //! altered, replayed to another client, or mixed up with another issuer's.
 //!
+//! A client that registered `authorization_encrypted_response_alg` gets the signed JWT
+//! encrypted to its key (JARM §2.2: a nested JWT, `cty: JWT`), as its ID tokens would be.
+//!
 //! Only requests with a `.jwt` response mode come here (`response::to_client`): a client that
 //! does not ask for JARM pays nothing for it.
 
+use crate::error::OAuthError;
 use crate::registry::Client;
+use crate::tokens::encryption::{self, Encryption};
 use crate::tenant::Issuer;
 use serde_json::{Map, Value};
 
 /// The value of the `response` parameter for `params` (each authorization response
 /// parameter, `state` included), addressed to `client_id`.
-pub fn response(app: &Issuer, client_id: &str, params: &[(&str, &str)]) -> anyhow::Result<String> {
+pub async fn response(app: &Issuer, client_id: &str, params: &[(&str, &str)]) -> Result<String, OAuthError> {
     let client = app.client(client_id);
     let mut claims = Map::with_capacity(params.len() + 3);
     claims.insert("iss".into(), app.issuer().into());
@@ -24,8 +29,14 @@ pub fn response(app: &Issuer, client_id: &str, params: &[(&str, &str)]) -> anyho
         claims.insert((*k).into(), (*v).into());
     }
     // JARM defines no `typ`; `JWT` (RFC 7519 §5.1) as for signed userinfo answers.
-    let signed = app.keys().sign_as(&signing_alg(app, client.as_deref()), "JWT", &Value::Object(claims))?;
-    Ok(seal(client.as_deref(), signed))
+    let signed = app
+        .keys()
+        .sign_as(&signing_alg(app, client.as_deref()), "JWT", &Value::Object(claims))
+        .map_err(|e| OAuthError::internal("JARM signing", e))?;
+    match client.as_deref().and_then(encryption) {
+        Some(how) => encryption::encrypt(app, client.as_deref().expect("encryption is a client's"), how, Some("JWT"), signed.as_bytes()).await,
+        None => Ok(signed),
+    }
 }
 
 /// What the client's JARM responses are signed with: its `authorization_signed_response_alg`,
@@ -40,10 +51,9 @@ fn signing_alg(app: &Issuer, client: Option<&Client>) -> String {
     }
 }
 
-/// The signed JWT as it goes to the client. This is where encryption to the client's keys
-/// (`authorization_encrypted_response_alg`/`_enc`, JARM §2.2: a nested JWT, signed then
-/// encrypted) belongs once the server can encrypt; until then the signed JWT goes as it is
-/// (and registration refuses a client that asks for encryption).
-fn seal(_client: Option<&Client>, signed: String) -> String {
-    signed
+/// What the client's JARM responses are encrypted with, if it asked (JARM §3: `enc`
+/// defaults to A128CBC-HS256).
+fn encryption(client: &Client) -> Option<Encryption<'_>> {
+    let alg = client.meta.authorization_encrypted_response_alg.as_deref()?;
+    Some(Encryption { alg, enc: client.meta.authorization_encrypted_response_enc.as_deref().unwrap_or(crate::keys::jwe::DEFAULT_ENC) })
 }

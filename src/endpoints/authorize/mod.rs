@@ -101,7 +101,7 @@ async fn authorize(app: &Issuer, headers: &HeaderMap, params: Result<Params, OAu
         }
         Err(Rejection::Redirect { client_id, redirect_uri, state, mode, error }) => {
             let to = ReplyTo { client_id: &client_id, redirect_uri: &redirect_uri, state: state.as_deref(), mode };
-            return response::error(app, &to, &error, StatusCode::FOUND);
+            return response::error(app, &to, &error, StatusCode::FOUND).await;
         }
     };
     let session = current_session(app, headers).await;
@@ -175,7 +175,7 @@ pub async fn continue_authorization(
     if needs_login {
         if req.prompts("none") {
             let e = OAuthError::access_denied("the user is not signed in").code_as("login_required");
-            return response::error(app, &req.reply_to(), &e, redirect_status);
+            return response::error(app, &req.reply_to(), &e, redirect_status).await;
         }
         return render_login(app, headers, &req, None, StatusCode::OK).await;
     }
@@ -192,7 +192,7 @@ pub async fn continue_authorization(
     // (no step-up was due): OpenID Connect Core §5.5.1.1 makes that an error.
     if req.unmet_by(&session.acr) {
         let e = OAuthError::access_denied("the authentication asked for as essential cannot be given").code_as("unmet_authentication_requirements");
-        return response::error(app, &req.reply_to(), &e, redirect_status);
+        return response::error(app, &req.reply_to(), &e, redirect_status).await;
     }
     let consented = app.registry().consented_scope(&session.user_id, &req.client_id).unwrap_or_default();
     let covered = split_list(&req.scope).all(|s| split_list(&consented).any(|c| c == s));
@@ -200,7 +200,7 @@ pub async fn continue_authorization(
     if (!covered || req.prompts("consent")) && !first_party {
         if req.prompts("none") {
             let e = OAuthError::access_denied("the user has not consented").code_as("consent_required");
-            return response::error(app, &req.reply_to(), &e, redirect_status);
+            return response::error(app, &req.reply_to(), &e, redirect_status).await;
         }
         if fresh_login {
             // Right after the login POST: send the browser to a GET of the consent page, so
@@ -346,19 +346,19 @@ pub async fn issue_code(app: &Issuer, req: &AuthorizationRequest, cookie: &str, 
             Ok(false) => {
                 // RFC 9126 §2.2, RFC 9101 §7: the error for a request_uri that cannot be used.
                 let e = OAuthError::invalid_request("this request_uri was already used").code_as("invalid_request_uri");
-                return response::error(app, &req.reply_to(), &e, status);
+                return response::error(app, &req.reply_to(), &e, status).await;
             }
-            Err(e) => return response::error(app, &req.reply_to(), &OAuthError::internal("challenge store", e), status),
+            Err(e) => return response::error(app, &req.reply_to(), &OAuthError::internal("challenge store", e), status).await,
         }
     }
     if let Err(e) = app.stores.sessions.join(app.tenant.id, cookie, &req.client_id).await {
         let err = OAuthError::internal("session store", e);
-        return response::error(app, &req.reply_to(), &err, status);
+        return response::error(app, &req.reply_to(), &err, status).await;
     }
     let code = match req.response_type.has_code() {
         true => match new_code(app, req, session).await {
             Ok(code) => Some(code),
-            Err(e) => return response::error(app, &req.reply_to(), &e, status),
+            Err(e) => return response::error(app, &req.reply_to(), &e, status).await,
         },
         false => None,
     };
@@ -366,7 +366,7 @@ pub async fn issue_code(app: &Issuer, req: &AuthorizationRequest, cookie: &str, 
     if req.response_type.returns_tokens() {
         match front_channel::tokens(app, req, session, code.as_deref()).await {
             Ok(tokens) => pairs.extend(tokens),
-            Err(e) => return response::error(app, &req.reply_to(), &e, status),
+            Err(e) => return response::error(app, &req.reply_to(), &e, status).await,
         }
     }
     // OpenID Connect Session Management 1.0 §2: for the RP's check-session iframe.
@@ -374,7 +374,7 @@ pub async fn issue_code(app: &Issuer, req: &AuthorizationRequest, cookie: &str, 
         pairs.push(("session_state", s));
     }
     let pairs: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    response::to_client(app, &req.reply_to(), &pairs, status)
+    response::to_client(app, &req.reply_to(), &pairs, status).await
 }
 
 /// A code for `req`, redeemed at the token endpoint.

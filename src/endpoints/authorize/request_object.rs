@@ -6,6 +6,13 @@
 //! only them, so the query's other parameters are dropped. `client_id` must be in the query
 //! (so that we know whose keys to use) and match the object's; `response_type`, if in both,
 //! must match (OIDC Core §6.3.3).
+//!
+//! A request object may also come encrypted to the tenant's own keys (RFC 9101 §6.1, OIDC
+//! Core §6.3.1: a JWE whose plaintext is the signed JWT). It is decrypted first and then
+//! verified as any other; a client that registered `request_object_encryption_alg` must
+//! encrypt, with that `alg` and `enc`. The JWE is no larger than the request it came in
+//! (`max_authorization_request_bytes`, or the fetcher's bound for a `request_uri`), and
+//! compression (`zip`) is refused, so what decrypts is no larger either.
 
 use super::request::Rejection;
 use super::response::ResponseMode;
@@ -14,6 +21,7 @@ use crate::client_auth::signed::{self, Expect};
 use crate::client_auth::Refusal;
 use crate::error::OAuthError;
 use crate::http::params::Params;
+use crate::keys::{jwe, DecryptError};
 use crate::registry::Client;
 use crate::tenant::Issuer;
 use jsonwebtoken::{Algorithm, Validation};
@@ -37,6 +45,15 @@ pub async fn unpack(app: &Issuer, params: &Params) -> Result<Params, Rejection> 
         .client(client_id)
         .ok_or_else(|| Rejection::Page("The application that sent you here is not registered.".into()))?;
     let fail = |why: String| refuse(&client, params, OAuthError::invalid_request(why).code_as("invalid_request_object"));
+    let decrypted;
+    let jwt = if jwe::looks_like_jwe(jwt) {
+        decrypted = decrypt(app, &client, jwt).map_err(fail)?;
+        decrypted.as_str()
+    } else if client.meta.request_object_encryption_alg.is_some() {
+        return Err(fail("this client registered request_object_encryption_alg: its request objects must be encrypted".into()));
+    } else {
+        jwt
+    };
 
     let mut v = Validation::new(Algorithm::RS256); // the algorithm is set from the header
     v.leeway = crate::client_auth::jwt::LEEWAY;
@@ -97,6 +114,28 @@ pub async fn unpack(app: &Issuer, params: &Params) -> Result<Params, Rejection> 
         }
     }
     Params::parse(form.finish().as_bytes()).map_err(|e| fail(e.description.into_owned()))
+}
+
+/// The signed request object inside the JWE `compact`, encrypted to one of the tenant's keys
+/// with the client's registered `alg` and `enc`, if it registered them.
+fn decrypt(app: &Issuer, client: &Client, compact: &str) -> Result<String, String> {
+    let out = app.keys().decrypt(compact).map_err(|e| match e {
+        DecryptError::UnknownKey => "the request object is encrypted to no key of this server's (see its jwks_uri, use \"enc\")".to_string(),
+        DecryptError::Jwe(e) => format!("the encrypted request object cannot be read: {e}"),
+    })?;
+    let text = |name: &str| out.header.get(name).and_then(Value::as_str).unwrap_or_default();
+    if let Some(alg) = client.meta.request_object_encryption_alg.as_deref() {
+        let enc = client.meta.request_object_encryption_enc.as_deref().unwrap_or(jwe::DEFAULT_ENC);
+        if (text("alg"), text("enc")) != (alg, enc) {
+            return Err(format!("the request object is encrypted with {} and {}; this client registered {alg} and {enc}", text("alg"), text("enc")));
+        }
+    }
+    // RFC 9101 §6.1: signed, then encrypted. A JWE inside a JWE, or anything but a compact JWS, is not a request object.
+    let inner = String::from_utf8(out.plaintext).map_err(|_| "the encrypted request object does not hold a JWT".to_string())?;
+    if inner.split('.').count() != 3 {
+        return Err("the encrypted request object does not hold a signed JWT".into());
+    }
+    Ok(inner)
 }
 
 /// A request object that cannot be used: redirected with the error to the query's

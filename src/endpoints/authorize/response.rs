@@ -12,6 +12,7 @@
 
 use crate::error::OAuthError;
 use crate::http::pages;
+use crate::ui::Msg;
 use crate::tenant::Issuer;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -121,19 +122,22 @@ pub struct ReplyTo<'a> {
 
 /// Send `pairs` (with `state` and `iss`) to the client. `status` is the redirect's (302 from
 /// `/authorize`, 303 after a form post); a form post page is always a 200.
-pub fn to_client(app: &Issuer, to: &ReplyTo<'_>, pairs: &[(&str, &str)], status: StatusCode) -> Response {
+pub async fn to_client(app: &Issuer, to: &ReplyTo<'_>, pairs: &[(&str, &str)], status: StatusCode) -> Response {
     let mut all: Vec<(&str, &str)> = pairs.to_vec();
     if let Some(s) = to.state {
         all.push(("state", s));
     }
     if to.mode.is_jwt() {
         // `iss` is the JWT's own claim (JARM §2.1), and RFC 9207 §2.4 has it nowhere else.
-        return match super::jarm::response(app, to.client_id, &all) {
+        return match super::jarm::response(app, to.client_id, &all).await {
             Ok(response) => deliver(to.redirect_uri, to.mode, &[("response", &response)], status),
-            Err(e) => {
-                tracing::error!(error = %e, client_id = to.client_id, "JARM response not signed");
+            // Nothing can go back to the client: it would take only a signed (or encrypted)
+            // response. A key it cannot be encrypted to is its registration's fault (400).
+            Err(e) if e.status.is_server_error() => {
+                tracing::error!(error = %e.description, client_id = to.client_id, "JARM response not made");
                 pages::error_page(StatusCode::INTERNAL_SERVER_ERROR, "err-unavailable")
             }
+            Err(e) => pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-bad-request").detail(format!("{}: {}", e.code, e.description))),
         };
     }
     all.push(("iss", app.issuer()));
@@ -150,8 +154,8 @@ fn deliver(redirect_uri: &str, mode: ResponseMode, pairs: &[(&str, &str)], statu
 }
 
 /// The error `e` for the client (RFC 6749 §4.1.2.1), in the request's response mode.
-pub fn error(app: &Issuer, to: &ReplyTo<'_>, e: &OAuthError, status: StatusCode) -> Response {
-    let mut res = to_client(app, to, &[("error", e.code), ("error_description", &e.description)], status);
+pub async fn error(app: &Issuer, to: &ReplyTo<'_>, e: &OAuthError, status: StatusCode) -> Response {
+    let mut res = to_client(app, to, &[("error", e.code), ("error_description", &e.description)], status).await;
     res.extensions_mut().insert(crate::error::ErrorCode(e.code));
     res
 }

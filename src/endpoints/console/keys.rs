@@ -1,4 +1,4 @@
-//! Signing keys in the console: each key's algorithm, state and dates; a rotation per
+//! Signing and encryption keys in the console: each key's algorithm, state and dates; a rotation per
 //! algorithm (the new key is published at once and signs after `key_publish_delay`).
 
 use super::{failed, notice, when, Change, Viewer};
@@ -35,6 +35,8 @@ pub async fn list(app: Issuer, viewer: Viewer, RawQuery(query): RawQuery) -> Res
         .page("console_keys.html", "console-keys", "keys")
         .with("keys", keys)
         .with("algs", app.keys().algorithms())
+        // The encryption keys (what request objects are encrypted to) rotate the same way.
+        .with("enc_algs", crate::keys::ENCRYPTION_KEY_ALGS)
         .with("publish_delay", app.config.key_publish_delay);
     if let Some(n) = notice(query.as_deref()) {
         page = page.msg("notice", n);

@@ -104,6 +104,20 @@ pub struct Decrypted {
     pub plaintext: Vec<u8>,
 }
 
+/// The protected header of a compact JWE, read without decrypting (to pick the key).
+pub fn protected_header(compact: &str) -> Result<Map<String, Value>, JweError> {
+    if compact.split('.').count() != 5 {
+        return Err(JweError::Malformed("not five parts"));
+    }
+    let protected = compact.split('.').next().and_then(b64_decode).ok_or(JweError::Malformed("a part is not base64url"))?;
+    serde_json::from_slice(&protected).map_err(|_| JweError::Malformed("the header is not a JSON object"))
+}
+
+/// Whether `compact` has the shape of a compact JWE (five parts) rather than a JWS (three).
+pub fn looks_like_jwe(compact: &str) -> bool {
+    compact.bytes().filter(|b| *b == b'.').count() == 4
+}
+
 /// Decrypt a compact JWE with `key`. The header must name an `alg` and `enc` we implement, no
 /// `zip`, and no `crit` (RFC 7516 §4.1.13: an extension we do not understand is refused).
 pub fn decrypt(key: &DecryptionKey, compact: &str) -> Result<Decrypted, JweError> {

@@ -339,6 +339,43 @@ impl DecryptionKey {
         Ok((Self { key: Private::Ec(curve, key) }, curve.epk(public.as_ref())))
     }
 
+    /// A fresh key of `kind` (`RSA`: 2048 bits, or `P-256`) with its public JWK and its
+    /// PKCS#8 encoding, which `from_pkcs8` reads back: Authrim's own encryption keys, stored
+    /// sealed like signing keys.
+    pub fn generate_pkcs8(kind: &str) -> Result<(Self, Value, Vec<u8>), String> {
+        use aws_lc_rs::encoding::{AsDer, Pkcs8V1Der};
+        if kind == "RSA" {
+            let pair = rsa::KeyPair::generate(rsa::KeySize::Rsa2048).map_err(|_| "RSA key generation failed")?;
+            let der: Pkcs8V1Der = pair.as_der().map_err(|_| "cannot encode the RSA key")?;
+            let (key, jwk) = Self::from_pkcs8("RSA", der.as_ref())?;
+            return Ok((key, jwk, der.as_ref().to_vec()));
+        }
+        if kind != "P-256" {
+            return Err(format!("cannot make a {kind} key"));
+        }
+        let key = agreement::PrivateKey::generate(&agreement::ECDH_P256).map_err(|_| "key generation failed")?;
+        let der: Pkcs8V1Der = key.as_der().map_err(|_| "cannot encode the P-256 key")?;
+        let (key, jwk) = Self::from_pkcs8("P-256", der.as_ref())?;
+        Ok((key, jwk, der.as_ref().to_vec()))
+    }
+
+    /// A key of `kind` (`RSA` or `P-256`) from PKCS#8, with its public JWK (no `kid`, no `use`).
+    pub fn from_pkcs8(kind: &str, pkcs8: &[u8]) -> Result<(Self, Value), String> {
+        if kind == "RSA" {
+            let pair = rsa::KeyPair::from_pkcs8(pkcs8).map_err(|e| format!("unusable RSA key: {e}"))?;
+            let public = aws_lc_rs::signature::KeyPair::public_key(&pair);
+            let jwk = json!({"kty": "RSA", "n": b64(public.modulus().big_endian_without_leading_zero()), "e": b64(public.exponent().big_endian_without_leading_zero())});
+            return Ok((Self::from_rsa_pkcs8(pkcs8)?, jwk));
+        }
+        if kind != "P-256" {
+            return Err(format!("not a key kind we decrypt with: {kind}"));
+        }
+        let key = agreement::PrivateKey::from_private_key_der(&agreement::ECDH_P256, pkcs8).map_err(|e| format!("unusable P-256 key: {e}"))?;
+        let public = key.compute_public_key().map_err(|_| "unusable P-256 key")?;
+        let jwk = Curve::P256.epk(public.as_ref());
+        Ok((Self { key: Private::Ec(Curve::P256, key) }, jwk))
+    }
+
     pub fn from_rsa_pkcs8(pkcs8: &[u8]) -> Result<Self, String> {
         let key = PrivateDecryptingKey::from_pkcs8(pkcs8).map_err(|e| format!("unusable RSA key: {e}"))?;
         Ok(Self { key: Private::Rsa(key) })

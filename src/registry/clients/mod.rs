@@ -100,6 +100,13 @@ pub struct ClientMetadata {
     /// OIDC Dynamic Registration §2: the one algorithm the client's request objects use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_object_signing_alg: Option<String>,
+    /// OIDC Dynamic Registration §2: the client's request objects are encrypted (JWE) to
+    /// Authrim's own keys with this `alg` and `request_object_encryption_enc` (default
+    /// A128CBC-HS256); when set, a request object that is not encrypted is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_object_encryption_alg: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_object_encryption_enc: Option<String>,
     /// RFC 9101 §10.5: the client's authorization requests must be signed request objects.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_signed_request_object: bool,
@@ -115,6 +122,12 @@ pub struct ClientMetadata {
     /// with; unset: RS256 (the server's `token_signing_alg` under FAPI 2.0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authorization_signed_response_alg: Option<String>,
+    /// JARM §3: its JWT authorization responses are signed, then encrypted to its key for
+    /// this `alg` with `authorization_encrypted_response_enc` (default A128CBC-HS256).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authorization_encrypted_response_alg: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authorization_encrypted_response_enc: Option<String>,
     /// OIDC Dynamic Registration §2: what the client's ID tokens are signed with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id_token_signed_response_alg: Option<String>,
@@ -291,8 +304,14 @@ pub struct ClientInput {
     /// JARM: what the client's JWT authorization responses are signed with; `Some("")`
     /// clears it (RS256 again).
     pub authorization_signed_response_alg: Option<String>,
+    /// JARM encryption; `Some("")` clears one. An `alg` without its `enc` gets A128CBC-HS256.
+    pub authorization_encrypted_response_alg: Option<String>,
+    pub authorization_encrypted_response_enc: Option<String>,
     /// `Some("")` clears it.
     pub request_object_signing_alg: Option<String>,
+    /// Request objects encrypted to Authrim's keys; `Some("")` clears one.
+    pub request_object_encryption_alg: Option<String>,
+    pub request_object_encryption_enc: Option<String>,
     pub require_signed_request_object: Option<bool>,
     pub request_uris: Option<Vec<String>>,
     pub dpop_bound_access_tokens: Option<bool>,
@@ -382,7 +401,8 @@ impl Client {
         let keys = meta.jwks.as_ref().and_then(|j| client_keys::parse_jwks(j).ok()).unwrap_or_default().into();
         let encrypts = meta.id_token_encrypted_response_alg.is_some()
             || meta.userinfo_encrypted_response_alg.is_some()
-            || meta.introspection_encrypted_response_alg.is_some();
+            || meta.introspection_encrypted_response_alg.is_some()
+            || meta.authorization_encrypted_response_alg.is_some();
         let enc_keys = match (&meta.jwks, encrypts) {
             (Some(j), true) => client_keys::parse_encryption_jwks(j, true).unwrap_or_default().into(),
             _ => Default::default(),
@@ -609,6 +629,10 @@ fn metadata_fields(input: ClientInput) -> ClientMetadata {
         token_endpoint_auth_signing_alg: input.token_endpoint_auth_signing_alg.clone().filter(|a| !a.is_empty()),
         require_pushed_authorization_requests: input.require_pushed_authorization_requests.unwrap_or(false),
         authorization_signed_response_alg: input.authorization_signed_response_alg.clone().filter(|a| !a.is_empty()),
+        authorization_encrypted_response_alg: input.authorization_encrypted_response_alg.clone().filter(|a| !a.is_empty()),
+        authorization_encrypted_response_enc: input.authorization_encrypted_response_enc.clone().filter(|a| !a.is_empty()),
+        request_object_encryption_alg: input.request_object_encryption_alg.clone().filter(|a| !a.is_empty()),
+        request_object_encryption_enc: input.request_object_encryption_enc.clone().filter(|a| !a.is_empty()),
         request_object_signing_alg: input.request_object_signing_alg.clone().filter(|a| !a.is_empty()),
         require_signed_request_object: input.require_signed_request_object.unwrap_or(false),
         request_uris: input.request_uris.clone().unwrap_or_default(),
@@ -674,6 +698,10 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.token_endpoint_auth_signing_alg { meta.token_endpoint_auth_signing_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.require_pushed_authorization_requests { meta.require_pushed_authorization_requests = v }
     if let Some(v) = input.authorization_signed_response_alg { meta.authorization_signed_response_alg = Some(v).filter(|a| !a.is_empty()) }
+    if let Some(v) = input.authorization_encrypted_response_alg { meta.authorization_encrypted_response_alg = Some(v).filter(|a| !a.is_empty()) }
+    if let Some(v) = input.authorization_encrypted_response_enc { meta.authorization_encrypted_response_enc = Some(v).filter(|a| !a.is_empty()) }
+    if let Some(v) = input.request_object_encryption_alg { meta.request_object_encryption_alg = Some(v).filter(|a| !a.is_empty()) }
+    if let Some(v) = input.request_object_encryption_enc { meta.request_object_encryption_enc = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.request_object_signing_alg { meta.request_object_signing_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.require_signed_request_object { meta.require_signed_request_object = v }
     if let Some(v) = input.request_uris { meta.request_uris = v }

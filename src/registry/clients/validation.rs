@@ -195,6 +195,8 @@ pub(super) fn default_encryption(meta: &mut ClientMetadata) {
         (&meta.id_token_encrypted_response_alg, &mut meta.id_token_encrypted_response_enc),
         (&meta.userinfo_encrypted_response_alg, &mut meta.userinfo_encrypted_response_enc),
         (&meta.introspection_encrypted_response_alg, &mut meta.introspection_encrypted_response_enc),
+        (&meta.authorization_encrypted_response_alg, &mut meta.authorization_encrypted_response_enc),
+        (&meta.request_object_encryption_alg, &mut meta.request_object_encryption_enc),
     ] {
         if alg.is_some() && enc.is_none() {
             *enc = Some(crate::keys::jwe::DEFAULT_ENC.into());
@@ -210,6 +212,7 @@ fn validate_encryption(meta: &ClientMetadata) -> Result<(), String> {
         ("id_token", &meta.id_token_encrypted_response_alg, &meta.id_token_encrypted_response_enc),
         ("userinfo", &meta.userinfo_encrypted_response_alg, &meta.userinfo_encrypted_response_enc),
         ("introspection", &meta.introspection_encrypted_response_alg, &meta.introspection_encrypted_response_enc),
+        ("authorization", &meta.authorization_encrypted_response_alg, &meta.authorization_encrypted_response_enc),
     ] {
         let Some(alg) = alg else {
             if enc.is_some() {
@@ -234,6 +237,17 @@ fn validate_encryption(meta: &ClientMetadata) -> Result<(), String> {
                 }
             }
         }
+    }
+    // Request objects are encrypted to our keys, not the client's: only the algorithms.
+    match (&meta.request_object_encryption_alg, &meta.request_object_encryption_enc) {
+        (None, Some(_)) => return Err("request_object_encryption_enc needs request_object_encryption_alg".into()),
+        (Some(alg), _) if !KEY_ALGS.contains(&alg.as_str()) => {
+            return Err(format!("request_object_encryption_alg {alg:?} is not one of {}", KEY_ALGS.join(", ")))
+        }
+        (_, Some(enc)) if !CONTENT_ENCS.contains(&enc.as_str()) => {
+            return Err(format!("request_object_encryption_enc {enc:?} is not one of {}", CONTENT_ENCS.join(", ")))
+        }
+        _ => {}
     }
     Ok(())
 }
