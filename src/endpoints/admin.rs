@@ -35,6 +35,7 @@ pub fn router(app: AppState) -> Router<AppState> {
         .route("/admin/registration-tokens", post(create_registration_token))
         .merge(super::admin_factors::routes())
         .merge(super::admin_tenants::routes())
+        .merge(super::admin_organizations::routes())
         .layer(axum::middleware::from_fn_with_state(app, require_admin))
 }
 

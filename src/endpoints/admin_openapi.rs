@@ -2,7 +2,7 @@
 //! input types (utoipa), served at `GET /admin/openapi.json` (public: it describes, it
 //! grants nothing; every operation it lists needs the admin token).
 
-use super::{admin, admin_factors, admin_tenants};
+use super::{admin, admin_factors, admin_organizations, admin_tenants};
 use crate::registry::{clients::TokenExchangePolicy, ClientInput, UserInput};
 use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -21,8 +21,9 @@ use utoipa::{Modify, OpenApi};
         admin::list_audit, admin::create_registration_token,
         admin_factors::list, admin_factors::reset, admin_factors::remove, admin_factors::enrol_totp, admin_factors::new_recovery_codes,
         admin_tenants::list_tenants, admin_tenants::create_tenant, admin_tenants::show_tenant, admin_tenants::update_tenant, admin_tenants::delete_tenant,
+        admin_organizations::list_organizations, admin_organizations::create_organization, admin_organizations::show_organization, admin_organizations::update_organization, admin_organizations::delete_organization, admin_organizations::list_members, admin_organizations::put_member, admin_organizations::remove_member,
     ),
-    components(schemas(ClientInput, UserInput, TokenExchangePolicy, admin::RegistrationTokenRequest, admin_factors::Enrol, admin_tenants::NewTenant, admin_tenants::TenantChange, crate::tenant::rows::Overrides, crate::tenant::rows::State)),
+    components(schemas(ClientInput, UserInput, TokenExchangePolicy, admin::RegistrationTokenRequest, admin_factors::Enrol, admin_tenants::NewTenant, admin_tenants::TenantChange, crate::tenant::rows::Overrides, crate::tenant::rows::State, crate::registry::OrganizationInput, admin_organizations::MemberInput)),
     modifiers(&AdminToken)
 )]
 struct AdminApi;

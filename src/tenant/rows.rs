@@ -248,6 +248,9 @@ pub const TENANT_TABLES: &[&str] = &[
     "logout_outbox",
     "mail_outbox",
     "ciba_requests",
+    "organizations",
+    "organization_domains",
+    "organization_members",
 ];
 
 /// `TENANT_TABLES` as `dialect` has them: the registry's change log is SQLite's (PostgreSQL

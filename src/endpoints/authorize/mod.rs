@@ -194,6 +194,11 @@ pub async fn continue_authorization(
         let e = OAuthError::access_denied("the authentication asked for as essential cannot be given").code_as("unmet_authentication_requirements");
         return response::error(app, &req.reply_to(), &e, redirect_status);
     }
+    // Signing in for an organization is for its members only.
+    if req.organization.as_deref().is_some_and(|org| app.registry().membership(org, &session.user_id).is_none()) {
+        let e = OAuthError::access_denied("the user is not a member of the organization");
+        return response::error(app, &req.reply_to(), &e, redirect_status);
+    }
     let consented = app.registry().consented_scope(&session.user_id, &req.client_id).unwrap_or_default();
     let covered = split_list(&req.scope).all(|s| split_list(&consented).any(|c| c == s));
     let first_party = app.client(&req.client_id).is_some_and(|c| c.meta.first_party);
@@ -397,6 +402,7 @@ async fn new_code(app: &Issuer, req: &AuthorizationRequest, session: &Session) -
         dpop_jkt: req.dpop_jkt.clone(),
         resources: req.resource.clone(),
         amr: session.amr.clone(),
+        org: req.organization.clone(),
     };
     app.stores.codes.issue(app.tenant.id, grant, code_lifetime).await.map_err(|e| OAuthError::internal("code store", e))
 }
