@@ -399,4 +399,40 @@ mod tests {
         assert!(orgs.remove(&a.id));
         assert!(orgs.members.is_empty(), "an organization's memberships go with it");
     }
+
+    /// Another process (the CLI) or node changes organizations: the registry follows, as it
+    /// does for clients and users, and one tenant's never shows in another's.
+    #[tokio::test]
+    async fn changes_made_elsewhere_are_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = crate::config::Config { data_dir: dir.path().into(), ..Default::default() };
+        let registry = super::super::Registry::load(crate::db::Database::open(&config).await.unwrap()).await.unwrap();
+        let cli = crate::db::open(dir.path(), "NORMAL").unwrap();
+        let cli = &mut crate::db::SqliteSql(&cli);
+        let t = TenantId(5);
+        let org = Organization::new(t, OrganizationInput { slug: Some("acme".into()), domains: Some(vec!["acme.example".into()]), ..Default::default() }).unwrap();
+        save(cli, &org).unwrap().unwrap();
+        put_member(cli, t, &org.id, "u1", &["admin".into()]).unwrap();
+        registry.poll_changes().await.unwrap();
+        let view = registry.of(t);
+        assert_eq!(view.organization("acme").unwrap().id, org.id);
+        assert_eq!(view.organization_of_domain("ACME.example").unwrap().id, org.id);
+        assert_eq!(view.membership(&org.id, "u1").unwrap().roles, vec!["admin"]);
+        assert!(registry.of(TenantId::DEFAULT).organization("acme").is_none());
+        assert!(registry.of(TenantId::DEFAULT).membership(&org.id, "u1").is_none());
+        // The same slug is free in another tenant; a domain is one organization's per tenant.
+        let other = Organization::new(TenantId::DEFAULT, OrganizationInput { slug: Some("acme".into()), domains: Some(vec!["acme.example".into()]), ..Default::default() }).unwrap();
+        assert_eq!(save(cli, &other).unwrap(), Ok(()));
+        let rival = Organization::new(t, OrganizationInput { slug: Some("rival".into()), domains: Some(vec!["acme.example".into()]), ..Default::default() }).unwrap();
+        assert_eq!(save(cli, &rival).unwrap(), Err(Conflict::Domain("acme.example".into())));
+        remove_member(cli, t, &org.id, "u1").unwrap();
+        registry.poll_changes().await.unwrap();
+        assert!(registry.of(t).membership(&org.id, "u1").is_none());
+        put_member(cli, t, &org.id, "u2", &[]).unwrap();
+        delete(cli, t, &org.id).unwrap();
+        registry.poll_changes().await.unwrap();
+        assert!(registry.of(t).organization(&org.id).is_none());
+        assert!(registry.of(t).memberships("u2").is_empty());
+        assert_eq!(registry.of(TenantId::DEFAULT).list_organizations().len(), 1);
+    }
 }

@@ -67,6 +67,11 @@ async fn members_only_and_their_tokens_name_the_organization(postgres: bool) {
     let r = authorize_as(&s, &browser(), "/t/other", "alice", &[("organization", "acme")]).await;
     assert_eq!(r["error"], "invalid_request", "{r:?}");
 
+    // The login page says which organization the sign-in is for.
+    let q = [("response_type", "code"), ("client_id", "rp"), ("redirect_uri", REDIRECT), ("scope", "openid"), ("organization", "acme")];
+    let page = Page::from(browser().get(s.url("/authorize")).query(&q).send().await.unwrap()).await;
+    assert!(page.html.contains("for Acme Inc., to continue to"), "{}", page.html);
+
     // A member signs in for it (by slug or id): the tokens name it, with the member's roles.
     let alice = browser();
     let r = authorize_as(&s, &alice, "", "alice", &[("organization", "acme")]).await;
