@@ -257,6 +257,7 @@ fn sign_access_token(app: &Issuer, exp: u64) -> String {
         act: None,
         may_act: None,
         jkt: None,
+        org: None,
     };
     tokens::mint_access_token(app, spec, "fz-jti".into(), exp).expect("fuzz fixture: sign")
 }

@@ -417,6 +417,29 @@ const MIGRATIONS: &[(i64, &str)] = &[(
         PRIMARY KEY (tenant_id, id)
     );
     "#,
+), (
+    23,
+    // Issue 31: organizations inside a tenant (B2B): their members (users of the tenant, with
+    // organization roles) and their e-mail domains. A domain names one organization of a
+    // tenant; a user may belong to many.
+    r#"
+    CREATE TABLE organizations (
+        tenant_id INTEGER NOT NULL, id TEXT NOT NULL, slug TEXT NOT NULL, data TEXT NOT NULL,
+        created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+        PRIMARY KEY (tenant_id, id), UNIQUE (tenant_id, slug)
+    );
+    CREATE TABLE organization_domains (
+        tenant_id INTEGER NOT NULL, domain TEXT NOT NULL, org_id TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, domain)
+    );
+    CREATE INDEX organization_domains_org ON organization_domains(tenant_id, org_id);
+    CREATE TABLE organization_members (
+        tenant_id INTEGER NOT NULL, org_id TEXT NOT NULL, user_id TEXT NOT NULL,
+        roles TEXT NOT NULL DEFAULT '', joined_at INTEGER NOT NULL,
+        PRIMARY KEY (tenant_id, org_id, user_id)
+    );
+    CREATE INDEX organization_members_user ON organization_members(tenant_id, user_id);
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -36,6 +36,7 @@ pub fn router(app: AppState) -> Router<AppState> {
         .merge(super::admin_factors::routes())
         .merge(super::admin_tenants::routes())
         .merge(super::admin_credentials::routes())
+        .merge(super::admin_organizations::routes())
         .layer(axum::middleware::from_fn_with_state(app, super::admin_credentials::require_admin))
 }
 

@@ -2,7 +2,7 @@
 //! input types (utoipa), served at `GET /admin/openapi.json` (public: it describes, it
 //! grants nothing; every operation it lists needs the admin token or a tenant's admin credential).
 
-use super::{admin, admin_credentials, admin_factors, admin_tenants};
+use super::{admin, admin_credentials, admin_factors, admin_organizations, admin_tenants};
 use crate::registry::{clients::TokenExchangePolicy, ClientInput, UserInput};
 use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -22,8 +22,9 @@ use utoipa::{Modify, OpenApi};
         admin_factors::list, admin_factors::reset, admin_factors::remove, admin_factors::enrol_totp, admin_factors::new_recovery_codes,
         admin_tenants::list_tenants, admin_tenants::create_tenant, admin_tenants::show_tenant, admin_tenants::update_tenant, admin_tenants::delete_tenant,
         admin_credentials::list_credentials, admin_credentials::create_credential, admin_credentials::revoke_credential,
+        admin_organizations::list_organizations, admin_organizations::create_organization, admin_organizations::show_organization, admin_organizations::update_organization, admin_organizations::delete_organization, admin_organizations::list_members, admin_organizations::put_member, admin_organizations::remove_member,
     ),
-    components(schemas(ClientInput, UserInput, TokenExchangePolicy, admin::RegistrationTokenRequest, admin_factors::Enrol, admin_tenants::NewTenant, admin_tenants::TenantChange, crate::tenant::rows::Overrides, crate::tenant::rows::State, admin_credentials::NewCredential, crate::registry::admin_credentials::Credential)),
+    components(schemas(ClientInput, UserInput, TokenExchangePolicy, admin::RegistrationTokenRequest, admin_factors::Enrol, admin_tenants::NewTenant, admin_tenants::TenantChange, crate::tenant::rows::Overrides, crate::tenant::rows::State, admin_credentials::NewCredential, crate::registry::admin_credentials::Credential, crate::registry::OrganizationInput, admin_organizations::MemberInput)),
     modifiers(&AdminToken)
 )]
 struct AdminApi;

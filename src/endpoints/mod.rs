@@ -5,6 +5,7 @@ pub mod admin;
 pub mod admin_credentials;
 pub mod admin_factors;
 pub mod admin_openapi;
+pub mod admin_organizations;
 pub mod admin_tenants;
 pub mod authorize;
 pub mod check_session;

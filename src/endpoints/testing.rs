@@ -244,6 +244,7 @@ async fn bulk_codes(app: Issuer, Body(body): Body) -> TestResult {
                 dpop_jkt: None,
                 resources: vec![],
                 amr: vec![],
+                org: None,
             });
         }
     }
@@ -337,6 +338,7 @@ fn mint_access(app: &Issuer, c: &clients::Client, sub: Option<&str>, req: &Token
         act: None,
         may_act: req.may_act.clone(),
         jkt: None,
+        org: None,
     };
     tokens::mint_access_token(app, spec, jti, exp).map_err(|e| OAuthError::internal("signing", e))
 }
@@ -358,6 +360,7 @@ async fn mint_refresh(app: &Issuer, c: &clients::Client, sub: Option<&str>, req:
         jkt: None,
         resources: vec![],
         amr: vec![],
+        org: None,
     };
     Ok(app.stores.refresh.create(app.tenant.id, &crate::stores::refresh::new_family_id(), new).await?)
 }

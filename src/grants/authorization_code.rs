@@ -108,6 +108,7 @@ impl GrantHandler for AuthorizationCodeGrant {
             nonce: grant.nonce.as_deref(),
             userinfo_claims,
             id_token_claims: claims_request::requested(grant.claims.as_ref(), "id_token"),
+            org: grant.org.as_deref(),
         };
         issue_for_user(app, client, grant, &grant_id, jti, exp, dpop).await
     }

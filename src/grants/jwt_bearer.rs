@@ -154,6 +154,7 @@ impl GrantHandler for JwtBearerGrant {
             act: None,
             may_act: None,
             jkt: dpop.map(|k| k.jkt.as_str()),
+            org: None,
         };
         let access_token = tokens::mint_access_token(app, spec, jti, exp).map_err(|e| OAuthError::internal("signing", e))?;
         app.audit(

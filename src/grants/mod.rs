@@ -128,6 +128,9 @@ pub struct Issuance<'a> {
     pub audience: Vec<String>,
     /// RFC 8176: how the user authenticated.
     pub amr: &'a [String],
+    /// The organization (its id) the user signed in for: its claims are read at issuance,
+    /// from the current membership.
+    pub org: Option<&'a str>,
 }
 
 /// What a user granted a client, however it was asked (an authorization code, a device's
@@ -145,6 +148,8 @@ pub struct UserGrant<'a> {
     pub nonce: Option<&'a str>,
     pub userinfo_claims: Vec<String>,
     pub id_token_claims: Vec<String>,
+    /// The organization (its id) the user signed in for.
+    pub org: Option<&'a str>,
 }
 
 /// The token response of a user's grant: a refresh-token family when the client has the
@@ -161,6 +166,9 @@ pub async fn issue_for_user(
     exp: u64,
     dpop: Option<&ProvenKey>,
 ) -> OAuthResult<TokenResponse> {
+    if g.org.is_some_and(|org| app.registry().membership(org, &g.user.id).is_none()) {
+        return Err(not_a_member());
+    }
     let refresh_token = match client.allows_grant("refresh_token") && authorization_code::refresh_granted(app, g.scope, g.resources) {
         true => {
             let new = crate::stores::NewFamily {
@@ -176,6 +184,7 @@ pub async fn issue_for_user(
                 jkt: dpop.filter(|_| client.is_public()).map(|k| k.jkt.clone()),
                 resources: g.resources.to_vec(),
                 amr: g.amr.to_vec(),
+                org: g.org.map(str::to_string),
             };
             Some(app.stores.refresh.create(app.tenant.id, grant_id, new).await?)
         }
@@ -200,6 +209,7 @@ pub async fn issue_for_user(
             dpop,
             audience: g.audience,
             amr: g.amr,
+            org: g.org,
         },
     )
     .await
@@ -241,8 +251,14 @@ pub async fn issue_for_approval(
         nonce: None,
         userinfo_claims: Vec::new(),
         id_token_claims: Vec::new(),
+        org: None,
     };
     issue_for_user(app, client, grant, &crate::stores::refresh::new_family_id(), jti, exp, dpop).await
+}
+
+/// The organization a grant was for no longer has the user (or is gone).
+fn not_a_member() -> OAuthError {
+    OAuthError::invalid_grant("the user is no longer a member of the organization this authorization was for")
 }
 
 /// RFC 9449 §5: `DPoP` for a token bound to a key, else `Bearer`.
@@ -252,6 +268,10 @@ pub fn token_type(dpop: Option<&ProvenKey>) -> &'static str {
 
 /// Sign the access token and, when `openid` was granted, the ID token.
 pub async fn issue_tokens(app: &Issuer, i: Issuance<'_>) -> OAuthResult<TokenResponse> {
+    let org = match i.org {
+        Some(id) => Some(tokens::OrgClaims::of(app, id, &i.user.id).ok_or_else(not_a_member)?),
+        None => None,
+    };
     let access_token = tokens::mint_access_token(
         app,
         AccessTokenSpec {
@@ -267,6 +287,7 @@ pub async fn issue_tokens(app: &Issuer, i: Issuance<'_>) -> OAuthResult<TokenRes
             act: None,
             may_act: None,
             jkt: i.dpop.map(|k| k.jkt.as_str()),
+            org: org.as_ref(),
         },
         i.jti,
         i.exp,
@@ -286,6 +307,7 @@ pub async fn issue_tokens(app: &Issuer, i: Issuance<'_>) -> OAuthResult<TokenRes
             requested: &i.id_token_claims,
             grant_id: i.grant_id,
             amr: i.amr,
+            org: org.as_ref(),
         };
         let signed = tokens::mint_id_token(app, spec).map_err(|e| OAuthError::internal("signing", e))?;
         Some(tokens::encryption::id_token(app, i.client, signed).await?)

@@ -55,6 +55,12 @@ impl GrantHandler for RefreshTokenGrant {
             revoke_family(app, &family, "user_inactive").await?;
             return Err(invalid());
         };
+        // A family for an organization ends with the membership (removed, or the organization
+        // deleted), and is not brought back by a later one.
+        if family.org.as_deref().is_some_and(|org| !tokens::org_member_at(app, org, &family.user_id, family.created_at)) {
+            revoke_family(app, &family, "organization_membership_ended").await?;
+            return Err(invalid());
+        }
         let scope = narrowed_scope(&family.scope, params.get("scope"))?;
         // RFC 8707 §2.2: a refresh may ask for fewer of the granted resources, never others.
         let audience = crate::resources::narrow(&family.resources, params.get_all("resource"))?;
@@ -98,6 +104,7 @@ impl GrantHandler for RefreshTokenGrant {
                 dpop,
                 audience,
                 amr: &family.amr,
+                org: family.org.as_deref(),
             },
         )
         .await

@@ -150,6 +150,7 @@ impl GrantHandler for TokenExchangeGrant {
             act,
             may_act: None,
             jkt: dpop.map(|k| k.jkt.as_str()),
+            org: None,
         };
         let audit_act = spec.act.clone();
         let audit_aud = spec.audience.clone();

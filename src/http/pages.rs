@@ -53,6 +53,8 @@ pub fn passkey_form(action: &str, mode: &str, conditional: bool, form: &PasskeyF
 pub struct LoginPage<'a> {
     pub challenge: &'a str,
     pub client_name: &'a str,
+    /// The organization signed in for: its name and (https) logo.
+    pub organization: Option<(&'a str, Option<&'a str>)>,
     pub login_hint: Option<&'a str>,
     /// A message id.
     pub error: Option<&'static str>,
@@ -74,6 +76,7 @@ pub fn login(p: LoginPage<'_>) -> Response {
     let status = if p.error.is_some() { StatusCode::UNAUTHORIZED } else { StatusCode::OK };
     let mut page = Page::new(status, "login.html", "login-title")
         .with("client", p.client_name)
+        .with("organization", p.organization.map(|(name, logo)| serde_json::json!({"name": name, "logo": logo})))
         .with("challenge", p.challenge)
         .with("login_hint", p.login_hint.unwrap_or(""))
         .with("forgot", p.forgot)
@@ -261,6 +264,7 @@ mod tests {
     #[tokio::test]
     async fn login_page_escapes_what_it_echoes() {
         let res = login(LoginPage {
+            organization: None,
             upstreams: vec![("corp", "<Corp>")],
             forgot: true,
             signup: true,

@@ -12,17 +12,21 @@ pub mod clients;
 pub mod documents;
 pub mod initial_access;
 mod maps;
+mod org_view;
+pub mod organizations;
 pub mod password_policy;
 mod tenant_view;
 pub mod users;
 
 pub use clients::{Client, ClientInput, ClientMetadata};
 pub use tenant_view::TenantRegistry;
+pub use organizations::{Organization, OrganizationInput};
 pub use users::{User, UserInput};
 
 use crate::db::{Database, Dialect, Sql, StoreResult};
 use crate::tenant::TenantId;
 use maps::{Clients, Users};
+use organizations::{Orgs, Roles};
 use parking_lot::RwLock;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -93,6 +97,8 @@ struct Snapshot {
     clients: Vec<Client>,
     users: Vec<User>,
     consents: Vec<(TenantId, String, String)>,
+    orgs: Vec<Organization>,
+    members: Vec<(TenantId, String, String, Roles)>,
 }
 
 fn read_snapshot(sql: &mut dyn Sql) -> StoreResult<Snapshot> {
@@ -108,7 +114,8 @@ fn read_snapshot(sql: &mut dyn Sql) -> StoreResult<Snapshot> {
         .iter()
         .map(|r| Ok((r.tenant(0)?, consent_key(&r.text(1)?, &r.text(2)?), r.text(3)?)))
         .collect::<StoreResult<_>>()?;
-    Ok(Snapshot { last_seq, clients, users, consents })
+    let (orgs, members) = organizations::load_all(sql)?;
+    Ok(Snapshot { last_seq, clients, users, consents, orgs, members })
 }
 
 /// The current state of one changed entity of one tenant.
@@ -117,6 +124,9 @@ enum Change {
     Client(TenantId, String, Option<Box<Client>>),
     User(TenantId, String, Option<User>),
     Consent(TenantId, String, Option<String>),
+    Organization(TenantId, String, Option<Organization>),
+    /// An organization's id, a user's, and the member's roles (none: not a member).
+    Member(TenantId, String, String, Option<Roles>),
     /// A tenant was created, changed or deleted: built again by `App::apply_tenant_changes`.
     Tenant(TenantId),
     Unknown,
@@ -133,6 +143,11 @@ fn read_change(sql: &mut dyn Sql, tenant: TenantId, kind: &str, id: &str) -> Sto
                 crate::params![tenant, u, c],
             )?;
             Change::Consent(tenant, id.to_string(), row.map(|r| r.text(0)).transpose()?)
+        }
+        "organization" => Change::Organization(tenant, id.to_string(), organizations::load_one(sql, tenant, id)?),
+        "member" => {
+            let Some((o, u)) = id.split_once('\u{1f}') else { return Ok(Change::Unknown) };
+            Change::Member(tenant, o.to_string(), u.to_string(), organizations::load_member(sql, tenant, o, u)?)
         }
         "tenant" => Change::Tenant(tenant),
         _ => Change::Unknown,
@@ -162,6 +177,8 @@ pub struct Registry {
     users: RwLock<HashMap<TenantId, Users>>,
     /// `consent_key(user, client)` -> scope, per tenant.
     consents: RwLock<HashMap<TenantId, HashMap<String, String>>>,
+    /// Organizations and their memberships, per tenant.
+    orgs: RwLock<HashMap<TenantId, Orgs>>,
     last_seq: AtomicI64,
     db: Database,
     /// Dynamically registered clients this node has recorded as used: each is written once
@@ -178,6 +195,7 @@ impl Registry {
             order: tokio::sync::Mutex::new(()),
             users: RwLock::default(),
             consents: RwLock::default(),
+            orgs: RwLock::default(),
             last_seq: AtomicI64::new(0),
             db,
             noted_used: parking_lot::Mutex::default(),
@@ -209,8 +227,16 @@ impl Registry {
         for (tenant, key, scope) in snap.consents {
             consents.entry(tenant).or_default().insert(key, scope);
         }
+        let mut orgs: HashMap<TenantId, Orgs> = HashMap::new();
+        for o in snap.orgs {
+            orgs.entry(o.tenant).or_default().put(o);
+        }
+        for (tenant, org, user, roles) in snap.members {
+            orgs.entry(tenant).or_default().set_member(&org, &user, Some(roles));
+        }
         *self.clients.write() = clients;
         *self.users.write() = users;
+        *self.orgs.write() = orgs;
         *self.consents.write() = consents;
         self.last_seq.store(snap.last_seq, Ordering::Release);
         Ok(())
@@ -282,7 +308,17 @@ impl Registry {
                 if let Some(u) = self.users.write().get_mut(&tenant) {
                     u.remove(&id);
                 }
+                if let Some(o) = self.orgs.write().get_mut(&tenant) {
+                    o.members.remove(&id);
+                }
             }
+            Change::Organization(tenant, _, Some(o)) => self.orgs.write().entry(tenant).or_default().put(o),
+            Change::Organization(tenant, id, None) => {
+                if let Some(o) = self.orgs.write().get_mut(&tenant) {
+                    o.remove(&id);
+                }
+            }
+            Change::Member(tenant, org, user, roles) => self.orgs.write().entry(tenant).or_default().set_member(&org, &user, roles),
             Change::Consent(tenant, key, Some(scope)) => drop(self.consents.write().entry(tenant).or_default().insert(key, scope)),
             Change::Consent(tenant, key, None) => {
                 if let Some(c) = self.consents.write().get_mut(&tenant) {
@@ -309,6 +345,7 @@ impl Registry {
         self.clients.write().remove(&id);
         self.users.write().remove(&id);
         self.consents.write().remove(&id);
+        self.orgs.write().remove(&id);
         self.noted_used.lock().retain(|(t, _)| *t != id);
     }
 }

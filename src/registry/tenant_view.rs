@@ -7,8 +7,8 @@ use super::*;
 
 #[derive(Clone, Copy)]
 pub struct TenantRegistry<'a> {
-    registry: &'a Registry,
-    tenant: TenantId,
+    pub(super) registry: &'a Registry,
+    pub(super) tenant: TenantId,
 }
 
 impl<'a> TenantRegistry<'a> {
@@ -169,6 +169,9 @@ impl<'a> TenantRegistry<'a> {
         let prefix = format!("{id}\u{1f}");
         if let Some(c) = self.registry.consents.write().get_mut(&self.tenant) {
             c.retain(|k, _| !k.starts_with(&prefix));
+        }
+        if let Some(o) = self.registry.orgs.write().get_mut(&self.tenant) {
+            o.members.remove(id);
         }
         let mut users = self.registry.users.write();
         let Some(users) = users.get_mut(&self.tenant) else { return Ok(false) };

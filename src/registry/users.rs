@@ -316,6 +316,7 @@ pub fn delete(sql: &mut dyn Sql, tenant: TenantId, id: &str) -> StoreResult<bool
     for table in ["login_names", "consents", "user_factors", "recovery_codes", "linked_identities", "password_resets", "email_verifications"] {
         sql.execute(&format!("DELETE FROM {table} WHERE tenant_id = ?1 AND user_id = ?2"), crate::params![t, id])?;
     }
+    super::organizations::remove_user(sql, tenant, id)?;
     super::record_change(sql, tenant, "user", id)?;
     Ok(n > 0)
 }

@@ -31,6 +31,9 @@ pub struct CodeGrant {
     /// RFC 8176: how the user authenticated (the session's `amr`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub amr: Vec<String>,
+    /// The organization (its id) the user signed in for (issue 31).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub org: Option<String>,
 }
 
 /// A token issued from a code, remembered so that a reuse of the code can revoke it.
@@ -166,6 +169,7 @@ mod tests {
             dpop_jkt: None,
             resources: vec![],
             amr: vec![],
+            org: None,
         };
         let code = s.issue(TenantId::DEFAULT, grant, 60).await.unwrap();
         journal.shutdown().await;

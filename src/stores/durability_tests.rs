@@ -175,6 +175,7 @@ fn new_family(user: &str) -> NewFamily {
         jkt: None,
         resources: vec![],
         amr: vec![],
+        org: None,
     }
 }
 

@@ -34,6 +34,8 @@ pub struct NewFamily {
     pub resources: Vec<String>,
     /// RFC 8176: how the user authenticated, for the ID tokens of later refreshes.
     pub amr: Vec<String>,
+    /// The organization (its id) the user signed in for: the family ends with the membership.
+    pub org: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -58,6 +60,9 @@ pub struct Family {
     pub resources: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub amr: Vec<String>,
+    /// The organization (its id) the user signed in for (issue 31).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub org: Option<String>,
     /// The version of the one token of this family that is currently valid.
     pub version: u64,
     pub created_at: u64,
@@ -235,6 +240,7 @@ pub(crate) fn new_family(tenant: TenantId, family_id: &str, new: NewFamily, t: u
         jkt: new.jkt,
         resources: new.resources,
         amr: new.amr,
+        org: new.org,
         version: 0,
         created_at: t,
         last_used: t,

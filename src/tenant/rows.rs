@@ -255,6 +255,9 @@ pub const TENANT_TABLES: &[&str] = &[
     "mail_outbox",
     "ciba_requests",
     "admin_credentials",
+    "organizations",
+    "organization_domains",
+    "organization_members",
 ];
 
 /// `TENANT_TABLES` as `dialect` has them: the registry's change log is SQLite's (PostgreSQL

@@ -54,6 +54,44 @@ pub struct AccessTokenClaims {
     /// mapped back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
+    /// The organization the user signed in for (issue 31): its id, slug and the user's roles
+    /// in it. A token that names one stops being accepted when the membership ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub org_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub org_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub org_roles: Vec<String>,
+}
+
+/// The organization a user's tokens are for: what `org_id`, `org_name` and `org_roles` say.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrgClaims {
+    pub id: String,
+    pub name: String,
+    pub roles: Vec<String>,
+}
+
+impl OrgClaims {
+    /// `user_id`'s current membership of organization `org_id` in this tenant, if any.
+    pub fn of(app: &Issuer, org_id: &str, user_id: &str) -> Option<Self> {
+        let registry = app.registry();
+        let member = registry.membership(org_id, user_id)?;
+        let org = registry.organization(org_id)?;
+        Some(OrgClaims { id: org.id.clone(), name: org.slug.clone(), roles: member.roles.clone() })
+    }
+
+    fn insert_into(&self, c: &mut Map<String, Value>) {
+        c.insert("org_id".into(), self.id.clone().into());
+        c.insert("org_name".into(), self.name.clone().into());
+        c.insert("org_roles".into(), self.roles.clone().into());
+    }
+}
+
+/// Whether `user_id` is still a member of `org_id`, and was when a token of `iat` was issued
+/// (a membership removed and given again does not bring back the earlier tokens).
+pub fn org_member_at(app: &Issuer, org_id: &str, user_id: &str, iat: u64) -> bool {
+    app.registry().membership(org_id, user_id).is_some_and(|m| m.joined_at <= iat)
 }
 
 /// RFC 7800 confirmation: `{"jkt": thumbprint}` for a DPoP-bound token.
@@ -98,6 +136,8 @@ pub struct AccessTokenSpec<'a> {
     pub may_act: Option<Value>,
     /// Bind the token to this DPoP key (RFC 9449 §6).
     pub jkt: Option<&'a str>,
+    /// The organization the user signed in for.
+    pub org: Option<&'a OrgClaims>,
 }
 
 /// A fresh token id and expiry, chosen before issuance so a code can record them atomically.
@@ -139,6 +179,9 @@ pub fn mint_token_with_typ(app: &Issuer, spec: AccessTokenSpec<'_>, jti: String,
         may_act: spec.may_act,
         cnf: spec.jkt.map(|jkt| Confirmation { jkt: jkt.to_string() }),
         uid,
+        org_id: spec.org.map(|o| o.id.clone()),
+        org_name: spec.org.map(|o| o.name.clone()),
+        org_roles: spec.org.map(|o| o.roles.clone()).unwrap_or_default(),
     };
     match client.and_then(|c| c.meta.access_token_signing_alg.clone()) {
         Some(alg) => app.keys().sign_as(&alg, typ, &claims),
@@ -164,6 +207,8 @@ pub struct IdTokenSpec<'a> {
     pub grant_id: Option<&'a str>,
     /// RFC 8176 authentication methods; empty (grants from before it was recorded): `pwd`.
     pub amr: &'a [String],
+    /// The organization the user signed in for.
+    pub org: Option<&'a OrgClaims>,
 }
 
 pub fn mint_id_token(app: &Issuer, spec: IdTokenSpec<'_>) -> anyhow::Result<String> {
@@ -188,6 +233,9 @@ pub fn mint_id_token(app: &Issuer, spec: IdTokenSpec<'_>) -> anyhow::Result<Stri
     }
     if let Some(nonce) = spec.nonce {
         c.insert("nonce".into(), nonce.into());
+    }
+    if let Some(org) = spec.org {
+        org.insert_into(&mut c);
     }
     let alg = id_token_alg(app, spec.client_id);
     if let Some(at) = spec.access_token {
@@ -310,6 +358,12 @@ pub async fn is_revoked(app: &Issuer, claims: &AccessTokenClaims) -> crate::db::
     }
     if let Some(g) = &claims.grant_id {
         if revocations.is_revoked(app.tenant.id, &grant_revocation_key(g)).await? {
+            return Ok(true);
+        }
+    }
+    // A token for an organization ends with the membership (a memory lookup).
+    if let Some(org) = &claims.org_id {
+        if !claims.subject_id(app).is_some_and(|u| org_member_at(app, org, &u, claims.iat)) {
             return Ok(true);
         }
     }

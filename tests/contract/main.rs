@@ -79,6 +79,8 @@ fn grant() -> CodeGrant {
         dpop_jkt: None,
         resources: vec![],
         amr: vec![],
+        // Carried through both backends' encodings (the code's redemption compares it whole).
+        org: Some("org_1".into()),
     }
 }
 
@@ -98,6 +100,7 @@ fn family(user: &str) -> NewFamily {
         jkt: None,
         resources: vec![],
         amr: vec![],
+        org: Some("org_1".into()),
     }
 }
 
@@ -156,6 +159,7 @@ async fn rotation_supersedes_and_reuse_revokes_the_family(b: Backend) {
     let t0 = r.create(T, &new_id(), family("u")).await.unwrap();
     let Rotation::Rotated { token: t1, family } = r.rotate(T, &t0).await.unwrap() else { panic!("first use rotates") };
     assert_eq!(family.version, 1);
+    assert_eq!(family.org.as_deref(), Some("org_1"), "the organization is kept");
     assert!(matches!(r.peek(T, &t0).await.unwrap(), Presented::Superseded(_)));
     assert!(matches!(r.peek(T, &t1).await.unwrap(), Presented::Current(_)));
     assert!(matches!(r.rotate(T, &t0).await.unwrap(), Rotation::Reused { .. }));

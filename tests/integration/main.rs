@@ -35,6 +35,7 @@ mod mail;
 mod migrations;
 mod multinode;
 mod openidconnect_rp;
+mod organizations;
 mod pairwise;
 mod pages;
 mod par;

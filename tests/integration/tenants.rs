@@ -16,7 +16,7 @@ async fn admin_at(s: &TestServer, prefix: &str, method: Method, path: &str, body
 
 /// A confidential client `rp` (with refresh tokens) and a user `alice` in the tenant at
 /// `prefix`; returns the client's secret.
-async fn rp_and_alice(s: &TestServer, prefix: &str) -> String {
+pub(crate) async fn rp_and_alice(s: &TestServer, prefix: &str) -> String {
     let body = json!({"client_id": "rp", "redirect_uris": [REDIRECT], "grant_types": ["authorization_code", "refresh_token", "client_credentials"], "post_logout_redirect_uris": ["https://rp.example/bye"]});
     let (status, client) = admin_at(s, prefix, Method::POST, "/admin/clients", Some(body)).await;
     assert_eq!(status, 201, "{client}");
@@ -26,13 +26,18 @@ async fn rp_and_alice(s: &TestServer, prefix: &str) -> String {
 }
 
 /// A browser that keeps cookies (and honours their paths).
-fn browser() -> reqwest::Client {
+pub(crate) fn browser() -> reqwest::Client {
     reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).cookie_store(true).build().unwrap()
 }
 
 /// Sign `alice` in at the tenant at `prefix` (consenting if asked) and return the redirect's
 /// parameters: a code, or the error a silent request (`prompt=none`) gets.
 async fn authorize(s: &TestServer, b: &reqwest::Client, prefix: &str, extra: &[(&str, &str)]) -> HashMap<String, String> {
+    authorize_as(s, b, prefix, "alice", extra).await
+}
+
+/// `authorize` for another user of the tenant.
+pub(crate) async fn authorize_as(s: &TestServer, b: &reqwest::Client, prefix: &str, username: &str, extra: &[(&str, &str)]) -> HashMap<String, String> {
     let mut q = vec![("response_type", "code"), ("client_id", "rp"), ("redirect_uri", REDIRECT), ("scope", "openid offline_access"), ("state", "st"), ("nonce", "n")];
     q.extend_from_slice(extra);
     let mut res = b.get(s.url(&format!("{prefix}/authorize"))).query(&q).send().await.unwrap();
@@ -48,7 +53,7 @@ async fn authorize(s: &TestServer, b: &reqwest::Client, prefix: &str, extra: &[(
         }
         let (login, consent) = (format!("action=\"{prefix}/login\""), format!("action=\"{prefix}/consent\""));
         res = if page.html.contains(&login) {
-            let form = [("challenge", page.challenge()), ("username", "alice".into()), ("password", PASSWORD.into())];
+            let form = [("challenge", page.challenge()), ("username", username.into()), ("password", PASSWORD.into())];
             b.post(s.url(&format!("{prefix}/login"))).form(&form).send().await.unwrap()
         } else if page.html.contains(&consent) {
             b.post(s.url(&format!("{prefix}/consent"))).form(&[("challenge", page.challenge()), ("decision", "allow".into())]).send().await.unwrap()
@@ -68,7 +73,7 @@ async fn userinfo(s: &TestServer, prefix: &str, at: &str) -> u16 {
     s.http.get(s.url(&format!("{prefix}/userinfo"))).bearer_auth(at).send().await.unwrap().status().as_u16()
 }
 
-async fn introspect(s: &TestServer, prefix: &str, secret: &str, t: &str) -> bool {
+pub(crate) async fn introspect(s: &TestServer, prefix: &str, secret: &str, t: &str) -> bool {
     let res = s.http.post(s.url(&format!("{prefix}/introspect"))).basic_auth("rp", Some(secret)).form(&[("token", t)]).send().await.unwrap();
     assert_eq!(res.status(), 200);
     res.json::<Value>().await.unwrap()["active"] == true

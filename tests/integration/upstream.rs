@@ -520,3 +520,42 @@ async fn only_allowed_domains_get_in_and_only_with_a_verified_email() {
         }
     }
 }
+
+/// An organization with its own identity provider (issue 31): `organization=` goes straight
+/// to that provider; the user it signs in, at a verified address of one of the organization's
+/// domains, joins the organization then (just in time) and the tokens name it; a
+/// `login_hint` at that domain finds the provider too (home-realm discovery).
+#[tokio::test]
+async fn an_organizations_own_provider_signs_its_members_in_and_they_join_by_domain() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = test_config(dir.path());
+    let callback = format!("{}/login/upstream/callback", config.issuer);
+    let (up, secret) = upstream(&callback).await;
+    config.identity_providers = vec![provider(&up.issuer(), &secret, "")];
+    let down = TestServer::start_in(dir, config).await;
+    let (_, rp_secret) = down.client("rp", json!({})).await;
+    let rp_secret = rp_secret.unwrap();
+    let body = json!({"slug": "acme", "display_name": "Acme", "upstream": "up", "domains": ["example.com"]});
+    let (status, org) = down.admin(Method::POST, "/admin/organizations", Some(body)).await;
+    assert_eq!(status, 201, "{org}");
+
+    let browser = down.browser();
+    let at_upstream = follow(&browser, &authorize_url(&down, "&organization=acme")).await;
+    let page = upstream_login(&browser, &up, at_upstream).await;
+    let claims = id_token(&browser, &down, &rp_secret, page).await;
+    assert_eq!(claims["org_id"], org["id"], "{claims}");
+    assert_eq!(claims["org_name"], "acme");
+    let (_, members) = down.admin(Method::GET, "/admin/organizations/acme/members", None).await;
+    assert_eq!(members["members"][0]["username"], "ulla", "{members}");
+    let (_, audit) = down.admin(Method::GET, "/admin/audit?event=organization_member_added", None).await;
+    assert_eq!(audit["events"][0]["detail"]["by"], "domain", "{audit}");
+
+    // Home-realm discovery: an address at the organization's domain goes to its provider.
+    let other = down.browser();
+    let page = follow(&other, &authorize_url(&down, "&login_hint=someone%40Example.com")).await;
+    // (The upstream's login page offers no upstream of its own; ours does.)
+    assert!(page.is_login() && !page.html.contains("Sign in with Upstream Co"), "at the upstream's login page: {}", page.html);
+    // Any other address gets our own login page.
+    let page = follow(&down.browser(), &authorize_url(&down, "&login_hint=someone%40elsewhere.example")).await;
+    assert!(page.html.contains("Sign in with Upstream Co"), "{}", page.html);
+}

@@ -20,6 +20,10 @@ pub async fn tokens(app: &Issuer, req: &AuthorizationRequest, session: &Session,
         .filter(|u| !u.disabled)
         .ok_or_else(|| OAuthError::access_denied("the signed-in user no longer exists or is disabled"))?;
     let acr = req.reported_acr(&session.acr);
+    let org = match &req.organization {
+        Some(id) => Some(tokens::OrgClaims::of(app, id, &user.id).ok_or_else(|| OAuthError::access_denied("the user is not a member of the organization"))?),
+        None => None,
+    };
     let mut out = Vec::new();
     let access_token = match req.response_type.has_token() {
         true => {
@@ -39,6 +43,7 @@ pub async fn tokens(app: &Issuer, req: &AuthorizationRequest, session: &Session,
                 act: None,
                 may_act: None,
                 jkt: None,
+                org: org.as_ref(),
             };
             let at = tokens::mint_access_token(app, spec, jti, exp).map_err(|e| OAuthError::internal("signing", e))?;
             out.push(("access_token", at.clone()));
@@ -75,6 +80,7 @@ pub async fn tokens(app: &Issuer, req: &AuthorizationRequest, session: &Session,
             requested: &requested,
             grant_id: None,
             amr: &session.amr,
+            org: org.as_ref(),
         };
         let signed = tokens::mint_id_token(app, spec).map_err(|e| OAuthError::internal("signing", e))?;
         // Encrypted if the client asked (the lookup is made only for an ID token here).

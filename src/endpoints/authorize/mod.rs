@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 mod front_channel;
 mod jarm;
+mod organization;
 pub mod pushed;
 pub mod request;
 mod request_object;
@@ -194,6 +195,16 @@ pub async fn continue_authorization(
         let e = OAuthError::access_denied("the authentication asked for as essential cannot be given").code_as("unmet_authentication_requirements");
         return response::error(app, &req.reply_to(), &e, redirect_status).await;
     }
+    // Signing in for an organization is for its members (or those its domains admit).
+    if req.organization.is_some() {
+        let admitted = match app.registry().user(&session.user_id) {
+            Some(user) => organization::admit(app, &req, &user).await,
+            None => Err(OAuthError::access_denied("the signed-in user no longer exists")),
+        };
+        if let Err(e) = admitted {
+            return response::error(app, &req.reply_to(), &e, redirect_status);
+        }
+    }
     let consented = app.registry().consented_scope(&session.user_id, &req.client_id).unwrap_or_default();
     let covered = split_list(&req.scope).all(|s| split_list(&consented).any(|c| c == s));
     let first_party = app.client(&req.client_id).is_some_and(|c| c.meta.first_party);
@@ -261,7 +272,10 @@ pub async fn render_login(
 ) -> Response {
     // `idp_hint` naming one of our upstream providers: straight there (only on the way in;
     // a login page with an error is shown as it is).
-    if let Some(p) = req.idp_hint.as_deref().and_then(|h| app.tenant.upstreams.get(h)).filter(|_| error.is_none()) {
+    // So is an organization's own provider (the one named, or the one a `login_hint`'s
+    // domain is at).
+    let direct = req.idp_hint.as_deref().and_then(|h| app.tenant.upstreams.get(h)).or_else(|| organization::upstream_for(app, req));
+    if let Some(p) = direct.filter(|_| error.is_none()) {
         return crate::endpoints::upstream_login::start(app, headers, p, Some(req.clone()), None).await;
     }
     let existing = cookies::get(headers, cookies::BROWSER).map(str::to_string);
@@ -276,7 +290,9 @@ pub async fn render_login(
     let passkey = ceremony.as_ref().map(|(options, state)| pages::PasskeyForm { options, state });
     let passkeys_off = app.passkeys_off().filter(|o| *o != crate::factors::passkey::Off::Disabled).map(|o| o.page_value());
     let upstreams: Vec<(&str, &str)> = app.tenant.upstreams.list().iter().map(|p| (p.id.as_str(), p.name.as_str())).collect();
-    let mut res = pages::login(LoginPage { challenge: &challenge, client_name: &client_name, login_hint: req.login_hint.as_deref(), error, passkey, ui_locales: req.ui_locales.as_deref(), upstreams, forgot: app.mailer.is_some(), signup: app.config.signup, passkeys_off });
+    let org = req.organization.as_deref().and_then(|o| app.registry().organization(o));
+    let organization = org.as_deref().map(|o| (o.display_name.as_str(), o.logo_uri.as_deref()));
+    let mut res = pages::login(LoginPage { challenge: &challenge, client_name: &client_name, organization, login_hint: req.login_hint.as_deref(), error, passkey, ui_locales: req.ui_locales.as_deref(), upstreams, forgot: app.mailer.is_some(), signup: app.config.signup, passkeys_off });
     if error.is_some() {
         *res.status_mut() = status;
     }
@@ -397,6 +413,7 @@ async fn new_code(app: &Issuer, req: &AuthorizationRequest, session: &Session) -
         dpop_jkt: req.dpop_jkt.clone(),
         resources: req.resource.clone(),
         amr: session.amr.clone(),
+        org: req.organization.clone(),
     };
     app.stores.codes.issue(app.tenant.id, grant, code_lifetime).await.map_err(|e| OAuthError::internal("code store", e))
 }

@@ -56,6 +56,10 @@ pub struct AuthorizationRequest {
     /// The `request_uri` this request was pushed as (RFC 9126), spent when its code is issued.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pushed: Option<String>,
+    /// Authrim's `organization` (issue 31): the id of the organization (named by id or slug)
+    /// the user signs in for; only a member may, and the tokens then say so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub organization: Option<String>,
 }
 
 impl AuthorizationRequest {
@@ -216,6 +220,11 @@ fn validate(app: &Issuer, p: &Params, via: Via, signed: bool) -> Result<Authoriz
             claims.get("sub").and_then(Value::as_str).map(str::to_string)
         }
     };
+    // Named by id or slug, kept by id (a slug may change while the request waits).
+    let organization = match p.get("organization") {
+        None => None,
+        Some(o) => Some(app.registry().organization(o).ok_or_else(|| fail(OAuthError::invalid_request("organization names no organization here")))?.id.clone()),
+    };
     let nonce = p.get("nonce").map(str::to_string);
     // OpenID Connect Core §3.2.2.1, §3.3.2.11: an ID token from the authorization endpoint
     // needs a nonce, the client's only defence against its replay.
@@ -244,6 +253,7 @@ fn validate(app: &Issuer, p: &Params, via: Via, signed: bool) -> Result<Authoriz
         acr_essential,
         resource,
         pushed: None,
+        organization,
     })
 }
 

@@ -4,6 +4,7 @@
 language-name = English
 
 continue-to = to continue to { $client }
+login-for-organization = for { $organization }, to continue to { $client }
 signed-in-as = Signed in as { $user }
 continue = Continue
 cancel = Cancel

@@ -2,6 +2,7 @@
 language-name = Français
 
 continue-to = pour continuer vers { $client }
+login-for-organization = pour { $organization }, afin de continuer vers { $client }
 signed-in-as = Connecté en tant que { $user }
 continue = Continuer
 cancel = Annuler

@@ -2,6 +2,7 @@
 language-name = 日本語
 
 continue-to = { $client } を続行するには
+login-for-organization = { $organization } として { $client } を続行するには
 signed-in-as = { $user } としてサインイン中
 continue = 続行
 cancel = キャンセル
