@@ -72,10 +72,10 @@ pub(crate) async fn list_organizations(app: Issuer) -> AdminResult {
 
 /// Create an organization (`slug` required).
 #[utoipa::path(post, path = "/admin/organizations", tag = "organizations", request_body = OrganizationInput, responses((status = 201, description = "the organization, with its `id`", body = Object), (status = 400, description = "a bad slug, name, logo, domain or upstream"), (status = 409, description = "the slug or a domain is another organization's"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn create_organization(app: Issuer, Body(body): Body) -> AdminResult {
+pub(crate) async fn create_organization(app: Issuer, actor: Actor, Body(body): Body) -> AdminResult {
     let org = Organization::new(app.tenant.id, super::admin::parse(&body)?).map_err(OAuthError::invalid_request)?;
     save(&app, org.clone()).await?;
-    app.audit(Actor::ApiToken.event("organization_created", json!({"org_id": org.id, "slug": org.slug}))).await;
+    app.audit(actor.event("organization_created", json!({"org_id": org.id, "slug": org.slug}))).await;
     Ok((StatusCode::CREATED, Json(org.to_json())).into_response())
 }
 
@@ -90,22 +90,22 @@ pub(crate) async fn show_organization(app: Issuer, Path(org): Path<String>) -> A
 
 /// Change an organization: absent fields keep their value; `domains` is the whole list.
 #[utoipa::path(patch, path = "/admin/organizations/{org}", tag = "organizations", params(("org" = String, Path, description = "the organization's id or slug")), request_body = OrganizationInput, responses((status = 200, description = "the organization", body = Object), (status = 400, description = "a bad value"), (status = 404, description = "no such organization"), (status = 409, description = "the slug or a domain is another organization's"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn update_organization(app: Issuer, Path(org): Path<String>, Body(body): Body) -> AdminResult {
+pub(crate) async fn update_organization(app: Issuer, actor: Actor, Path(org): Path<String>, Body(body): Body) -> AdminResult {
     let input: OrganizationInput = super::admin::parse(&body)?;
     let mut org = (*find(&app, &org)?).clone();
     org.apply(input).map_err(OAuthError::invalid_request)?;
     save(&app, org.clone()).await?;
-    app.audit(Actor::ApiToken.event("organization_changed", json!({"org_id": org.id, "organization": org.to_json()}))).await;
+    app.audit(actor.event("organization_changed", json!({"org_id": org.id, "organization": org.to_json()}))).await;
     Ok(Json(org.to_json()).into_response())
 }
 
 /// Delete an organization with its domains and memberships; the tokens issued for it stop
 /// working at once.
 #[utoipa::path(delete, path = "/admin/organizations/{org}", tag = "organizations", params(("org" = String, Path, description = "the organization's id or slug")), responses((status = 204, description = "deleted"), (status = 404, description = "no such organization"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn delete_organization(app: Issuer, Path(org): Path<String>) -> AdminResult {
+pub(crate) async fn delete_organization(app: Issuer, actor: Actor, Path(org): Path<String>) -> AdminResult {
     let org = find(&app, &org)?;
     app.registry().delete_organization(&org.id).await?;
-    app.audit(Actor::ApiToken.event("organization_deleted", json!({"org_id": org.id, "slug": org.slug}))).await;
+    app.audit(actor.event("organization_deleted", json!({"org_id": org.id, "slug": org.slug}))).await;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -128,7 +128,7 @@ pub(crate) async fn list_members(app: Issuer, Path(org): Path<String>) -> AdminR
 /// Make a user of the tenant (by id, username or e-mail) a member with these roles, or
 /// change a member's roles.
 #[utoipa::path(put, path = "/admin/organizations/{org}/members/{user}", tag = "organizations", params(("org" = String, Path, description = "the organization's id or slug"), ("user" = String, Path, description = "the user's id, username or e-mail")), request_body = MemberInput, responses((status = 200, description = "the membership", body = Object), (status = 400, description = "a bad role"), (status = 404, description = "no such organization or user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn put_member(app: Issuer, Path((org, user)): Path<(String, String)>, Body(body): Body) -> AdminResult {
+pub(crate) async fn put_member(app: Issuer, actor: Actor, Path((org, user)): Path<(String, String)>, Body(body): Body) -> AdminResult {
     let input: MemberInput = if body.is_empty() { MemberInput { roles: Vec::new() } } else { super::admin::parse(&body)? };
     validate_roles(&input.roles).map_err(OAuthError::invalid_request)?;
     let org = find(&app, &org)?;
@@ -136,19 +136,19 @@ pub(crate) async fn put_member(app: Issuer, Path((org, user)): Path<(String, Str
     let was = app.registry().membership(&org.id, &user.id);
     app.registry().put_member(&org.id, &user.id, input.roles.clone()).await?;
     let event = if was.is_some() { "organization_member_changed" } else { "organization_member_added" };
-    app.audit(Actor::ApiToken.event(event, json!({"org_id": org.id, "user_id": user.id, "roles": input.roles})).user(&user.id)).await;
+    app.audit(actor.event(event, json!({"org_id": org.id, "user_id": user.id, "roles": input.roles})).user(&user.id)).await;
     let m = app.registry().membership(&org.id, &user.id);
     Ok(Json(json!({"org_id": org.id, "user_id": user.id, "roles": input.roles, "joined_at": m.map(|m| m.joined_at)})).into_response())
 }
 
 /// Remove a member: the tokens issued to them for this organization stop working at once.
 #[utoipa::path(delete, path = "/admin/organizations/{org}/members/{user}", tag = "organizations", params(("org" = String, Path, description = "the organization's id or slug"), ("user" = String, Path, description = "the user's id, username or e-mail")), responses((status = 204, description = "removed"), (status = 404, description = "no such organization, user or membership"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn remove_member(app: Issuer, Path((org, user)): Path<(String, String)>) -> AdminResult {
+pub(crate) async fn remove_member(app: Issuer, actor: Actor, Path((org, user)): Path<(String, String)>) -> AdminResult {
     let org = find(&app, &org)?;
     let user = app.registry().find_user(&user).ok_or_else(|| OAuthError::not_found("no such user"))?;
     if !app.registry().remove_member(&org.id, &user.id).await? {
         return Err(OAuthError::not_found("the user is not a member"));
     }
-    app.audit(Actor::ApiToken.event("organization_member_removed", json!({"org_id": org.id, "user_id": user.id})).user(&user.id)).await;
+    app.audit(actor.event("organization_member_removed", json!({"org_id": org.id, "user_id": user.id})).user(&user.id)).await;
     Ok(StatusCode::NO_CONTENT.into_response())
 }

@@ -295,6 +295,10 @@ async fn the_openapi_document_describes_every_admin_operation() {
         ("/admin/tenants/{slug}", &["get", "patch", "delete"]),
         ("/admin/credentials", &["get", "post"]),
         ("/admin/credentials/{id}", &["delete"]),
+        ("/admin/organizations", &["get", "post"]),
+        ("/admin/organizations/{org}", &["get", "patch", "delete"]),
+        ("/admin/organizations/{org}/members", &["get"]),
+        ("/admin/organizations/{org}/members/{user}", &["put", "delete"]),
     ];
     let paths = doc["paths"].as_object().unwrap();
     assert_eq!(paths.len(), expected.len(), "{:?}", paths.keys().collect::<Vec<_>>());
@@ -310,12 +314,12 @@ async fn the_openapi_document_describes_every_admin_operation() {
             assert!(op.is_object(), "{m} {path} is not documented");
             assert_eq!(op["security"], json!([{"admin_token": []}]), "{m} {path}");
             // What the document says is there, is: without the token, 401 (not 404/405).
-            let concrete = path.replace("{id}", "x").replace("{sid}", "x").replace("{client_id}", "x").replace("{factor_id}", "x").replace("{slug}", "x");
+            let concrete = path.replace("{id}", "x").replace("{sid}", "x").replace("{client_id}", "x").replace("{factor_id}", "x").replace("{slug}", "x").replace("{org}", "x").replace("{user}", "x");
             let st = s.http.request(m.to_uppercase().parse().unwrap(), s.url(&concrete)).send().await.unwrap().status();
             assert_eq!(st, 401, "{m} {concrete}");
         }
     }
-    for schema in ["ClientInput", "UserInput", "TokenExchangePolicy", "RegistrationTokenRequest", "Enrol", "NewTenant", "TenantChange", "NewCredential", "Credential"] {
+    for schema in ["ClientInput", "UserInput", "TokenExchangePolicy", "RegistrationTokenRequest", "Enrol", "NewTenant", "TenantChange", "NewCredential", "Credential", "OrganizationInput", "MemberInput"] {
         assert!(doc["components"]["schemas"][schema].is_object(), "{schema}");
     }
     assert_eq!(doc["components"]["securitySchemes"]["admin_token"]["scheme"], "bearer");

@@ -202,7 +202,7 @@ pub async fn continue_authorization(
             None => Err(OAuthError::access_denied("the signed-in user no longer exists")),
         };
         if let Err(e) = admitted {
-            return response::error(app, &req.reply_to(), &e, redirect_status);
+            return response::error(app, &req.reply_to(), &e, redirect_status).await;
         }
     }
     let consented = app.registry().consented_scope(&session.user_id, &req.client_id).unwrap_or_default();
