@@ -151,8 +151,5 @@ async fn members_only_and_their_tokens_name_the_organization_on_sqlite() {
 
 #[tokio::test]
 async fn members_only_and_their_tokens_name_the_organization_on_postgres() {
-    if std::env::var("AUTHRIM_TEST_POSTGRES_URL").is_err() {
-        return;
-    }
     members_only_and_their_tokens_name_the_organization(true).await;
 }

@@ -209,9 +209,6 @@ async fn every_credential_of_one_tenant_is_refused_by_the_other_on_sqlite() {
 
 #[tokio::test]
 async fn every_credential_of_one_tenant_is_refused_by_the_other_on_postgres() {
-    if std::env::var("AUTHRIM_TEST_POSTGRES_URL").is_err() {
-        return;
-    }
     every_credential_of_one_tenant_is_refused_by_the_other(true).await;
 }
 

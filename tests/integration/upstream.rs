@@ -83,6 +83,18 @@ fn authorize_url(s: &TestServer, extra: &str) -> String {
     s.url(&format!("/authorize?response_type=code&client_id=rp&redirect_uri={}&scope=openid%20email%20profile&state=st&nonce=n{extra}", url::form_urlencoded::byte_serialize(REDIRECT.as_bytes()).collect::<String>()))
 }
 
+/// The upstream and the downstream (started in `dir` with `config`, the upstream as its
+/// provider `up`), with the downstream's client `rp`'s secret.
+async fn chained(dir: tempfile::TempDir, mut config: authrim::config::Config) -> (TestServer, TestServer, String) {
+    // The downstream's callback is known once its port is: chosen first.
+    let callback = format!("{}/login/upstream/callback", config.issuer);
+    let (up, secret) = upstream(&callback).await;
+    config.identity_providers = vec![provider(&up.issuer(), &secret, "")];
+    let down = TestServer::start_in(dir, config).await;
+    let (_, rp_secret) = down.client("rp", json!({})).await;
+    (up, down, rp_secret.unwrap())
+}
+
 /// Through the downstream's login page to the upstream, signed in there as `ulla`, back to
 /// the downstream: the page that follows (consent for `rp`, or a refusal).
 async fn via_upstream(browser: &Browser, down: &TestServer, up: &TestServer) -> Page {
@@ -131,13 +143,7 @@ async fn first_sign_in(postgres: bool) {
             config.database_url = crate::pg_cluster::fresh_database().await;
             config.key_encryption_key = Some("dGVzdHMtc2hhcmUtb25lLWtleS1lbmNyeXB0aW9uLWs".into());
         }
-        // The downstream's callback is known once its port is: chosen first.
-        let callback = format!("{}/login/upstream/callback", config.issuer);
-        let (up, secret) = upstream(&callback).await;
-        config.identity_providers = vec![provider(&up.issuer(), &secret, "")];
-        let down = TestServer::start_in(dir, config).await;
-        let (_, rp_secret) = down.client("rp", json!({})).await;
-        let rp_secret = rp_secret.unwrap();
+        let (up, down, rp_secret) = chained(dir, config).await;
 
         let browser = down.browser();
         let page = via_upstream(&browser, &down, &up).await;
@@ -528,13 +534,8 @@ async fn only_allowed_domains_get_in_and_only_with_a_verified_email() {
 #[tokio::test]
 async fn an_organizations_own_provider_signs_its_members_in_and_they_join_by_domain() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = test_config(dir.path());
-    let callback = format!("{}/login/upstream/callback", config.issuer);
-    let (up, secret) = upstream(&callback).await;
-    config.identity_providers = vec![provider(&up.issuer(), &secret, "")];
-    let down = TestServer::start_in(dir, config).await;
-    let (_, rp_secret) = down.client("rp", json!({})).await;
-    let rp_secret = rp_secret.unwrap();
+    let config = test_config(dir.path());
+    let (up, down, rp_secret) = chained(dir, config).await;
     let body = json!({"slug": "acme", "display_name": "Acme", "upstream": "up", "domains": ["example.com"]});
     let (status, org) = down.admin(Method::POST, "/admin/organizations", Some(body)).await;
     assert_eq!(status, 201, "{org}");
