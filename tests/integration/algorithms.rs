@@ -33,9 +33,12 @@ async fn all_algorithms() -> TestServer {
 async fn every_configured_algorithm_has_a_published_key_and_signs_what_is_asked() {
     let s = all_algorithms().await;
     let set = jwks(&s).await;
-    let mut algs: Vec<String> = set.keys.iter().map(|k| format!("{:?}", k.common.key_algorithm.unwrap())).collect();
+    // One signing key per algorithm; the encryption keys (`use: enc`) are beside them.
+    let signing = |k: &&jsonwebtoken::jwk::Jwk| !matches!(k.common.public_key_use, Some(jsonwebtoken::jwk::PublicKeyUse::Encryption));
+    let mut algs: Vec<String> = set.keys.iter().filter(signing).map(|k| format!("{:?}", k.common.key_algorithm.unwrap())).collect();
     algs.sort();
     assert_eq!(algs, ["ES256", "EdDSA", "PS256", "RS256"]);
+    assert_eq!(set.keys.len(), 6, "and the two encryption keys");
     let d: Value = s.http.get(s.url("/.well-known/openid-configuration")).send().await.unwrap().json().await.unwrap();
     assert_eq!(d["id_token_signing_alg_values_supported"], json!(["RS256", "ES256", "EdDSA", "PS256"]));
     assert_eq!(d["userinfo_signing_alg_values_supported"], d["id_token_signing_alg_values_supported"]);
