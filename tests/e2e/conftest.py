@@ -96,6 +96,8 @@ class AuthrimServer:
     # The server's AUTHRIM_DATA_DIR, for the `authrim` CLI commands that work on it.
     data_dir: Path | None = None
     _counter: int = field(default=0)
+    # A tenant's Alice, made by the first test that runs against the tenant (`issuer`).
+    tenant_alice: dict | None = None
 
     def url(self, path: str) -> str:
         return self.base_url + path
@@ -387,7 +389,11 @@ def issuer_under_test(kind: str, server: AuthrimServer, alice: dict | None, othe
     keys = requests.get(meta["jwks_uri"], timeout=HTTP_TIMEOUT_S)
     assert keys.status_code == 200, keys.text
     if alice is None:
-        alice = {**server.create_user("alice", ALICE_PASSWORD, ALICE_CLAIMS), "password": ALICE_PASSWORD}
+        # Made once per tenant: pytest may set a parametrized session fixture up again when
+        # the order of tests switches between its parameters.
+        if server.tenant_alice is None:
+            server.tenant_alice = {**server.create_user("alice", ALICE_PASSWORD, ALICE_CLAIMS), "password": ALICE_PASSWORD}
+        alice = server.tenant_alice
     return IssuerUnderTest(kind, server, meta, keys.json(), alice, other)
 
 
