@@ -104,9 +104,19 @@ pub enum TenantCommand {
         /// The name its pages show.
         #[arg(long)]
         product_name: Option<String>,
+        /// Its settings, as the admin API's `settings` (JSON; see docs/tenants.md).
+        #[arg(long)]
+        settings_file: Option<std::path::PathBuf>,
     },
     List,
     Show { slug: String },
+    /// Change a tenant's settings: the file's keys replace those stored, `null` clears one
+    /// (as `PATCH /admin/tenants/{slug}` with `settings`).
+    Set {
+        slug: String,
+        #[arg(long)]
+        settings_file: std::path::PathBuf,
+    },
     /// Stop serving it (404), keeping everything.
     Disable { slug: String },
     Enable { slug: String },
@@ -736,17 +746,32 @@ async fn tenant_command(config: &Config, db: &crate::db::Database, cmd: TenantCo
         v
     };
     match cmd {
-        TenantCommand::Create { slug, hosts, product_name } => {
+        TenantCommand::Create { slug, hosts, product_name, settings_file } => {
             rows::validate_slug(&slug).map_err(anyhow::Error::msg)?;
             hosts.iter().try_for_each(|h| rows::validate_host(h)).map_err(anyhow::Error::msg)?;
-            let settings = rows::Overrides { product_name };
-            settings.validate().map_err(anyhow::Error::msg)?;
+            let mut patch = match &settings_file {
+                Some(file) => settings_patch(file)?,
+                None => Default::default(),
+            };
+            if product_name.is_some() {
+                patch.product_name = Some(product_name);
+            }
+            let settings = settled(config, &rows::Overrides::default(), &slug, patch)?;
             let row = db.write(move |sql| rows::create(sql, &slug, &hosts, &settings)).await?;
             audit("tenant_created", serde_json::json!({"by": "cli", "tenant_id": row.id.0, "slug": row.slug})).await?;
             print_json(shown(&row));
         }
         TenantCommand::List => print_json(serde_json::Value::Array(db.read(rows::load_all).await?.iter().map(shown).collect())),
         TenantCommand::Show { slug } => print_json(shown(&find(slug).await?)),
+        TenantCommand::Set { slug, settings_file } => {
+            let patch = settings_patch(&settings_file)?;
+            let row = find(slug).await?;
+            let (id, settings) = (row.id, settled(config, &row.settings, &row.slug, patch)?);
+            let row = db.write(move |sql| rows::update(sql, id, rows::Change { settings: Some(settings), ..Default::default() })).await?;
+            // The settings as shown: never an upstream's secret.
+            audit("tenant_changed", serde_json::json!({"by": "cli", "tenant_id": id.0, "settings": row.as_ref().map(|r| &r.settings)})).await?;
+            print_json(row.as_ref().map(shown).unwrap_or_default());
+        }
         TenantCommand::Disable { slug } => {
             let id = find(slug).await?.id;
             let row = db.write(move |sql| rows::update(sql, id, rows::Change { state: Some(State::Disabled), ..Default::default() })).await?;
@@ -778,6 +803,20 @@ async fn tenant_command(config: &Config, db: &crate::db::Database, cmd: TenantCo
         }
     }
     Ok(())
+}
+
+/// A settings change read from `file` (the admin API's `settings`).
+fn settings_patch(file: &std::path::Path) -> anyhow::Result<crate::tenant::overrides::SettingsPatch> {
+    let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))
+}
+
+/// `patch` over `settings`, secrets sealed, checked as the server checks them.
+fn settled(config: &Config, settings: &crate::tenant::rows::Overrides, slug: &str, patch: crate::tenant::overrides::SettingsPatch) -> anyhow::Result<crate::tenant::rows::Overrides> {
+    let out = patch.apply(settings, slug, &open_vault(config)?);
+    let ui = crate::tenant::load_ui(config, &config.product_name)?;
+    out.validate(config, ui.languages()).map_err(anyhow::Error::msg)?;
+    Ok(out)
 }
 
 /// One call to the running server's admin API: for what lives in the server's memory

@@ -75,7 +75,8 @@ pub fn compose(app: &Issuer, lang: &str, subject: &'static str, template: &str, 
 pub fn language_of(app: &Issuer, user: &crate::registry::User) -> String {
     match user.claims.get("locale").and_then(serde_json::Value::as_str) {
         Some(l) => app.tenant.ui.language(Some(l), None).to_string(),
-        None => app.config.default_locale.clone(),
+        // The tenant's default language (its `default_locale` when it sets one).
+        None => app.tenant.ui.language(None, None).to_string(),
     }
 }
 
@@ -223,9 +224,11 @@ async fn deliver(app: &App, mailer: &Mailer, row: Due) {
 fn message(app: &App, mailer: &Mailer, row: &Due) -> Result<Message, String> {
     let body = app.vault().open_sealed("mail", &row.body).map_err(|e| format!("cannot open the message: {e}"))?;
     let to: Mailbox = row.to.parse().map_err(|e| format!("recipient: {e}"))?;
+    // The tenant's own sender when it sets one (`mail_from` in its settings), else ours.
+    let from = app.tenants.get(row.tenant).and_then(|t| t.policies.mail_from.clone()).unwrap_or_else(|| mailer.from.clone());
     // A single text/plain part (MIME-Version, charset, transfer encoding) and a Message-ID.
     Message::builder()
-        .from(mailer.from.clone())
+        .from(from)
         .to(to)
         .subject(row.subject.clone())
         .message_id(None)

@@ -16,10 +16,10 @@
 //! ```
 
 use super::Config;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ResourceServer {
     /// The resource indicator (RFC 8707 §2): an absolute URI without a fragment; tokens for it
@@ -98,6 +98,22 @@ impl Config {
         self.trusted_issuers.iter().find(|t| t.issuer == issuer)
     }
 
+    /// `resource_servers`: a tenant's too (`validate_overridable`).
+    pub(super) fn validate_resource_servers(&self) -> anyhow::Result<()> {
+        for (i, r) in self.resource_servers.iter().enumerate() {
+            crate::registry::clients::validate_resource(&r.uri).map_err(|e| anyhow::anyhow!("resource_servers[{i}]: {e}"))?;
+            if self.resource_servers[..i].iter().any(|o| o.uri == r.uri) {
+                anyhow::bail!("resource_servers: {} is listed twice", r.uri);
+            }
+            for s in r.scopes.keys() {
+                if s.is_empty() || s.contains(' ') || s == "openid" {
+                    anyhow::bail!("resource_servers[{i}]: scope {s:?} is not a resource scope");
+                }
+            }
+        }
+        Ok(())
+    }
+
     pub(super) fn validate_agents(&self) -> anyhow::Result<()> {
         if !matches!(self.client_id_metadata_documents.as_str(), "off" | "any" | "listed") {
             anyhow::bail!("client_id_metadata_documents must be off, any or listed");
@@ -110,17 +126,6 @@ impl Config {
             anyhow::bail!(
                 "client_id_metadata_document_max_entries, client_jwks_cache_max_entries, max_concurrent_fetches and id_jag_lifetime must be positive"
             );
-        }
-        for (i, r) in self.resource_servers.iter().enumerate() {
-            crate::registry::clients::validate_resource(&r.uri).map_err(|e| anyhow::anyhow!("resource_servers[{i}]: {e}"))?;
-            if self.resource_servers[..i].iter().any(|o| o.uri == r.uri) {
-                anyhow::bail!("resource_servers: {} is listed twice", r.uri);
-            }
-            for s in r.scopes.keys() {
-                if s.is_empty() || s.contains(' ') || s == "openid" {
-                    anyhow::bail!("resource_servers[{i}]: scope {s:?} is not a resource scope");
-                }
-            }
         }
         for (i, t) in self.trusted_issuers.iter().enumerate() {
             let u = url::Url::parse(&t.issuer).map_err(|e| anyhow::anyhow!("trusted_issuers[{i}].issuer: {e}"))?;

@@ -142,6 +142,10 @@ pub struct Config {
     /// Upstream identity providers users may sign in with; TOML only
     /// (`[[identity_providers]]`, see `config::upstreams`).
     pub identity_providers: Vec<upstreams::IdentityProvider>,
+    /// Upstream identity providers one tenant's settings may list (`tenant::overrides`).
+    pub tenant_max_identity_providers: usize,
+    /// Resource servers one tenant's settings may list.
+    pub tenant_max_resource_servers: usize,
     /// Seconds an ID-JAG issued here is valid.
     pub id_jag_lifetime: u64,
     /// Nested `act` claims a delegated token may carry at most (RFC 8693 §4.1); a client's
@@ -436,6 +440,8 @@ impl Default for Config {
             resource_servers: Vec::new(),
             trusted_issuers: Vec::new(),
             identity_providers: Vec::new(),
+            tenant_max_identity_providers: 20,
+            tenant_max_resource_servers: 100,
             id_jag_lifetime: 300,
             max_delegation_depth: 4,
             oauth_refresh_tokens: true,
@@ -586,6 +592,8 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_FETCH_ALLOW_PRIVATE_ADDRESSES", "fetch_allow_private_addresses"),
     ("AUTHRIM_ID_JAG_LIFETIME", "id_jag_lifetime"),
     ("AUTHRIM_MAX_DELEGATION_DEPTH", "max_delegation_depth"),
+    ("AUTHRIM_TENANT_MAX_IDENTITY_PROVIDERS", "tenant_max_identity_providers"),
+    ("AUTHRIM_TENANT_MAX_RESOURCE_SERVERS", "tenant_max_resource_servers"),
     ("AUTHRIM_OAUTH_REFRESH_TOKENS", "oauth_refresh_tokens"),
     ("AUTHRIM_CODE_SHARDS", "code_shards"),
     ("AUTHRIM_SESSION_SHARDS", "session_shards"),
@@ -680,6 +688,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "dpop_proof_max_age", "dpop_nonce_lifetime", "dpop_replay_max_entries",
     "client_id_metadata_document_ttl", "client_id_metadata_document_max_ttl", "client_id_metadata_document_max_entries",
     "request_uri_cache_ttl", "request_uri_cache_max_entries", "request_uri_max_fetches_per_client", "max_concurrent_fetches", "id_jag_lifetime", "max_delegation_depth",
+    "tenant_max_identity_providers", "tenant_max_resource_servers",
     "code_shards", "session_shards", "challenge_shards", "revocation_shards", "refresh_shards", "key_cache_ttl", "key_publish_delay",
     "refresh_reuse_grace", "refresh_token_ttl", "refresh_token_idle_ttl",
     "max_body_bytes", "login_max_failures_per_account", "login_max_failures_per_address",
@@ -888,29 +897,9 @@ impl Config {
             anyhow::bail!("registration_max_per_address must be at least 1 (registration is closed by open_registration = false)");
         }
         self.validate_agents()?;
-        for (i, p) in self.identity_providers.iter().enumerate() {
-            p.validate(i)?;
-            if self.identity_providers[..i].iter().any(|q| q.id == p.id) {
-                anyhow::bail!("identity_providers: the id {} is used twice", p.id);
-            }
-        }
-        if !matches!(self.mfa_policy.as_str(), "optional" | "required" | "passkey") {
-            anyhow::bail!("mfa_policy must be optional, required or passkey");
-        }
-        if let Some(f) = self.signup_required.split_whitespace().find(|f| !matches!(*f, "email" | "name" | "given_name" | "family_name")) {
-            anyhow::bail!("signup_required: {f:?} is not one of email, name, given_name, family_name");
-        }
-        if self.signup && self.signup_verify_email && self.smtp_url.as_deref().is_none_or(str::is_empty) {
-            anyhow::bail!("signup_verify_email needs smtp_url (or signup_verify_email = false)");
-        }
-        if self.password_min_length < 8 || self.password_min_length > 1024 {
-            anyhow::bail!("password_min_length must be 8-1024");
-        }
+        self.validate_overridable()?;
         if !matches!(self.console_mfa.as_str(), "required" | "if_enrolled") {
             anyhow::bail!("console_mfa must be required or if_enrolled");
-        }
-        if self.mfa_policy == "passkey" && !self.passkeys {
-            anyhow::bail!("mfa_policy = passkey needs passkeys = true");
         }
         if self.tls_cert.is_some() != self.tls_key.is_some() {
             anyhow::bail!("tls_cert and tls_key must be given together");
@@ -939,6 +928,34 @@ impl Config {
             anyhow::bail!("sqlite_synchronous must be FULL, NORMAL or EXTRA");
         }
         self.validate_connection_limits()
+    }
+
+    /// The checks of the settings a tenant may set (`tenant::overrides`), run on the
+    /// deployment's settings and on each tenant's (the deployment's with the tenant's on top).
+    pub fn validate_overridable(&self) -> anyhow::Result<()> {
+        self.validate_resource_servers()?;
+        for (i, p) in self.identity_providers.iter().enumerate() {
+            p.validate(i)?;
+            if self.identity_providers[..i].iter().any(|q| q.id == p.id) {
+                anyhow::bail!("identity_providers: the id {} is used twice", p.id);
+            }
+        }
+        if !matches!(self.mfa_policy.as_str(), "optional" | "required" | "passkey") {
+            anyhow::bail!("mfa_policy must be optional, required or passkey");
+        }
+        if let Some(f) = self.signup_required.split_whitespace().find(|f| !matches!(*f, "email" | "name" | "given_name" | "family_name")) {
+            anyhow::bail!("signup_required: {f:?} is not one of email, name, given_name, family_name");
+        }
+        if self.signup && self.signup_verify_email && self.smtp_url.as_deref().is_none_or(str::is_empty) {
+            anyhow::bail!("signup_verify_email needs smtp_url (or signup_verify_email = false)");
+        }
+        if self.password_min_length < 8 || self.password_min_length > 1024 {
+            anyhow::bail!("password_min_length must be 8-1024");
+        }
+        if self.mfa_policy == "passkey" && !self.passkeys {
+            anyhow::bail!("mfa_policy = passkey needs passkeys = true");
+        }
+        Ok(())
     }
 
     fn validate_connection_limits(&self) -> anyhow::Result<()> {

@@ -35,10 +35,10 @@
 //! claims = { preferred_username = "login", name = "name", email = "email" }
 //! ```
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum UpstreamKind {
     #[default]
@@ -46,7 +46,7 @@ pub enum UpstreamKind {
     Oauth2,
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct IdentityProvider {
     /// Letters, digits, `-` and `_`: in the callback's state, `idp_hint` and linked identities.

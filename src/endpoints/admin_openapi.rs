@@ -24,7 +24,7 @@ use utoipa::{Modify, OpenApi};
         admin_credentials::list_credentials, admin_credentials::create_credential, admin_credentials::revoke_credential,
         admin_organizations::list_organizations, admin_organizations::create_organization, admin_organizations::show_organization, admin_organizations::update_organization, admin_organizations::delete_organization, admin_organizations::list_members, admin_organizations::put_member, admin_organizations::remove_member,
     ),
-    components(schemas(ClientInput, UserInput, TokenExchangePolicy, admin::RegistrationTokenRequest, admin_factors::Enrol, admin_tenants::NewTenant, admin_tenants::TenantChange, crate::tenant::rows::Overrides, crate::tenant::rows::State, admin_credentials::NewCredential, crate::registry::admin_credentials::Credential, crate::registry::OrganizationInput, admin_organizations::MemberInput)),
+    components(schemas(ClientInput, UserInput, TokenExchangePolicy, admin::RegistrationTokenRequest, admin_factors::Enrol, admin_tenants::NewTenant, admin_tenants::TenantChange, crate::tenant::rows::Overrides, crate::tenant::overrides::SettingsPatch, crate::tenant::rows::State, admin_credentials::NewCredential, crate::registry::admin_credentials::Credential, crate::registry::OrganizationInput, admin_organizations::MemberInput)),
     modifiers(&AdminToken)
 )]
 struct AdminApi;

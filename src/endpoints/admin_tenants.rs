@@ -10,6 +10,7 @@
 use super::operations::Actor;
 use crate::error::OAuthError;
 use crate::http::params::Body;
+use crate::tenant::overrides::SettingsPatch;
 use crate::tenant::rows::{self, Overrides, State, TenantRow};
 use crate::tenant::{Issuer, TenantId};
 use axum::extract::Path;
@@ -37,8 +38,9 @@ pub(crate) struct NewTenant {
     /// `{issuer}/t/{slug}`.
     #[serde(default)]
     pub hosts: Vec<String>,
+    /// What it sets differently from the deployment (`null` or absent: the deployment's).
     #[serde(default)]
-    pub settings: Overrides,
+    pub settings: SettingsPatch,
 }
 
 /// A change: absent fields keep their value.
@@ -48,7 +50,9 @@ pub(crate) struct TenantChange {
     /// `active` or `disabled` (a disabled tenant answers 404 and keeps everything).
     pub state: Option<State>,
     pub hosts: Option<Vec<String>>,
-    pub settings: Option<Overrides>,
+    /// Merged into the stored settings key by key: a key absent keeps its value, `null`
+    /// clears it (back to the deployment's), a value replaces it (a list whole).
+    pub settings: Option<SettingsPatch>,
 }
 
 /// Only the deployment's own issuer lists and changes tenants.
@@ -61,6 +65,14 @@ pub(crate) fn deployment(app: &Issuer) -> Result<(), OAuthError> {
 
 fn check_hosts(hosts: &[String]) -> Result<(), OAuthError> {
     hosts.iter().try_for_each(|h| rows::validate_host(h)).map_err(OAuthError::invalid_request)
+}
+
+/// `patch` over `settings` for tenant `slug`, new secrets sealed, checked as the deployment's
+/// settings are: 400 and nothing stored when it fails.
+fn settled(app: &Issuer, settings: &Overrides, slug: &str, patch: SettingsPatch) -> Result<Overrides, OAuthError> {
+    let out = patch.apply(settings, slug, &app.vault);
+    out.validate(&app.config, app.tenants.default_tenant().ui.languages()).map_err(OAuthError::invalid_request)?;
+    Ok(out)
 }
 
 /// The issuer a tenant is served as (`None` while it is not built: deleting, deleted).
@@ -99,8 +111,8 @@ pub(crate) async fn create(app: &Issuer, actor: &Actor, new: NewTenant) -> Resul
     deployment(app)?;
     rows::validate_slug(&new.slug).map_err(OAuthError::invalid_request)?;
     check_hosts(&new.hosts)?;
-    new.settings.validate().map_err(OAuthError::invalid_request)?;
-    let row = app.db.write(move |sql| rows::create(sql, &new.slug, &new.hosts, &new.settings)).await?;
+    let settings = settled(app, &Overrides::default(), &new.slug, new.settings)?;
+    let row = app.db.write(move |sql| rows::create(sql, &new.slug, &new.hosts, &settings)).await?;
     applied(app, actor, row.id, "tenant_created", json!({"tenant_id": row.id.0, "slug": row.slug})).await;
     Ok(row)
 }
@@ -114,13 +126,19 @@ pub(crate) async fn change(app: &Issuer, actor: &Actor, slug: String, change: Te
     if let Some(hosts) = &change.hosts {
         check_hosts(hosts)?;
     }
-    if let Some(s) = &change.settings {
-        s.validate().map_err(OAuthError::invalid_request)?;
-    }
-    let id = find(app, slug).await?.id;
-    let detail = json!({"tenant_id": id.0, "state": change.state, "hosts": change.hosts, "settings": change.settings});
-    let change = rows::Change { state: change.state, hosts: change.hosts, settings: change.settings };
+    let current = find(app, slug).await?;
+    let id = current.id;
+    // Read, merged and written in two steps: two administrators changing one tenant's
+    // settings at the same instant may lose one change (the admin API is not a hot path).
+    let settings = match change.settings {
+        Some(patch) => Some(settled(app, &current.settings, &current.slug, patch)?),
+        None => None,
+    };
+    let (state, hosts, changed) = (change.state, change.hosts.clone(), settings.is_some());
+    let change = rows::Change { state: change.state, hosts: change.hosts, settings };
     let row = app.db.write(move |sql| rows::update(sql, id, change)).await?.ok_or_else(|| OAuthError::not_found("no such tenant"))?;
+    // The settings as they now are, as shown: never an upstream's secret.
+    let detail = json!({"tenant_id": id.0, "state": state, "hosts": hosts, "settings": changed.then_some(&row.settings)});
     applied(app, actor, id, "tenant_changed", detail).await;
     Ok(row)
 }

@@ -74,7 +74,7 @@ fn metadata(app: &Issuer) -> serde_json::Value {
         "revocation_endpoint_auth_signing_alg_values_supported": &jwt_algs,
         "introspection_endpoint_auth_signing_alg_values_supported": &jwt_algs,
         "scopes_supported": SUPPORTED_SCOPES.iter().copied()
-            .chain(app.config.resource_servers.iter().flat_map(|rs| rs.scopes.keys().map(String::as_str)))
+            .chain(app.tenant.resource_servers.iter().flat_map(|rs| rs.scopes.keys().map(String::as_str)))
             .collect::<std::collections::BTreeSet<_>>(),
         // FAPI 2.0 §5.3.2.2: code only; elsewhere the hybrid and implicit types too, which
         // clients use only if they registered them.

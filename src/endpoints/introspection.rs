@@ -8,7 +8,6 @@
 //! encrypted to it if it registered `introspection_encrypted_response_alg`.
 
 use super::revocation::{classify, Known};
-use crate::app::App;
 use crate::error::OAuthError;
 use crate::http::params::FormParams;
 use crate::tenant::Issuer;
@@ -101,8 +100,8 @@ async fn handle(app: &Issuer, headers: &HeaderMap, form: Result<FormParams, OAut
 /// RFC 7662 §4 lets the server tell a caller that a token is not for it: a registered resource
 /// server introspecting (as its `client_id`) learns only of tokens whose audience it is, so it
 /// cannot be fooled into honouring a token meant for another resource.
-fn meant_for(app: &App, caller: &crate::registry::Client, claims: &AccessTokenClaims) -> bool {
-    let mut own = app.config.resource_servers.iter().filter(|rs| rs.client_id.as_deref() == Some(caller.id())).peekable();
+fn meant_for(app: &Issuer, caller: &crate::registry::Client, claims: &AccessTokenClaims) -> bool {
+    let mut own = app.tenant.resource_servers.iter().filter(|rs| rs.client_id.as_deref() == Some(caller.id())).peekable();
     own.peek().is_none() || own.any(|rs| claims.aud.iter().any(|a| a == &rs.uri))
 }
 

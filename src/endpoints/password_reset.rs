@@ -90,7 +90,7 @@ pub async fn forgot(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
     let token = random_token();
     let link = format!("{}?token={token}", app.endpoint(RESET));
     let minutes = app.config.password_reset_ttl.div_ceil(60).to_string();
-    let lang = target.as_ref().map_or_else(|| app.config.default_locale.clone(), |(u, _)| crate::mail::language_of(&app, u));
+    let lang = target.as_ref().map_or_else(|| app.tenant.ui.language(None, None).to_string(), |(u, _)| crate::mail::language_of(&app, u));
     let (subject, sealed) = crate::mail::compose(&app, &lang, "mail-reset-subject", "mail_reset.txt", serde_json::json!({"link": link, "minutes": minutes}));
     let (id, email) = target.as_ref().map_or((String::new(), String::new()), |(u, e)| (u.id.clone(), e.clone()));
     let (hash, expires, tenant) = (sha256(token.as_bytes()).to_vec(), (now() + app.config.password_reset_ttl) as i64, app.tenant.id);

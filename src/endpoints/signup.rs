@@ -41,9 +41,9 @@ fn off() -> Response {
     error_page(StatusCode::NOT_FOUND, "err-signup-off")
 }
 
-fn required(app: &App) -> Vec<&str> {
-    let mut r: Vec<&str> = app.config.signup_required.split_whitespace().collect();
-    if app.config.signup_verify_email && !r.contains(&"email") {
+fn required(app: &Issuer) -> Vec<&str> {
+    let mut r: Vec<&str> = app.tenant.policies.signup_required.iter().map(String::as_str).collect();
+    if app.tenant.policies.signup_verify_email && !r.contains(&"email") {
         r.push("email");
     }
     r
@@ -69,7 +69,7 @@ fn form_page(app: &Issuer, headers: &HeaderMap, typed: &Map<String, Value>, erro
 
 /// `GET /signup[?challenge=…]`.
 pub async fn page(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
-    if !app.config.signup {
+    if !app.tenant.policies.signup {
         return off();
     }
     let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
@@ -82,7 +82,7 @@ pub async fn page(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) ->
 
 /// `POST /signup`.
 pub async fn submit(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
-    if !app.config.signup {
+    if !app.tenant.policies.signup {
         return off();
     }
     let Ok(FormParams(params)) = form else { return error_page(StatusCode::BAD_REQUEST, "err-form-expired") };
@@ -158,7 +158,7 @@ pub async fn submit(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
         Ok(u) => u,
         Err(why) => return again(Msg::new("profile-invalid").detail(why), StatusCode::UNPROCESSABLE_ENTITY),
     };
-    if !app.config.signup_verify_email {
+    if !app.tenant.policies.signup_verify_email {
         // The account exists at once, so there is nobody to write to first: a taken name or
         // address is said to be (docs/security.md, "Self-registration").
         if name_taken {
@@ -304,7 +304,7 @@ fn choose_page(_app: &App, _headers: &HeaderMap, token: &str, username: &str, er
 
 /// `GET /signup/verify?token=…`: a button that confirms (link scanners only GET).
 pub async fn verify_page(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
-    if !app.config.signup {
+    if !app.tenant.policies.signup {
         return off();
     }
     let params = Params::parse(query.unwrap_or_default().as_bytes()).unwrap_or_default();
@@ -324,7 +324,7 @@ pub async fn verify_page(app: Issuer, headers: HeaderMap, RawQuery(query): RawQu
 /// password they set there) and goes on with it; elsewhere, or later, the page says to
 /// return to the application.
 pub async fn verify(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
-    if !app.config.signup {
+    if !app.tenant.policies.signup {
         return off();
     }
     let Ok(FormParams(params)) = form else { return error_page(StatusCode::BAD_REQUEST, "err-signup-link") };

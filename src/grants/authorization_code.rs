@@ -1,7 +1,6 @@
 //! `grant_type=authorization_code` (RFC 6749 §4.1.3, RFC 7636 §4.6, OpenID Connect Core §3.1.3).
 
 use super::{issue_for_user, GrantHandler, TokenResponse, UserGrant};
-use crate::app::App;
 use crate::audit::AuditEvent;
 use crate::error::{OAuthError, OAuthResult};
 use crate::http::params::Params;
@@ -119,7 +118,7 @@ impl GrantHandler for AuthorizationCodeGrant {
 /// granted. A request without `openid` is OAuth 2.0/2.1, where it is the server's policy
 /// (OAuth 2.1 §4.3): `oauth_refresh_tokens`, or the named resource servers' `refresh_tokens`.
 /// Such a family, like every grant without `offline_access`, ends with the login session.
-pub(crate) fn refresh_granted(app: &App, scope: &str, resources: &[String]) -> bool {
+pub(crate) fn refresh_granted(app: &crate::tenant::Issuer, scope: &str, resources: &[String]) -> bool {
     let mut openid = false;
     for s in split_list(scope) {
         match s {
@@ -135,7 +134,7 @@ pub(crate) fn refresh_granted(app: &App, scope: &str, resources: &[String]) -> b
     if resources.is_empty() {
         return default;
     }
-    resources.iter().all(|r| app.config.resource_server(r).and_then(|rs| rs.refresh_tokens).unwrap_or(default))
+    resources.iter().all(|r| app.tenant.resource_server(r).and_then(|rs| rs.refresh_tokens).unwrap_or(default))
 }
 
 /// RFC 7636 §4.1: 43–128 characters of [A-Z a-z 0-9 - . _ ~].

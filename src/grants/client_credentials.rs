@@ -2,7 +2,6 @@
 //! The access token's `sub` is the client (RFC 9068 §2.2); no refresh or ID token.
 
 use super::{allowed_targets, GrantHandler, TokenResponse};
-use crate::app::App;
 use crate::error::{OAuthError, OAuthResult};
 use crate::http::params::Params;
 use crate::registry::clients::USER_SCOPES;
@@ -49,7 +48,7 @@ impl GrantHandler for ClientCredentialsGrant {
 
 /// The requested scopes, all of which the client must be allowed and none of which may speak
 /// for a user. No scope requested: every non-user scope the client has.
-fn machine_scope(app: &App, client: &Client, resources: &[String], requested: Option<&str>) -> OAuthResult<String> {
+fn machine_scope(app: &crate::tenant::Issuer, client: &Client, resources: &[String], requested: Option<&str>) -> OAuthResult<String> {
     let mut out: Vec<&str> = Vec::new();
     match requested {
         Some(r) => {

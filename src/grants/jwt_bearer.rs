@@ -224,7 +224,7 @@ fn asserted_resources(jag: &IdJag) -> Vec<String> {
 
 /// The request's scope (or, without one, the assertion's), within what the assertion says
 /// the user allowed and what the client may have.
-fn granted_scope(app: &App, client: &Client, resources: &[String], asserted: Option<&str>, requested: Option<&str>) -> OAuthResult<String> {
+fn granted_scope(app: &crate::tenant::Issuer, client: &Client, resources: &[String], asserted: Option<&str>, requested: Option<&str>) -> OAuthResult<String> {
     let Some(wanted) = requested.or(asserted) else {
         return Err(OAuthError::invalid_scope("neither the request nor the assertion names a scope"));
     };

@@ -328,7 +328,7 @@ pub async fn issue_tokens(app: &Issuer, i: Issuance<'_>) -> OAuthResult<TokenRes
 /// The audiences a token may carry: each requested `audience` and `resource` must be in the
 /// client's allowed lists (RFC 8693 §2.2.2 `invalid_target` otherwise). None requested: the
 /// default resource.
-pub fn allowed_targets(app: &App, client: &Client, params: &Params) -> OAuthResult<Vec<String>> {
+pub fn allowed_targets(app: &crate::tenant::Issuer, client: &Client, params: &Params) -> OAuthResult<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
     for a in params.get_all("audience") {
         if !client.meta.allowed_audiences.iter().any(|x| x == a) {
@@ -348,7 +348,7 @@ pub fn allowed_targets(app: &App, client: &Client, params: &Params) -> OAuthResu
 
 /// The resources of a grant that names its own (an assertion's `resource`): the request may
 /// narrow them (RFC 8707 §2.2), and each must be one this client may have.
-pub fn allowed_targets_from(app: &App, client: &Client, granted: &[String], requested: &[String]) -> OAuthResult<Vec<String>> {
+pub fn allowed_targets_from(app: &crate::tenant::Issuer, client: &Client, granted: &[String], requested: &[String]) -> OAuthResult<Vec<String>> {
     let chosen = match granted.is_empty() {
         true => requested.to_vec(),
         false => crate::resources::narrow(granted, requested)?,

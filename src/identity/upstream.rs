@@ -75,6 +75,10 @@ pub struct Upstreams {
     /// Shared by every tenant's `Upstreams`: building a client reads the system's root
     /// certificates, which for 1,000 tenants was half of the start time.
     http: Arc<Fetcher>,
+    /// What tenants' own providers are reached through: the fetcher's address policy
+    /// (`fetch_allow_private_addresses`), since a tenant's settings are not the operator's
+    /// configuration file. Shared as `http` is.
+    tenant_http: Arc<Fetcher>,
     endpoints: Mutex<HashMap<String, Arc<Endpoints>>>,
     keys: Mutex<HashMap<String, CachedKeys>>,
     min_refetch: Duration,
@@ -110,15 +114,17 @@ impl Upstreams {
     /// `providers`, with the deployment's fetch settings.
     pub fn from_list(config: &crate::config::Config, providers: Vec<IdentityProvider>) -> anyhow::Result<Self> {
         let timeout = Duration::from_secs(config.fetch_timeout.max(1));
-        Self::with_client(config, providers, Arc::new(Fetcher::for_operator(timeout, MAX_BYTES)?))
+        let tenant_http = Arc::new(Fetcher::new(timeout, MAX_BYTES, config.fetch_allow_private_addresses, tokio::sync::Semaphore::MAX_PERMITS)?);
+        Self::with_client(config, providers, Arc::new(Fetcher::for_operator(timeout, MAX_BYTES)?), tenant_http)
     }
 
-    /// `providers` on this one's HTTP client (another tenant's).
-    pub fn sharing(&self, config: &crate::config::Config, providers: Vec<IdentityProvider>) -> anyhow::Result<Self> {
-        Self::with_client(config, providers, self.http.clone())
+    /// A tenant's own `providers`, on the HTTP client with the address policy (shared by
+    /// every tenant).
+    pub fn for_tenant(&self, config: &crate::config::Config, providers: Vec<IdentityProvider>) -> anyhow::Result<Self> {
+        Self::with_client(config, providers, self.tenant_http.clone(), self.tenant_http.clone())
     }
 
-    fn with_client(config: &crate::config::Config, providers: Vec<IdentityProvider>, http: Arc<Fetcher>) -> anyhow::Result<Self> {
+    fn with_client(config: &crate::config::Config, providers: Vec<IdentityProvider>, http: Arc<Fetcher>, tenant_http: Arc<Fetcher>) -> anyhow::Result<Self> {
         let mut assertion_keys = HashMap::new();
         for p in &providers {
             if let Some(file) = &p.private_key_file {
@@ -129,6 +135,7 @@ impl Upstreams {
             assertion_keys,
             providers,
             http,
+            tenant_http,
             endpoints: Mutex::new(HashMap::new()),
             keys: Mutex::new(HashMap::new()),
             min_refetch: Duration::from_secs(config.client_jwks_min_refetch),

@@ -53,6 +53,16 @@ struct Entry {
     fresh_for: Duration,
 }
 
+/// A document client is made for one tenant (its scopes include the tenant's resource
+/// servers'), so another tenant's lookup must not find it: the default tenant's key is the URL
+/// (no allocation), another's has the tenant's number before it (a URL has no `\x1f`).
+fn cache_key(tenant: crate::tenant::TenantId, url: &str) -> std::borrow::Cow<'_, str> {
+    match tenant.is_default() {
+        true => std::borrow::Cow::Borrowed(url),
+        false => std::borrow::Cow::Owned(format!("{}\x1f{url}", tenant.0)),
+    }
+}
+
 pub struct ClientDocuments {
     entries: Mutex<BoundedMap<Entry>>,
 }
@@ -63,23 +73,24 @@ impl ClientDocuments {
     }
 
     /// The document client named by `url`: from memory while fresh, else fetched and checked.
-    pub async fn resolve(&self, app: &App, url: &str) -> Result<Arc<Client>, DocumentError> {
+    pub async fn resolve(&self, app: &crate::tenant::Issuer, url: &str) -> Result<Arc<Client>, DocumentError> {
         let parsed = check_url(app, url)?;
-        if let Some(e) = self.entries.lock().get(url).filter(|e| e.fetched.elapsed() < e.fresh_for) {
+        let key = cache_key(app.tenant.id, url);
+        if let Some(e) = self.entries.lock().get(&key).filter(|e| e.fetched.elapsed() < e.fresh_for) {
             return Ok(e.client.clone());
         }
         let fetched = app.fetcher.get(parsed.as_str()).await?;
         let client = Arc::new(client_from_document(app, url, fetched.json)?);
         let ttl = fetched.max_age.unwrap_or(app.config.client_id_metadata_document_ttl).min(app.config.client_id_metadata_document_max_ttl);
         // Beyond the bound the oldest fetch goes: a flood of new URLs cannot grow memory.
-        self.entries.lock().insert(url.to_string(), Entry { client: client.clone(), fetched: Instant::now(), fresh_for: Duration::from_secs(ttl) });
+        self.entries.lock().insert(key.into_owned(), Entry { client: client.clone(), fetched: Instant::now(), fresh_for: Duration::from_secs(ttl) });
         Ok(client)
     }
 
     /// The last document seen for `url`, however old: for code paths after the flow started
     /// (token checks, signing choices) that must not fetch.
-    pub fn cached(&self, url: &str) -> Option<Arc<Client>> {
-        self.entries.lock().get(url).map(|e| e.client.clone())
+    pub fn cached(&self, tenant: crate::tenant::TenantId, url: &str) -> Option<Arc<Client>> {
+        self.entries.lock().get(&cache_key(tenant, url)).map(|e| e.client.clone())
     }
 
     pub fn len(&self) -> usize {
@@ -162,7 +173,7 @@ struct Document {
     dpop_bound_access_tokens: Option<bool>,
 }
 
-fn client_from_document(app: &App, url: &str, json: Value) -> Result<Client, DocumentError> {
+fn client_from_document(app: &crate::tenant::Issuer, url: &str, json: Value) -> Result<Client, DocumentError> {
     let invalid = |m: String| DocumentError::Invalid(m);
     let doc: Document = serde_json::from_value(json).map_err(|e| invalid(e.to_string()))?;
     // Draft §4.1: the document names itself, exactly.

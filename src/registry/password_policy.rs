@@ -7,7 +7,8 @@ use std::collections::HashSet;
 
 pub struct PasswordPolicy {
     min_length: usize,
-    breached: HashSet<[u8; 32]>,
+    /// Shared by the tenants whose policies differ in length only: the list is read once.
+    breached: std::sync::Arc<HashSet<[u8; 32]>>,
 }
 
 /// Why a password is refused: a message id of the pages.
@@ -23,7 +24,7 @@ impl PasswordPolicy {
             }
             tracing::info!(passwords = breached.len(), "breached password list loaded");
         }
-        Ok(Self { min_length: config.password_min_length, breached })
+        Ok(Self { min_length: config.password_min_length, breached: std::sync::Arc::new(breached) })
     }
 
     pub fn check(&self, password: &str, username: &str) -> Result<(), Refusal> {
@@ -38,6 +39,11 @@ impl PasswordPolicy {
             return Err("password-breached");
         }
         Ok(())
+    }
+
+    /// This policy with another minimum length (a tenant's `password_min_length`).
+    pub fn with_min_length(&self, min_length: usize) -> Self {
+        Self { min_length, breached: self.breached.clone() }
     }
 
     pub fn min_length(&self) -> usize {

@@ -22,6 +22,7 @@ use axum::http::request::Parts;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+pub mod overrides;
 pub mod rows;
 mod set;
 pub use set::Tenants;
@@ -72,6 +73,12 @@ pub struct Tenant {
     pub password_policy: Arc<crate::registry::password_policy::PasswordPolicy>,
     /// Upstream identity providers users may sign in with (`identity`).
     pub upstreams: crate::identity::upstream::Upstreams,
+    /// Resource servers (RFC 8707) tokens may be asked for (`resources`): the deployment's
+    /// for the default tenant, a tenant's own when its settings list them. Copied once
+    /// when the tenant is built, so the token path reads a slice and allocates nothing.
+    pub resource_servers: Vec<crate::config::agents::ResourceServer>,
+    /// Sign-up, second-factor and mail settings the tenant may set (`overrides`).
+    pub policies: Policies,
     /// Seals interaction state into forms and URLs (`http::sealed`), under the tenant's own
     /// key: a form, pushed request or logout confirmation of one tenant opens at no other.
     pub sealer: crate::http::sealed::Sealer,
@@ -108,6 +115,8 @@ impl Tenant {
             passkeys: crate::factors::passkey::Passkeys::from_config(config, vault, id)?,
             password_policy: Arc::new(crate::registry::password_policy::PasswordPolicy::from_config(config)?),
             upstreams: crate::identity::upstream::Upstreams::new(config)?,
+            resource_servers: config.resource_servers.clone(),
+            policies: Policies::of(config, false)?,
             ui: Arc::new(load_ui(config, &config.product_name)?),
             keys,
         })
@@ -120,10 +129,18 @@ impl Tenant {
         let Shared { config, db, vault } = shared;
         let id = row.id;
         let (issuer, base) = issuer_and_base(config, row);
-        let ui = match &row.settings.product_name {
-            Some(name) => Arc::new(load_ui(config, name)?),
-            None => default.ui.clone(),
+        let settings = &row.settings;
+        // The deployment's settings with the tenant's on top, checked when they were stored.
+        let effective = settings.effective(config);
+        let ui = match settings.product_name.is_some() || settings.default_locale.is_some() {
+            true => Arc::new(load_ui(&effective, &effective.product_name)?),
+            false => default.ui.clone(),
         };
+        let password_policy = match settings.password_min_length {
+            Some(n) => Arc::new(default.password_policy.with_min_length(n)),
+            None => default.password_policy.clone(),
+        };
+        let upstreams = default.upstreams.for_tenant(config, own_upstreams(settings, vault, &row.slug))?;
         let passkeys = match row.hosts.is_empty() {
             true => crate::factors::passkey::Passkeys::for_path_tenant(default.passkeys.as_ref(), vault, id),
             false => crate::factors::passkey::Passkeys::for_tenant(config, vault, id, Some(&issuer))?,
@@ -141,13 +158,20 @@ impl Tenant {
             base,
             profile: config.profile(),
             passkeys,
-            password_policy: default.password_policy.clone(),
+            password_policy,
             // Upstream providers are registered with an issuer's redirect URI: a tenant's own
             // come with its overrides, never the default tenant's.
-            upstreams: default.upstreams.sharing(config, Vec::new())?,
+            upstreams,
+            resource_servers: effective.resource_servers.clone(),
+            policies: Policies::of(&effective, settings.mail_from.is_some())?,
             ui,
             keys: key_manager(config, db, vault, id).await?,
         })
+    }
+
+    /// The resource server registered for `uri`, if any.
+    pub fn resource_server(&self, uri: &str) -> Option<&crate::config::agents::ResourceServer> {
+        self.resource_servers.iter().find(|r| r.uri == uri)
     }
 
     /// One of Authrim's own pages as a client (`endpoints::first_party`). Their ids share a
@@ -157,6 +181,52 @@ impl Tenant {
             true => self.first_party.get(client_id).cloned(),
             false => None,
         }
+    }
+}
+
+/// A tenant's own upstream providers, their secrets opened. One whose secret does not open
+/// (the key-encryption key was changed) is left out and logged: the tenant and every other
+/// stay served.
+fn own_upstreams(settings: &rows::Overrides, vault: &crate::keys::Vault, slug: &str) -> Vec<crate::config::upstreams::IdentityProvider> {
+    let mut out = Vec::new();
+    for u in settings.identity_providers.iter().flatten() {
+        match u.opened(vault, slug) {
+            Ok(p) => out.push(p),
+            Err(e) => tracing::error!(tenant = slug, error = %e, "a tenant's identity provider is left out"),
+        }
+    }
+    out
+}
+
+/// Settings a tenant may set that are read as they are (`overrides`): sign-up, the second
+/// factor every sign-in needs, the sender of its mail.
+pub struct Policies {
+    /// `signup`.
+    pub signup: bool,
+    /// `signup_required`'s fields.
+    pub signup_required: Vec<String>,
+    /// `signup_verify_email`.
+    pub signup_verify_email: bool,
+    /// `mfa_policy`, as the least level every sign-in must reach.
+    pub required_level: crate::factors::Level,
+    /// `mail_from` when the tenant sets its own (`None`: the deployment's sender).
+    pub mail_from: Option<lettre::message::Mailbox>,
+}
+
+impl Policies {
+    /// From (effective) settings; `own_sender` when `mail_from` is the tenant's.
+    fn of(config: &Config, own_sender: bool) -> anyhow::Result<Self> {
+        let mail_from = match (own_sender, &config.mail_from) {
+            (true, Some(f)) => Some(f.parse().map_err(|e| anyhow::anyhow!("mail_from {f:?}: {e}"))?),
+            _ => None,
+        };
+        Ok(Self {
+            signup: config.signup,
+            signup_required: config.signup_required.split_whitespace().map(str::to_string).collect(),
+            signup_verify_email: config.signup_verify_email,
+            required_level: config.required_level(),
+            mail_from,
+        })
     }
 }
 
@@ -182,7 +252,7 @@ pub fn issuer_and_base(config: &Config, row: &rows::TenantRow) -> (String, Strin
 }
 
 /// The pages of a tenant whose name is `product`.
-fn load_ui(config: &Config, product: &str) -> anyhow::Result<crate::ui::Ui> {
+pub fn load_ui(config: &Config, product: &str) -> anyhow::Result<crate::ui::Ui> {
     crate::ui::Ui::load_theme(config.theme_dir.as_deref(), crate::ui::ThemeCss::from_setting(&config.theme_css), product, &config.default_locale)
 }
 
@@ -272,7 +342,7 @@ impl Issuer {
             return Some(c);
         }
         match crate::registry::documents::is_document_id(client_id) {
-            true => self.documents.cached(client_id),
+            true => self.documents.cached(self.tenant.id, client_id),
             false => self.registry().client(client_id),
         }
     }

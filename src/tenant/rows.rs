@@ -43,29 +43,10 @@ impl State {
     }
 }
 
-/// What a tenant sets differently from the deployment. Only what is listed here can differ;
-/// everything else is the deployment's (docs/configuration.md says which settings are whose).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Overrides {
-    /// The name its pages show (`product_name`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub product_name: Option<String>,
-}
-
-impl Overrides {
-    pub fn validate(&self) -> Result<(), String> {
-        if let Some(name) = &self.product_name {
-            if name.trim().is_empty() || name.len() > 100 || name.chars().any(char::is_control) {
-                return Err("product_name must be 1 to 100 printable characters".into());
-            }
-        }
-        Ok(())
-    }
-}
+pub use super::overrides::Overrides;
 
 /// One tenant as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct TenantRow {
     #[schema(value_type = u32)]
     pub id: TenantId,
@@ -180,7 +161,7 @@ pub fn create(sql: &mut dyn Sql, slug: &str, hosts: &[String], settings: &Overri
     let id = TenantId(u32::try_from(next).map_err(|_| StoreError::Database("tenant ids exhausted".into()))?);
     check_hosts_free(sql, id, hosts)?;
     let now = crate::util::now() as i64;
-    let json = serde_json::to_string(settings).map_err(|e| StoreError::Database(e.to_string()))?;
+    let json = settings.stored_json();
     sql.execute(
         "INSERT INTO tenants (tenant_id, slug, state, settings, created_at, updated_at) VALUES (?1, ?2, 'active', ?3, ?4, ?4)",
         crate::params![id, slug, json.as_str(), now],
@@ -210,7 +191,8 @@ pub fn update(sql: &mut dyn Sql, id: TenantId, change: Change) -> StoreResult<Op
     }
     let state = change.state.unwrap_or(row.state);
     let settings = change.settings.unwrap_or(row.settings);
-    let json = serde_json::to_string(&settings).map_err(|e| StoreError::Database(e.to_string()))?;
+    // Sealed secrets stored as they are: an upstream's secret is never in the row in clear.
+    let json = settings.stored_json();
     sql.execute(
         "UPDATE tenants SET state = ?2, settings = ?3, updated_at = ?4 WHERE tenant_id = ?1",
         crate::params![id, state.as_str(), json.as_str(), crate::util::now() as i64],

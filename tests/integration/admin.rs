@@ -319,8 +319,14 @@ async fn the_openapi_document_describes_every_admin_operation() {
             assert_eq!(st, 401, "{m} {concrete}");
         }
     }
-    for schema in ["ClientInput", "UserInput", "TokenExchangePolicy", "RegistrationTokenRequest", "Enrol", "NewTenant", "TenantChange", "NewCredential", "Credential", "OrganizationInput", "MemberInput"] {
+    for schema in ["ClientInput", "UserInput", "TokenExchangePolicy", "RegistrationTokenRequest", "Enrol", "NewTenant", "TenantChange", "SettingsPatch", "Overrides", "NewCredential", "Credential", "OrganizationInput", "MemberInput"] {
         assert!(doc["components"]["schemas"][schema].is_object(), "{schema}");
+    }
+    // What a tenant may set: in the change (SettingsPatch) and as shown (Overrides).
+    for key in ["product_name", "default_locale", "password_min_length", "signup", "signup_required", "signup_verify_email", "mfa_policy", "mail_from", "identity_providers", "resource_servers"] {
+        for schema in ["SettingsPatch", "Overrides"] {
+            assert!(doc["components"]["schemas"][schema]["properties"][key].is_object(), "{schema}.{key}");
+        }
     }
     assert_eq!(doc["components"]["securitySchemes"]["admin_token"]["scheme"], "bearer");
 }

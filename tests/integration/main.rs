@@ -58,4 +58,5 @@ mod throttle;
 mod token;
 mod upstream;
 mod tenants;
+mod tenant_overrides;
 mod userinfo;

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 /// GET `url` and follow redirects among our two servers (any 127.0.0.x), as a browser does;
 /// stops at the client's redirect URI.
-async fn follow(browser: &Browser, url: &str) -> Page {
+pub(crate) async fn follow(browser: &Browser, url: &str) -> Page {
     let mut url = url.to_string();
     for _ in 0..12 {
         let page = Page::from(browser.client.get(&url).send().await.unwrap()).await;
@@ -38,7 +38,7 @@ fn origin(url: &str) -> String {
 }
 
 /// POST a form at `base` and follow.
-async fn submit(browser: &Browser, base: &str, path: &str, form: &[(&str, &str)]) -> Page {
+pub(crate) async fn submit(browser: &Browser, base: &str, path: &str, form: &[(&str, &str)]) -> Page {
     let page = Page::from(browser.client.post(format!("{base}{path}")).form(form).send().await.unwrap()).await;
     match page.location.clone() {
         Some(loc) if page.status == 303 && !loc.starts_with(REDIRECT) => follow(browser, &if loc.starts_with('/') { format!("{base}{loc}") } else { loc }).await,
@@ -52,7 +52,7 @@ fn field(page: &Page, name: &str) -> String {
 
 /// The upstream: an Authrim on 127.0.0.2, with a client for the downstream whose callback
 /// is `callback`, and a user `ulla`.
-async fn upstream(callback: &str) -> (TestServer, String) {
+pub(crate) async fn upstream(callback: &str) -> (TestServer, String) {
     let dir = tempfile::tempdir().unwrap();
     let mut config = test_config(dir.path());
     let port = config.listen.port();
@@ -105,7 +105,7 @@ async fn via_upstream(browser: &Browser, down: &TestServer, up: &TestServer) -> 
 }
 
 /// At the upstream's login page: sign in as `ulla`, consent; then wherever it leads.
-async fn upstream_login(browser: &Browser, up: &TestServer, page: Page) -> Page {
+pub(crate) async fn upstream_login(browser: &Browser, up: &TestServer, page: Page) -> Page {
     assert!(page.is_login(), "the upstream's login page: {}", page.html);
     let mut page = submit(browser, &up.url(""), "/login", &[("challenge", &page.challenge()), ("username", "ulla"), ("password", PASSWORD)]).await;
     if page.is_consent() && page.html.contains("downstream") {

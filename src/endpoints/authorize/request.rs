@@ -4,7 +4,6 @@
 use crate::factors::Level;
 use super::response::{ReplyTo, ResponseMode};
 use super::response_type::ResponseType;
-use crate::app::App;
 use crate::error::OAuthError;
 use crate::http::params::Params;
 use crate::registry::Client;
@@ -259,7 +258,7 @@ fn validate(app: &Issuer, p: &Params, via: Via, signed: bool) -> Result<Authoriz
 
 /// The requested scopes this client may have. Values we do not know or the client may not
 /// use are dropped (RFC 6749 §3.3 lets the server narrow the request); nothing left is an error.
-fn requested_scope(app: &App, client: &Client, resources: &[String], scope: Option<&str>) -> Result<String, OAuthError> {
+fn requested_scope(app: &crate::tenant::Issuer, client: &Client, resources: &[String], scope: Option<&str>) -> Result<String, OAuthError> {
     let scope = scope.ok_or_else(|| OAuthError::invalid_scope("missing parameter: scope"))?;
     let mut kept: Vec<&str> = Vec::new();
     for s in split_list(scope) {

@@ -7,7 +7,7 @@
 use super::{failed, not_found, notice, when, Change, Viewer};
 use crate::endpoints::admin_tenants::{self, NewTenant, TenantChange};
 use crate::endpoints::first_party::see_other;
-use crate::tenant::rows::{Overrides, State};
+use crate::tenant::rows::State;
 use crate::tenant::Issuer;
 use axum::extract::{Path, RawQuery};
 use axum::response::{IntoResponse, Response};
@@ -44,7 +44,7 @@ pub async fn create(app: Issuer, change: Change) -> Response {
     let new = NewTenant {
         slug: field(&change, "slug").unwrap_or_default(),
         hosts: field(&change, "host").into_iter().collect(),
-        settings: Overrides { product_name: field(&change, "product_name") },
+        settings: crate::tenant::overrides::SettingsPatch::product_name(field(&change, "product_name")),
     };
     match admin_tenants::create(&app, &change.admin.actor(), new).await {
         Ok(_) => see_other(app.base(), "/console/tenants?done=created"),
