@@ -44,6 +44,15 @@ async fn login_page(s: &TestServer, prefix: &str) -> String {
     res.text().await.unwrap()
 }
 
+/// The status of alice's password sign-in at `prefix` (403: the policy wants a factor she has
+/// not got).
+async fn password_sign_in(s: &TestServer, prefix: &str) -> u16 {
+    let b = crate::tenants::browser();
+    let login = Page::from(b.get(s.url(&format!("{prefix}/authorize"))).query(&request_query("code", "rp", &[])).send().await.unwrap()).await;
+    let form = [("challenge", login.challenge()), ("username", "alice".into()), ("password", PASSWORD.into())];
+    b.post(s.url(&format!("{prefix}/login"))).form(&form).send().await.unwrap().status().as_u16()
+}
+
 /// Sign up at `prefix` with `password`: whether the account was made, and the page.
 async fn signs_up(s: &TestServer, prefix: &str, username: &str, password: &str) -> (bool, String) {
     let b = s.browser();
@@ -138,6 +147,12 @@ async fn overrides_change_their_tenant_only(postgres: bool) {
     assert!(login_page(&s, "/t/globex").await.contains("<html lang=\"en\">"));
     assert!(login_page(&s, "").await.contains("<html lang=\"en\">"));
 
+    // A second factor at every sign-in of acme's (alice has none: refused), not globex's.
+    assert_eq!(patch(&s, "acme", json!({"mfa_policy": "required"})).await.0, 200);
+    assert_eq!(password_sign_in(&s, "/t/acme").await, 403);
+    assert_eq!(password_sign_in(&s, "/t/globex").await, 303);
+    assert_eq!(password_sign_in(&s, "").await, 303);
+
     // A PATCH merges: keys not named keep their value; null clears one (back to the
     // deployment's), served at once.
     let (status, body) = patch(&s, "acme", json!({"signup": null, "default_locale": null})).await;
@@ -147,8 +162,43 @@ async fn overrides_change_their_tenant_only(postgres: bool) {
     assert_eq!(status_of(&s, "/t/acme/signup").await, 404);
     assert_eq!(status_of(&s, "/t/globex/signup").await, 200);
     assert!(login_page(&s, "/t/acme").await.contains("<html lang=\"en\">"));
-    assert_eq!(patch(&s, "acme", json!({"resource_servers": null})).await.0, 200);
+    assert_eq!(patch(&s, "acme", json!({"resource_servers": null, "mfa_policy": null})).await.0, 200);
     assert_eq!(machine_token(&s, "/t/acme", &acme_secret).await.0, 400);
+    assert_eq!(password_sign_in(&s, "/t/acme").await, 303);
+}
+
+/// `authrim tenant set SLUG --settings-file`: checked as the API checks, the secret sealed and
+/// never printed, and a running server follows.
+#[tokio::test]
+async fn tenant_settings_set_by_the_cli_are_followed_by_a_running_server() {
+    let s = TestServer::start().await;
+    assert_eq!(s.admin(Method::POST, "/admin/tenants", Some(json!({"slug": "acme"}))).await.0, 201);
+    let secret = "cli-upstream-secret-9d2e";
+    let file = s.dir.path().join("acme.json");
+    let bad = s.dir.path().join("bad.json");
+    std::fs::write(&bad, json!({"password_min_length": 3}).to_string()).unwrap();
+    let out = crate::admin::cli(s.dir.path(), &["tenant", "set", "acme", "--settings-file", bad.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("password_min_length"), "{}", String::from_utf8_lossy(&out.stderr));
+    let settings = json!({
+        "resource_servers": [{"uri": MCP, "name": "Acme MCP", "scopes": {"acme:tools": "Use Acme's tools"}}],
+        "identity_providers": [{"id": "corp", "name": "Corp", "issuer": "https://corp.example", "client_id": "c", "client_secret": secret}],
+    });
+    std::fs::write(&file, settings.to_string()).unwrap();
+    let out = crate::admin::cli(s.dir.path(), &["tenant", "set", "acme", "--settings-file", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(printed.contains("\"client_secret_set\": true") && !printed.contains(secret), "{printed}");
+    let raw = s.server.app.db.read(|sql| sql.query("SELECT settings FROM tenants WHERE slug = 'acme'", &[])).await.unwrap()[0].text(0).unwrap();
+    assert!(!raw.contains(secret) && raw.contains("client_secret_sealed"), "the row holds the secret sealed: {raw}");
+    let start = std::time::Instant::now();
+    while !scopes_supported(&s, "/t/acme").await.contains(&"acme:tools".to_string()) {
+        assert!(start.elapsed() < std::time::Duration::from_secs(5), "the server never followed the CLI's change");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let (_, shown) = s.admin(Method::GET, "/admin/tenants/acme", None).await;
+    assert_eq!(shown["settings"]["identity_providers"][0]["client_secret_set"], true, "{shown}");
+    assert!(!scopes_supported(&s, "").await.contains(&"acme:tools".to_string()));
 }
 
 /// A tenant's own upstream provider (a second Authrim on 127.0.0.2) signs a user into that
