@@ -116,7 +116,7 @@ impl Tenant {
             password_policy: Arc::new(crate::registry::password_policy::PasswordPolicy::from_config(config)?),
             upstreams: crate::identity::upstream::Upstreams::new(config)?,
             resource_servers: config.resource_servers.clone(),
-            policies: Policies::of(config, false)?,
+            policies: Policies::of(config, false),
             ui: Arc::new(load_ui(config, &config.product_name)?),
             keys,
         })
@@ -133,7 +133,13 @@ impl Tenant {
         // The deployment's settings with the tenant's on top, checked when they were stored.
         let effective = settings.effective(config);
         let ui = match settings.product_name.is_some() || settings.default_locale.is_some() {
-            true => Arc::new(load_ui(&effective, &effective.product_name)?),
+            // Checked when stored; a theme changed since may lack the tenant's language: the
+            // tenant is then served with the deployment's pages rather than not at all (and
+            // no other tenant fails to start with it).
+            true => load_ui(&effective, &effective.product_name).map(Arc::new).unwrap_or_else(|e| {
+                tracing::error!(tenant = row.slug, error = %e, "a tenant's pages fall back to the deployment's");
+                default.ui.clone()
+            }),
             false => default.ui.clone(),
         };
         let password_policy = match settings.password_min_length {
@@ -163,7 +169,7 @@ impl Tenant {
             // come with its overrides, never the default tenant's.
             upstreams,
             resource_servers: effective.resource_servers.clone(),
-            policies: Policies::of(&effective, settings.mail_from.is_some())?,
+            policies: Policies::of(&effective, settings.mail_from.is_some()),
             ui,
             keys: key_manager(config, db, vault, id).await?,
         })
@@ -215,18 +221,20 @@ pub struct Policies {
 
 impl Policies {
     /// From (effective) settings; `own_sender` when `mail_from` is the tenant's.
-    fn of(config: &Config, own_sender: bool) -> anyhow::Result<Self> {
+    fn of(config: &Config, own_sender: bool) -> Self {
+        // Checked when stored (`Overrides::validate`): a sender that does not parse is the
+        // deployment's, never a tenant that cannot be built.
         let mail_from = match (own_sender, &config.mail_from) {
-            (true, Some(f)) => Some(f.parse().map_err(|e| anyhow::anyhow!("mail_from {f:?}: {e}"))?),
+            (true, Some(f)) => f.parse().inspect_err(|e| tracing::error!(mail_from = f, error = %e, "a tenant's sender is the deployment's")).ok(),
             _ => None,
         };
-        Ok(Self {
+        Self {
             signup: config.signup,
             signup_required: config.signup_required.split_whitespace().map(str::to_string).collect(),
             signup_verify_email: config.signup_verify_email,
             required_level: config.required_level(),
             mail_from,
-        })
+        }
     }
 }
 
