@@ -60,7 +60,8 @@ fn seal(vault: &crate::keys::Vault, body: &str) -> Vec<u8> {
 /// A message for the outbox, in `lang`: its subject (catalogue message `subject`), its body
 /// (template `template`, themeable, with `product` and `values`), the body sealed.
 pub fn compose(app: &Issuer, lang: &str, subject: &'static str, template: &str, values: serde_json::Value) -> (String, Vec<u8>) {
-    let product = app.config.product_name.clone();
+    // The tenant's name (its `product_name` when it sets one), as its pages show it.
+    let product = app.tenant.ui.product().to_string();
     let subject = app.tenant.ui.plain_text(lang, &crate::ui::Msg::new(subject).arg("product", product));
     // Every mail template rendered at start, in every language; a failure now is a bug.
     let body = app.tenant.ui.mail_body(lang, template, values).unwrap_or_else(|e| {

@@ -349,6 +349,11 @@ impl Ui {
         Ok(())
     }
 
+    /// The name the pages show (`product_name`, a tenant's own when it sets one).
+    pub fn product(&self) -> &str {
+        &self.product
+    }
+
     /// The languages pages are available in (discovery's `ui_locales_supported`).
     pub fn languages(&self) -> &[String] {
         &self.languages

@@ -1,9 +1,9 @@
 //! A tenant's own settings (issue 31; `tenant::overrides`): upstream identity providers,
-//! resource servers, sign-up, password policy and default language, each set through
-//! `PATCH /admin/tenants/{slug}`, served at once, changing the tenant it is set on and no
-//! other (the default tenant and a second tenant keep the deployment's); an invalid one
-//! refused with 400 and nothing changed; an upstream's secret never shown. On SQLite and
-//! PostgreSQL.
+//! resource servers, sign-up, password and second-factor policy, mail sender and default
+//! language, each set through `PATCH /admin/tenants/{slug}` (or the CLI), served at once,
+//! changing the tenant it is set on and no other (the default tenant and a second tenant keep
+//! the deployment's); an invalid one refused with 400 and nothing changed; an upstream's secret
+//! never shown nor stored in clear. On SQLite and PostgreSQL.
 
 use crate::harness::*;
 use crate::tenants::rp_and_alice;
@@ -267,4 +267,34 @@ async fn a_tenants_own_upstream_signs_its_users_in_and_no_other_tenant_offers_it
     // Cleared: acme offers it no more.
     assert_eq!(patch(&down, "acme", json!({"identity_providers": null})).await.0, 200);
     assert!(!login_page(&down, "/t/acme").await.contains("Upstream Co"));
+}
+
+/// A tenant's `mail_from` and name are its mail's sender and subject; another tenant's mail
+/// keeps the deployment's.
+#[tokio::test]
+async fn a_tenants_mail_comes_from_its_own_sender() {
+    let (smtp_url, mail) = crate::mail::mail_server().await;
+    let s = TestServer::start_with(|c| c.smtp_url = Some(smtp_url)).await;
+    for slug in ["acme", "globex"] {
+        assert_eq!(s.admin(Method::POST, "/admin/tenants", Some(json!({"slug": slug}))).await.0, 201);
+    }
+    let (status, body) = patch(&s, "acme", json!({"mail_from": "Acme Support <support@acme.example>", "product_name": "Acme Sign-in"})).await;
+    assert_eq!(status, 200, "{body}");
+    for (prefix, email) in [("/t/acme", "alice@acme.example"), ("/t/globex", "alice@globex.example")] {
+        let (status, user) = s.admin(Method::POST, &format!("{prefix}/admin/users"), Some(json!({"username": "alice", "password": PASSWORD, "claims": {"email": email}}))).await;
+        assert_eq!(status, 201, "{user}");
+        let b = s.browser();
+        let form = crate::passkeys::get(&b, &format!("{prefix}/login/forgot")).await;
+        crate::passkeys::post(&b, &format!("{prefix}/login/forgot"), &[("form", &crate::passkeys::field(&form, "form")), ("login", "alice")]).await;
+    }
+    let messages = crate::mail::wait_for(&mail, 2).await;
+    let header = |to: &str, name: &str| {
+        let m = messages.iter().find(|m| m.contains(to)).unwrap_or_else(|| panic!("no mail to {to}: {messages:?}"));
+        m.lines().find(|l| l.starts_with(name)).unwrap_or_default().to_string()
+    };
+    let (acme_from, globex_from) = (header("alice@acme.example", "From:"), header("alice@globex.example", "From:"));
+    assert!(acme_from.contains("support@acme.example"), "{acme_from}");
+    assert!(!globex_from.contains("acme.example") && globex_from.contains("noreply@"), "{globex_from}");
+    assert!(header("alice@acme.example", "Subject:").contains("Acme Sign-in"), "{messages:?}");
+    assert!(!header("alice@globex.example", "Subject:").contains("Acme"), "{messages:?}");
 }
