@@ -34,11 +34,15 @@ pub struct Tenants {
     set: RwLock<Arc<Set>>,
     /// Whether any tenant besides the default is served: when not, `resolve` reads nothing.
     others: AtomicBool,
+    /// Held from reading a tenant's row to putting what was built from it: a rebuild told of
+    /// an earlier change (another node's notification, the change log) that read the row
+    /// before a later change committed cannot put its stale tenant over the later one's.
+    rebuilding: tokio::sync::Mutex<()>,
 }
 
 impl Tenants {
     pub fn new(default: Tenant) -> Self {
-        Self { default: Arc::new(default), set: RwLock::new(Arc::default()), others: AtomicBool::new(false) }
+        Self { default: Arc::new(default), set: RwLock::new(Arc::default()), others: AtomicBool::new(false), rebuilding: tokio::sync::Mutex::new(()) }
     }
 
     pub fn default_tenant(&self) -> &Arc<Tenant> {
@@ -219,6 +223,7 @@ impl Tenants {
         if id.is_default() {
             return Ok(());
         }
+        let _one_at_a_time = self.rebuilding.lock().await;
         let row = shared.db.read(move |sql| super::rows::load_one(sql, id)).await?;
         match row.as_ref().and_then(|r| Some((r, served(r.state)?))) {
             Some((row, active)) => self.put(vec![(Arc::new(Tenant::build(shared, row, &self.default).await?), active)]),
