@@ -36,13 +36,14 @@ let page;
 const at = (path) => new URL(path, ISSUER).toString();
 const pathIs = (path) => (u) => u.pathname === path;
 
-// What a page shows: its path, status, heading, text, the navigation's links and the table rows.
+// What a page shows: its path, status, heading, text, the navigation's entries (not the
+// sign-out link) and the table rows.
 async function record(name, res) {
   const rec = {
     name, path: new URL(page.url()).pathname, status: res.status(),
     heading: ((await page.locator('h1').first().textContent()) ?? '').trim(),
     text: (await page.locator('main').innerText()).replace(/\s+/g, ' ').trim(),
-    nav: await page.locator('nav.console-nav a').evaluateAll((l) => l.map((a) => a.getAttribute('href'))),
+    nav: await page.locator('nav.console-nav li a').evaluateAll((l) => l.map((a) => a.getAttribute('href'))),
     rows: await page.locator('main tbody tr').evaluateAll((l) => l.map((r) => r.innerText.replace(/\s+/g, ' ').trim())),
     html: await page.content(),
   };
