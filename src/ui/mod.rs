@@ -588,7 +588,8 @@ mod tests {
             common(Page::new(StatusCode::OK, "console_organizations.html", "console-organizations"))
                 .with("orgs", [json!({"id": "org_1", "slug": "acme", "display_name": "Acme", "domains": ["acme.example"], "upstream": "idp", "upstream_name": "IdP", "members": 2})])
                 .with("upstreams", [json!({"id": "idp", "name": "IdP"})])
-                .with("typed", json!({"slug": "x", "upstream": "gone", "domains": ["a.example"]})),
+                .with("org", json!({"slug": "x", "upstream": "gone", "domains": ["a.example"]})),
+            common(Page::new(StatusCode::OK, "console_organizations.html", "console-organizations")).with("orgs", Vec::<serde_json::Value>::new()).with("upstreams", [json!({"id": "idp", "name": "IdP"})]).with("org", json!({})),
             common(Page::new(StatusCode::OK, "console_organization.html", "console-organization"))
                 .with("org", json!({"id": "org_1", "slug": "acme", "display_name": "Acme", "domains": [], "upstream": "gone", "upstream_name": "gone", "members": 1}))
                 .with("members", [json!({"id": "u1", "username": "bob", "email": null, "roles": "admin", "joined": "2026-01-01T00:00:00Z", "me": true})])

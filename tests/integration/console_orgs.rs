@@ -124,8 +124,10 @@ async fn organizations(postgres: bool) {
     assert_eq!(enter(&audrey, "audrey", Some(&audrey_totp)).await.status, 200);
     let seen = get(&audrey, &format!("/console/organizations/{acme_id}")).await;
     assert!(seen.status == 200 && seen.html.contains("acme.example") && !seen.html.contains("name=\"domains\"") && !seen.html.contains("/members\""), "{}", seen.html);
+    // Her CSRF token from a page that has a form (her own, disabled).
+    let token = csrf(&get(&audrey, &format!("/console/users/{auditor}")).await);
     for path in [format!("/console/organizations/{acme_id}/members"), format!("/console/organizations/{acme_id}"), format!("/console/organizations/{acme_id}/delete")] {
-        let refused = post(&audrey, &path, &[("csrf", &csrf(&seen)), ("user", "alice"), ("confirm", "acme"), ("display_name", "Audrey's")]).await;
+        let refused = post(&audrey, &path, &[("csrf", &token), ("user", "alice"), ("confirm", "acme"), ("display_name", "Audrey's")]).await;
         assert_eq!(refused.status, 403, "{path}: {}", refused.html);
     }
     assert_eq!(member_roles(&s, "acme", "alice").await, None);
@@ -281,7 +283,7 @@ async fn an_organization_administrator_manages_only_their_members() {
 async fn the_console_manages_admin_credentials() {
     let s = TestServer::start_with(|c| c.console_mfa = "if_enrolled".into()).await;
     let root = operator(&s, "root", &["admin"]).await;
-    operator(&s, "audrey", &["auditor"]).await;
+    let audrey = operator(&s, "audrey", &["auditor"]).await;
     let admin = s.browser();
     assert_eq!(enter(&admin, "root", None).await.status, 200);
     let list = get(&admin, "/console/credentials").await;
@@ -319,8 +321,10 @@ async fn the_console_manages_admin_credentials() {
     assert_eq!(enter(&auditor, "audrey", None).await.status, 200);
     let seen = get(&auditor, "/console/credentials").await;
     assert!(seen.status == 200 && seen.html.contains(&id) && !seen.html.contains("/revoke\"") && !seen.html.contains("name=\"expires_days\""), "{}", seen.html);
-    assert_eq!(post(&auditor, "/console/credentials", &[("csrf", &csrf(&seen)), ("name", "sneaky")]).await.status, 403);
-    assert_eq!(post(&auditor, &format!("/console/credentials/{id}/revoke"), &[("csrf", &csrf(&seen))]).await.status, 403);
+    // Her CSRF token from a page that has a form (her own, disabled).
+    let token_page = get(&auditor, &format!("/console/users/{audrey}")).await;
+    assert_eq!(post(&auditor, "/console/credentials", &[("csrf", &csrf(&token_page)), ("name", "sneaky")]).await.status, 403);
+    assert_eq!(post(&auditor, &format!("/console/credentials/{id}/revoke"), &[("csrf", &csrf(&token_page))]).await.status, 403);
     assert_eq!(api(token.clone()).await, 200);
 
     // Revoked: listed as such, refused at once; an unknown one is not found.

@@ -43,7 +43,8 @@ fn row(app: &Issuer, org: &Organization) -> Value {
 
 fn list_page(app: &Issuer, viewer: &Viewer) -> Page {
     let orgs: Vec<Value> = app.registry().list_organizations().iter().filter(|o| viewer.sees_org(&o.id)).map(|o| row(app, o)).collect();
-    viewer.page("console_organizations.html", "console-organizations", "organizations").with("orgs", orgs).with("upstreams", upstreams(app))
+    // `org`: the new organization's form, empty until a refused one is shown again.
+    viewer.page("console_organizations.html", "console-organizations", "organizations").with("orgs", orgs).with("upstreams", upstreams(app)).with("org", json!({}))
 }
 
 pub async fn list(app: Issuer, OrgViewer(viewer): OrgViewer, RawQuery(query): RawQuery) -> Response {
@@ -79,7 +80,7 @@ fn typed(params: &Params) -> Value {
 pub async fn create(app: Issuer, Change { admin, params }: Change) -> Response {
     match ops::create(&app, &admin.actor(), input(&params, true)).await {
         Ok(org) => see_other(app.base(), &format!("/console/organizations/{}?done=created", enc(&org.id))),
-        Err(e) => refused(list_page(&app, &admin).with("typed", typed(&params)), &e),
+        Err(e) => refused(list_page(&app, &admin).with("org", typed(&params)), &e),
     }
 }
 
