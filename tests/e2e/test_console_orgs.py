@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import subprocess
+import warnings
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ import requests
 
 from conftest import HTTP_TIMEOUT_S, REPO_ROOT, TIME_SCALE
 from test_browser import CHROMIUM, needs_browser
+from test_pages import axe_findings
 from test_passkeys import check_browser_clean
 
 PROGRAM = Path(__file__).resolve().parent / "browser" / "console_orgs.mjs"
@@ -50,6 +52,11 @@ def test_organization_administrator_in_the_console(start_authrim, tmp_path):
     assert resp.status_code == 201, resp.text
     totp = resp.json()["secret"]
     mia = server.create_user("mia", PASSWORD, {"email": "mia@example.com"})
+    resp = server.admin_post("/admin/users", {"username": "root", "password": PASSWORD, "roles": ["admin"]})
+    assert resp.status_code == 201, resp.text
+    resp = server.admin_post(f"/admin/users/{resp.json()['id']}/factors/totp", {"name": "Phone"})
+    assert resp.status_code == 201, resp.text
+    root = {"username": "root", "totp": resp.json()["secret"]}
     orgs = {}
     for slug, name in (("acme", "Acme Inc."), ("globex", "Globex Corporation")):
         resp = server.admin_post("/admin/organizations", {"slug": slug, "display_name": name, "domains": [f"{slug}.example"]})
@@ -60,7 +67,7 @@ def test_organization_administrator_in_the_console(start_authrim, tmp_path):
 
     shots = tmp_path / "screenshots"
     shots.mkdir()
-    env = dict(os.environ, ISSUER=server.issuer, PASSWORD=PASSWORD, ADMIN=json.dumps({"username": "olga", "totp": totp}),
+    env = dict(os.environ, ISSUER=server.issuer, PASSWORD=PASSWORD, ADMIN=json.dumps({"username": "olga", "totp": totp}), ROOT=json.dumps(root),
                ORG=orgs["acme"], OTHER=orgs["globex"], MEMBER="mia@example.com", CHROMIUM=CHROMIUM,
                ARTIFACTS_DIR=str(shots), WAIT_MS=str(WAIT_MS))
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -76,7 +83,7 @@ def test_organization_administrator_in_the_console(start_authrim, tmp_path):
             shutil.copy2(f, ARTIFACTS / (f"org-admin-{f.name}" if f.name.startswith("failure.") else f.name))
     assert done.returncode == 0, f"the browser program failed:\n{done.stderr}\n{done.stdout}"
     seen = json.loads(done.stdout.strip().splitlines()[-1])
-    report = json.dumps({k: v for k, v in seen.items() if k not in ("home", "added", "changed", "other", "users")}, indent=1) + \
+    report = json.dumps({k: v for k, v in seen.items() if k not in ("home", "added", "changed", "other", "users", "axe")}, indent=1) + \
         "\n" + json.dumps({k: {x: y for x, y in seen[k].items() if x != "html"} for k in ("home", "added", "changed", "other", "users")}, indent=1)
 
     # Signed in with the code, straight to their organizations: acme only, nothing else offered.
@@ -105,5 +112,18 @@ def test_organization_administrator_in_the_console(start_authrim, tmp_path):
         assert (page["path"], page["status"], page["heading"]) == (path, 403, "Outside your organizations"), report
         assert "globex" not in page["html"].lower() and "mia@example.com" not in page["html"], report
     assert admin(server, "GET", "/admin/organizations/globex/members").json()["members"] == [], "globex untouched"
+
+    # The tenant admin's organization and credential pages: no axe-core violation (WCAG 2.x A, AA).
+    assert seen["axe_tags"] == ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"], report
+    assert [(p["name"], p["status"]) for p in seen["axe"]] == [("organizations", 200), ("organization", 200), ("credentials", 200)], report
+    for p in seen["axe"]:
+        light, dark = p["axe"]
+        assert (light["dark"], dark["dark"]) == (False, True) and light["body_background"] != dark["body_background"], p["name"]
+        assert all("color-contrast" in run["passes"] + [v["id"] for v in run["violations"]] for run in p["axe"]), p["name"]
+    incomplete = axe_findings(seen["axe"], "incomplete")
+    if incomplete:
+        warnings.warn("axe-core could not decide (check by hand):\n" + "\n".join(incomplete))
+    violations = axe_findings(seen["axe"], "violations")
+    assert not violations, f"axe-core {seen['axe_version']} found:\n" + "\n".join(violations)
 
     check_browser_clean(seen, report, {(f"/console/organizations/{orgs['globex']}", 403), ("/console/users", 403)})

@@ -11,12 +11,15 @@
 // on it; then /console/users typed: the same refusal. Buttons are found by the forms they
 // post to, not by their words.
 //
-// Input, from the environment: ISSUER, PASSWORD, ADMIN (JSON: username, totp), ORG and OTHER
-// (organization ids), MEMBER (an e-mail address), CHROMIUM, ARTIFACTS_DIR, WAIT_MS. Output:
+// Then the tenant's admin, in a context that lets axe-core in, runs it on the organizations,
+// an organization's and the credentials pages (light and dark themes).
+//
+// Input, from the environment: ISSUER, PASSWORD, ADMIN and ROOT (JSON: username, totp), ORG
+// and OTHER (organization ids), MEMBER (an e-mail address), CHROMIUM, ARTIFACTS_DIR, WAIT_MS. Output:
 // one line of JSON, what the browser saw; a failed step exits 1 with the page on stderr.
 import { chromium } from 'playwright-core';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
-import { chromiumOptions, base32, hotp, step, newSeen, openReporting, closeAll, go, press, navigation, landed, screenshot } from './shared.mjs';
+import { chromiumOptions, base32, hotp, step, newSeen, openReporting, closeAll, go, press, navigation, landed, screenshot, runAxe, AXE } from './shared.mjs';
 
 const ISSUER = env('ISSUER');
 const PASSWORD = env('PASSWORD');
@@ -24,6 +27,7 @@ const ADMIN = JSON.parse(env('ADMIN'));
 const ORG = env('ORG');
 const OTHER = env('OTHER');
 const MEMBER = env('MEMBER');
+const ROOT = JSON.parse(env('ROOT'));
 const ARTIFACTS = env('ARTIFACTS_DIR');
 const WAIT_MS = Number(process.env.WAIT_MS || 10000);
 
@@ -33,6 +37,7 @@ const seen = newSeen();
 let browser;
 let context;
 let page;
+let axeContext;
 const at = (path) => new URL(path, ISSUER).toString();
 const pathIs = (path) => (u) => u.pathname === path;
 
@@ -81,8 +86,34 @@ async function main() {
   // Another organization's page, typed: refused by the server.
   const other = await record('other-organization', await go(page, at(`/console/organizations/${encodeURIComponent(OTHER)}`)));
   const users = await record('users', await go(page, at('/console/users')));
+  const axe = await axeWalk();
   const { console: messages, page_errors, csp_violations, error_responses, failed_requests, screenshots } = seen;
-  return { home, added, changed, other, users, console: messages, page_errors, csp_violations, error_responses, failed_requests, screenshots };
+  return { home, added, changed, other, users, axe, axe_version: AXE.version, axe_tags: AXE.tags, console: messages, page_errors, csp_violations, error_responses, failed_requests, screenshots };
 }
 
-runAndReport(main, () => ({ page, seen }), () => closeAll([context].filter(Boolean), browser));
+// The tenant admin (ROOT: role admin, an authenticator app) in a context of its own that
+// bypasses the pages' CSP (to inject axe-core; the walk above keeps it): the organizations
+// page with its form, ORG's page with its settings form and members, and the credentials
+// page, each checked by axe-core in the light and the dark theme.
+async function axeWalk() {
+  let p;
+  ({ context: axeContext, page: p } = await openReporting(browser, { ...newSeen() }, { walk: 'axe', who: ROOT.username },
+    { locale: 'en-US', bypassCSP: true }, { waitMs: WAIT_MS }));
+  page = p;
+  await go(page, at('/console'));
+  await page.locator('#username').fill(ROOT.username);
+  await page.locator('#password').fill(PASSWORD);
+  await press(page, 'form[action="/login"] button[type=submit]', pathIs('/login'));
+  await page.locator('#code').fill(hotp(base32(ROOT.totp), step()));
+  await press(page, 'form[action="/login/second-factor"] button[type=submit]', pathIs('/console'));
+  const out = [];
+  for (const [name, path] of [['organizations', '/console/organizations'], ['organization', `/console/organizations/${encodeURIComponent(ORG)}`],
+    ['credentials', '/console/credentials']]) {
+    const res = await go(page, at(path));
+    out.push({ walk: 'axe', name, method: 'GET', path, status: res.status(),
+      axe: [await runAxe(page, 'light', AXE), await runAxe(page, 'dark', AXE)] });
+  }
+  return out;
+}
+
+runAndReport(main, () => ({ page, seen }), () => closeAll([context, axeContext].filter(Boolean), browser));
