@@ -337,3 +337,36 @@ async fn the_console_manages_admin_credentials() {
         assert!(audit["events"].as_array().unwrap().iter().any(|e| e["event"] == kind && e["detail"]["admin"] == root.as_str()), "{kind}: {audit}");
     }
 }
+
+/// Organization administrators are a tenant's: one of another tenant's organization signs in
+/// to that tenant's console (its own issuer) and sees its organization only; at the default
+/// tenant's console the same name is nobody's administrator, and an organization of the
+/// default tenant is not reachable from the other tenant's console.
+#[tokio::test]
+async fn an_organization_administrator_is_one_tenants() {
+    let s = TestServer::start_with(|c| c.console_mfa = "if_enrolled".into()).await;
+    let (_, home_org) = s.admin(Method::POST, "/admin/organizations", Some(json!({"slug": "initech"}))).await;
+    assert_eq!(s.admin(Method::POST, "/admin/tenants", Some(json!({"slug": "other"}))).await.0, 201);
+    let (st, v) = s.admin(Method::POST, "/t/other/admin/users", Some(json!({"username": "olga", "password": PASSWORD}))).await;
+    assert_eq!(st, 201, "{v}");
+    let (_, acme) = s.admin(Method::POST, "/t/other/admin/organizations", Some(json!({"slug": "acme"}))).await;
+    assert_eq!(s.admin(Method::PUT, "/t/other/admin/organizations/acme/members/olga", Some(json!({"roles": ["admin"]}))).await.0, 200);
+    // The same username at the default tenant: no organization there.
+    s.user("olga", json!({})).await;
+
+    let browser = s.browser();
+    let login = get(&browser, "/t/other/console").await;
+    let home = post(&browser, "/t/other/login", &[("challenge", &login.challenge()), ("username", "olga"), ("password", PASSWORD)]).await;
+    assert_eq!(home.status, 200, "{}", home.html);
+    assert!(home.html.contains("href=\"/t/other/console/organizations/") && home.html.contains(">acme</a>"), "{}", home.html);
+    let theirs = get(&browser, &format!("/t/other/console/organizations/{}", acme["id"].as_str().unwrap())).await;
+    assert_eq!(theirs.status, 200, "{}", theirs.html);
+    // The default tenant's organization, by id or slug, from the other tenant's console: refused, as any not theirs.
+    for path in [format!("/t/other/console/organizations/{}", home_org["id"].as_str().unwrap()), "/t/other/console/organizations/initech".into(), "/t/other/console/users".into()] {
+        let page = get(&browser, &path).await;
+        assert!(page.status == 403 && !page.html.contains("initech"), "{path}: {}", page.html);
+    }
+    // The default tenant's console: the same name has no role there.
+    let denied = enter(&s.browser(), "olga", None).await;
+    assert!(denied.status == 403 && denied.html.contains("has no console role"), "{}", denied.html);
+}
