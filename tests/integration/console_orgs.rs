@@ -370,3 +370,25 @@ async fn an_organization_administrator_is_one_tenants() {
     let denied = enter(&s.browser(), "olga", None).await;
     assert!(denied.status == 403 && denied.html.contains("has no console role"), "{}", denied.html);
 }
+
+/// The console's recent-sign-in rule holds for an organization administrator too.
+#[tokio::test]
+async fn an_organization_administrator_signs_in_again_when_the_sign_in_is_old() {
+    let s = TestServer::start_with(|c| {
+        c.console_mfa = "if_enrolled".into();
+        c.console_max_age = 0;
+    })
+    .await;
+    s.user("olga", json!({})).await;
+    assert_eq!(s.admin(Method::POST, "/admin/organizations", Some(json!({"slug": "acme"}))).await.0, 201);
+    assert_eq!(s.admin(Method::PUT, "/admin/organizations/acme/members/olga", Some(json!({"roles": ["admin"]}))).await.0, 200);
+    let browser = s.browser();
+    let home = enter(&browser, "olga", None).await;
+    assert_eq!(home.status, 200, "{}", home.html);
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    for path in ["/console/organizations", "/console/organizations/acme"] {
+        let res = browser.client.get(format!("{}{path}", browser.base)).send().await.unwrap();
+        assert_eq!(res.status(), 303, "{path}");
+        assert_eq!(res.headers()["location"], "/console/login?reauth=1", "{path}");
+    }
+}
