@@ -14,6 +14,12 @@ pub const MAX_DOMAINS: usize = 50;
 pub const MAX_ROLES: usize = 50;
 const MAX_NAME: usize = 200;
 
+/// The organization role reserved for its administrators: a member who has it may sign in
+/// to the console (with its second factor and recent sign-in rules) and manage that
+/// organization's members and their roles, and nothing else of the tenant. Any other role
+/// name means only what the applications make of it (`org_roles` in tokens).
+pub const ORG_ADMIN_ROLE: &str = "admin";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Organization {
     #[serde(skip)]

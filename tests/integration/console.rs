@@ -12,7 +12,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 /// A user with console roles; returns their id.
-async fn operator(s: &TestServer, name: &str, roles: &[&str]) -> String {
+pub(crate) async fn operator(s: &TestServer, name: &str, roles: &[&str]) -> String {
     let (st, v) = s.admin(Method::POST, "/admin/users", Some(json!({"username": name, "password": PASSWORD, "roles": roles}))).await;
     assert_eq!(st, 201, "{v}");
     assert_eq!(v["roles"], json!(roles), "{v}");
@@ -20,14 +20,14 @@ async fn operator(s: &TestServer, name: &str, roles: &[&str]) -> String {
 }
 
 /// A TOTP factor for the user, through the admin API; returns its secret.
-async fn totp(s: &TestServer, user: &str) -> String {
+pub(crate) async fn totp(s: &TestServer, user: &str) -> String {
     let (st, v) = s.admin(Method::POST, &format!("/admin/users/{user}/factors/totp"), None).await;
     assert_eq!(st, 201, "{v}");
     v["secret"].as_str().unwrap().to_string()
 }
 
 /// Into the console: the sign-in it sends the browser to, the password, the code if asked.
-async fn enter(browser: &Browser, username: &str, totp: Option<&str>) -> Page {
+pub(crate) async fn enter(browser: &Browser, username: &str, totp: Option<&str>) -> Page {
     let login = get(browser, "/console").await;
     assert!(login.is_login(), "the console signs in through /authorize: {}", login.html);
     let mut page = post(browser, "/login", &[("challenge", &login.challenge()), ("username", username), ("password", PASSWORD)]).await;
@@ -38,7 +38,7 @@ async fn enter(browser: &Browser, username: &str, totp: Option<&str>) -> Page {
     page
 }
 
-fn csrf(page: &Page) -> String {
+pub(crate) fn csrf(page: &Page) -> String {
     field(page, "csrf")
 }
 

@@ -11,6 +11,7 @@ mod base_path;
 mod client_jwt;
 mod consent;
 mod console;
+mod console_orgs;
 mod ciba;
 mod cors;
 mod crash;
