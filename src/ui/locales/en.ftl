@@ -663,3 +663,5 @@ console-tenant-slug = Slug
 console-tenant-slug-help = Its name in URLs: lower-case letters, digits and dashes. It never changes and is never given again.
 console-tenant-host = Its own host (optional)
 console-tenant-name = Name on its pages (optional)
+login-password-organization = Leave the password empty if your organization signs you in: your work address takes you there.
+err-password-missing = Please enter your password.

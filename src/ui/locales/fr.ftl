@@ -661,3 +661,5 @@ console-tenant-slug = Identifiant
 console-tenant-slug-help = Son nom dans les URL : lettres minuscules, chiffres et tirets. Il ne change jamais et n’est jamais redonné.
 console-tenant-host = Son propre hôte (facultatif)
 console-tenant-name = Nom affiché sur ses pages (facultatif)
+login-password-organization = Laissez le mot de passe vide si votre organisation vous connecte : votre adresse professionnelle vous y mène.
+err-password-missing = Veuillez saisir votre mot de passe.

@@ -647,3 +647,5 @@ console-tenant-slug = スラッグ
 console-tenant-slug-help = URL に使う名前です（英小文字、数字、ハイフン）。変更できず、再利用もされません。
 console-tenant-host = 専用のホスト（任意）
 console-tenant-name = 画面に表示する名前（任意）
+login-password-organization = 組織のアカウントでサインインする場合は、パスワードを空のままにしてください。勤務先のメールアドレスで組織のサインインに移動します。
+err-password-missing = パスワードを入力してください。
