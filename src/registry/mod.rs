@@ -8,6 +8,7 @@
 //! tenant's client, user or consent.
 
 pub mod admin_credentials;
+mod claims;
 pub mod clients;
 pub mod documents;
 pub mod initial_access;

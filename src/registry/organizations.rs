@@ -310,6 +310,13 @@ pub(super) struct Orgs {
     pub(super) by_domain: HashMap<String, String>,
     /// user id -> (organization id -> roles): what a token for a user reads.
     pub(super) members: HashMap<String, BTreeMap<String, Roles>>,
+    /// How many have both a domain and an identity provider of their own: while none has,
+    /// the login form needs no password-less submit for routing by address.
+    pub(super) routed: usize,
+}
+
+fn routes(org: &Organization) -> bool {
+    org.upstream.is_some() && !org.domains.is_empty()
 }
 
 impl Orgs {
@@ -319,11 +326,13 @@ impl Orgs {
         for d in &org.domains {
             self.by_domain.insert(d.clone(), org.id.clone());
         }
+        self.routed += routes(&org) as usize;
         self.by_id.insert(org.id.clone(), Arc::new(org));
     }
 
     fn unindex(&mut self, id: &str) -> bool {
         let Some(old) = self.by_id.remove(id) else { return false };
+        self.routed -= routes(&old) as usize;
         if self.by_slug.get(&old.slug).is_some_and(|i| i == id) {
             self.by_slug.remove(&old.slug);
         }

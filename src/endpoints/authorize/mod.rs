@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 mod front_channel;
 mod jarm;
-mod organization;
+pub(crate) mod organization;
 pub mod pushed;
 pub mod request;
 mod request_object;
@@ -292,7 +292,7 @@ pub async fn render_login(
     let upstreams: Vec<(&str, &str)> = app.tenant.upstreams.list().iter().map(|p| (p.id.as_str(), p.name.as_str())).collect();
     let org = req.organization.as_deref().and_then(|o| app.registry().organization(o));
     let organization = org.as_deref().map(|o| (o.display_name.as_str(), o.logo_uri.as_deref()));
-    let mut res = pages::login(LoginPage { challenge: &challenge, client_name: &client_name, organization, login_hint: req.login_hint.as_deref(), error, passkey, ui_locales: req.ui_locales.as_deref(), upstreams, forgot: app.mailer.is_some(), signup: app.config.signup, passkeys_off });
+    let mut res = pages::login(LoginPage { challenge: &challenge, client_name: &client_name, organization, login_hint: req.login_hint.as_deref(), error, passkey, ui_locales: req.ui_locales.as_deref(), upstreams, forgot: app.mailer.is_some(), signup: app.config.signup, domain_routing: app.registry().routes_domains(), passkeys_off });
     if error.is_some() {
         *res.status_mut() = status;
     }

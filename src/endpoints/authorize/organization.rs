@@ -36,11 +36,16 @@ pub async fn admit(app: &Issuer, req: &AuthorizationRequest, user: &User) -> Res
 pub fn upstream_for<'a>(app: &'a Issuer, req: &AuthorizationRequest) -> Option<&'a IdentityProvider> {
     let registry = app.registry();
     let org = match &req.organization {
-        Some(id) => registry.organization(id),
-        None => {
-            let domain = req.login_hint.as_deref()?.rsplit_once('@')?.1;
-            registry.organization_of_domain(domain)
-        }
-    }?;
+        Some(id) => registry.organization(id)?,
+        None => return upstream_of_address(app, req.login_hint.as_deref()?),
+    };
+    app.tenant.upstreams.get(org.upstream.as_deref()?)
+}
+
+/// The identity provider of the organization an e-mail address's domain belongs to, if it has
+/// one: where a sign-in typed (or hinted) as that address goes.
+pub fn upstream_of_address<'a>(app: &'a Issuer, address: &str) -> Option<&'a IdentityProvider> {
+    let domain = address.trim().rsplit_once('@')?.1;
+    let org = app.registry().organization_of_domain(domain)?;
     app.tenant.upstreams.get(org.upstream.as_deref()?)
 }

@@ -717,3 +717,5 @@ console-credential-created = Credential created
 console-credential-once = Copy the token now: it is shown only once and cannot be read again.
 console-credential-token = Token
 console-organization = Organization
+login-password-organization = Leave the password empty if your organization signs you in: your work address takes you there.
+err-password-missing = Please enter your password.

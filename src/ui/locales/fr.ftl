@@ -715,3 +715,5 @@ console-credential-created = Identifiant créé
 console-credential-once = Copiez le jeton maintenant : il n'est affiché qu'une fois et ne peut plus être relu.
 console-credential-token = Jeton
 console-organization = Organisation
+login-password-organization = Laissez le mot de passe vide si votre organisation vous connecte : votre adresse professionnelle vous y mène.
+err-password-missing = Veuillez saisir votre mot de passe.

@@ -701,3 +701,5 @@ console-credential-created = 認証情報を作成しました
 console-credential-once = 今すぐトークンをコピーしてください。表示は一度だけで、後から読むことはできません。
 console-credential-token = トークン
 console-organization = 組織
+login-password-organization = 組織のアカウントでサインインする場合は、パスワードを空のままにしてください。勤務先のメールアドレスで組織のサインインに移動します。
+err-password-missing = パスワードを入力してください。
