@@ -36,6 +36,7 @@ mod migrations;
 mod multinode;
 mod openidconnect_rp;
 mod organizations;
+mod organizations_flows;
 mod pairwise;
 mod pages;
 mod par;
