@@ -137,7 +137,8 @@ def test_invitation_chooser_and_domain_routing_in_chromium(start_authrim, tmp_pa
     assert walk["upstream_url"] == f"{up_issuer}/authorize", walk
     got = id_token(down, "rp-org", secrets["rp-org"], walk["redirect"]["code"], rp.redirect_uri)
     assert (got["org_id"], got["org_name"], got["org_roles"]) == (orgs["acme"], "acme", []), got
-    assert got["email"] == "bob@acme.example", got
+    (bob,) = [u for u in ok(admin(down, "GET", "/admin/users"))["users"] if u["username"] == "bob"]
+    assert got["sub"] == bob["id"] and bob["claims"]["email"] == "bob@acme.example" and bob["claims"]["email_verified"] is True, bob
     members = ok(admin(down, "GET", "/admin/organizations/acme/members"))["members"]
     assert sorted(m["username"] for m in members) == ["alice", "bob"], members
     joined = ok(admin(down, "GET", "/admin/audit?event=organization_member_added"))["events"]

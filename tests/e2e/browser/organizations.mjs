@@ -44,16 +44,22 @@ async function freshPage() {
 async function signIn(user) {
   await page.fill('#username', user);
   await page.fill('#password', PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
 
-// From a consent page (if one comes) to the client.
+// From a consent page (if one comes: at /consent after a sign-in, or at /authorize itself
+// for a signed-in user) to the client.
 async function consentToRedirect() {
-  await page.waitForURL((u) => atRedirect(u) || u.pathname.endsWith('/consent'));
-  if (!atRedirect(page.url())) {
-    await page.getByRole('button', { name: 'Allow' }).click();
-    await page.waitForURL(atRedirect);
+  const allow = page.getByRole('button', { name: 'Allow' });
+  for (let waited = 0; waited < WAIT_MS && !atRedirect(page.url()); waited += 100) {
+    if (await allow.count() > 0) {
+      await allow.click();
+      await page.waitForURL(atRedirect);
+      break;
+    }
+    await page.waitForTimeout(100);
   }
+  if (!atRedirect(page.url())) throw new Error('not back at the client');
   return query(page.url());
 }
 
