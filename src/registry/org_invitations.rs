@@ -164,11 +164,16 @@ pub fn revoke(sql: &mut dyn Sql, tenant: TenantId, org_id: &str, id: &str, now: 
 /// they have). `None` if it is no longer pending (answered in another tab, revoked, expired):
 /// then nothing changed.
 fn accept(sql: &mut dyn Sql, tenant: TenantId, inv: &Invitation, user: &str, now: u64) -> StoreResult<Option<Roles>> {
+    // The organization first: deleted meanwhile, the invitation is left as it is (its row
+    // goes with the organization).
+    if organizations::load_one(sql, tenant, &inv.org_id)?.is_none() {
+        return Ok(None);
+    }
     let n = sql.execute(
         "UPDATE organization_invitations SET accepted_at = ?1, accepted_by = ?2 WHERE tenant_id = ?3 AND id = ?4 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?1",
         crate::params![now as i64, user, tenant, &inv.id],
     )?;
-    if n == 0 || organizations::load_one(sql, tenant, &inv.org_id)?.is_none() {
+    if n == 0 {
         return Ok(None);
     }
     let mut roles = organizations::load_member(sql, tenant, &inv.org_id, user)?.map(|m| m.roles.clone()).unwrap_or_default();
