@@ -686,3 +686,4 @@ mail-org-invitation-body = You are invited to join { $organization } on { $produ
     If you did not expect this invitation, ignore this message.
 org-choose-heading = Choose an organization
 err-org-choose = Choose one of the organizations offered.
+console-organization-required = Require an organization (members only; a member of several chooses one)

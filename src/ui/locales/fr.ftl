@@ -684,3 +684,4 @@ mail-org-invitation-body = Vous êtes invité à rejoindre { $organization } sur
     Si vous n'attendiez pas cette invitation, ignorez ce message.
 org-choose-heading = Choisissez une organisation
 err-org-choose = Choisissez l'une des organisations proposées.
+console-organization-required = Exiger une organisation (membres seulement ; un membre de plusieurs en choisit une)

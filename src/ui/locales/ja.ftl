@@ -670,3 +670,4 @@ mail-org-invitation-body = { $product } の { $organization } に招待されま
     この招待に心当たりがない場合は、このメールを無視してください。
 org-choose-heading = 組織を選択
 err-org-choose = 表示された組織から選んでください。
+console-organization-required = 組織を必須にする (メンバーのみ。複数の組織のメンバーは 1 つを選択)
