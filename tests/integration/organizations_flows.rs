@@ -258,9 +258,19 @@ async fn a_client_that_needs_an_organization_gets_one(postgres: bool) {
     let r = redirected(authorize_choosing(&s.browser(), "alice", &[], None).await);
     assert!(id_token_claims(&s, &secret, &r["code"]).await.get("org_id").is_none());
 
+    let grants = json!(["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"]);
+    assert_eq!(s.admin(Method::PATCH, "/admin/clients/rp", Some(json!({"grant_types": grants}))).await.0, 200);
+    let device = || s.http.post(s.url("/device_authorization")).basic_auth("rp", Some(&secret)).form(&[("scope", "openid")]).send();
+    assert_eq!(device().await.unwrap().status(), 200);
+
     let (status, rp) = s.admin(Method::PATCH, "/admin/clients/rp", Some(json!({"organization_required": true}))).await;
     assert_eq!(status, 200, "{rp}");
     assert_eq!(s.admin(Method::GET, "/admin/clients/rp", None).await.1["organization_required"], true);
+    // The device grant cannot ask which organization: refused, not tokens for none.
+    let res = device().await.unwrap();
+    assert_eq!(res.status(), 400);
+    let body: Value = res.json().await.unwrap();
+    assert!(body["error"] == "unauthorized_client" && body["error_description"].as_str().unwrap().contains("organization"), "{body}");
 
     // A member of one: that one, without a question.
     let r = redirected(authorize_choosing(&s.browser(), "carol", &[], None).await);
