@@ -13,6 +13,7 @@ pub mod clients;
 pub mod documents;
 pub mod initial_access;
 mod maps;
+pub mod org_invitations;
 mod org_view;
 pub mod organizations;
 pub mod password_policy;

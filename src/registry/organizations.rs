@@ -205,11 +205,13 @@ pub fn save(sql: &mut dyn Sql, org: &Organization) -> StoreResult<Result<(), Con
     Ok(Ok(()))
 }
 
-/// Delete an organization with its domains and memberships.
+/// Delete an organization with its domains, memberships and invitations (its links stop
+/// working).
 pub fn delete(sql: &mut dyn Sql, tenant: TenantId, id: &str) -> StoreResult<bool> {
     let n = sql.execute("DELETE FROM organizations WHERE tenant_id = ?1 AND id = ?2", crate::params![tenant, id])?;
     sql.execute("DELETE FROM organization_domains WHERE tenant_id = ?1 AND org_id = ?2", crate::params![tenant, id])?;
     sql.execute("DELETE FROM organization_members WHERE tenant_id = ?1 AND org_id = ?2", crate::params![tenant, id])?;
+    sql.execute("DELETE FROM organization_invitations WHERE tenant_id = ?1 AND org_id = ?2", crate::params![tenant, id])?;
     super::record_change(sql, tenant, "organization", id)?;
     Ok(n > 0)
 }

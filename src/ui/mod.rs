@@ -43,6 +43,8 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("request_done.html", include_str!("templates/request_done.html")),
     ("device.html", include_str!("templates/device.html")),
     ("select_account.html", include_str!("templates/select_account.html")),
+    ("org_choose.html", include_str!("templates/org_choose.html")),
+    ("org_invitation.html", include_str!("templates/org_invitation.html")),
     ("logout_confirm.html", include_str!("templates/logout_confirm.html")),
     ("signed_out.html", include_str!("templates/signed_out.html")),
     ("form_post.html", include_str!("templates/form_post.html")),
@@ -93,6 +95,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("mail_signup_exists.txt", include_str!("templates/mail_signup_exists.txt")),
     ("mail_factor_locked.txt", include_str!("templates/mail_factor_locked.txt")),
     ("mail_ciba.txt", include_str!("templates/mail_ciba.txt")),
+    ("mail_org_invitation.txt", include_str!("templates/mail_org_invitation.txt")),
 ];
 
 /// The built-in assets (`src/ui/assets`).
@@ -345,7 +348,7 @@ impl Ui {
             self.env.get_template(name).map_err(|e| anyhow::anyhow!("template {name}: {e}"))?;
         }
         // A mail template that fails to render would fail where nobody sees it: tried now.
-        let sample = serde_json::json!({"link": "https://example.com/x", "minutes": "30", "hours": "24", "username": "u", "new_email": "u@example.com", "client": "c", "binding_message": "b"});
+        let sample = serde_json::json!({"link": "https://example.com/x", "minutes": "30", "hours": "24", "username": "u", "new_email": "u@example.com", "client": "c", "binding_message": "b", "organization": "o", "days": "7"});
         for (name, _) in TEMPLATES.iter().filter(|(n, _)| n.starts_with("mail_")) {
             for lang in &self.languages {
                 self.mail_body(lang, name, sample.clone()).map_err(|e| anyhow::anyhow!("template {name}: {e}"))?;

@@ -161,6 +161,20 @@ async fn manage(postgres: bool) {
     assert!(saved.html.contains("Saved.") && saved.html.contains("value=\"Billing\""), "{}", saved.html);
     let (_, c) = s.admin(Method::GET, "/admin/clients/billing", None).await;
     assert_eq!((c["client_name"].as_str(), c["require_mfa"].as_bool(), c["grant_types"].clone()), (Some("Billing"), Some(true), json!(["client_credentials"])), "{c}");
+    // Organizations only (issue 31): the box sets `organization_required`; left unticked, it is unset.
+    assert!(saved.html.contains("name=\"organization_required\"") && c.get("organization_required").is_none(), "{c}");
+    let base = [("client_name", "Billing"), ("redirect_uris", "https://billing.example/cb"), ("grant:client_credentials", "on"), ("method", "client_secret_basic"), ("scope", "billing"), ("require_mfa", "on")];
+    for (ticked, want) in [(true, json!(true)), (false, Value::Null)] {
+        let page = get(&admin, "/console/clients/billing").await;
+        let mut form = vec![("csrf", csrf(&page))];
+        form.extend(base.iter().map(|(k, v)| (*k, v.to_string())));
+        if ticked {
+            form.push(("organization_required", "on".into()));
+        }
+        let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        assert!(post(&admin, "/console/clients/billing", &form).await.html.contains("Saved."));
+        assert_eq!(s.admin(Method::GET, "/admin/clients/billing", None).await.1["organization_required"], want);
+    }
 
     // A new secret: shown once; the old one stops working.
     let rotated = post(&admin, "/console/clients/billing/secret", &[("csrf", &csrf(&saved))]).await;

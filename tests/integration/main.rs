@@ -37,6 +37,7 @@ mod migrations;
 mod multinode;
 mod openidconnect_rp;
 mod organizations;
+mod organizations_flows;
 mod pairwise;
 mod pages;
 mod par;

@@ -31,6 +31,7 @@ pub mod request_uri;
 pub mod response;
 pub mod response_type;
 
+pub use organization::{choose as choose_organization, logo_origin};
 pub use request::AuthorizationRequest;
 pub use request_object::algorithms as request_object_algorithms;
 use request::{Rejection, Via};
@@ -155,7 +156,7 @@ pub async fn current_session(app: &Issuer, headers: &HeaderMap) -> Option<(Strin
 pub async fn continue_authorization(
     app: &Issuer,
     headers: &HeaderMap,
-    req: AuthorizationRequest,
+    mut req: AuthorizationRequest,
     session: Option<(String, Session)>,
     fresh_login: bool,
     redirect_status: StatusCode,
@@ -194,6 +195,17 @@ pub async fn continue_authorization(
     if req.unmet_by(&session.acr) {
         let e = OAuthError::access_denied("the authentication asked for as essential cannot be given").code_as("unmet_authentication_requirements");
         return response::error(app, &req.reply_to(), &e, redirect_status).await;
+    }
+    // A client for organizations only, and a request that names none: which one.
+    if req.organization.is_none() && organization::required(app, &req.client_id) {
+        let Some(user) = app.registry().user(&session.user_id) else {
+            return response::error(app, &req.reply_to(), &OAuthError::access_denied("the signed-in user no longer exists"), redirect_status).await;
+        };
+        match organization::pick(app, &req, &cookie, &user) {
+            organization::Pick::One(id) => req.organization = Some(id),
+            organization::Pick::Choose(page) => return page,
+            organization::Pick::Refused(e) => return response::error(app, &req.reply_to(), &e, redirect_status).await,
+        }
     }
     // Signing in for an organization is for its members (or those its domains admit).
     if req.organization.is_some() {

@@ -719,3 +719,26 @@ console-credential-token = Token
 console-organization = Organization
 login-password-organization = Leave the password empty if your organization signs you in: your work address takes you there.
 err-password-missing = Please enter your password.
+# Organizations: invitations by e-mail, and the choice of one at sign-in
+org-invitation-title = Invitation to an organization
+org-invitation-heading = Join { $organization }
+org-invitation-roles = Your roles in it:
+org-invitation-accept = Accept the invitation
+org-invitation-wrong-user = You are signed in as { $user }, whose verified e-mail address is not the one this invitation was sent to. Sign in with the account of that address (its address must be verified).
+org-invitation-switch = Sign in with another account
+org-invitation-accepted = You are now a member of { $organization }.
+err-invitation-unknown = This invitation link does not work. Check that it was copied whole, or ask for a new invitation.
+err-invitation-used = This invitation was already accepted.
+err-invitation-revoked = This invitation was withdrawn. Ask the organization for a new one.
+err-invitation-expired = This invitation has expired. Ask the organization for a new one.
+err-invitation-form-expired = This page expired. Open the invitation link again.
+err-invitation-not-signed-in = The sign-in did not complete. Open the invitation link again.
+mail-org-invitation-subject = You are invited to join an organization on { $product }
+mail-org-invitation-body = You are invited to join { $organization } on { $product }. To accept, open this link within { $days } days and sign in (or create an account) with this e-mail address:
+
+    { $link }
+
+    If you did not expect this invitation, ignore this message.
+org-choose-heading = Choose an organization
+err-org-choose = Choose one of the organizations offered.
+console-organization-required = Require an organization (members only; a member of several chooses one)

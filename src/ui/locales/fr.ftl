@@ -717,3 +717,26 @@ console-credential-token = Jeton
 console-organization = Organisation
 login-password-organization = Laissez le mot de passe vide si votre organisation vous connecte : votre adresse professionnelle vous y mène.
 err-password-missing = Veuillez saisir votre mot de passe.
+# Organisations : invitations par e-mail, et le choix de l'une à la connexion
+org-invitation-title = Invitation à une organisation
+org-invitation-heading = Rejoindre { $organization }
+org-invitation-roles = Vos rôles dans celle-ci :
+org-invitation-accept = Accepter l'invitation
+org-invitation-wrong-user = Vous êtes connecté en tant que { $user }, dont l'adresse e-mail vérifiée n'est pas celle à laquelle cette invitation a été envoyée. Connectez-vous avec le compte de cette adresse (l'adresse doit être vérifiée).
+org-invitation-switch = Se connecter avec un autre compte
+org-invitation-accepted = Vous êtes désormais membre de { $organization }.
+err-invitation-unknown = Ce lien d'invitation ne fonctionne pas. Vérifiez qu'il a été copié en entier, ou demandez une nouvelle invitation.
+err-invitation-used = Cette invitation a déjà été acceptée.
+err-invitation-revoked = Cette invitation a été retirée. Demandez-en une nouvelle à l'organisation.
+err-invitation-expired = Cette invitation a expiré. Demandez-en une nouvelle à l'organisation.
+err-invitation-form-expired = Cette page a expiré. Ouvrez à nouveau le lien d'invitation.
+err-invitation-not-signed-in = La connexion n'a pas abouti. Ouvrez à nouveau le lien d'invitation.
+mail-org-invitation-subject = Vous êtes invité à rejoindre une organisation sur { $product }
+mail-org-invitation-body = Vous êtes invité à rejoindre { $organization } sur { $product }. Pour accepter, ouvrez ce lien dans les { $days } jours et connectez-vous (ou créez un compte) avec cette adresse e-mail :
+
+    { $link }
+
+    Si vous n'attendiez pas cette invitation, ignorez ce message.
+org-choose-heading = Choisissez une organisation
+err-org-choose = Choisissez l'une des organisations proposées.
+console-organization-required = Exiger une organisation (membres seulement ; un membre de plusieurs en choisit une)

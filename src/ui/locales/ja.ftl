@@ -703,3 +703,26 @@ console-credential-token = トークン
 console-organization = 組織
 login-password-organization = 組織のアカウントでサインインする場合は、パスワードを空のままにしてください。勤務先のメールアドレスで組織のサインインに移動します。
 err-password-missing = パスワードを入力してください。
+# 組織: メールによる招待と、サインイン時の組織の選択
+org-invitation-title = 組織への招待
+org-invitation-heading = { $organization } に参加
+org-invitation-roles = この組織でのあなたのロール:
+org-invitation-accept = 招待を受け入れる
+org-invitation-wrong-user = { $user } としてサインインしていますが、このアカウントの確認済みメールアドレスは招待の送信先ではありません。招待されたアドレスのアカウント (アドレスが確認済みであること) でサインインしてください。
+org-invitation-switch = 別のアカウントでサインイン
+org-invitation-accepted = { $organization } のメンバーになりました。
+err-invitation-unknown = この招待リンクは無効です。リンク全体がコピーされているか確認するか、新しい招待を依頼してください。
+err-invitation-used = この招待はすでに受け入れられています。
+err-invitation-revoked = この招待は取り消されました。組織に新しい招待を依頼してください。
+err-invitation-expired = この招待の有効期限が切れています。組織に新しい招待を依頼してください。
+err-invitation-form-expired = このページの有効期限が切れました。招待リンクをもう一度開いてください。
+err-invitation-not-signed-in = サインインが完了しませんでした。招待リンクをもう一度開いてください。
+mail-org-invitation-subject = { $product } の組織に招待されました
+mail-org-invitation-body = { $product } の { $organization } に招待されました。受け入れるには、{ $days } 日以内に次のリンクを開き、このメールアドレスでサインイン (またはアカウントを作成) してください:
+
+    { $link }
+
+    この招待に心当たりがない場合は、このメールを無視してください。
+org-choose-heading = 組織を選択
+err-org-choose = 表示された組織から選んでください。
+console-organization-required = 組織を必須にする (メンバーのみ。複数の組織のメンバーは 1 つを選択)
