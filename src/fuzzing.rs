@@ -562,7 +562,7 @@ pub fn admin_user_json(data: &[u8]) {
         id: "fz-user".into(),
         username: "fz".into(),
         password_hash: String::new(),
-        claims: Map::new(),
+        claims: Default::default(),
         disabled: false,
         updated_at: 0,
         roles: Vec::new(),
@@ -573,13 +573,13 @@ pub fn admin_user_json(data: &[u8]) {
         let name = &u.username;
         assert!(!name.is_empty() && name.len() <= 256 && !name.chars().any(char::is_control) && name.trim() == name, "username {name:?}");
         let supported = supported_claims();
-        for (k, v) in &u.claims {
-            assert!(k != "sub" && k != "updated_at" && supported.contains(&k.as_str()), "claim {k:?} stored");
+        for (k, v) in u.claims.iter() {
+            assert!(k != "sub" && k != "updated_at" && supported.contains(&k), "claim {k:?} stored");
             assert!(!v.is_null());
         }
         // Stored as a JSON column and read back.
-        let stored = Value::Object(u.claims.clone()).to_string();
-        assert_eq!(serde_json::from_str::<Map<String, Value>>(&stored).ok().as_ref(), Some(&u.claims));
+        let stored = u.claims.to_json();
+        assert_eq!(serde_json::from_str::<Map<String, Value>>(&stored).ok().as_ref(), Some(&u.claims.to_map()));
     }
 }
 

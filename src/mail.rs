@@ -160,6 +160,9 @@ pub async fn prune(app: &App) -> StoreResult<u64> {
             n += sql.execute("DELETE FROM password_resets WHERE expires_at <= ?1", crate::params![t])?;
             n += sql.execute("DELETE FROM email_verifications WHERE expires_at <= ?1", crate::params![t])?;
             n += sql.execute("DELETE FROM pending_signups WHERE expires_at <= ?1", crate::params![t])?;
+            // An organization's invitations stay listed until they expire, then as long as a
+            // delivered mail is kept (an answered one's row tells who accepted it).
+            n += sql.execute("DELETE FROM organization_invitations WHERE expires_at < ?1", crate::params![t - keep])?;
             Ok(n)
         })
         .await

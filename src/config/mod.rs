@@ -292,6 +292,11 @@ pub struct Config {
     pub signup_verify_email: bool,
     /// Sign-ups per client address within `login_window`.
     pub signup_max_per_address: u32,
+    /// Seconds an invitation to an organization (its mailed link) can be accepted.
+    pub organization_invitation_ttl: u64,
+    /// Pending invitations, at most, per organization (the admin API refuses more: each
+    /// one is a mail sent).
+    pub organization_max_pending_invitations: u32,
 
     /// Device authorization grant (RFC 8628, `endpoints::device`): seconds a device code and
     /// its user code stay usable.
@@ -499,6 +504,8 @@ impl Default for Config {
             signup_required: "email".into(),
             signup_verify_email: true,
             signup_max_per_address: 5,
+            organization_invitation_ttl: 604_800,
+            organization_max_pending_invitations: 1000,
             device_code_ttl: 600,
             device_poll_interval: 5,
             device_max_pending_per_client: 1000,
@@ -649,6 +656,8 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_SIGNUP_REQUIRED", "signup_required"),
     ("AUTHRIM_SIGNUP_VERIFY_EMAIL", "signup_verify_email"),
     ("AUTHRIM_SIGNUP_MAX_PER_ADDRESS", "signup_max_per_address"),
+    ("AUTHRIM_ORGANIZATION_INVITATION_TTL", "organization_invitation_ttl"),
+    ("AUTHRIM_ORGANIZATION_MAX_PENDING_INVITATIONS", "organization_max_pending_invitations"),
     ("AUTHRIM_DEVICE_CODE_TTL", "device_code_ttl"),
     ("AUTHRIM_DEVICE_POLL_INTERVAL", "device_poll_interval"),
     ("AUTHRIM_DEVICE_MAX_PENDING_PER_CLIENT", "device_max_pending_per_client"),
@@ -698,6 +707,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "max_connections_per_address", "account_reauth_max_age", "console_max_age", "mail_max_attempts", "mail_retention", "mail_retry_delay", "mail_retry_max_delay", "password_reset_ttl",
     "password_reset_max_requests", "signup_max_per_address", "signup_max_pending", "email_verification_ttl", "password_min_length",
     "mail_max_per_recipient", "mail_recipient_window",
+    "organization_invitation_ttl", "organization_max_pending_invitations",
     "device_code_ttl", "device_poll_interval", "device_max_pending_per_client", "device_max_pending", "device_user_code_max_failures",
     "ciba_request_ttl", "ciba_max_request_ttl", "ciba_poll_interval", "ciba_max_pending_per_client", "ciba_max_pending", "ciba_binding_message_max_length",
 ];

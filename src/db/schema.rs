@@ -440,6 +440,21 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     );
     CREATE INDEX organization_members_user ON organization_members(tenant_id, user_id);
     "#,
+), (
+    24,
+    // Issue 31: invitations to an organization by e-mail. The link's token is kept as its
+    // SHA-256 only (found by it, within the tenant); an invitation answered or revoked keeps
+    // its row (`accepted_at`, `revoked_at`) until it is pruned after its expiry.
+    r#"
+    CREATE TABLE organization_invitations (
+        tenant_id INTEGER NOT NULL, id TEXT NOT NULL, org_id TEXT NOT NULL, email TEXT NOT NULL,
+        roles TEXT NOT NULL DEFAULT '', token_hash BLOB NOT NULL, created_by TEXT,
+        created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+        accepted_at INTEGER, accepted_by TEXT, revoked_at INTEGER,
+        PRIMARY KEY (tenant_id, id), UNIQUE (tenant_id, token_hash)
+    );
+    CREATE INDEX organization_invitations_org ON organization_invitations(tenant_id, org_id, expires_at);
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -2,7 +2,7 @@
 //! input types (utoipa), served at `GET /admin/openapi.json` (public: it describes, it
 //! grants nothing; every operation it lists needs the admin token or a tenant's admin credential).
 
-use super::{admin, admin_credentials, admin_factors, admin_organizations, admin_tenants};
+use super::{admin, admin_credentials, admin_factors, admin_org_invitations, admin_organizations, admin_tenants};
 use crate::registry::{clients::TokenExchangePolicy, ClientInput, UserInput};
 use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -23,8 +23,9 @@ use utoipa::{Modify, OpenApi};
         admin_tenants::list_tenants, admin_tenants::create_tenant, admin_tenants::show_tenant, admin_tenants::update_tenant, admin_tenants::delete_tenant,
         admin_credentials::list_credentials, admin_credentials::create_credential, admin_credentials::revoke_credential,
         admin_organizations::list_organizations, admin_organizations::create_organization, admin_organizations::show_organization, admin_organizations::update_organization, admin_organizations::delete_organization, admin_organizations::list_members, admin_organizations::put_member, admin_organizations::remove_member,
+        admin_org_invitations::create_invitation, admin_org_invitations::list_invitations, admin_org_invitations::revoke_invitation,
     ),
-    components(schemas(ClientInput, UserInput, TokenExchangePolicy, admin::RegistrationTokenRequest, admin_factors::Enrol, admin_tenants::NewTenant, admin_tenants::TenantChange, crate::tenant::rows::Overrides, crate::tenant::overrides::SettingsPatch, crate::tenant::rows::State, admin_credentials::NewCredential, crate::registry::admin_credentials::Credential, crate::registry::OrganizationInput, admin_organizations::MemberInput)),
+    components(schemas(ClientInput, UserInput, TokenExchangePolicy, admin::RegistrationTokenRequest, admin_factors::Enrol, admin_tenants::NewTenant, admin_tenants::TenantChange, crate::tenant::rows::Overrides, crate::tenant::overrides::SettingsPatch, crate::tenant::rows::State, admin_credentials::NewCredential, crate::registry::admin_credentials::Credential, crate::registry::OrganizationInput, admin_organizations::MemberInput, admin_org_invitations::InvitationInput)),
     modifiers(&AdminToken)
 )]
 struct AdminApi;

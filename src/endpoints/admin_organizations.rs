@@ -38,7 +38,7 @@ pub(crate) struct MemberInput {
     roles: Vec<String>,
 }
 
-fn find(app: &Issuer, org: &str) -> Result<Arc<Organization>, OAuthError> {
+pub(crate) fn find(app: &Issuer, org: &str) -> Result<Arc<Organization>, OAuthError> {
     app.registry().organization(org).ok_or_else(|| OAuthError::not_found("no such organization"))
 }
 
@@ -73,10 +73,60 @@ pub(crate) async fn list_organizations(app: Issuer) -> AdminResult {
 /// Create an organization (`slug` required).
 #[utoipa::path(post, path = "/admin/organizations", tag = "organizations", request_body = OrganizationInput, responses((status = 201, description = "the organization, with its `id`", body = Object), (status = 400, description = "a bad slug, name, logo, domain or upstream"), (status = 409, description = "the slug or a domain is another organization's"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn create_organization(app: Issuer, actor: Actor, Body(body): Body) -> AdminResult {
-    let org = Organization::new(app.tenant.id, super::admin::parse(&body)?).map_err(OAuthError::invalid_request)?;
-    save(&app, org.clone()).await?;
-    app.audit(actor.event("organization_created", json!({"org_id": org.id, "slug": org.slug}))).await;
+    let org = create(&app, &actor, super::admin::parse(&body)?).await?;
     Ok((StatusCode::CREATED, Json(org.to_json())).into_response())
+}
+
+// The changes themselves, audited: the admin API's handlers and the console's pages
+// (`console::organizations`) both call these, so both check and record alike.
+
+/// Create an organization of `app`'s tenant.
+pub(crate) async fn create(app: &Issuer, actor: &Actor, input: OrganizationInput) -> Result<Organization, OAuthError> {
+    let org = Organization::new(app.tenant.id, input).map_err(OAuthError::invalid_request)?;
+    save(app, org.clone()).await?;
+    app.audit(actor.event("organization_created", json!({"org_id": org.id, "slug": org.slug}))).await;
+    Ok(org)
+}
+
+/// Change an organization (by id or slug): absent fields keep their value.
+pub(crate) async fn change(app: &Issuer, actor: &Actor, org: &str, input: OrganizationInput) -> Result<Organization, OAuthError> {
+    let mut org = (*find(app, org)?).clone();
+    org.apply(input).map_err(OAuthError::invalid_request)?;
+    save(app, org.clone()).await?;
+    app.audit(actor.event("organization_changed", json!({"org_id": org.id, "organization": org.to_json()}))).await;
+    Ok(org)
+}
+
+/// Delete an organization (by id or slug) with its domains and memberships.
+pub(crate) async fn delete(app: &Issuer, actor: &Actor, org: &str) -> Result<(), OAuthError> {
+    let org = find(app, org)?;
+    app.registry().delete_organization(&org.id).await?;
+    app.audit(actor.event("organization_deleted", json!({"org_id": org.id, "slug": org.slug}))).await;
+    Ok(())
+}
+
+/// Make a user (by id, username or e-mail) a member of `org` with `roles`, or change a
+/// member's roles; the organization and the user.
+pub(crate) async fn set_member(app: &Issuer, actor: &Actor, org: &str, user: &str, roles: Vec<String>) -> Result<(Arc<Organization>, Arc<crate::registry::User>), OAuthError> {
+    validate_roles(&roles).map_err(OAuthError::invalid_request)?;
+    let org = find(app, org)?;
+    let user = app.registry().find_user(user).ok_or_else(|| OAuthError::not_found("no such user"))?;
+    let was = app.registry().membership(&org.id, &user.id);
+    app.registry().put_member(&org.id, &user.id, roles.clone()).await?;
+    let event = if was.is_some() { "organization_member_changed" } else { "organization_member_added" };
+    app.audit(actor.event(event, json!({"org_id": org.id, "user_id": user.id, "roles": roles})).user(&user.id)).await;
+    Ok((org, user))
+}
+
+/// Remove a member: the tokens issued to them for this organization stop working at once.
+pub(crate) async fn unset_member(app: &Issuer, actor: &Actor, org: &str, user: &str) -> Result<(), OAuthError> {
+    let org = find(app, org)?;
+    let user = app.registry().find_user(user).ok_or_else(|| OAuthError::not_found("no such user"))?;
+    if !app.registry().remove_member(&org.id, &user.id).await? {
+        return Err(OAuthError::not_found("the user is not a member"));
+    }
+    app.audit(actor.event("organization_member_removed", json!({"org_id": org.id, "user_id": user.id})).user(&user.id)).await;
+    Ok(())
 }
 
 /// One organization (by id or slug), with how many members it has.
@@ -91,11 +141,7 @@ pub(crate) async fn show_organization(app: Issuer, Path(org): Path<String>) -> A
 /// Change an organization: absent fields keep their value; `domains` is the whole list.
 #[utoipa::path(patch, path = "/admin/organizations/{org}", tag = "organizations", params(("org" = String, Path, description = "the organization's id or slug")), request_body = OrganizationInput, responses((status = 200, description = "the organization", body = Object), (status = 400, description = "a bad value"), (status = 404, description = "no such organization"), (status = 409, description = "the slug or a domain is another organization's"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn update_organization(app: Issuer, actor: Actor, Path(org): Path<String>, Body(body): Body) -> AdminResult {
-    let input: OrganizationInput = super::admin::parse(&body)?;
-    let mut org = (*find(&app, &org)?).clone();
-    org.apply(input).map_err(OAuthError::invalid_request)?;
-    save(&app, org.clone()).await?;
-    app.audit(actor.event("organization_changed", json!({"org_id": org.id, "organization": org.to_json()}))).await;
+    let org = change(&app, &actor, &org, super::admin::parse(&body)?).await?;
     Ok(Json(org.to_json()).into_response())
 }
 
@@ -103,9 +149,7 @@ pub(crate) async fn update_organization(app: Issuer, actor: Actor, Path(org): Pa
 /// working at once.
 #[utoipa::path(delete, path = "/admin/organizations/{org}", tag = "organizations", params(("org" = String, Path, description = "the organization's id or slug")), responses((status = 204, description = "deleted"), (status = 404, description = "no such organization"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn delete_organization(app: Issuer, actor: Actor, Path(org): Path<String>) -> AdminResult {
-    let org = find(&app, &org)?;
-    app.registry().delete_organization(&org.id).await?;
-    app.audit(actor.event("organization_deleted", json!({"org_id": org.id, "slug": org.slug}))).await;
+    delete(&app, &actor, &org).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -130,13 +174,7 @@ pub(crate) async fn list_members(app: Issuer, Path(org): Path<String>) -> AdminR
 #[utoipa::path(put, path = "/admin/organizations/{org}/members/{user}", tag = "organizations", params(("org" = String, Path, description = "the organization's id or slug"), ("user" = String, Path, description = "the user's id, username or e-mail")), request_body = MemberInput, responses((status = 200, description = "the membership", body = Object), (status = 400, description = "a bad role"), (status = 404, description = "no such organization or user"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn put_member(app: Issuer, actor: Actor, Path((org, user)): Path<(String, String)>, Body(body): Body) -> AdminResult {
     let input: MemberInput = if body.is_empty() { MemberInput { roles: Vec::new() } } else { super::admin::parse(&body)? };
-    validate_roles(&input.roles).map_err(OAuthError::invalid_request)?;
-    let org = find(&app, &org)?;
-    let user = app.registry().find_user(&user).ok_or_else(|| OAuthError::not_found("no such user"))?;
-    let was = app.registry().membership(&org.id, &user.id);
-    app.registry().put_member(&org.id, &user.id, input.roles.clone()).await?;
-    let event = if was.is_some() { "organization_member_changed" } else { "organization_member_added" };
-    app.audit(actor.event(event, json!({"org_id": org.id, "user_id": user.id, "roles": input.roles})).user(&user.id)).await;
+    let (org, user) = set_member(&app, &actor, &org, &user, input.roles.clone()).await?;
     let m = app.registry().membership(&org.id, &user.id);
     Ok(Json(json!({"org_id": org.id, "user_id": user.id, "roles": input.roles, "joined_at": m.map(|m| m.joined_at)})).into_response())
 }
@@ -144,11 +182,6 @@ pub(crate) async fn put_member(app: Issuer, actor: Actor, Path((org, user)): Pat
 /// Remove a member: the tokens issued to them for this organization stop working at once.
 #[utoipa::path(delete, path = "/admin/organizations/{org}/members/{user}", tag = "organizations", params(("org" = String, Path, description = "the organization's id or slug"), ("user" = String, Path, description = "the user's id, username or e-mail")), responses((status = 204, description = "removed"), (status = 404, description = "no such organization, user or membership"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn remove_member(app: Issuer, actor: Actor, Path((org, user)): Path<(String, String)>) -> AdminResult {
-    let org = find(&app, &org)?;
-    let user = app.registry().find_user(&user).ok_or_else(|| OAuthError::not_found("no such user"))?;
-    if !app.registry().remove_member(&org.id, &user.id).await? {
-        return Err(OAuthError::not_found("the user is not a member"));
-    }
-    app.audit(actor.event("organization_member_removed", json!({"org_id": org.id, "user_id": user.id})).user(&user.id)).await;
+    unset_member(&app, &actor, &org, &user).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }

@@ -57,6 +57,11 @@ async fn handle(app: &Issuer, headers: &HeaderMap, form: Result<FormParams, OAut
     if !client.allows_grant(GRANT_TYPE) {
         return Err(OAuthError::unauthorized_client("this client is not registered for CIBA"));
     }
+    // Every authorization of such a client is for an organization, and this grant has no way
+    // to ask which (issue 31): refused rather than tokens for none.
+    if client.meta.organization_required {
+        return Err(OAuthError::unauthorized_client("this client needs an organization, which this grant cannot give"));
+    }
     let mode = match client.meta.backchannel_token_delivery_mode.as_deref() {
         Some("poll") => Mode::Poll,
         Some("ping") => Mode::Ping,

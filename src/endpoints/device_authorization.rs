@@ -54,6 +54,11 @@ async fn handle(app: &Issuer, headers: &HeaderMap, form: Result<FormParams, OAut
     if !client.allows_grant(GRANT_TYPE) {
         return Err(OAuthError::unauthorized_client("this client is not registered for the device authorization grant"));
     }
+    // Every authorization of such a client is for an organization, and this grant has no way
+    // to ask which (issue 31): refused rather than tokens for none.
+    if client.meta.organization_required {
+        return Err(OAuthError::unauthorized_client("this client needs an organization, which this grant cannot give"));
+    }
     let resources = crate::resources::allowed(app, &client, params.get_all("resource"))?;
     let scope = requested_scope(app, &client, &resources, params.get("scope"))?;
     let mut acr_values: Vec<String> = params.get("acr_values").map(split_list).into_iter().flatten().map(str::to_string).collect();

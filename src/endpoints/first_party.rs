@@ -72,8 +72,22 @@ pub const DEVICE: FirstParty = FirstParty {
     form_expired: "err-device-form-expired",
 };
 
+/// The page an invitation to an organization links to (`endpoints::organization_invitations`):
+/// the invited user signs in (or signs up) as on any application, then accepts. Held to
+/// `mfa_policy`: joining an organization is signing in for it.
+pub const INVITATION: FirstParty = FirstParty {
+    client_id: "authrim-invitation",
+    name: "Organization invitation",
+    callback: "/organizations/invitation/callback",
+    home: "/organizations/invitation",
+    signin_kind: "invitation-signin",
+    csrf_kind: "invitation",
+    policy_exempt: false,
+    form_expired: "err-invitation-form-expired",
+};
+
 /// Every first-party page. Their client ids start with `authrim-` (`App::client` relies on it).
-pub const ALL: &[&FirstParty] = &[&ACCOUNT, &CONSOLE, &DEVICE];
+pub const ALL: &[&FirstParty] = &[&ACCOUNT, &CONSOLE, &DEVICE, &INVITATION];
 
 /// What a sign-in's `state` carries: the PKCE verifier, and for a page that must come back
 /// to where it was (the device page, to the user code it was given), that path. A state with

@@ -48,6 +48,19 @@ pub async fn login(
 
     let username = params.get("username").unwrap_or("").to_string();
     let password = params.get("password").unwrap_or("").to_string();
+    // Home-realm discovery on the form: an address at a domain of an organization with its own
+    // identity provider signs in there, whatever was typed as a password (never checked, so
+    // whether a local account of that name exists is not told either).
+    if let Some(p) = super::authorize::organization::upstream_of_address(&app, &username) {
+        let req = AuthorizationRequest { login_hint: Some(username.trim().to_string()), ..req };
+        return crate::endpoints::upstream_login::start(&app, &headers, p, Some(req), None).await;
+    }
+    if password.is_empty() {
+        // The password field is optional on a tenant that routes by address, so an empty one
+        // is a form to fill in, not a failed attempt.
+        let retry = AuthorizationRequest { login_hint: Some(username.clone()), ..req };
+        return render_login(&app, &headers, &retry, Some("err-password-missing"), StatusCode::BAD_REQUEST).await;
+    }
     let address = client_address(&app, &headers, peer);
     let user = app.registry().user_by_login(&username);
     // The attempt is reserved before the password is looked at, so that parallel guesses

@@ -224,6 +224,8 @@ impl Registration {
             // Whether sign-ins need a second factor is the operator's to decide.
             require_mfa: None,
             require_passkey: None,
+            // Whether a client is for organizations only is the operator's to decide.
+            organization_required: None,
             refresh_reuse_grace: None,
             security_profile: None,
         })

@@ -188,7 +188,7 @@ pub async fn submit(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
     // said to be then, not here. Each address gets at most `mail_max_per_recipient` such
     // mails per `mail_recipient_window`, whoever asks; past that nothing is sent or stored.
     let sent = Page::new(StatusCode::OK, "signup_sent.html", "signup-title").into_response();
-    user.claims.insert("email_verified".into(), Value::Bool(true));
+    user.claims.insert("email_verified", Value::Bool(true));
     let email = email.unwrap_or_default();
     let mail_allowed = app.mail_limiter.allow(&email, now());
     let token = random_token();
@@ -205,7 +205,7 @@ pub async fn submit(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
         }
     };
     let (hash, t, expires, max) = (sha256(token.as_bytes()).to_vec(), now() as i64, (now() + app.config.email_verification_ttl) as i64, app.config.signup_max_pending as i64);
-    let pending_claims = Value::Object(user.claims.clone()).to_string();
+    let pending_claims = user.claims.to_json();
     // The notice goes to the owner's address as the account has it (the typed one may differ
     // in case or width).
     let recipient = owner.as_ref().and_then(|o| o.email().map(str::to_string)).unwrap_or_else(|| email.clone());
@@ -367,7 +367,7 @@ pub async fn verify(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
     if let Some(refusal) = obstacle(&app, &headers, &token, &p) {
         return refusal;
     }
-    let user = crate::registry::User { id: random_token()[..22].to_string(), username: p.username.clone(), password_hash: p.password_hash.clone(), claims: p.claims.clone(), ..placeholder() };
+    let user = crate::registry::User { id: random_token()[..22].to_string(), username: p.username.clone(), password_hash: p.password_hash.clone(), claims: p.claims.clone().into(), ..placeholder() };
     // The pending row taken out and the user made in one transaction: of two confirmations
     // racing, one makes the account; an error leaves the sign-up pending, its link working.
     let (hash, t, tenant) = (sha256(token.as_bytes()).to_vec(), now() as i64, app.tenant.id);
@@ -391,5 +391,5 @@ pub async fn verify(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
 
 /// A user with nothing in it yet.
 fn placeholder() -> crate::registry::User {
-    crate::registry::User { tenant: Default::default(), id: String::new(), username: String::new(), password_hash: String::new(), claims: Map::new(), disabled: false, updated_at: now(), roles: Vec::new(), tokens_cutoff: 0 }
+    crate::registry::User { tenant: Default::default(), id: String::new(), username: String::new(), password_hash: String::new(), claims: Default::default(), disabled: false, updated_at: now(), roles: Vec::new(), tokens_cutoff: 0 }
 }

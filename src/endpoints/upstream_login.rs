@@ -76,7 +76,10 @@ pub(crate) async fn start(app: &Issuer, headers: &HeaderMap, p: &IdentityProvide
     let state = app.tenant.sealer.seal(KIND, &browser, app.config.challenge_ttl, &pending);
     let challenge = b64(&sha256(pending.verifier.as_bytes()));
     let max_age = pending.req.as_ref().and_then(reauthentication);
-    let mut res = match app.tenant.upstreams.authorization_url(p, &app.endpoint(CALLBACK), &state, &pending.nonce, &challenge, max_age).await {
+    // The address is passed on only to the provider its domain routes to (home-realm
+    // discovery): a hint meant for us, such as a local name, is not told to a third party.
+    let hint = pending.req.as_ref().and_then(|r| r.login_hint.as_deref()).filter(|h| crate::endpoints::authorize::organization::upstream_of_address(app, h).is_some_and(|q| q.id == p.id));
+    let mut res = match app.tenant.upstreams.authorization_url(p, &app.endpoint(CALLBACK), &state, &pending.nonce, &challenge, max_age, hint).await {
         Ok(started) => crate::endpoints::first_party::see_other_url(&started.url),
         Err(e) => return unreachable_page(p, &e),
     };

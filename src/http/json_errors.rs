@@ -83,12 +83,13 @@ fn is_navigation(headers: &HeaderMap) -> bool {
 }
 
 pub fn is_browser_page(path: &str) -> bool {
-    matches!(path, "/" | "/authorize" | "/login" | "/login/second-factor" | "/login/passkey" | "/login/select" | "/login/upstream" | "/login/upstream/callback" | "/login/forgot" | "/login/reset" | "/signup" | "/signup/verify" | "/consent" | "/logout" | "/logout/confirm" | "/logout/upstream" | "/demo" | "/demo/start" | "/demo/callback")
+    matches!(path, "/" | "/authorize" | "/login" | "/login/second-factor" | "/login/passkey" | "/login/select" | "/login/organization" | "/login/upstream" | "/login/upstream/callback" | "/login/forgot" | "/login/reset" | "/signup" | "/signup/verify" | "/consent" | "/logout" | "/logout/confirm" | "/logout/upstream" | "/demo" | "/demo/start" | "/demo/callback")
         // The account page and the console are for browsers only, whatever lies below them.
         || path.starts_with("/account")
         || path.starts_with("/console")
         || path == "/device"
         || path.starts_with("/device/")
+        || path.starts_with("/organizations/")
 }
 
 fn content_type(headers: &HeaderMap) -> Option<&str> {

@@ -44,6 +44,7 @@ pub fn router(app: AppState) -> Router {
         .route("/login/second-factor", post(second_factor::verify))
         .route("/login/passkey", post(passkey_login::login))
         .route("/login/select", post(interaction::select_account))
+        .route("/login/organization", post(authorize::choose_organization))
         .route("/login/upstream", post(crate::endpoints::upstream_login::from_login))
         .route(crate::endpoints::signup::SIGNUP, get(crate::endpoints::signup::page).post(crate::endpoints::signup::submit))
         .route(crate::endpoints::signup::VERIFY, get(crate::endpoints::signup::verify_page).post(crate::endpoints::signup::verify))
@@ -71,6 +72,7 @@ pub fn router(app: AppState) -> Router {
         .merge(registration::router())
         .merge(account::router())
         .merge(crate::endpoints::device::router())
+        .merge(crate::endpoints::organization_invitations::router())
         .merge(crate::endpoints::console::router(&app))
         .merge(admin::router(app.clone()));
     if app.config.demo {
@@ -141,7 +143,7 @@ pub fn router(app: AppState) -> Router {
 /// Browser routes that only take a form's POST: opened with GET, they answer
 /// `pages::form_only_page`.
 fn is_form_only(path: &str) -> bool {
-    matches!(path, "/login" | "/login/second-factor" | "/login/passkey" | "/login/select" | "/login/upstream")
+    matches!(path, "/login" | "/login/second-factor" | "/login/passkey" | "/login/select" | "/login/organization" | "/login/upstream")
 }
 
 /// The pages' style sheet, logo and scripts (`ui`).

@@ -67,6 +67,9 @@ pub struct LoginPage<'a> {
     pub forgot: bool,
     /// Self-registration is on: a "create an account" link.
     pub signup: bool,
+    /// Some organization signs its domains' addresses in with its own provider: the password
+    /// may be left empty (the address alone routes the sign-in).
+    pub domain_routing: bool,
     /// Why no passkey is offered, when that is a mistake to point out (an IP-address issuer;
     /// not `passkeys = false`, which is the operator's choice): `Off::page_value`.
     pub passkeys_off: Option<serde_json::Value>,
@@ -81,6 +84,7 @@ pub fn login(p: LoginPage<'_>) -> Response {
         .with("login_hint", p.login_hint.unwrap_or(""))
         .with("forgot", p.forgot)
         .with("signup", p.signup)
+        .with("domain_routing", p.domain_routing)
         .with("passkeys_off", p.passkeys_off)
         .with("upstreams", p.upstreams.iter().map(|(id, name)| serde_json::json!({"id": id, "name": name})).collect::<Vec<_>>())
         .locales(p.ui_locales);
@@ -274,6 +278,7 @@ mod tests {
             client_name: "<b>evil</b>",
             login_hint: Some("\"onfocus=alert(1)"),
             error: None,
+            domain_routing: false,
             passkeys_off: None,
         });
         let html = body(res).await;

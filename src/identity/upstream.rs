@@ -168,7 +168,9 @@ impl Upstreams {
     /// The URL that sends the browser to the provider. `max_age`: the request asked for a
     /// sign-in at most this old (0 for `prompt=login`), which only the provider can give: it
     /// is asked for the same (OpenID Connect Core §3.1.2.1), and its answer checked.
-    pub async fn authorization_url(&self, p: &IdentityProvider, redirect_uri: &str, state: &str, nonce: &str, challenge: &str, max_age: Option<u64>) -> Result<Started, UpstreamError> {
+    /// `login_hint`: the address the user gave (home-realm discovery), passed on so that they
+    /// need not type it again.
+    pub async fn authorization_url(&self, p: &IdentityProvider, redirect_uri: &str, state: &str, nonce: &str, challenge: &str, max_age: Option<u64>, login_hint: Option<&str>) -> Result<Started, UpstreamError> {
         let ep = self.endpoints(p).await?;
         let mut url = url::Url::parse(&ep.authorization).map_err(|e| UpstreamError::Unavailable(format!("authorization endpoint: {e}")))?;
         {
@@ -187,6 +189,9 @@ impl Upstreams {
                 }
                 if let Some(age) = max_age {
                     q.append_pair("max_age", &age.to_string());
+                }
+                if let Some(hint) = login_hint {
+                    q.append_pair("login_hint", hint);
                 }
             }
         }

@@ -8,10 +8,12 @@
 //! tenant's client, user or consent.
 
 pub mod admin_credentials;
+mod claims;
 pub mod clients;
 pub mod documents;
 pub mod initial_access;
 mod maps;
+pub mod org_invitations;
 mod org_view;
 pub mod organizations;
 pub mod password_policy;

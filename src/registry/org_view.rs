@@ -17,6 +17,11 @@ impl TenantRegistry<'_> {
         orgs.by_domain.get(&domain.to_ascii_lowercase()).and_then(|id| orgs.by_id.get(id)).cloned()
     }
 
+    /// Whether some organization sends its domains' addresses to its own identity provider.
+    pub fn routes_domains(&self) -> bool {
+        self.registry.orgs.read().get(&self.tenant).is_some_and(|o| o.routed > 0)
+    }
+
     pub fn list_organizations(&self) -> Vec<Arc<Organization>> {
         let mut v: Vec<_> = self.registry.orgs.read().get(&self.tenant).map(|o| o.by_id.values().cloned().collect()).unwrap_or_default();
         v.sort_by(|a, b| a.slug.cmp(&b.slug));

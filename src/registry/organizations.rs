@@ -14,6 +14,12 @@ pub const MAX_DOMAINS: usize = 50;
 pub const MAX_ROLES: usize = 50;
 const MAX_NAME: usize = 200;
 
+/// The organization role reserved for its administrators: a member who has it may sign in
+/// to the console (with its second factor and recent sign-in rules) and manage that
+/// organization's members and their roles, and nothing else of the tenant. Any other role
+/// name means only what the applications make of it (`org_roles` in tokens).
+pub const ORG_ADMIN_ROLE: &str = "admin";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Organization {
     #[serde(skip)]
@@ -199,11 +205,13 @@ pub fn save(sql: &mut dyn Sql, org: &Organization) -> StoreResult<Result<(), Con
     Ok(Ok(()))
 }
 
-/// Delete an organization with its domains and memberships.
+/// Delete an organization with its domains, memberships and invitations (its links stop
+/// working).
 pub fn delete(sql: &mut dyn Sql, tenant: TenantId, id: &str) -> StoreResult<bool> {
     let n = sql.execute("DELETE FROM organizations WHERE tenant_id = ?1 AND id = ?2", crate::params![tenant, id])?;
     sql.execute("DELETE FROM organization_domains WHERE tenant_id = ?1 AND org_id = ?2", crate::params![tenant, id])?;
     sql.execute("DELETE FROM organization_members WHERE tenant_id = ?1 AND org_id = ?2", crate::params![tenant, id])?;
+    sql.execute("DELETE FROM organization_invitations WHERE tenant_id = ?1 AND org_id = ?2", crate::params![tenant, id])?;
     super::record_change(sql, tenant, "organization", id)?;
     Ok(n > 0)
 }
@@ -304,6 +312,13 @@ pub(super) struct Orgs {
     pub(super) by_domain: HashMap<String, String>,
     /// user id -> (organization id -> roles): what a token for a user reads.
     pub(super) members: HashMap<String, BTreeMap<String, Roles>>,
+    /// How many have both a domain and an identity provider of their own: while none has,
+    /// the login form needs no password-less submit for routing by address.
+    pub(super) routed: usize,
+}
+
+fn routes(org: &Organization) -> bool {
+    org.upstream.is_some() && !org.domains.is_empty()
 }
 
 impl Orgs {
@@ -313,11 +328,13 @@ impl Orgs {
         for d in &org.domains {
             self.by_domain.insert(d.clone(), org.id.clone());
         }
+        self.routed += routes(&org) as usize;
         self.by_id.insert(org.id.clone(), Arc::new(org));
     }
 
     fn unindex(&mut self, id: &str) -> bool {
         let Some(old) = self.by_id.remove(id) else { return false };
+        self.routed -= routes(&old) as usize;
         if self.by_slug.get(&old.slug).is_some_and(|i| i == id) {
             self.by_slug.remove(&old.slug);
         }

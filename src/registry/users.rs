@@ -8,6 +8,7 @@ use crate::db::{Row, Sql, StoreError, StoreResult};
 use crate::tenant::TenantId;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+pub use super::claims::Claims;
 
 /// OpenID Connect Core §5.4: the claims each scope asks for.
 pub const SCOPE_CLAIMS: &[(&str, &[&str])] = &[
@@ -45,7 +46,7 @@ pub struct User {
     #[serde(skip_serializing)]
     pub password_hash: String,
     /// Standard claims other than `sub`, `preferred_username` and `updated_at`.
-    pub claims: Map<String, Value>,
+    pub claims: Claims,
     pub disabled: bool,
     pub updated_at: u64,
     /// Console roles (`ROLES`); none for an ordinary user.
@@ -163,7 +164,7 @@ pub fn new_user(input: UserInput) -> Result<User, String> {
         id: random_token()[..22].to_string(),
         username,
         password_hash: hash_password(&password)?,
-        claims: Map::new(),
+        claims: Claims::default(),
         disabled: input.disabled.unwrap_or(false),
         updated_at: now(),
         roles: validate_roles(input.roles.unwrap_or_default())?,
@@ -213,7 +214,7 @@ pub fn validate_username(u: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn apply_claims(claims: &mut Map<String, Value>, input: Map<String, Value>) -> Result<(), String> {
+fn apply_claims(claims: &mut Claims, input: Map<String, Value>) -> Result<(), String> {
     for (name, value) in input {
         if name == "sub" || name == "updated_at" || !supported_claims().contains(&name.as_str()) {
             return Err(format!("{name:?} is not a settable standard claim"));
@@ -232,7 +233,7 @@ fn apply_claims(claims: &mut Map<String, Value>, input: Map<String, Value>) -> R
         if !ok {
             return Err(format!("claim {name:?} has the wrong type (OpenID Connect Core section 5.1)"));
         }
-        claims.insert(name, value);
+        claims.insert(&name, value);
     }
     Ok(())
 }
@@ -265,7 +266,7 @@ pub fn save(sql: &mut dyn Sql, user: &User) -> StoreResult<()> {
             &user.username,
             user.email().map(str::to_ascii_lowercase),
             &user.password_hash,
-            Value::Object(user.claims.clone()).to_string(),
+            user.claims.to_json(),
             user.disabled,
             t,
             user.roles.join(" "),

@@ -240,6 +240,7 @@ pub const TENANT_TABLES: &[&str] = &[
     "organizations",
     "organization_domains",
     "organization_members",
+    "organization_invitations",
 ];
 
 /// `TENANT_TABLES` as `dialect` has them: the registry's change log is SQLite's (PostgreSQL

@@ -43,6 +43,8 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("request_done.html", include_str!("templates/request_done.html")),
     ("device.html", include_str!("templates/device.html")),
     ("select_account.html", include_str!("templates/select_account.html")),
+    ("org_choose.html", include_str!("templates/org_choose.html")),
+    ("org_invitation.html", include_str!("templates/org_invitation.html")),
     ("logout_confirm.html", include_str!("templates/logout_confirm.html")),
     ("signed_out.html", include_str!("templates/signed_out.html")),
     ("form_post.html", include_str!("templates/form_post.html")),
@@ -77,6 +79,11 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("console_user.html", include_str!("templates/console_user.html")),
     ("console_keys.html", include_str!("templates/console_keys.html")),
     ("console_tenants.html", include_str!("templates/console_tenants.html")),
+    ("console_organizations.html", include_str!("templates/console_organizations.html")),
+    ("_console_org_fields.html", include_str!("templates/_console_org_fields.html")),
+    ("console_organization.html", include_str!("templates/console_organization.html")),
+    ("console_credentials.html", include_str!("templates/console_credentials.html")),
+    ("console_credential.html", include_str!("templates/console_credential.html")),
     ("console_audit.html", include_str!("templates/console_audit.html")),
     ("console_message.html", include_str!("templates/console_message.html")),
     // Mail bodies: plain text (`.txt`: not escaped).
@@ -88,6 +95,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("mail_signup_exists.txt", include_str!("templates/mail_signup_exists.txt")),
     ("mail_factor_locked.txt", include_str!("templates/mail_factor_locked.txt")),
     ("mail_ciba.txt", include_str!("templates/mail_ciba.txt")),
+    ("mail_org_invitation.txt", include_str!("templates/mail_org_invitation.txt")),
 ];
 
 /// The built-in assets (`src/ui/assets`).
@@ -340,7 +348,7 @@ impl Ui {
             self.env.get_template(name).map_err(|e| anyhow::anyhow!("template {name}: {e}"))?;
         }
         // A mail template that fails to render would fail where nobody sees it: tried now.
-        let sample = serde_json::json!({"link": "https://example.com/x", "minutes": "30", "hours": "24", "username": "u", "new_email": "u@example.com", "client": "c", "binding_message": "b"});
+        let sample = serde_json::json!({"link": "https://example.com/x", "minutes": "30", "hours": "24", "username": "u", "new_email": "u@example.com", "client": "c", "binding_message": "b", "organization": "o", "days": "7"});
         for (name, _) in TEMPLATES.iter().filter(|(n, _)| n.starts_with("mail_")) {
             for lang in &self.languages {
                 self.mail_body(lang, name, sample.clone()).map_err(|e| anyhow::anyhow!("template {name}: {e}"))?;
@@ -585,6 +593,25 @@ mod tests {
             common(Page::new(StatusCode::OK, "console_tenants.html", "console-tenants"))
                 .with("tenants", [json!({"slug": "acme", "issuer": "https://id.example/t/acme", "state": "active", "hosts": "", "name": "Acme", "created": ""}), json!({"slug": "old", "issuer": null, "state": "disabled", "hosts": "", "name": null, "created": ""})])
                 .with("deployment", true),
+            common(Page::new(StatusCode::OK, "console_organizations.html", "console-organizations"))
+                .with("orgs", [json!({"id": "org_1", "slug": "acme", "display_name": "Acme", "domains": ["acme.example"], "upstream": "idp", "upstream_name": "IdP", "members": 2})])
+                .with("upstreams", [json!({"id": "idp", "name": "IdP"})])
+                .with("org", json!({"slug": "x", "upstream": "gone", "domains": ["a.example"]})),
+            common(Page::new(StatusCode::OK, "console_organizations.html", "console-organizations")).with("orgs", Vec::<serde_json::Value>::new()).with("upstreams", [json!({"id": "idp", "name": "IdP"})]).with("org", json!({})),
+            common(Page::new(StatusCode::OK, "console_organization.html", "console-organization"))
+                .with("org", json!({"id": "org_1", "slug": "acme", "display_name": "Acme", "domains": [], "upstream": "gone", "upstream_name": "gone", "members": 1}))
+                .with("members", [json!({"id": "u1", "username": "bob", "email": null, "roles": "admin", "joined": "2026-01-01T00:00:00Z", "me": true})])
+                .with("upstreams", [json!({"id": "idp", "name": "IdP"})])
+                .with("can_edit", true)
+                .with("can_members", true),
+            common(Page::new(StatusCode::OK, "console_organization.html", "console-organization"))
+                .with("org", json!({"id": "org_1", "slug": "acme", "display_name": "Acme", "domains": ["acme.example"], "upstream": null, "members": 1}))
+                .with("members", [json!({"id": "u1", "username": null, "roles": "", "joined": "", "me": false})])
+                .with("org_admin", true)
+                .with("can_members", true),
+            common(Page::new(StatusCode::OK, "console_credentials.html", "console-credentials"))
+                .with("credentials", [json!({"id": "0a", "name": "ci", "created": "2026-01-01T00:00:00Z", "expires": null, "revoked": null, "state": "active"}), json!({"id": "0b", "name": "old", "created": "2026-01-01T00:00:00Z", "expires": "2026-02-01T00:00:00Z", "revoked": "2026-01-02T00:00:00Z", "state": "revoked"})]),
+            common(Page::new(StatusCode::OK, "console_credential.html", "console-credential-created")).with("name", "ci").with("id", "0a").with("expires", None::<String>).with("token", "atk_0a_s"),
             Page::new(StatusCode::OK, "console_message.html", "console-denied-heading").msg("heading", "console-denied-heading").msg("message", Msg::new("console-denied").arg("user", "<x>")).with("link", "/").msg("link_text", "error-home"),
         ];
         for page in pages {

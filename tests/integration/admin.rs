@@ -299,6 +299,8 @@ async fn the_openapi_document_describes_every_admin_operation() {
         ("/admin/organizations/{org}", &["get", "patch", "delete"]),
         ("/admin/organizations/{org}/members", &["get"]),
         ("/admin/organizations/{org}/members/{user}", &["put", "delete"]),
+        ("/admin/organizations/{org}/invitations", &["get", "post"]),
+        ("/admin/organizations/{org}/invitations/{id}", &["delete"]),
     ];
     let paths = doc["paths"].as_object().unwrap();
     assert_eq!(paths.len(), expected.len(), "{:?}", paths.keys().collect::<Vec<_>>());
@@ -319,7 +321,7 @@ async fn the_openapi_document_describes_every_admin_operation() {
             assert_eq!(st, 401, "{m} {concrete}");
         }
     }
-    for schema in ["ClientInput", "UserInput", "TokenExchangePolicy", "RegistrationTokenRequest", "Enrol", "NewTenant", "TenantChange", "SettingsPatch", "Overrides", "NewCredential", "Credential", "OrganizationInput", "MemberInput"] {
+    for schema in ["ClientInput", "UserInput", "TokenExchangePolicy", "RegistrationTokenRequest", "Enrol", "NewTenant", "TenantChange", "SettingsPatch", "Overrides", "NewCredential", "Credential", "OrganizationInput", "MemberInput", "InvitationInput"] {
         assert!(doc["components"]["schemas"][schema].is_object(), "{schema}");
     }
     // What a tenant may set: in the change (SettingsPatch) and as shown (Overrides).

@@ -12,7 +12,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 /// A user with console roles; returns their id.
-async fn operator(s: &TestServer, name: &str, roles: &[&str]) -> String {
+pub(crate) async fn operator(s: &TestServer, name: &str, roles: &[&str]) -> String {
     let (st, v) = s.admin(Method::POST, "/admin/users", Some(json!({"username": name, "password": PASSWORD, "roles": roles}))).await;
     assert_eq!(st, 201, "{v}");
     assert_eq!(v["roles"], json!(roles), "{v}");
@@ -20,14 +20,14 @@ async fn operator(s: &TestServer, name: &str, roles: &[&str]) -> String {
 }
 
 /// A TOTP factor for the user, through the admin API; returns its secret.
-async fn totp(s: &TestServer, user: &str) -> String {
+pub(crate) async fn totp(s: &TestServer, user: &str) -> String {
     let (st, v) = s.admin(Method::POST, &format!("/admin/users/{user}/factors/totp"), None).await;
     assert_eq!(st, 201, "{v}");
     v["secret"].as_str().unwrap().to_string()
 }
 
 /// Into the console: the sign-in it sends the browser to, the password, the code if asked.
-async fn enter(browser: &Browser, username: &str, totp: Option<&str>) -> Page {
+pub(crate) async fn enter(browser: &Browser, username: &str, totp: Option<&str>) -> Page {
     let login = get(browser, "/console").await;
     assert!(login.is_login(), "the console signs in through /authorize: {}", login.html);
     let mut page = post(browser, "/login", &[("challenge", &login.challenge()), ("username", username), ("password", PASSWORD)]).await;
@@ -38,7 +38,7 @@ async fn enter(browser: &Browser, username: &str, totp: Option<&str>) -> Page {
     page
 }
 
-fn csrf(page: &Page) -> String {
+pub(crate) fn csrf(page: &Page) -> String {
     field(page, "csrf")
 }
 
@@ -161,6 +161,20 @@ async fn manage(postgres: bool) {
     assert!(saved.html.contains("Saved.") && saved.html.contains("value=\"Billing\""), "{}", saved.html);
     let (_, c) = s.admin(Method::GET, "/admin/clients/billing", None).await;
     assert_eq!((c["client_name"].as_str(), c["require_mfa"].as_bool(), c["grant_types"].clone()), (Some("Billing"), Some(true), json!(["client_credentials"])), "{c}");
+    // Organizations only (issue 31): the box sets `organization_required`; left unticked, it is unset.
+    assert!(saved.html.contains("name=\"organization_required\"") && c.get("organization_required").is_none(), "{c}");
+    let base = [("client_name", "Billing"), ("redirect_uris", "https://billing.example/cb"), ("grant:client_credentials", "on"), ("method", "client_secret_basic"), ("scope", "billing"), ("require_mfa", "on")];
+    for (ticked, want) in [(true, json!(true)), (false, Value::Null)] {
+        let page = get(&admin, "/console/clients/billing").await;
+        let mut form = vec![("csrf", csrf(&page))];
+        form.extend(base.iter().map(|(k, v)| (*k, v.to_string())));
+        if ticked {
+            form.push(("organization_required", "on".into()));
+        }
+        let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        assert!(post(&admin, "/console/clients/billing", &form).await.html.contains("Saved."));
+        assert_eq!(s.admin(Method::GET, "/admin/clients/billing", None).await.1["organization_required"], want);
+    }
 
     // A new secret: shown once; the old one stops working.
     let rotated = post(&admin, "/console/clients/billing/secret", &[("csrf", &csrf(&saved))]).await;

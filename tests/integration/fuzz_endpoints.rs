@@ -756,22 +756,25 @@ fn account(w: &World, rng: &mut Rng, _: usize) -> Req {
 }
 
 /// The admin console with alice's session (an admin; `console_mfa = if_enrolled`), a forged
-/// one or none: its pages with odd ids and queries, its forms with no or a forged CSRF token
-/// (which must change nothing), its callback with made-up codes.
+/// one or none: its pages with odd ids and queries (organizations and admin credentials
+/// too), its forms with no or a forged CSRF token (which must change nothing), its callback
+/// with made-up codes.
 fn console(w: &World, rng: &mut Rng, _: usize) -> Req {
     let g = "console";
     let id = *rng.pick(&["rp", "fz-missing", "%00", "a%2Fb", "..", "%E2%80%AEx", "%FF"]);
     let csrf = *rng.pick(&["", "forged", "bm90LWEtc3RhdGU"]);
-    let form = [("csrf", csrf), ("client_id", "fz-console"), ("username", "fz-console"), ("password", "correct horse battery"), ("redirect_uris", "https://x.example/cb"), ("grant:authorization_code", "on"), ("method", "none"), ("alg", "RS256"), ("role:admin", "on"), ("sid", "x"), ("factor", "x")];
+    let form = [("csrf", csrf), ("client_id", "fz-console"), ("username", "fz-console"), ("password", "correct horse battery"), ("redirect_uris", "https://x.example/cb"), ("grant:authorization_code", "on"), ("method", "none"), ("alg", "RS256"), ("role:admin", "on"), ("sid", "x"), ("factor", "x"), ("slug", "fz-org"), ("user", "alice"), ("roles", "admin"), ("name", "fz"), ("confirm", "fz-org"), ("domains", "fz.example")];
     let odd = ["", "x", "0", "-1", "99999999999", "2026-02-30", "9999-12-31", "1970-01-01", "%00"];
-    let mut r = match rng.below(9) {
+    let (member, remove) = (format!("/members/{id}"), format!("/members/{id}/remove"));
+    let mut r = match rng.below(10) {
         0 => Req::new(g, Method::GET, "/console"),
         1 => Req::new(g, Method::GET, "/console/audit").query(&[("event", *rng.pick(&["", "login_success", "'"])), ("since", *rng.pick(&odd)), ("limit", *rng.pick(&odd)), ("user", id), ("client", id)]),
         2 => Req::new(g, Method::GET, "/console/users").query(&[("q", *rng.pick(&["", "alice", "%", "\u{0}", "a b"]))]),
-        3 => Req::new(g, Method::GET, &format!("/console/{}/{id}", rng.pick(&["clients", "users"]))),
+        3 => Req::new(g, Method::GET, &format!("/console/{}/{id}", rng.pick(&["clients", "users", "organizations"]))),
         4 => Req::new(g, Method::GET, "/console/callback").query(&[("code", *rng.pick(&["", "0_abc"])), ("state", *rng.pick(&["", "bm90", "%%"]))]),
-        5 => Req::new(g, Method::GET, *rng.pick(&["/console/keys", "/console/clients/new", "/console/users/new", "/console/login", "/console/login?reauth=1"])),
-        6 => Req::new(g, Method::POST, *rng.pick(&["/console/clients", "/console/users", "/console/keys/rotate"])).form(&form),
+        5 => Req::new(g, Method::GET, *rng.pick(&["/console/keys", "/console/clients/new", "/console/users/new", "/console/login", "/console/login?reauth=1", "/console/organizations", "/console/credentials"])),
+        6 => Req::new(g, Method::POST, *rng.pick(&["/console/clients", "/console/users", "/console/keys/rotate", "/console/organizations", "/console/credentials"])).form(&form),
+        7 => Req::new(g, Method::POST, &format!("/console/{}/{id}{}", rng.pick(&["organizations", "credentials"]), rng.pick(&["", "/delete", "/members", "/revoke", member.as_str(), remove.as_str()]))).form(&form),
         _ => Req::new(g, Method::POST, &format!("/console/{}/{id}{}", rng.pick(&["clients", "users"]), rng.pick(&["", "/secret", "/delete", "/sessions/end", "/factors/remove"]))).form(&form),
     };
     match rng.below(5) {

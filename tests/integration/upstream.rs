@@ -559,4 +559,29 @@ async fn an_organizations_own_provider_signs_its_members_in_and_they_join_by_dom
     // Any other address gets our own login page.
     let page = follow(&down.browser(), &authorize_url(&down, "&login_hint=someone%40elsewhere.example")).await;
     assert!(page.html.contains("Sign in with Upstream Co"), "{}", page.html);
+
+    // Typed on the login form: the password may be left empty (the page says so), and an
+    // address at the domain goes to the provider, with or without one, whoever it names.
+    assert!(page.html.contains("id=\"password-note\"") && !page.html.contains("current-password\" required"), "{}", page.html);
+    for (typed, password) in [("ulla@EXAMPLE.com", ""), ("nobody@example.com", "anything")] {
+        let browser = down.browser();
+        let login = follow(&browser, &authorize_url(&down, "")).await;
+        let at = submit(&browser, &down.url(""), "/login", &[("challenge", &login.challenge()), ("username", typed), ("password", password)]).await;
+        assert!(at.is_login() && !at.html.contains("Sign in with Upstream Co"), "{typed}: at the upstream's login page: {}", at.html);
+        assert!(at.html.contains(&format!("value=\"{typed}\"")), "{typed}: the address goes on as the login hint: {}", at.html);
+    }
+    // Any other name with no password: asked for one, not counted as a failure.
+    let browser = down.browser();
+    let login = follow(&browser, &authorize_url(&down, "")).await;
+    let again = submit(&browser, &down.url(""), "/login", &[("challenge", &login.challenge()), ("username", "alice"), ("password", "")]).await;
+    assert_eq!(again.status, 400, "{}", again.html);
+    assert!(again.is_login() && again.html.contains("Please enter your password."), "{}", again.html);
+    let (_, audit) = down.admin(Method::GET, "/admin/audit?event=login_failure", None).await;
+    assert_eq!(audit["events"].as_array().map(Vec::len), Some(0), "{audit}");
+
+    // With no organization routing by domain, the password is required again.
+    let (status, _) = down.admin(Method::PATCH, "/admin/organizations/acme", Some(json!({"domains": []}))).await;
+    assert_eq!(status, 200);
+    let page = follow(&down.browser(), &authorize_url(&down, "")).await;
+    assert!(page.html.contains("current-password\" required") && !page.html.contains("password-note"), "{}", page.html);
 }

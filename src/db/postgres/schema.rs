@@ -337,6 +337,21 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     );
     CREATE INDEX organization_members_user ON organization_members(tenant_id, user_id);
     "#,
+), (
+    23,
+    // As SQLite's migration 24. Issue 31: invitations to an organization by e-mail. The link's token is kept as its
+    // SHA-256 only (found by it, within the tenant); an invitation answered or revoked keeps
+    // its row (`accepted_at`, `revoked_at`) until it is pruned after its expiry.
+    r#"
+    CREATE TABLE organization_invitations (
+        tenant_id BIGINT NOT NULL, id TEXT NOT NULL, org_id TEXT NOT NULL, email TEXT NOT NULL,
+        roles TEXT NOT NULL DEFAULT '', token_hash BYTEA NOT NULL, created_by TEXT,
+        created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL,
+        accepted_at BIGINT, accepted_by TEXT, revoked_at BIGINT,
+        PRIMARY KEY (tenant_id, id), UNIQUE (tenant_id, token_hash)
+    );
+    CREATE INDEX organization_invitations_org ON organization_invitations(tenant_id, org_id, expires_at);
+    "#,
 )];
 
 /// The version the migrations bring a database to.

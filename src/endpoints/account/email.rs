@@ -145,7 +145,7 @@ pub async fn confirm(app: Issuer, form: Result<FormParams, OAuthError>) -> Respo
     // The address changed again since the link was sent: this one proves nothing now.
     let Some(user) = still_theirs(&app, &id, &email) else { return dead_link() };
     let mut user = User::clone(&user);
-    user.claims.insert("email_verified".into(), Value::Bool(true));
+    user.claims.insert("email_verified", Value::Bool(true));
     user.updated_at = now();
     // The link spent and the address verified together: of two uses racing, one counts; an
     // error leaves the link working.

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 mod front_channel;
 mod jarm;
-mod organization;
+pub(crate) mod organization;
 pub mod pushed;
 pub mod request;
 mod request_object;
@@ -31,6 +31,7 @@ pub mod request_uri;
 pub mod response;
 pub mod response_type;
 
+pub use organization::{choose as choose_organization, logo_origin};
 pub use request::AuthorizationRequest;
 pub use request_object::algorithms as request_object_algorithms;
 use request::{Rejection, Via};
@@ -155,7 +156,7 @@ pub async fn current_session(app: &Issuer, headers: &HeaderMap) -> Option<(Strin
 pub async fn continue_authorization(
     app: &Issuer,
     headers: &HeaderMap,
-    req: AuthorizationRequest,
+    mut req: AuthorizationRequest,
     session: Option<(String, Session)>,
     fresh_login: bool,
     redirect_status: StatusCode,
@@ -194,6 +195,17 @@ pub async fn continue_authorization(
     if req.unmet_by(&session.acr) {
         let e = OAuthError::access_denied("the authentication asked for as essential cannot be given").code_as("unmet_authentication_requirements");
         return response::error(app, &req.reply_to(), &e, redirect_status).await;
+    }
+    // A client for organizations only, and a request that names none: which one.
+    if req.organization.is_none() && organization::required(app, &req.client_id) {
+        let Some(user) = app.registry().user(&session.user_id) else {
+            return response::error(app, &req.reply_to(), &OAuthError::access_denied("the signed-in user no longer exists"), redirect_status).await;
+        };
+        match organization::pick(app, &req, &cookie, &user) {
+            organization::Pick::One(id) => req.organization = Some(id),
+            organization::Pick::Choose(page) => return page,
+            organization::Pick::Refused(e) => return response::error(app, &req.reply_to(), &e, redirect_status).await,
+        }
     }
     // Signing in for an organization is for its members (or those its domains admit).
     if req.organization.is_some() {
@@ -292,7 +304,7 @@ pub async fn render_login(
     let upstreams: Vec<(&str, &str)> = app.tenant.upstreams.list().iter().map(|p| (p.id.as_str(), p.name.as_str())).collect();
     let org = req.organization.as_deref().and_then(|o| app.registry().organization(o));
     let organization = org.as_deref().map(|o| (o.display_name.as_str(), o.logo_uri.as_deref()));
-    let mut res = pages::login(LoginPage { challenge: &challenge, client_name: &client_name, organization, login_hint: req.login_hint.as_deref(), error, passkey, ui_locales: req.ui_locales.as_deref(), upstreams, forgot: app.mailer.is_some(), signup: app.tenant.policies.signup, passkeys_off });
+    let mut res = pages::login(LoginPage { challenge: &challenge, client_name: &client_name, organization, login_hint: req.login_hint.as_deref(), error, passkey, ui_locales: req.ui_locales.as_deref(), upstreams, forgot: app.mailer.is_some(), signup: app.tenant.policies.signup, domain_routing: app.registry().routes_domains(), passkeys_off });
     if error.is_some() {
         *res.status_mut() = status;
     }

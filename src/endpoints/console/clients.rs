@@ -32,6 +32,7 @@ fn values(m: &crate::registry::clients::ClientMetadata) -> Value {
         "method": m.token_endpoint_auth_method, "scope": m.scope, "jwks_uri": m.jwks_uri,
         "backchannel_logout_uri": m.backchannel_logout_uri, "require_mfa": m.require_mfa, "require_passkey": m.require_passkey,
         "application_type": m.application_type, "refresh_reuse_grace": m.refresh_reuse_grace, "initiate_login_uri": m.initiate_login_uri,
+        "organization_required": m.organization_required,
     })
 }
 
@@ -43,6 +44,7 @@ fn typed(params: &crate::http::params::Params) -> Value {
         "grant_types": grants, "response_types": front_channel_types(params), "method": text(params, "method"), "scope": text(params, "scope"), "jwks_uri": text(params, "jwks_uri"),
         "backchannel_logout_uri": text(params, "backchannel_logout_uri"), "require_mfa": checked(params, "require_mfa"), "require_passkey": checked(params, "require_passkey"),
         "refresh_reuse_grace": text(params, "refresh_reuse_grace"), "initiate_login_uri": text(params, "initiate_login_uri"),
+        "organization_required": checked(params, "organization_required"),
     })
 }
 
@@ -86,6 +88,7 @@ fn input(params: &crate::http::params::Params, new: bool, preset: Option<&Preset
         initiate_login_uri: text(params, "initiate_login_uri").or((!new).then(String::new)),
         require_mfa: Some(checked(params, "require_mfa")),
         require_passkey: Some(checked(params, "require_passkey")),
+        organization_required: Some(checked(params, "organization_required")),
         // Empty: the deployment's grace (a new client has none of its own; an edited one
         // loses its own).
         refresh_reuse_grace: match text(params, "refresh_reuse_grace").as_deref().and_then(presets::grace_seconds) {

@@ -4,7 +4,9 @@
 //! It signs its users in as a client of this server (`first_party::CONSOLE`), so the
 //! console has no password form, throttle or factor check of its own. What it adds:
 //! - roles, checked here on every request (not only by hiding buttons): `admin` may change
-//!   anything, `auditor` may look; anyone else is refused;
+//!   anything, `auditor` may look; an organization's administrator (a member with the
+//!   reserved organization role `admin`, and no console role) manages the members of their
+//!   organizations and nothing else (`Role::OrgAdmin`); anyone else is refused;
 //! - a second factor (`console_mfa = required`, the default): the sign-in asks for one
 //!   (`acr_values`), and a session without one is not served; a user who has none is sent
 //!   to the account page to add one;
@@ -14,7 +16,10 @@
 
 mod audit;
 mod clients;
+mod credentials;
 mod keys;
+mod members;
+mod organizations;
 mod presets;
 mod tenants;
 mod users;
@@ -57,31 +62,57 @@ pub fn router(app: &App) -> Router<AppState> {
         .route("/console/audit", get(audit::list))
         .route("/console/tenants", get(tenants::list).post(tenants::create))
         .route("/console/tenants/{slug}", post(tenants::act))
+        .route("/console/organizations", get(organizations::list).post(organizations::create))
+        .route("/console/organizations/{org}", get(organizations::show).post(organizations::update))
+        .route("/console/organizations/{org}/delete", post(organizations::delete))
+        .route("/console/organizations/{org}/members", post(members::add))
+        .route("/console/organizations/{org}/members/{user}", post(members::change))
+        .route("/console/organizations/{org}/members/{user}/remove", post(members::remove))
+        .route("/console/credentials", get(credentials::list).post(credentials::create))
+        .route("/console/credentials/{id}/revoke", post(credentials::revoke))
 }
 
-/// What a console user may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a console user may do. A console role (`registry::users::ROLES`) covers the whole
+/// tenant; an organization administrator's covers only their organizations, named here, so
+/// that every handler that serves one says which it checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Role {
     Auditor,
     Admin,
+    /// A member with the organization role `admin` (`ORG_ADMIN_ROLE`) of these organizations
+    /// (their ids), with no console role: their members and roles, nothing else.
+    OrgAdmin(Vec<String>),
 }
 
 impl Role {
-    fn of(user: &crate::registry::User) -> Option<Role> {
+    /// Read at every request (from memory), so that a role or an organization membership
+    /// taken away holds at the next page, whatever session the user still has.
+    fn of(app: &Issuer, user: &crate::registry::User) -> Option<Role> {
         match (user.has_role("admin"), user.has_role("auditor")) {
-            (true, _) => Some(Role::Admin),
-            (false, true) => Some(Role::Auditor),
-            _ => None,
+            (true, _) => return Some(Role::Admin),
+            (false, true) => return Some(Role::Auditor),
+            _ => {}
         }
+        let orgs: Vec<String> = app
+            .registry()
+            .memberships(&user.id)
+            .into_iter()
+            .filter(|(_, m)| m.roles.iter().any(|r| r == ORG_ADMIN_ROLE))
+            .map(|(org, _)| org.id.clone())
+            .collect();
+        (!orgs.is_empty()).then_some(Role::OrgAdmin(orgs))
     }
 
-    fn name(self) -> &'static str {
+    fn name(&self) -> &'static str {
         match self {
             Role::Admin => "admin",
             Role::Auditor => "auditor",
+            Role::OrgAdmin(_) => "org-admin",
         }
     }
 }
+
+use crate::registry::organizations::ORG_ADMIN_ROLE;
 
 /// A console request's user, let in: a role, a recent enough sign-in, the factor policy met.
 pub(crate) struct Viewer {
@@ -93,6 +124,28 @@ pub(crate) struct Viewer {
 }
 
 impl Viewer {
+    /// Whether the viewer's role covers the whole tenant (clients, users, keys, audit...).
+    pub fn tenant_wide(&self) -> bool {
+        matches!(self.role, Role::Admin | Role::Auditor)
+    }
+
+    /// Whether the viewer may see this organization (its settings, members and roles).
+    pub fn sees_org(&self, org_id: &str) -> bool {
+        match &self.role {
+            Role::Admin | Role::Auditor => true,
+            Role::OrgAdmin(orgs) => orgs.iter().any(|o| o == org_id),
+        }
+    }
+
+    /// Whether the viewer may add, change and remove this organization's members.
+    pub fn manages_members(&self, org_id: &str) -> bool {
+        match &self.role {
+            Role::Admin => true,
+            Role::Auditor => false,
+            Role::OrgAdmin(orgs) => orgs.iter().any(|o| o == org_id),
+        }
+    }
+
     /// A console page: the navigation, who is signed in, the CSRF token for its forms.
     pub fn page(&self, template: &'static str, title: &'static str, nav: &str) -> Page {
         Page::new(StatusCode::OK, template, title)
@@ -100,6 +153,7 @@ impl Viewer {
             .with("me", &self.me.user.username)
             .with("role", self.role.name())
             .with("admin", self.role == Role::Admin)
+            .with("org_admin", !self.tenant_wide())
             .with("csrf", &self.csrf)
             .with("deployment", self.deployment)
     }
@@ -121,7 +175,7 @@ fn message(status: StatusCode, heading: &'static str, message: impl Into<Msg>, l
 
 /// Whether this signed-in user may use the console now; else where to send them.
 async fn admit(app: &Issuer, me: SignedIn) -> Result<Viewer, Response> {
-    let Some(role) = Role::of(&me.user) else {
+    let Some(role) = Role::of(app, &me.user) else {
         return Err(message(StatusCode::FORBIDDEN, "console-denied-heading", Msg::new("console-denied").arg("user", me.user.username.clone()), ("/", "error-home")));
     };
     if me.age() > app.config.console_max_age {
@@ -139,14 +193,38 @@ async fn admit(app: &Issuer, me: SignedIn) -> Result<Viewer, Response> {
     Ok(Viewer { me, role, csrf, deployment: app.tenant.id.is_default() })
 }
 
+/// `Viewer` as an extractor: a user with a console role over the whole tenant. An
+/// organization administrator is refused here, so every page that does not say otherwise
+/// (clients, users, keys, audit, tenants, credentials) is closed to them.
 impl FromRequestParts<AppState> for Viewer {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, shared: &AppState) -> Result<Self, Response> {
+        let OrgViewer(viewer) = OrgViewer::from_request_parts(parts, shared).await?;
+        if !viewer.tenant_wide() {
+            return Err(org_only());
+        }
+        Ok(viewer)
+    }
+}
+
+/// A console user of any role, organization administrators too: for the pages that serve
+/// them (the organizations), which check `Viewer::sees_org` themselves.
+pub(crate) struct OrgViewer(pub Viewer);
+
+impl FromRequestParts<AppState> for OrgViewer {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, shared: &AppState) -> Result<Self, Response> {
         let app = &Issuer::from_parts(parts, shared)?;
         let Some(me) = signed_in(app, &parts.headers).await else { return Err(see_other(app.base(), &CONSOLE.login_path(false))) };
-        admit(app, me).await
+        admit(app, me).await.map(OrgViewer)
     }
+}
+
+/// What an organization administrator is told on any page outside their organizations.
+pub(crate) fn org_only() -> Response {
+    message(StatusCode::FORBIDDEN, "console-org-only-heading", "console-org-only", ("/console/organizations", "console-organizations"))
 }
 
 /// A console change: an admin (checked here, whatever the page showed), the form, and its
@@ -160,15 +238,40 @@ impl FromRequest<AppState> for Change {
     type Rejection = Response;
 
     async fn from_request(req: axum::extract::Request, shared: &AppState) -> Result<Self, Response> {
+        let MemberChange { viewer, params } = MemberChange::from_request(req, shared).await?;
+        match viewer.role {
+            Role::Admin => Ok(Change { admin: viewer, params }),
+            Role::OrgAdmin(_) => Err(org_only()),
+            Role::Auditor => Err(read_only()),
+        }
+    }
+}
+
+fn read_only() -> Response {
+    message(StatusCode::FORBIDDEN, "console-read-only-heading", "console-read-only", ("/console", "console-home"))
+}
+
+/// A change to an organization's members: a tenant admin or an organization administrator
+/// (the handler checks `Viewer::manages_members` for the organization), the form, its CSRF
+/// token valid for this session. An auditor is refused here.
+pub(crate) struct MemberChange {
+    pub viewer: Viewer,
+    pub params: Params,
+}
+
+impl FromRequest<AppState> for MemberChange {
+    type Rejection = Response;
+
+    async fn from_request(req: axum::extract::Request, shared: &AppState) -> Result<Self, Response> {
         let app = &Issuer::from_extensions(req.extensions(), shared)?;
         let headers = req.headers().clone();
         let params = form(FormParams::from_request(req, shared).await)?;
         let me = CONSOLE.form_user(app, &headers, &params).await?;
         let viewer = admit(app, me).await?;
-        if viewer.role != Role::Admin {
-            return Err(message(StatusCode::FORBIDDEN, "console-read-only-heading", "console-read-only", ("/console", "console-home")));
+        if viewer.role == Role::Auditor {
+            return Err(read_only());
         }
-        Ok(Change { admin: viewer, params })
+        Ok(MemberChange { viewer, params })
     }
 }
 
@@ -187,6 +290,20 @@ impl FromRequestParts<AppState> for Id {
     }
 }
 
+/// Two ids in a console path (an organization's and a member's), answered as `Id` is.
+pub(crate) struct Ids(pub String, pub String);
+
+impl FromRequestParts<AppState> for Ids {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, Response> {
+        match axum::extract::Path::<(String, String)>::from_request_parts(parts, app).await {
+            Ok(axum::extract::Path((a, b))) => Ok(Ids(a, b)),
+            Err(_) => Err(not_found()),
+        }
+    }
+}
+
 /// `?done=…` on a console page: the notice it shows (a message id).
 pub(crate) fn notice(query: Option<&str>) -> Option<&'static str> {
     let params = Params::parse(query.unwrap_or_default().as_bytes()).ok()?;
@@ -197,6 +314,7 @@ pub(crate) fn notice(query: Option<&str>) -> Option<&'static str> {
         "ended" => "console-done-ended",
         "removed" => "console-done-removed",
         "rotated" => "console-done-rotated",
+        "revoked" => "console-done-revoked",
         _ => return None,
     })
 }
@@ -225,7 +343,11 @@ pub(crate) fn when(t: u64) -> String {
     crate::util::iso8601(t)
 }
 
-async fn home(app: Issuer, viewer: Viewer, RawQuery(query): RawQuery) -> Response {
+async fn home(app: Issuer, OrgViewer(viewer): OrgViewer, RawQuery(query): RawQuery) -> Response {
+    // An organization administrator's console is their organizations.
+    if !viewer.tenant_wide() {
+        return see_other(app.base(), "/console/organizations");
+    }
     app.audit.flush().await;
     let filter = crate::audit::Filter { tenant: app.tenant.id, limit: 10, ..Default::default() };
     let events = match app.db.read(move |sql| crate::audit::list_filtered(sql, &filter)).await {

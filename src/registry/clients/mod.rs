@@ -197,6 +197,11 @@ pub struct ClientMetadata {
     /// Every sign-in for this client needs a passkey (as `mfa_policy = "passkey"`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_passkey: bool,
+    /// Every authorization for this client is for an organization (issue 31): a request that
+    /// names none gets the user's only one, a choice among several, or `access_denied` for
+    /// a user of none. Authrim extension, set by an administrator.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub organization_required: bool,
     /// Seconds in which a retry with this client's just-superseded refresh token gets the same
     /// successor (the deployment's `refresh_reuse_grace` when unset; 0: strict). Authrim
     /// extension.
@@ -343,6 +348,8 @@ pub struct ClientInput {
     pub default_acr_values: Option<Vec<String>>,
     pub require_mfa: Option<bool>,
     pub require_passkey: Option<bool>,
+    /// Every authorization needs an organization (the user's only one, or their choice).
+    pub organization_required: Option<bool>,
     /// A negative number clears it (the deployment's grace again).
     pub refresh_reuse_grace: Option<i64>,
     /// `fapi2`, or `""` to clear (the tenant's profile again).
@@ -659,6 +666,7 @@ fn metadata_fields(input: ClientInput) -> ClientMetadata {
         default_acr_values: input.default_acr_values.clone().unwrap_or_default(),
         require_mfa: input.require_mfa.unwrap_or(false),
         require_passkey: input.require_passkey.unwrap_or(false),
+        organization_required: input.organization_required.unwrap_or(false),
         refresh_reuse_grace: input.refresh_reuse_grace.and_then(|g| u64::try_from(g).ok()),
         security_profile: input.security_profile.clone().filter(|p| !p.is_empty()),
         first_party: false,
@@ -729,6 +737,7 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.default_acr_values { meta.default_acr_values = v }
     if let Some(v) = input.require_mfa { meta.require_mfa = v }
     if let Some(v) = input.require_passkey { meta.require_passkey = v }
+    if let Some(v) = input.organization_required { meta.organization_required = v }
     if let Some(v) = input.refresh_reuse_grace { meta.refresh_reuse_grace = u64::try_from(v).ok() }
     if let Some(v) = input.security_profile { meta.security_profile = Some(v).filter(|p| !p.is_empty()) }
     validate(&meta)?;

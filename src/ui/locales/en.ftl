@@ -663,3 +663,82 @@ console-tenant-slug = Slug
 console-tenant-slug-help = Its name in URLs: lower-case letters, digits and dashes. It never changes and is never given again.
 console-tenant-host = Its own host (optional)
 console-tenant-name = Name on its pages (optional)
+
+# Organizations and admin credentials in the console
+console-role-org-admin = organization administrator
+console-organizations = Organizations
+console-org-only-heading = Outside your organizations
+console-org-only = Your console access covers the members of the organizations you administer, nothing else.
+console-orgs-intro = Customer companies of your applications: their members (with organization roles), e-mail domains and, optionally, an identity provider of their own.
+console-orgs-intro-org-admin = The organizations you administer: add and remove their members and set their roles.
+console-no-orgs = No organizations yet.
+console-org-new = New organization
+console-org-slug-help = Its name in URLs and tokens (organization=, org_name): lower-case letters, digits and dashes.
+console-org-logo = Logo (https URL, optional)
+console-org-domains = E-mail domains
+console-org-domains-help = One a line. A user whose verified e-mail address is at one of them becomes a member on their next sign-in: only give domains the company controls.
+console-org-upstream = Connection
+console-org-upstream-none = None (the tenant's sign-in)
+console-org-upstream-help = The identity provider its members sign in with: a sign-in for the organization goes straight there.
+console-org-heading = Organization { $org }
+console-org-settings = Settings
+console-org-settings-tenant = The domains and the connection are set by the tenant's administrators.
+console-org-members = Members
+console-org-roles-help = Roles are separated by spaces; applications receive them in the org_roles claim. The role admin makes the member an administrator of this organization in the console.
+console-org-joined = Joined
+console-org-roles-of = Roles of { $user }
+console-org-remove-named = Remove { $user }
+console-org-no-members = No members yet.
+console-org-add-member = Add a member
+console-org-member-user = Username or e-mail address (exactly)
+console-org-member-roles-help = Optional, separated by spaces. Adding someone who is already a member sets their roles.
+console-org-add = Add
+console-org-delete = Delete the organization and its memberships
+console-org-confirm-wrong = The slug typed does not match: nothing was deleted.
+console-org-self = You cannot remove yourself or your own admin role; ask another administrator.
+console-back-organization = Back to the organization
+console-back-organizations = Back to organizations
+console-none = None.
+console-done-revoked = Revoked.
+console-credentials = Admin credentials
+console-credentials-intro = Tokens for this tenant's admin API (scripts, deployments). Each works at this tenant only; revoke one and it is refused at once.
+console-no-credentials = No credentials yet.
+console-credential-expires = Expires
+console-credential-never = never
+console-credential-active = active
+console-credential-expired = expired
+console-credential-revoked = revoked
+console-credential-revoke = Revoke
+console-credential-revoke-named = Revoke { $name }
+console-credential-new = New credential
+console-credential-name-help = Who or what holds it (shown in lists and in the audit log).
+console-credential-days = Valid for (days; empty: until revoked)
+console-credential-created = Credential created
+console-credential-once = Copy the token now: it is shown only once and cannot be read again.
+console-credential-token = Token
+console-organization = Organization
+login-password-organization = Leave the password empty if your organization signs you in: your work address takes you there.
+err-password-missing = Please enter your password.
+# Organizations: invitations by e-mail, and the choice of one at sign-in
+org-invitation-title = Invitation to an organization
+org-invitation-heading = Join { $organization }
+org-invitation-roles = Your roles in it:
+org-invitation-accept = Accept the invitation
+org-invitation-wrong-user = You are signed in as { $user }, whose verified e-mail address is not the one this invitation was sent to. Sign in with the account of that address (its address must be verified).
+org-invitation-switch = Sign in with another account
+org-invitation-accepted = You are now a member of { $organization }.
+err-invitation-unknown = This invitation link does not work. Check that it was copied whole, or ask for a new invitation.
+err-invitation-used = This invitation was already accepted.
+err-invitation-revoked = This invitation was withdrawn. Ask the organization for a new one.
+err-invitation-expired = This invitation has expired. Ask the organization for a new one.
+err-invitation-form-expired = This page expired. Open the invitation link again.
+err-invitation-not-signed-in = The sign-in did not complete. Open the invitation link again.
+mail-org-invitation-subject = You are invited to join an organization on { $product }
+mail-org-invitation-body = You are invited to join { $organization } on { $product }. To accept, open this link within { $days } days and sign in (or create an account) with this e-mail address:
+
+    { $link }
+
+    If you did not expect this invitation, ignore this message.
+org-choose-heading = Choose an organization
+err-org-choose = Choose one of the organizations offered.
+console-organization-required = Require an organization (members only; a member of several chooses one)

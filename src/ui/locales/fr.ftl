@@ -661,3 +661,82 @@ console-tenant-slug = Identifiant
 console-tenant-slug-help = Son nom dans les URL : lettres minuscules, chiffres et tirets. Il ne change jamais et n’est jamais redonné.
 console-tenant-host = Son propre hôte (facultatif)
 console-tenant-name = Nom affiché sur ses pages (facultatif)
+
+# Organisations et identifiants d'administration dans la console
+console-role-org-admin = administrateur d'organisation
+console-organizations = Organisations
+console-org-only-heading = Hors de vos organisations
+console-org-only = Votre accès à la console porte sur les membres des organisations que vous administrez, rien d'autre.
+console-orgs-intro = Les entreprises clientes de vos applications : leurs membres (avec des rôles d'organisation), leurs domaines de messagerie et, au besoin, leur propre fournisseur d'identité.
+console-orgs-intro-org-admin = Les organisations que vous administrez : ajoutez et retirez leurs membres, et fixez leurs rôles.
+console-no-orgs = Aucune organisation pour l'instant.
+console-org-new = Nouvelle organisation
+console-org-slug-help = Son nom dans les URL et les jetons (organization=, org_name) : lettres minuscules, chiffres et tirets.
+console-org-logo = Logo (URL https, facultatif)
+console-org-domains = Domaines de messagerie
+console-org-domains-help = Un par ligne. Un utilisateur dont l'adresse vérifiée est dans l'un d'eux devient membre à sa prochaine connexion : ne donnez que des domaines que l'entreprise contrôle.
+console-org-upstream = Connexion
+console-org-upstream-none = Aucune (la connexion du tenant)
+console-org-upstream-help = Le fournisseur d'identité de ses membres : une connexion pour l'organisation y va directement.
+console-org-heading = Organisation { $org }
+console-org-settings = Réglages
+console-org-settings-tenant = Les domaines et la connexion sont fixés par les administrateurs du tenant.
+console-org-members = Membres
+console-org-roles-help = Rôles séparés par des espaces ; les applications les reçoivent dans la revendication org_roles. Le rôle admin fait du membre un administrateur de cette organisation dans la console.
+console-org-joined = Membre depuis
+console-org-roles-of = Rôles de { $user }
+console-org-remove-named = Retirer { $user }
+console-org-no-members = Aucun membre pour l'instant.
+console-org-add-member = Ajouter un membre
+console-org-member-user = Nom d'utilisateur ou adresse e-mail (exacts)
+console-org-member-roles-help = Facultatif, séparés par des espaces. Ajouter quelqu'un qui est déjà membre fixe ses rôles.
+console-org-add = Ajouter
+console-org-delete = Supprimer l'organisation et ses adhésions
+console-org-confirm-wrong = Le slug saisi ne correspond pas : rien n'a été supprimé.
+console-org-self = Vous ne pouvez pas vous retirer ni retirer votre propre rôle admin ; demandez à un autre administrateur.
+console-back-organization = Retour à l'organisation
+console-back-organizations = Retour aux organisations
+console-none = Aucun.
+console-done-revoked = Révoqué.
+console-credentials = Identifiants d'administration
+console-credentials-intro = Des jetons pour l'API d'administration de ce tenant (scripts, déploiements). Chacun ne vaut que pour ce tenant ; révoqué, il est refusé aussitôt.
+console-no-credentials = Aucun identifiant pour l'instant.
+console-credential-expires = Expire
+console-credential-never = jamais
+console-credential-active = actif
+console-credential-expired = expiré
+console-credential-revoked = révoqué
+console-credential-revoke = Révoquer
+console-credential-revoke-named = Révoquer { $name }
+console-credential-new = Nouvel identifiant
+console-credential-name-help = Qui ou quoi le détient (affiché dans les listes et le journal d'audit).
+console-credential-days = Valable (en jours ; vide : jusqu'à révocation)
+console-credential-created = Identifiant créé
+console-credential-once = Copiez le jeton maintenant : il n'est affiché qu'une fois et ne peut plus être relu.
+console-credential-token = Jeton
+console-organization = Organisation
+login-password-organization = Laissez le mot de passe vide si votre organisation vous connecte : votre adresse professionnelle vous y mène.
+err-password-missing = Veuillez saisir votre mot de passe.
+# Organisations : invitations par e-mail, et le choix de l'une à la connexion
+org-invitation-title = Invitation à une organisation
+org-invitation-heading = Rejoindre { $organization }
+org-invitation-roles = Vos rôles dans celle-ci :
+org-invitation-accept = Accepter l'invitation
+org-invitation-wrong-user = Vous êtes connecté en tant que { $user }, dont l'adresse e-mail vérifiée n'est pas celle à laquelle cette invitation a été envoyée. Connectez-vous avec le compte de cette adresse (l'adresse doit être vérifiée).
+org-invitation-switch = Se connecter avec un autre compte
+org-invitation-accepted = Vous êtes désormais membre de { $organization }.
+err-invitation-unknown = Ce lien d'invitation ne fonctionne pas. Vérifiez qu'il a été copié en entier, ou demandez une nouvelle invitation.
+err-invitation-used = Cette invitation a déjà été acceptée.
+err-invitation-revoked = Cette invitation a été retirée. Demandez-en une nouvelle à l'organisation.
+err-invitation-expired = Cette invitation a expiré. Demandez-en une nouvelle à l'organisation.
+err-invitation-form-expired = Cette page a expiré. Ouvrez à nouveau le lien d'invitation.
+err-invitation-not-signed-in = La connexion n'a pas abouti. Ouvrez à nouveau le lien d'invitation.
+mail-org-invitation-subject = Vous êtes invité à rejoindre une organisation sur { $product }
+mail-org-invitation-body = Vous êtes invité à rejoindre { $organization } sur { $product }. Pour accepter, ouvrez ce lien dans les { $days } jours et connectez-vous (ou créez un compte) avec cette adresse e-mail :
+
+    { $link }
+
+    Si vous n'attendiez pas cette invitation, ignorez ce message.
+org-choose-heading = Choisissez une organisation
+err-org-choose = Choisissez l'une des organisations proposées.
+console-organization-required = Exiger une organisation (membres seulement ; un membre de plusieurs en choisit une)

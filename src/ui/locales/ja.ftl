@@ -647,3 +647,82 @@ console-tenant-slug = スラッグ
 console-tenant-slug-help = URL に使う名前です（英小文字、数字、ハイフン）。変更できず、再利用もされません。
 console-tenant-host = 専用のホスト（任意）
 console-tenant-name = 画面に表示する名前（任意）
+
+# コンソールの組織と管理用認証情報
+console-role-org-admin = 組織管理者
+console-organizations = 組織
+console-org-only-heading = 管理対象の組織の外です
+console-org-only = あなたのコンソール権限は、管理している組織のメンバーに限られます。
+console-orgs-intro = アプリケーションの顧客企業です。メンバー（組織ロール付き）、メールドメイン、必要に応じて独自の ID プロバイダーを持ちます。
+console-orgs-intro-org-admin = あなたが管理する組織です。メンバーの追加・削除とロールの設定ができます。
+console-no-orgs = まだ組織はありません。
+console-org-new = 新しい組織
+console-org-slug-help = URL とトークン（organization=、org_name）での名前です。英小文字、数字、ハイフン。
+console-org-logo = ロゴ（https の URL、任意）
+console-org-domains = メールドメイン
+console-org-domains-help = 1 行に 1 つ。確認済みのメールアドレスがこれらのドメインにあるユーザーは、次回のサインインでメンバーになります。企業が管理するドメインだけを指定してください。
+console-org-upstream = 接続
+console-org-upstream-none = なし（テナントのサインイン）
+console-org-upstream-help = メンバーがサインインする ID プロバイダーです。組織向けのサインインは直接そこへ移動します。
+console-org-heading = 組織 { $org }
+console-org-settings = 設定
+console-org-settings-tenant = ドメインと接続はテナントの管理者が設定します。
+console-org-members = メンバー
+console-org-roles-help = ロールは空白で区切ります。アプリケーションは org_roles クレームで受け取ります。ロール admin を持つメンバーは、コンソールでこの組織の管理者になります。
+console-org-joined = 参加日時
+console-org-roles-of = { $user } のロール
+console-org-remove-named = { $user } を削除
+console-org-no-members = まだメンバーはいません。
+console-org-add-member = メンバーを追加
+console-org-member-user = ユーザー名またはメールアドレス（完全一致）
+console-org-member-roles-help = 任意、空白区切り。既存のメンバーを追加すると、そのロールが設定されます。
+console-org-add = 追加
+console-org-delete = 組織とそのメンバーシップを削除
+console-org-confirm-wrong = 入力したスラッグが一致しません。何も削除されていません。
+console-org-self = 自分自身や自分の admin ロールは削除できません。別の管理者に依頼してください。
+console-back-organization = 組織に戻る
+console-back-organizations = 組織一覧に戻る
+console-none = なし。
+console-done-revoked = 失効しました。
+console-credentials = 管理用認証情報
+console-credentials-intro = このテナントの管理 API 用トークン（スクリプト、デプロイ）です。このテナントでのみ有効で、失効させると直ちに拒否されます。
+console-no-credentials = まだ認証情報はありません。
+console-credential-expires = 有効期限
+console-credential-never = なし
+console-credential-active = 有効
+console-credential-expired = 期限切れ
+console-credential-revoked = 失効
+console-credential-revoke = 失効させる
+console-credential-revoke-named = { $name } を失効させる
+console-credential-new = 新しい認証情報
+console-credential-name-help = 保持者（一覧と監査ログに表示されます）。
+console-credential-days = 有効日数（空欄：失効させるまで）
+console-credential-created = 認証情報を作成しました
+console-credential-once = 今すぐトークンをコピーしてください。表示は一度だけで、後から読むことはできません。
+console-credential-token = トークン
+console-organization = 組織
+login-password-organization = 組織のアカウントでサインインする場合は、パスワードを空のままにしてください。勤務先のメールアドレスで組織のサインインに移動します。
+err-password-missing = パスワードを入力してください。
+# 組織: メールによる招待と、サインイン時の組織の選択
+org-invitation-title = 組織への招待
+org-invitation-heading = { $organization } に参加
+org-invitation-roles = この組織でのあなたのロール:
+org-invitation-accept = 招待を受け入れる
+org-invitation-wrong-user = { $user } としてサインインしていますが、このアカウントの確認済みメールアドレスは招待の送信先ではありません。招待されたアドレスのアカウント (アドレスが確認済みであること) でサインインしてください。
+org-invitation-switch = 別のアカウントでサインイン
+org-invitation-accepted = { $organization } のメンバーになりました。
+err-invitation-unknown = この招待リンクは無効です。リンク全体がコピーされているか確認するか、新しい招待を依頼してください。
+err-invitation-used = この招待はすでに受け入れられています。
+err-invitation-revoked = この招待は取り消されました。組織に新しい招待を依頼してください。
+err-invitation-expired = この招待の有効期限が切れています。組織に新しい招待を依頼してください。
+err-invitation-form-expired = このページの有効期限が切れました。招待リンクをもう一度開いてください。
+err-invitation-not-signed-in = サインインが完了しませんでした。招待リンクをもう一度開いてください。
+mail-org-invitation-subject = { $product } の組織に招待されました
+mail-org-invitation-body = { $product } の { $organization } に招待されました。受け入れるには、{ $days } 日以内に次のリンクを開き、このメールアドレスでサインイン (またはアカウントを作成) してください:
+
+    { $link }
+
+    この招待に心当たりがない場合は、このメールを無視してください。
+org-choose-heading = 組織を選択
+err-org-choose = 表示された組織から選んでください。
+console-organization-required = 組織を必須にする (メンバーのみ。複数の組織のメンバーは 1 つを選択)
