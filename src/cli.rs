@@ -767,7 +767,9 @@ async fn tenant_command(config: &Config, db: &crate::db::Database, cmd: TenantCo
             let patch = settings_patch(&settings_file)?;
             let row = find(slug).await?;
             let (id, settings) = (row.id, settled(config, &row.settings, &row.slug, patch)?);
-            let row = db.write(move |sql| rows::update(sql, id, rows::Change { settings: Some(settings), ..Default::default() })).await?;
+            // Refused (rows::STALE) if an administrator changed the settings since they were read.
+            let based_on = Some(row.settings);
+            let row = db.write(move |sql| rows::update(sql, id, rows::Change { settings: Some(settings), based_on, ..Default::default() })).await?;
             // The settings as shown: never an upstream's secret.
             audit("tenant_changed", serde_json::json!({"by": "cli", "tenant_id": id.0, "settings": row.as_ref().map(|r| &r.settings)})).await?;
             print_json(row.as_ref().map(shown).unwrap_or_default());

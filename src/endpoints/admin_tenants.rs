@@ -8,6 +8,7 @@
 //! describes is served here at once and on every other node within a second.
 
 use super::operations::Actor;
+use crate::db::StoreError;
 use crate::error::OAuthError;
 use crate::http::params::Body;
 use crate::tenant::overrides::SettingsPatch;
@@ -126,17 +127,26 @@ pub(crate) async fn change(app: &Issuer, actor: &Actor, slug: String, change: Te
     if let Some(hosts) = &change.hosts {
         check_hosts(hosts)?;
     }
-    let current = find(app, slug).await?;
-    let id = current.id;
-    // Read, merged and written in two steps: two administrators changing one tenant's
-    // settings at the same instant may lose one change (the admin API is not a hot path).
-    let settings = match change.settings {
-        Some(patch) => Some(settled(app, &current.settings, &current.slug, patch)?),
-        None => None,
+    let (state, hosts, changed) = (change.state, change.hosts.clone(), change.settings.is_some());
+    // The settings are read, merged and written in two steps; the write is refused if they
+    // changed in between (`rows::STALE`), and the merge is made again on what is now stored,
+    // so that simultaneous changes of different settings all land.
+    let mut attempts = 0;
+    let (id, row) = loop {
+        attempts += 1;
+        let current = find(app, slug.clone()).await?;
+        let id = current.id;
+        let settings = match &change.settings {
+            Some(patch) => Some(settled(app, &current.settings, &current.slug, patch.clone())?),
+            None => None,
+        };
+        let based_on = settings.is_some().then_some(current.settings);
+        let write = rows::Change { state: change.state, hosts: change.hosts.clone(), settings, based_on };
+        match app.db.write(move |sql| rows::update(sql, id, write)).await {
+            Err(StoreError::Conflict(m)) if m == rows::STALE && attempts < 8 => continue,
+            done => break (id, done?.ok_or_else(|| OAuthError::not_found("no such tenant"))?),
+        }
     };
-    let (state, hosts, changed) = (change.state, change.hosts.clone(), settings.is_some());
-    let change = rows::Change { state: change.state, hosts: change.hosts, settings };
-    let row = app.db.write(move |sql| rows::update(sql, id, change)).await?.ok_or_else(|| OAuthError::not_found("no such tenant"))?;
     // The settings as they now are, as shown: never an upstream's secret.
     let detail = json!({"tenant_id": id.0, "state": state, "hosts": hosts, "settings": changed.then_some(&row.settings)});
     applied(app, actor, id, "tenant_changed", detail).await;

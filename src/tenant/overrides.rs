@@ -142,7 +142,7 @@ impl<'de> Deserialize<'de> for TenantUpstream {
 
 /// A change of a tenant's settings: a key absent keeps its value, `null` clears it (back to
 /// the deployment's), a value replaces it whole (a list too). Unknown keys are refused.
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Default, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SettingsPatch {
     #[serde(default, deserialize_with = "present")]

@@ -177,14 +177,29 @@ pub struct Change {
     pub state: Option<State>,
     pub hosts: Option<Vec<String>>,
     pub settings: Option<Overrides>,
+    /// The settings `settings` was merged from (a PATCH reads, merges, then writes): the
+    /// write is refused with `STALE` if they changed meanwhile, so that two administrators'
+    /// simultaneous changes both land (the caller merges again) instead of one overwriting
+    /// the other.
+    pub based_on: Option<Overrides>,
 }
+
+/// The conflict `update` answers when `Change::based_on` is no longer the stored settings.
+pub const STALE: &str = "the tenant's settings changed meanwhile";
 
 /// Change a tenant (not one being deleted: deletion is not undone). `None` when there is no
 /// such tenant.
 pub fn update(sql: &mut dyn Sql, id: TenantId, change: Change) -> StoreResult<Option<TenantRow>> {
+    // The row is locked before it is read (a write that changes nothing): on PostgreSQL a
+    // second change of this tenant waits here until the first commits, then reads what it
+    // wrote, so `based_on` is compared with the settings as they are (SQLite has one writer).
+    sql.execute("UPDATE tenants SET updated_at = updated_at WHERE tenant_id = ?1", crate::params![id])?;
     let Some(row) = load_one(sql, id)? else { return Ok(None) };
     if matches!(row.state, State::Deleting | State::Deleted) {
         return Err(StoreError::Conflict(format!("the tenant {:?} is being deleted", row.slug)));
+    }
+    if change.based_on.as_ref().is_some_and(|b| *b != row.settings) {
+        return Err(StoreError::Conflict(STALE.into()));
     }
     if let Some(hosts) = &change.hosts {
         put_hosts(sql, id, hosts)?;

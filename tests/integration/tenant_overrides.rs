@@ -298,3 +298,47 @@ async fn a_tenants_mail_comes_from_its_own_sender() {
     assert!(header("alice@acme.example", "Subject:").contains("Acme Sign-in"), "{messages:?}");
     assert!(!header("alice@globex.example", "Subject:").contains("Acme"), "{messages:?}");
 }
+
+/// Administrators changing different settings of one tenant at the same moment: every change
+/// lands (the merge is made again on what another wrote meanwhile), on both databases.
+#[tokio::test]
+async fn simultaneous_setting_changes_all_land_on_sqlite() {
+    simultaneous_setting_changes_all_land(false).await;
+}
+
+#[tokio::test]
+async fn simultaneous_setting_changes_all_land_on_postgres() {
+    simultaneous_setting_changes_all_land(true).await;
+}
+
+async fn simultaneous_setting_changes_all_land(postgres: bool) {
+    let s = TestServer::start_on(postgres, |_| {}).await;
+    assert_eq!(s.admin(Method::POST, "/admin/tenants", Some(json!({"slug": "acme"}))).await.0, 201);
+    let patches = [
+        json!({"product_name": "Acme sign-in"}),
+        json!({"password_min_length": 14}),
+        json!({"mail_from": "Acme <no-reply@acme.example>"}),
+        json!({"mfa_policy": "required"}),
+        json!({"default_locale": "fr"}),
+    ];
+    for round in 0..3 {
+        let (a, b, c, d, e) = tokio::join!(
+            s.admin(Method::PATCH, "/admin/tenants/acme", Some(json!({"settings": patches[0]}))),
+            s.admin(Method::PATCH, "/admin/tenants/acme", Some(json!({"settings": patches[1]}))),
+            s.admin(Method::PATCH, "/admin/tenants/acme", Some(json!({"settings": patches[2]}))),
+            s.admin(Method::PATCH, "/admin/tenants/acme", Some(json!({"settings": patches[3]}))),
+            s.admin(Method::PATCH, "/admin/tenants/acme", Some(json!({"settings": patches[4]}))),
+        );
+        for (status, body) in [a, b, c, d, e] {
+            assert_eq!(status, 200, "round {round}: {body}");
+        }
+        let (_, row) = s.admin(Method::GET, "/admin/tenants/acme", None).await;
+        for p in &patches {
+            let (k, v) = p.as_object().unwrap().iter().next().unwrap();
+            assert_eq!(&row["settings"][k], v, "round {round}: {k} was lost: {row}");
+        }
+        // Cleared together for the next round (one PATCH: nothing to race).
+        let cleared: serde_json::Map<String, serde_json::Value> = patches.iter().map(|p| (p.as_object().unwrap().keys().next().unwrap().clone(), serde_json::Value::Null)).collect();
+        assert_eq!(s.admin(Method::PATCH, "/admin/tenants/acme", Some(json!({"settings": cleared}))).await.0, 200);
+    }
+}
