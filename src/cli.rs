@@ -115,7 +115,13 @@ pub enum TenantCommand {
     Set {
         slug: String,
         #[arg(long)]
-        settings_file: std::path::PathBuf,
+        settings_file: Option<std::path::PathBuf>,
+        /// Its style sheet (the `theme`'s `css`), from a file.
+        #[arg(long)]
+        css: Option<std::path::PathBuf>,
+        /// Its logo (the `theme`'s `logo`), from an .svg or .png file.
+        #[arg(long)]
+        logo: Option<std::path::PathBuf>,
     },
     /// Stop serving it (404), keeping everything.
     Disable { slug: String },
@@ -763,9 +769,23 @@ async fn tenant_command(config: &Config, db: &crate::db::Database, cmd: TenantCo
         }
         TenantCommand::List => print_json(serde_json::Value::Array(db.read(rows::load_all).await?.iter().map(shown).collect())),
         TenantCommand::Show { slug } => print_json(shown(&find(slug).await?)),
-        TenantCommand::Set { slug, settings_file } => {
-            let patch = settings_patch(&settings_file)?;
+        TenantCommand::Set { slug, settings_file, css, logo } => {
+            let mut patch = match &settings_file {
+                Some(file) => settings_patch(file)?,
+                None => Default::default(),
+            };
             let row = find(slug).await?;
+            if css.is_some() || logo.is_some() {
+                // The files change their part of the theme; the other part stays as stored.
+                let mut theme = row.settings.theme.clone().unwrap_or_default();
+                if let Some(file) = css {
+                    theme.css = Some(std::fs::read_to_string(&file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?);
+                }
+                if let Some(file) = logo {
+                    theme.logo = Some(crate::ui::look::data_url(&file)?);
+                }
+                patch.theme = Some(Some(theme));
+            }
             let (id, settings) = (row.id, settled(config, &row.settings, &row.slug, patch)?);
             // Refused (rows::STALE) if an administrator changed the settings since they were read.
             let based_on = Some(row.settings);

@@ -146,6 +146,8 @@ pub struct Config {
     pub tenant_max_identity_providers: usize,
     /// Resource servers one tenant's settings may list.
     pub tenant_max_resource_servers: usize,
+    /// The largest style sheet and the largest logo a tenant's `theme` may hold, in bytes.
+    pub tenant_theme_max_bytes: usize,
     /// Seconds an ID-JAG issued here is valid.
     pub id_jag_lifetime: u64,
     /// Nested `act` claims a delegated token may carry at most (RFC 8693 §4.1); a client's
@@ -447,6 +449,7 @@ impl Default for Config {
             identity_providers: Vec::new(),
             tenant_max_identity_providers: 20,
             tenant_max_resource_servers: 100,
+            tenant_theme_max_bytes: 131072,
             id_jag_lifetime: 300,
             max_delegation_depth: 4,
             oauth_refresh_tokens: true,
@@ -601,6 +604,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_MAX_DELEGATION_DEPTH", "max_delegation_depth"),
     ("AUTHRIM_TENANT_MAX_IDENTITY_PROVIDERS", "tenant_max_identity_providers"),
     ("AUTHRIM_TENANT_MAX_RESOURCE_SERVERS", "tenant_max_resource_servers"),
+    ("AUTHRIM_TENANT_THEME_MAX_BYTES", "tenant_theme_max_bytes"),
     ("AUTHRIM_OAUTH_REFRESH_TOKENS", "oauth_refresh_tokens"),
     ("AUTHRIM_CODE_SHARDS", "code_shards"),
     ("AUTHRIM_SESSION_SHARDS", "session_shards"),
@@ -697,7 +701,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "dpop_proof_max_age", "dpop_nonce_lifetime", "dpop_replay_max_entries",
     "client_id_metadata_document_ttl", "client_id_metadata_document_max_ttl", "client_id_metadata_document_max_entries",
     "request_uri_cache_ttl", "request_uri_cache_max_entries", "request_uri_max_fetches_per_client", "max_concurrent_fetches", "id_jag_lifetime", "max_delegation_depth",
-    "tenant_max_identity_providers", "tenant_max_resource_servers",
+    "tenant_max_identity_providers", "tenant_max_resource_servers", "tenant_theme_max_bytes",
     "code_shards", "session_shards", "challenge_shards", "revocation_shards", "refresh_shards", "key_cache_ttl", "key_publish_delay",
     "refresh_reuse_grace", "refresh_token_ttl", "refresh_token_idle_ttl",
     "max_body_bytes", "login_max_failures_per_account", "login_max_failures_per_address",

@@ -132,11 +132,11 @@ impl Tenant {
         let settings = &row.settings;
         // The deployment's settings with the tenant's on top, checked when they were stored.
         let effective = settings.effective(config);
-        let ui = match settings.product_name.is_some() || settings.default_locale.is_some() {
+        let ui = match settings.product_name.is_some() || settings.default_locale.is_some() || settings.theme.is_some() {
             // Checked when stored; a theme changed since may lack the tenant's language: the
             // tenant is then served with the deployment's pages rather than not at all (and
             // no other tenant fails to start with it).
-            true => load_ui(&effective, &effective.product_name).map(Arc::new).unwrap_or_else(|e| {
+            true => default.ui.for_tenant(&effective.product_name, &effective.default_locale, settings.look()).map(Arc::new).unwrap_or_else(|e| {
                 tracing::error!(tenant = row.slug, error = %e, "a tenant's pages fall back to the deployment's");
                 default.ui.clone()
             }),

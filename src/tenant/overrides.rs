@@ -12,6 +12,7 @@
 use crate::config::agents::ResourceServer;
 use crate::config::upstreams::IdentityProvider;
 use crate::config::Config;
+use crate::ui::look::ThemeSetting;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -56,6 +57,9 @@ pub struct Overrides {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<Object>>)]
     pub resource_servers: Option<Vec<ResourceServer>>,
+    /// Its own style sheet and logo, over the deployment's pages (`ui::look`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub theme: Option<ThemeSetting>,
 }
 
 /// An upstream provider of a tenant: its settings without the secret, and the secret sealed.
@@ -178,6 +182,10 @@ pub struct SettingsPatch {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<Vec<Object>>)]
     pub resource_servers: Option<Option<Vec<ResourceServer>>>,
+    /// Replaced whole: `{"css": …, "logo": "data:image/png;base64,…"}`.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<ThemeSetting>)]
+    pub theme: Option<Option<ThemeSetting>>,
 }
 
 /// A key that is present: `Some(None)` for `null`, `Some(Some(v))` for a value (absent is
@@ -211,6 +219,7 @@ impl SettingsPatch {
         set(&mut out.mfa_policy, self.mfa_policy);
         set(&mut out.mail_from, self.mail_from);
         set(&mut out.resource_servers, self.resource_servers);
+        set(&mut out.theme, self.theme);
         if let Some(change) = self.identity_providers {
             let before = settings.identity_providers.as_deref().unwrap_or_default();
             out.identity_providers = change.map(|list| {
@@ -309,7 +318,16 @@ impl Overrides {
         if rs.len() > config.tenant_max_resource_servers {
             return Err(format!("resource_servers: at most {} per tenant (tenant_max_resource_servers)", config.tenant_max_resource_servers));
         }
+        if let Some(theme) = &self.theme {
+            theme.look(config.tenant_theme_max_bytes)?;
+        }
         self.effective(config).validate_overridable().map_err(|e| e.to_string())
+    }
+
+    /// Its look, decoded (checked when stored; a later, smaller `tenant_theme_max_bytes`
+    /// does not take away a look already stored).
+    pub fn look(&self) -> crate::ui::look::Look {
+        self.theme.as_ref().and_then(|t| t.look(usize::MAX).ok()).unwrap_or_default()
     }
 }
 

@@ -18,6 +18,8 @@
 
 pub mod catalog;
 pub mod locale;
+pub mod look;
+mod theme_dir;
 
 use crate::util::html_escape;
 use axum::http::{header, HeaderValue, StatusCode};
@@ -28,8 +30,10 @@ use minijinja::value::{Kwargs, Value};
 use minijinja::Environment;
 use serde_json::Map;
 use std::collections::HashMap;
+use look::Look;
 use std::path::Path;
 use std::sync::Arc;
+pub use theme_dir::ThemeCss;
 
 /// The built-in templates (`src/ui/templates`).
 const TEMPLATES: &[(&str, &str)] = &[
@@ -106,10 +110,6 @@ const ASSETS: &[(&str, &str)] = &[
     ("passkey.js", include_str!("assets/passkey.js")),
     ("check_session.js", include_str!("assets/check_session.js")),
 ];
-
-/// The most files a theme directory's `assets/` may add, and the largest of them.
-const MAX_THEME_ASSETS: usize = 64;
-const MAX_THEME_ASSET_BYTES: u64 = 1 << 20;
 
 /// A message by id, with its arguments; `detail`: technical words shown beside it as they are
 /// (an OAuth error's description, which has no translation).
@@ -207,36 +207,31 @@ impl IntoResponse for Page {
     }
 }
 
-/// What a theme's `assets/style.css` does (`theme_css`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ThemeCss {
-    /// Served as `/assets/theme.css`, linked after the built-in style sheet.
-    Add,
-    /// Served as `/assets/style.css` instead of the built-in one.
-    Replace,
-}
-
-impl ThemeCss {
-    pub fn from_setting(s: &str) -> Self {
-        if s == "replace" {
-            ThemeCss::Replace
-        } else {
-            ThemeCss::Add
-        }
-    }
-}
-
-/// The additive style sheet's name, linked after `style.css` when a theme has one.
-const THEME_CSS: &str = "theme.css";
-
-pub struct Ui {
+/// What every tenant's pages share: the templates (the theme directory's among them), the
+/// catalogues and the deployment's assets, built once at start. A tenant's `Ui` holds them
+/// by reference, so that 1,000 tenants with names and logos of their own cost their names
+/// and logos, not 1,000 template environments.
+struct Pages {
     env: Environment<'static>,
     catalogs: Arc<Catalogs>,
     assets: HashMap<String, (&'static str, Bytes)>,
-    product: String,
-    default_locale: String,
     languages: Vec<String>,
 }
+
+/// A tenant's pages: the shared ones, with its name, default language and look.
+pub struct Ui {
+    pages: Arc<Pages>,
+    product: String,
+    default_locale: String,
+    look: Look,
+}
+
+/// Sent with every asset: nothing served from `/assets` runs as a page of our origin (a
+/// tenant's SVG logo opened on its own, say), and no browser guesses another type.
+const ASSET_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; sandbox";
+
+/// A tenant's own style sheet, linked after the deployment's (and its theme's).
+const TENANT_CSS: &str = "tenant.css";
 
 impl Ui {
     /// The built-in templates, messages and assets, with `theme_dir`'s on top (its
@@ -263,48 +258,11 @@ impl Ui {
             env.add_template(name, source)?;
         }
         let mut assets: HashMap<String, (&'static str, Bytes)> =
-            ASSETS.iter().map(|(n, s)| (n.to_string(), (content_type(n), Bytes::from_static(s.as_bytes())))).collect();
-        let mut extra_locales = Vec::new();
-        let mut theme_css = false;
-        if let Some(dir) = theme_dir {
-            let mut loaded = Loaded::default();
-            let templates = dir.join("templates");
-            for (name, source) in read_dir(&templates, "html", u64::MAX)?.into_iter().chain(read_dir(&templates, "txt", u64::MAX)?) {
-                loaded.template(&name);
-                env.add_template_owned(name, String::from_utf8(source).map_err(|_| anyhow::anyhow!("theme template is not UTF-8"))?)?;
-            }
-            let mut files = read_dir(&dir.join("assets"), "", MAX_THEME_ASSET_BYTES)?;
-            if files.len() > MAX_THEME_ASSETS {
-                anyhow::bail!("theme_dir/assets has more than {MAX_THEME_ASSETS} files");
-            }
-            if css == ThemeCss::Add {
-                // The theme's style sheet goes after ours under its own name; both names at
-                // once would leave one of them unused without a word.
-                let named = |n: &str| files.iter().any(|(f, _)| f == n);
-                if named("style.css") && named(THEME_CSS) {
-                    anyhow::bail!("theme_dir/assets has both style.css and {THEME_CSS}: with theme_css = \"add\" they are the same file; keep one");
-                }
-                for (name, _) in files.iter_mut().filter(|(n, _)| n == "style.css") {
-                    *name = THEME_CSS.to_string();
-                }
-            }
-            files.sort_by(|a, b| a.0.cmp(&b.0));
-            for (name, bytes) in files {
-                theme_css |= name == THEME_CSS;
-                loaded.assets.push(match (name.as_str(), ASSETS.iter().any(|(n, _)| *n == name)) {
-                    (THEME_CSS, _) => format!("{name} (added after style.css)"),
-                    (_, true) => format!("{name} (replaces the built-in)"),
-                    (_, false) => name.clone(),
-                });
-                assets.insert(name.clone(), (content_type(&name), Bytes::from(bytes)));
-            }
-            for (name, source) in read_dir(&dir.join("locales"), "ftl", u64::MAX)? {
-                let lang = name.trim_end_matches(".ftl").to_string();
-                loaded.locales.push(lang.clone());
-                extra_locales.push((lang, String::from_utf8(source).map_err(|_| anyhow::anyhow!("theme locale is not UTF-8"))?));
-            }
-            loaded.log(dir, css);
-        }
+            ASSETS.iter().map(|(n, s)| (n.to_string(), (theme_dir::content_type(n), Bytes::from_static(s.as_bytes())))).collect();
+        let (theme_css, extra_locales) = match theme_dir {
+            Some(dir) => theme_dir::load(dir, css, &mut env, &mut assets)?,
+            None => (false, Vec::new()),
+        };
         // Read by base.html: link the theme's style sheet after ours.
         env.add_global("theme_css", theme_css);
         let catalogs = Arc::new(Catalogs::load(&extra_locales)?);
@@ -337,20 +295,30 @@ impl Ui {
             let lang = state.lookup("lang").map(|v| v.to_string()).unwrap_or_default();
             Value::from_safe_string(c.format(&lang, &id, &[]).unwrap_or_else(|| html_escape(&fallback)))
         });
-        let ui = Self { env, catalogs, assets, product: product.to_string(), default_locale: default_locale.to_string(), languages };
+        let pages = Arc::new(Pages { env, catalogs, assets, languages });
+        let ui = Self { pages, product: product.to_string(), default_locale: default_locale.to_string(), look: Look::default() };
         ui.check()?;
         Ok(ui)
+    }
+
+    /// These pages for a tenant with its own name, default language and look; the templates,
+    /// catalogues and the deployment's assets are shared, not loaded again.
+    pub fn for_tenant(&self, product: &str, default_locale: &str, look: Look) -> anyhow::Result<Self> {
+        if !self.pages.languages.iter().any(|l| l == default_locale) {
+            anyhow::bail!("default_locale {default_locale:?} has no catalogue (there are: {})", self.pages.languages.join(", "));
+        }
+        Ok(Self { pages: self.pages.clone(), product: product.to_string(), default_locale: default_locale.to_string(), look })
     }
 
     /// Every template compiles (a theme's mistake is found at start, not by a user).
     fn check(&self) -> anyhow::Result<()> {
         for (name, _) in TEMPLATES {
-            self.env.get_template(name).map_err(|e| anyhow::anyhow!("template {name}: {e}"))?;
+            self.pages.env.get_template(name).map_err(|e| anyhow::anyhow!("template {name}: {e}"))?;
         }
         // A mail template that fails to render would fail where nobody sees it: tried now.
         let sample = serde_json::json!({"link": "https://example.com/x", "minutes": "30", "hours": "24", "username": "u", "new_email": "u@example.com", "client": "c", "binding_message": "b", "organization": "o", "days": "7"});
         for (name, _) in TEMPLATES.iter().filter(|(n, _)| n.starts_with("mail_")) {
-            for lang in &self.languages {
+            for lang in &self.pages.languages {
                 self.mail_body(lang, name, sample.clone()).map_err(|e| anyhow::anyhow!("template {name}: {e}"))?;
             }
         }
@@ -364,13 +332,26 @@ impl Ui {
 
     /// The languages pages are available in (discovery's `ui_locales_supported`).
     pub fn languages(&self) -> &[String] {
-        &self.languages
+        &self.pages.languages
     }
 
-    /// `GET /assets/NAME`.
+    /// `GET /assets/NAME`: the tenant's style sheet and logo, else the deployment's assets.
     pub fn asset(&self, name: &str) -> Response {
-        match self.assets.get(name) {
-            Some((ct, bytes)) => ([(header::CONTENT_TYPE, *ct), (header::CACHE_CONTROL, "public, max-age=3600")], bytes.clone()).into_response(),
+        let own = match (name, &self.look) {
+            (TENANT_CSS, Look { css: Some(css), .. }) => Some(("text/css; charset=utf-8", css)),
+            (_, Look { logo: Some(logo), .. }) if logo.name == name => Some((logo.content_type, &logo.bytes)),
+            _ => None,
+        };
+        match own.or_else(|| self.pages.assets.get(name).map(|(ct, b)| (*ct, b))) {
+            Some((ct, bytes)) => {
+                let headers = [
+                    (header::CONTENT_TYPE, ct),
+                    (header::CACHE_CONTROL, "public, max-age=3600"),
+                    (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+                    (header::CONTENT_SECURITY_POLICY, ASSET_CSP),
+                ];
+                (headers, bytes.clone()).into_response()
+            }
             None => crate::error::OAuthError::not_found("no such asset").into_response(),
         }
     }
@@ -378,30 +359,30 @@ impl Ui {
     /// A message in `lang` as plain text (mail): its arguments not escaped for HTML.
     pub fn plain_text(&self, lang: &str, msg: &Msg) -> String {
         let args: Vec<(String, Arg)> = msg.args.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-        self.catalogs.format_plain(lang, msg.id, &args).unwrap_or_else(|| msg.id.to_string())
+        self.pages.catalogs.format_plain(lang, msg.id, &args).unwrap_or_else(|| msg.id.to_string())
     }
 
     /// A mail's body in `lang`: template `name` (plain text) with `product` and `values`.
     pub fn mail_body(&self, lang: &str, name: &str, values: serde_json::Value) -> Result<String, minijinja::Error> {
         let ctx = minijinja::context! { lang => lang, product => self.product.clone(), ..Value::from_serialize(&values) };
-        self.env.get_template(name)?.render(ctx)
+        self.pages.env.get_template(name)?.render(ctx)
     }
 
     /// A message in `lang` (for text outside templates).
     pub fn text(&self, lang: &str, msg: &Msg) -> String {
         let args: Vec<(String, Arg)> = msg.args.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-        self.catalogs.format(lang, msg.id, &args).unwrap_or_else(|| html_escape(msg.id))
+        self.pages.catalogs.format(lang, msg.id, &args).unwrap_or_else(|| html_escape(msg.id))
     }
 
     /// The language for a page: the request's `ui_locales`, then `Accept-Language`, then the
     /// default.
     pub fn language(&self, ui_locales: Option<&str>, accept_language: Option<&str>) -> &str {
-        locale::negotiate(ui_locales, accept_language, &self.languages).unwrap_or(&self.default_locale)
+        locale::negotiate(ui_locales, accept_language, &self.pages.languages).unwrap_or(&self.default_locale)
     }
 
     /// The language the request asked for, if there is a catalogue for it (no default).
     pub fn asked_language(&self, ui_locales: Option<&str>, accept_language: Option<&str>) -> Option<&str> {
-        locale::negotiate(ui_locales, accept_language, &self.languages)
+        locale::negotiate(ui_locales, accept_language, &self.pages.languages)
     }
 
     /// Render `page` into `res` (which keeps its status and headers, cookies among them).
@@ -428,10 +409,22 @@ impl Ui {
         values.insert("base".into(), Value::from(base));
         values.insert("product".into(), Value::from(self.product.clone()));
         values.insert("title".into(), Value::from_safe_string(title));
+        // The tenant's look: its style sheet after the deployment's, its logo for ours; each
+        // link carries the content's version past the assets' cache lifetime.
+        let version = &self.look.version;
+        if self.look.css.is_some() {
+            values.insert("tenant_css".into(), Value::from(format!("{TENANT_CSS}?v={version}")));
+        }
+        let (logo, logo_type) = match &self.look.logo {
+            Some(l) => (format!("{}?v={version}", l.name), l.content_type),
+            None => ("logo.svg".to_string(), "image/svg+xml"),
+        };
+        values.insert("brand_logo".into(), Value::from(logo));
+        values.insert("brand_logo_type".into(), Value::from(logo_type));
         if let Some(n) = &page.csp.nonce {
             values.insert("nonce".into(), Value::from(n.clone()));
         }
-        let html = match self.env.get_template(page.template).and_then(|t| t.render(Value::from_object(values))) {
+        let html = match self.pages.env.get_template(page.template).and_then(|t| t.render(Value::from_object(values))) {
             Ok(html) => html,
             Err(e) => {
                 tracing::error!(template = page.template, error = %e, "a page could not be rendered");
@@ -454,78 +447,6 @@ impl Ui {
         h.insert(header::VARY, HeaderValue::from_static("accept-language"));
         res
     }
-}
-
-/// What a theme directory changed, for the log at start: an operator sees whether the
-/// theme was found and which of its files took effect (a misspelt template name is one that
-/// replaces nothing).
-#[derive(Default)]
-struct Loaded {
-    pages: Vec<String>,
-    mails: Vec<String>,
-    unused: Vec<String>,
-    assets: Vec<String>,
-    locales: Vec<String>,
-}
-
-impl Loaded {
-    fn template(&mut self, name: &str) {
-        let list = match (TEMPLATES.iter().any(|(n, _)| *n == name), name.ends_with(".txt")) {
-            (false, _) => &mut self.unused,
-            (true, true) => &mut self.mails,
-            (true, false) => &mut self.pages,
-        };
-        list.push(name.to_string());
-        list.sort();
-    }
-
-    fn log(&self, dir: &Path, css: ThemeCss) {
-        let list = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join(", ") };
-        tracing::info!(
-            theme_dir = %dir.display(),
-            theme_css = ?css,
-            templates = %list(&self.pages),
-            mail_templates = %list(&self.mails),
-            assets = %list(&self.assets),
-            locales = %list(&self.locales),
-            "theme loaded"
-        );
-        if !self.unused.is_empty() {
-            // Extended or included by the theme's own templates, or a misspelt name.
-            tracing::warn!(theme_dir = %dir.display(), templates = %self.unused.join(", "), "theme templates that replace no built-in template (used only if a theme template extends or includes them)");
-        }
-    }
-}
-
-fn content_type(name: &str) -> &'static str {
-    match name.rsplit('.').next() {
-        Some("css") => "text/css; charset=utf-8",
-        Some("js") => "text/javascript; charset=utf-8",
-        Some("svg") => "image/svg+xml",
-        Some("png") => "image/png",
-        Some("ico") => "image/x-icon",
-        Some("woff2") => "font/woff2",
-        _ => "application/octet-stream",
-    }
-}
-
-/// The files of `dir` ending in `.ext` (any, if empty): (file name, contents). A missing
-/// directory is none; a file over `max_bytes` is an error.
-fn read_dir(dir: &Path, ext: &str, max_bytes: u64) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(Vec::new()) };
-    let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().to_string();
-        if !entry.file_type()?.is_file() || name.starts_with('.') || (!ext.is_empty() && !name.ends_with(&format!(".{ext}"))) {
-            continue;
-        }
-        if entry.metadata()?.len() > max_bytes {
-            anyhow::bail!("{} is larger than {max_bytes} bytes", entry.path().display());
-        }
-        out.push((name, std::fs::read(entry.path())?));
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -616,7 +537,7 @@ mod tests {
         ];
         for page in pages {
             let name = page.template;
-            let rendered = ui.env.get_template(name).and_then(|t| t.render(minijinja::context! { lang => "ja", product => "A", title => "T", ..Value::from_serialize(&page.ctx) }));
+            let rendered = ui.pages.env.get_template(name).and_then(|t| t.render(minijinja::context! { lang => "ja", product => "A", title => "T", ..Value::from_serialize(&page.ctx) }));
             assert!(rendered.is_ok(), "{name}: {:?}", rendered.err());
             if page.ctx.contains_key("invalid") {
                 // The field marked, as markup (not escaped text).

@@ -61,4 +61,5 @@ mod token;
 mod upstream;
 mod tenants;
 mod tenant_overrides;
+mod tenant_themes;
 mod userinfo;
