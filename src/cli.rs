@@ -791,7 +791,7 @@ async fn tenant_command(config: &Config, db: &crate::db::Database, cmd: TenantCo
             let based_on = Some(row.settings);
             let row = db.write(move |sql| rows::update(sql, id, rows::Change { settings: Some(settings), based_on, ..Default::default() })).await?;
             // The settings as shown: never an upstream's secret.
-            audit("tenant_changed", serde_json::json!({"by": "cli", "tenant_id": id.0, "settings": row.as_ref().map(|r| &r.settings)})).await?;
+            audit("tenant_changed", serde_json::json!({"by": "cli", "tenant_id": id.0, "settings": row.as_ref().map(|r| r.settings.audited())})).await?;
             print_json(row.as_ref().map(shown).unwrap_or_default());
         }
         TenantCommand::Disable { slug } => {

@@ -148,7 +148,7 @@ pub(crate) async fn change(app: &Issuer, actor: &Actor, slug: String, change: Te
         }
     };
     // The settings as they now are, as shown: never an upstream's secret.
-    let detail = json!({"tenant_id": id.0, "state": state, "hosts": hosts, "settings": changed.then_some(&row.settings)});
+    let detail = json!({"tenant_id": id.0, "state": state, "hosts": hosts, "settings": changed.then(|| row.settings.audited())});
     applied(app, actor, id, "tenant_changed", detail).await;
     Ok(row)
 }

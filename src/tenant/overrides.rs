@@ -324,6 +324,21 @@ impl Overrides {
         self.effective(config).validate_overridable().map_err(|e| e.to_string())
     }
 
+    /// As the audit log records them: as shown, the look by its size and version (a log of
+    /// every logo uploaded would grow by the logo each time).
+    pub fn audited(&self) -> Value {
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        if self.theme.is_some() {
+            let look = self.look();
+            v["theme"] = serde_json::json!({
+                "css_bytes": look.css.as_ref().map(|c| c.len()),
+                "logo": look.logo.as_ref().map(|l| format!("{}, {} bytes", l.content_type, l.bytes.len())),
+                "version": look.version,
+            });
+        }
+        v
+    }
+
     /// Its look, decoded (checked when stored; a later, smaller `tenant_theme_max_bytes`
     /// does not take away a look already stored).
     pub fn look(&self) -> crate::ui::look::Look {

@@ -103,6 +103,10 @@ async fn a_tenant_theme_changes_its_pages_only(postgres: bool) {
     // script source), and pages show it through <img>.
     assert!(inert.contains("default-src 'none'") && inert.contains("sandbox"), "{inert}");
     assert!(page.contains(&format!(r#"<img src="{logo}""#)), "{page}");
+    // The audit log records the look by its size and version, not the files.
+    let (_, audit) = s.admin(Method::GET, "/admin/audit", None).await;
+    let audit = audit.to_string();
+    assert!(audit.contains(&format!("image/svg+xml, {} bytes", SVG.len())) && !audit.contains("base64,") && !audit.contains("--accent"), "{audit}");
 
     // Nobody else's: globex and the default tenant link and serve the deployment's look.
     for prefix in ["/t/globex", ""] {
