@@ -21,7 +21,7 @@ import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 from urllib.parse import urlsplit
 
 import pytest
@@ -498,14 +498,16 @@ BROWSER_PROGRAMS = Path(__file__).resolve().parent / "browser"
 
 
 def run_browser_program(program: Path, env: dict, tmp_path: Path, artifacts: Path, *, timeout: float,
-                        stale: Iterable[Path] = (), failure_prefix: str = "") -> dict:
+                        stale: Iterable[Path] = (), failure_prefix: str = "",
+                        explain: Callable[[], str] = lambda: "") -> dict:
     """Run the node ``program`` with ``env`` (and CHROMIUM, ARTIFACTS_DIR) added to this
     process's environment, and return the JSON of the last line it printed (all it printed is
     kept in ``tmp_path/seen.json``). The program saves its screenshots (and, on a failure, the
     page as ``failure.*``) in a fresh folder of ``tmp_path``; they are copied to ``artifacts``
     whatever the outcome (``failure.*`` as ``<failure_prefix>failure.*``, so that the scenarios
     sharing a folder keep theirs apart), after the ``stale`` files, an earlier run's that this
-    run would leave behind, are removed: the folder shows this run alone."""
+    run would leave behind, are removed: the folder shows this run alone. ``explain()`` is added
+    to a failed program's report (what the test's own servers saw meanwhile)."""
     shots = tmp_path / "screenshots"
     shots.mkdir()
     env = dict(os.environ, **env, CHROMIUM=CHROMIUM, ARTIFACTS_DIR=str(shots))
@@ -520,7 +522,7 @@ def run_browser_program(program: Path, env: dict, tmp_path: Path, artifacts: Pat
     finally:
         for f in shots.iterdir():
             shutil.copy2(f, artifacts / (f"{failure_prefix}{f.name}" if f.name.startswith("failure.") else f.name))
-    assert done.returncode == 0, f"the browser program failed:\n{done.stderr}\n{done.stdout}"
+    assert done.returncode == 0, f"the browser program failed:\n{done.stderr}\n{done.stdout}{explain()}"
     (tmp_path / "seen.json").write_text(done.stdout)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
