@@ -9,7 +9,7 @@
 // <walk>-<nn>-<page>.png under ARTIFACTS_DIR.
 import { chromium } from 'playwright-core';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
-import { chromiumOptions, landed, navigation, screenshot } from './shared.mjs';
+import { chromiumOptions, landed, navigation, screenshot, watchedPage } from './shared.mjs';
 
 const USERNAME = env('USERNAME');
 const PASSWORD = env('PASSWORD');
@@ -20,17 +20,6 @@ giveUpAfter(90);
 const seen = { console: [], page_errors: [], error_responses: [], screenshots: [] };
 let browser;
 let page;
-
-async function freshPage() {
-  const context = await browser.newContext({ locale: 'en-US' });
-  page = await context.newPage();
-  page.setDefaultTimeout(WAIT_MS);
-  page.on('console', (m) => seen.console.push({ type: m.type(), text: m.text(), url: m.location()?.url }));
-  page.on('pageerror', (e) => seen.page_errors.push(String(e)));
-  page.on('response', (r) => {
-    if (r.request().isNavigationRequest() && r.status() >= 400) seen.error_responses.push({ url: r.url().split('?')[0], status: r.status() });
-  });
-}
 
 /// What the device page shows.
 const devicePage = (res) => page.evaluate(() => ({
@@ -88,7 +77,7 @@ async function main() {
   browser = await chromium.launch(chromiumOptions());
   const walks = [];
   for (const walk of JSON.parse(env('WALKS'))) {
-    await freshPage();
+    page = await watchedPage(browser, seen, WAIT_MS);
     walks.push(walk.kind === 'guess' ? await guess(walk) : await answer(walk));
   }
   return { walks, seen };

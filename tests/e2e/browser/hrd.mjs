@@ -11,7 +11,7 @@
 // the code and checks the rest. Screenshots: <walk>-<nn>-<page>.png under ARTIFACTS_DIR.
 import { chromium } from 'playwright-core';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
-import { authorizationRequest, chromiumOptions, focusedElement, landed, navigation, screenshot } from './shared.mjs';
+import { authorizationRequest, chromiumOptions, focusedElement, landed, navigation, screenshot, watchedPage } from './shared.mjs';
 
 const ISSUER = env('ISSUER');
 const UPSTREAM = env('UPSTREAM_ISSUER');
@@ -24,18 +24,6 @@ giveUpAfter(90);
 const seen = { console: [], page_errors: [], error_responses: [], screenshots: [] };
 let browser;
 let page;
-
-async function freshPage() {
-  const context = await browser.newContext({ locale: 'en-US' });
-  page = await context.newPage();
-  page.setDefaultTimeout(WAIT_MS);
-  page.on('console', (m) => seen.console.push({ type: m.type(), text: m.text(), url: m.location()?.url }));
-  page.on('pageerror', (e) => seen.page_errors.push(String(e)));
-  page.on('response', (r) => {
-    if (r.request().isNavigationRequest() && r.status() >= 400) seen.error_responses.push({ url: r.url().split('?')[0], status: r.status() });
-  });
-  return page;
-}
 
 const shot = (walk, n, name) => screenshot(page, seen, ARTIFACTS, `${walk}-${String(n).padStart(2, '0')}-${name}.png`, WAIT_MS);
 const atUpstream = (u) => u.toString().startsWith(UPSTREAM);
@@ -59,7 +47,7 @@ const loginForm = () => page.evaluate(() => {
 const type = (text) => page.keyboard.type(text);
 
 async function routed() {
-  await freshPage();
+  page = await watchedPage(browser, seen, WAIT_MS);
   const out = {};
   const req = authorizationRequest(ISSUER, { clientId: env('CLIENT_ID'), redirectUri: REDIRECT, scope: 'openid email' });
   out.request = { state: req.state, nonce: req.nonce, verifier: req.verifier };
@@ -111,7 +99,7 @@ async function routed() {
 }
 
 async function unrouted() {
-  await freshPage();
+  page = await watchedPage(browser, seen, WAIT_MS);
   const out = {};
   const req = authorizationRequest(ISSUER, { clientId: env('CLIENT_ID'), redirectUri: REDIRECT, scope: 'openid email' });
   await page.goto(req.url, { waitUntil: 'load' });
