@@ -21,6 +21,7 @@ import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable, Iterable
 from urllib.parse import urlsplit
 
 import pytest
@@ -487,6 +488,51 @@ def pytest_runtest_makereport(item, call):
             if extra.exists():
                 report.sections.append(
                     (f"{name} server log (tail)", _log_tail(extra, max_chars=8000)))
+
+
+# ---------------------------------------------------------------------------------------------
+# The browser programs (tests/e2e/browser/*.mjs, Playwright driving Chromium).
+
+CHROMIUM = os.environ.get("AUTHRIM_CHROMIUM", "/usr/bin/chromium")
+BROWSER_PROGRAMS = Path(__file__).resolve().parent / "browser"
+
+
+def run_browser_program(program: Path, env: dict, tmp_path: Path, artifacts: Path, *, timeout: float,
+                        stale: Iterable[Path] = (), failure_prefix: str = "",
+                        explain: Callable[[], str] = lambda: "") -> dict:
+    """Run the node ``program`` with ``env`` (and CHROMIUM, ARTIFACTS_DIR) added to this
+    process's environment, and return the JSON of the last line it printed (all it printed is
+    kept in ``tmp_path/seen.json``). The program saves its screenshots (and, on a failure, the
+    page as ``failure.*``) in a fresh folder of ``tmp_path``; they are copied to ``artifacts``
+    whatever the outcome (``failure.*`` as ``<failure_prefix>failure.*``, so that the scenarios
+    sharing a folder keep theirs apart), after the ``stale`` files, an earlier run's that this
+    run would leave behind, are removed: the folder shows this run alone. ``explain()`` is added
+    to a failed program's report (what the test's own servers saw meanwhile)."""
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    env = dict(os.environ, **env, CHROMIUM=CHROMIUM, ARTIFACTS_DIR=str(shots))
+    artifacts.mkdir(parents=True, exist_ok=True)
+    for old in list(stale):
+        old.unlink(missing_ok=True)
+    try:
+        done = subprocess.run(["node", str(program)], cwd=program.parent, env=env,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the browser program ran over {timeout}s:\n{exc.stderr}\n{exc.stdout}")
+    finally:
+        for f in shots.iterdir():
+            shutil.copy2(f, artifacts / (f"{failure_prefix}{f.name}" if f.name.startswith("failure.") else f.name))
+    assert done.returncode == 0, f"the browser program failed:\n{done.stderr}\n{done.stdout}{explain()}"
+    (tmp_path / "seen.json").write_text(done.stdout)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def brief_pages(seen: dict, tmp_path: Path) -> str:
+    """A report of what a walk program saw: its pages without their long parts (all of it is in
+    ``tmp_path/seen.json``)."""
+    brief = {k: v for k, v in seen.items() if k != "pages"}
+    brief["pages"] = [{k: v for k, v in p.items() if k not in ("parts", "axe", "text")} for p in seen["pages"]]
+    return f"browser saw (all of it in {tmp_path / 'seen.json'}): {json.dumps(brief, indent=1, ensure_ascii=False)}"
 
 
 RP_REDIRECT_URI = "http://127.0.0.1:9999/cb"

@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import os
 import re
-import shutil
-import subprocess
 import threading
 import time
 import warnings
@@ -24,14 +21,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-import pytest
 import requests
 from aiosmtpd.controller import Controller
 from joserfc import jwt
 from joserfc.jwk import KeySet
 
-from conftest import HTTP_TIMEOUT_S, _free_port
-from test_browser import CHROMIUM
+from conftest import HTTP_TIMEOUT_S, _free_port, brief_pages, run_browser_program
 from test_pages import CJK, ENGLISH_PHRASE, axe_findings
 
 MAIL_WAIT_S = 10.0  # delivery is asynchronous: the outbox is woken on enqueue, polled every 2 s
@@ -271,31 +266,14 @@ def run_program(program: Path, artifacts: Path, env: dict, checker: Checker, tmp
     environment; its screenshots (and, on a failure, the page as ``failure.*``) are copied to
     ``artifacts`` whatever the outcome, over an earlier run's. Returns what it printed, and
     that with what the checker did, as a report."""
-    shots = tmp_path / "screenshots"
-    shots.mkdir()
-    env = dict(os.environ, **env, CHECKER=checker.origin, CHROMIUM=CHROMIUM, ARTIFACTS_DIR=str(shots))
-    artifacts.mkdir(parents=True, exist_ok=True)
-    for old in [*artifacts.glob("*-[0-9][0-9]-*.png"), *artifacts.glob("failure.*")]:
-        old.unlink()
-    try:
-        done = subprocess.run(["node", str(program)], cwd=program.parent, env=env,
-                              capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"the browser program ran over {timeout}s:\n{exc.stderr}\n{exc.stdout}")
-    finally:
-        for f in shots.iterdir():
-            shutil.copy2(f, artifacts / f.name)
-    checked = {f"{w} {label}": r for (w, label), r in checker.results.items()}
-    assert done.returncode == 0, (f"the browser program failed:\n{done.stderr}\n{done.stdout}"
-                                  f"\nthe checker: {json.dumps(checked, indent=1, ensure_ascii=False)}")
-    (tmp_path / "seen.json").write_text(done.stdout)
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
-    brief = {k: v for k, v in seen.items() if k != "pages"}
-    brief["pages"] = [{k: v for k, v in p.items() if k not in ("parts", "axe", "text")} for p in seen["pages"]]
-    report = (f"browser saw (all of it in {tmp_path / 'seen.json'}): {json.dumps(brief, indent=1, ensure_ascii=False)}"
-              f"\nthe checker: {json.dumps(checked, indent=1, ensure_ascii=False)}"
-              f"\nthe client's redirect URI was sent: {checker.callbacks}")
-    return seen, report
+    def checked() -> str:
+        results = {f"{w} {label}": r for (w, label), r in checker.results.items()}
+        return f"\nthe checker: {json.dumps(results, indent=1, ensure_ascii=False)}"
+
+    seen = run_browser_program(program, dict(env, CHECKER=checker.origin), tmp_path, artifacts, timeout=timeout,
+                               stale=[*artifacts.glob("*-[0-9][0-9]-*.png"), *artifacts.glob("failure.*")],
+                               explain=checked)
+    return seen, f"{brief_pages(seen, tmp_path)}{checked()}\nthe client's redirect URI was sent: {checker.callbacks}"
 
 
 # ---------------------------------------------------------------------------------------------

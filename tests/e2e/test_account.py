@@ -28,18 +28,13 @@ browser and adds an authenticator app there (a long name in the walk's language)
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import pytest
-
-from conftest import REPO_ROOT, RP_REDIRECT_URI, TIME_SCALE
+from conftest import REPO_ROOT, RP_REDIRECT_URI, TIME_SCALE, brief_pages, run_browser_program
 from mail_walks import check_axe
-from test_browser import CHROMIUM, needs_browser
+from test_browser import needs_browser
 from test_pages import CJK, ENGLISH_PHRASE, warn_without_japanese_font
 from test_passkeys import check_browser_clean
 
@@ -93,28 +88,11 @@ def lang_of(walk: str) -> str:
 
 
 def run_program(server, client_id: str, tmp_path: Path) -> tuple[dict, str]:
-    shots = tmp_path / "screenshots"
-    shots.mkdir()
-    env = dict(os.environ, ISSUER=server.issuer, CLIENT_ID=client_id, REDIRECT_URI=RP_REDIRECT_URI, PASSWORD=PASSWORD,
-               CHROMIUM=CHROMIUM, ARTIFACTS_DIR=str(shots), WAIT_MS=str(WAIT_MS),
-               FACTOR_NAMES=json.dumps({w: FACTOR_NAME[lang_of(w)] for w in WALKS}))
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    for old in [*ARTIFACTS.glob("*-[0-9][0-9]-*.png"), *ARTIFACTS.glob("failure.*")]:
-        old.unlink()
-    try:
-        done = subprocess.run(["node", str(PROGRAM)], cwd=PROGRAM.parent, env=env, capture_output=True, text=True,
-                              timeout=RUN_TIMEOUT_S)
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"the browser program ran over {RUN_TIMEOUT_S}s:\n{exc.stderr}\n{exc.stdout}")
-    finally:
-        for f in shots.iterdir():
-            shutil.copy2(f, ARTIFACTS / f.name)
-    assert done.returncode == 0, f"the browser program failed:\n{done.stderr}\n{done.stdout}"
-    (tmp_path / "seen.json").write_text(done.stdout)
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
-    brief = {k: v for k, v in seen.items() if k != "pages"}
-    brief["pages"] = [{k: v for k, v in p.items() if k not in ("parts", "axe", "text")} for p in seen["pages"]]
-    return seen, f"browser saw (all of it in {tmp_path / 'seen.json'}): {json.dumps(brief, indent=1, ensure_ascii=False)}"
+    env = dict(ISSUER=server.issuer, CLIENT_ID=client_id, REDIRECT_URI=RP_REDIRECT_URI, PASSWORD=PASSWORD,
+               WAIT_MS=str(WAIT_MS), FACTOR_NAMES=json.dumps({w: FACTOR_NAME[lang_of(w)] for w in WALKS}))
+    seen = run_browser_program(PROGRAM, env, tmp_path, ARTIFACTS, timeout=RUN_TIMEOUT_S,
+                               stale=[*ARTIFACTS.glob("*-[0-9][0-9]-*.png"), *ARTIFACTS.glob("failure.*")])
+    return seen, brief_pages(seen, tmp_path)
 
 
 def test_sessions_applications_and_recovery_codes(start_authrim, tmp_path):

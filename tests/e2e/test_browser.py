@@ -38,10 +38,9 @@ import requests
 from joserfc import jwt
 from joserfc.jwk import KeySet
 
-from conftest import TIME_SCALE
+from conftest import CHROMIUM, TIME_SCALE
 
 PROGRAM = Path(__file__).resolve().parent / "browser" / "logout.mjs"
-CHROMIUM = os.environ.get("AUTHRIM_CHROMIUM", "/usr/bin/chromium")
 WAIT_MS = 10_000  # the longest any one step in the browser may take
 RUN_TIMEOUT_S = 90 * TIME_SCALE  # the whole program (it gives up by itself after 75 s; both times TIME_SCALE)
 CSP_WORDS = ("content security policy", "content-security-policy")

@@ -48,25 +48,21 @@ Screenshots go to ``target/e2e-artifacts/console/``: ``<walk>-<nn>-<page>.png`` 
 from __future__ import annotations
 
 import json
-import os
 from datetime import datetime
 from zoneinfo import ZoneInfo
 import re
-import shutil
-import subprocess
 import threading
 import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import quote
 
-import pytest
 import requests
 from joserfc import jwt
 from joserfc.jwk import KeySet
 
-from conftest import HTTP_TIMEOUT_S, REPO_ROOT, TIME_SCALE
-from test_browser import CHROMIUM, needs_browser
+from conftest import HTTP_TIMEOUT_S, REPO_ROOT, TIME_SCALE, brief_pages, run_browser_program
+from test_browser import needs_browser
 from test_mfa import b32decode_nopad, hotp
 from test_pages import CJK, ENGLISH_PHRASE, axe_findings, warn_without_japanese_font
 from test_passkeys import admin_get, check_browser_clean
@@ -330,37 +326,20 @@ def run_program(scenario: str, setup: dict, tmp_path: Path) -> tuple[dict, dict,
     strict = setup["strict"]
     discovery = requests.get(strict.url("/.well-known/openid-configuration"), timeout=HTTP_TIMEOUT_S).json()
     assert discovery["issuer"] == strict.issuer, discovery
-    shots = tmp_path / "screenshots"
-    shots.mkdir()
     checker = Checker(discovery)
-    env = dict(os.environ, SCENARIO=scenario, ISSUER=strict.issuer, LENIENT_ISSUER=setup["lenient"].issuer,
+    env = dict(SCENARIO=scenario, ISSUER=strict.issuer, LENIENT_ISSUER=setup["lenient"].issuer,
                CHECKER=checker.origin, USERS=json.dumps(setup["users"]), PASSWORD=PASSWORD,
                STRICT_CLIENT_ID=setup["strict_client"], LENIENT_CLIENT_ID=setup["lenient_client"],
-               CHROMIUM=CHROMIUM, ARTIFACTS_DIR=str(shots), WAIT_MS=str(WAIT_MS))
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    for walk in SCENARIOS[scenario]:
-        for old in ARTIFACTS.glob(f"{walk}-[0-9][0-9]-*.png"):
-            old.unlink()
-    for old in ARTIFACTS.glob(f"{scenario}-failure.*"):
-        old.unlink()
+               WAIT_MS=str(WAIT_MS))
+    stale = [*(old for walk in SCENARIOS[scenario] for old in ARTIFACTS.glob(f"{walk}-[0-9][0-9]-*.png")),
+             *ARTIFACTS.glob(f"{scenario}-failure.*")]
     try:
-        done = subprocess.run(["node", str(PROGRAM)], cwd=PROGRAM.parent, env=env,
-                              capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"the browser program ran over {RUN_TIMEOUT_S}s:\n{exc.stderr}\n{exc.stdout}")
+        seen = run_browser_program(PROGRAM, env, tmp_path, ARTIFACTS, timeout=RUN_TIMEOUT_S, stale=stale,
+                                   failure_prefix=f"{scenario}-")
     finally:
         checker.close()
-        for f in shots.iterdir():
-            name = f"{scenario}-{f.name}" if f.name.startswith("failure.") else f.name
-            shutil.copy2(f, ARTIFACTS / name)
-    assert done.returncode == 0, f"the browser program failed:\n{done.stderr}\n{done.stdout}"
-    (tmp_path / "seen.json").write_text(done.stdout)
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
-    brief = {k: v for k, v in seen.items() if k != "pages"}
-    brief["pages"] = [{k: v for k, v in p.items() if k not in ("parts", "axe", "text")} for p in seen["pages"]]
     checked = {f"{w} {label}": r for (w, label), r in checker.results.items()}
-    report = (f"browser saw (all of it in {tmp_path / 'seen.json'}): {json.dumps(brief, indent=1, ensure_ascii=False)}"
-              f"\nthe checker: {json.dumps(checked, indent=1)}")
+    report = f"{brief_pages(seen, tmp_path)}\nthe checker: {json.dumps(checked, indent=1)}"
     return seen, checker.results, report
 
 

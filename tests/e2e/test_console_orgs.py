@@ -18,17 +18,13 @@ Screenshots go to ``target/e2e-artifacts/console/org-admin-<nn>-<page>.png``.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import warnings
 from pathlib import Path
 
-import pytest
 import requests
 
-from conftest import HTTP_TIMEOUT_S, REPO_ROOT, TIME_SCALE
-from test_browser import CHROMIUM, needs_browser
+from conftest import HTTP_TIMEOUT_S, REPO_ROOT, TIME_SCALE, run_browser_program
+from test_browser import needs_browser
 from test_pages import axe_findings
 from test_passkeys import check_browser_clean
 
@@ -65,24 +61,10 @@ def test_organization_administrator_in_the_console(start_authrim, tmp_path):
     resp = admin(server, "PUT", "/admin/organizations/acme/members/olga", {"roles": ["admin"]})
     assert resp.status_code == 200, resp.text
 
-    shots = tmp_path / "screenshots"
-    shots.mkdir()
-    env = dict(os.environ, ISSUER=server.issuer, PASSWORD=PASSWORD, ADMIN=json.dumps({"username": "olga", "totp": totp}), ROOT=json.dumps(root),
-               ORG=orgs["acme"], OTHER=orgs["globex"], MEMBER="mia@example.com", CHROMIUM=CHROMIUM,
-               ARTIFACTS_DIR=str(shots), WAIT_MS=str(WAIT_MS))
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    for old in ARTIFACTS.glob("org-admin-*"):
-        old.unlink()
-    try:
-        done = subprocess.run(["node", str(PROGRAM)], cwd=PROGRAM.parent, env=env,
-                              capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"the browser program ran over {RUN_TIMEOUT_S}s:\n{exc.stderr}\n{exc.stdout}")
-    finally:
-        for f in shots.iterdir():
-            shutil.copy2(f, ARTIFACTS / (f"org-admin-{f.name}" if f.name.startswith("failure.") else f.name))
-    assert done.returncode == 0, f"the browser program failed:\n{done.stderr}\n{done.stdout}"
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    env = dict(ISSUER=server.issuer, PASSWORD=PASSWORD, ADMIN=json.dumps({"username": "olga", "totp": totp}), ROOT=json.dumps(root),
+               ORG=orgs["acme"], OTHER=orgs["globex"], MEMBER="mia@example.com", WAIT_MS=str(WAIT_MS))
+    seen = run_browser_program(PROGRAM, env, tmp_path, ARTIFACTS, timeout=RUN_TIMEOUT_S,
+                               stale=ARTIFACTS.glob("org-admin-*"), failure_prefix="org-admin-")
     report = json.dumps({k: v for k, v in seen.items() if k not in ("home", "added", "changed", "other", "users", "axe")}, indent=1) + \
         "\n" + json.dumps({k: {x: y for x, y in seen[k].items() if x != "html"} for k in ("home", "added", "changed", "other", "users")}, indent=1)
 

@@ -38,18 +38,14 @@ one the test warns that they show boxes.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
 import warnings
 from pathlib import Path
 
-import pytest
 import requests
 
-from conftest import HTTP_TIMEOUT_S, REPO_ROOT, RP_REDIRECT_URI, TIME_SCALE
-from test_browser import CHROMIUM, needs_browser
+from conftest import HTTP_TIMEOUT_S, REPO_ROOT, RP_REDIRECT_URI, TIME_SCALE, brief_pages, run_browser_program
+from test_browser import needs_browser
 from test_passkeys import check_browser_clean
 
 PROGRAM = Path(__file__).resolve().parent / "browser" / "pages.mjs"
@@ -170,32 +166,13 @@ def run_program(scenario: str, servers: tuple, tmp_path: Path) -> tuple[dict, st
     ``<scenario>-failure.*``) are copied to ARTIFACTS whatever the outcome, over this
     scenario's files of an earlier run. Returns what it printed, and that as a report."""
     server, reauth, client_id = servers
-    shots = tmp_path / "screenshots"
-    shots.mkdir()
-    env = dict(os.environ, SCENARIO=scenario, ISSUER=server.issuer, REAUTH_ISSUER=reauth.issuer,
-               CLIENT_ID=client_id, REDIRECT_URI=RP_REDIRECT_URI, PASSWORD=PASSWORD, CHROMIUM=CHROMIUM,
-               ARTIFACTS_DIR=str(shots), WAIT_MS=str(WAIT_MS))
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    for walk in SCENARIOS[scenario]:
-        for old in ARTIFACTS.glob(f"{walk}-[0-9][0-9]-*.png"):
-            old.unlink()
-    for old in ARTIFACTS.glob(f"{scenario}-failure.*"):
-        old.unlink()
-    try:
-        done = subprocess.run(["node", str(PROGRAM)], cwd=PROGRAM.parent, env=env,
-                              capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"the browser program ran over {RUN_TIMEOUT_S}s:\n{exc.stderr}\n{exc.stdout}")
-    finally:
-        for f in shots.iterdir():
-            name = f"{scenario}-{f.name}" if f.name.startswith("failure.") else f.name
-            shutil.copy2(f, ARTIFACTS / name)
-    assert done.returncode == 0, f"the browser program failed:\n{done.stderr}\n{done.stdout}"
-    (tmp_path / "seen.json").write_text(done.stdout)
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
-    brief = {k: v for k, v in seen.items() if k != "pages"}
-    brief["pages"] = [{k: v for k, v in p.items() if k not in ("parts", "axe", "text")} for p in seen["pages"]]
-    return seen, f"browser saw (all of it in {tmp_path / 'seen.json'}): {json.dumps(brief, indent=1, ensure_ascii=False)}"
+    env = dict(SCENARIO=scenario, ISSUER=server.issuer, REAUTH_ISSUER=reauth.issuer, CLIENT_ID=client_id,
+               REDIRECT_URI=RP_REDIRECT_URI, PASSWORD=PASSWORD, WAIT_MS=str(WAIT_MS))
+    stale = [*(old for walk in SCENARIOS[scenario] for old in ARTIFACTS.glob(f"{walk}-[0-9][0-9]-*.png")),
+             *ARTIFACTS.glob(f"{scenario}-failure.*")]
+    seen = run_browser_program(PROGRAM, env, tmp_path, ARTIFACTS, timeout=RUN_TIMEOUT_S, stale=stale,
+                               failure_prefix=f"{scenario}-")
+    return seen, brief_pages(seen, tmp_path)
 
 
 def check_walks(seen: dict, scenario: str, report: str):

@@ -23,24 +23,20 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import re
 import secrets
-import shutil
-import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-import pytest
 import requests
 from joserfc import jwt
 from joserfc.jwk import KeySet
 from joserfc.jwt import JWTClaimsRegistry
 
-from conftest import ALICE_CLAIMS, HTTP_TIMEOUT_S, REPO_ROOT, TIME_SCALE
-from test_browser import CHROMIUM, csp_messages, needs_browser
+from conftest import ALICE_CLAIMS, HTTP_TIMEOUT_S, REPO_ROOT, TIME_SCALE, run_browser_program
+from test_browser import csp_messages, needs_browser
 from test_mfa import b32decode_nopad, hotp
 
 PROGRAM = Path(__file__).resolve().parent / "browser" / "passkeys.mjs"
@@ -171,26 +167,11 @@ def run_program(scenario: str, server, tmp_path: Path, screenshots: list[str], *
     """Run ``passkeys.mjs`` for ``scenario``; its screenshots (and, on a failure, the page, as
     ``<scenario>-failure.*``) are copied to ARTIFACTS whatever the outcome, over this
     scenario's files of an earlier run. Returns what it printed."""
-    shots = tmp_path / "screenshots"
-    shots.mkdir()
-    env = dict(os.environ, SCENARIO=scenario, ISSUER=server.issuer, USERNAME="alice",
-               PASSWORD=PASSWORD, CHROMIUM=CHROMIUM, ARTIFACTS_DIR=str(shots),
+    env = dict(SCENARIO=scenario, ISSUER=server.issuer, USERNAME="alice", PASSWORD=PASSWORD,
                WAIT_MS=str(WAIT_MS), **extra)
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    for old in [*(ARTIFACTS / n for n in screenshots), *ARTIFACTS.glob(f"{scenario}-failure.*")]:
-        old.unlink(missing_ok=True)
-    try:
-        done = subprocess.run(["node", str(PROGRAM)], cwd=PROGRAM.parent, env=env,
-                              capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"the browser program ran over {RUN_TIMEOUT_S}s:\n{exc.stderr}\n{exc.stdout}")
-    finally:
-        for f in shots.iterdir():
-            name = f"{scenario}-{f.name}" if f.name.startswith("failure.") else f.name
-            shutil.copy2(f, ARTIFACTS / name)
-    assert done.returncode == 0, f"the browser program failed:\n{done.stderr}\n{done.stdout}"
-    (tmp_path / "seen.json").write_text(done.stdout)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    stale = [*(ARTIFACTS / n for n in screenshots), *ARTIFACTS.glob(f"{scenario}-failure.*")]
+    return run_browser_program(PROGRAM, env, tmp_path, ARTIFACTS, timeout=RUN_TIMEOUT_S, stale=stale,
+                               failure_prefix=f"{scenario}-")
 
 
 def check_browser_clean(seen: dict, report: str, expected_errors: set[tuple[str, int]]):

@@ -16,15 +16,10 @@ loaded and what it changed; no CSP violation or console error. Screenshots go to
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
-import pytest
-
-from conftest import REPO_ROOT, TIME_SCALE
-from test_browser import CHROMIUM, needs_browser
+from conftest import REPO_ROOT, TIME_SCALE, run_browser_program
+from test_browser import needs_browser
 from test_passkeys import check_browser_clean
 
 PROGRAM = Path(__file__).resolve().parent / "browser" / "theme.mjs"
@@ -46,20 +41,8 @@ def test_a_colours_and_logo_theme_keeps_the_layout(start_authrim, tmp_path):
         "themed": start_authrim("theme-themed", {"AUTHRIM_THEME_DIR": str(theme)}),
         "replaced": start_authrim("theme-replaced", {"AUTHRIM_THEME_DIR": str(theme), "AUTHRIM_THEME_CSS": "replace"}),
     }
-    shots = tmp_path / "screenshots"
-    shots.mkdir()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, SERVERS=json.dumps({k: s.issuer for k, s in servers.items()}), CHROMIUM=CHROMIUM,
-               ARTIFACTS_DIR=str(shots), WAIT_MS="10000")
-    try:
-        done = subprocess.run(["node", str(PROGRAM)], cwd=PROGRAM.parent, env=env, capture_output=True, text=True, timeout=90 * TIME_SCALE)
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"the browser program ran over 90 s:\n{exc.stderr}\n{exc.stdout}")
-    finally:
-        for f in shots.iterdir():
-            shutil.copy2(f, ARTIFACTS / f.name)
-    assert done.returncode == 0, f"the browser program failed:\n{done.stderr}\n{done.stdout}"
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    env = dict(SERVERS=json.dumps({k: s.issuer for k, s in servers.items()}), WAIT_MS="10000")
+    seen = run_browser_program(PROGRAM, env, tmp_path, ARTIFACTS, timeout=90 * TIME_SCALE)
     report = json.dumps(seen["measured"], indent=1)
 
     for screen in ("desktop", "phone"):

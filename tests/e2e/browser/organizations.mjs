@@ -9,7 +9,7 @@
 // test_organizations.py sets the servers up, runs it and checks the codes it returns.
 import { chromium } from 'playwright-core';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
-import { chromiumOptions } from './shared.mjs';
+import { chromiumOptions, watchedPage } from './shared.mjs';
 import { randomBytes } from 'node:crypto';
 
 const ISSUER = env('ISSUER');
@@ -27,17 +27,12 @@ const authorizeUrl = (clientId, extra = {}) => {
 const atRedirect = (u) => u.toString().split('?')[0] === REDIRECT;
 const query = (url) => Object.fromEntries(new URL(url).searchParams);
 
-const seen = { console: [], page_errors: [], statuses: [] };
+const seen = { console: [], page_errors: [], error_responses: [] };
 let browser;
 let page;
 
 async function freshPage() {
-  const context = await browser.newContext({ locale: 'en-US' });
-  page = await context.newPage();
-  page.setDefaultTimeout(WAIT_MS);
-  page.on('console', (m) => seen.console.push({ type: m.type(), text: m.text() }));
-  page.on('pageerror', (e) => seen.page_errors.push(String(e)));
-  page.on('response', (r) => { if (r.request().isNavigationRequest() && r.status() >= 500) seen.statuses.push({ url: r.url().split('?')[0], status: r.status() }); });
+  page = await watchedPage(browser, seen, WAIT_MS);
   return page;
 }
 

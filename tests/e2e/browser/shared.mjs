@@ -1,7 +1,7 @@
-// Shared by the browser programs (account_email.mjs, console.mjs, pages.mjs, passkeys.mjs,
-// reset.mjs, signup.mjs): how Chromium is launched, RFC 6238 TOTP codes, axe-core runs, the text
-// of a page with its languages, whether there is a font for Japanese, full-page screenshots, and
-// walks through pages.
+// Shared by the browser programs (account_email.mjs, console.mjs, device.mjs, hrd.mjs,
+// organizations.mjs, pages.mjs, passkeys.mjs, reset.mjs, signup.mjs): how Chromium is launched,
+// RFC 6238 TOTP codes, axe-core runs, the text of a page with its languages, whether there is a
+// font for Japanese, full-page screenshots, and walks through pages.
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -149,6 +149,22 @@ export const AXE = { script: require.resolve('axe-core/axe.min.js'), version: re
 /// What a walk's browser reports, for the checks and for a failure's diagnosis.
 export const newSeen = () => ({ walks: [], pages: [], facts: {}, console: [], page_errors: [], csp_violations: [],
   failed_requests: [], error_responses: [], screenshots: [], japanese_font: null, axe_control: null });
+
+/// A page in a fresh (en-US) context of `browser`, each step bounded by `waitMs`, reporting into
+/// `seen`: console messages, page errors, and navigations answered with an error status
+/// (`error_responses`). For the walks that check a few things a page shows
+/// (organizations.mjs, hrd.mjs, device.mjs).
+export async function watchedPage(browser, seen, waitMs) {
+  const context = await browser.newContext({ locale: 'en-US' });
+  const page = await context.newPage();
+  page.setDefaultTimeout(waitMs);
+  page.on('console', (m) => seen.console.push({ type: m.type(), text: m.text(), url: m.location()?.url }));
+  page.on('pageerror', (e) => seen.page_errors.push(String(e)));
+  page.on('response', (r) => {
+    if (r.request().isNavigationRequest() && r.status() >= 400) seen.error_responses.push({ url: r.url().split('?')[0], status: r.status() });
+  });
+  return page;
+}
 
 /// At the end, whatever happened: every context, then the browser.
 export async function closeAll(contexts, browser) {

@@ -6,7 +6,8 @@
 // Input, from the environment: ISSUER, CLIENT_ID, CLIENT_SECRET (empty: a public client),
 // SCOPE, DPOP ("1": bind the tokens to a fresh key). Output: first a JSON line with the
 // device authorization response (for the test to open its verification URI), then a JSON
-// line of what the polling ended with: the tokens' claims and userinfo, or the error.
+// line of what the polling ended with: the tokens' claims and userinfo, or the error; with the
+// polls it made.
 import * as client from 'openid-client';
 import { env } from './rp.mjs';
 
@@ -19,6 +20,19 @@ const config = await client.discovery(
   { execute: [client.allowInsecureRequests] },
 );
 client.enableNonRepudiationChecks(config);
+// When each poll of the token endpoint was sent, and what it was answered (the error code
+// while waiting): the test checks the library kept to the interval.
+const polls = [];
+const tokenEndpoint = config.serverMetadata().token_endpoint;
+config[client.customFetch] = async (url, options) => {
+  const at = Date.now();
+  const res = await fetch(url, options);
+  if (url === tokenEndpoint) {
+    const body = await res.clone().json().catch(() => ({}));
+    polls.push({ at, status: res.status, error: body.error ?? null });
+  }
+  return res;
+};
 
 const device = await client.initiateDeviceAuthorization(config, { scope: env('SCOPE') });
 console.log(JSON.stringify({ device }));
@@ -36,7 +50,8 @@ try {
     id_token: claims,
     userinfo,
     waited_ms: Date.now() - started,
+    polls,
   }));
 } catch (e) {
-  console.log(JSON.stringify({ error: e.error ?? String(e), status: e.status ?? null }));
+  console.log(JSON.stringify({ error: e.error ?? String(e), status: e.status ?? null, polls }));
 }
