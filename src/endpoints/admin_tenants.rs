@@ -88,7 +88,7 @@ fn tenant_json(app: &Issuer, row: &TenantRow) -> Value {
     v
 }
 
-async fn find(app: &Issuer, slug: String) -> Result<TenantRow, OAuthError> {
+pub(crate) async fn find(app: &Issuer, slug: String) -> Result<TenantRow, OAuthError> {
     let row = app.db.read(move |sql| rows::find(sql, &slug)).await?;
     row.filter(|r| r.state != State::Deleted).ok_or_else(|| OAuthError::not_found("no such tenant"))
 }

@@ -83,6 +83,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("console_user.html", include_str!("templates/console_user.html")),
     ("console_keys.html", include_str!("templates/console_keys.html")),
     ("console_tenants.html", include_str!("templates/console_tenants.html")),
+    ("console_tenant.html", include_str!("templates/console_tenant.html")),
     ("console_organizations.html", include_str!("templates/console_organizations.html")),
     ("_console_org_fields.html", include_str!("templates/_console_org_fields.html")),
     ("console_organization.html", include_str!("templates/console_organization.html")),
@@ -514,6 +515,11 @@ mod tests {
             common(Page::new(StatusCode::OK, "console_tenants.html", "console-tenants"))
                 .with("tenants", [json!({"slug": "acme", "issuer": "https://id.example/t/acme", "state": "active", "hosts": "", "name": "Acme", "created": ""}), json!({"slug": "old", "issuer": null, "state": "disabled", "hosts": "", "name": null, "created": ""})])
                 .with("deployment", true),
+            common(Page::new(StatusCode::OK, "console_tenant.html", "console-tenant-settings-title"))
+                .with("tn", json!({"slug": "acme", "issuer": "https://id.example/t/acme", "state": "active"}))
+                .with("settings", json!({"product_name": "Acme", "default_locale": "fr", "css": ":root {}", "logo": {"type": "image/png", "bytes": 12}, "signup": "on", "mfa_policy": "required", "upstreams": 1, "resource_servers": 0}))
+                .with("languages", ["en", "fr", "ja"])
+                .with("mfa_policies", ["optional", "required", "passkey"]),
             common(Page::new(StatusCode::OK, "console_organizations.html", "console-organizations"))
                 .with("orgs", [json!({"id": "org_1", "slug": "acme", "display_name": "Acme", "domains": ["acme.example"], "upstream": "idp", "upstream_name": "IdP", "members": 2})])
                 .with("upstreams", [json!({"id": "idp", "name": "IdP"})])

@@ -12,6 +12,7 @@ mod client_jwt;
 mod consent;
 mod console;
 mod console_orgs;
+mod console_tenants;
 mod ciba;
 mod cors;
 mod crash;

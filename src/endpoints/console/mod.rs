@@ -61,7 +61,7 @@ pub fn router(app: &App) -> Router<AppState> {
         .route("/console/keys/rotate", post(keys::rotate))
         .route("/console/audit", get(audit::list))
         .route("/console/tenants", get(tenants::list).post(tenants::create))
-        .route("/console/tenants/{slug}", post(tenants::act))
+        .route("/console/tenants/{slug}", get(tenants::show).post(tenants::act))
         .route("/console/organizations", get(organizations::list).post(organizations::create))
         .route("/console/organizations/{org}", get(organizations::show).post(organizations::update))
         .route("/console/organizations/{org}/delete", post(organizations::delete))
