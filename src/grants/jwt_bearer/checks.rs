@@ -4,14 +4,14 @@
 //! enabled user, and the scope within every ceiling. The kinds (`id_jag`, `generic`) differ in
 //! the claims they require and the `aud` values they accept, not in how these are checked.
 
-use super::JwtBearerGrant;
+use super::Presented;
 use crate::client_auth::jwt::LEEWAY;
 use crate::config::agents::{SubjectMapping, TrustedIssuer};
 use crate::error::{OAuthError, OAuthResult};
 use crate::registry::{Client, User};
 use crate::tenant::Issuer;
 use crate::util::{now, split_list};
-use jsonwebtoken::{Header, Validation};
+use jsonwebtoken::Validation;
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
 
@@ -27,14 +27,8 @@ pub(super) struct Expect<'a> {
 
 /// The assertion's claims, once its signature verifies with one of `issuer`'s keys and its
 /// `iss`, `aud`, `exp` and `nbf` are right.
-pub(super) async fn verify<T: DeserializeOwned>(
-    grant: &JwtBearerGrant,
-    app: &Issuer,
-    issuer: &TrustedIssuer,
-    assertion: &str,
-    header: &Header,
-    expect: Expect<'_>,
-) -> OAuthResult<T> {
+pub(super) async fn verify<T: DeserializeOwned>(p: &Presented<'_>, expect: Expect<'_>) -> OAuthResult<T> {
+    let Presented { grant, app, issuer, assertion, header, .. } = *p;
     let jwks_uri = grant.jwks_uri(app, issuer).await?;
     let keys = app
         .client_keys

@@ -7,14 +7,9 @@
 //! request names it, within the issuer's ceiling and the client's scope.
 
 use super::checks::{self, Expect, Subject};
-use super::{Accepted, JwtBearerGrant};
-use crate::config::agents::TrustedIssuer;
+use super::{Accepted, Presented};
 use crate::error::{OAuthError, OAuthResult};
-use crate::http::params::Params;
-use crate::registry::Client;
-use crate::tenant::Issuer;
 use crate::util::split_list;
-use jsonwebtoken::Header;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -38,21 +33,14 @@ pub(super) fn typ_is_generic(typ: Option<&str>) -> bool {
     typ.is_none_or(|t| t.eq_ignore_ascii_case("JWT") || t.eq_ignore_ascii_case("application/jwt"))
 }
 
-pub(super) async fn accept(
-    grant: &JwtBearerGrant,
-    app: &Issuer,
-    client: &Client,
-    issuer: &TrustedIssuer,
-    assertion: &str,
-    header: &Header,
-    params: &Params,
-) -> OAuthResult<Accepted> {
-    if !typ_is_generic(header.typ.as_deref()) {
+pub(super) async fn accept(p: &Presented<'_>) -> OAuthResult<Accepted> {
+    let Presented { app, client, issuer, params, .. } = *p;
+    if !typ_is_generic(p.header.typ.as_deref()) {
         return Err(checks::refused("the assertion's typ must be JWT or absent"));
     }
     let audiences = [app.issuer().to_string(), app.endpoint("/token")];
     let expect = Expect { required: &["exp", "iss", "aud", "sub", "jti"], audiences: &audiences };
-    let a: Assertion = checks::verify(grant, app, issuer, assertion, header, expect).await?;
+    let a: Assertion = checks::verify(p, expect).await?;
     checks::check_times(app, a.exp, a.iat)?;
     checks::spend_jti(app, "jwt-bearer", issuer, &a.jti, a.exp).await?;
     let subject = Subject { sub: &a.sub, email: a.email.as_deref(), email_verified: a.email_verified };

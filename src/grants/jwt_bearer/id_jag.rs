@@ -5,13 +5,8 @@
 //! the request), and the sign-in time.
 
 use super::checks::{self, Expect, Subject};
-use super::{Accepted, JwtBearerGrant};
-use crate::config::agents::TrustedIssuer;
+use super::{Accepted, Presented};
 use crate::error::OAuthResult;
-use crate::http::params::Params;
-use crate::registry::Client;
-use crate::tenant::Issuer;
-use jsonwebtoken::Header;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -34,19 +29,12 @@ struct IdJag {
     email_verified: Option<bool>,
 }
 
-pub(super) async fn accept(
-    grant: &JwtBearerGrant,
-    app: &Issuer,
-    client: &Client,
-    issuer: &TrustedIssuer,
-    assertion: &str,
-    header: &Header,
-    params: &Params,
-) -> OAuthResult<Accepted> {
+pub(super) async fn accept(p: &Presented<'_>) -> OAuthResult<Accepted> {
+    let Presented { app, client, issuer, params, .. } = *p;
     // The draft addresses an ID-JAG to the authorization server's issuer identifier alone.
     let audiences = [app.issuer().to_string()];
     let expect = Expect { required: &["exp", "iat", "iss", "aud", "sub", "jti"], audiences: &audiences };
-    let jag: IdJag = checks::verify(grant, app, issuer, assertion, header, expect).await?;
+    let jag: IdJag = checks::verify(p, expect).await?;
     checks::check_times(app, jag.exp, Some(jag.iat))?;
     if jag.client_id != client.id() {
         return Err(checks::refused("the assertion was issued for another client"));

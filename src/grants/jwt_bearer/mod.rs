@@ -50,6 +50,17 @@ struct Claimed {
     iss: String,
 }
 
+/// One presented assertion and what it is checked against: what each kind's `accept` reads.
+struct Presented<'a> {
+    grant: &'a JwtBearerGrant,
+    app: &'a Issuer,
+    client: &'a Client,
+    issuer: &'a TrustedIssuer,
+    assertion: &'a str,
+    header: &'a jsonwebtoken::Header,
+    params: &'a Params,
+}
+
 /// An assertion that passed every check of its kind: what the access token is for.
 struct Accepted {
     user: Arc<User>,
@@ -92,9 +103,10 @@ impl GrantHandler for JwtBearerGrant {
         if issuer.clients.as_ref().is_some_and(|c| !c.iter().any(|id| id == client.id())) {
             return Err(OAuthError::unauthorized_client("this client may not present assertions from this issuer"));
         }
+        let presented = Presented { grant: self, app, client, issuer, assertion, header: &header, params };
         let a = match kind {
-            AssertionKind::IdJag => id_jag::accept(self, app, client, issuer, assertion, &header, params).await?,
-            AssertionKind::JwtBearer => generic::accept(self, app, client, issuer, assertion, &header, params).await?,
+            AssertionKind::IdJag => id_jag::accept(&presented).await?,
+            AssertionKind::JwtBearer => generic::accept(&presented).await?,
         };
 
         let (jti, exp) = tokens::new_token_id(app);
