@@ -45,9 +45,11 @@ out += [
     '# name = "Example MCP server"',
     '# scopes = { "mcp:tools" = "use the example tools" }',
     "",
-    "# Issuers whose ID-JAGs are grants here (see docs/agents-and-mcp.md):",
+    "# Issuers whose assertions (ID-JAGs, and with accept naming jwt-bearer generic RFC 7523",
+    "# assertions) are grants here (see docs/agents-and-mcp.md):",
     "# [[trusted_issuers]]",
     '# issuer = "https://idp.example.com"',
+    '# accept = ["id-jag"]',
     "",
 ]
 (root / "authrim.example.toml").write_text("\n".join(out))

@@ -1,5 +1,6 @@
 //! Settings for agents and MCP clients: Client ID Metadata Documents, resource servers
-//! (RFC 8707) and the issuers whose identity assertions (ID-JAG) are trusted. Resource servers
+//! (RFC 8707) and the issuers whose assertions (ID-JAG, or generic RFC 7523 JWT bearer
+//! assertions) are trusted at the `jwt-bearer` grant. Resource servers
 //! and trusted issuers are tables, so they come from the TOML file only:
 //!
 //! ```toml
@@ -13,6 +14,9 @@
 //! issuer = "https://idp.example.com"
 //! jwks_uri = "https://idp.example.com/jwks"   # optional: else from the issuer's metadata
 //! subject = "email"                          # or "sub": how its users map to ours
+//! accept = ["id-jag", "jwt-bearer"]          # optional: which assertions; default ["id-jag"]
+//! clients = ["reports-agent"]                # optional: who may present them; default any
+//! scopes = ["reports"]                       # optional: the most they may obtain; default any
 //! ```
 
 use super::Config;
@@ -50,6 +54,39 @@ pub struct TrustedIssuer {
     pub jwks_uri: Option<String>,
     #[serde(default)]
     pub subject: SubjectMapping,
+    /// Which kinds of assertion it may present. The default is ID-JAGs alone: a generic
+    /// assertion asserts whatever its issuer says, so an operator opts in per issuer.
+    #[serde(default = "id_jag_only")]
+    pub accept: Vec<AssertionKind>,
+    /// The clients that may present its assertions; unset = any authenticated client with
+    /// the grant (an ID-JAG still only by the client its `client_id` names).
+    #[serde(default)]
+    pub clients: Option<Vec<String>>,
+    /// The most scope its assertions may obtain (a ceiling over what the client may have);
+    /// unset = no ceiling of the issuer's own.
+    #[serde(default)]
+    pub scopes: Option<Vec<String>>,
+}
+
+impl Default for TrustedIssuer {
+    fn default() -> Self {
+        Self { issuer: String::new(), jwks_uri: None, subject: SubjectMapping::default(), accept: id_jag_only(), clients: None, scopes: None }
+    }
+}
+
+fn id_jag_only() -> Vec<AssertionKind> {
+    vec![AssertionKind::IdJag]
+}
+
+/// The kinds of assertion the `jwt-bearer` grant tells apart, by the JOSE header's `typ`.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+pub enum AssertionKind {
+    /// Identity Assertion JWT Authorization Grants (`typ` oauth-id-jag+jwt).
+    #[serde(rename = "id-jag")]
+    IdJag,
+    /// Any other RFC 7523 §2.1 assertion (`typ` JWT or none).
+    #[serde(rename = "jwt-bearer")]
+    JwtBearer,
 }
 
 /// How an assertion's subject names one of our users.
@@ -134,6 +171,16 @@ impl Config {
             }
             if t.issuer == self.issuer {
                 anyhow::bail!("trusted_issuers[{i}]: Authrim does not trust itself as an assertion issuer");
+            }
+            if self.trusted_issuers[..i].iter().any(|o| o.issuer == t.issuer) {
+                anyhow::bail!("trusted_issuers: {} is listed twice", t.issuer);
+            }
+            if t.accept.is_empty() {
+                anyhow::bail!("trusted_issuers[{i}].accept: name id-jag, jwt-bearer or both (leave it out for id-jag alone)");
+            }
+            let blank = |l: &Option<Vec<String>>| l.as_ref().is_some_and(|l| l.iter().any(|s| s.is_empty() || s.contains(' ')));
+            if blank(&t.clients) || blank(&t.scopes) {
+                anyhow::bail!("trusted_issuers[{i}]: clients and scopes are lists of single non-empty words");
             }
         }
         Ok(())

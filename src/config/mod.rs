@@ -136,8 +136,8 @@ pub struct Config {
     /// Resource servers (RFC 8707 resource indicators) with their scopes; TOML only
     /// (`[[resource_servers]]`, see `config::agents`).
     pub resource_servers: Vec<agents::ResourceServer>,
-    /// Issuers whose Identity Assertion JWT Authorization Grants (ID-JAG) are accepted at the
-    /// `jwt-bearer` grant; TOML only (`[[trusted_issuers]]`).
+    /// Issuers whose assertions (ID-JAGs, and where they allow it generic RFC 7523 ones) are
+    /// accepted at the `jwt-bearer` grant; TOML only (`[[trusted_issuers]]`).
     pub trusted_issuers: Vec<agents::TrustedIssuer>,
     /// Upstream identity providers users may sign in with; TOML only
     /// (`[[identity_providers]]`, see `config::upstreams`).

@@ -1386,7 +1386,7 @@ async fn every_endpoint_survives_generated_requests() {
         c.trusted_issuers = vec![authrim::config::agents::TrustedIssuer {
             issuer: "https://idp.invalid".into(),
             jwks_uri: None,
-            subject: Default::default(),
+            ..Default::default()
         }];
     })
     .await;

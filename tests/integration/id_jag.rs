@@ -48,7 +48,7 @@ async fn pair_on(postgres: bool, idp: TestServer, audiences: Value) -> Pair {
     let (st, tokens, _) = idp.token(Some((&id, &secret)), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
     assert_eq!(st, 200, "{tokens}");
 
-    let trusted = vec![TrustedIssuer { issuer: idp.issuer(), jwks_uri: None, subject: SubjectMapping::Email }];
+    let trusted = vec![TrustedIssuer { issuer: idp.issuer(), jwks_uri: None, subject: SubjectMapping::Email, ..Default::default() }];
     let asv = TestServer::start_on(postgres, move |c| {
         c.trusted_issuers = trusted;
         c.resource_servers = vec![ResourceServer {
@@ -235,7 +235,7 @@ async fn a_subject_mapping_by_sub_matches_the_username_not_the_email() {
         .client("agent", json!({"grant_types": ["authorization_code", EXCHANGE], "scope": "openid email"}))
         .await;
     let alice_at_idp = idp.user("alice", json!({"email": "alice@example.com", "email_verified": true})).await;
-    let trusted = vec![TrustedIssuer { issuer: idp.issuer(), jwks_uri: Some(idp.url("/jwks")), subject: SubjectMapping::Sub }];
+    let trusted = vec![TrustedIssuer { issuer: idp.issuer(), jwks_uri: Some(idp.url("/jwks")), subject: SubjectMapping::Sub, ..Default::default() }];
     let asv = TestServer::start_with(move |c| c.trusted_issuers = trusted).await;
     let (b_id, b_secret) = asv.client("agent-at-as", json!({"grant_types": [BEARER], "redirect_uris": [], "scope": "reports"})).await;
     let b_secret = b_secret.unwrap();

@@ -29,6 +29,7 @@ mod hybrid;
 mod fuzz_endpoints;
 mod harness;
 mod id_jag;
+mod jwt_bearer;
 mod jarm;
 mod json_errors;
 mod lockout;
