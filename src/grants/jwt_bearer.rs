@@ -72,7 +72,7 @@ impl GrantHandler for JwtBearerGrant {
         GRANT_TYPE
     }
 
-    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
+    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, holder: super::Holder<'_>) -> OAuthResult<TokenResponse> {
         if client.is_public() {
             return Err(OAuthError::unauthorized_client("the jwt-bearer grant needs an authenticated client"));
         }
@@ -153,7 +153,7 @@ impl GrantHandler for JwtBearerGrant {
             audience: resources.clone(),
             act: None,
             may_act: None,
-            jkt: dpop.map(|k| k.jkt.as_str()),
+            cnf: holder.cnf(),
             org: None,
         };
         let access_token = tokens::mint_access_token(app, spec, jti, exp).map_err(|e| OAuthError::internal("signing", e))?;
@@ -165,7 +165,7 @@ impl GrantHandler for JwtBearerGrant {
             )
             .await;
         // No refresh token: the assertion is the grant; a new one comes from the provider.
-        Ok(TokenResponse::access_only(app, access_token, scope, dpop))
+        Ok(TokenResponse::access_only(app, access_token, scope, holder))
     }
 }
 
