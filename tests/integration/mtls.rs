@@ -281,18 +281,10 @@ async fn mtls_metadata_is_validated_at_registration() {
 async fn the_proxy_header_counts_only_from_a_trusted_proxy() {
     for postgres in [false, true] {
         for (trusted, proxies) in [(true, "127.0.0.1/32"), (false, "10.9.9.9 192.0.2.0/24")] {
-            let url = match postgres {
-                true => crate::pg_cluster::fresh_database().await,
-                false => None,
-            };
-            let s = TestServer::start_with(|c| {
+            let s = TestServer::start_on(postgres, |c| {
                 c.mtls = true;
                 c.mtls_client_cert_header = Some("x-client-cert".into());
                 c.mtls_trusted_proxies = proxies.into();
-                if let Some(url) = url {
-                    c.database_url = Some(url);
-                    c.key_encryption_key = Some("dGVzdHMtc2hhcmUtb25lLWtleS1lbmNyeXB0aW9uLWs".into());
-                }
             })
             .await;
             let cert = ClientCert::self_signed("svc");
