@@ -60,6 +60,8 @@ pub struct App {
     pub dpop: crate::dpop::DpopState,
     /// Clients named by a metadata document URL (`registry::documents`).
     pub documents: crate::registry::documents::ClientDocuments,
+    /// The CAs `tls_client_auth` certificates chain to (`mtls_trust_anchors`).
+    pub mtls_anchors: Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>,
 }
 
 pub type AppState = Arc<App>;
@@ -127,6 +129,7 @@ impl App {
             client_keys: crate::client_auth::keys::KeyCache::new(config.client_jwks_cache_max_entries),
             request_objects: crate::endpoints::authorize::request_uri::RequestObjects::new(config.request_uri_cache_max_entries),
             documents: crate::registry::documents::ClientDocuments::new(config.client_id_metadata_document_max_entries),
+            mtls_anchors: crate::client_auth::tls::trust_anchors(&config)?,
             backchannel,
             config,
             registry,

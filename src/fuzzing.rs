@@ -256,7 +256,7 @@ fn sign_access_token(app: &Issuer, exp: u64) -> String {
         audience: vec![],
         act: None,
         may_act: None,
-        jkt: None,
+        cnf: None,
         org: None,
     };
     tokens::mint_access_token(app, spec, "fz-jti".into(), exp).expect("fuzz fixture: sign")
@@ -291,7 +291,7 @@ pub fn client_auth(data: &[u8]) {
     };
     let Ok(params) = Params::parse(&sub(f[1])) else { return };
 
-    let outcome = fx._runtime.block_on(crate::client_auth::authenticate(&fx.app, &headers, &params, "/token"));
+    let outcome = fx._runtime.block_on(crate::client_auth::authenticate(&fx.app, &headers, &params, "/token", None));
     match outcome {
         Ok(client) => match client.auth_method() {
             AUTH_NONE => {

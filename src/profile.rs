@@ -26,8 +26,11 @@
 //! PKCE and spend their codes in process, so the PAR, DPoP and client-authentication rules,
 //! which protect codes and tokens that travel to other parties, do not apply to them.
 
-use crate::registry::clients::AUTH_PRIVATE_KEY_JWT;
+use crate::registry::clients::{AUTH_PRIVATE_KEY_JWT, AUTH_SELF_SIGNED_TLS, AUTH_TLS};
 use crate::registry::Client;
+
+/// FAPI 2.0 §5.3.2.1 item 4: the client authentication methods it allows.
+pub const FAPI2_AUTH_METHODS: [&str; 3] = [AUTH_PRIVATE_KEY_JWT, AUTH_TLS, AUTH_SELF_SIGNED_TLS];
 
 /// The algorithms FAPI 2.0 §5.4 allows for signatures.
 pub const FAPI_ALGS: [&str; 3] = ["PS256", "ES256", "EdDSA"];
@@ -87,7 +90,8 @@ impl Profile {
 
     /// Whether `client` may authenticate with `method`.
     pub fn allows_auth_method(self, client: &Client, method: &str) -> bool {
-        !self.for_client(client).is_fapi2() || client.meta.first_party || method == AUTH_PRIVATE_KEY_JWT
+        // FAPI 2.0 §5.3.2.1 item 4: private_key_jwt or mutual TLS (RFC 8705).
+        !self.for_client(client).is_fapi2() || client.meta.first_party || FAPI2_AUTH_METHODS.contains(&method)
     }
 
     /// Whether `client`'s assertions must have exactly the issuer identifier, as a string, as
@@ -115,9 +119,9 @@ impl Profile {
         if let Some(r) = meta.response_types.iter().find(|r| *r != "code") {
             return Some(format!("this server's security profile (FAPI 2.0) allows only response_type code, not {r:?}"));
         }
-        if meta.token_endpoint_auth_method != AUTH_PRIVATE_KEY_JWT {
+        if !FAPI2_AUTH_METHODS.contains(&meta.token_endpoint_auth_method.as_str()) {
             return Some(format!(
-                "this server's security profile (FAPI 2.0) accepts only private_key_jwt as token_endpoint_auth_method, not {}",
+                "this server's security profile (FAPI 2.0) accepts only private_key_jwt or mutual TLS as token_endpoint_auth_method, not {}",
                 meta.token_endpoint_auth_method
             ));
         }

@@ -99,6 +99,23 @@ pub fn split_list(s: &str) -> impl Iterator<Item = &str> {
     s.split(' ').filter(|v| !v.is_empty())
 }
 
+/// RFC 3986 §2.1 percent-decoding, strictly: a '%' must start two hex digits, and the result
+/// must be UTF-8. `None` otherwise (never a guess).
+pub fn percent_decode(s: &str) -> Option<String> {
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(s.len());
+    let mut bytes = s.bytes();
+    while let Some(b) = bytes.next() {
+        if b == b'%' {
+            let (hi, lo) = (hex(bytes.next()?)?, hex(bytes.next()?)?);
+            out.push(hi << 4 | lo);
+        } else {
+            out.push(b);
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -30,6 +30,9 @@ pub struct ClientKey {
     /// The JWK's `alg`, when it names one: the key is then good for that algorithm only.
     pub alg: Option<Algorithm>,
     pub key: DecodingKey,
+    /// The public key in the form `x509::jwk_public_key` gives, to find a certificate's key
+    /// (`self_signed_tls_client_auth`).
+    pub public: Option<Arc<str>>,
 }
 
 impl std::fmt::Debug for ClientKey {
@@ -78,7 +81,8 @@ pub fn parse_jwks(jwks: &Value) -> Result<Vec<ClientKey>, String> {
             Some(_) => continue, // an encryption algorithm, or one we do not verify
         };
         let key = DecodingKey::from_jwk(&jwk).map_err(|e| format!("unusable key: {e}"))?;
-        out.push(ClientKey { kid: jwk.common.key_id.clone(), alg, key });
+        let public = super::x509::jwk_public_key(obj).map(Arc::from);
+        out.push(ClientKey { kid: jwk.common.key_id.clone(), alg, key, public });
     }
     Ok(out)
 }
@@ -142,6 +146,18 @@ impl KeyCache {
     pub async fn keys_at(&self, app: &App, uri: &str, owner: &str, alg: Algorithm, kid: Option<&str>) -> Result<Vec<ClientKey>, String> {
         let (keys, _) = self.sets_at(app, uri, owner, |keys, _| keys.iter().any(|k| k.fits(alg, kid))).await?;
         Ok(fitting(&keys, alg, kid))
+    }
+
+    /// Whether `public` (`x509::Parsed::public_key`) is one of `client`'s signature keys:
+    /// inline, or its `jwks_uri`'s under the same caching rules (fetched again when it is not
+    /// there: the client may just have published it).
+    pub async fn has_public_key(&self, app: &App, client: &Client, public: &str) -> Result<bool, String> {
+        let holds = |keys: &[ClientKey]| keys.iter().any(|k| k.public.as_deref() == Some(public));
+        let Some(uri) = client.meta.jwks_uri.as_deref() else {
+            return Ok(holds(client.inline_keys()));
+        };
+        let (keys, _) = self.sets_at(app, uri, client.id(), |keys, _| holds(keys)).await?;
+        Ok(holds(&keys))
     }
 
     /// The encryption keys of `client` that can receive a JWE of `alg`: inline ones, or its

@@ -8,8 +8,11 @@ pub mod keys;
 mod public;
 mod secret;
 pub mod signed;
+pub mod tls;
+pub mod x509;
 
 use crate::error::{Challenge, OAuthError};
+use crate::http::client_cert::ClientCertificate;
 use crate::http::params::Params;
 use crate::registry::Client;
 use crate::tenant::Issuer;
@@ -22,7 +25,8 @@ pub const ASSERTION_TYPE_JWT: &str = "urn:ietf:params:oauth:client-assertion-typ
 
 /// Every method, by its `token_endpoint_auth_method` name. A new method is a module and a
 /// line here; discovery advertises what is listed.
-static METHODS: &[&dyn AuthMethod] = &[&secret::Basic, &secret::Post, &jwt::ClientSecretJwt, &jwt::PrivateKeyJwt, &public::None];
+static METHODS: &[&dyn AuthMethod] =
+    &[&secret::Basic, &secret::Post, &jwt::ClientSecretJwt, &jwt::PrivateKeyJwt, &tls::TlsClientAuth, &tls::SelfSignedTlsClientAuth, &public::None];
 
 /// One way for a client to prove who it is.
 #[async_trait]
@@ -39,6 +43,8 @@ pub struct Context<'a> {
     /// The path of the endpoint called (`/token`, ...): a client assertion may name its URL
     /// as `aud`.
     pub path: &'a str,
+    /// The request's TLS client certificate (RFC 8705), if mTLS is on and it has one.
+    pub cert: Option<&'a ClientCertificate>,
 }
 
 /// The credentials a request carries: exactly one kind, or none.
@@ -132,8 +138,8 @@ fn method(name: &str) -> Option<&'static dyn AuthMethod> {
     METHODS.iter().copied().find(|m| m.name() == name)
 }
 
-/// Authenticate the client of a request to the endpoint at `path`.
-pub async fn authenticate(app: &Issuer, headers: &HeaderMap, params: &Params, path: &str) -> Result<Arc<Client>, OAuthError> {
+/// Authenticate the client of a request to the endpoint at `path`, which came with `cert`.
+pub async fn authenticate(app: &Issuer, headers: &HeaderMap, params: &Params, path: &str, cert: Option<&ClientCertificate>) -> Result<Arc<Client>, OAuthError> {
     let presented = Presented::read(headers, params)?;
     // RFC 6749 §5.2: a client that tried Basic gets a Basic challenge with its 401.
     let refuse = |description: String| {
@@ -148,9 +154,9 @@ pub async fn authenticate(app: &Issuer, headers: &HeaderMap, params: &Params, pa
     };
     let method = method(client.auth_method()).ok_or_else(failed)?;
     if !app.profile().allows_auth_method(&client, method.name()) {
-        return Err(refuse(format!("this server's security profile (FAPI 2.0) accepts only private_key_jwt, not {}", method.name())));
+        return Err(refuse(format!("this server's security profile (FAPI 2.0) accepts only private_key_jwt or mutual TLS, not {}", method.name())));
     }
-    match method.verify(&Context { app, path }, &client, &presented).await {
+    match method.verify(&Context { app, path, cert }, &client, &presented).await {
         Ok(()) => Ok(client),
         Err(Refusal::WrongMethod) if matches!(presented, Presented::Nothing { .. }) => {
             Err(refuse(format!("this client must authenticate ({})", method.name())))

@@ -7,6 +7,7 @@ use crate::registry::clients::{AUTH_BASIC, AUTH_POST};
 use crate::registry::Client;
 use async_trait::async_trait;
 use axum::http::{header::AUTHORIZATION, HeaderMap};
+use crate::util::percent_decode;
 use base64::{engine::general_purpose::STANDARD, Engine};
 
 /// `client_secret_basic` (RFC 6749 §2.3.1): the secret in an `Authorization: Basic` header.
@@ -68,23 +69,6 @@ pub(super) fn basic_credentials(headers: &HeaderMap) -> Result<Option<(String, S
         return Err(malformed());
     }
     Ok(Some((id, secret)))
-}
-
-/// RFC 3986 §2.1 percent-decoding, strictly: a '%' must start two hex digits, and the result
-/// must be UTF-8. `None` otherwise (never a guess).
-fn percent_decode(s: &str) -> Option<String> {
-    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
-    let mut out = Vec::with_capacity(s.len());
-    let mut bytes = s.bytes();
-    while let Some(b) = bytes.next() {
-        if b == b'%' {
-            let (hi, lo) = (hex(bytes.next()?)?, hex(bytes.next()?)?);
-            out.push(hi << 4 | lo);
-        } else {
-            out.push(b);
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]

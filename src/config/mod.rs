@@ -19,6 +19,21 @@ pub struct Config {
     pub data_dir: PathBuf,
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
+    /// Mutual TLS for OAuth (RFC 8705, docs/mtls.md): ask TLS clients for a certificate (never
+    /// require one), offer `tls_client_auth` and `self_signed_tls_client_auth`, and bind the
+    /// tokens of clients that registered `tls_client_certificate_bound_access_tokens`.
+    pub mtls: bool,
+    /// PEM file of the CAs that `tls_client_auth` certificates must chain to. Unset: no CA is
+    /// trusted, so only `self_signed_tls_client_auth` can authenticate.
+    pub mtls_trust_anchors: Option<PathBuf>,
+    /// Behind a TLS-terminating proxy: the request header that carries the client's
+    /// certificate (URL-encoded PEM, as nginx's `$ssl_client_escaped_cert`). Read only on
+    /// requests from `mtls_trusted_proxies`.
+    pub mtls_client_cert_header: Option<String>,
+    /// Addresses or CIDR blocks (space-separated) of the proxies whose
+    /// `mtls_client_cert_header` is believed. `trust_proxy` is a yes/no for a rate-limit key;
+    /// a certificate authenticates a client, so it needs the proxies named.
+    pub mtls_trusted_proxies: String,
     /// Bearer token for the admin API; the admin API is off when unset.
     pub admin_token: Option<String>,
     /// Bearer token required by `/metrics`; open when unset (keep it off the public internet).
@@ -396,6 +411,10 @@ impl Default for Config {
             data_dir: PathBuf::from("authrim-data"),
             tls_cert: None,
             tls_key: None,
+            mtls: false,
+            mtls_trust_anchors: None,
+            mtls_client_cert_header: None,
+            mtls_trusted_proxies: String::new(),
             admin_token: None,
             metrics_token: None,
             demo: false,
@@ -552,6 +571,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_DATA_DIR", "data_dir"),
     ("AUTHRIM_TLS_CERT", "tls_cert"),
     ("AUTHRIM_TLS_KEY", "tls_key"),
+    ("AUTHRIM_MTLS", "mtls"),
+    ("AUTHRIM_MTLS_TRUST_ANCHORS", "mtls_trust_anchors"),
+    ("AUTHRIM_MTLS_CLIENT_CERT_HEADER", "mtls_client_cert_header"),
+    ("AUTHRIM_MTLS_TRUSTED_PROXIES", "mtls_trusted_proxies"),
     ("AUTHRIM_ADMIN_TOKEN", "admin_token"),
     ("AUTHRIM_METRICS_TOKEN", "metrics_token"),
     ("AUTHRIM_DEMO", "demo"),
@@ -716,7 +739,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "ciba_request_ttl", "ciba_max_request_ttl", "ciba_poll_interval", "ciba_max_pending_per_client", "ciba_max_pending", "ciba_binding_message_max_length",
 ];
 const BOOL_KEYS: &[&str] =
-    &["demo", "trust_proxy", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration", "dpop_nonce", "fetch_allow_private_addresses", "passkeys", "console", "signup", "signup_verify_email", "oauth_refresh_tokens", "ciba_notify_mail"];
+    &["demo", "trust_proxy", "mtls", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration", "dpop_nonce", "fetch_allow_private_addresses", "passkeys", "console", "signup", "signup_verify_email", "oauth_refresh_tokens", "ciba_notify_mail"];
 
 impl Config {
     /// `signing_algorithms` as the static names the key manager uses; unknown names refused.
@@ -917,6 +940,12 @@ impl Config {
         }
         if self.tls_cert.is_some() != self.tls_key.is_some() {
             anyhow::bail!("tls_cert and tls_key must be given together");
+        }
+        if let Some(bad) = crate::util::split_list(&self.mtls_trusted_proxies).find(|p| crate::http::client_cert::ProxyNet::parse(p).is_none()) {
+            anyhow::bail!("mtls_trusted_proxies: {bad:?} is not an IP address or CIDR block");
+        }
+        if self.mtls_client_cert_header.as_deref().is_some_and(|h| axum::http::HeaderName::from_bytes(h.as_bytes()).is_err()) {
+            anyhow::bail!("mtls_client_cert_header is not a header name");
         }
         if let Some(url) = &self.database_url {
             if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {

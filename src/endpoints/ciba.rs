@@ -23,6 +23,7 @@ use crate::http::params::{FormParams, Params};
 use crate::registry::{Client, User};
 use crate::stores::ciba::{CibaRequest, Mode};
 use crate::stores::device::Limits;
+use crate::http::client_cert::{ClientCertificate, PresentedCertificate};
 use crate::tenant::Issuer;
 use crate::util::{now, random_token, split_list};
 use axum::http::{HeaderMap, StatusCode};
@@ -39,9 +40,9 @@ const MAX_NOTIFICATION_TOKEN: usize = 1024;
 /// The longest `login_hint` looked up (a username or an e-mail address).
 const MAX_LOGIN_HINT: usize = 320;
 
-pub async fn backchannel_authentication(app: Issuer, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+pub async fn backchannel_authentication(app: Issuer, PresentedCertificate(cert): PresentedCertificate, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     let mut served = None;
-    let result = handle(&app, &headers, form, &mut served).await;
+    let result = handle(&app, &headers, cert.as_ref(), form, &mut served).await;
     crate::endpoints::device_authorization::answer(result, served, "backchannel authentication refused")
 }
 
@@ -50,9 +51,9 @@ fn refuse(code: &'static str, description: impl Into<std::borrow::Cow<'static, s
     OAuthError::invalid_request(description).code_as(code).with_status(StatusCode::BAD_REQUEST)
 }
 
-async fn handle(app: &Issuer, headers: &HeaderMap, form: Result<FormParams, OAuthError>, served: &mut Option<ServedClient>) -> Result<Value, OAuthError> {
+async fn handle(app: &Issuer, headers: &HeaderMap, cert: Option<&ClientCertificate>, form: Result<FormParams, OAuthError>, served: &mut Option<ServedClient>) -> Result<Value, OAuthError> {
     let FormParams(params) = form?;
-    let client = crate::client_auth::authenticate(app, headers, &params, PATH).await?;
+    let client = crate::client_auth::authenticate(app, headers, &params, PATH, cert).await?;
     *served = Some(ServedClient(client.clone()));
     if !client.allows_grant(GRANT_TYPE) {
         return Err(OAuthError::unauthorized_client("this client is not registered for CIBA"));

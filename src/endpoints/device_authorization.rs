@@ -13,6 +13,7 @@ use crate::http::cors::ServedClient;
 use crate::http::params::FormParams;
 use crate::registry::Client;
 use crate::stores::device::{display_user_code, DeviceRequest, Issued, Limits};
+use crate::http::client_cert::{ClientCertificate, PresentedCertificate};
 use crate::tenant::Issuer;
 use crate::util::{now, split_list};
 use axum::http::{header, HeaderMap, HeaderValue};
@@ -21,9 +22,9 @@ use serde_json::json;
 
 pub const PATH: &str = "/device_authorization";
 
-pub async fn device_authorization(app: Issuer, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+pub async fn device_authorization(app: Issuer, PresentedCertificate(cert): PresentedCertificate, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     let mut served = None;
-    let result = handle(&app, &headers, form, &mut served).await;
+    let result = handle(&app, &headers, cert.as_ref(), form, &mut served).await;
     answer(result, served, "device authorization refused")
 }
 
@@ -47,9 +48,9 @@ pub(crate) fn answer(result: Result<serde_json::Value, OAuthError>, served: Opti
     res
 }
 
-async fn handle(app: &Issuer, headers: &HeaderMap, form: Result<FormParams, OAuthError>, served: &mut Option<ServedClient>) -> Result<serde_json::Value, OAuthError> {
+async fn handle(app: &Issuer, headers: &HeaderMap, cert: Option<&ClientCertificate>, form: Result<FormParams, OAuthError>, served: &mut Option<ServedClient>) -> Result<serde_json::Value, OAuthError> {
     let FormParams(params) = form?;
-    let client = crate::client_auth::authenticate(app, headers, &params, PATH).await?;
+    let client = crate::client_auth::authenticate(app, headers, &params, PATH, cert).await?;
     *served = Some(ServedClient(client.clone()));
     if !client.allows_grant(GRANT_TYPE) {
         return Err(OAuthError::unauthorized_client("this client is not registered for the device authorization grant"));

@@ -5,7 +5,8 @@
 
 use crate::client_auth::keys::{ASYMMETRIC_ALGS, HMAC_ALGS};
 use crate::endpoints::authorize::response_type::{IMPLICIT_GRANT, RESPONSE_TYPES};
-use crate::registry::clients::{AUTH_METHODS, AUTH_NONE, AUTH_PRIVATE_KEY_JWT, SUPPORTED_SCOPES};
+use crate::profile::FAPI2_AUTH_METHODS;
+use crate::registry::clients::{AUTH_METHODS, AUTH_NONE, AUTH_SELF_SIGNED_TLS, AUTH_TLS, SUPPORTED_SCOPES};
 use crate::registry::users::supported_claims;
 use crate::tenant::Issuer;
 use axum::http::{header, HeaderValue};
@@ -58,7 +59,15 @@ fn metadata(app: &Issuer) -> serde_json::Value {
     // What a client may ask its signed answers in (ID tokens list RS256 always: below).
     let signing_algs: Vec<&str> = app.keys().algorithms().iter().copied().filter(|a| profile.allows_alg(a)).collect();
     // FAPI 2.0 §5.3.2.1: private_key_jwt only (Authrim's own pages are not listed clients).
-    let auth_methods: Vec<&str> = AUTH_METHODS.iter().copied().filter(|m| !profile.is_fapi2() || *m == AUTH_PRIVATE_KEY_JWT).collect();
+    // FAPI 2.0 §5.3.2.1: private_key_jwt or mTLS only (Authrim's own pages are not listed
+    // clients); the mTLS methods only where certificates reach us (`mtls`).
+    let mtls = app.config.mtls;
+    let auth_methods: Vec<&str> = AUTH_METHODS
+        .iter()
+        .copied()
+        .filter(|m| !profile.is_fapi2() || FAPI2_AUTH_METHODS.contains(m))
+        .filter(|m| mtls || (*m != AUTH_TLS && *m != AUTH_SELF_SIGNED_TLS))
+        .collect();
     let mut doc = json!({
         "issuer": app.issuer(),
         "authorization_endpoint": app.endpoint("/authorize"),
@@ -117,6 +126,16 @@ fn metadata(app: &Issuer) -> serde_json::Value {
     });
     // OpenID Connect Session Management 1.0 §3.3 (outside the literal: json! nests too deep).
     doc["check_session_iframe"] = app.endpoint(crate::endpoints::check_session::PATH).into();
+    // RFC 8705 §3.3 and §5: certificate-bound tokens, and where clients present certificates
+    // (the same endpoints: Authrim asks every TLS client for one, or its proxy forwards it).
+    if mtls {
+        doc["tls_client_certificate_bound_access_tokens"] = true.into();
+        let mut aliases = serde_json::Map::new();
+        for (name, path) in MTLS_ENDPOINTS {
+            aliases.insert(name.to_string(), app.endpoint(path).into());
+        }
+        doc["mtls_endpoint_aliases"] = aliases.into();
+    }
     // RFC 8628 §4.
     doc["device_authorization_endpoint"] = app.endpoint(crate::endpoints::device_authorization::PATH).into();
     // CIBA Core §4: poll and ping; no signed requests (so no signing algorithms), no user_code.
@@ -137,6 +156,17 @@ fn metadata(app: &Issuer) -> serde_json::Value {
     }
     doc
 }
+
+/// The endpoints a client authenticates at, or presents a bound token to (RFC 8705 §5).
+const MTLS_ENDPOINTS: [(&str, &str); 7] = [
+    ("token_endpoint", "/token"),
+    ("revocation_endpoint", "/revoke"),
+    ("introspection_endpoint", "/introspect"),
+    ("userinfo_endpoint", "/userinfo"),
+    ("pushed_authorization_request_endpoint", "/par"),
+    ("device_authorization_endpoint", crate::endpoints::device_authorization::PATH),
+    ("backchannel_authentication_endpoint", crate::endpoints::ciba::PATH),
+];
 
 /// The token endpoint's grants, and `implicit` where its response types are offered.
 fn grant_types(app: &Issuer) -> Vec<&'static str> {

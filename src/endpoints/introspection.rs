@@ -10,6 +10,7 @@
 use super::revocation::{classify, Known};
 use crate::error::OAuthError;
 use crate::http::params::FormParams;
+use crate::http::client_cert::{ClientCertificate, PresentedCertificate};
 use crate::tenant::Issuer;
 use crate::tokens::{is_revoked, AccessTokenClaims};
 use axum::http::{header, HeaderMap, HeaderValue};
@@ -19,8 +20,8 @@ use serde_json::{json, Map, Value};
 /// RFC 9701 §4.1: the media type of a JWT introspection answer (and its `typ`, §5).
 pub const JWT_MEDIA_TYPE: &str = "application/token-introspection+jwt";
 
-pub async fn introspect(app: Issuer, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
-    match handle(&app, &headers, form).await {
+pub async fn introspect(app: Issuer, PresentedCertificate(cert): PresentedCertificate, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+    match handle(&app, &headers, cert.as_ref(), form).await {
         Ok((body, caller)) => {
             let mut res = match wants_jwt(&headers) {
                 true => jwt_answer(&app, &caller, body).await.unwrap_or_else(IntoResponse::into_response),
@@ -62,9 +63,9 @@ async fn jwt_answer(app: &Issuer, caller: &crate::registry::Client, body: Value)
 
 type Answer = (Value, std::sync::Arc<crate::registry::Client>);
 
-async fn handle(app: &Issuer, headers: &HeaderMap, form: Result<FormParams, OAuthError>) -> Result<Answer, OAuthError> {
+async fn handle(app: &Issuer, headers: &HeaderMap, cert: Option<&ClientCertificate>, form: Result<FormParams, OAuthError>) -> Result<Answer, OAuthError> {
     let FormParams(params) = form?;
-    let caller = crate::client_auth::authenticate(app, headers, &params, "/introspect").await?;
+    let caller = crate::client_auth::authenticate(app, headers, &params, "/introspect", cert).await?;
     if caller.is_public() {
         return Err(OAuthError::invalid_client("introspection requires an authenticated (confidential) client"));
     }
@@ -118,10 +119,11 @@ fn subject_active(app: &Issuer, claims: &AccessTokenClaims) -> bool {
 fn describe_access(app: &Issuer, c: AccessTokenClaims) -> Value {
     let mut m = Map::new();
     m.insert("active".into(), true.into());
-    // RFC 9449 §6.2: a bound token says so, and names its key for the resource to check.
-    m.insert("token_type".into(), if c.cnf.is_some() { "DPoP" } else { "Bearer" }.into());
+    // RFC 9449 §6.2: a DPoP-bound token says so; RFC 8705 §3.2: a certificate-bound one stays
+    // a bearer token. Either names what binds it for the resource to check.
+    m.insert("token_type".into(), if c.jkt().is_some() { "DPoP" } else { "Bearer" }.into());
     if let Some(cnf) = &c.cnf {
-        m.insert("cnf".into(), serde_json::json!({"jkt": cnf.jkt}));
+        m.insert("cnf".into(), serde_json::to_value(cnf).unwrap_or_default());
     }
     m.insert("scope".into(), c.scope.into());
     m.insert("client_id".into(), c.client_id.into());

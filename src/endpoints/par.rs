@@ -6,13 +6,14 @@
 use super::authorize::{pushed, request};
 use crate::error::OAuthError;
 use crate::http::params::FormParams;
+use crate::http::client_cert::{ClientCertificate, PresentedCertificate};
 use crate::tenant::Issuer;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-pub async fn par(app: Issuer, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
-    let mut res = match handle(&app, &headers, form).await {
+pub async fn par(app: Issuer, PresentedCertificate(cert): PresentedCertificate, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+    let mut res = match handle(&app, &headers, cert.as_ref(), form).await {
         Ok((request_uri, expires_in)) => {
             let mut res = (StatusCode::CREATED, axum::Json(json!({"request_uri": request_uri, "expires_in": expires_in}))).into_response();
             res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -24,7 +25,7 @@ pub async fn par(app: Issuer, headers: HeaderMap, form: Result<FormParams, OAuth
     res
 }
 
-async fn handle(app: &Issuer, headers: &HeaderMap, form: Result<FormParams, OAuthError>) -> Result<(String, u64), OAuthError> {
+async fn handle(app: &Issuer, headers: &HeaderMap, cert: Option<&ClientCertificate>, form: Result<FormParams, OAuthError>) -> Result<(String, u64), OAuthError> {
     let FormParams(params) = form?;
     // The request itself within /authorize's bound (RFC 9126 §2.3: 413), checked before any
     // work is done for it; client authentication is not part of the request.
@@ -37,7 +38,7 @@ async fn handle(app: &Issuer, headers: &HeaderMap, form: Result<FormParams, OAut
     // spend the client's assertion, which the client sends again with the nonce.
     let expected = crate::dpop::Expected { method: "POST", url: &app.endpoint("/par"), access_token: None };
     let proof = crate::dpop::check(app, headers, &expected)?;
-    let client = crate::client_auth::authenticate(app, headers, &params, "/par").await?;
+    let client = crate::client_auth::authenticate(app, headers, &params, "/par", cert).await?;
     // §2.1: a request_uri cannot itself be pushed.
     if params.contains("request_uri") {
         return Err(OAuthError::invalid_request("request_uri is not allowed in a pushed request"));

@@ -8,15 +8,16 @@ use crate::grants::refresh_token::revoke_family;
 use crate::http::cors::ServedClient;
 use crate::http::params::FormParams;
 use crate::stores::Presented;
+use crate::http::client_cert::{ClientCertificate, PresentedCertificate};
 use crate::tenant::Issuer;
 use crate::tokens::verify_access_token;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-pub async fn revoke(app: Issuer, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+pub async fn revoke(app: Issuer, PresentedCertificate(cert): PresentedCertificate, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     let mut served = None;
-    let mut res = match handle(&app, &headers, form, &mut served).await {
+    let mut res = match handle(&app, &headers, cert.as_ref(), form, &mut served).await {
         Ok(()) => {
             let mut res = StatusCode::OK.into_response();
             res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -63,11 +64,12 @@ pub async fn classify(app: &Issuer, token: &str, hint: Option<&str>) -> Result<K
 async fn handle(
     app: &Issuer,
     headers: &HeaderMap,
+    cert: Option<&ClientCertificate>,
     form: Result<FormParams, OAuthError>,
     served: &mut Option<ServedClient>,
 ) -> Result<(), OAuthError> {
     let FormParams(params) = form?;
-    let client = crate::client_auth::authenticate(app, headers, &params, "/revoke").await?;
+    let client = crate::client_auth::authenticate(app, headers, &params, "/revoke", cert).await?;
     *served = Some(ServedClient(client.clone()));
     let token = params.require("token")?;
     let not_yours = || OAuthError::unauthorized_client("the token was not issued to this client");

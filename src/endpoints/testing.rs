@@ -337,7 +337,7 @@ fn mint_access(app: &Issuer, c: &clients::Client, sub: Option<&str>, req: &Token
         audience: req.audience.clone(),
         act: None,
         may_act: req.may_act.clone(),
-        jkt: None,
+        cnf: None,
         org: None,
     };
     tokens::mint_access_token(app, spec, jti, exp).map_err(|e| OAuthError::internal("signing", e))
@@ -358,6 +358,7 @@ async fn mint_refresh(app: &Issuer, c: &clients::Client, sub: Option<&str>, req:
         acr: None,
         userinfo_claims: Vec::new(),
         jkt: None,
+        x5t: None,
         resources: vec![],
         amr: vec![],
         org: None,

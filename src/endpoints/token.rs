@@ -4,6 +4,7 @@
 use crate::error::OAuthError;
 use crate::http::cors::ServedClient;
 use crate::http::params::FormParams;
+use crate::http::client_cert::{ClientCertificate, PresentedCertificate};
 use crate::tenant::Issuer;
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
@@ -13,10 +14,10 @@ use axum::Json;
 #[derive(Clone, Copy, Debug)]
 pub struct GrantTypeLabel(pub &'static str);
 
-pub async fn token(app: Issuer, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
+pub async fn token(app: Issuer, PresentedCertificate(cert): PresentedCertificate, headers: HeaderMap, form: Result<FormParams, OAuthError>) -> Response {
     let mut grant: &'static str = "";
     let mut served = None;
-    let mut res = match handle(&app, &headers, form, &mut grant, &mut served).await {
+    let mut res = match handle(&app, &headers, cert.as_ref(), form, &mut grant, &mut served).await {
         Ok(res) => res,
         Err(e) => {
             tracing::debug!(error = e.code, description = %e.description, "token request refused");
@@ -36,6 +37,7 @@ pub async fn token(app: Issuer, headers: HeaderMap, form: Result<FormParams, OAu
 async fn handle(
     app: &Issuer,
     headers: &HeaderMap,
+    cert: Option<&ClientCertificate>,
     form: Result<FormParams, OAuthError>,
     grant: &mut &'static str,
     served: &mut Option<ServedClient>,
@@ -46,7 +48,7 @@ async fn handle(
     // request with the nonce is not refused as a replayed assertion. A proof that passes holds
     // its jti only until the request fails (`Proof`'s drop gives it back).
     let proof = crate::dpop::check(app, headers, &crate::dpop::Expected { method: "POST", url: &app.endpoint("/token"), access_token: None })?;
-    let client = crate::client_auth::authenticate(app, headers, &params, "/token").await?;
+    let client = crate::client_auth::authenticate(app, headers, &params, "/token", cert).await?;
     *served = Some(ServedClient(client.clone()));
     let grant_type = params.require("grant_type")?;
     let handler = app
@@ -57,12 +59,22 @@ async fn handle(
     if !client.allows_grant(grant_type) {
         return Err(OAuthError::unauthorized_client(format!("this client may not use grant_type {grant_type}")));
     }
-    if proof.is_none() && app.profile().requires_dpop(&client) {
+    // RFC 8705 §3: the client's tokens are bound to the certificate of this request.
+    let x5t = match (client.meta.mtls.tls_client_certificate_bound_access_tokens, cert) {
+        (true, Some(cert)) => Some(cert.thumbprint()),
+        (true, None) => return Err(OAuthError::invalid_request("this client's tokens are bound to its TLS client certificate: present one")),
+        (false, _) => None,
+    };
+    // FAPI 2.0 §5.3.2.1: sender-constrained by DPoP or by mTLS; a client that registered
+    // dpop_bound_access_tokens itself always needs a proof.
+    let constrained_by_certificate = x5t.is_some() && !client.meta.dpop_bound_access_tokens;
+    if proof.is_none() && !constrained_by_certificate && app.profile().requires_dpop(&client) {
         // RFC 9449 §5.2: refused. A missing proof is not an invalid one (invalid_dpop_proof,
         // §5), so the plain RFC 6749 §5.2 code (issue 34).
         return Err(OAuthError::invalid_request("this client's tokens must be DPoP-bound: send a DPoP proof"));
     }
-    let tokens = handler.exchange(app, &client, &params, proof.as_deref()).await?;
+    let holder = crate::grants::Holder { dpop: proof.as_deref(), x5t: x5t.as_deref() };
+    let tokens = handler.exchange(app, &client, &params, holder).await?;
     // Only now is the proof's jti spent for good (a refused request gives it back).
     proof.map(crate::dpop::Proof::keep);
     // Tokens issued: the client is in use, and a dynamically registered one no longer expires

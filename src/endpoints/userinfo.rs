@@ -1,13 +1,15 @@
 //! `/userinfo` (OpenID Connect Core §5.3), a protected resource per RFC 6750: the access token
 //! in the `Authorization: Bearer` header or in a form body, never both; errors carry a
 //! `WWW-Authenticate: Bearer` challenge. A DPoP-bound token (RFC 9449 §7) comes with the
-//! `DPoP` scheme and a proof of its key, and its errors carry a `DPoP` challenge.
+//! `DPoP` scheme and a proof of its key, and its errors carry a `DPoP` challenge. A
+//! certificate-bound token (RFC 8705 §3) comes over a connection with its certificate.
 
 use crate::error::{Challenge, OAuthError};
 use crate::http::cors::ServedClient;
 use crate::http::params::{is_form, Body, Params};
 use crate::registry::users::SCOPE_CLAIMS;
 use crate::registry::Client;
+use crate::http::client_cert::{ClientCertificate, PresentedCertificate};
 use crate::tenant::Issuer;
 use crate::tokens::verify_access_token;
 use axum::http::{header, HeaderMap, HeaderValue, Method};
@@ -16,10 +18,10 @@ use serde_json::{Map, Value};
 
 /// The body is read even for GET: RFC 6750 §2.2 allows the token in a form body only with
 /// POST, but a body over the limit is refused the same way (413, JSON, with a challenge).
-pub async fn userinfo(app: Issuer, method: Method, headers: HeaderMap, body: Result<Body, OAuthError>) -> Response {
+pub async fn userinfo(app: Issuer, PresentedCertificate(cert): PresentedCertificate, method: Method, headers: HeaderMap, body: Result<Body, OAuthError>) -> Response {
     let mut served = None;
     let result = match body {
-        Ok(Body(body)) => handle(&app, &method, &headers, &body, &mut served).await,
+        Ok(Body(body)) => handle(&app, &method, &headers, cert.as_ref(), &body, &mut served).await,
         Err(e) => Err(e),
     };
     let mut res = match result {
@@ -78,6 +80,7 @@ async fn handle(
     app: &Issuer,
     method: &Method,
     headers: &HeaderMap,
+    cert: Option<&ClientCertificate>,
     body: &[u8],
     served: &mut Option<ServedClient>,
 ) -> Result<Map<String, Value>, OAuthError> {
@@ -104,6 +107,12 @@ async fn handle(
         }
         (Scheme::Bearer, None) => None,
     };
+    // RFC 8705 §3: a certificate-bound token only over a connection with that certificate.
+    if let Some(x5t) = claims.x5t_s256() {
+        if !cert.is_some_and(|c| crate::util::ct_eq(c.thumbprint().as_bytes(), x5t.as_bytes())) {
+            return Err(dpop_challenge(OAuthError::invalid_token("this access token is bound to a client certificate; present it with that certificate")));
+        }
+    }
     if !claims.aud.iter().any(|a| a == app.issuer()) {
         return Err(OAuthError::invalid_token("the access token is not meant for this resource"));
     }

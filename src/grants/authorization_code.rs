@@ -21,7 +21,8 @@ impl GrantHandler for AuthorizationCodeGrant {
         "authorization_code"
     }
 
-    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
+    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, holder: super::Holder<'_>) -> OAuthResult<TokenResponse> {
+        let dpop = holder.dpop;
         let code = params.require("code")?;
         let redirect_uri = params.require("redirect_uri")?;
         let verifier = params.get("code_verifier");
@@ -109,7 +110,7 @@ impl GrantHandler for AuthorizationCodeGrant {
             id_token_claims: claims_request::requested(grant.claims.as_ref(), "id_token"),
             org: grant.org.as_deref(),
         };
-        issue_for_user(app, client, grant, &grant_id, jti, exp, dpop).await
+        issue_for_user(app, client, grant, &grant_id, jti, exp, holder).await
     }
 }
 

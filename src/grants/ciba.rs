@@ -27,7 +27,7 @@ impl GrantHandler for CibaGrant {
         GRANT_TYPE
     }
 
-    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
+    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, holder: super::Holder<'_>) -> OAuthResult<TokenResponse> {
         let auth_req_id = params.require("auth_req_id")?;
         // CIBA Core §11: these travel with 400, as RFC 6749 §5.2's codes do.
         let (request, approval) = match app.stores.ciba.poll(app.tenant.id, auth_req_id, client.id()).await? {
@@ -38,6 +38,6 @@ impl GrantHandler for CibaGrant {
             Poll::Denied => return Err(poll_error("access_denied", "the user denied the request")),
             Poll::Unknown => return Err(OAuthError::invalid_grant("the auth_req_id is invalid, spent, or another client's")),
         };
-        super::issue_for_approval(app, client, params, &request.scope, &request.resources, &approval, dpop).await
+        super::issue_for_approval(app, client, params, &request.scope, &request.resources, &approval, holder).await
     }
 }

@@ -19,7 +19,7 @@ impl GrantHandler for ClientCredentialsGrant {
         "client_credentials"
     }
 
-    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
+    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, holder: super::Holder<'_>) -> OAuthResult<TokenResponse> {
         if client.is_public() {
             return Err(OAuthError::unauthorized_client("client credentials need a confidential client"));
         }
@@ -38,11 +38,11 @@ impl GrantHandler for ClientCredentialsGrant {
             audience,
             act: None,
             may_act: None,
-            jkt: dpop.map(|k| k.jkt.as_str()),
+            cnf: holder.cnf(),
             org: None,
         };
         let access_token = tokens::mint_access_token(app, spec, jti, exp).map_err(|e| OAuthError::internal("signing", e))?;
-        Ok(TokenResponse::access_only(app, access_token, scope, dpop))
+        Ok(TokenResponse::access_only(app, access_token, scope, holder))
     }
 }
 

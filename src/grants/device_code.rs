@@ -29,7 +29,7 @@ impl GrantHandler for DeviceCodeGrant {
         GRANT_TYPE
     }
 
-    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
+    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, holder: super::Holder<'_>) -> OAuthResult<TokenResponse> {
         let device_code = params.require("device_code")?;
         let (request, approval) = match app.stores.device.poll(app.tenant.id, device_code, client.id()).await? {
             Poll::Approved(request, approval) => (request, approval),
@@ -39,6 +39,6 @@ impl GrantHandler for DeviceCodeGrant {
             Poll::Denied => return Err(poll_error("access_denied", "the user denied the request")),
             Poll::Unknown => return Err(OAuthError::invalid_grant("the device code is invalid, spent, or another client's")),
         };
-        super::issue_for_approval(app, client, params, &request.scope, &request.resources, &approval, dpop).await
+        super::issue_for_approval(app, client, params, &request.scope, &request.resources, &approval, holder).await
     }
 }

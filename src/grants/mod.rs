@@ -53,10 +53,10 @@ pub struct TokenResponse {
 impl TokenResponse {
     /// An access token alone, for the configured lifetime: grants with no user session to
     /// refresh (client credentials, assertions).
-    pub fn access_only(app: &App, access_token: String, scope: String, dpop: Option<&ProvenKey>) -> Self {
+    pub fn access_only(app: &App, access_token: String, scope: String, holder: Holder<'_>) -> Self {
         Self {
             access_token,
-            token_type: token_type(dpop),
+            token_type: token_type(holder.dpop),
             expires_in: app.config.access_token_ttl,
             scope,
             id_token: None,
@@ -71,8 +71,25 @@ pub trait GrantHandler: Send + Sync {
     fn grant_type(&self) -> &'static str;
     /// Exchange the grant in `params` for tokens. The client is already authenticated and
     /// allowed to use this grant type.
-    /// `dpop`: the key the request proved possession of (RFC 9449), to bind the tokens to.
-    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, dpop: Option<&ProvenKey>) -> OAuthResult<TokenResponse>;
+    /// `holder`: what the request proved it holds, to bind the tokens to.
+    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, holder: Holder<'_>) -> OAuthResult<TokenResponse>;
+}
+
+/// What a token request proved it holds, to bind the tokens it gets to (RFC 7800 `cnf`).
+#[derive(Clone, Copy, Default)]
+pub struct Holder<'a> {
+    /// The DPoP key of the request's proof (RFC 9449).
+    pub dpop: Option<&'a ProvenKey>,
+    /// The thumbprint of the request's TLS client certificate, for a client registered with
+    /// `tls_client_certificate_bound_access_tokens` (RFC 8705 §3).
+    pub x5t: Option<&'a str>,
+}
+
+impl Holder<'_> {
+    /// The access token's `cnf`.
+    pub fn cnf(&self) -> Option<tokens::Confirmation> {
+        tokens::Confirmation::of(self.dpop.map(|k| k.jkt.as_str()), self.x5t)
+    }
 }
 
 pub struct GrantRegistry {
@@ -122,8 +139,8 @@ pub struct Issuance<'a> {
     pub jti: String,
     pub exp: u64,
     pub refresh_token: Option<String>,
-    /// The DPoP key the access token is bound to.
-    pub dpop: Option<&'a ProvenKey>,
+    /// What the access token is bound to.
+    pub holder: Holder<'a>,
     /// RFC 8707: the resources the access token is for (`aud`); empty: Authrim's userinfo.
     pub audience: Vec<String>,
     /// RFC 8176: how the user authenticated.
@@ -164,7 +181,7 @@ pub async fn issue_for_user(
     grant_id: &str,
     jti: String,
     exp: u64,
-    dpop: Option<&ProvenKey>,
+    holder: Holder<'_>,
 ) -> OAuthResult<TokenResponse> {
     if g.org.is_some_and(|org| app.registry().membership(org, &g.user.id).is_none()) {
         return Err(not_a_member());
@@ -181,7 +198,9 @@ pub async fn issue_for_user(
                 userinfo_claims: g.userinfo_claims.clone(),
                 // RFC 9449 §5: a public client's refresh tokens are bound to its DPoP key (a
                 // confidential client's are bound to it by its authentication).
-                jkt: dpop.filter(|_| client.is_public()).map(|k| k.jkt.clone()),
+                // RFC 8705 §4: so are they to its certificate, when its tokens are bound to one.
+                jkt: holder.dpop.filter(|_| client.is_public()).map(|k| k.jkt.clone()),
+                x5t: holder.x5t.filter(|_| client.is_public()).map(str::to_string),
                 resources: g.resources.to_vec(),
                 amr: g.amr.to_vec(),
                 org: g.org.map(str::to_string),
@@ -206,7 +225,7 @@ pub async fn issue_for_user(
             jti,
             exp,
             refresh_token,
-            dpop,
+            holder,
             audience: g.audience,
             amr: g.amr,
             org: g.org,
@@ -227,7 +246,7 @@ pub async fn issue_for_approval(
     scope: &str,
     resources: &[String],
     approval: &crate::stores::device::Approval,
-    dpop: Option<&ProvenKey>,
+    holder: Holder<'_>,
 ) -> OAuthResult<TokenResponse> {
     if tokens::session_ended(app, app.tenant.id, &approval.sid).await? {
         return Err(OAuthError::invalid_grant("the login session that approved this request has ended"));
@@ -253,7 +272,7 @@ pub async fn issue_for_approval(
         id_token_claims: Vec::new(),
         org: None,
     };
-    issue_for_user(app, client, grant, &crate::stores::refresh::new_family_id(), jti, exp, dpop).await
+    issue_for_user(app, client, grant, &crate::stores::refresh::new_family_id(), jti, exp, holder).await
 }
 
 /// The organization a grant was for no longer has the user (or is gone).
@@ -286,7 +305,7 @@ pub async fn issue_tokens(app: &Issuer, i: Issuance<'_>) -> OAuthResult<TokenRes
             audience: i.audience,
             act: None,
             may_act: None,
-            jkt: i.dpop.map(|k| k.jkt.as_str()),
+            cnf: i.holder.cnf(),
             org: org.as_ref(),
         },
         i.jti,
@@ -316,7 +335,7 @@ pub async fn issue_tokens(app: &Issuer, i: Issuance<'_>) -> OAuthResult<TokenRes
     };
     Ok(TokenResponse {
         access_token,
-        token_type: token_type(i.dpop),
+        token_type: token_type(i.holder.dpop),
         expires_in: app.config.access_token_ttl,
         scope: i.scope.to_string(),
         id_token,

@@ -30,7 +30,8 @@ impl GrantHandler for RefreshTokenGrant {
         "refresh_token"
     }
 
-    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
+    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, holder: super::Holder<'_>) -> OAuthResult<TokenResponse> {
+        let dpop = holder.dpop;
         let presented = params.require("refresh_token")?;
         let family = match app.stores.refresh.peek(app.tenant.id, presented).await? {
             Presented::Current(f) | Presented::Superseded(f) => f,
@@ -75,6 +76,10 @@ impl GrantHandler for RefreshTokenGrant {
                 return Err(OAuthError::invalid_grant("this refresh token is bound to a DPoP key: send a proof of it"));
             }
         }
+        // RFC 8705 §4: a public client's family made with a certificate refreshes only with it.
+        if family.x5t.as_ref().is_some_and(|x5t| holder.x5t != Some(x5t.as_str())) {
+            return Err(OAuthError::invalid_grant("this refresh token is bound to a client certificate: present it"));
+        }
 
         let (family, refresh_token) = match app.stores.refresh.rotate_with(app.tenant.id, presented, client.meta.refresh_reuse_grace).await? {
             Rotation::Rotated { family, token } | Rotation::GraceRetry { family, token } => (family, token),
@@ -101,7 +106,7 @@ impl GrantHandler for RefreshTokenGrant {
                 jti,
                 exp,
                 refresh_token: Some(refresh_token),
-                dpop,
+                holder,
                 audience,
                 amr: &family.amr,
                 org: family.org.as_deref(),

@@ -60,7 +60,8 @@ impl GrantHandler for TokenExchangeGrant {
         GRANT_TYPE
     }
 
-    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
+    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, holder: super::Holder<'_>) -> OAuthResult<TokenResponse> {
+        let dpop = holder.dpop;
         if client.is_public() {
             return Err(OAuthError::unauthorized_client("token exchange needs a confidential client"));
         }
@@ -149,7 +150,7 @@ impl GrantHandler for TokenExchangeGrant {
             audience,
             act,
             may_act: None,
-            jkt: dpop.map(|k| k.jkt.as_str()),
+            cnf: holder.cnf(),
             org: None,
         };
         let audit_act = spec.act.clone();
@@ -237,7 +238,7 @@ async fn validate(app: &Issuer, client: &Client, role: Role, token: &str, token_
                 exp: c.exp,
                 act: c.act,
                 may_act: c.may_act,
-                jkt: c.cnf.map(|cnf| cnf.jkt),
+                jkt: c.cnf.and_then(|cnf| cnf.jkt),
                 grant_id: c.grant_id,
                 auth_time: c.auth_time,
                 iat: c.iat,

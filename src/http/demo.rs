@@ -252,7 +252,7 @@ async fn redeem(app: &Issuer, code: &str, verifier: &str) -> Result<Map<String, 
     let basic = b64_std(format!("{DEMO_CLIENT}:{}", form_encode(&client_secret(app))).as_bytes());
     headers.insert(header::AUTHORIZATION, HeaderValue::from_str(&format!("Basic {basic}")).map_err(|e| e.to_string())?);
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-www-form-urlencoded"));
-    let res = crate::endpoints::token::token(app.clone(), headers, Ok(FormParams(params))).await;
+    let res = crate::endpoints::token::token(app.clone(), crate::http::client_cert::PresentedCertificate(None), headers, Ok(FormParams(params))).await;
     json_answer(res).await
 }
 
@@ -260,7 +260,7 @@ async fn redeem(app: &Issuer, code: &str, verifier: &str) -> Result<Map<String, 
 async fn ask_userinfo(app: &Issuer, access_token: &str) -> Result<Map<String, Value>, String> {
     let mut headers = HeaderMap::new();
     headers.insert(header::AUTHORIZATION, HeaderValue::from_str(&format!("Bearer {access_token}")).map_err(|e| e.to_string())?);
-    let res = crate::endpoints::userinfo::userinfo(app.clone(), Method::GET, headers, Ok(crate::http::params::Body(Default::default()))).await;
+    let res = crate::endpoints::userinfo::userinfo(app.clone(), crate::http::client_cert::PresentedCertificate(None), Method::GET, headers, Ok(crate::http::params::Body(Default::default()))).await;
     json_answer(res).await
 }
 

@@ -13,6 +13,7 @@ pub mod params;
 pub mod sealed;
 pub mod server;
 pub mod user_agent;
+pub mod client_cert;
 
 use crate::app::AppState;
 use crate::endpoints::{account, admin, authorize, passkey_login, discovery, end_session, interaction, introspection, par, registration, revocation, second_factor, token, userinfo};

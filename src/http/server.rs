@@ -67,7 +67,7 @@ impl RunningServer {
 pub async fn run(app: AppState, listener: std::net::TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
     let router = super::root(app.clone());
     let tls = match (&app.config.tls_cert, &app.config.tls_key) {
-        (Some(cert), Some(key)) => Some(connections::tls_acceptor(cert, key)?),
+        (Some(cert), Some(key)) => Some(connections::tls_acceptor(cert, key, app.config.mtls)?),
         _ => None,
     };
     let listener = tokio::net::TcpListener::from_std(listener)?;

@@ -173,6 +173,7 @@ fn new_family(user: &str) -> NewFamily {
         acr: None,
         userinfo_claims: vec![],
         jkt: None,
+        x5t: None,
         resources: vec![],
         amr: vec![],
         org: None,

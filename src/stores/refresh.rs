@@ -30,6 +30,9 @@ pub struct NewFamily {
     pub userinfo_claims: Vec<String>,
     /// RFC 9449 §5: the DPoP key a public client's refresh tokens are bound to.
     pub jkt: Option<String>,
+    /// RFC 8705 §4: the client certificate (`x5t#S256`) a public client's refresh tokens are
+    /// bound to.
+    pub x5t: Option<String>,
     /// RFC 8707: the resources granted; a refresh may narrow them, never widen.
     pub resources: Vec<String>,
     /// RFC 8176: how the user authenticated, for the ID tokens of later refreshes.
@@ -56,6 +59,10 @@ pub struct Family {
     /// The DPoP key every refresh of this family must prove (public clients' families).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jkt: Option<String>,
+    /// The client certificate every refresh of this family must come with (public clients'
+    /// families; RFC 8705 §4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x5t: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -238,6 +245,7 @@ pub(crate) fn new_family(tenant: TenantId, family_id: &str, new: NewFamily, t: u
         acr: new.acr,
         userinfo_claims: new.userinfo_claims,
         jkt: new.jkt,
+        x5t: new.x5t,
         resources: new.resources,
         amr: new.amr,
         org: new.org,

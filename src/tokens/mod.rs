@@ -94,10 +94,22 @@ pub fn org_member_at(app: &Issuer, org_id: &str, user_id: &str, iat: u64) -> boo
     app.registry().membership(org_id, user_id).is_some_and(|m| m.joined_at <= iat)
 }
 
-/// RFC 7800 confirmation: `{"jkt": thumbprint}` for a DPoP-bound token.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// RFC 7800 confirmation: what the token's presenter must prove it holds.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Confirmation {
-    pub jkt: String,
+    /// RFC 9449 §6.1: the DPoP key's JWK SHA-256 thumbprint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jkt: Option<String>,
+    /// RFC 8705 §3.1: the client certificate's SHA-256 thumbprint.
+    #[serde(rename = "x5t#S256", default, skip_serializing_if = "Option::is_none")]
+    pub x5t_s256: Option<String>,
+}
+
+impl Confirmation {
+    /// `None` when there is nothing to confirm (an unbound token has no `cnf`).
+    pub fn of(jkt: Option<&str>, x5t_s256: Option<&str>) -> Option<Self> {
+        (jkt.is_some() || x5t_s256.is_some()).then(|| Self { jkt: jkt.map(str::to_string), x5t_s256: x5t_s256.map(str::to_string) })
+    }
 }
 
 impl AccessTokenClaims {
@@ -112,7 +124,12 @@ impl AccessTokenClaims {
 
     /// The DPoP key thumbprint this token is bound to, if it is.
     pub fn jkt(&self) -> Option<&str> {
-        self.cnf.as_ref().map(|c| c.jkt.as_str())
+        self.cnf.as_ref().and_then(|c| c.jkt.as_deref())
+    }
+
+    /// The client certificate thumbprint this token is bound to, if it is.
+    pub fn x5t_s256(&self) -> Option<&str> {
+        self.cnf.as_ref().and_then(|c| c.x5t_s256.as_deref())
     }
 
     pub fn has_scope(&self, scope: &str) -> bool {
@@ -134,8 +151,8 @@ pub struct AccessTokenSpec<'a> {
     pub audience: Vec<String>,
     pub act: Option<Value>,
     pub may_act: Option<Value>,
-    /// Bind the token to this DPoP key (RFC 9449 §6).
-    pub jkt: Option<&'a str>,
+    /// Bind the token to a DPoP key (RFC 9449 §6) or a client certificate (RFC 8705 §3).
+    pub cnf: Option<Confirmation>,
     /// The organization the user signed in for.
     pub org: Option<&'a OrgClaims>,
 }
@@ -177,7 +194,7 @@ pub fn mint_token_with_typ(app: &Issuer, spec: AccessTokenSpec<'_>, jti: String,
         grant_id: spec.grant_id.map(str::to_string),
         act: spec.act,
         may_act: spec.may_act,
-        cnf: spec.jkt.map(|jkt| Confirmation { jkt: jkt.to_string() }),
+        cnf: spec.cnf,
         uid,
         org_id: spec.org.map(|o| o.id.clone()),
         org_name: spec.org.map(|o| o.name.clone()),

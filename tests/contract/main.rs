@@ -98,6 +98,7 @@ fn family(user: &str) -> NewFamily {
         acr: None,
         userinfo_claims: vec![],
         jkt: None,
+        x5t: None,
         resources: vec![],
         amr: vec![],
         org: Some("org_1".into()),

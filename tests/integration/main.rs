@@ -36,6 +36,7 @@ mod lockout;
 mod logout;
 mod mail;
 mod migrations;
+mod mtls;
 mod multinode;
 mod openidconnect_rp;
 mod organizations;

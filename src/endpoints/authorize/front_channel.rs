@@ -42,7 +42,7 @@ pub async fn tokens(app: &Issuer, req: &AuthorizationRequest, session: &Session,
                 audience: req.resource.clone(),
                 act: None,
                 may_act: None,
-                jkt: None,
+                cnf: None,
                 org: org.as_ref(),
             };
             let at = tokens::mint_access_token(app, spec, jti, exp).map_err(|e| OAuthError::internal("signing", e))?;

@@ -78,7 +78,7 @@ impl GrantHandler for JwtBearerGrant {
         GRANT_TYPE
     }
 
-    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, dpop: Option<&super::ProvenKey>) -> OAuthResult<TokenResponse> {
+    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, holder: super::Holder<'_>) -> OAuthResult<TokenResponse> {
         if client.is_public() {
             return Err(OAuthError::unauthorized_client("the jwt-bearer grant needs an authenticated client"));
         }
@@ -122,13 +122,13 @@ impl GrantHandler for JwtBearerGrant {
             audience: a.resources.clone(),
             act: None,
             may_act: None,
-            jkt: dpop.map(|k| k.jkt.as_str()),
+            cnf: holder.cnf(),
             org: None,
         };
         let access_token = tokens::mint_access_token(app, spec, jti, exp).map_err(|e| OAuthError::internal("signing", e))?;
         app.audit(AuditEvent::new(a.event).client(client.id()).user(&a.user.id).detail(a.detail)).await;
         // No refresh token: the assertion is the grant; a new one comes from its issuer.
-        Ok(TokenResponse::access_only(app, access_token, a.scope, dpop))
+        Ok(TokenResponse::access_only(app, access_token, a.scope, holder))
     }
 }
 

@@ -7,6 +7,7 @@
 //! shutdown the loop stops accepting, asks every connection to finish (idle ones close, in-flight
 //! requests complete) and waits for them, at most [`SHUTDOWN_GRACE`].
 
+mod client_verifier;
 mod gate;
 mod timeouts;
 
@@ -17,6 +18,7 @@ use crate::error::OAuthError;
 use axum::extract::ConnectInfo;
 use axum::http;
 use axum::response::IntoResponse;
+use super::client_cert::TlsPeerCertificates;
 use super::edge::Root;
 use gate::{Gate, Permit};
 use hyper::body::Incoming;
@@ -121,7 +123,7 @@ impl Server {
         // Responses leave in one write; Nagle would only hold back the tail of a larger one.
         let _ = stream.set_nodelay(true);
         let Some(acceptor) = self.tls.clone() else {
-            return self.http(stream, peer, false, stopping).await;
+            return self.http(stream, peer, false, None, stopping).await;
         };
         let mut stop = stopping.clone();
         let handshake = tokio::time::timeout(self.limits.tls_handshake, acceptor.accept(stream));
@@ -131,8 +133,15 @@ impl Server {
         };
         match tls {
             Ok(Ok(tls)) => {
-                let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2".as_slice());
-                self.http(tls, peer, h2, stopping).await
+                let session = tls.get_ref().1;
+                let h2 = session.alpn_protocol() == Some(b"h2".as_slice());
+                // mTLS (RFC 8705): the chain is judged per client when it authenticates; the
+                // handshake has only proven that the client holds the end-entity's key.
+                let certs = session
+                    .peer_certificates()
+                    .filter(|c| !c.is_empty())
+                    .map(|c| TlsPeerCertificates(c.iter().map(|c| c.clone().into_owned()).collect()));
+                self.http(tls, peer, h2, certs, stopping).await
             }
             Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
             Err(_) => {
@@ -142,13 +151,13 @@ impl Server {
         }
     }
 
-    async fn http<I>(&self, io: I, peer: SocketAddr, h2: bool, stopping: watch::Receiver<bool>)
+    async fn http<I>(&self, io: I, peer: SocketAddr, h2: bool, certs: Option<TlsPeerCertificates>, stopping: watch::Receiver<bool>)
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         let activity = Activity::new(self.limits.header_read, self.limits.idle, !h2);
         let io = TokioIo::new(Watched::new(io, activity.clone()));
-        let service = ConnService { router: self.router.clone(), peer, activity: activity.clone(), body_read: self.limits.body_read };
+        let service = ConnService { router: self.router.clone(), peer, certs, activity: activity.clone(), body_read: self.limits.body_read };
         if h2 {
             drive(self.h2.serve_connection(io, service), &activity, stopping, peer).await
         } else {
@@ -209,6 +218,8 @@ where
 struct ConnService {
     router: Root,
     peer: SocketAddr,
+    /// The client certificate of a TLS connection, put on each of its requests.
+    certs: Option<TlsPeerCertificates>,
     activity: Arc<Activity>,
     body_read: Duration,
 }
@@ -225,6 +236,9 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnService {
         let version = req.version();
         let (mut req, body_expired) = with_body_deadline(req, self.body_read);
         req.extensions_mut().insert(ConnectInfo(self.peer));
+        if let Some(certs) = &self.certs {
+            req.extensions_mut().insert(certs.clone());
+        }
         let router = self.router.clone();
         Box::pin(async move {
             let res = match router.oneshot(req).await {
@@ -295,8 +309,9 @@ async fn accept_failed(e: std::io::Error) {
     tokio::time::sleep(Duration::from_millis(100)).await;
 }
 
-/// The TLS acceptor for a PEM certificate chain and key, offering HTTP/2 and HTTP/1.1 by ALPN.
-pub fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> anyhow::Result<TlsAcceptor> {
+/// The TLS acceptor for a PEM certificate chain and key, offering HTTP/2 and HTTP/1.1 by ALPN;
+/// with `client_certs` (mTLS), asking clients for a certificate.
+pub fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path, client_certs: bool) -> anyhow::Result<TlsAcceptor> {
     use rustls_pki_types::pem::PemObject;
     use rustls_pki_types::{CertificateDer, PrivateKeyDer};
     let chain = CertificateDer::pem_file_iter(cert)
@@ -304,10 +319,14 @@ pub fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> anyhow::Re
         .map_err(|e| anyhow::anyhow!("cannot read TLS certificate {}: {e}", cert.display()))?;
     let key = PrivateKeyDer::from_pem_file(key).map_err(|e| anyhow::anyhow!("cannot read TLS key {}: {e}", key.display()))?;
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| anyhow::anyhow!("TLS: {e}"))?
-        .with_no_client_auth()
+        .map_err(|e| anyhow::anyhow!("TLS: {e}"))?;
+    let builder = match client_certs {
+        true => builder.with_client_cert_verifier(Arc::new(client_verifier::AnyClientCertificate::new(provider))),
+        false => builder.with_no_client_auth(),
+    };
+    let mut config = builder
         .with_single_cert(chain, key)
         .map_err(|e| anyhow::anyhow!("cannot use TLS certificate or key: {e}"))?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];

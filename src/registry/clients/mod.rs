@@ -15,7 +15,11 @@ pub const AUTH_NONE: &str = "none";
 pub const AUTH_PRIVATE_KEY_JWT: &str = "private_key_jwt";
 /// OIDC Core §9: a JWT MACed with the client's secret.
 pub const AUTH_SECRET_JWT: &str = "client_secret_jwt";
-pub const AUTH_METHODS: &[&str] = &[AUTH_BASIC, AUTH_POST, AUTH_SECRET_JWT, AUTH_PRIVATE_KEY_JWT, AUTH_NONE];
+/// RFC 8705 §2.1: a TLS client certificate from a trusted CA, with a registered subject.
+pub const AUTH_TLS: &str = "tls_client_auth";
+/// RFC 8705 §2.2: a TLS client certificate whose key is one of the client's registered keys.
+pub const AUTH_SELF_SIGNED_TLS: &str = "self_signed_tls_client_auth";
+pub const AUTH_METHODS: &[&str] = &[AUTH_BASIC, AUTH_POST, AUTH_SECRET_JWT, AUTH_PRIVATE_KEY_JWT, AUTH_TLS, AUTH_SELF_SIGNED_TLS, AUTH_NONE];
 
 /// Whether clients of `method` are issued a secret.
 fn has_secret(method: &str) -> bool {
@@ -161,6 +165,10 @@ pub struct ClientMetadata {
     /// RFC 9449 §5.2: every token request of this client must carry a DPoP proof.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dpop_bound_access_tokens: bool,
+    /// RFC 8705: the certificate a `tls_client_auth` client presents, and whether its access
+    /// tokens are bound to its certificate.
+    #[serde(flatten)]
+    pub mtls: MtlsMetadata,
     /// OIDC Core §8: `public` (default) or `pairwise` subject identifiers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject_type: Option<String>,
@@ -320,6 +328,15 @@ pub struct ClientInput {
     pub require_signed_request_object: Option<bool>,
     pub request_uris: Option<Vec<String>>,
     pub dpop_bound_access_tokens: Option<bool>,
+    /// RFC 8705 §2.1.2: the one subject field a `tls_client_auth` certificate must carry;
+    /// `Some("")` clears one.
+    pub tls_client_auth_subject_dn: Option<String>,
+    pub tls_client_auth_san_dns: Option<String>,
+    pub tls_client_auth_san_uri: Option<String>,
+    pub tls_client_auth_san_ip: Option<String>,
+    pub tls_client_auth_san_email: Option<String>,
+    /// RFC 8705 §3.4: bind the client's access tokens to its certificate.
+    pub tls_client_certificate_bound_access_tokens: Option<bool>,
     /// `Some("")` clears one.
     pub subject_type: Option<String>,
     pub sector_identifier_uri: Option<String>,
@@ -644,6 +661,7 @@ fn metadata_fields(input: ClientInput) -> ClientMetadata {
         require_signed_request_object: input.require_signed_request_object.unwrap_or(false),
         request_uris: input.request_uris.clone().unwrap_or_default(),
         dpop_bound_access_tokens: input.dpop_bound_access_tokens.unwrap_or(false),
+        mtls: MtlsMetadata::from_input(&input),
         subject_type: input.subject_type.clone().filter(|a| !a.is_empty()),
         sector_identifier_uri: input.sector_identifier_uri.clone().filter(|a| !a.is_empty()),
         id_token_signed_response_alg: input.id_token_signed_response_alg.clone().filter(|a| !a.is_empty()),
@@ -683,6 +701,7 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
         return Err("client_id cannot be changed".into());
     }
     let mut meta = existing.meta.clone();
+    meta.mtls.apply(&input);
     if let Some(v) = input.client_name { meta.client_name = Some(v).filter(|n| !n.is_empty()) }
     if let Some(v) = input.redirect_uris { meta.redirect_uris = v }
     if let Some(v) = input.grant_types { meta.grant_types = v }
@@ -774,8 +793,10 @@ pub fn with_secret(existing: &Client, secret: &str) -> Result<Client, String> {
     Ok(Client::build(existing.meta.clone(), Some(secret_hash(secret)), None).keep_registration_token(existing))
 }
 
+mod mtls;
 mod store;
 mod validation;
+pub use mtls::MtlsMetadata;
 pub use store::*;
 pub use validation::*;
 

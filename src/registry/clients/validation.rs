@@ -114,6 +114,7 @@ pub(super) fn validate(meta: &ClientMetadata) -> Result<(), String> {
     if meta.client_name.as_deref().is_some_and(|n| n.chars().count() > 200 || n.chars().any(char::is_control)) {
         return Err("client_name: at most 200 characters, no control characters".into());
     }
+    super::mtls::validate(meta)?;
     validate_keys(meta)
 }
 
