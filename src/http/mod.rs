@@ -236,7 +236,7 @@ struct RandomRequestId;
 
 impl MakeRequestId for RandomRequestId {
     fn make_request_id<B>(&mut self, _: &Request<B>) -> Option<RequestId> {
-        let id = crate::util::b64(&crate::util::random_bytes::<12>());
+        let id = crate::util::b64(&crate::util::unique_random::<12>());
         HeaderValue::from_str(&id).ok().map(RequestId::new)
     }
 }
