@@ -22,7 +22,7 @@ call columns are left out.
 import argparse, base64, json, os, re, shutil, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchserver import ADMIN, free_port, server_env, wait_healthy  # noqa: E402
+from benchserver import ADMIN, free_port, server_env, stop, wait_healthy  # noqa: E402
 import http.client  # noqa: E402
 
 SYSCALLS = ["clock_gettime", "futex", "epoll_wait", "recvfrom", "writev", "sendto", "write", "read", "sched_yield"]
@@ -110,11 +110,7 @@ def one_run(bin_path, seconds, warmup, conns, use_perf, extra_env):
             result["per_request"] = {k: round(v / n, 2) for k, v in counts.items()}
         return result
     finally:
-        srv.terminate()
-        try:
-            srv.wait(60)
-        except subprocess.TimeoutExpired:
-            srv.kill()
+        stop(srv, 60)
         shutil.rmtree(data, ignore_errors=True)
 
 
