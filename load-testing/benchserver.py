@@ -1,10 +1,11 @@
 """What the Python benchmark scripts share to start a server and talk to it (callgrind-paths.py,
-tenants-at-scale.py): a free port, the environment of a throwaway server with the test-only
-interfaces on, one request, and the wait until it answers /healthz. Python 3 stdlib.
+tenants-at-scale.py, issuance-cost.py): a free port, the environment of a throwaway server with
+the test-only interfaces on, one request, the wait until it answers /healthz, and the stop.
+Python 3 stdlib.
 
 Imported from beside the scripts (Python puts a script's folder first on its path).
 """
-import http.client, os, socket, sys, time
+import http.client, os, socket, subprocess, sys, time
 
 ADMIN = "benchtok"
 
@@ -47,3 +48,13 @@ def wait_healthy(proc, port, timeout, log_name, poll=0.01, since=None):
         if proc.poll() is not None or time.monotonic() - t0 > timeout:
             sys.exit(f"server did not start; see {log_name}")
         time.sleep(poll)
+
+
+def stop(proc, timeout):
+    """Stop the server `proc`: SIGTERM, then SIGKILL if it has not exited within `timeout` s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -23,7 +23,7 @@ Needs valgrind (callgrind_control) and a binary with debug info for callgrind_an
 import argparse, base64, glob, http.client, json, os, subprocess, sys, tempfile
 import urllib.parse
 
-from benchserver import ADMIN, call, free_port, server_env, wait_healthy
+from benchserver import ADMIN, call, free_port, server_env, stop, wait_healthy
 
 WARMUP = 50
 CASES = [("client_credentials", 200), ("userinfo", 300), ("introspection", 300), ("authorize", 300)]
@@ -122,12 +122,7 @@ def main():
         print(json.dumps({"label": a.label, "bin": a.bin, "startup_s": round(startup, 1),
                           "ir_per_request": result, "dumps": dumps}), flush=True)
     finally:
-        srv.terminate()
-        try:
-            srv.wait(120)
-        except subprocess.TimeoutExpired:
-            srv.kill()
-            srv.wait()
+        stop(srv, 120)
 
 
 if __name__ == "__main__":

@@ -898,9 +898,10 @@ def render_report(runs: list[Run], svg_name: str | None = "latency.svg") -> str:
     # 6. CPU -----------------------------------------------------------------------------
     w("## 6. Server CPU Time per Request (ms)\n")
     rows = [[lab, fmt_int(r.cpu.count if r.cpu else None)] + _quantile_cells(r.cpu) for r, lab in zip(runs, labels)]
-    w(md_table(["RPS", "Total"] + [n for _, n in QUANTILES], rows) + "\n")
+    w(md_table(["RPS", "Sampled"] + [n for _, n in QUANTILES], rows) + "\n")
     w("> From `authrim_http_request_cpu_seconds`: the CPU time the request's own task spent on a thread "
-      "(work handed to other tasks, such as group commits, is not included).\n")
+      "(work handed to other tasks, such as group commits, is not included). A sample of the requests: "
+      "at most one per server worker thread per millisecond.\n")
     w("---\n")
 
     # 7. Stores --------------------------------------------------------------------------

@@ -8,7 +8,6 @@ use crate::http::client_cert::{ClientCertificate, PresentedCertificate};
 use crate::tenant::Issuer;
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 
 /// Response extension naming the grant type, for the per-grant metrics.
 #[derive(Clone, Copy, Debug)]
@@ -82,7 +81,7 @@ async fn handle(
     // ends here, while a request at /authorize costs nothing and would let whoever floods
     // registration keep its clients alive.
     app.registry().note_client_used(&client).await;
-    let mut res = Json(tokens).into_response();
+    let mut res = tokens.into_json_response();
     res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     res.headers_mut().insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
     Ok(res)

@@ -162,11 +162,15 @@ async fn track(req: axum::extract::Request, next: axum::middleware::Next) -> axu
     use crate::metrics::{CpuTimed, EndpointLabels, ErrorLabels, RequestLabels, METRICS};
     let endpoint = endpoint_label(req.uri().path());
     let start = std::time::Instant::now();
-    let (res, cpu) = CpuTimed::new(next.run(req)).await;
+    let (res, cpu) = CpuTimed::new(next.run(req), crate::metrics::request_cpu_sample_due(start)).await;
     let grant_type = res.extensions().get::<token::GrantTypeLabel>().map(|g| g.0).unwrap_or("");
     let status = res.status().as_u16();
     METRICS.request_duration.get_or_create(&RequestLabels { endpoint, grant_type, status }).observe(start.elapsed().as_secs_f64());
-    METRICS.request_cpu.get_or_create(&EndpointLabels { endpoint, grant_type }).observe(cpu.as_secs_f64());
+    // The series exists from an endpoint's first request, sampled or not.
+    let request_cpu = METRICS.request_cpu.get_or_create(&EndpointLabels { endpoint, grant_type });
+    if let Some(cpu) = cpu {
+        request_cpu.observe(cpu.as_secs_f64());
+    }
     if let Some(code) = res.extensions().get::<crate::error::ErrorCode>() {
         METRICS.errors.get_or_create(&ErrorLabels { endpoint, error: code.0 }).inc();
     }
@@ -233,7 +237,7 @@ struct RandomRequestId;
 
 impl MakeRequestId for RandomRequestId {
     fn make_request_id<B>(&mut self, _: &Request<B>) -> Option<RequestId> {
-        let id = crate::util::b64(&crate::util::random_bytes::<12>());
+        let id = crate::util::b64(&crate::util::unique_random::<12>());
         HeaderValue::from_str(&id).ok().map(RequestId::new)
     }
 }

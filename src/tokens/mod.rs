@@ -9,7 +9,7 @@ use crate::app::App;
 use crate::keys::VerifyError;
 use crate::registry::User;
 use crate::tenant::{Issuer, TenantId};
-use crate::util::{b64, now, random_token, sha256};
+use crate::util::{b64, now, sha256};
 use jsonwebtoken::{Algorithm, Validation};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -159,7 +159,7 @@ pub struct AccessTokenSpec<'a> {
 
 /// A fresh token id and expiry, chosen before issuance so a code can record them atomically.
 pub fn new_token_id(app: &App) -> (String, u64) {
-    (random_token(), now() + app.config.access_token_ttl)
+    (crate::util::unique_token(), now() + app.config.access_token_ttl)
 }
 
 pub fn mint_access_token(app: &Issuer, spec: AccessTokenSpec<'_>, jti: String, exp: u64) -> anyhow::Result<String> {
