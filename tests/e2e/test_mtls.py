@@ -99,7 +99,8 @@ def server_cert(directory: Path) -> tuple[Path, Path]:
 
 @contextmanager
 def authrim_over_tls(directory: Path):
-    """``authrim serve`` terminating TLS with mTLS on (conftest's launcher speaks plain HTTP)."""
+    """``authrim serve`` terminating TLS with mTLS on (conftest's launcher speaks plain HTTP):
+    its base URL, admin token, and its certificate, which the test's requests verify against."""
     cert, key = server_cert(directory)
     port = _free_port()
     base = f"https://127.0.0.1:{port}"
@@ -114,14 +115,14 @@ def authrim_over_tls(directory: Path):
             deadline = time.monotonic() + 20
             while True:
                 try:
-                    if requests.get(base + "/healthz", verify=False, timeout=2).status_code == 200:
+                    if requests.get(base + "/healthz", verify=str(cert), timeout=2).status_code == 200:
                         break
                 except requests.RequestException:
                     pass
                 if proc.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(f"authrim over TLS did not start:\n{_log_tail(log_path)}", pytrace=False)
                 time.sleep(0.1)
-            yield base, admin
+            yield base, admin, str(cert)
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=15)
@@ -155,28 +156,28 @@ def introspected_cnf(base: str, admin: str, token: str, **kw) -> dict | None:
 
 def test_bound_token_through_authrims_own_tls(tmp_path):
     mine, other = Cert(tmp_path, "mine"), Cert(tmp_path, "other")
-    with authrim_over_tls(tmp_path) as (base, admin):
-        client_id = bound_client(base, admin, mine, verify=False)
+    with authrim_over_tls(tmp_path) as (base, admin, ca):
+        client_id = bound_client(base, admin, mine, verify=ca)
         form = {"grant_type": "client_credentials", "client_id": client_id}
-        r = requests.post(base + "/token", data=form, cert=mine.pair, verify=False, timeout=HTTP_TIMEOUT_S)
+        r = requests.post(base + "/token", data=form, cert=mine.pair, verify=ca, timeout=HTTP_TIMEOUT_S)
         assert r.status_code == 200, r.text
         token = r.json()["access_token"]
         assert r.json()["token_type"] == "Bearer"
-        assert introspected_cnf(base, admin, token, verify=False) == {"x5t#S256": mine.thumbprint()}
+        assert introspected_cnf(base, admin, token, verify=ca) == {"x5t#S256": mine.thumbprint()}
 
         # Another certificate, or none, cannot authenticate as the client ...
         for cert in (other.pair, None):
-            r = requests.post(base + "/token", data=form, cert=cert, verify=False, timeout=HTTP_TIMEOUT_S)
+            r = requests.post(base + "/token", data=form, cert=cert, verify=ca, timeout=HTTP_TIMEOUT_S)
             assert (r.status_code, r.json()["error"]) == (401, "invalid_client"), r.text
         # ... nor use its token. With the right certificate the token passes the binding and
         # is refused for what it is (a client's token, without openid): 403, not 401.
         for cert in (other.pair, None):
-            r = requests.get(base + "/userinfo", headers={"Authorization": f"Bearer {token}"}, cert=cert, verify=False, timeout=HTTP_TIMEOUT_S)
+            r = requests.get(base + "/userinfo", headers={"Authorization": f"Bearer {token}"}, cert=cert, verify=ca, timeout=HTTP_TIMEOUT_S)
             assert (r.status_code, r.json()["error"]) == (401, "invalid_token"), r.text
-        r = requests.get(base + "/userinfo", headers={"Authorization": f"Bearer {token}"}, cert=mine.pair, verify=False, timeout=HTTP_TIMEOUT_S)
+        r = requests.get(base + "/userinfo", headers={"Authorization": f"Bearer {token}"}, cert=mine.pair, verify=ca, timeout=HTTP_TIMEOUT_S)
         assert (r.status_code, r.json()["error"]) == (403, "insufficient_scope"), r.text
 
-        meta = requests.get(base + "/.well-known/openid-configuration", verify=False, timeout=HTTP_TIMEOUT_S).json()
+        meta = requests.get(base + "/.well-known/openid-configuration", verify=ca, timeout=HTTP_TIMEOUT_S).json()
         assert "self_signed_tls_client_auth" in meta["token_endpoint_auth_methods_supported"]
         assert meta["tls_client_certificate_bound_access_tokens"] is True
 
