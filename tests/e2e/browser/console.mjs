@@ -59,7 +59,7 @@ import { chromium } from 'playwright-core';
 import { createRequire } from 'node:module';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
 import { AXE_CONTROL_CONTEXT, axeControlRuns, chromiumOptions, japaneseFont as sharedJapaneseFont, runAxe, screenshot,
-  textParts, base32, hotp, step, outOfBox } from './shared.mjs';
+  textParts, base32, hotp, step, outOfBox, focusedElement } from './shared.mjs';
 
 const require = createRequire(import.meta.url);
 const AXE_SCRIPT = require.resolve('axe-core/axe.min.js');
@@ -166,15 +166,8 @@ async function hops(res) {
   return list;
 }
 
-// The focused element, described: what a keyboard user is on.
-const focused = () => page.evaluate(() => {
-  const e = document.activeElement;
-  if (!e || e === document.body || e === document.documentElement) return null;
-  return { tag: e.tagName.toLowerCase(), id: e.id || null, name: e.getAttribute('name'), type: e.getAttribute('type'),
-    role: e.getAttribute('role'), class: e.getAttribute('class'), href: e.getAttribute('href'),
-    form_action: e.form?.getAttribute('action') ?? null,
-    text: (e.innerText || e.value || '').replace(/\s+/g, ' ').trim().slice(0, 80) };
-});
+// The focused element, described: what a keyboard user is on (shared.focusedElement).
+const focused = () => focusedElement(page);
 
 // Tab from the top of the page (nothing focused) until the field `id` has the focus: every
 // stop on the way. Throws if it is not reached in 40 presses.

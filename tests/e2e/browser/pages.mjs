@@ -52,7 +52,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
 import { AXE_CONTROL_CONTEXT, axeControlRuns, chromiumOptions, japaneseFont as sharedJapaneseFont, outOfBox, runAxe, screenshot,
-  textParts } from './shared.mjs';
+  textParts, focusedElement } from './shared.mjs';
 
 const require = createRequire(import.meta.url);
 const AXE_SCRIPT = require.resolve('axe-core/axe.min.js');
@@ -124,15 +124,8 @@ async function go(url) {
   return res;
 }
 
-// The focused element, described: what a keyboard user is on.
-const focused = () => page.evaluate(() => {
-  const e = document.activeElement;
-  if (!e || e === document.body || e === document.documentElement) return null;
-  return { tag: e.tagName.toLowerCase(), id: e.id || null, type: e.getAttribute('type'),
-    role: e.getAttribute('role'), class: e.getAttribute('class'),
-    form_action: e.form?.getAttribute('action') ?? null,
-    text: (e.innerText || e.value || '').replace(/\s+/g, ' ').trim().slice(0, 80) };
-});
+// The focused element, described: what a keyboard user is on (shared.focusedElement).
+const focused = () => focusedElement(page);
 
 async function newContext(issuer) {
   const options = { locale: walk.locale, colorScheme: 'light', bypassCSP: Boolean(walk.axe),

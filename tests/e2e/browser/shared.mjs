@@ -207,13 +207,20 @@ export async function go(page, url) {
   return res;
 }
 
-/// The focused element, described: what a keyboard user is on.
-export const focusedElement = (page) => page.evaluate(() => {
+/// The focused element, described: what a keyboard user is on. Read after the next rendering
+/// update: the browser moves focus to an `autofocus` field when it flushes autofocus
+/// candidates there, which can come after the `load` event on a busy machine (then the field
+/// is not focused yet and a read at load sees the body).
+export const focusedElement = (page) => page.evaluate(async () => {
+  await new Promise((done) => {
+    const timer = setTimeout(done, 1000);
+    requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(timer); done(); }));
+  });
   const e = document.activeElement;
   if (!e || e === document.body || e === document.documentElement) return null;
   return { tag: e.tagName.toLowerCase(), id: e.id || null, name: e.getAttribute('name'), type: e.getAttribute('type'),
     role: e.getAttribute('role'), tabindex: e.getAttribute('tabindex'), class: e.getAttribute('class'),
-    form_action: e.form?.getAttribute('action') ?? null,
+    href: e.getAttribute('href'), form_action: e.form?.getAttribute('action') ?? null,
     text: (e.innerText || e.value || '').replace(/\s+/g, ' ').trim().slice(0, 120) };
 });
 
