@@ -10,7 +10,9 @@ that one issuance answers 200 with an ES256 token, then drives `POST /token`
 allowed, like load-testing/lib/server.sh): a warm-up, then a measured run during which
 `perf stat` counts the server's system calls and context switches. Reports per run:
 requests a second, server CPU per request (utime + stime from /proc/PID/stat over the measured
-run ÷ requests), and system calls per request by kind. Non-2xx answers fail the run.
+run ÷ requests, and each of the two), and system calls per request by kind. Non-2xx answers
+fail the run. With `--control`, the same server is then driven on `GET /healthz` the same way:
+the floor of a request that does no token work (HTTP, middleware, the kernel's loopback).
 
     python3 load-testing/issuance-cost.py --bin /tmp/authrim-base --bin /tmp/authrim-new --rounds 2
 
@@ -30,10 +32,24 @@ EVENTS = ["raw_syscalls:sys_enter"] + [f"syscalls:sys_enter_{s}" for s in SYSCAL
 
 
 def cpu_ticks(pid):
-    """utime + stime of the process, in clock ticks."""
+    """(utime, stime) of the process, in clock ticks."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
+    return int(fields[11]), int(fields[12])
+
+
+def measured(pid, n_of, seconds):
+    """Runs `n_of()` (a wrk run that returns its request count) and gives the server's CPU per
+    request over it: all, user space and kernel, in µs; and the cores it used."""
+    tick = os.sysconf("SC_CLK_TCK")
+    t0, (u0, s0) = time.monotonic(), cpu_ticks(pid)
+    n = n_of()
+    (u1, s1), elapsed = cpu_ticks(pid), time.monotonic() - t0
+    user, system = (u1 - u0) / tick, (s1 - s0) / tick
+    return n, {"requests": n, "rps": round(n / seconds),
+               "cpu_us_per_request": round((user + system) / n * 1e6, 1),
+               "user_us_per_request": round(user / n * 1e6, 1), "kernel_us_per_request": round(system / n * 1e6, 1),
+               "cores_used": round((user + system) / elapsed, 2)}
 
 
 def batch_prefix():
@@ -42,7 +58,7 @@ def batch_prefix():
 
 
 def wrk(url, script, seconds, conns):
-    out = subprocess.run(batch_prefix() + ["wrk", f"-t{min(2, conns)}", f"-c{conns}", f"-d{seconds}s", "-s", script, url],
+    out = subprocess.run(batch_prefix() + ["wrk", f"-t{min(2, conns)}", f"-c{conns}", f"-d{seconds}s"] + (["-s", script] if script else []) + [url],
                          capture_output=True, text=True, check=True).stdout
     m = re.search(r"(\d+) requests in", out)
     if not m:
@@ -52,7 +68,7 @@ def wrk(url, script, seconds, conns):
     return int(m.group(1)), out
 
 
-def one_run(bin_path, seconds, warmup, conns, use_perf, extra_env):
+def one_run(bin_path, seconds, warmup, conns, use_perf, extra_env, control):
     port = free_port()
     data = tempfile.mkdtemp(prefix="issuance-cost-")
     env = server_env(data, port, AUTHRIM_SIGNING_ALGORITHMS="RS256 ES256", AUTHRIM_TOKEN_SIGNING_ALG="ES256", **extra_env)
@@ -90,12 +106,8 @@ def one_run(bin_path, seconds, warmup, conns, use_perf, extra_env):
             perf = subprocess.Popen(["perf", "stat", "-x", ",", "-o", perf_out, "-e", ",".join(EVENTS),
                                      "-p", str(srv.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(0.3)
-        t0, ticks0 = time.monotonic(), cpu_ticks(srv.pid)
-        n, _ = wrk(url, script, seconds, conns)
-        ticks, elapsed = cpu_ticks(srv.pid) - ticks0, time.monotonic() - t0
-        result = {"bin": bin_path, "requests": n, "rps": round(n / seconds),
-                  "cpu_us_per_request": round(ticks / os.sysconf("SC_CLK_TCK") / n * 1e6, 1),
-                  "cores_used": round(ticks / os.sysconf("SC_CLK_TCK") / elapsed, 2)}
+        n, result = measured(srv.pid, lambda: wrk(url, script, seconds, conns)[0], seconds)
+        result = {"bin": bin_path, **result}
         if perf:
             perf.send_signal(2)
             perf.wait(30)
@@ -108,6 +120,13 @@ def one_run(bin_path, seconds, warmup, conns, use_perf, extra_env):
             # perf counted a little longer than wrk ran (its start and stop around the run):
             # a small overestimate, the same for every binary.
             result["per_request"] = {k: round(v / n, 2) for k, v in counts.items()}
+        if control:
+            # The floor: the same connections and generator on GET /healthz (the HTTP stack, the
+            # middleware and the kernel's loopback work, no token): what is left of an
+            # issuance's CPU above it is the token's own work.
+            health = f"http://127.0.0.1:{port}/healthz"
+            wrk(health, None, warmup, conns)
+            _, result["healthz"] = measured(srv.pid, lambda: wrk(health, None, seconds, conns)[0], seconds)
         return result
     finally:
         stop(srv, 60)
@@ -122,13 +141,15 @@ def main():
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--connections", type=int, default=32)
     p.add_argument("--no-perf", action="store_true", help="skip the system call counts")
+    p.add_argument("--control", action="store_true",
+                   help="also measure GET /healthz on the same server: the per-request floor without token work")
     p.add_argument("--env", action="append", default=[], help="KEY=VALUE for the server's environment")
     a = p.parse_args()
     extra_env = dict(e.split("=", 1) for e in a.env)
     use_perf = not a.no_perf and shutil.which("perf") is not None
     for r in range(a.rounds):
         for b in a.bin:
-            res = one_run(b, a.seconds, a.warmup, a.connections, use_perf, extra_env)
+            res = one_run(b, a.seconds, a.warmup, a.connections, use_perf, extra_env, a.control)
             res["round"] = r + 1
             res["connections"] = a.connections
             print(json.dumps(res), flush=True)

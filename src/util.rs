@@ -101,9 +101,17 @@ pub fn ct_eq(a: &[u8], b: &[u8]) -> bool {
 
 /// Escape text for HTML element content and attribute values.
 pub fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + s.len() / 8);
+    // Writing to a String cannot fail.
+    let _ = write_html_escaped(&mut out, s);
+    out
+}
+
+/// `s` escaped for HTML (as `html_escape`) written straight to `out`: the pages' formatter
+/// writes every value this way, without a copy of it first.
+pub fn write_html_escaped(out: &mut impl std::fmt::Write, s: &str) -> std::fmt::Result {
     // The five characters are ASCII, so every cut below is at a character boundary; the runs
     // between them are copied whole (pages escape every value they show).
-    let mut out = String::with_capacity(s.len() + s.len() / 8);
     let mut from = 0;
     for (i, b) in s.bytes().enumerate() {
         let entity = match b {
@@ -114,12 +122,11 @@ pub fn html_escape(s: &str) -> String {
             b'\'' => "&#39;",
             _ => continue,
         };
-        out.push_str(&s[from..i]);
-        out.push_str(entity);
+        out.write_str(&s[from..i])?;
+        out.write_str(entity)?;
         from = i + 1;
     }
-    out.push_str(&s[from..]);
-    out
+    out.write_str(&s[from..])
 }
 
 /// Space-delimited lists (scope, prompt, acr_values …) as RFC 6749 §3.3 defines them.

@@ -247,13 +247,22 @@ impl Ui {
         // HTML escaping of the five characters that matter (minijinja's default also escapes
         // `/`, which makes URLs and commands in pages hard to read and copy); nothing for
         // none/undefined.
+        // A string value (most of them) is written as it is, without a copy first.
         env.set_formatter(|out, state, value| {
             if value.is_undefined() || value.is_none() {
                 return Ok(());
             }
-            let text = value.to_string();
             let escape = matches!(state.auto_escape(), minijinja::AutoEscape::Html) && !value.is_safe();
-            out.write_str(&if escape { html_escape(&text) } else { text }).map_err(|_| minijinja::Error::new(minijinja::ErrorKind::WriteFailure, "write"))
+            let owned;
+            let text = match value.as_str() {
+                Some(s) => s,
+                None => {
+                    owned = value.to_string();
+                    &owned
+                }
+            };
+            let written = if escape { crate::util::write_html_escaped(out, text) } else { out.write_str(text) };
+            written.map_err(|_| minijinja::Error::new(minijinja::ErrorKind::WriteFailure, "write"))
         });
         for (name, source) in TEMPLATES {
             env.add_template(name, source)?;
@@ -416,12 +425,11 @@ impl Ui {
         if self.look.css.is_some() {
             values.insert("tenant_css".into(), Value::from(format!("{TENANT_CSS}?v={version}")));
         }
-        let (logo, logo_type) = match &self.look.logo {
-            Some(l) => (format!("{}?v={version}", l.name), l.content_type),
-            None => ("logo.svg".to_string(), "image/svg+xml"),
-        };
-        values.insert("brand_logo".into(), Value::from(logo));
-        values.insert("brand_logo_type".into(), Value::from(logo_type));
+        // No logo of its own: base.html writes the deployment's, with nothing to look up.
+        if let Some(l) = &self.look.logo {
+            values.insert("brand_logo".into(), Value::from(format!("{}?v={version}", l.name)));
+            values.insert("brand_logo_type".into(), Value::from(l.content_type));
+        }
         if let Some(n) = &page.csp.nonce {
             values.insert("nonce".into(), Value::from(n.clone()));
         }
