@@ -87,6 +87,12 @@ def _resolve_binary() -> Path:
     return path
 
 
+def admin(server: "AuthrimServer", method: str, path: str, body: dict | None = None) -> requests.Response:
+    """`method path` (with a JSON `body`) to the admin API of `server`, with its token."""
+    return requests.request(method, server.url(path), json=body, timeout=HTTP_TIMEOUT_S,
+                            headers={"Authorization": f"Bearer {server.admin_token}"})
+
+
 @dataclass
 class AuthrimServer:
     base_url: str
@@ -104,12 +110,7 @@ class AuthrimServer:
         return self.base_url + path
 
     def admin_post(self, path: str, body: dict) -> requests.Response:
-        return requests.post(
-            self.url(path),
-            json=body,
-            headers={"Authorization": f"Bearer {self.admin_token}"},
-            timeout=HTTP_TIMEOUT_S,
-        )
+        return admin(self, "POST", path, body)
 
     def unique(self, prefix: str) -> str:
         self._counter += 1

@@ -21,9 +21,8 @@ import json
 import warnings
 from pathlib import Path
 
-import requests
 
-from conftest import HTTP_TIMEOUT_S, REPO_ROOT, TIME_SCALE, run_browser_program
+from conftest import REPO_ROOT, TIME_SCALE, admin, run_browser_program
 from test_browser import needs_browser
 from test_pages import axe_findings
 from test_passkeys import check_browser_clean
@@ -33,11 +32,6 @@ ARTIFACTS = REPO_ROOT / "target" / "e2e-artifacts" / "console"
 WAIT_MS = 10_000
 RUN_TIMEOUT_S = 120 * TIME_SCALE
 PASSWORD = "organizations, page by page"
-
-
-def admin(server, method: str, path: str, body: dict | None = None) -> requests.Response:
-    return requests.request(method, server.url(path), json=body, timeout=HTTP_TIMEOUT_S,
-                            headers={"Authorization": f"Bearer {server.admin_token}"})
 
 
 def test_organization_administrator_in_the_console(start_authrim, tmp_path):

@@ -24,9 +24,8 @@ import json
 import time
 import warnings
 
-import requests
 
-from conftest import HTTP_TIMEOUT_S, REPO_ROOT, TIME_SCALE, run_browser_program
+from conftest import REPO_ROOT, TIME_SCALE, admin, run_browser_program
 from test_browser import needs_browser
 from test_pages import axe_findings
 from test_passkeys import check_browser_clean
@@ -39,11 +38,6 @@ PASSWORD = "tenants, one by one"
 # The style sheet typed into acme's form, and what it makes of the body's outline.
 CSS = "body { outline: 3px solid rgb(11, 122, 85); }"
 OUTLINE = "rgb(11, 122, 85)"
-
-
-def admin(server, method: str, path: str, body: dict | None = None) -> requests.Response:
-    return requests.request(method, server.url(path), json=body, timeout=HTTP_TIMEOUT_S,
-                            headers={"Authorization": f"Bearer {server.admin_token}"})
 
 
 def test_tenants_in_the_console(start_authrim, tmp_path):

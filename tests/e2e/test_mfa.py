@@ -31,7 +31,7 @@ from authlib.integrations.requests_client import OAuth2Session
 from joserfc.errors import InvalidClaimError
 from joserfc.jwt import JWTClaimsRegistry
 
-from conftest import HTTP_TIMEOUT_S
+from conftest import HTTP_TIMEOUT_S, admin
 from test_authlib import REDIRECT_URI, describe, find_form, verify_id_token
 
 ACR_MFA = "urn:authrim:acr:mfa"
@@ -85,12 +85,6 @@ def test_totp_helper_matches_rfc6238_appendix_b():
 # --------------------------------------------------------------------------
 # Admin API
 # --------------------------------------------------------------------------
-
-
-def admin(server, method: str, path: str, body: dict | None = None) -> requests.Response:
-    return requests.request(method, server.url(path), json=body,
-                            headers={"Authorization": f"Bearer {server.admin_token}"},
-                            timeout=HTTP_TIMEOUT_S)
 
 
 def new_user(server, prefix: str) -> dict:

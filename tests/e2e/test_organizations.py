@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 import requests
 
-from conftest import HTTP_TIMEOUT_S, REPO_ROOT, TIME_SCALE, run_browser_program
+from conftest import HTTP_TIMEOUT_S, REPO_ROOT, TIME_SCALE, admin, run_browser_program
 from mail_walks import Mailbox, decode
 from test_browser import CHROMIUM, WAIT_MS, needs_browser
 from test_tenants import RelyingParty
@@ -35,11 +35,6 @@ from test_upstream import CALLBACK, provider_toml
 
 PROGRAM = Path(__file__).resolve().parent / "browser" / "organizations.mjs"
 PASSWORD = "correct horse battery staple"
-
-
-def admin(server, method: str, path: str, body: dict | None = None) -> requests.Response:
-    return requests.request(method, server.url(path), json=body, timeout=HTTP_TIMEOUT_S,
-                            headers={"Authorization": f"Bearer {server.admin_token}"})
 
 
 def ok(resp: requests.Response, status: int = 200) -> dict:

@@ -20,10 +20,9 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import pytest
 import requests
 
-from conftest import TIME_SCALE
+from conftest import TIME_SCALE, admin
 from test_browser import CHROMIUM, WAIT_MS, needs_browser
 
 PROGRAM = Path(__file__).resolve().parent / "browser" / "tenants.mjs"
@@ -52,11 +51,6 @@ class RelyingParty:
 
     def close(self):
         self.httpd.shutdown()
-
-
-def admin(server, method: str, path: str, body: dict | None = None) -> requests.Response:
-    return requests.request(method, server.url(path), json=body, timeout=10,
-                            headers={"Authorization": f"Bearer {server.admin_token}"})
 
 
 def claims(jwt: str) -> dict:

@@ -72,7 +72,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 import conftest
-from conftest import HTTP_TIMEOUT_S, _free_port
+from conftest import HTTP_TIMEOUT_S, _free_port, admin
 from test_authlib import REDIRECT_URI, _FormParser, describe, find_form, verify_id_token
 
 OP_DIR = Path(__file__).resolve().parent / "upstream"
@@ -227,12 +227,6 @@ def node_setup(start_authrim, start_node_provider, tmp_path, more=lambda port, s
 # --------------------------------------------------------------------------
 # The admin API
 # --------------------------------------------------------------------------
-
-
-def admin(server, method: str, path: str, body: dict | None = None) -> requests.Response:
-    return requests.request(method, server.url(path), json=body,
-                            headers={"Authorization": f"Bearer {server.admin_token}"},
-                            timeout=HTTP_TIMEOUT_S)
 
 
 def users_of(server) -> list[dict]:
