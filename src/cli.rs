@@ -5,14 +5,18 @@
 //! `authrim tenant …` manages the tenants themselves.
 
 use crate::config::Config;
-use crate::registry::{clients, users, ClientInput, UserInput};
+use crate::registry::{clients, users, UserInput};
 use crate::tenant::rows::State;
 use crate::tenant::TenantId;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 mod admin_credential;
+mod client;
+mod tenant;
 pub use admin_credential::AdminCredentialCommand;
+pub use client::{ClientArgs, ClientCommand};
+pub use tenant::TenantCommand;
 
 #[derive(Parser)]
 #[command(name = "authrim", version, about = "Authrim: a fast, self-hosted OpenID Connect Provider")]
@@ -91,229 +95,6 @@ pub enum Command {
         #[arg(long)]
         client: Option<String>,
     },
-}
-
-#[derive(Subcommand)]
-pub enum TenantCommand {
-    /// Create a tenant, served at {issuer}/t/{slug} (or at its --host).
-    Create {
-        slug: String,
-        /// A host it is served at instead (repeat for several; its issuer is the first's).
-        #[arg(long = "host")]
-        hosts: Vec<String>,
-        /// The name its pages show.
-        #[arg(long)]
-        product_name: Option<String>,
-        /// Its settings, as the admin API's `settings` (JSON; see docs/tenants.md).
-        #[arg(long)]
-        settings_file: Option<std::path::PathBuf>,
-    },
-    List,
-    Show { slug: String },
-    /// Change a tenant's settings: the file's keys replace those stored, `null` clears one
-    /// (as `PATCH /admin/tenants/{slug}` with `settings`).
-    Set {
-        slug: String,
-        #[arg(long)]
-        settings_file: Option<std::path::PathBuf>,
-        /// Its style sheet (the `theme`'s `css`), from a file.
-        #[arg(long)]
-        css: Option<std::path::PathBuf>,
-        /// Its logo (the `theme`'s `logo`), from an .svg or .png file.
-        #[arg(long)]
-        logo: Option<std::path::PathBuf>,
-    },
-    /// Stop serving it (404), keeping everything.
-    Disable { slug: String },
-    Enable { slug: String },
-    /// Delete a disabled tenant and all its data; --confirm repeats the slug.
-    Delete {
-        slug: String,
-        #[arg(long)]
-        confirm: String,
-    },
-}
-
-#[derive(Subcommand)]
-pub enum ClientCommand {
-    /// Register a client; prints its metadata and, once, its secret.
-    Create(ClientArgs),
-    List,
-    Show { client_id: String },
-    Update {
-        /// Its own arg id: `ClientArgs` has a `--client-id` too, and clap refuses two args
-        /// with one id (a panic in debug builds).
-        #[arg(id = "target_client_id", value_name = "CLIENT_ID")]
-        client_id: String,
-        #[command(flatten)]
-        args: ClientArgs,
-    },
-    Delete { client_id: String },
-    /// Issue a new secret (the old one stops working).
-    RotateSecret { client_id: String },
-}
-
-#[derive(Args, Default)]
-pub struct ClientArgs {
-    #[arg(long)]
-    pub client_id: Option<String>,
-    #[arg(long)]
-    pub name: Option<String>,
-    /// Repeat for several URIs.
-    #[arg(long = "redirect-uri")]
-    pub redirect_uris: Vec<String>,
-    /// Repeat for several grant types.
-    #[arg(long = "grant-type")]
-    pub grant_types: Vec<String>,
-    /// Repeat for several response types: code (the default), or the hybrid and implicit
-    /// ones ("code id_token", "id_token token", ...), which need --grant-type implicit.
-    #[arg(long = "response-type")]
-    pub response_types: Vec<String>,
-    /// client_secret_basic (default), client_secret_post, client_secret_jwt, private_key_jwt
-    /// (with --jwks-uri or --jwks-file) or none.
-    #[arg(long)]
-    pub auth_method: Option<String>,
-    /// Shorthand for --auth-method none (a public client, which must use PKCE).
-    #[arg(long)]
-    pub public: bool,
-    /// Scopes the client may request, space-separated.
-    #[arg(long)]
-    pub scope: Option<String>,
-    /// An audience the client may request tokens for (repeat for several).
-    #[arg(long = "audience")]
-    pub audiences: Vec<String>,
-    /// A resource URI the client may request tokens for (repeat for several).
-    #[arg(long = "resource")]
-    pub resources: Vec<String>,
-    /// An origin (scheme://host[:port]) whose pages may call /token, /revoke and /userinfo
-    /// (CORS; repeat for several). Default: the origins of the redirect URIs.
-    #[arg(long = "cors-origin")]
-    pub cors_origins: Vec<String>,
-    /// Where RP-initiated logout may send the user back (repeat for several).
-    #[arg(long = "post-logout-redirect-uri")]
-    pub post_logout_redirect_uris: Vec<String>,
-    /// Back-Channel Logout: the URL logout tokens are POSTed to ("" removes it).
-    #[arg(long)]
-    pub backchannel_logout_uri: Option<String>,
-    /// CIBA: how the client learns that the user answered, poll or ping ("" removes it).
-    #[arg(long)]
-    pub backchannel_token_delivery_mode: Option<String>,
-    /// CIBA ping mode: where the client is told ("" removes it).
-    #[arg(long)]
-    pub backchannel_client_notification_endpoint: Option<String>,
-    /// Front-Channel Logout: the page loaded in an iframe on logout ("" removes it).
-    #[arg(long)]
-    pub frontchannel_logout_uri: Option<String>,
-    /// Where the client publishes its public keys, for private_key_jwt ("" removes it).
-    #[arg(long)]
-    pub jwks_uri: Option<String>,
-    /// A file holding the client's public keys as a JWK Set (instead of --jwks-uri).
-    #[arg(long)]
-    pub jwks_file: Option<std::path::PathBuf>,
-    /// The one algorithm the client's authentication JWTs may use (e.g. ES256, HS256).
-    #[arg(long)]
-    pub token_endpoint_auth_signing_alg: Option<String>,
-    /// The client's authorization requests must be pushed (/par) first.
-    #[arg(long)]
-    pub require_par: bool,
-    /// The client's authorization requests must be signed request objects (RFC 9101).
-    #[arg(long)]
-    pub require_signed_request_object: bool,
-    /// Seconds in which a retry with the client's just-superseded refresh token gets the same
-    /// successor (0: strict; -1: the deployment's refresh_reuse_grace again).
-    #[arg(long, allow_negative_numbers = true)]
-    pub refresh_reuse_grace: Option<i64>,
-    /// fapi2: hold this client to the FAPI 2.0 Security Profile whatever the deployment's
-    /// security_profile ("" returns it to the deployment's).
-    #[arg(long)]
-    pub security_profile: Option<String>,
-    /// Where the application starts a sign-in itself (OpenID Connect third-party initiated
-    /// login, https; "" removes it): listed on the start page and the account page.
-    #[arg(long)]
-    pub initiate_login_uri: Option<String>,
-    /// ID tokens are signed, then encrypted (JWE) to the client's key for this alg (RSA-OAEP, RSA-OAEP-256, ECDH-ES, ECDH-ES+A128KW, ECDH-ES+A256KW; needs --jwks-file or --jwks-uri) ("" removes it).
-    #[arg(long)]
-    pub id_token_encrypted_response_alg: Option<String>,
-    /// Its content encryption (A128CBC-HS256 by default; A256CBC-HS512, A128GCM, A256GCM).
-    #[arg(long)]
-    pub id_token_encrypted_response_enc: Option<String>,
-    /// Userinfo answers are encrypted to the client's key for this alg ("" removes it).
-    #[arg(long)]
-    pub userinfo_encrypted_response_alg: Option<String>,
-    /// Its content encryption (A128CBC-HS256 by default; A256CBC-HS512, A128GCM, A256GCM).
-    #[arg(long)]
-    pub userinfo_encrypted_response_enc: Option<String>,
-    /// JWT introspection answers (RFC 9701) are encrypted to the client's key for this alg ("" removes it).
-    #[arg(long)]
-    pub introspection_encrypted_response_alg: Option<String>,
-    /// Its content encryption (A128CBC-HS256 by default; A256CBC-HS512, A128GCM, A256GCM).
-    #[arg(long)]
-    pub introspection_encrypted_response_enc: Option<String>,
-    /// JARM responses are signed, then encrypted to the client's key for this alg ("" removes it).
-    #[arg(long)]
-    pub authorization_encrypted_response_alg: Option<String>,
-    /// Its content encryption (A128CBC-HS256 by default; A256CBC-HS512, A128GCM, A256GCM).
-    #[arg(long)]
-    pub authorization_encrypted_response_enc: Option<String>,
-    /// The client's request objects are encrypted to this server's keys (its JWKS, use enc) with this alg; a plain one is then refused ("" removes it).
-    #[arg(long)]
-    pub request_object_encryption_alg: Option<String>,
-    /// Its content encryption (A128CBC-HS256 by default; A256CBC-HS512, A128GCM, A256GCM).
-    #[arg(long)]
-    pub request_object_encryption_enc: Option<String>,
-}
-
-impl ClientArgs {
-    fn input(self) -> anyhow::Result<ClientInput> {
-        let jwks = match &self.jwks_file {
-            None => None,
-            Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-                Some(serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: not JSON: {e}", path.display()))?)
-            }
-        };
-        Ok(ClientInput {
-            client_id: self.client_id,
-            client_name: self.name,
-            redirect_uris: (!self.redirect_uris.is_empty()).then_some(self.redirect_uris),
-            grant_types: (!self.grant_types.is_empty()).then_some(self.grant_types),
-            response_types: (!self.response_types.is_empty()).then_some(self.response_types),
-            token_endpoint_auth_method: if self.public { Some("none".into()) } else { self.auth_method },
-            scope: self.scope,
-            allowed_audiences: (!self.audiences.is_empty()).then_some(self.audiences),
-            allowed_resources: (!self.resources.is_empty()).then_some(self.resources),
-            allowed_cors_origins: (!self.cors_origins.is_empty()).then_some(self.cors_origins),
-            token_exchange: None,
-            post_logout_redirect_uris: (!self.post_logout_redirect_uris.is_empty()).then_some(self.post_logout_redirect_uris),
-            backchannel_logout_uri: self.backchannel_logout_uri,
-            backchannel_logout_session_required: None,
-            backchannel_token_delivery_mode: self.backchannel_token_delivery_mode,
-            backchannel_client_notification_endpoint: self.backchannel_client_notification_endpoint,
-            backchannel_user_code_parameter: None,
-            frontchannel_logout_uri: self.frontchannel_logout_uri,
-            frontchannel_logout_session_required: None,
-            jwks,
-            jwks_uri: self.jwks_uri,
-            token_endpoint_auth_signing_alg: self.token_endpoint_auth_signing_alg,
-            require_pushed_authorization_requests: self.require_par.then_some(true),
-            request_object_signing_alg: None,
-            require_signed_request_object: self.require_signed_request_object.then_some(true),
-            refresh_reuse_grace: self.refresh_reuse_grace,
-            security_profile: self.security_profile.clone(),
-            initiate_login_uri: self.initiate_login_uri,
-            id_token_encrypted_response_alg: self.id_token_encrypted_response_alg,
-            id_token_encrypted_response_enc: self.id_token_encrypted_response_enc,
-            userinfo_encrypted_response_alg: self.userinfo_encrypted_response_alg,
-            userinfo_encrypted_response_enc: self.userinfo_encrypted_response_enc,
-            introspection_encrypted_response_alg: self.introspection_encrypted_response_alg,
-            introspection_encrypted_response_enc: self.introspection_encrypted_response_enc,
-            authorization_encrypted_response_alg: self.authorization_encrypted_response_alg,
-            authorization_encrypted_response_enc: self.authorization_encrypted_response_enc,
-            request_object_encryption_alg: self.request_object_encryption_alg,
-            request_object_encryption_enc: self.request_object_encryption_enc,
-            ..Default::default()
-        })
-    }
 }
 
 #[derive(Subcommand)]
@@ -624,7 +405,7 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command, at: 
             }
         }
         Command::Factor(cmd) => factor_command(config, db, cmd, at).await?,
-        Command::Tenant(cmd) => tenant_command(config, db, cmd).await?,
+        Command::Tenant(cmd) => tenant::run(config, db, cmd).await?,
         Command::AdminCredential(cmd) => admin_credential::run(db, cmd, at).await?,
         Command::WithdrawConsent { user, client_id } => {
             let id = find_user(db, tenant, &user).await?.id;
@@ -730,115 +511,6 @@ async fn factor_command(config: &Config, db: &crate::db::Database, cmd: FactorCo
         }
     }
     Ok(())
-}
-
-/// Tenants are rows the running servers follow (within a second); a deletion removes the
-/// tenant's rows here and now (a running server would too, in the background).
-async fn tenant_command(config: &Config, db: &crate::db::Database, cmd: TenantCommand) -> anyhow::Result<()> {
-    use crate::tenant::rows;
-    let audit = |event: &str, detail: serde_json::Value| {
-        let e = crate::audit::AuditEvent::new(event).detail(detail);
-        async move { db.write(move |sql| crate::audit::insert(sql, &[e])).await }
-    };
-    let find = |slug: String| async move {
-        match db.read(move |sql| rows::find(sql, &slug)).await? {
-            Some(row) if row.state != State::Deleted => Ok(row),
-            _ => Err(anyhow::anyhow!("no such tenant")),
-        }
-    };
-    let shown = |row: &rows::TenantRow| {
-        let mut v = serde_json::to_value(row).unwrap_or_default();
-        v["issuer"] = crate::tenant::issuer_and_base(config, row).0.into();
-        v
-    };
-    match cmd {
-        TenantCommand::Create { slug, hosts, product_name, settings_file } => {
-            rows::validate_slug(&slug).map_err(anyhow::Error::msg)?;
-            hosts.iter().try_for_each(|h| rows::validate_host(h)).map_err(anyhow::Error::msg)?;
-            let mut patch = match &settings_file {
-                Some(file) => settings_patch(file)?,
-                None => Default::default(),
-            };
-            if product_name.is_some() {
-                patch.product_name = Some(product_name);
-            }
-            let settings = settled(config, &rows::Overrides::default(), &slug, patch)?;
-            let row = db.write(move |sql| rows::create(sql, &slug, &hosts, &settings)).await?;
-            audit("tenant_created", serde_json::json!({"by": "cli", "tenant_id": row.id.0, "slug": row.slug})).await?;
-            print_json(shown(&row));
-        }
-        TenantCommand::List => print_json(serde_json::Value::Array(db.read(rows::load_all).await?.iter().map(shown).collect())),
-        TenantCommand::Show { slug } => print_json(shown(&find(slug).await?)),
-        TenantCommand::Set { slug, settings_file, css, logo } => {
-            let mut patch = match &settings_file {
-                Some(file) => settings_patch(file)?,
-                None => Default::default(),
-            };
-            let row = find(slug).await?;
-            if css.is_some() || logo.is_some() {
-                // The files change their part of the theme; the other part stays as stored.
-                let mut theme = row.settings.theme.clone().unwrap_or_default();
-                if let Some(file) = css {
-                    theme.css = Some(std::fs::read_to_string(&file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?);
-                }
-                if let Some(file) = logo {
-                    theme.logo = Some(crate::ui::look::data_url(&file)?);
-                }
-                patch.theme = Some(Some(theme));
-            }
-            let (id, settings) = (row.id, settled(config, &row.settings, &row.slug, patch)?);
-            // Refused (rows::STALE) if an administrator changed the settings since they were read.
-            let based_on = Some(row.settings);
-            let row = db.write(move |sql| rows::update(sql, id, rows::Change { settings: Some(settings), based_on, ..Default::default() })).await?;
-            // The settings as shown: never an upstream's secret.
-            audit("tenant_changed", serde_json::json!({"by": "cli", "tenant_id": id.0, "settings": row.as_ref().map(|r| r.settings.audited())})).await?;
-            print_json(row.as_ref().map(shown).unwrap_or_default());
-        }
-        TenantCommand::Disable { slug } => {
-            let id = find(slug).await?.id;
-            let row = db.write(move |sql| rows::update(sql, id, rows::Change { state: Some(State::Disabled), ..Default::default() })).await?;
-            audit("tenant_changed", serde_json::json!({"by": "cli", "tenant_id": id.0, "state": "disabled"})).await?;
-            print_json(row.as_ref().map(shown).unwrap_or_default());
-        }
-        TenantCommand::Enable { slug } => {
-            let id = find(slug).await?.id;
-            let row = db.write(move |sql| rows::update(sql, id, rows::Change { state: Some(State::Active), ..Default::default() })).await?;
-            audit("tenant_changed", serde_json::json!({"by": "cli", "tenant_id": id.0, "state": "active"})).await?;
-            print_json(row.as_ref().map(shown).unwrap_or_default());
-        }
-        TenantCommand::Delete { slug, confirm } => {
-            if confirm != slug {
-                anyhow::bail!("deleting a tenant removes all its data: repeat its slug as --confirm");
-            }
-            let id = find(slug.clone()).await?.id;
-            db.write(move |sql| rows::start_deletion(sql, id)).await?;
-            audit("tenant_deletion_started", serde_json::json!({"by": "cli", "tenant_id": id.0, "slug": slug})).await?;
-            let mut removed = 0;
-            loop {
-                match db.write(move |sql| rows::purge_batch(sql, id, 500)).await? {
-                    0 => break,
-                    n => removed += n,
-                }
-            }
-            audit("tenant_deleted", serde_json::json!({"by": "cli", "tenant_id": id.0})).await?;
-            eprintln!("deleted tenant {} ({removed} rows)", id.0);
-        }
-    }
-    Ok(())
-}
-
-/// A settings change read from `file` (the admin API's `settings`).
-fn settings_patch(file: &std::path::Path) -> anyhow::Result<crate::tenant::overrides::SettingsPatch> {
-    let text = std::fs::read_to_string(file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-    serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))
-}
-
-/// `patch` over `settings`, secrets sealed, checked as the server checks them.
-fn settled(config: &Config, settings: &crate::tenant::rows::Overrides, slug: &str, patch: crate::tenant::overrides::SettingsPatch) -> anyhow::Result<crate::tenant::rows::Overrides> {
-    let out = patch.apply(settings, slug, &open_vault(config)?);
-    let ui = crate::tenant::load_ui(config, &config.product_name)?;
-    out.validate(config, ui.languages()).map_err(anyhow::Error::msg)?;
-    Ok(out)
 }
 
 /// One call to the running server's admin API: for what lives in the server's memory
