@@ -176,6 +176,10 @@ pub(super) fn validate_keys(meta: &ClientMetadata) -> Result<(), String> {
             return Err(format!("request_object_signing_alg {alg:?} is not one of {}", allowed.join(", ")));
         }
     }
+    // CIBA Core §7.1.1: signed authentication requests use asymmetric algorithms only.
+    if let Some(alg) = meta.backchannel_authentication_request_signing_alg.as_deref().filter(|a| !client_keys::ASYMMETRIC_ALGS.contains(a)) {
+        return Err(format!("backchannel_authentication_request_signing_alg {alg:?} is not one of {}", client_keys::ASYMMETRIC_ALGS.join(", ")));
+    }
     if let Some(alg) = &meta.token_endpoint_auth_signing_alg {
         let allowed = match method {
             AUTH_PRIVATE_KEY_JWT => client_keys::ASYMMETRIC_ALGS,

@@ -7,10 +7,11 @@
 //! What is offered: poll and ping delivery; `login_hint` (a username or e-mail address) and
 //! `id_token_hint` (an ID token issued here to this client, its signature and issuer checked,
 //! its expiry not: CIBA Core §7.1 allows an expired one); `binding_message`;
-//! `requested_expiry`; `acr_values`. Not offered, and refused with the spec's errors:
-//! `login_hint_token` (no format for it is defined here), `user_code`
-//! (`backchannel_user_code_parameter_supported: false`), signed requests (no
-//! `backchannel_authentication_request_signing_alg_values_supported`), push mode.
+//! `requested_expiry`; `acr_values`; signed requests (§7.1.1, `signed`: the parameters as a
+//! JWT the client signs, required of a client that registered
+//! `backchannel_authentication_request_signing_alg`). Not offered, and refused with the
+//! spec's errors: `login_hint_token` (no format for it is defined here), `user_code`
+//! (`backchannel_user_code_parameter_supported: false`), push mode.
 //!
 //! The client authenticates as at `/token` and must be confidential (CIBA Core §4). Requests
 //! waiting for their user are bounded per client and in all (`ciba_max_pending_per_client`,
@@ -30,6 +31,8 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::{json, Value};
 use std::sync::Arc;
+
+pub mod signed;
 
 pub const PATH: &str = "/backchannel";
 /// The delivery modes offered (discovery's `backchannel_token_delivery_modes_supported`).
@@ -68,9 +71,8 @@ async fn handle(app: &Issuer, headers: &HeaderMap, cert: Option<&ClientCertifica
         Some("ping") => Mode::Ping,
         _ => return Err(OAuthError::unauthorized_client("this client has no token delivery mode this server offers (poll or ping)")),
     };
-    if params.get("request").is_some() {
-        return Err(OAuthError::invalid_request("signed authentication requests are not supported here"));
-    }
+    // From here on, the parameters are the signed request's when there is one.
+    let params = signed::request(app, &client, params).await?;
     let scope = params.get("scope").ok_or_else(|| OAuthError::invalid_request("scope is required"))?;
     if !split_list(scope).any(|s| s == "openid") {
         return Err(OAuthError::invalid_scope("scope must include openid (CIBA Core section 7.1)"));
