@@ -35,6 +35,8 @@ pub const EVENTS: &[(&str, Acting)] = &[
     ("ciba_notice_delivered", Acting::Server),
     ("ciba_ping_abandoned", Acting::Server),
     ("ciba_ping_delivered", Acting::Server),
+    ("ciba_push_abandoned", Acting::Server),
+    ("ciba_push_delivered", Acting::Server),
     ("client_created", Acting::Operator),
     ("client_deleted", Acting::Operator),
     ("client_expired", Acting::Server),

@@ -163,6 +163,8 @@ pub struct Issuance<'a> {
     /// The organization (its id) the user signed in for: its claims are read at issuance,
     /// from the current membership.
     pub org: Option<&'a str>,
+    /// CIBA push mode: the `auth_req_id` the tokens are pushed for (`ciba::push`).
+    pub ciba_push: Option<&'a str>,
 }
 
 /// What a user granted a client, however it was asked (an authorization code, a device's
@@ -182,6 +184,8 @@ pub struct UserGrant<'a> {
     pub id_token_claims: Vec<String>,
     /// The organization (its id) the user signed in for.
     pub org: Option<&'a str>,
+    /// CIBA push mode: the `auth_req_id` the tokens are pushed for.
+    pub ciba_push: Option<&'a str>,
 }
 
 /// The token response of a user's grant: a refresh-token family when the client has the
@@ -244,6 +248,7 @@ pub async fn issue_for_user(
             audience: g.audience,
             amr: g.amr,
             org: g.org,
+            ciba_push: g.ciba_push,
         },
     )
     .await
@@ -262,6 +267,7 @@ pub async fn issue_for_approval(
     resources: &[String],
     approval: &crate::stores::device::Approval,
     holder: Holder<'_>,
+    ciba_push: Option<&str>,
 ) -> OAuthResult<TokenResponse> {
     if tokens::session_ended(app, app.tenant.id, &approval.sid).await? {
         return Err(OAuthError::invalid_grant("the login session that approved this request has ended"));
@@ -286,6 +292,7 @@ pub async fn issue_for_approval(
         userinfo_claims: Vec::new(),
         id_token_claims: Vec::new(),
         org: None,
+        ciba_push,
     };
     issue_for_user(app, client, grant, &crate::stores::refresh::new_family_id(), jti, exp, holder).await
 }
@@ -342,6 +349,7 @@ pub async fn issue_tokens(app: &Issuer, i: Issuance<'_>) -> OAuthResult<TokenRes
             grant_id: i.grant_id,
             amr: i.amr,
             org: org.as_ref(),
+            ciba_push: i.ciba_push.map(|auth_req_id| tokens::CibaPush { auth_req_id, refresh_token: i.refresh_token.as_deref() }),
         };
         let signed = tokens::mint_id_token(app, spec).map_err(|e| OAuthError::internal("signing", e))?;
         Some(tokens::encryption::id_token(app, i.client, signed).await?)

@@ -92,7 +92,7 @@ async fn poll_mode_from_request_to_tokens_with_every_poll_answer() {
         let secret = call_and_users(&s).await;
         let meta: Value = s.http.get(s.url("/.well-known/openid-configuration")).send().await.unwrap().json().await.unwrap();
         assert_eq!(meta["backchannel_authentication_endpoint"], s.url("/backchannel"));
-        assert_eq!(meta["backchannel_token_delivery_modes_supported"], json!(["poll", "ping"]));
+        assert_eq!(meta["backchannel_token_delivery_modes_supported"], json!(["poll", "ping", "push"]));
         assert_eq!(meta["backchannel_user_code_parameter_supported"], false);
         let algs = meta["backchannel_authentication_request_signing_alg_values_supported"].as_array().unwrap();
         assert!(algs.contains(&json!("ES256")) && algs.contains(&json!("PS256")), "{algs:?}");
@@ -236,7 +236,12 @@ async fn every_refused_request_gets_the_error_the_spec_lists() {
     // Registration: CIBA clients are confidential and name a mode this server offers.
     for (meta, why) in [
         (json!({"grant_types": [GRANT], "redirect_uris": []}), "no mode"),
-        (json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "push"}), "push"),
+        (json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "push"}), "push without an endpoint"),
+        (
+            json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "push", "backchannel_client_notification_endpoint": "https://rp.example/cb", "dpop_bound_access_tokens": true}),
+            "push of bound tokens",
+        ),
+        (json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "pull"}), "an unknown mode"),
         (json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "ping"}), "ping without an endpoint"),
         (json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "poll", "token_endpoint_auth_method": "none"}), "public"),
         (json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "poll", "backchannel_user_code_parameter": true}), "user code"),
@@ -275,10 +280,14 @@ async fn an_id_token_hint_names_the_user_it_was_issued_for_and_only_to_that_clie
     assert_eq!((st, body["error"].as_str()), (400, Some("invalid_request")), "{body}");
 }
 
-/// A ping receiver: what it was sent (the Authorization header and the JSON body).
+/// A ping (or push) receiver: what it was sent (the Authorization header and the JSON body).
 pub(crate) async fn ping_receiver() -> (String, Arc<Mutex<Vec<(String, Value)>>>) {
+    receiver_on(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+}
+
+/// A receiver on `listener`, for a test that brings it up late.
+pub(crate) fn receiver_on(listener: tokio::net::TcpListener) -> (String, Arc<Mutex<Vec<(String, Value)>>>) {
     let got: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/cb/ciba", listener.local_addr().unwrap());
     let seen = got.clone();
     let app = axum::Router::new().route(

@@ -4,14 +4,15 @@
 //! account page, which lists the requests waiting for them; notifiers (`crate::ciba`) tell
 //! the user that one waits.
 //!
-//! What is offered: poll and ping delivery; `login_hint` (a username or e-mail address) and
+//! What is offered: poll, ping and push delivery (push: the tokens are sent to the client,
+//! `ciba::push`, and `/token` refuses its ids); `login_hint` (a username or e-mail address) and
 //! `id_token_hint` (an ID token issued here to this client, its signature and issuer checked,
 //! its expiry not: CIBA Core §7.1 allows an expired one); `binding_message`;
 //! `requested_expiry`; `acr_values`; signed requests (§7.1.1, `signed`: the parameters as a
 //! JWT the client signs, required of a client that registered
 //! `backchannel_authentication_request_signing_alg`). Not offered, and refused with the
 //! spec's errors: `login_hint_token` (no format for it is defined here), `user_code`
-//! (`backchannel_user_code_parameter_supported: false`), push mode.
+//! (`backchannel_user_code_parameter_supported: false`).
 //!
 //! The client authenticates as at `/token` and must be confidential (CIBA Core §4). Requests
 //! waiting for their user are bounded per client and in all (`ciba_max_pending_per_client`,
@@ -36,7 +37,7 @@ pub mod signed;
 
 pub const PATH: &str = "/backchannel";
 /// The delivery modes offered (discovery's `backchannel_token_delivery_modes_supported`).
-pub const DELIVERY_MODES: &[&str] = &["poll", "ping"];
+pub const DELIVERY_MODES: &[&str] = &["poll", "ping", "push"];
 /// The longest `client_notification_token` kept (CIBA Core §7.1 suggests at least 128 bits of
 /// entropy; a kilobyte leaves room for a signed token).
 const MAX_NOTIFICATION_TOKEN: usize = 1024;
@@ -69,7 +70,8 @@ async fn handle(app: &Issuer, headers: &HeaderMap, cert: Option<&ClientCertifica
     let mode = match client.meta.backchannel_token_delivery_mode.as_deref() {
         Some("poll") => Mode::Poll,
         Some("ping") => Mode::Ping,
-        _ => return Err(OAuthError::unauthorized_client("this client has no token delivery mode this server offers (poll or ping)")),
+        Some("push") => Mode::Push,
+        _ => return Err(OAuthError::unauthorized_client("this client has no token delivery mode this server offers (poll, ping or push)")),
     };
     // From here on, the parameters are the signed request's when there is one.
     let params = signed::request(app, &client, params).await?;
@@ -86,12 +88,14 @@ async fn handle(app: &Issuer, headers: &HeaderMap, cert: Option<&ClientCertifica
         return Err(OAuthError::invalid_request("user_code is not supported (backchannel_user_code_parameter_supported is false)"));
     }
     let ttl = requested_expiry(app, params.get("requested_expiry"))?;
+    // CIBA Core §7.1: required in ping and push modes, where it authorizes what is sent to
+    // the client. Push mode seals it with the auth_req_id as ping mode does.
     let token = match (mode, params.get("client_notification_token")) {
-        (Mode::Ping, None) => return Err(OAuthError::invalid_request("client_notification_token is required in ping mode")),
+        (Mode::Ping | Mode::Push, None) => return Err(OAuthError::invalid_request("client_notification_token is required in ping and push modes")),
         (_, Some(t)) if t.len() > MAX_NOTIFICATION_TOKEN || !t.bytes().all(|b| b.is_ascii_graphic()) => {
             return Err(OAuthError::invalid_request("client_notification_token must be at most 1024 visible ASCII characters"));
         }
-        (Mode::Ping, Some(t)) => Some(t),
+        (Mode::Ping | Mode::Push, Some(t)) => Some(t),
         (Mode::Poll, _) => None,
     };
     let mut acr_values: Vec<String> = params.get("acr_values").map(split_list).into_iter().flatten().map(str::to_string).collect();
@@ -124,7 +128,11 @@ async fn handle(app: &Issuer, headers: &HeaderMap, cert: Option<&ClientCertifica
     if let Some(m) = &app.mailer {
         m.wake.notify_one();
     }
-    Ok(json!({ "auth_req_id": auth_req_id, "expires_in": ttl, "interval": interval }))
+    // A push client never polls, so it is given no interval (CIBA Core §7.3).
+    match mode {
+        Mode::Push => Ok(json!({ "auth_req_id": auth_req_id, "expires_in": ttl })),
+        _ => Ok(json!({ "auth_req_id": auth_req_id, "expires_in": ttl, "interval": interval })),
+    }
 }
 
 /// The user the request names: exactly one hint (CIBA Core §7.1), of a kind offered here, for

@@ -634,6 +634,7 @@ account-request-deny-named = Deny the sign-in request of { $name }
 notice-request-approved = The sign-in request was approved: the application is signed in.
 notice-request-denied = The sign-in request was denied.
 err-ciba-needs-stronger = This application needs a stronger sign-in (a second factor or a passkey). Sign out, sign in again with it, and approve the request then.
+err-ciba-push-failed = Your answer could not be prepared for the application. Nothing was recorded; try again in a moment.
 mail-ciba-subject = An application asks you to approve a sign-in to { $product }
 mail-ciba-body = { $client } asks you to approve a sign-in with your { $product } account. { $binding }
 

@@ -632,6 +632,7 @@ account-request-deny-named = Refuser la demande de connexion de { $name }
 notice-request-approved = La demande de connexion a été approuvée : l'application est connectée.
 notice-request-denied = La demande de connexion a été refusée.
 err-ciba-needs-stronger = Cette application demande une connexion plus forte (un second facteur ou une clé d'accès). Déconnectez-vous, reconnectez-vous avec, puis approuvez la demande.
+err-ciba-push-failed = Votre réponse n'a pas pu être préparée pour l'application. Rien n'a été enregistré ; réessayez dans un instant.
 mail-ciba-subject = Une application vous demande d'approuver une connexion à { $product }
 mail-ciba-body = { $client } vous demande d'approuver une connexion avec votre compte { $product }. { $binding }
 

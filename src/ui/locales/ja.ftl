@@ -618,6 +618,7 @@ account-request-deny-named = { $name } のサインイン要求を拒否
 notice-request-approved = サインイン要求を承認しました。アプリケーションはサインインしました。
 notice-request-denied = サインイン要求を拒否しました。
 err-ciba-needs-stronger = このアプリケーションにはより強いサインイン（2 要素目またはパスキー）が必要です。サインアウトし、それを使ってもう一度サインインしてから要求を承認してください。
+err-ciba-push-failed = アプリケーションへの回答を準備できませんでした。何も記録されていません。しばらくしてからもう一度お試しください。
 mail-ciba-subject = { $product } へのサインインの承認をアプリケーションが求めています
 mail-ciba-body = { $client } が { $product } アカウントでのサインインの承認を求めています。{ $binding }
 
