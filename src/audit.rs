@@ -37,6 +37,8 @@ pub const EVENTS: &[(&str, Acting)] = &[
     ("ciba_ping_delivered", Acting::Server),
     ("ciba_push_abandoned", Acting::Server),
     ("ciba_push_delivered", Acting::Server),
+    ("ciba_user_code_removed", Acting::User),
+    ("ciba_user_code_set", Acting::User),
     ("client_created", Acting::Operator),
     ("client_deleted", Acting::Operator),
     ("client_expired", Acting::Server),

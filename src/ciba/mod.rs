@@ -14,6 +14,7 @@ pub mod hook;
 pub mod mail;
 pub mod ping;
 pub mod push;
+pub mod user_code;
 
 use crate::registry::{Client, User};
 use crate::stores::ciba::{CibaRequest, Hook};

@@ -93,7 +93,7 @@ async fn poll_mode_from_request_to_tokens_with_every_poll_answer() {
         let meta: Value = s.http.get(s.url("/.well-known/openid-configuration")).send().await.unwrap().json().await.unwrap();
         assert_eq!(meta["backchannel_authentication_endpoint"], s.url("/backchannel"));
         assert_eq!(meta["backchannel_token_delivery_modes_supported"], json!(["poll", "ping", "push"]));
-        assert_eq!(meta["backchannel_user_code_parameter_supported"], false);
+        assert_eq!(meta["backchannel_user_code_parameter_supported"], true);
         let algs = meta["backchannel_authentication_request_signing_alg_values_supported"].as_array().unwrap();
         assert!(algs.contains(&json!("ES256")) && algs.contains(&json!("PS256")), "{algs:?}");
         assert!(!algs.iter().any(|a| a == "none" || a.as_str().unwrap().starts_with("HS")), "asymmetric only: {algs:?}");
@@ -206,7 +206,7 @@ async fn every_refused_request_gets_the_error_the_spec_lists() {
         (with(&[("login_hint", "nobody")]), 400, "unknown_user_id"),
         (with(&[("binding_message", "a message far longer than the sixty-four characters a small screen can show")]), 400, "invalid_binding_message"),
         (with(&[("binding_message", "two\nlines")]), 400, "invalid_binding_message"),
-        (with(&[("user_code", "1234")]), 400, "invalid_request"),
+        (with(&[("user_code", "1234")]), 400, "invalid_user_code"),
         (with(&[("requested_expiry", "soon")]), 400, "invalid_request"),
         (with(&[("requested_expiry", "0")]), 400, "invalid_request"),
         (with(&[("acr_values", "urn:example:unknown")]), 400, "invalid_request"),
@@ -244,7 +244,6 @@ async fn every_refused_request_gets_the_error_the_spec_lists() {
         (json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "pull"}), "an unknown mode"),
         (json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "ping"}), "ping without an endpoint"),
         (json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "poll", "token_endpoint_auth_method": "none"}), "public"),
-        (json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "poll", "backchannel_user_code_parameter": true}), "user code"),
         (
             json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "ping", "backchannel_client_notification_endpoint": "http://rp.example/cb"}),
             "plain http",

@@ -16,6 +16,7 @@ mod console_tenants;
 mod ciba;
 mod ciba_push;
 mod ciba_signed;
+mod ciba_user_code;
 mod cors;
 mod crash;
 mod demo;

@@ -7,7 +7,9 @@
 //! `account_reauth_max_age`; the `auth_time` the application is told is that sign-in's) and
 //! a session as strong as the client and the request's `acr_values` require; denying only
 //! takes access away and needs the token alone (`Own`). The answer is recorded with, in the
-//! same commit, the ping of a ping-mode client (`ciba::ping`), and audited.
+//! same commit, the ping of a ping-mode client (`ciba::ping`) or the answer pushed to a
+//! push-mode one (`ciba::push`), and audited. The user also sets here the code that clients
+//! registered for `user_code` must send (`ciba::user_code`).
 
 use super::{see_other, Change, Own};
 use crate::audit::AuditEvent;
@@ -117,6 +119,39 @@ async fn answer(app: &Issuer, user_id: &str, waiting: &Waiting, decision: Decisi
             see_other(app.base(), if approved { "/account?done=request-approved#requests" } else { "/account?done=request-denied#requests" })
         }
         Ok(false) => see_other(app.base(), "/account#requests"),
+        Err(e) => crate::endpoints::authorize::unavailable(e),
+    }
+}
+
+/// `POST /account/user-code` (`user_code`): the code clients registered for
+/// `backchannel_user_code_parameter` must send with a request for this user
+/// (`ciba::user_code`). Setting one is a change to how the account is reached: it needs a
+/// recent sign-in, as a new password does.
+pub async fn set_user_code(app: Issuer, Change { me, params }: Change) -> Response {
+    let code = params.get("user_code").unwrap_or_default().to_string();
+    if !crate::ciba::user_code::acceptable(&code) {
+        return see_other(app.base(), "/account?done=user-code-invalid#user-code");
+    }
+    let hash = match app.hash_slots.run(move || crate::registry::users::argon2_hash(&code)).await {
+        Some(Ok(h)) => h,
+        Some(Err(e)) => return crate::endpoints::authorize::unavailable(e),
+        None => return crate::http::pages::error_page(StatusCode::SERVICE_UNAVAILABLE, "err-busy"),
+    };
+    if let Err(e) = crate::ciba::user_code::set(&app.db, app.tenant.id, &me.user.id, hash).await {
+        return crate::endpoints::authorize::unavailable(e);
+    }
+    app.audit(AuditEvent::new("ciba_user_code_set").user(&me.user.id)).await;
+    see_other(app.base(), "/account?done=user-code#user-code")
+}
+
+/// `POST /account/user-code/remove`.
+pub async fn remove_user_code(app: Issuer, Change { me, .. }: Change) -> Response {
+    match crate::ciba::user_code::remove(&app.db, app.tenant.id, &me.user.id).await {
+        Ok(true) => {
+            app.audit(AuditEvent::new("ciba_user_code_removed").user(&me.user.id)).await;
+            see_other(app.base(), "/account?done=user-code-removed#user-code")
+        }
+        Ok(false) => see_other(app.base(), "/account#user-code"),
         Err(e) => crate::endpoints::authorize::unavailable(e),
     }
 }

@@ -11,8 +11,10 @@
 //! `requested_expiry`; `acr_values`; signed requests (§7.1.1, `signed`: the parameters as a
 //! JWT the client signs, required of a client that registered
 //! `backchannel_authentication_request_signing_alg`). Not offered, and refused with the
-//! spec's errors: `login_hint_token` (no format for it is defined here), `user_code`
-//! (`backchannel_user_code_parameter_supported: false`).
+//! spec's errors: `login_hint_token` (no format for it is defined here).
+//! `user_code` (`ciba::user_code`): the code the user set on the account page, required of a
+//! client that registered `backchannel_user_code_parameter` (`missing_user_code`), checked
+//! and throttled like a password (`invalid_user_code`).
 //!
 //! The client authenticates as at `/token` and must be confidential (CIBA Core §4). Requests
 //! waiting for their user are bounded per client and in all (`ciba_max_pending_per_client`,
@@ -83,10 +85,6 @@ async fn handle(app: &Issuer, headers: &HeaderMap, cert: Option<&ClientCertifica
     let scope = crate::endpoints::device_authorization::requested_scope(app, &client, &resources, Some(scope))?;
     let user = hinted_user(app, &client, &params)?;
     let binding_message = binding_message(app, params.get("binding_message"))?;
-    // CIBA Core §7.1: a user_code is only for OPs that say they take one; this one does not.
-    if params.get("user_code").is_some() {
-        return Err(OAuthError::invalid_request("user_code is not supported (backchannel_user_code_parameter_supported is false)"));
-    }
     let ttl = requested_expiry(app, params.get("requested_expiry"))?;
     // CIBA Core §7.1: required in ping and push modes, where it authorizes what is sent to
     // the client. Push mode seals it with the auth_req_id as ping mode does.
@@ -105,6 +103,8 @@ async fn handle(app: &Issuer, headers: &HeaderMap, cert: Option<&ClientCertifica
     if let Some(a) = acr_values.iter().find(|a| !crate::factors::ACR_VALUES.contains(&a.as_str())) {
         return Err(OAuthError::invalid_request(format!("acr_values: {a:?} is not offered here")));
     }
+    // Last: a code is checked (and a wrong one counted) only in a request otherwise good.
+    crate::ciba::user_code::check(app, &client, &user, params.get("user_code")).await?;
     let t = now();
     let request = CibaRequest {
         client_id: client.id().to_string(),

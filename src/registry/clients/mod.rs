@@ -81,8 +81,8 @@ pub struct ClientMetadata {
     /// CIBA Core §4: where a ping client is told that a request was answered (https).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backchannel_client_notification_endpoint: Option<String>,
-    /// CIBA Core §4: the client sends a `user_code` with each request. Not supported here
-    /// (`backchannel_user_code_parameter_supported: false`), so registering `true` is refused.
+    /// CIBA Core §4: the client sends the user's `user_code` (`ciba::user_code`) with each
+    /// request; one without it is refused (`missing_user_code`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub backchannel_user_code_parameter: bool,
     /// CIBA Core §4: the one algorithm the client's signed authentication requests use

@@ -262,9 +262,6 @@ fn validate_encryption(meta: &ClientMetadata) -> Result<(), String> {
 /// a key the client proves when it receives them, so a client whose tokens must be bound
 /// (DPoP, mTLS) cannot use push.
 fn validate_ciba(meta: &ClientMetadata) -> Result<(), String> {
-    if meta.backchannel_user_code_parameter {
-        return Err("backchannel_user_code_parameter is not supported (backchannel_user_code_parameter_supported is false)".into());
-    }
     let ciba = meta.grant_types.iter().any(|g| g == crate::grants::ciba::GRANT_TYPE);
     match (ciba, meta.backchannel_token_delivery_mode.as_deref()) {
         (_, Some(m)) if !crate::endpoints::ciba::DELIVERY_MODES.contains(&m) => {
