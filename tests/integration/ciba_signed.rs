@@ -3,7 +3,7 @@
 //! of a client that registered `backchannel_authentication_request_signing_alg`.
 
 use crate::ciba::{account, ask, handles, redeem, server, GRANT};
-use crate::client_jwt::{jwks, Signer};
+use crate::client_jwt::{apply, jwks, Signer};
 use crate::harness::*;
 use crate::passkeys::{field, post};
 use authrim::util::{now, random_token};
@@ -16,13 +16,7 @@ fn request(s: &TestServer, key: &Signer, client: &str, changes: Value) -> String
         "iss": client, "aud": s.issuer(), "exp": t + 300, "iat": t, "nbf": t, "jti": random_token(),
         "scope": "openid profile", "login_hint": "alice", "binding_message": "SIGNED-1",
     });
-    for (k, v) in changes.as_object().cloned().unwrap_or_default() {
-        if v.is_null() {
-            c.as_object_mut().unwrap().remove(&k);
-        } else {
-            c[k] = v;
-        }
-    }
+    apply(&mut c, changes);
     key.sign(&c)
 }
 
