@@ -22,6 +22,7 @@ pub use crate::dpop::ProvenKey;
 use async_trait::async_trait;
 use serde::Serialize;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Every grant type this build implements.
 pub const GRANT_TYPES: &[&str] = &[
@@ -109,21 +110,29 @@ impl Holder<'_> {
 
 pub struct GrantRegistry {
     handlers: HashMap<&'static str, Box<dyn GrantHandler>>,
+    /// The jwt-bearer grant, also for CIBA's `login_hint_token`, which is checked as its
+    /// assertions are (and shares its cache of the issuers' metadata).
+    jwt_bearer: Arc<jwt_bearer::JwtBearerGrant>,
 }
 
 impl GrantRegistry {
     pub fn standard() -> Self {
+        let jwt_bearer = Arc::new(jwt_bearer::JwtBearerGrant::default());
         let list: Vec<Box<dyn GrantHandler>> =
             vec![
                 Box::new(authorization_code::AuthorizationCodeGrant),
                 Box::new(client_credentials::ClientCredentialsGrant),
                 Box::new(refresh_token::RefreshTokenGrant),
                 Box::new(token_exchange::TokenExchangeGrant),
-                Box::new(jwt_bearer::JwtBearerGrant::default()),
+                Box::new(jwt_bearer.clone()),
                 Box::new(device_code::DeviceCodeGrant),
                 Box::new(ciba::CibaGrant),
             ];
-        Self { handlers: list.into_iter().map(|h| (h.grant_type(), h)).collect() }
+        Self { handlers: list.into_iter().map(|h| (h.grant_type(), h)).collect(), jwt_bearer }
+    }
+
+    pub fn jwt_bearer(&self) -> &jwt_bearer::JwtBearerGrant {
+        &self.jwt_bearer
     }
 
     pub fn get(&self, grant_type: &str) -> Option<&dyn GrantHandler> {

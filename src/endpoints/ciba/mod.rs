@@ -5,16 +5,15 @@
 //! the user that one waits.
 //!
 //! What is offered: poll, ping and push delivery (push: the tokens are sent to the client,
-//! `ciba::push`, and `/token` refuses its ids); `login_hint` (a username or e-mail address) and
+//! `ciba::push`, and `/token` refuses its ids); `login_hint` (a username or e-mail address),
 //! `id_token_hint` (an ID token issued here to this client, its signature and issuer checked,
-//! its expiry not: CIBA Core §7.1 allows an expired one); `binding_message`;
-//! `requested_expiry`; `acr_values`; signed requests (§7.1.1, `signed`: the parameters as a
-//! JWT the client signs, required of a client that registered
-//! `backchannel_authentication_request_signing_alg`). Not offered, and refused with the
-//! spec's errors: `login_hint_token` (no format for it is defined here).
-//! `user_code` (`ciba::user_code`): the code the user set on the account page, required of a
-//! client that registered `backchannel_user_code_parameter` (`missing_user_code`), checked
-//! and throttled like a password (`invalid_user_code`).
+//! its expiry not: CIBA Core §7.1 allows an expired one) and `login_hint_token` (a JWT from an
+//! issuer the operator trusts for it, `grants::jwt_bearer::login_hint`); `binding_message`;
+//! `requested_expiry`; `acr_values`; `user_code` (`ciba::user_code`: the code the user set on
+//! the account page, required of a client that registered `backchannel_user_code_parameter`,
+//! checked and throttled like a password); signed requests (§7.1.1, `signed`: the parameters
+//! as a JWT the client signs, required of a client that registered
+//! `backchannel_authentication_request_signing_alg`).
 //!
 //! The client authenticates as at `/token` and must be confidential (CIBA Core §4). Requests
 //! waiting for their user are bounded per client and in all (`ciba_max_pending_per_client`,
@@ -83,7 +82,7 @@ async fn handle(app: &Issuer, headers: &HeaderMap, cert: Option<&ClientCertifica
     }
     let resources = crate::resources::allowed(app, &client, params.get_all("resource"))?;
     let scope = crate::endpoints::device_authorization::requested_scope(app, &client, &resources, Some(scope))?;
-    let user = hinted_user(app, &client, &params)?;
+    let user = hinted_user(app, &client, &params).await?;
     let binding_message = binding_message(app, params.get("binding_message"))?;
     let ttl = requested_expiry(app, params.get("requested_expiry"))?;
     // CIBA Core §7.1: required in ping and push modes, where it authorizes what is sent to
@@ -135,15 +134,15 @@ async fn handle(app: &Issuer, headers: &HeaderMap, cert: Option<&ClientCertifica
     }
 }
 
-/// The user the request names: exactly one hint (CIBA Core §7.1), of a kind offered here, for
-/// an existing, enabled user (else `unknown_user_id`).
-fn hinted_user(app: &Issuer, client: &Client, params: &Params) -> Result<Arc<User>, OAuthError> {
+/// The user the request names: exactly one hint (CIBA Core §7.1), for an existing, enabled
+/// user (else `unknown_user_id`).
+async fn hinted_user(app: &Issuer, client: &Client, params: &Params) -> Result<Arc<User>, OAuthError> {
     let hints = ["login_hint", "id_token_hint", "login_hint_token"].iter().filter(|h| params.get(h).is_some()).count();
     if hints != 1 {
         return Err(OAuthError::invalid_request("exactly one of login_hint, id_token_hint and login_hint_token is required"));
     }
-    if params.get("login_hint_token").is_some() {
-        return Err(OAuthError::invalid_request("login_hint_token is not supported here: use login_hint or id_token_hint"));
+    if let Some(token) = params.get("login_hint_token") {
+        return crate::grants::jwt_bearer::login_hint::user(app.grants.jwt_bearer(), app, client, token).await;
     }
     let unknown = || refuse("unknown_user_id", "the hint names no user of this server");
     let user = match (params.get("login_hint"), params.get("id_token_hint")) {
