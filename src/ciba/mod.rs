@@ -1,6 +1,6 @@
 //! CIBA's authentication device: how a user hears that a client asks them to approve a
 //! backchannel authentication request (`endpoints::ciba`), and how a ping client hears the
-//! answer (`ping`).
+//! answer (`ping`) and a push client receives it (`push`).
 //!
 //! The user answers on the account page (`endpoints::account::requests`), which lists every
 //! request waiting for them: that works with no notifier at all. A `Notifier` tells the user
@@ -13,6 +13,8 @@
 pub mod hook;
 pub mod mail;
 pub mod ping;
+pub mod push;
+pub mod user_code;
 
 use crate::registry::{Client, User};
 use crate::stores::ciba::{CibaRequest, Hook};

@@ -37,12 +37,16 @@ pub fn enqueue(sql: &mut dyn Sql, tenant: crate::tenant::TenantId, client_id: &s
     crate::logout::backchannel::enqueue_other(sql, tenant, KIND, client_id, user_id, sealed, t)
 }
 
+/// The `auth_req_id` and `client_notification_token` a sealed ping holds (push mode seals
+/// its requests' the same way: `ciba::push`).
+pub fn open(vault: &Vault, sealed: Option<&[u8]>) -> Option<(String, String)> {
+    let ping: Ping = sealed.and_then(|s| vault.open_sealed(LABEL, s).ok()).and_then(|p| serde_json::from_slice(&p).ok())?;
+    Some((ping.auth_req_id, ping.token))
+}
+
 /// Send one ping. The outer error is ours (a row that cannot be opened: never deliverable);
 /// the inner one the endpoint's or the network's, as for a logout token.
 pub async fn send(app: &crate::app::App, uri: &str, sealed: Option<&[u8]>, timeout: Duration) -> Result<Result<(), FetchError>, String> {
-    let ping: Ping = sealed
-        .and_then(|s| app.vault.open_sealed(LABEL, s).ok())
-        .and_then(|p| serde_json::from_slice(&p).ok())
-        .ok_or("the ping in the outbox cannot be opened")?;
-    Ok(app.fetcher.post_json(uri, &serde_json::json!({"auth_req_id": ping.auth_req_id}), Some(&ping.token), timeout).await)
+    let (auth_req_id, token) = open(&app.vault, sealed).ok_or("the ping in the outbox cannot be opened")?;
+    Ok(app.fetcher.post_json(uri, &serde_json::json!({"auth_req_id": auth_req_id}), Some(&token), timeout).await)
 }

@@ -160,6 +160,7 @@ impl ClientArgs {
             backchannel_token_delivery_mode: self.backchannel_token_delivery_mode,
             backchannel_client_notification_endpoint: self.backchannel_client_notification_endpoint,
             backchannel_user_code_parameter: None,
+            backchannel_authentication_request_signing_alg: None,
             frontchannel_logout_uri: self.frontchannel_logout_uri,
             frontchannel_logout_session_required: None,
             jwks,

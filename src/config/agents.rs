@@ -14,7 +14,8 @@
 //! issuer = "https://idp.example.com"
 //! jwks_uri = "https://idp.example.com/jwks"   # optional: else from the issuer's metadata
 //! subject = "email"                          # or "sub": how its users map to ours
-//! accept = ["id-jag", "jwt-bearer"]          # optional: which assertions; default ["id-jag"]
+//! accept = ["id-jag", "jwt-bearer"]          # optional: which assertions; default ["id-jag"];
+//!                                            # "login-hint-token" for CIBA's login_hint_token
 //! clients = ["reports-agent"]                # optional: who may present them; default any
 //! scopes = ["reports"]                       # optional: the most they may obtain; default any
 //! ```
@@ -87,6 +88,10 @@ pub enum AssertionKind {
     /// Any other RFC 7523 §2.1 assertion (`typ` JWT or none).
     #[serde(rename = "jwt-bearer")]
     JwtBearer,
+    /// CIBA's `login_hint_token` (CIBA Core §7.1): a JWT naming the user a backchannel
+    /// authentication request is for (`grants::jwt_bearer::login_hint`); no grant of its own.
+    #[serde(rename = "login-hint-token")]
+    LoginHintToken,
 }
 
 /// How an assertion's subject names one of our users.
@@ -176,7 +181,7 @@ impl Config {
                 anyhow::bail!("trusted_issuers: {} is listed twice", t.issuer);
             }
             if t.accept.is_empty() {
-                anyhow::bail!("trusted_issuers[{i}].accept: name id-jag, jwt-bearer or both (leave it out for id-jag alone)");
+                anyhow::bail!("trusted_issuers[{i}].accept: name id-jag, jwt-bearer, login-hint-token or several (leave it out for id-jag alone)");
             }
             let blank = |l: &Option<Vec<String>>| l.as_ref().is_some_and(|l| l.iter().any(|s| s.is_empty() || s.contains(' ')));
             if blank(&t.clients) || blank(&t.scopes) {

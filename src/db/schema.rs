@@ -455,6 +455,16 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     );
     CREATE INDEX organization_invitations_org ON organization_invitations(tenant_id, org_id, expires_at);
     "#,
+), (
+    25,
+    // CIBA Core §7.1: the user's own code that a client registered for `user_code` must send
+    // with each request for them. Argon2id, as a password (`ciba::user_code`).
+    r#"
+    CREATE TABLE ciba_user_codes (
+        tenant_id INTEGER NOT NULL, user_id TEXT NOT NULL, code_hash TEXT NOT NULL, updated_at INTEGER NOT NULL,
+        PRIMARY KEY (tenant_id, user_id)
+    );
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

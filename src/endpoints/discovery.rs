@@ -138,10 +138,11 @@ fn metadata(app: &Issuer) -> serde_json::Value {
     }
     // RFC 8628 §4.
     doc["device_authorization_endpoint"] = app.endpoint(crate::endpoints::device_authorization::PATH).into();
-    // CIBA Core §4: poll and ping; no signed requests (so no signing algorithms), no user_code.
+    // CIBA Core §4: poll, ping and push; signed requests with asymmetric algorithms; user codes.
     doc["backchannel_authentication_endpoint"] = app.endpoint(crate::endpoints::ciba::PATH).into();
     doc["backchannel_token_delivery_modes_supported"] = crate::endpoints::ciba::DELIVERY_MODES.into();
-    doc["backchannel_user_code_parameter_supported"] = false.into();
+    doc["backchannel_authentication_request_signing_alg_values_supported"] = crate::endpoints::ciba::signed::algorithms(app).into();
+    doc["backchannel_user_code_parameter_supported"] = true.into();
     // JARM §4: what `authorization_signed_response_alg` may name.
     doc["authorization_signing_alg_values_supported"] = signing_algs.into();
     // RFC 9701 §7: introspection answers as JWTs, signed with what userinfo may be.

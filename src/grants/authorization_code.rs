@@ -109,6 +109,7 @@ impl GrantHandler for AuthorizationCodeGrant {
             userinfo_claims,
             id_token_claims: claims_request::requested(grant.claims.as_ref(), "id_token"),
             org: grant.org.as_deref(),
+            ciba_push: None,
         };
         issue_for_user(app, client, grant, &grant_id, jti, exp, holder).await
     }

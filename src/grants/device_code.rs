@@ -39,6 +39,6 @@ impl GrantHandler for DeviceCodeGrant {
             Poll::Denied => return Err(poll_error("access_denied", "the user denied the request")),
             Poll::Unknown => return Err(OAuthError::invalid_grant("the device code is invalid, spent, or another client's")),
         };
-        super::issue_for_approval(app, client, params, &request.scope, &request.resources, &approval, holder).await
+        super::issue_for_approval(app, client, params, &request.scope, &request.resources, &approval, holder, None).await
     }
 }

@@ -22,6 +22,7 @@ pub use crate::dpop::ProvenKey;
 use async_trait::async_trait;
 use serde::Serialize;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Every grant type this build implements.
 pub const GRANT_TYPES: &[&str] = &[
@@ -109,21 +110,29 @@ impl Holder<'_> {
 
 pub struct GrantRegistry {
     handlers: HashMap<&'static str, Box<dyn GrantHandler>>,
+    /// The jwt-bearer grant, also for CIBA's `login_hint_token`, which is checked as its
+    /// assertions are (and shares its cache of the issuers' metadata).
+    jwt_bearer: Arc<jwt_bearer::JwtBearerGrant>,
 }
 
 impl GrantRegistry {
     pub fn standard() -> Self {
+        let jwt_bearer = Arc::new(jwt_bearer::JwtBearerGrant::default());
         let list: Vec<Box<dyn GrantHandler>> =
             vec![
                 Box::new(authorization_code::AuthorizationCodeGrant),
                 Box::new(client_credentials::ClientCredentialsGrant),
                 Box::new(refresh_token::RefreshTokenGrant),
                 Box::new(token_exchange::TokenExchangeGrant),
-                Box::new(jwt_bearer::JwtBearerGrant::default()),
+                Box::new(jwt_bearer.clone()),
                 Box::new(device_code::DeviceCodeGrant),
                 Box::new(ciba::CibaGrant),
             ];
-        Self { handlers: list.into_iter().map(|h| (h.grant_type(), h)).collect() }
+        Self { handlers: list.into_iter().map(|h| (h.grant_type(), h)).collect(), jwt_bearer }
+    }
+
+    pub fn jwt_bearer(&self) -> &jwt_bearer::JwtBearerGrant {
+        &self.jwt_bearer
     }
 
     pub fn get(&self, grant_type: &str) -> Option<&dyn GrantHandler> {
@@ -163,6 +172,8 @@ pub struct Issuance<'a> {
     /// The organization (its id) the user signed in for: its claims are read at issuance,
     /// from the current membership.
     pub org: Option<&'a str>,
+    /// CIBA push mode: the `auth_req_id` the tokens are pushed for (`ciba::push`).
+    pub ciba_push: Option<&'a str>,
 }
 
 /// What a user granted a client, however it was asked (an authorization code, a device's
@@ -182,6 +193,8 @@ pub struct UserGrant<'a> {
     pub id_token_claims: Vec<String>,
     /// The organization (its id) the user signed in for.
     pub org: Option<&'a str>,
+    /// CIBA push mode: the `auth_req_id` the tokens are pushed for.
+    pub ciba_push: Option<&'a str>,
 }
 
 /// The token response of a user's grant: a refresh-token family when the client has the
@@ -244,6 +257,7 @@ pub async fn issue_for_user(
             audience: g.audience,
             amr: g.amr,
             org: g.org,
+            ciba_push: g.ciba_push,
         },
     )
     .await
@@ -262,6 +276,7 @@ pub async fn issue_for_approval(
     resources: &[String],
     approval: &crate::stores::device::Approval,
     holder: Holder<'_>,
+    ciba_push: Option<&str>,
 ) -> OAuthResult<TokenResponse> {
     if tokens::session_ended(app, app.tenant.id, &approval.sid).await? {
         return Err(OAuthError::invalid_grant("the login session that approved this request has ended"));
@@ -286,6 +301,7 @@ pub async fn issue_for_approval(
         userinfo_claims: Vec::new(),
         id_token_claims: Vec::new(),
         org: None,
+        ciba_push,
     };
     issue_for_user(app, client, grant, &crate::stores::refresh::new_family_id(), jti, exp, holder).await
 }
@@ -342,6 +358,7 @@ pub async fn issue_tokens(app: &Issuer, i: Issuance<'_>) -> OAuthResult<TokenRes
             grant_id: i.grant_id,
             amr: i.amr,
             org: org.as_ref(),
+            ciba_push: i.ciba_push.map(|auth_req_id| tokens::CibaPush { auth_req_id, refresh_token: i.refresh_token.as_deref() }),
         };
         let signed = tokens::mint_id_token(app, spec).map_err(|e| OAuthError::internal("signing", e))?;
         Some(tokens::encryption::id_token(app, i.client, signed).await?)

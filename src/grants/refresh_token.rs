@@ -110,6 +110,7 @@ impl GrantHandler for RefreshTokenGrant {
                 audience,
                 amr: &family.amr,
                 org: family.org.as_deref(),
+                ciba_push: None,
             },
         )
         .await

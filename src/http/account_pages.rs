@@ -32,6 +32,8 @@ pub struct Overview<'a> {
     pub applications: Vec<serde_json::Value>,
     /// Sign-in requests waiting for the user (`endpoints::account::requests::listed`).
     pub requests: Vec<serde_json::Value>,
+    /// The user set a CIBA user code (`ciba::user_code`).
+    pub user_code_set: bool,
 }
 
 /// What `?done=` on the overview says (a message id).
@@ -50,6 +52,9 @@ pub fn notice(done: &str) -> Option<&'static str> {
         "withdrawn" => Some("notice-withdrawn"),
         "request-approved" => Some("notice-request-approved"),
         "request-denied" => Some("notice-request-denied"),
+        "user-code" => Some("notice-user-code"),
+        "user-code-removed" => Some("notice-user-code-removed"),
+        "user-code-invalid" => Some("notice-user-code-invalid"),
         _ => None,
     }
 }
@@ -104,6 +109,7 @@ pub fn overview(p: Overview<'_>) -> Response {
         .with("sessions", p.sessions)
         .with("applications", p.applications)
         .with("requests", p.requests)
+        .with("user_code_set", p.user_code_set)
         .with("providers", p.providers.iter().map(|(id, name, linked)| json!({"id": id, "name": name, "linked": linked})).collect::<Vec<_>>());
     if let Some(n) = p.notice {
         page = page.msg("notice", n);

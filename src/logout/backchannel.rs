@@ -78,7 +78,8 @@ struct Due {
     attempts: u64,
     /// Whose row it is: a logout token is signed with its keys, a ping is its client's.
     tenant: crate::tenant::TenantId,
-    /// `logout`, or `ciba::ping::KIND` (then `payload` is the sealed ping and `sid` empty).
+    /// `logout`, or a CIBA kind (`ciba::ping`, `ciba::push`, `ciba::hook`: then `payload` is
+    /// what it sends, sealed, and `sid` empty).
     kind: String,
     payload: Option<Vec<u8>>,
 }
@@ -221,10 +222,11 @@ async fn claim(app: &App, limit: usize) -> StoreResult<Vec<Due>> {
 /// Send one token (or CIBA ping) and record the outcome.
 async fn deliver(app: &Issuer, row: Due) {
     let ping = row.kind == crate::ciba::ping::KIND;
+    let push = row.kind == crate::ciba::push::KIND || row.kind == crate::ciba::push::EXPIRED_KIND;
     let notice = row.kind == crate::ciba::hook::KIND;
     let uri = match notice {
         true => app.config.ciba_notify_hook_url.clone().filter(|u| !u.is_empty()),
-        false => app.client(&row.client_id).and_then(|c| match ping {
+        false => app.client(&row.client_id).and_then(|c| match ping || push {
             true => c.meta.backchannel_client_notification_endpoint.clone(),
             false => c.meta.backchannel_logout_uri.clone(),
         }),
@@ -237,6 +239,7 @@ async fn deliver(app: &Issuer, row: Due) {
     let timeout = Duration::from_secs(app.config.backchannel_logout_timeout);
     let mut forbidden = false;
     let sent = match (ping, notice) {
+        _ if push => crate::ciba::push::send(app, &uri, &row.kind, row.payload.as_deref(), timeout).await,
         (true, _) => crate::ciba::ping::send(app, &uri, row.payload.as_deref(), timeout).await,
         (_, true) => crate::ciba::hook::send(app, &uri, row.payload.as_deref(), timeout).await,
         _ => match logout_token(app, &row.client_id, &row.sub, &row.sid, &row.id) {
@@ -247,7 +250,7 @@ async fn deliver(app: &Issuer, row: Due) {
     let failure = match sent {
         Err(e) => {
             // A ping or notice that cannot be opened never will be (a logout token may sign later).
-            forbidden = ping || notice;
+            forbidden = ping || push || notice;
             Some(e)
         }
         Ok(sent) => match sent {
@@ -289,6 +292,8 @@ async fn finish(app: &App, row: &Due, outcome: &'static str, why: Option<String>
         (crate::ciba::ping::KIND, false) => "ciba_ping_abandoned",
         (crate::ciba::hook::KIND, true) => "ciba_notice_delivered",
         (crate::ciba::hook::KIND, false) => "ciba_notice_abandoned",
+        (crate::ciba::push::KIND | crate::ciba::push::EXPIRED_KIND, true) => "ciba_push_delivered",
+        (crate::ciba::push::KIND | crate::ciba::push::EXPIRED_KIND, false) => "ciba_push_abandoned",
         (_, true) => "backchannel_logout_delivered",
         (_, false) => "backchannel_logout_abandoned",
     };

@@ -138,10 +138,18 @@ pub fn hash_password(password: &str) -> Result<String, String> {
     if password.len() > 1024 {
         return Err("password too long".into());
     }
-    Argon2::default()
-        .hash_password(password.as_bytes())
-        .map(|h| h.to_string())
-        .map_err(|e| format!("cannot hash password: {e}"))
+    argon2_hash(password).map_err(|e| format!("cannot hash password: {e}"))
+}
+
+/// Argon2id of a secret a person chose (a password, a CIBA user code), in PHC form.
+pub fn argon2_hash(secret: &str) -> Result<String, String> {
+    Argon2::default().hash_password(secret.as_bytes()).map(|h| h.to_string()).map_err(|e| e.to_string())
+}
+
+/// Whether `secret` matches the PHC-form Argon2 `hash` (the comparison is the library's,
+/// constant-time); a malformed hash matches nothing.
+pub fn argon2_matches(hash: &str, secret: &str) -> bool {
+    PasswordHash::new(hash).map(|h| Argon2::default().verify_password(secret.as_bytes(), &h).is_ok()).unwrap_or(false)
 }
 
 /// Argon2id check. With `user == None` a dummy hash is checked anyway, so that a login for a
@@ -150,10 +158,7 @@ pub fn verify_password(user: Option<&User>, password: &str) -> bool {
     static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let dummy = DUMMY.get_or_init(|| hash_password("not-a-real-password").expect("dummy hash"));
     let hash = user.map(|u| u.password_hash.as_str()).unwrap_or(dummy);
-    let ok = PasswordHash::new(hash)
-        .map(|h| Argon2::default().verify_password(password.as_bytes(), &h).is_ok())
-        .unwrap_or(false);
-    ok && user.is_some_and(|u| !u.disabled)
+    argon2_matches(hash, password) && user.is_some_and(|u| !u.disabled)
 }
 
 pub fn new_user(input: UserInput) -> Result<User, String> {
@@ -314,7 +319,7 @@ pub fn delete(sql: &mut dyn Sql, tenant: TenantId, id: &str) -> StoreResult<bool
     let n = sql.execute("DELETE FROM users WHERE tenant_id = ?1 AND id = ?2", crate::params![t, id])?;
     // A user's names, consents and second factors go with the user (a new user under the
     // same id is not them).
-    for table in ["login_names", "consents", "user_factors", "recovery_codes", "linked_identities", "password_resets", "email_verifications"] {
+    for table in ["login_names", "consents", "user_factors", "recovery_codes", "ciba_user_codes", "linked_identities", "password_resets", "email_verifications"] {
         sql.execute(&format!("DELETE FROM {table} WHERE tenant_id = ?1 AND user_id = ?2"), crate::params![t, id])?;
     }
     super::organizations::remove_user(sql, tenant, id)?;

@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 pub enum Mode {
     Poll,
     Ping,
+    Push,
 }
 
 /// What the client asked for, checked by the endpoint, and who is asked.
@@ -58,6 +59,9 @@ pub struct Waiting {
     /// The request's key, base64url: what the approval form names.
     pub handle: String,
     pub request: CibaRequest,
+    /// The sealed `auth_req_id` and `client_notification_token` of a ping or push request
+    /// (`ciba::ping::seal`): what a push delivery is addressed with.
+    pub sealed: Option<Vec<u8>>,
 }
 
 /// What a token request with an `auth_req_id` finds (CIBA Core §11): as a device's poll.
@@ -180,12 +184,12 @@ impl CibaStore for SqlCibaStore {
             .db
             .read(move |sql| {
                 sql.query(
-                    "SELECT hash, data FROM ciba_requests WHERE tenant_id = ?1 AND user_id = ?2 AND pending_until > ?3 ORDER BY pending_until",
+                    "SELECT hash, data, ping FROM ciba_requests WHERE tenant_id = ?1 AND user_id = ?2 AND pending_until > ?3 ORDER BY pending_until",
                     crate::params![i64::from(tenant.0), user_id.as_str(), t],
                 )
             })
             .await?;
-        let mut out = rows.iter().map(|r| Ok(Waiting { handle: b64(&r.blob(0)?), request: decode(&r.text(1)?)? })).collect::<StoreResult<Vec<_>>>()?;
+        let mut out = rows.iter().map(|r| Ok(Waiting { handle: b64(&r.blob(0)?), request: decode(&r.text(1)?)?, sealed: r.opt_blob(2)? })).collect::<StoreResult<Vec<_>>>()?;
         out.sort_by_key(|w| w.request.created_at);
         Ok(out)
     }
@@ -258,7 +262,26 @@ impl CibaStore for SqlCibaStore {
 
     async fn sweep_expired(&self) -> StoreResult<usize> {
         let t = now() as i64;
-        let n = self.db.write(move |sql| sql.execute("DELETE FROM ciba_requests WHERE expires_at <= ?1", crate::params![t])).await?;
+        let n = self
+            .db
+            .write(move |sql| {
+                // Requests whose user never answered stop waiting; a push-mode client is told
+                // (CIBA Core §10.3.1: `expired_token`) through the outbox, in this transaction,
+                // so that each is told once. The row stays for a late poll, as any other.
+                let lapsed = sql.query(
+                    "UPDATE ciba_requests SET pending_until = 0 WHERE decision IS NULL AND pending_until > 0 AND pending_until <= ?1 \
+                     RETURNING tenant_id, client_id, user_id, data, ping",
+                    crate::params![t],
+                )?;
+                for r in &lapsed {
+                    let request: CibaRequest = decode(&r.text(3)?)?;
+                    if let (Mode::Push, Some(sealed)) = (request.mode, r.opt_blob(4)?) {
+                        crate::ciba::push::enqueue_expired(sql, r.tenant(0)?, &r.text(1)?, &r.text(2)?, sealed, t as u64)?;
+                    }
+                }
+                sql.execute("DELETE FROM ciba_requests WHERE expires_at <= ?1", crate::params![t])
+            })
+            .await?;
         Ok(n as usize)
     }
 }

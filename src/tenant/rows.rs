@@ -242,6 +242,7 @@ pub const TENANT_TABLES: &[&str] = &[
     "initial_access_tokens",
     "user_factors",
     "recovery_codes",
+    "ciba_user_codes",
     "linked_identities",
     "password_resets",
     "pending_signups",

@@ -226,6 +226,16 @@ pub struct IdTokenSpec<'a> {
     pub amr: &'a [String],
     /// The organization the user signed in for.
     pub org: Option<&'a OrgClaims>,
+    /// CIBA push mode (CIBA Core §10.3.1): the `auth_req_id` the tokens answer, and the
+    /// refresh token delivered beside them (its hash goes in `rt_hash`).
+    pub ciba_push: Option<CibaPush<'a>>,
+}
+
+/// What an ID token pushed to a CIBA client says of its delivery.
+#[derive(Clone, Copy)]
+pub struct CibaPush<'a> {
+    pub auth_req_id: &'a str,
+    pub refresh_token: Option<&'a str>,
 }
 
 pub fn mint_id_token(app: &Issuer, spec: IdTokenSpec<'_>) -> anyhow::Result<String> {
@@ -260,6 +270,14 @@ pub fn mint_id_token(app: &Issuer, spec: IdTokenSpec<'_>) -> anyhow::Result<Stri
     }
     if let Some(code) = spec.code {
         c.insert("c_hash".into(), left_half_hash_for(&alg, code).into());
+    }
+    // CIBA Core §10.3.1: a pushed ID token names its request and hashes the refresh token as
+    // at_hash does the access token, so that the client can tie both to what it asked.
+    if let Some(push) = spec.ciba_push {
+        c.insert("urn:openid:params:jwt:claim:auth_req_id".into(), push.auth_req_id.into());
+        if let Some(rt) = push.refresh_token {
+            c.insert("urn:openid:params:jwt:claim:rt_hash".into(), left_half_hash_for(&alg, rt).into());
+        }
     }
     // The grant the token belongs to travels in its jti (RFC 7519 §4.1.7), not in a claim of
     // our own: an ID token carries only registered claims (OIDC Core §2), and yet revoking the

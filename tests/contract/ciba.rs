@@ -1,7 +1,7 @@
 //! The CibaStore contract (backchannel authentication requests), on both backends: answered
 //! once, redeemed once, across a restart; paced polls; the answer's hook (a ping's outbox
 //! row) in the answer's commit; the bounds; expiry; tenants and users apart; only a hash of the
-//! `auth_req_id` written.
+//! `auth_req_id` written; a push request that lapses queued for its client by the sweep.
 
 use crate::backend::Backend;
 use authrim::stores::ciba::{CibaRequest, Mode, Poll};
@@ -19,6 +19,7 @@ contract!(
     ciba_polls_are_paced_and_only_the_owner_redeems,
     waiting_ciba_requests_are_bounded_and_expire,
     ciba_requests_of_other_tenants_and_users_are_out_of_reach,
+    a_lapsed_push_request_is_queued_for_its_client_once,
 );
 
 fn request(client: &str, user: &str, ttl: u64) -> CibaRequest {
@@ -173,6 +174,29 @@ async fn ciba_requests_of_other_tenants_and_users_are_out_of_reach(b: Backend) {
     assert!(!s.decide(T, &handle, "bob", approval(), no_answer_hook()).await.unwrap(), "another user's request");
     assert!(!s.decide(T, "not-a-handle", "alice", approval(), no_answer_hook()).await.unwrap());
     assert_eq!(s.poll(T, &id, "bank").await.unwrap(), Poll::Pending, "unchanged");
+    drop(s);
+    node.stop().await;
+}
+
+async fn a_lapsed_push_request_is_queued_for_its_client_once(b: Backend) {
+    let node = b.node(|_| {}).await;
+    let s = node.app.stores.ciba.clone();
+    let push = |client, ttl| CibaRequest { mode: Mode::Push, ..request(client, "alice", ttl) };
+    let lapsing = issue(&s, T, push("shop", 1), ROOMY).await.unwrap();
+    issue(&s, T, push("shop", 600), ROOMY).await.unwrap();
+    issue(&s, T, request("bank", "alice", 1), ROOMY).await.unwrap(); // a ping request lapses untold
+    issue(&s, T, push("answered", 1), ROOMY).await.unwrap();
+    let handle = s.waiting_for(T, "alice").await.unwrap().into_iter().find(|w| w.request.client_id == "answered").unwrap().handle;
+    assert!(s.decide(T, &handle, "alice", Decision::Denied, no_answer_hook()).await.unwrap(), "answered: its client is told by the answer");
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    s.sweep_expired().await.unwrap();
+    s.sweep_expired().await.unwrap();
+    let rows = node.app.db.read(|sql| sql.query("SELECT kind, client_id, sub, payload FROM logout_outbox", &[])).await.unwrap();
+    assert_eq!(rows.len(), 1, "one lapsed, unanswered push request; told once");
+    assert_eq!((rows[0].text(0).unwrap(), rows[0].text(1).unwrap(), rows[0].text(2).unwrap()), ("ciba_push_expired".into(), "shop".into(), "alice".into()));
+    assert_eq!(rows[0].opt_blob(3).unwrap().as_deref(), Some(&b"sealed ping"[..]), "the request's own sealed ping");
+    // Still told expired_token when polled (and /token refuses push ids anyway).
+    assert_eq!(s.poll(T, &lapsing, "shop").await.unwrap(), Poll::Expired);
     drop(s);
     node.stop().await;
 }

@@ -2,7 +2,8 @@
 third-party client: panva's openid-client asks for a sign-in by ``login_hint`` with a binding
 message and polls (``openid-client/ciba.mjs``) while Chromium plays the user on the account
 page, the authentication device (``browser/ciba.mjs``): signs in, finds the request with the
-application's name and the message, approves or denies it.
+application's name and the message, approves or denies it. A signed authentication request
+(CIBA Core §7.1.1) is made with joserfc, and the ID token checked with it.
 
 The server is one of the test's own, with a one-second polling interval, so that the
 library's waits (it sleeps the interval before every poll) stay short.
@@ -12,13 +13,18 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
+import requests
+from joserfc import jwt
+from joserfc.jwk import ECKey, KeySet
 
-from conftest import ALICE_PASSWORD
+from conftest import ALICE_PASSWORD, HTTP_TIMEOUT_S
 from test_browser import CHROMIUM, needs_browser
 from test_openid_client import FLOW, needs_npm_ci
 
@@ -103,3 +109,42 @@ def test_openid_client_ciba_poll_denied_on_the_account_page(ciba_server, tmp_pat
         proc.kill()
         raise
     assert finish(proc) == {"error": "access_denied", "status": 400}
+
+
+def test_a_signed_request_made_with_joserfc_is_approved_and_redeemed(ciba_server, tmp_path):
+    server, alice, _ = ciba_server
+    key = ECKey.generate_key("P-256", parameters={"kid": "bank-1", "use": "sig"})
+    client = server.create_client(client_id=server.unique("bank"), client_name="Bank",
+                                  token_endpoint_auth_method="client_secret_basic", grant_types=[GRANT], redirect_uris=[],
+                                  backchannel_token_delivery_mode="poll", scope="openid profile",
+                                  jwks={"keys": [key.as_dict(private=False)]},
+                                  backchannel_authentication_request_signing_alg="ES256")
+    meta = requests.get(server.url("/.well-known/openid-configuration"), timeout=HTTP_TIMEOUT_S).json()
+    assert "ES256" in meta["backchannel_authentication_request_signing_alg_values_supported"], meta
+    auth = (client["client_id"], client["client_secret"])
+    backchannel = meta["backchannel_authentication_endpoint"]
+
+    unsigned = requests.post(backchannel, data={"scope": "openid", "login_hint": "alice"}, auth=auth, timeout=HTTP_TIMEOUT_S)
+    assert unsigned.status_code == 400 and unsigned.json()["error"] == "invalid_request", unsigned.text
+    now = int(time.time())
+    claims = {"iss": client["client_id"], "aud": server.issuer, "iat": now, "nbf": now, "exp": now + 300,
+              "jti": secrets.token_urlsafe(16), "scope": "openid profile", "login_hint": "alice",
+              "binding_message": "SIGNED-7", "requested_expiry": 120}
+    signed = jwt.encode({"alg": "ES256", "kid": "bank-1"}, claims, key)
+    answer = requests.post(backchannel, data={"request": signed}, auth=auth, timeout=HTTP_TIMEOUT_S)
+    assert answer.status_code == 200 and answer.json()["expires_in"] == 120, answer.text
+    replay = requests.post(backchannel, data={"request": signed}, auth=auth, timeout=HTTP_TIMEOUT_S)
+    assert replay.status_code == 400 and "jti" in replay.json()["error_description"], replay.text
+
+    seen = user_answers(server, "SIGNED-7", "approve", tmp_path)
+    assert "Bank" in seen["listed"]["text"] and "was approved" in seen["notice"], seen
+    form = {"grant_type": GRANT, "auth_req_id": answer.json()["auth_req_id"]}
+    for _ in range(10):
+        tokens = requests.post(meta["token_endpoint"], data=form, auth=auth, timeout=HTTP_TIMEOUT_S)
+        if tokens.status_code != 400 or tokens.json()["error"] not in ("authorization_pending", "slow_down"):
+            break
+        time.sleep(1.2)
+    assert tokens.status_code == 200, tokens.text
+    keys = KeySet.import_key_set(requests.get(meta["jwks_uri"], timeout=HTTP_TIMEOUT_S).json())
+    id_token = jwt.decode(tokens.json()["id_token"], keys).claims
+    assert id_token["sub"] == alice["id"] and id_token["aud"] == client["client_id"] and id_token["iss"] == server.issuer, id_token

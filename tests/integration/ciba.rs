@@ -11,10 +11,10 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use tokio::sync::Mutex;
 
-const GRANT: &str = "urn:openid:params:grant-type:ciba";
+pub(crate) const GRANT: &str = "urn:openid:params:grant-type:ciba";
 
 /// A server with a poll interval of two seconds (two polls within a second are always too soon), `tweak` for more.
-async fn server(postgres: bool, tweak: impl FnOnce(&mut authrim::config::Config)) -> TestServer {
+pub(crate) async fn server(postgres: bool, tweak: impl FnOnce(&mut authrim::config::Config)) -> TestServer {
     TestServer::start_on(postgres, |c| {
         c.ciba_poll_interval = 2;
         c.backchannel_logout_retry_initial = 1;
@@ -26,7 +26,7 @@ async fn server(postgres: bool, tweak: impl FnOnce(&mut authrim::config::Config)
 
 /// The poll-mode client `call` (a call centre: CIBA, the code flow for id_token_hint, refresh)
 /// and the users alice and bob; returns call's secret.
-async fn call_and_users(s: &TestServer) -> String {
+pub(crate) async fn call_and_users(s: &TestServer) -> String {
     let meta = json!({
         "grant_types": [GRANT, "authorization_code", "refresh_token"],
         "backchannel_token_delivery_mode": "poll",
@@ -39,7 +39,7 @@ async fn call_and_users(s: &TestServer) -> String {
 }
 
 /// POST /backchannel as `client` with Basic `secret` (or none).
-async fn ask(s: &TestServer, client: &str, secret: Option<&str>, form: &[(&str, &str)]) -> (u16, Value) {
+pub(crate) async fn ask(s: &TestServer, client: &str, secret: Option<&str>, form: &[(&str, &str)]) -> (u16, Value) {
     let mut req = s.http.post(s.url("/backchannel")).form(form);
     if let Some(secret) = secret {
         req = req.basic_auth(client, Some(secret));
@@ -49,13 +49,13 @@ async fn ask(s: &TestServer, client: &str, secret: Option<&str>, form: &[(&str, 
     (status, res.json().await.unwrap_or(Value::Null))
 }
 
-async fn redeem(s: &TestServer, client: &str, secret: &str, auth_req_id: &str) -> (u16, Value) {
+pub(crate) async fn redeem(s: &TestServer, client: &str, secret: &str, auth_req_id: &str) -> (u16, Value) {
     let (status, body, _) = s.token(Some((client, secret)), &[("grant_type", GRANT), ("auth_req_id", auth_req_id)]).await;
     (status, body)
 }
 
 /// The account page in `b`, signed in as `username`.
-async fn account(b: &Browser, username: &str) -> Page {
+pub(crate) async fn account(b: &Browser, username: &str) -> Page {
     let mut page = get(b, "/account").await;
     if page.is_login() {
         page = post(b, "/login", &[("challenge", &page.challenge()), ("username", username), ("password", PASSWORD)]).await;
@@ -65,7 +65,7 @@ async fn account(b: &Browser, username: &str) -> Page {
 }
 
 /// The handles of the approval forms on the account page, in order.
-fn handles(page: &Page) -> Vec<String> {
+pub(crate) fn handles(page: &Page) -> Vec<String> {
     page.html
         .split("action=\"/account/requests/approve\"")
         .skip(1)
@@ -78,7 +78,7 @@ fn handles(page: &Page) -> Vec<String> {
 }
 
 /// The handle of the listed request whose item shows `message`.
-fn handle_with(page: &Page, message: &str) -> String {
+pub(crate) fn handle_with(page: &Page, message: &str) -> String {
     let item = page.html.split("<li>").find(|li| li.contains(message) && li.contains("/account/requests/approve")).expect("the request is listed");
     let marker = "name=\"handle\" value=\"";
     let start = item.find(marker).unwrap() + marker.len();
@@ -92,9 +92,11 @@ async fn poll_mode_from_request_to_tokens_with_every_poll_answer() {
         let secret = call_and_users(&s).await;
         let meta: Value = s.http.get(s.url("/.well-known/openid-configuration")).send().await.unwrap().json().await.unwrap();
         assert_eq!(meta["backchannel_authentication_endpoint"], s.url("/backchannel"));
-        assert_eq!(meta["backchannel_token_delivery_modes_supported"], json!(["poll", "ping"]));
-        assert_eq!(meta["backchannel_user_code_parameter_supported"], false);
-        assert!(meta.get("backchannel_authentication_request_signing_alg_values_supported").is_none());
+        assert_eq!(meta["backchannel_token_delivery_modes_supported"], json!(["poll", "ping", "push"]));
+        assert_eq!(meta["backchannel_user_code_parameter_supported"], true);
+        let algs = meta["backchannel_authentication_request_signing_alg_values_supported"].as_array().unwrap();
+        assert!(algs.contains(&json!("ES256")) && algs.contains(&json!("PS256")), "{algs:?}");
+        assert!(!algs.iter().any(|a| a == "none" || a.as_str().unwrap().starts_with("HS")), "asymmetric only: {algs:?}");
         assert!(meta["grant_types_supported"].as_array().unwrap().iter().any(|g| g == GRANT));
 
         let form = [("scope", "openid profile offline_access"), ("login_hint", "alice@example.com"), ("binding_message", "W4SCT")];
@@ -204,7 +206,7 @@ async fn every_refused_request_gets_the_error_the_spec_lists() {
         (with(&[("login_hint", "nobody")]), 400, "unknown_user_id"),
         (with(&[("binding_message", "a message far longer than the sixty-four characters a small screen can show")]), 400, "invalid_binding_message"),
         (with(&[("binding_message", "two\nlines")]), 400, "invalid_binding_message"),
-        (with(&[("user_code", "1234")]), 400, "invalid_request"),
+        (with(&[("user_code", "1234")]), 400, "invalid_user_code"),
         (with(&[("requested_expiry", "soon")]), 400, "invalid_request"),
         (with(&[("requested_expiry", "0")]), 400, "invalid_request"),
         (with(&[("acr_values", "urn:example:unknown")]), 400, "invalid_request"),
@@ -234,10 +236,14 @@ async fn every_refused_request_gets_the_error_the_spec_lists() {
     // Registration: CIBA clients are confidential and name a mode this server offers.
     for (meta, why) in [
         (json!({"grant_types": [GRANT], "redirect_uris": []}), "no mode"),
-        (json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "push"}), "push"),
+        (json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "push"}), "push without an endpoint"),
+        (
+            json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "push", "backchannel_client_notification_endpoint": "https://rp.example/cb", "dpop_bound_access_tokens": true}),
+            "push of bound tokens",
+        ),
+        (json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "pull"}), "an unknown mode"),
         (json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "ping"}), "ping without an endpoint"),
         (json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "poll", "token_endpoint_auth_method": "none"}), "public"),
-        (json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "poll", "backchannel_user_code_parameter": true}), "user code"),
         (
             json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "ping", "backchannel_client_notification_endpoint": "http://rp.example/cb"}),
             "plain http",
@@ -273,10 +279,14 @@ async fn an_id_token_hint_names_the_user_it_was_issued_for_and_only_to_that_clie
     assert_eq!((st, body["error"].as_str()), (400, Some("invalid_request")), "{body}");
 }
 
-/// A ping receiver: what it was sent (the Authorization header and the JSON body).
-async fn ping_receiver() -> (String, Arc<Mutex<Vec<(String, Value)>>>) {
+/// A ping (or push) receiver: what it was sent (the Authorization header and the JSON body).
+pub(crate) async fn ping_receiver() -> (String, Arc<Mutex<Vec<(String, Value)>>>) {
+    receiver_on(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+}
+
+/// A receiver on `listener`, for a test that brings it up late.
+pub(crate) fn receiver_on(listener: tokio::net::TcpListener) -> (String, Arc<Mutex<Vec<(String, Value)>>>) {
     let got: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/cb/ciba", listener.local_addr().unwrap());
     let seen = got.clone();
     let app = axum::Router::new().route(

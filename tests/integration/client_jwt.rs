@@ -66,14 +66,19 @@ impl Signer {
     pub fn assertion(&self, client_id: &str, aud: &str, changes: Value) -> String {
         let t = now();
         let mut c = json!({"iss": client_id, "sub": client_id, "aud": aud, "exp": t + 60, "iat": t, "jti": random_token()});
-        for (k, v) in changes.as_object().cloned().unwrap_or_default() {
-            if v.is_null() {
-                c.as_object_mut().unwrap().remove(&k);
-            } else {
-                c[k] = v;
-            }
-        }
+        apply(&mut c, changes);
         self.sign(&c)
+    }
+}
+
+/// `changes` applied to the claims `c`: each member set, or removed where it is `null`.
+pub fn apply(c: &mut Value, changes: Value) {
+    for (k, v) in changes.as_object().cloned().unwrap_or_default() {
+        if v.is_null() {
+            c.as_object_mut().unwrap().remove(&k);
+        } else {
+            c[k] = v;
+        }
     }
 }
 

@@ -352,6 +352,15 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     );
     CREATE INDEX organization_invitations_org ON organization_invitations(tenant_id, org_id, expires_at);
     "#,
+), (
+    24,
+    // As SQLite's migration 25: CIBA user codes, Argon2id.
+    r#"
+    CREATE TABLE ciba_user_codes (
+        tenant_id BIGINT NOT NULL, user_id TEXT NOT NULL, code_hash TEXT NOT NULL, updated_at BIGINT NOT NULL,
+        PRIMARY KEY (tenant_id, user_id)
+    );
+    "#,
 )];
 
 /// The version the migrations bring a database to.

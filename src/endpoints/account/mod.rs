@@ -46,6 +46,8 @@ pub fn router() -> Router<AppState> {
         .route("/account/applications/withdraw", post(access::withdraw))
         .route("/account/requests/approve", post(requests::approve))
         .route("/account/requests/deny", post(requests::deny))
+        .route("/account/user-code", post(requests::set_user_code))
+        .route("/account/user-code/remove", post(requests::remove_user_code))
         .route("/account/factors/remove", post(factors::remove))
         .route("/account/password", get(factors::password_page).post(factors::change_password))
         .route("/account/profile", get(profile::page).post(profile::change))
@@ -151,6 +153,10 @@ async fn overview(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) ->
         Ok(list) => requests::listed(&app, &list),
         Err(e) => return crate::endpoints::authorize::unavailable(e),
     };
+    let user_code_set = match crate::ciba::user_code::hash_of(&app.db, app.tenant.id, &me.user.id).await {
+        Ok(h) => h.is_some(),
+        Err(e) => return crate::endpoints::authorize::unavailable(e),
+    };
     let notice = Params::parse(query.unwrap_or_default().as_bytes()).ok().and_then(|p| p.get("done").map(str::to_string));
     pages::overview(pages::Overview {
         username: &me.user.username,
@@ -167,6 +173,7 @@ async fn overview(app: Issuer, headers: HeaderMap, RawQuery(query): RawQuery) ->
         sessions,
         applications,
         requests,
+        user_code_set,
     })
 }
 

@@ -81,6 +81,7 @@ pub async fn tokens(app: &Issuer, req: &AuthorizationRequest, session: &Session,
             grant_id: None,
             amr: &session.amr,
             org: org.as_ref(),
+            ciba_push: None,
         };
         let signed = tokens::mint_id_token(app, spec).map_err(|e| OAuthError::internal("signing", e))?;
         // Encrypted if the client asked (the lookup is made only for an ID token here).

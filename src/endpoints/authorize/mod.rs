@@ -33,7 +33,7 @@ pub mod response_type;
 
 pub use organization::{choose as choose_organization, logo_origin};
 pub use request::AuthorizationRequest;
-pub use request_object::algorithms as request_object_algorithms;
+pub use request_object::{algorithms as request_object_algorithms, as_params as request_object_params};
 use request::{Rejection, Via};
 use response::ReplyTo;
 

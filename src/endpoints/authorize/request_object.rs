@@ -81,14 +81,22 @@ pub async fn unpack(app: &Issuer, params: &Params) -> Result<Params, Rejection> 
             return Err(fail("response_type differs between the request and the request object".into()));
         }
     }
+    as_params(client.id(), &claims).map_err(fail)
+}
+
+/// A verified JWT's claims as the request they carry, for `client_id`: the envelope's claims
+/// (`iss`, `aud`, `exp`…) dropped, JSON numbers and booleans as their text, an object (the
+/// `claims` request) as JSON, the multi-valued parameters' arrays as repeated parameters. A
+/// signed CIBA authentication request (`endpoints::ciba::signed`) is read the same way.
+pub fn as_params(client_id: &str, claims: &Map<String, Value>) -> Result<Params, String> {
     let mut form = url::form_urlencoded::Serializer::new(String::new());
-    form.append_pair("client_id", client.id());
-    for (k, value) in &claims {
+    form.append_pair("client_id", client_id);
+    for (k, value) in claims {
         if ENVELOPE.contains(&k.as_str()) || k == "client_id" {
             continue;
         }
         if k == "request" || k == "request_uri" {
-            return Err(fail(format!("a request object cannot hold {k}")));
+            return Err(format!("a request object cannot hold {k}"));
         }
         match value {
             Value::String(s) => {
@@ -106,14 +114,14 @@ pub async fn unpack(app: &Issuer, params: &Params) -> Result<Params, Rejection> 
             }
             Value::Array(items) if MULTI.contains(&k.as_str()) => {
                 for item in items {
-                    let s = item.as_str().ok_or_else(|| fail(format!("{k} values must be strings")))?;
+                    let s = item.as_str().ok_or_else(|| format!("{k} values must be strings"))?;
                     form.append_pair(k, s);
                 }
             }
-            Value::Array(_) | Value::Null => return Err(fail(format!("{k} must be a string in the request object"))),
+            Value::Array(_) | Value::Null => return Err(format!("{k} must be a string in the request object")),
         }
     }
-    Params::parse(form.finish().as_bytes()).map_err(|e| fail(e.description.into_owned()))
+    Params::parse(form.finish().as_bytes()).map_err(|e| e.description.into_owned())
 }
 
 /// The signed request object inside the JWE `compact`, encrypted to one of the tenant's keys

@@ -19,10 +19,12 @@ pub(super) fn refused(why: impl Into<std::borrow::Cow<'static, str>>) -> OAuthEr
     OAuthError::invalid_grant(why)
 }
 
-/// What each kind needs checked: the claims it requires and the audiences it accepts.
+/// What each kind needs checked: the claims it requires and the audiences it accepts; the
+/// error code an expired one gets (CIBA names its own for a login_hint_token).
 pub(super) struct Expect<'a> {
     pub required: &'a [&'a str],
     pub audiences: &'a [String],
+    pub expired: &'static str,
 }
 
 /// The assertion's claims, once its signature verifies with one of `issuer`'s keys and its
@@ -47,8 +49,10 @@ pub(super) async fn verify<T: DeserializeOwned>(p: &Presented<'_>, expect: Expec
             Ok(d) => return Ok(d.claims),
             Err(e) if matches!(e.kind(), K::InvalidSignature | K::InvalidAlgorithm | K::InvalidKeyFormat) => continue,
             Err(e) => {
+                if matches!(e.kind(), K::ExpiredSignature) {
+                    return Err(refused("the assertion has expired").code_as(expect.expired));
+                }
                 return Err(refused(match e.kind() {
-                    K::ExpiredSignature => "the assertion has expired".to_string(),
                     K::ImmatureSignature => "the assertion is not yet valid (nbf)".to_string(),
                     K::InvalidAudience => format!("the assertion is not for this server (aud must be {})", expect.audiences.join(" or ")),
                     K::MissingRequiredClaim(c) => format!("the assertion has no {c}"),

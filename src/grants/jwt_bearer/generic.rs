@@ -39,7 +39,7 @@ pub(super) async fn accept(p: &Presented<'_>) -> OAuthResult<Accepted> {
         return Err(checks::refused("the assertion's typ must be JWT or absent"));
     }
     let audiences = [app.issuer().to_string(), app.endpoint("/token")];
-    let expect = Expect { required: &["exp", "iss", "aud", "sub", "jti"], audiences: &audiences };
+    let expect = Expect { required: &["exp", "iss", "aud", "sub", "jti"], audiences: &audiences, expired: "invalid_grant" };
     let a: Assertion = checks::verify(p, expect).await?;
     checks::check_times(app, a.exp, a.iat)?;
     checks::spend_jti(app, "jwt-bearer", issuer, &a.jti, a.exp).await?;

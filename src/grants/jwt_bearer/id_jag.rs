@@ -33,7 +33,7 @@ pub(super) async fn accept(p: &Presented<'_>) -> OAuthResult<Accepted> {
     let Presented { app, client, issuer, params, .. } = *p;
     // The draft addresses an ID-JAG to the authorization server's issuer identifier alone.
     let audiences = [app.issuer().to_string()];
-    let expect = Expect { required: &["exp", "iat", "iss", "aud", "sub", "jti"], audiences: &audiences };
+    let expect = Expect { required: &["exp", "iat", "iss", "aud", "sub", "jti"], audiences: &audiences, expired: "invalid_grant" };
     let jag: IdJag = checks::verify(p, expect).await?;
     checks::check_times(app, jag.exp, Some(jag.iat))?;
     if jag.client_id != client.id() {

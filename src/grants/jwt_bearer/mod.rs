@@ -17,6 +17,7 @@
 mod checks;
 mod generic;
 mod id_jag;
+pub mod login_hint;
 
 use super::{GrantHandler, TokenResponse};
 use crate::app::App;
@@ -97,7 +98,9 @@ impl GrantHandler for JwtBearerGrant {
         if !issuer.accept.contains(&kind) {
             return Err(refused(match kind {
                 AssertionKind::IdJag => "this issuer's identity assertions (ID-JAG) are not accepted here",
-                AssertionKind::JwtBearer => "only identity assertions (typ oauth-id-jag+jwt) are accepted from this issuer",
+                _ if issuer.accept.contains(&AssertionKind::IdJag) => "only identity assertions (typ oauth-id-jag+jwt) are accepted from this issuer",
+                // Trusted for CIBA's login_hint_token alone, which is never a grant.
+                _ => "this issuer's assertions are not accepted at this grant",
             }));
         }
         if issuer.clients.as_ref().is_some_and(|c| !c.iter().any(|id| id == client.id())) {
@@ -106,7 +109,7 @@ impl GrantHandler for JwtBearerGrant {
         let presented = Presented { grant: self, app, client, issuer, assertion, header: &header, params };
         let a = match kind {
             AssertionKind::IdJag => id_jag::accept(&presented).await?,
-            AssertionKind::JwtBearer => generic::accept(&presented).await?,
+            _ => generic::accept(&presented).await?,
         };
 
         let (jti, exp) = tokens::new_token_id(app);
@@ -129,6 +132,18 @@ impl GrantHandler for JwtBearerGrant {
         app.audit(AuditEvent::new(a.event).client(client.id()).user(&a.user.id).detail(a.detail)).await;
         // No refresh token: the assertion is the grant; a new one comes from its issuer.
         Ok(TokenResponse::access_only(app, access_token, a.scope, holder))
+    }
+}
+
+/// The registry holds the grant shared with CIBA's `login_hint_token` (`GrantRegistry::jwt_bearer`).
+#[async_trait]
+impl GrantHandler for Arc<JwtBearerGrant> {
+    fn grant_type(&self) -> &'static str {
+        GRANT_TYPE
+    }
+
+    async fn exchange(&self, app: &Issuer, client: &Client, params: &Params, holder: super::Holder<'_>) -> OAuthResult<TokenResponse> {
+        self.as_ref().exchange(app, client, params, holder).await
     }
 }
 

@@ -81,10 +81,14 @@ pub struct ClientMetadata {
     /// CIBA Core §4: where a ping client is told that a request was answered (https).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backchannel_client_notification_endpoint: Option<String>,
-    /// CIBA Core §4: the client sends a `user_code` with each request. Not supported here
-    /// (`backchannel_user_code_parameter_supported: false`), so registering `true` is refused.
+    /// CIBA Core §4: the client sends the user's `user_code` (`ciba::user_code`) with each
+    /// request; one without it is refused (`missing_user_code`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub backchannel_user_code_parameter: bool,
+    /// CIBA Core §4: the one algorithm the client's signed authentication requests use
+    /// (§7.1.1). A client that registered it must sign every request to `/backchannel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backchannel_authentication_request_signing_alg: Option<String>,
     /// Front-Channel Logout 1.0 §2: the page the logout page loads in an iframe.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frontchannel_logout_uri: Option<String>,
@@ -304,6 +308,8 @@ pub struct ClientInput {
     /// `Some("")` clears it.
     pub backchannel_client_notification_endpoint: Option<String>,
     pub backchannel_user_code_parameter: Option<bool>,
+    /// `Some("")` clears it.
+    pub backchannel_authentication_request_signing_alg: Option<String>,
     /// `Some("")` clears it.
     pub frontchannel_logout_uri: Option<String>,
     pub frontchannel_logout_session_required: Option<bool>,
@@ -646,6 +652,7 @@ fn metadata_fields(input: ClientInput) -> ClientMetadata {
         backchannel_token_delivery_mode: input.backchannel_token_delivery_mode.clone().filter(|u| !u.is_empty()),
         backchannel_client_notification_endpoint: input.backchannel_client_notification_endpoint.clone().filter(|u| !u.is_empty()),
         backchannel_user_code_parameter: input.backchannel_user_code_parameter.unwrap_or(false),
+        backchannel_authentication_request_signing_alg: input.backchannel_authentication_request_signing_alg.clone().filter(|a| !a.is_empty()),
         frontchannel_logout_uri: input.frontchannel_logout_uri.clone().filter(|u| !u.is_empty()),
         frontchannel_logout_session_required: input.frontchannel_logout_session_required.unwrap_or(false),
         jwks: input.jwks.clone().filter(|j| !client_keys::is_empty_set(j)),
@@ -718,6 +725,7 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.backchannel_token_delivery_mode { meta.backchannel_token_delivery_mode = Some(v).filter(|u| !u.is_empty()) }
     if let Some(v) = input.backchannel_client_notification_endpoint { meta.backchannel_client_notification_endpoint = Some(v).filter(|u| !u.is_empty()) }
     if let Some(v) = input.backchannel_user_code_parameter { meta.backchannel_user_code_parameter = v }
+    if let Some(v) = input.backchannel_authentication_request_signing_alg { meta.backchannel_authentication_request_signing_alg = Some(v).filter(|a| !a.is_empty()) }
     if let Some(v) = input.frontchannel_logout_uri { meta.frontchannel_logout_uri = Some(v).filter(|u| !u.is_empty()) }
     if let Some(v) = input.frontchannel_logout_session_required { meta.frontchannel_logout_session_required = v }
     if let Some(v) = input.jwks { meta.jwks = Some(v).filter(|j| !client_keys::is_empty_set(j)) }

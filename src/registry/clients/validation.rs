@@ -176,6 +176,10 @@ pub(super) fn validate_keys(meta: &ClientMetadata) -> Result<(), String> {
             return Err(format!("request_object_signing_alg {alg:?} is not one of {}", allowed.join(", ")));
         }
     }
+    // CIBA Core §7.1.1: signed authentication requests use asymmetric algorithms only.
+    if let Some(alg) = meta.backchannel_authentication_request_signing_alg.as_deref().filter(|a| !client_keys::ASYMMETRIC_ALGS.contains(a)) {
+        return Err(format!("backchannel_authentication_request_signing_alg {alg:?} is not one of {}", client_keys::ASYMMETRIC_ALGS.join(", ")));
+    }
     if let Some(alg) = &meta.token_endpoint_auth_signing_alg {
         let allowed = match method {
             AUTH_PRIVATE_KEY_JWT => client_keys::ASYMMETRIC_ALGS,
@@ -253,22 +257,24 @@ fn validate_encryption(meta: &ClientMetadata) -> Result<(), String> {
     Ok(())
 }
 
-/// CIBA Core §4: a client of the CIBA grant names its delivery mode, `poll` or `ping` (push
-/// is not offered); a ping client its notification endpoint.
+/// CIBA Core §4: a client of the CIBA grant names its delivery mode, `poll`, `ping` or
+/// `push`; a ping or push client its notification endpoint. Pushed tokens cannot be bound to
+/// a key the client proves when it receives them, so a client whose tokens must be bound
+/// (DPoP, mTLS) cannot use push.
 fn validate_ciba(meta: &ClientMetadata) -> Result<(), String> {
-    if meta.backchannel_user_code_parameter {
-        return Err("backchannel_user_code_parameter is not supported (backchannel_user_code_parameter_supported is false)".into());
-    }
     let ciba = meta.grant_types.iter().any(|g| g == crate::grants::ciba::GRANT_TYPE);
     match (ciba, meta.backchannel_token_delivery_mode.as_deref()) {
         (_, Some(m)) if !crate::endpoints::ciba::DELIVERY_MODES.contains(&m) => {
             return Err(format!("backchannel_token_delivery_mode {m:?} is not one of {}", crate::endpoints::ciba::DELIVERY_MODES.join(", ")));
         }
-        (true, None) => return Err("a client of the CIBA grant needs a backchannel_token_delivery_mode (poll or ping)".into()),
+        (true, None) => return Err("a client of the CIBA grant needs a backchannel_token_delivery_mode (poll, ping or push)".into()),
+        (_, Some("push")) if meta.dpop_bound_access_tokens || meta.mtls.tls_client_certificate_bound_access_tokens => {
+            return Err("push mode cannot deliver sender-constrained tokens (dpop_bound_access_tokens, tls_client_certificate_bound_access_tokens): use poll or ping".into());
+        }
         _ => {}
     }
     match (meta.backchannel_token_delivery_mode.as_deref(), &meta.backchannel_client_notification_endpoint) {
-        (Some("ping"), None) => Err("a ping client needs a backchannel_client_notification_endpoint".into()),
+        (Some(mode @ ("ping" | "push")), None) => Err(format!("a {mode} client needs a backchannel_client_notification_endpoint")),
         // https, or http on a loopback host as for every URI the server calls (a loopback
         // address is refused by the fetcher anyway unless `fetch_allow_private_addresses`).
         (_, Some(uri)) => validate_web_uri(uri).map_err(|e| format!("backchannel_client_notification_endpoint: {e}")),

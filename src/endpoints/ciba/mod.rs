@@ -4,13 +4,16 @@
 //! account page, which lists the requests waiting for them; notifiers (`crate::ciba`) tell
 //! the user that one waits.
 //!
-//! What is offered: poll and ping delivery; `login_hint` (a username or e-mail address) and
+//! What is offered: poll, ping and push delivery (push: the tokens are sent to the client,
+//! `ciba::push`, and `/token` refuses its ids); `login_hint` (a username or e-mail address),
 //! `id_token_hint` (an ID token issued here to this client, its signature and issuer checked,
-//! its expiry not: CIBA Core §7.1 allows an expired one); `binding_message`;
-//! `requested_expiry`; `acr_values`. Not offered, and refused with the spec's errors:
-//! `login_hint_token` (no format for it is defined here), `user_code`
-//! (`backchannel_user_code_parameter_supported: false`), signed requests (no
-//! `backchannel_authentication_request_signing_alg_values_supported`), push mode.
+//! its expiry not: CIBA Core §7.1 allows an expired one) and `login_hint_token` (a JWT from an
+//! issuer the operator trusts for it, `grants::jwt_bearer::login_hint`); `binding_message`;
+//! `requested_expiry`; `acr_values`; `user_code` (`ciba::user_code`: the code the user set on
+//! the account page, required of a client that registered `backchannel_user_code_parameter`,
+//! checked and throttled like a password); signed requests (§7.1.1, `signed`: the parameters
+//! as a JWT the client signs, required of a client that registered
+//! `backchannel_authentication_request_signing_alg`).
 //!
 //! The client authenticates as at `/token` and must be confidential (CIBA Core §4). Requests
 //! waiting for their user are bounded per client and in all (`ciba_max_pending_per_client`,
@@ -31,9 +34,11 @@ use axum::response::Response;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
+pub mod signed;
+
 pub const PATH: &str = "/backchannel";
 /// The delivery modes offered (discovery's `backchannel_token_delivery_modes_supported`).
-pub const DELIVERY_MODES: &[&str] = &["poll", "ping"];
+pub const DELIVERY_MODES: &[&str] = &["poll", "ping", "push"];
 /// The longest `client_notification_token` kept (CIBA Core §7.1 suggests at least 128 bits of
 /// entropy; a kilobyte leaves room for a signed token).
 const MAX_NOTIFICATION_TOKEN: usize = 1024;
@@ -66,30 +71,28 @@ async fn handle(app: &Issuer, headers: &HeaderMap, cert: Option<&ClientCertifica
     let mode = match client.meta.backchannel_token_delivery_mode.as_deref() {
         Some("poll") => Mode::Poll,
         Some("ping") => Mode::Ping,
-        _ => return Err(OAuthError::unauthorized_client("this client has no token delivery mode this server offers (poll or ping)")),
+        Some("push") => Mode::Push,
+        _ => return Err(OAuthError::unauthorized_client("this client has no token delivery mode this server offers (poll, ping or push)")),
     };
-    if params.get("request").is_some() {
-        return Err(OAuthError::invalid_request("signed authentication requests are not supported here"));
-    }
+    // From here on, the parameters are the signed request's when there is one.
+    let params = signed::request(app, &client, params).await?;
     let scope = params.get("scope").ok_or_else(|| OAuthError::invalid_request("scope is required"))?;
     if !split_list(scope).any(|s| s == "openid") {
         return Err(OAuthError::invalid_scope("scope must include openid (CIBA Core section 7.1)"));
     }
     let resources = crate::resources::allowed(app, &client, params.get_all("resource"))?;
     let scope = crate::endpoints::device_authorization::requested_scope(app, &client, &resources, Some(scope))?;
-    let user = hinted_user(app, &client, &params)?;
+    let user = hinted_user(app, &client, &params).await?;
     let binding_message = binding_message(app, params.get("binding_message"))?;
-    // CIBA Core §7.1: a user_code is only for OPs that say they take one; this one does not.
-    if params.get("user_code").is_some() {
-        return Err(OAuthError::invalid_request("user_code is not supported (backchannel_user_code_parameter_supported is false)"));
-    }
     let ttl = requested_expiry(app, params.get("requested_expiry"))?;
+    // CIBA Core §7.1: required in ping and push modes, where it authorizes what is sent to
+    // the client. Push mode seals it with the auth_req_id as ping mode does.
     let token = match (mode, params.get("client_notification_token")) {
-        (Mode::Ping, None) => return Err(OAuthError::invalid_request("client_notification_token is required in ping mode")),
+        (Mode::Ping | Mode::Push, None) => return Err(OAuthError::invalid_request("client_notification_token is required in ping and push modes")),
         (_, Some(t)) if t.len() > MAX_NOTIFICATION_TOKEN || !t.bytes().all(|b| b.is_ascii_graphic()) => {
             return Err(OAuthError::invalid_request("client_notification_token must be at most 1024 visible ASCII characters"));
         }
-        (Mode::Ping, Some(t)) => Some(t),
+        (Mode::Ping | Mode::Push, Some(t)) => Some(t),
         (Mode::Poll, _) => None,
     };
     let mut acr_values: Vec<String> = params.get("acr_values").map(split_list).into_iter().flatten().map(str::to_string).collect();
@@ -99,6 +102,8 @@ async fn handle(app: &Issuer, headers: &HeaderMap, cert: Option<&ClientCertifica
     if let Some(a) = acr_values.iter().find(|a| !crate::factors::ACR_VALUES.contains(&a.as_str())) {
         return Err(OAuthError::invalid_request(format!("acr_values: {a:?} is not offered here")));
     }
+    // Last: a code is checked (and a wrong one counted) only in a request otherwise good.
+    crate::ciba::user_code::check(app, &client, &user, params.get("user_code")).await?;
     let t = now();
     let request = CibaRequest {
         client_id: client.id().to_string(),
@@ -122,18 +127,22 @@ async fn handle(app: &Issuer, headers: &HeaderMap, cert: Option<&ClientCertifica
     if let Some(m) = &app.mailer {
         m.wake.notify_one();
     }
-    Ok(json!({ "auth_req_id": auth_req_id, "expires_in": ttl, "interval": interval }))
+    // A push client never polls, so it is given no interval (CIBA Core §7.3).
+    match mode {
+        Mode::Push => Ok(json!({ "auth_req_id": auth_req_id, "expires_in": ttl })),
+        _ => Ok(json!({ "auth_req_id": auth_req_id, "expires_in": ttl, "interval": interval })),
+    }
 }
 
-/// The user the request names: exactly one hint (CIBA Core §7.1), of a kind offered here, for
-/// an existing, enabled user (else `unknown_user_id`).
-fn hinted_user(app: &Issuer, client: &Client, params: &Params) -> Result<Arc<User>, OAuthError> {
+/// The user the request names: exactly one hint (CIBA Core §7.1), for an existing, enabled
+/// user (else `unknown_user_id`).
+async fn hinted_user(app: &Issuer, client: &Client, params: &Params) -> Result<Arc<User>, OAuthError> {
     let hints = ["login_hint", "id_token_hint", "login_hint_token"].iter().filter(|h| params.get(h).is_some()).count();
     if hints != 1 {
         return Err(OAuthError::invalid_request("exactly one of login_hint, id_token_hint and login_hint_token is required"));
     }
-    if params.get("login_hint_token").is_some() {
-        return Err(OAuthError::invalid_request("login_hint_token is not supported here: use login_hint or id_token_hint"));
+    if let Some(token) = params.get("login_hint_token") {
+        return crate::grants::jwt_bearer::login_hint::user(app.grants.jwt_bearer(), app, client, token).await;
     }
     let unknown = || refuse("unknown_user_id", "the hint names no user of this server");
     let user = match (params.get("login_hint"), params.get("id_token_hint")) {
