@@ -2,8 +2,8 @@
 //! stricter rules, rather than a dozen settings an operator must get right together.
 //!
 //! `standard` is OpenID Connect and OAuth 2.0 as the rest of the code describes them.
-//! `fapi2` is the FAPI 2.0 Security Profile (final), with DPoP as the sender constraint
-//! (Authrim has no mutual TLS). The tenant has a profile (`security_profile`), and a client
+//! `fapi2` is the FAPI 2.0 Security Profile (final), with DPoP or mutual TLS (RFC 8705) as
+//! the sender constraint. The tenant has a profile (`security_profile`), and a client
 //! may be registered with `fapi2` on a `standard` tenant (client metadata
 //! `security_profile`): the rules asked about a client follow the stricter of the two
 //! (`for_client`). Those asked before a client is known (discovery, which DPoP algorithms a
@@ -13,13 +13,14 @@
 //! |---|---|---|
 //! | PKCE with S256 for every client | §5.3.2.2 | `requires_pkce` |
 //! | authorization requests only through PAR | §5.3.2.2 | `requires_par` |
-//! | client authentication by `private_key_jwt` only | §5.3.2.1 | `allows_auth_method` |
+//! | client authentication by `private_key_jwt` or mutual TLS only | §5.3.2.1 | `allows_auth_method` |
 //! | an assertion's `aud` is the issuer, as a string | §5.3.2.1 item 8 | `strict_assertion_audience` |
-//! | sender-constrained (DPoP) access tokens only | §5.3.2.1 | `requires_dpop` |
+//! | sender-constrained access tokens only (DPoP, or a certificate-bound client's certificate) | §5.3.2.1 | `requires_dpop`, `endpoints::token` |
 //! | no refresh-token rotation (tenant-wide only) | §5.3.2.1 | `Config::refresh_rotation` |
 //! | authorization codes live at most 60 s | §5.3.2.1 | `code_lifetime` |
 //! | `response_type=code` only (no hybrid or implicit) | §5.3.2.2 | `refusal`, `authorize::response_type::check` |
 //! | PS256, ES256 or EdDSA for every signature we make or accept | §5.4 | `Config::validate`, `dpop_algs` |
+//! | request objects: `nbf` at most 60 min past, `exp` at most 60 min after it | Message Signing §5.3.1 | `authorize::request_object::fapi2_lifetime` |
 //!
 //! Authrim's own pages (the account page and console, `endpoints::first_party`) are clients
 //! of this server that never leave it: they sign users in through the front channel with

@@ -228,3 +228,52 @@ async fn a_client_can_be_held_to_fapi2_on_a_standard_deployment() {
     let (st, body) = push(&s, &signer, json!([s.issuer()]), &[]).await;
     assert_eq!(st, 201, "{body}");
 }
+
+/// FAPI 2.0 Message Signing §5.3.1 (the message-signing plan's `ensure-request-object-without-exp-fails`,
+/// `…-without-nbf-fails`, `…-with-exp-over-60-fails` and `…-with-nbf-over-60-fails`): a FAPI 2.0
+/// client's request object must carry `nbf` no longer than 60 minutes in the past and `exp` no
+/// longer than 60 minutes after it; `/par` refuses the others with `invalid_request_object`.
+#[tokio::test]
+async fn a_fapi2_request_object_lives_at_most_an_hour_from_its_nbf() {
+    let s = fapi_server().await;
+    let signer = Signer::es256("bank-key");
+    s.client("bank", json!({"token_endpoint_auth_method": "private_key_jwt", "jwks": jwks(&[&signer]), "scope": "openid"})).await;
+    let challenge = b64(&sha256(VERIFIER.as_bytes()));
+    let now = authrim::util::now();
+    let object = |changes: Value| {
+        let mut o = crate::request_object::object(&s, "bank", json!({"nbf": now, "exp": now + 300, "code_challenge": challenge, "code_challenge_method": "S256"}));
+        for (k, v) in changes.as_object().cloned().unwrap_or_default() {
+            match v.is_null() {
+                true => o.as_object_mut().unwrap().remove(&k),
+                false => o.as_object_mut().unwrap().insert(k, v),
+            };
+        }
+        signer.sign(&o)
+    };
+    let issuer = s.issuer();
+    let push = |jwt: String| {
+        let issuer = issuer.clone();
+        let s = &s;
+        let signer = &signer;
+        async move { push(s, signer, json!(issuer), &[("request", jwt.as_str())]).await }
+    };
+    let (st, body) = push(object(json!({}))).await;
+    assert_eq!(st, 201, "nbf now, exp in five minutes: {body}");
+    for (what, changes) in [
+        ("no exp", json!({"exp": null})),
+        ("no nbf", json!({"nbf": null})),
+        ("nbf 70 minutes ago", json!({"nbf": now - 70 * 60})),
+        ("exp 70 minutes after nbf", json!({"exp": now + 70 * 60})),
+    ] {
+        let (st, body) = push(object(changes)).await;
+        assert_eq!((st, body["error"].as_str()), (400, Some("invalid_request_object")), "{what}: {body}");
+        assert!(body["error_description"].as_str().unwrap().contains("FAPI 2.0"), "{what}: {body}");
+    }
+    // On a standard deployment neither claim is required (RFC 9101, OIDC Core section 6.1).
+    let plain = TestServer::start().await;
+    plain.client("rp", json!({"jwks": jwks(&[&signer])})).await;
+    let o = crate::request_object::object(&plain, "rp", json!({}));
+    assert!(o.get("nbf").is_none());
+    let res = plain.browser().authorize(&[("client_id", "rp"), ("request", &signer.sign(&o))]).await;
+    assert!(Page::from(res).await.is_login(), "a standard deployment uses a request object without nbf");
+}

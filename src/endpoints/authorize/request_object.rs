@@ -73,6 +73,9 @@ pub async fn unpack(app: &Issuer, params: &Params) -> Result<Params, Rejection> 
             return Err(fail("the request object's signature does not verify with this client's keys".into()))
         }
     };
+    if profile.is_fapi2() {
+        fapi2_lifetime(&claims, crate::util::now()).map_err(fail)?;
+    }
     if claims.get("client_id").is_some_and(|c| c.as_str() != Some(client.id())) {
         return Err(fail("the request object's client_id differs from the request's".into()));
     }
@@ -122,6 +125,30 @@ pub fn as_params(client_id: &str, claims: &Map<String, Value>) -> Result<Params,
         }
     }
     Params::parse(form.finish().as_bytes()).map_err(|e| e.description.into_owned())
+}
+
+/// How far in the past a FAPI 2.0 request object's `nbf` may lie, and how long after it its
+/// `exp` may be, in seconds.
+const FAPI2_OBJECT_WINDOW: u64 = 60 * 60;
+
+/// FAPI 2.0 Message Signing §5.3.1 (as FAPI 1.0 Advanced §5.2.2 items 13 and 17): the request
+/// object of a client held to FAPI 2.0 must carry an `nbf` no longer than 60 minutes in the past
+/// and an `exp` no longer than 60 minutes after that `nbf`, so that a signed request stands for
+/// one moment, not for as long as its client chose. (That `nbf` is not in the future and `exp`
+/// not in the past was checked with the signature.)
+fn fapi2_lifetime(claims: &Map<String, Value>, now: u64) -> Result<(), String> {
+    let time = |name: &str| {
+        let value = claims.get(name).ok_or_else(|| format!("the request object must carry {name} (FAPI 2.0 Message Signing)"))?;
+        value.as_f64().filter(|t| *t >= 0.0).map(|t| t as u64).ok_or_else(|| format!("the request object's {name} must be a NumericDate"))
+    };
+    let (nbf, exp) = (time("nbf")?, time("exp")?);
+    if now.saturating_sub(nbf) > FAPI2_OBJECT_WINDOW + crate::client_auth::jwt::LEEWAY {
+        return Err("the request object's nbf is more than 60 minutes in the past (FAPI 2.0 Message Signing)".into());
+    }
+    if exp.saturating_sub(nbf) > FAPI2_OBJECT_WINDOW {
+        return Err("the request object's exp is more than 60 minutes after its nbf (FAPI 2.0 Message Signing)".into());
+    }
+    Ok(())
 }
 
 /// The signed request object inside the JWE `compact`, encrypted to one of the tenant's keys
