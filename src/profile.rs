@@ -21,6 +21,14 @@
 //! | `response_type=code` only (no hybrid or implicit) | §5.3.2.2 | `refusal`, `authorize::response_type::check` |
 //! | PS256, ES256 or EdDSA for every signature we make or accept | §5.4 | `Config::validate`, `dpop_algs` |
 //! | request objects: `nbf` at most 60 min past, `exp` at most 60 min after it | Message Signing §5.3.1 | `authorize::request_object::fapi2_lifetime` |
+//! | CIBA: signed authentication requests only | FAPI-CIBA §5.2.2 | `requires_signed_ciba_requests`, `endpoints::ciba::signed` |
+//! | CIBA: no push mode | FAPI-CIBA §5.2.2 | `refusal`, `endpoints::ciba` |
+//!
+//! FAPI 2.0 says nothing of CIBA; a deployment held to it that offers CIBA gets the
+//! authorization server's rules of FAPI-CIBA (which builds on FAPI's): confidential clients
+//! only (CIBA's own rule here), signed requests living at most an hour from `nbf` to `exp`
+//! (every signed request here), no push mode, and the client authentication and sender
+//! constraint above.
 //!
 //! Authrim's own pages (the account page and console, `endpoints::first_party`) are clients
 //! of this server that never leave it: they sign users in through the front channel with
@@ -95,6 +103,16 @@ impl Profile {
         !self.for_client(client).is_fapi2() || client.meta.first_party || FAPI2_AUTH_METHODS.contains(&method)
     }
 
+    /// Whether `client`'s CIBA authentication requests must be signed (FAPI-CIBA §5.2.2).
+    pub fn requires_signed_ciba_requests(self, client: &Client) -> bool {
+        self.for_client(client).is_fapi2()
+    }
+
+    /// Whether `client` may have its CIBA answers pushed (FAPI-CIBA §5.2.2: not under FAPI).
+    pub fn allows_ciba_push(self, client: &Client) -> bool {
+        !self.for_client(client).is_fapi2()
+    }
+
     /// Whether `client`'s assertions must have exactly the issuer identifier, as a string, as
     /// `aud` (not an array, not an endpoint URL).
     pub fn strict_assertion_audience(self, client: &Client) -> bool {
@@ -120,6 +138,10 @@ impl Profile {
         if let Some(r) = meta.response_types.iter().find(|r| *r != "code") {
             return Some(format!("this server's security profile (FAPI 2.0) allows only response_type code, not {r:?}"));
         }
+        // FAPI-CIBA §5.2.2: poll or ping, never push.
+        if meta.backchannel_token_delivery_mode.as_deref() == Some("push") {
+            return Some("this server's security profile (FAPI 2.0, with FAPI-CIBA for CIBA) does not allow backchannel_token_delivery_mode push: use poll or ping".into());
+        }
         if !FAPI2_AUTH_METHODS.contains(&meta.token_endpoint_auth_method.as_str()) {
             return Some(format!(
                 "this server's security profile (FAPI 2.0) accepts only private_key_jwt or mutual TLS as token_endpoint_auth_method, not {}",
@@ -133,6 +155,7 @@ impl Profile {
             ("userinfo_signed_response_alg", &meta.userinfo_signed_response_alg),
             ("access_token_signing_alg", &meta.access_token_signing_alg),
             ("authorization_signed_response_alg", &meta.authorization_signed_response_alg),
+            ("backchannel_authentication_request_signing_alg", &meta.backchannel_authentication_request_signing_alg),
         ];
         algs.iter().find_map(|(name, alg)| {
             let alg = alg.as_deref()?;

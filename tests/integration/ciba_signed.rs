@@ -118,3 +118,78 @@ async fn a_signed_request_is_the_request_and_its_claims_are_checked() {
         assert_eq!((st, v["backchannel_authentication_request_signing_alg"].as_str()), (200, Some("ES256")), "{v}");
     }
 }
+
+/// `/backchannel` as `client` authenticated by a `private_key_jwt` assertion from `key`
+/// (FAPI's client authentication), with `form`.
+async fn ask_with_assertion(s: &TestServer, key: &Signer, client: &str, form: &[(&str, &str)]) -> (u16, Value) {
+    let assertion = key.assertion(client, &s.issuer(), json!({}));
+    let mut all = vec![("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"), ("client_assertion", assertion.as_str())];
+    all.extend_from_slice(form);
+    ask(s, client, None, &all).await
+}
+
+/// Held to FAPI (`security_profile = fapi2`), CIBA follows FAPI-CIBA §5.2.2: signed requests
+/// only, and no push mode: refused at registration, and at the request of a push client
+/// registered before the deployment was held to the profile.
+#[tokio::test]
+async fn under_fapi_ciba_requests_are_signed_and_never_pushed() {
+    let es256 = |c: &mut authrim::config::Config| {
+        c.signing_algorithms = "RS256 ES256".into();
+        c.token_signing_alg = "ES256".into();
+    };
+    let key = Signer::es256("k1");
+    let meta = |extra: Value| {
+        let mut m = json!({"grant_types": [GRANT], "redirect_uris": [], "token_endpoint_auth_method": "private_key_jwt", "jwks": jwks(&[&key])});
+        apply(&mut m, extra);
+        m
+    };
+    let push = json!({"backchannel_token_delivery_mode": "push", "backchannel_client_notification_endpoint": "https://rp.example/cb/ciba"});
+
+    // A push client of a standard deployment, which then restarts held to FAPI.
+    let s = server(false, es256).await;
+    s.client("early-push", meta(push.clone())).await;
+    let TestServer { server: running, dir, .. } = s;
+    let mut config = running.app.config.clone();
+    running.stop().await.unwrap();
+    config.security_profile = "fapi2".into();
+    let s = TestServer::start_in(dir, config).await;
+    s.user("alice", json!({})).await;
+
+    // Its requests are refused, signed or not; and no push client can be registered now.
+    let jwt = request(&s, &key, "early-push", json!({}));
+    let (st, body) = ask_with_assertion(&s, &key, "early-push", &[("request", jwt.as_str()), ("client_notification_token", "n-0123456789abcdef")]).await;
+    assert_eq!((st, body["error"].as_str()), (400, Some("unauthorized_client")), "{body}");
+    assert!(body["error_description"].as_str().unwrap().contains("push"), "{body}");
+    let mut late = meta(push.clone());
+    late["client_id"] = "late-push".into();
+    let (st, v) = s.admin(reqwest::Method::POST, "/admin/clients", Some(late)).await;
+    assert_eq!((st, v["error"].as_str()), (400, Some("invalid_client_metadata")), "{v}");
+    assert!(v["error_description"].as_str().unwrap().contains("push"), "{v}");
+    let (st, v) = s.admin(reqwest::Method::PUT, "/admin/clients/early-push", Some(json!({"backchannel_token_delivery_mode": "push"}))).await;
+    assert_eq!(st, 400, "an existing push client is not saved as one either: {v}");
+
+    // A poll client: an unsigned request is refused, a signed one taken.
+    s.client("bank", meta(json!({"backchannel_token_delivery_mode": "poll"}))).await;
+    let (st, body) = ask_with_assertion(&s, &key, "bank", &[("scope", "openid"), ("login_hint", "alice")]).await;
+    assert_eq!((st, body["error"].as_str()), (400, Some("invalid_request")), "{body}");
+    assert!(body["error_description"].as_str().unwrap().contains("signed"), "{body}");
+    let jwt = request(&s, &key, "bank", json!({}));
+    let (st, body) = ask_with_assertion(&s, &key, "bank", &[("request", jwt.as_str())]).await;
+    assert_eq!(st, 200, "{body}");
+    assert!(body["auth_req_id"].is_string() && body["interval"].is_number(), "{body}");
+
+    // On a standard deployment, a client registered with the profile is held to the same.
+    let s = server(false, es256).await;
+    s.user("alice", json!({})).await;
+    let mut held = meta(push);
+    held["client_id"] = "held".into();
+    held["security_profile"] = "fapi2".into();
+    let (st, v) = s.admin(reqwest::Method::POST, "/admin/clients", Some(held)).await;
+    assert_eq!((st, v["error"].as_str()), (400, Some("invalid_client_metadata")), "{v}");
+    s.client("held", meta(json!({"backchannel_token_delivery_mode": "poll", "security_profile": "fapi2"}))).await;
+    let (st, body) = ask_with_assertion(&s, &key, "held", &[("scope", "openid"), ("login_hint", "alice")]).await;
+    assert_eq!((st, body["error"].as_str()), (400, Some("invalid_request")), "{body}");
+    s.client("neighbour", meta(json!({"backchannel_token_delivery_mode": "poll"}))).await;
+    let (st, body) = ask_with_assertion(&s, &key, "neighbour", &[("scope", "openid"), ("login_hint", "alice")]).await;
+    assert_eq!(st, 200, "its neighbour is not: {body}");
+}

@@ -71,6 +71,11 @@ async fn handle(app: &Issuer, headers: &HeaderMap, cert: Option<&ClientCertifica
     let mode = match client.meta.backchannel_token_delivery_mode.as_deref() {
         Some("poll") => Mode::Poll,
         Some("ping") => Mode::Ping,
+        // A push client registered before its tenant was held to FAPI: refused now (FAPI-CIBA
+        // §5.2.2), as its registration would be.
+        Some("push") if !app.profile().allows_ciba_push(&client) => {
+            return Err(OAuthError::unauthorized_client("this server's security profile (FAPI-CIBA) does not allow push mode: register poll or ping"));
+        }
         Some("push") => Mode::Push,
         _ => return Err(OAuthError::unauthorized_client("this client has no token delivery mode this server offers (poll, ping or push)")),
     };

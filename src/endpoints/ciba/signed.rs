@@ -8,7 +8,8 @@
 //! Once verified, the JWT's claims are the request (read as a request object's are,
 //! `authorize::request_object_params`); the form's other parameters only authenticate the
 //! client. A client that registered `backchannel_authentication_request_signing_alg` must
-//! sign, with that algorithm.
+//! sign, with that algorithm, and so must every client held to the `fapi2` profile
+//! (FAPI-CIBA §5.2.2, `Profile::requires_signed_ciba_requests`).
 
 use crate::client_auth::jwt::LEEWAY;
 use crate::client_auth::keys::ASYMMETRIC_ALGS;
@@ -45,6 +46,9 @@ pub async fn request(app: &Issuer, client: &Client, params: Params) -> Result<Pa
     let Some(jwt) = params.get("request") else {
         if let Some(alg) = &client.meta.backchannel_authentication_request_signing_alg {
             return Err(OAuthError::invalid_request(format!("this client registered backchannel_authentication_request_signing_alg ({alg}): its requests must be signed (request)")));
+        }
+        if app.profile().requires_signed_ciba_requests(client) {
+            return Err(OAuthError::invalid_request("this server's security profile (FAPI-CIBA) accepts only signed authentication requests (request)"));
         }
         return Ok(params);
     };
