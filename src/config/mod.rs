@@ -644,6 +644,15 @@ impl Config {
         }
     }
 
+    /// The largest body of a change to a tenant's settings (the admin API's `/admin/tenants`
+    /// routes, the console's tenant pages): `max_body_bytes`, plus room for a style sheet and a
+    /// logo of `tenant_theme_max_bytes` each as they travel (base64 in JSON is 4/3 of the
+    /// file, a form's percent-encoding up to 3 times it). Without it a logo the settings
+    /// allow could not be sent (`max_body_bytes` is 64 KiB by default).
+    pub fn tenant_settings_body_limit(&self) -> usize {
+        self.max_body_bytes.saturating_add(self.tenant_theme_max_bytes.saturating_mul(4))
+    }
+
     pub fn secure_cookies(&self) -> bool {
         self.issuer.starts_with("https://")
     }

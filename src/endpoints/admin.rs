@@ -34,7 +34,7 @@ pub fn router(app: AppState) -> Router<AppState> {
         .route("/admin/audit", get(list_audit))
         .route("/admin/registration-tokens", post(create_registration_token))
         .merge(super::admin_factors::routes())
-        .merge(super::admin_tenants::routes())
+        .merge(super::admin_tenants::routes(app.config.tenant_settings_body_limit()))
         .merge(super::admin_credentials::routes())
         .merge(super::admin_organizations::routes())
         .merge(super::admin_org_invitations::routes())

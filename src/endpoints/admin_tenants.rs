@@ -21,10 +21,13 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-pub fn routes() -> Router<crate::app::AppState> {
+/// The routes, with bodies up to `body_limit` (`Config::tenant_settings_body_limit`: a
+/// tenant's settings carry its style sheet and logo).
+pub fn routes(body_limit: usize) -> Router<crate::app::AppState> {
     Router::new()
         .route("/admin/tenants", get(list_tenants).post(create_tenant))
         .route("/admin/tenants/{slug}", get(show_tenant).patch(update_tenant).delete(delete_tenant))
+        .layer(axum::extract::DefaultBodyLimit::max(body_limit))
 }
 
 type AdminResult = Result<Response, OAuthError>;

@@ -169,3 +169,38 @@ async fn a_tenant_theme_set_by_the_cli_keeps_the_part_not_given() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
+
+/// With the default settings (`tenant_theme_max_bytes` 128 KiB, `max_body_bytes` 64 KiB) a
+/// style sheet and a logo near the largest allowed reach the tenant through the admin API: the
+/// tenant routes take bodies of `Config::tenant_settings_body_limit`, the others still at most
+/// `max_body_bytes`, and a body over the tenant routes' limit is refused with 413.
+#[tokio::test]
+async fn a_theme_as_large_as_the_settings_allow_goes_through_the_admin_api() {
+    let s = TestServer::start_with(|c| {
+        c.tenant_theme_max_bytes = authrim::config::Config::default().tenant_theme_max_bytes;
+        c.max_body_bytes = authrim::config::Config::default().max_body_bytes;
+    })
+    .await;
+    let max = s.server.app.config.tenant_theme_max_bytes;
+    assert!(max > s.server.app.config.max_body_bytes, "the case of the defaults: a file larger than a body");
+    assert_eq!(s.admin(Method::POST, "/admin/tenants", Some(json!({"slug": "acme"}))).await.0, 201);
+    let mut logo = png();
+    logo.resize(max - 16, 0x5a);
+    let css = format!(":root {{ --accent: #0b7a55; }}\n/* {} */", "x".repeat(max - 64));
+    let (status, body) = patch(&s, "acme", json!({"theme": {"css": css, "logo": data_url("image/png", &logo)}})).await;
+    assert_eq!(status, 200, "{body}");
+    let (st, ct, _, bytes) = asset(&s, &linked(&login_page(&s, "/t/acme").await, "/t/acme", "logo.png?v=").expect("acme's page shows its logo")).await;
+    assert_eq!((st, ct.as_str(), bytes.len()), (200, "image/png", logo.len()));
+    assert!(bytes == logo, "the logo as sent");
+
+    // Over the tenant routes' own limit: 413, nothing stored.
+    let huge = "x".repeat(s.server.app.config.tenant_settings_body_limit() + 1);
+    let (status, body) = patch(&s, "acme", json!({"product_name": huge})).await;
+    assert_eq!(status, 413, "{body}");
+    let (_, t) = s.admin(Method::GET, "/admin/tenants/acme", None).await;
+    assert!(t["settings"]["product_name"].is_null(), "{}", t["settings"]["product_name"]);
+    // Elsewhere the limit is max_body_bytes, as it was.
+    let big = json!({"client_id": "big", "redirect_uris": [REDIRECT], "client_name": "x".repeat(s.server.app.config.max_body_bytes)});
+    let (status, _) = s.admin(Method::POST, "/admin/clients", Some(big)).await;
+    assert_eq!(status, 413);
+}

@@ -16,6 +16,16 @@ use axum::extract::{Path, RawQuery};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
+/// The tenant pages, with bodies up to `body_limit` (`Config::tenant_settings_body_limit`:
+/// the settings form carries a style sheet).
+pub fn routes(body_limit: usize) -> axum::Router<crate::app::AppState> {
+    use axum::routing::get;
+    axum::Router::new()
+        .route("/console/tenants", get(list).post(create))
+        .route("/console/tenants/{slug}", get(show).post(act))
+        .layer(axum::extract::DefaultBodyLimit::max(body_limit))
+}
+
 pub async fn list(app: Issuer, viewer: Viewer, RawQuery(query): RawQuery) -> Response {
     if !app.tenant.id.is_default() {
         return not_found();
