@@ -117,3 +117,38 @@ async fn the_deployments_console_changes_a_tenants_settings() {
     assert_eq!(page.status, 200, "{}", page.html);
     assert!(page.html.contains("<fieldset disabled>") && !page.html.contains("value=\"settings\""), "{}", page.html);
 }
+
+/// A style sheet longer than the form can carry (set with the API) is not put on the form: the
+/// page says where it was set, saving the other settings keeps it, and its box removes it.
+#[tokio::test]
+async fn a_style_sheet_too_long_for_the_form_is_kept_when_the_form_is_saved() {
+    let s = TestServer::start_with(|c| c.tenant_theme_max_bytes = 64 * 1024).await;
+    assert_eq!(s.admin(Method::POST, "/admin/tenants", Some(json!({"slug": "acme"}))).await.0, 201);
+    let long = format!(":root {{ --accent: #0b7a55; }}\n/* {} */", "x".repeat(20_000));
+    let (status, body) = s.admin(Method::PATCH, "/admin/tenants/acme", Some(json!({"settings": {"theme": {"css": long}}}))).await;
+    assert_eq!(status, 200, "{body}");
+
+    let root = operator(&s, "root", &["admin"]).await;
+    let secret = totp(&s, &root).await;
+    let admin = s.browser();
+    assert_eq!(enter(&admin, "root", Some(&secret)).await.status, 200);
+    let page = get(&admin, "/console/tenants/acme").await;
+    assert_eq!(page.status, 200, "{}", page.html);
+    assert!(!page.html.contains("id=\"css\"") && !page.html.contains("xxxxxxxx"), "not on the form: {}", page.html);
+    assert!(page.html.contains(&format!("{} bytes, set with the CLI", long.len())) && page.html.contains("name=\"remove_css\""), "{}", page.html);
+
+    let form = |csrf: String, extra: &[(&'static str, &'static str)]| {
+        let mut f: Vec<(&'static str, String)> = vec![("csrf", csrf), ("action", "settings".into()), ("product_name", "Acme".into())];
+        f.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
+        f
+    };
+    let saved = post(&admin, "/console/tenants/acme", &send(&form(csrf(&page), &[]))).await;
+    assert_eq!(saved.status, 200, "{}", saved.html);
+    let now = settings(&s).await;
+    assert_eq!((now["product_name"].as_str(), now["theme"]["css"].as_str()), (Some("Acme"), Some(long.as_str())), "kept");
+
+    let removed = post(&admin, "/console/tenants/acme", &send(&form(csrf(&saved), &[("remove_css", "1")]))).await;
+    assert_eq!(removed.status, 200, "{}", removed.html);
+    assert!(settings(&s).await.get("theme").is_none(), "removed");
+    assert!(removed.html.contains("id=\"css\""), "the form's own field again: {}", removed.html);
+}

@@ -16,6 +16,10 @@ use axum::extract::{Path, RawQuery};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
+/// The longest style sheet the settings form carries (a form field's limit,
+/// `http::params`); a longer one is set with the CLI or the API and kept by the form.
+const FORM_CSS_MAX: usize = 8 * 1024;
+
 /// The tenant pages, with bodies up to `body_limit` (`Config::tenant_settings_body_limit`:
 /// the settings form carries a style sheet).
 pub fn routes(body_limit: usize) -> axum::Router<crate::app::AppState> {
@@ -80,7 +84,10 @@ pub async fn show(app: Issuer, viewer: Viewer, Path(slug): Path<String>, RawQuer
     let settings = json!({
         "product_name": s.product_name, "default_locale": s.default_locale, "password_min_length": s.password_min_length,
         "signup": s.signup.map(|on| if on { "on" } else { "off" }), "mfa_policy": s.mfa_policy, "mail_from": s.mail_from,
-        "css": s.theme.as_ref().and_then(|t| t.css.clone()),
+        // A style sheet longer than the form can carry (set with the CLI or the API) is not
+        // put on it: the page says so, and saving keeps it (`settings_patch`).
+        "css": s.theme.as_ref().and_then(|t| t.css.clone()).filter(|c| c.len() <= FORM_CSS_MAX),
+        "css_elsewhere": s.theme.as_ref().and_then(|t| t.css.as_ref()).filter(|c| c.len() > FORM_CSS_MAX).map(String::len),
         "logo": look.logo.as_ref().map(|l| json!({"type": l.content_type, "bytes": l.bytes.len()})),
         // Set through the API or the CLI: named here so that nobody thinks them unset.
         "upstreams": s.identity_providers.as_ref().map_or(0, Vec::len), "resource_servers": s.resource_servers.as_ref().map_or(0, Vec::len),
@@ -111,7 +118,12 @@ fn settings_patch(change: &Change, stored: &crate::tenant::rows::Overrides) -> R
         _ => None,
     };
     let logo = stored.theme.as_ref().and_then(|t| t.logo.clone()).filter(|_| change.params.get("remove_logo").is_none());
-    let css = change.params.get("css").filter(|c| !c.trim().is_empty()).map(str::to_string);
+    let stored_css = stored.theme.as_ref().and_then(|t| t.css.clone());
+    let css = match stored_css {
+        // Not on the form (too long for it): kept unless removed.
+        Some(c) if c.len() > FORM_CSS_MAX => Some(c).filter(|_| change.params.get("remove_css").is_none()),
+        _ => change.params.get("css").filter(|c| !c.trim().is_empty()).map(str::to_string),
+    };
     let theme = (css.is_some() || logo.is_some()).then_some(ThemeSetting { css, logo });
     Ok(SettingsPatch {
         product_name: Some(field(change, "product_name")),
