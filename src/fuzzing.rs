@@ -655,6 +655,23 @@ pub fn shard_prefix(data: &[u8]) {
     }
 }
 
+/// `scim::filter::parse` and `scim::path::parse`: a SCIM `filter` parameter or PATCH path.
+/// An accepted one prints to text that parses back to it, and a filter evaluates (to a match
+/// or an `invalidFilter` error) against a user without panicking.
+pub fn scim_filter(data: &[u8]) {
+    use crate::scim::{filter, path, CoreSchema};
+    let input = text(data);
+    if let Ok(parsed) = filter::parse(&input) {
+        assert_eq!(filter::parse(&parsed.to_string()).as_ref(), Ok(&parsed), "printed as {parsed}");
+        let user = serde_json::json!({"userName": "u", "active": true, "name": {"familyName": "F"},
+            "emails": [{"value": "u@example.com", "type": "work"}], "meta": {"lastModified": "2011-05-13T04:42:34Z"}});
+        let _ = parsed.matches(&user, &CoreSchema);
+    }
+    if let Ok(parsed) = path::parse(&input) {
+        assert_eq!(path::parse(&parsed.to_string()).as_ref(), Ok(&parsed), "printed as {parsed}");
+    }
+}
+
 /// Every body, by the name of its `cargo fuzz` target.
 pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("params", params),
@@ -666,6 +683,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("admin_user_json", admin_user_json),
     ("refresh_token", refresh_token),
     ("shard_prefix", shard_prefix),
+    ("scim_filter", scim_filter),
 ];
 
 /// SplitMix64: the deterministic generator of every seeded test (the fuzz bodies' mutations,

@@ -34,6 +34,7 @@ pub mod profile;
 pub mod ratelimit;
 pub mod registry;
 pub mod resources;
+pub mod scim;
 pub mod stores;
 pub mod tenant;
 pub mod tokens;
