@@ -342,11 +342,12 @@ async fn ping_mode_tells_the_client_then_it_redeems() {
 }
 
 /// A ping the client refuses with a 4xx is not sent again (CIBA Core §10.2 leaves 4xx to the
-/// OP; the FAPI-CIBA plan's `…-response-401-and-require-server-does-not-retry`); a 5xx is
+/// OP; the FAPI-CIBA plan's `…-response-401-and-require-server-does-not-retry`), nor one
+/// answered with a redirect (which the client must not send, §10.2: not followed); a 5xx is
 /// retried; either way the client can still redeem the answer.
 #[tokio::test]
 async fn a_ping_refused_with_4xx_is_not_retried() {
-    for (answer, retried) in [(401u16, false), (403, false), (503, true)] {
+    for (answer, retried) in [(401u16, false), (403, false), (301, false), (503, true)] {
         let s = server(false, |c| c.backchannel_logout_retry_initial = 1).await;
         call_and_users(&s).await;
         let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
