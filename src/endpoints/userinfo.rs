@@ -43,7 +43,27 @@ pub async fn userinfo(app: Issuer, PresentedCertificate(cert): PresentedCertific
         res.extensions_mut().insert(client);
     }
     crate::dpop::offer_nonce(&app, &mut res);
+    interaction_id(&headers, &mut res);
     res
+}
+
+/// FAPI 1.0 Part 1 (Baseline) §6.2.1 item 11, which FAPI-CIBA keeps for resources: the answer
+/// carries `x-fapi-interaction-id`, the value of the client's request header if it sent one
+/// (a non-empty one of at most 128 bytes), else a fresh RFC 4122 UUID (version 4).
+fn interaction_id(headers: &HeaderMap, res: &mut Response) {
+    const NAME: &str = "x-fapi-interaction-id";
+    let value = match headers.get(NAME).filter(|v| !v.is_empty() && v.len() <= 128) {
+        Some(v) => v.clone(),
+        None => {
+            let mut b = crate::util::random_bytes::<16>();
+            b[6] = (b[6] & 0x0f) | 0x40;
+            b[8] = (b[8] & 0x3f) | 0x80;
+            let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+            let uuid = format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..]);
+            HeaderValue::from_str(&uuid).expect("hex and hyphens")
+        }
+    };
+    res.headers_mut().insert(header::HeaderName::from_static(NAME), value);
 }
 
 /// The claims as `client` registered to receive them (OpenID Connect Core §5.3.2): JSON; or

@@ -341,6 +341,50 @@ async fn ping_mode_tells_the_client_then_it_redeems() {
     }
 }
 
+/// A ping the client refuses with a 4xx is not sent again (CIBA Core §10.2 leaves 4xx to the
+/// OP; the FAPI-CIBA plan's `…-response-401-and-require-server-does-not-retry`), nor one
+/// answered with a redirect (which the client must not send, §10.2: not followed); a 5xx is
+/// retried; either way the client can still redeem the answer.
+#[tokio::test]
+async fn a_ping_refused_with_4xx_is_not_retried() {
+    for (answer, retried) in [(401u16, false), (403, false), (301, false), (503, true)] {
+        let s = server(false, |c| c.backchannel_logout_retry_initial = 1).await;
+        call_and_users(&s).await;
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/cb/ciba", listener.local_addr().unwrap());
+        let seen = calls.clone();
+        let app = axum::Router::new().route(
+            "/cb/ciba",
+            axum::routing::post(move || {
+                let seen = seen.clone();
+                async move {
+                    seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    StatusCode::from_u16(answer).unwrap()
+                }
+            }),
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let meta = json!({"grant_types": [GRANT], "redirect_uris": [], "backchannel_token_delivery_mode": "ping", "backchannel_client_notification_endpoint": url});
+        let (_, secret) = s.client("bank", meta).await;
+        let secret = secret.unwrap();
+        let (st, r) = ask(&s, "bank", Some(&secret), &[("scope", "openid"), ("login_hint", "alice"), ("client_notification_token", "token-0123456789")]).await;
+        assert_eq!(st, 200, "{r}");
+        let phone = s.browser();
+        let page = account(&phone, "alice").await;
+        post(&phone, "/account/requests/approve", &[("csrf", &field(&page, "csrf")), ("handle", &handles(&page)[0])]).await;
+        eventually("the ping", || async { calls.load(std::sync::atomic::Ordering::SeqCst) > 0 }).await;
+        if retried {
+            eventually("the ping again", || async { calls.load(std::sync::atomic::Ordering::SeqCst) > 1 }).await;
+        } else {
+            tokio::time::sleep(std::time::Duration::from_millis(3_500)).await;
+            assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1, "a {answer} is final");
+        }
+        let (st, tokens) = redeem(&s, "bank", &secret, r["auth_req_id"].as_str().unwrap()).await;
+        assert_eq!(st, 200, "{tokens}");
+    }
+}
+
 #[tokio::test]
 async fn waiting_requests_are_bounded_per_client_and_in_all() {
     let s = server(false, |c| {

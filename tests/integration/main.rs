@@ -28,6 +28,7 @@ mod documents;
 mod dpop;
 mod exchange;
 mod fapi;
+mod fapi_ciba;
 mod form_post;
 mod hybrid;
 mod fuzz_endpoints;

@@ -309,8 +309,19 @@ async fn accept_failed(e: std::io::Error) {
     tokio::time::sleep(Duration::from_millis(100)).await;
 }
 
+/// The TLS 1.2 cipher suites the acceptor offers (see `tls_acceptor`).
+pub const TLS12_SUITES: [rustls::CipherSuite; 4] = [
+    rustls::CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+    rustls::CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+    rustls::CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+    rustls::CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+];
+
 /// The TLS acceptor for a PEM certificate chain and key, offering HTTP/2 and HTTP/1.1 by ALPN;
-/// with `client_certs` (mTLS), asking clients for a certificate.
+/// with `client_certs` (mTLS), asking clients for a certificate. With TLS 1.2 only the ECDHE
+/// AES-GCM suites are offered (BCP 195, RFC 9325 §4.2; FAPI 1.0 Advanced §8.5 permits no
+/// other with an RSA certificate): rustls' defaults add ChaCha20-Poly1305. TLS 1.3 keeps all
+/// of its suites.
 pub fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path, client_certs: bool) -> anyhow::Result<TlsAcceptor> {
     use rustls_pki_types::pem::PemObject;
     use rustls_pki_types::{CertificateDer, PrivateKeyDer};
@@ -318,7 +329,9 @@ pub fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path, client_certs:
         .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
         .map_err(|e| anyhow::anyhow!("cannot read TLS certificate {}: {e}", cert.display()))?;
     let key = PrivateKeyDer::from_pem_file(key).map_err(|e| anyhow::anyhow!("cannot read TLS key {}: {e}", key.display()))?;
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let mut provider = rustls::crypto::aws_lc_rs::default_provider();
+    provider.cipher_suites.retain(|s| s.tls13().is_some() || TLS12_SUITES.contains(&s.suite()));
+    let provider = Arc::new(provider);
     let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| anyhow::anyhow!("TLS: {e}"))?;
