@@ -55,10 +55,12 @@ fn interaction_id(headers: &HeaderMap, res: &mut Response) {
     let value = match headers.get(NAME).filter(|v| !v.is_empty() && v.len() <= 128) {
         Some(v) => v.clone(),
         None => {
-            let mut b = crate::util::random_bytes::<16>();
+            // Unique, not secret: from the per-thread block, as request ids are (every
+            // userinfo answer carries one, FAPI client or not).
+            let mut b = crate::util::unique_random::<16>();
             b[6] = (b[6] & 0x0f) | 0x40;
             b[8] = (b[8] & 0x3f) | 0x80;
-            let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+            let h = crate::util::hex(&b);
             let uuid = format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..]);
             HeaderValue::from_str(&uuid).expect("hex and hyphens")
         }
