@@ -183,8 +183,11 @@ def test_sessions_applications_and_recovery_codes(start_authrim, tmp_path):
     assert seen["screenshots"] == shots, report
     # The download's navigation ends as Chromium ends one that becomes a download (aborted);
     # nobody serves the client's redirect URI, which the phone is sent to with its code.
+    # An image or style sheet still loading when the walk moves on is aborted by Chromium
+    # (net::ERR_ABORTED, seen on a busy machine for the header's logo): not a failure of ours.
     failed = [r for r in seen["failed_requests"]
               if (urlsplit(r["url"]).path, r["error"]) != ("/account/recovery-codes/download", "net::ERR_ABORTED")
+              and not (r["error"] == "net::ERR_ABORTED" and urlsplit(r["url"]).path.startswith("/assets/"))
               and not (r["who"] == "phone" and r["url"].startswith(RP_REDIRECT_URI + "?code="))]
     assert failed == [], report
     check_browser_clean(seen, report, set())
