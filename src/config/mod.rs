@@ -350,6 +350,16 @@ pub struct Config {
     /// Whether a user with an e-mail address is sent a link to approve a CIBA request
     /// (through the mail outbox; needs `smtp_url`).
     pub ciba_notify_mail: bool,
+    /// The bounds of one tenant's directory (`registry::directory::Limits`): groups, members
+    /// of a group, nesting depth, groups a user is in (through nesting too), roles a client
+    /// defines.
+    pub directory_max_groups: usize,
+    pub directory_max_members: usize,
+    pub directory_max_depth: usize,
+    pub directory_max_groups_per_user: usize,
+    pub directory_max_roles_per_client: usize,
+    /// Groups a token carries at most; a user in more gets `groups_overage: true` instead.
+    pub token_max_groups: usize,
     /// Where a JSON notice of each CIBA request is POSTed for a push service (`ciba::hook`),
     /// through the back-channel outbox; unset: none.
     pub ciba_notify_hook_url: Option<String>,
@@ -404,6 +414,19 @@ pub enum LogFormat {
 /// The issuer when none is configured: `localhost` on the port Authrim listens on.
 pub fn default_issuer(listen: &SocketAddr) -> String {
     format!("http://localhost:{}", listen.port())
+}
+
+impl Config {
+    /// The directory's bounds, as `registry::directory` takes them.
+    pub fn directory_limits(&self) -> crate::registry::directory::Limits {
+        crate::registry::directory::Limits {
+            max_groups: self.directory_max_groups,
+            max_members: self.directory_max_members,
+            max_depth: self.directory_max_depth,
+            max_groups_per_user: self.directory_max_groups_per_user,
+            max_roles_per_client: self.directory_max_roles_per_client,
+        }
+    }
 }
 
 impl Default for Config {
@@ -545,6 +568,12 @@ impl Default for Config {
             ciba_max_pending: 10_000,
             ciba_binding_message_max_length: 64,
             ciba_notify_mail: true,
+            directory_max_groups: 10_000,
+            directory_max_members: 100_000,
+            directory_max_depth: 8,
+            directory_max_groups_per_user: 1_000,
+            directory_max_roles_per_client: 200,
+            token_max_groups: 100,
             ciba_notify_hook_url: None,
             signup_max_pending: 10_000,
             mail_max_per_recipient: 5,

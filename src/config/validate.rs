@@ -107,6 +107,9 @@ impl Config {
         if self.ciba_request_ttl == 0 || self.ciba_max_request_ttl < self.ciba_request_ttl || self.ciba_poll_interval == 0 || self.ciba_binding_message_max_length == 0 {
             anyhow::bail!("ciba_request_ttl, ciba_poll_interval and ciba_binding_message_max_length must be positive, ciba_max_request_ttl at least ciba_request_ttl");
         }
+        if self.directory_max_groups == 0 || self.directory_max_members == 0 || self.directory_max_depth == 0 || self.directory_max_groups_per_user == 0 || self.directory_max_roles_per_client == 0 {
+            anyhow::bail!("directory_max_groups, directory_max_members, directory_max_depth, directory_max_groups_per_user and directory_max_roles_per_client must be positive");
+        }
         if let Some(hook) = self.ciba_notify_hook_url.as_deref().filter(|u| !u.is_empty()) {
             if !url::Url::parse(hook).is_ok_and(|u| matches!(u.scheme(), "https" | "http") && u.host_str().is_some()) {
                 anyhow::bail!("ciba_notify_hook_url {hook:?} must be an http(s) URL");

@@ -139,5 +139,15 @@ fn describe_access(app: &Issuer, c: AccessTokenClaims) -> Value {
     if let Some(act) = c.act {
         m.insert("act".into(), act);
     }
+    // What the token itself says of the user's groups and roles (issue 32).
+    if !c.groups.is_empty() {
+        m.insert("groups".into(), c.groups.into());
+    }
+    if c.groups_overage {
+        m.insert("groups_overage".into(), true.into());
+    }
+    if !c.roles.is_empty() {
+        m.insert("roles".into(), c.roles.into());
+    }
     Value::Object(m)
 }

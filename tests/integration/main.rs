@@ -30,6 +30,7 @@ mod exchange;
 mod fapi;
 mod fapi_ciba;
 mod form_post;
+mod groups;
 mod hybrid;
 mod fuzz_endpoints;
 mod harness;

@@ -102,6 +102,7 @@ pub(super) fn validate(meta: &ClientMetadata) -> Result<(), String> {
     if let Some(a) = meta.default_acr_values.iter().find(|a| !crate::factors::ACR_VALUES.contains(&a.as_str())) {
         return Err(format!("default_acr_values: {a:?} is not one of {}", crate::factors::ACR_VALUES.join(", ")));
     }
+    meta.directory.validate()?;
     if let Some(g) = meta.refresh_reuse_grace.filter(|g| *g > crate::config::MAX_REFRESH_REUSE_GRACE) {
         return Err(format!("refresh_reuse_grace: at most {} seconds, got {g}", crate::config::MAX_REFRESH_REUSE_GRACE));
     }
