@@ -248,7 +248,7 @@ impl Registry {
         for (tenant, org, user, roles) in snap.members {
             orgs.entry(tenant).or_default().set_member(&org, &user, Some(roles));
         }
-        let directories = directory_of(snap.directory);
+        let directories = directory::memory::Directory::build(snap.directory);
         *self.clients.write() = clients;
         *self.users.write() = users;
         *self.orgs.write() = orgs;
@@ -368,24 +368,6 @@ impl Registry {
         self.directories.write().remove(&id);
         self.noted_used.lock().retain(|(t, _)| *t != id);
     }
-}
-
-/// The directories of every tenant from their rows.
-fn directory_of(all: directory::rows::All) -> HashMap<TenantId, directory::memory::Directory> {
-    let mut dirs: HashMap<TenantId, directory::memory::Directory> = HashMap::new();
-    for g in all.groups {
-        dirs.entry(g.tenant).or_default().put_group(g);
-    }
-    for (tenant, client, role, description) in all.roles {
-        dirs.entry(tenant).or_default().set_role(&client, &role, Some(description));
-    }
-    for (tenant, group, p) in all.members {
-        dirs.entry(tenant).or_default().set_member(&group, p, true);
-    }
-    for (tenant, client, role, p) in all.assignments {
-        dirs.entry(tenant).or_default().set_assignment(&client, &role, p, true);
-    }
-    dirs
 }
 
 fn apply_directory(d: &mut directory::memory::Directory, change: directory::rows::Change) {

@@ -176,3 +176,63 @@ async fn groups_and_roles_reach_tokens_as_each_client_takes_them_on_sqlite() {
 async fn groups_and_roles_reach_tokens_as_each_client_takes_them_on_postgres() {
     groups_and_roles_reach_tokens_as_each_client_takes_them(true).await;
 }
+
+/// The CLI changes the directory in the database, checked as the admin API checks it, and a
+/// running server follows (SQLite's change log); every change is audited `by: cli`.
+#[tokio::test]
+async fn the_cli_manages_groups_and_roles_and_the_server_follows() {
+    let s = TestServer::start().await;
+    let secret = rp_and_alice(&s, "").await;
+    let cli = |args: &[&str]| crate::admin::cli(s.dir.path(), args);
+    let run = |args: &[&str]| {
+        let out = cli(args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    run(&["group", "create", "Platform"]);
+    run(&["group", "create", "SRE", "--external-id", "x-1"]);
+    assert!(!cli(&["group", "create", "platform"]).status.success(), "names are unique without case");
+    run(&["group", "add", "Platform", "--group", "SRE"]);
+    assert!(!cli(&["group", "add", "SRE", "--group", "Platform"]).status.success(), "a cycle");
+    assert!(!cli(&["group", "add", "SRE", "--user", "nobody"]).status.success());
+    assert!(!cli(&["group", "add", "SRE"]).status.success(), "--user or --group");
+    run(&["group", "add", "SRE", "--user", "alice"]);
+    run(&["role", "define", "rp", "admin", "--description", "all of it"]);
+    assert!(!cli(&["role", "define", "nobody", "admin"]).status.success());
+    assert!(!cli(&["role", "assign", "rp", "missing", "--user", "alice"]).status.success());
+    run(&["role", "assign", "rp", "admin", "--group", "Platform"]);
+    let roles = run(&["role", "list", "rp"]);
+    assert_eq!(roles[0]["assignments"][0]["type"], "group", "{roles}");
+    let shown = run(&["group", "show", "SRE"]);
+    assert_eq!(shown["members"][0]["type"], "user", "{shown}");
+
+    let start = std::time::Instant::now();
+    loop {
+        let (_, v) = s.admin(Method::GET, "/admin/users/alice/groups", None).await;
+        if v["roles"]["rp"] == json!(["admin"]) && v["effective_groups"].as_array().unwrap().len() == 2 {
+            break;
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(5), "the server never followed the CLI: {v}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(claims(&sign_in(&s, &secret, "alice").await["access_token"])["roles"], json!(["admin"]));
+
+    run(&["group", "remove", "Platform", "--group", "SRE"]);
+    assert!(!cli(&["group", "remove", "Platform", "--group", "SRE"]).status.success(), "not a member any more");
+    run(&["group", "rename", "SRE", "Site Reliability"]);
+    run(&["role", "unassign", "rp", "admin", "--group", "Platform"]);
+    run(&["role", "remove", "rp", "admin"]);
+    run(&["group", "delete", "Platform"]);
+    let start = std::time::Instant::now();
+    loop {
+        let (_, v) = s.admin(Method::GET, "/admin/groups", None).await;
+        if v["groups"] == json!([{"id": v["groups"][0]["id"], "display_name": "Site Reliability", "external_id": "x-1", "created_at": v["groups"][0]["created_at"], "version": v["groups"][0]["version"]}]) {
+            break;
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(5), "the server never followed the CLI: {v}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(claims(&sign_in(&s, &secret, "alice").await["access_token"]).get("roles").is_none());
+    let log = run(&["audit", "--event", "group_member_added"]);
+    assert_eq!(log[0]["detail"]["by"], "cli", "{log}");
+}

@@ -40,6 +40,25 @@ pub struct Directory {
 }
 
 impl Directory {
+    /// The directories of every tenant in `all` (the registry's snapshot, or one tenant's
+    /// rows for the CLI's checks).
+    pub fn build(all: super::rows::All) -> HashMap<crate::tenant::TenantId, Directory> {
+        let mut dirs: HashMap<crate::tenant::TenantId, Directory> = HashMap::new();
+        for g in all.groups {
+            dirs.entry(g.tenant).or_default().put_group(g);
+        }
+        for (tenant, client, role, description) in all.roles {
+            dirs.entry(tenant).or_default().set_role(&client, &role, Some(description));
+        }
+        for (tenant, group, p) in all.members {
+            dirs.entry(tenant).or_default().set_member(&group, p, true);
+        }
+        for (tenant, client, role, p) in all.assignments {
+            dirs.entry(tenant).or_default().set_assignment(&client, &role, p, true);
+        }
+        dirs
+    }
+
     pub fn group(&self, id: &str) -> Option<&Arc<Group>> {
         self.groups.get(id)
     }

@@ -190,20 +190,33 @@ pub struct All {
 }
 
 pub fn load_all(sql: &mut dyn Sql) -> StoreResult<All> {
-    let groups = sql.query(SELECT, &[])?.iter().map(row_to_group).collect::<StoreResult<_>>()?;
+    load(sql, None)
+}
+
+/// One tenant's directory (the CLI checks a change against it, in the change's transaction).
+pub fn load_tenant(sql: &mut dyn Sql, tenant: TenantId) -> StoreResult<All> {
+    load(sql, Some(tenant))
+}
+
+fn load(sql: &mut dyn Sql, tenant: Option<TenantId>) -> StoreResult<All> {
+    let (cond, params) = match tenant {
+        Some(t) => (" WHERE tenant_id = ?1", vec![crate::db::Value::from(t)]),
+        None => ("", Vec::new()),
+    };
+    let groups = sql.query(&format!("{SELECT}{cond}"), &params)?.iter().map(row_to_group).collect::<StoreResult<_>>()?;
     let mut members = Vec::new();
-    for r in sql.query("SELECT tenant_id, group_id, member_kind, member_id FROM group_members", &[])?.iter() {
+    for r in sql.query(&format!("SELECT tenant_id, group_id, member_kind, member_id FROM group_members{cond}"), &params)?.iter() {
         if let Some(p) = Principal::from_parts(&r.text(2)?, &r.text(3)?) {
             members.push((r.tenant(0)?, r.text(1)?, p));
         }
     }
     let roles = sql
-        .query("SELECT tenant_id, client_id, role, description FROM app_roles", &[])?
+        .query(&format!("SELECT tenant_id, client_id, role, description FROM app_roles{cond}"), &params)?
         .iter()
         .map(|r| Ok((r.tenant(0)?, r.text(1)?, r.text(2)?, r.text(3)?)))
         .collect::<StoreResult<_>>()?;
     let mut assignments = Vec::new();
-    for r in sql.query("SELECT tenant_id, client_id, role, principal_kind, principal_id FROM role_assignments", &[])?.iter() {
+    for r in sql.query(&format!("SELECT tenant_id, client_id, role, principal_kind, principal_id FROM role_assignments{cond}"), &params)?.iter() {
         if let Some(p) = Principal::from_parts(&r.text(3)?, &r.text(4)?) {
             assignments.push((r.tenant(0)?, r.text(1)?, r.text(2)?, p));
         }
