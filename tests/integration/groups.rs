@@ -201,6 +201,9 @@ async fn the_cli_manages_groups_and_roles_and_the_server_follows() {
     assert!(!cli(&["role", "define", "nobody", "admin"]).status.success());
     assert!(!cli(&["role", "assign", "rp", "missing", "--user", "alice"]).status.success());
     run(&["role", "assign", "rp", "admin", "--group", "Platform"]);
+    let updated = run(&["client", "update", "rp", "--groups-claim", "names", "--groups-prefix", "sr"]);
+    assert_eq!((&updated["groups_claim"], &updated["groups_prefixes"]), (&json!("names"), &json!(["sr"])), "{updated}");
+    assert!(!cli(&["client", "update", "rp", "--groups-claim", "everything"]).status.success());
     let roles = run(&["role", "list", "rp"]);
     assert_eq!(roles[0]["assignments"][0]["type"], "group", "{roles}");
     let shown = run(&["group", "show", "SRE"]);
@@ -209,13 +212,15 @@ async fn the_cli_manages_groups_and_roles_and_the_server_follows() {
     let start = std::time::Instant::now();
     loop {
         let (_, v) = s.admin(Method::GET, "/admin/users/alice/groups", None).await;
-        if v["roles"]["rp"] == json!(["admin"]) && v["effective_groups"].as_array().unwrap().len() == 2 {
+        let (_, rp) = s.admin(Method::GET, "/admin/clients/rp", None).await;
+        if v["roles"]["rp"] == json!(["admin"]) && v["effective_groups"].as_array().unwrap().len() == 2 && rp["groups_claim"] == "names" {
             break;
         }
         assert!(start.elapsed() < std::time::Duration::from_secs(5), "the server never followed the CLI: {v}");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    assert_eq!(claims(&sign_in(&s, &secret, "alice").await["access_token"])["roles"], json!(["admin"]));
+    let at = claims(&sign_in(&s, &secret, "alice").await["access_token"]);
+    assert_eq!((&at["roles"], &at["groups"]), (&json!(["admin"]), &json!(["SRE"])), "{at}");
 
     run(&["group", "remove", "Platform", "--group", "SRE"]);
     assert!(!cli(&["group", "remove", "Platform", "--group", "SRE"]).status.success(), "not a member any more");
