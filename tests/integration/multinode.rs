@@ -61,6 +61,15 @@ async fn three_nodes(url: &str, logs: &std::path::Path) -> Vec<Node> {
     nodes
 }
 
+/// Two nodes on the database at `url`, answering.
+async fn two_nodes(url: &str, logs: &std::path::Path) -> Vec<Node> {
+    let nodes: Vec<Node> = (1..=2).map(|n| spawn_node(url, logs, n, &[])).collect();
+    for n in &nodes {
+        wait_healthy(&n.base).await;
+    }
+    nodes
+}
+
 fn http() -> reqwest::Client {
     reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
 }
@@ -410,10 +419,7 @@ async fn a_logout_on_one_node_ends_the_session_on_all() {
 async fn a_new_password_on_one_node_cuts_off_tokens_on_all() {
     let Some(url) = fresh_database().await else { return };
     let logs = tempfile::tempdir().unwrap();
-    let nodes: Vec<Node> = (1..=2).map(|n| spawn_node(&url, logs.path(), n, &[])).collect();
-    for n in &nodes {
-        wait_healthy(&n.base).await;
-    }
+    let nodes = two_nodes(&url, logs.path()).await;
     let (n1, n2) = (&nodes[0], &nodes[1]);
     let http = http();
     let secret = client_and_user(&http, n1, &[n2]).await;
@@ -457,10 +463,7 @@ async fn a_new_password_on_one_node_cuts_off_tokens_on_all() {
 async fn groups_and_roles_changed_on_one_node_are_seen_by_the_other() {
     let Some(url) = fresh_database().await else { return };
     let logs = tempfile::tempdir().unwrap();
-    let nodes: Vec<Node> = (1..=2).map(|n| spawn_node(&url, logs.path(), n, &[])).collect();
-    for n in &nodes {
-        wait_healthy(&n.base).await;
-    }
+    let nodes = two_nodes(&url, logs.path()).await;
     let (n1, n2) = (&nodes[0], &nodes[1]);
     let http = http();
     client_and_user(&http, n1, &[n2]).await;
