@@ -233,7 +233,8 @@ impl Profile {
         ];
         algs.iter().find_map(|(field, alg)| {
             let alg = alg.as_deref()?;
-            (!profile.allows_alg(alg)).then(|| format!("{field} {alg} is not allowed under {name} ({}): use {}", profile.alg_rule(), profile.algs().join(", ")))
+            let rule = if profile.is_fapi_ciba() { profile.alg_rule("section ") } else { "section 5.4".into() };
+            (!profile.allows_alg(alg)).then(|| format!("{field} {alg} is not allowed under {name} ({rule}): use {}", profile.algs().join(", ")))
         })
     }
 
@@ -245,11 +246,12 @@ impl Profile {
         }
     }
 
-    /// Where the profile's algorithms are listed.
-    pub fn alg_rule(self) -> &'static str {
+    /// Where the profile's algorithms are listed, as a section number (`§`, for messages to
+    /// operators) or in words (for `error_description`, which is ASCII only, RFC 6749 §5.2).
+    pub fn alg_rule(self, sign: &str) -> String {
         match self.is_fapi_ciba() {
-            true => "FAPI 1.0 Part 2 section 8.6",
-            false => "FAPI 2.0 section 5.4",
+            true => format!("FAPI 1.0 Part 2 {sign}8.6"),
+            false => format!("FAPI 2.0 {sign}5.4"),
         }
     }
 

@@ -85,7 +85,7 @@ impl Config {
                 "security_profile = {} signs with {} only ({}): set token_signing_alg to one of them (and add it to signing_algorithms)",
                 self.security_profile,
                 profile.algs().join(", "),
-                profile.alg_rule().replace(" section ", " §")
+                profile.alg_rule("§")
             );
         }
         // FAPI 1.0 Part 2 §5.2.2 items 5-6: every token bound to a client certificate, which
