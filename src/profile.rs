@@ -25,8 +25,9 @@
 //! | `response_type=code` only (no hybrid or implicit) | §5.3.2.2 | (code flow: as `fapi2`) | `refusal`, `authorize::response_type::check` |
 //! | signatures we make or accept: PS256, ES256 (and EdDSA under FAPI 2.0 only) | §5.4 | Part 2 §8.6 | `Config::validate`, `allows_alg` |
 //! | request objects: `nbf` at most 60 min past, `exp` at most 60 min after it | Message Signing §5.3.1 | (code flow: as `fapi2`) | `authorize::request_object::fapi2_lifetime` |
-//! | CIBA: signed authentication requests only, living at most 60 min | (FAPI-CIBA's, below) | §5.2.2 items 2-3 | `requires_signed_ciba_requests`, `endpoints::ciba::signed` |
-//! | CIBA: no push mode | (FAPI-CIBA's) | §5.2.2 item 4 | `refusal`, `endpoints::ciba` |
+//! | CIBA: signed authentication requests only, living at most 60 min | (FAPI-CIBA's, below) | §5.2.2 items 6 and 9 | `requires_signed_ciba_requests`, `endpoints::ciba::signed` |
+//! | CIBA: no push mode | (FAPI-CIBA's) | §5.2.2 item 3 | `refusal`, `endpoints::ciba` |
+//! | CIBA: a `binding_message` in every request (it has no other unique context) | no | §5.2.2 item 2 | `requires_binding_message`, `endpoints::ciba` |
 //! | CIBA: confidential clients only | (FAPI-CIBA's) | §5.2.2 item 1 | `allows_auth_method` (and CIBA's own rule here) |
 //!
 //! FAPI 2.0 says nothing of CIBA; a deployment held to it that offers CIBA gets the
@@ -171,6 +172,12 @@ impl Profile {
     /// Whether `client`'s CIBA authentication requests must be signed (FAPI-CIBA §5.2.2).
     pub fn requires_signed_ciba_requests(self, client: &Client) -> bool {
         self.for_client(client).is_fapi()
+    }
+
+    /// Whether `client`'s CIBA authentication requests must carry a `binding_message`
+    /// (FAPI-CIBA §5.2.2 item 2: no other unique authorization context exists here).
+    pub fn requires_binding_message(self, client: &Client) -> bool {
+        self.for_client(client).is_fapi_ciba() && !client.meta.first_party
     }
 
     /// Whether `client` may have its CIBA answers pushed (FAPI-CIBA §5.2.2: not under FAPI).
@@ -341,7 +348,7 @@ mod tests {
         // bound to the certificate, and DPoP is not what is asked for.
         assert!(!p.strict_assertion_audience(&rp));
         assert!(p.requires_certificate_bound(&rp) && !p.requires_dpop(&rp));
-        assert!(p.requires_signed_ciba_requests(&rp) && !p.allows_ciba_push(&rp));
+        assert!(p.requires_signed_ciba_requests(&rp) && !p.allows_ciba_push(&rp) && p.requires_binding_message(&rp));
         // The code flow: fapi2's authorization-endpoint rules.
         assert!(p.requires_par(&rp) && p.requires_pkce(&rp));
         assert_eq!(p.code_lifetime(&rp, 600), 60);
@@ -350,6 +357,7 @@ mod tests {
         assert!(!p.requires_certificate_bound(&own) && !p.requires_par(&own) && p.allows_auth_method(&own, "none"));
         assert!(p.is_fapi() && p.is_fapi_ciba() && !p.is_fapi2());
         assert!(!Profile::Fapi2.requires_certificate_bound(&rp), "fapi2 takes DPoP instead");
+        assert!(!Profile::Fapi2.requires_binding_message(&rp) && !Profile::Standard.requires_binding_message(&rp), "fapi2 as it was");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The `fapi-ciba` security profile (`src/profile.rs`), end to end: on a tenant held to it,
-//! what registration refuses, CIBA requests signed and never pushed, a client assertion whose
-//! `aud` is the token endpoint (refused under `fapi2`), and tokens bound to the certificate;
-//! a client registered with one FAPI profile on a tenant held to the other is held to both.
+//! what registration refuses, CIBA requests signed, with a binding message and never pushed, a
+//! client assertion whose `aud` is the token endpoint (refused under `fapi2`), and tokens bound
+//! to the certificate; a client registered with one FAPI profile on a tenant held to the other
+//! is held to both.
 
 use crate::ciba::{account, handles, GRANT};
 use crate::ciba_signed::request;
@@ -79,6 +80,11 @@ async fn a_fapi_ciba_tenant_takes_signed_requests_and_binds_tokens_to_the_certif
         let (st, body) = with_assertion(&s, &s.http, "/backchannel", &key, "bank", &token_endpoint, &form).await;
         assert_eq!((st, body["error"].as_str()), (400, Some("invalid_request")), "{body}");
         assert!(body["error_description"].as_str().unwrap().contains("signed"), "{body}");
+        // FAPI-CIBA §5.2.2 item 2: a binding message, as nothing else makes the request unique.
+        let jwt = request(&s, &key, "bank", json!({"binding_message": null}));
+        let (st, body) = with_assertion(&s, &s.http, "/backchannel", &key, "bank", &token_endpoint, &[("request", jwt.as_str())]).await;
+        assert_eq!((st, body["error"].as_str()), (400, Some("invalid_request")), "{body}");
+        assert!(body["error_description"].as_str().unwrap().contains("binding_message"), "{body}");
         let jwt = request(&s, &key, "bank", json!({}));
         let (st, body) = with_assertion(&s, &s.http, "/backchannel", &key, "bank", &token_endpoint, &[("request", jwt.as_str())]).await;
         assert_eq!(st, 200, "postgres={postgres}: {body}");
