@@ -93,8 +93,8 @@ pub struct ClientArgs {
     /// successor (0: strict; -1: the deployment's refresh_reuse_grace again).
     #[arg(long, allow_negative_numbers = true)]
     pub refresh_reuse_grace: Option<i64>,
-    /// fapi2: hold this client to the FAPI 2.0 Security Profile whatever the deployment's
-    /// security_profile ("" returns it to the deployment's).
+    /// fapi2 or fapi-ciba: hold this client to the FAPI 2.0 Security Profile or to FAPI-CIBA
+    /// as well as the deployment's security_profile ("" returns it to the deployment's).
     #[arg(long)]
     pub security_profile: Option<String>,
     /// Where the application starts a sign-in itself (OpenID Connect third-party initiated

@@ -83,10 +83,11 @@ pub struct Config {
     /// Seconds a JARM response JWT is valid (its `exp`): the browser carries it to the client
     /// at once, and JARM §2.1 recommends at most ten minutes.
     pub jarm_response_ttl: u64,
-    /// `standard`, or `fapi2`: the FAPI 2.0 Security Profile's rules for every client other
-    /// than Authrim's own pages (PAR, PKCE, `private_key_jwt` with the issuer as `aud`,
-    /// DPoP, no refresh-token rotation, codes of at most 60 s, PS256/ES256/EdDSA); see
-    /// `profile`.
+    /// `standard`, `fapi2` or `fapi-ciba`: the FAPI 2.0 Security Profile's rules for every
+    /// client other than Authrim's own pages (PAR, PKCE, `private_key_jwt` with the issuer as
+    /// `aud`, DPoP, no refresh-token rotation, codes of at most 60 s, PS256/ES256/EdDSA), or
+    /// FAPI-CIBA's (signed CIBA requests, no push, `private_key_jwt` or mTLS, certificate-bound
+    /// tokens, PS256/ES256; the code flow as under `fapi2`); see `profile`.
     pub security_profile: String,
     /// No longer used: a pushed request is held by its client, sealed in its `request_uri`
     /// (`endpoints::authorize::pushed`), so there is nothing to bound. Still accepted so that
@@ -621,7 +622,8 @@ impl Config {
             let alg = asymmetric.iter().copied().find(|x| *x == a).ok_or_else(|| {
                 anyhow::anyhow!("dpop_signing_alg_values_supported: {a:?} is not one of {}", asymmetric.join(", "))
             })?;
-            // Under FAPI 2.0 the default's RS256 (kept for compatibility) drops out (§5.4).
+            // Under FAPI the default's RS256 (kept for compatibility) drops out (FAPI 2.0 §5.4,
+            // FAPI 1.0 Part 2 §8.6: EdDSA too under fapi-ciba).
             if !out.contains(&alg) && self.profile().allows_alg(alg) {
                 out.push(alg);
             }

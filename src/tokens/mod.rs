@@ -320,12 +320,13 @@ pub fn grant_of_id_token_jti(jti: &str) -> Option<&str> {
 
 /// What `client_id`'s ID tokens (and logout tokens) are signed with: its registered
 /// `id_token_signed_response_alg`, else RS256 (OIDC Dynamic Registration §2's default).
-/// Under FAPI 2.0, which allows no RS256 (§5.4), a client that registered none gets the
-/// deployment's `token_signing_alg` (`Config::validate` holds it to the allowed ones).
+/// Under FAPI, which allows no RS256 (FAPI 2.0 §5.4, FAPI 1.0 Part 2 §8.6), a client that
+/// registered none gets the deployment's `token_signing_alg` (`Config::validate` holds it
+/// to the allowed ones).
 pub fn id_token_alg(app: &Issuer, client_id: &str) -> String {
     let client = app.registry().client(client_id);
     let profile = client.as_deref().map_or(app.profile(), |c| app.profile().for_client(c));
-    match (client.and_then(|c| c.meta.id_token_signed_response_alg.clone()), profile.is_fapi2()) {
+    match (client.and_then(|c| c.meta.id_token_signed_response_alg.clone()), profile.is_fapi()) {
         (Some(alg), _) => alg,
         (None, true) => app.config.token_signing_alg.clone(),
         (None, false) => crate::keys::ALG_RS256.to_string(),

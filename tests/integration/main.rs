@@ -14,6 +14,7 @@ mod console;
 mod console_orgs;
 mod console_tenants;
 mod ciba;
+mod ciba_fapi_profile;
 mod ciba_hint_token;
 mod ciba_push;
 mod ciba_signed;

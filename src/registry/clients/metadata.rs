@@ -187,9 +187,10 @@ pub struct ClientMetadata {
     /// extension.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh_reuse_grace: Option<u64>,
-    /// `fapi2`: this client is held to the FAPI 2.0 Security Profile even where the tenant's
-    /// `security_profile` is `standard` (`profile`). A client can only be made stricter than
-    /// its tenant. Authrim extension, through the admin API and the CLI.
+    /// `fapi2` or `fapi-ciba`: this client is held to the FAPI 2.0 Security Profile, or to
+    /// FAPI-CIBA, as well as to the tenant's `security_profile` (`profile`: the stricter of
+    /// the two, both where one is `fapi2` and the other `fapi-ciba`). A client can only be made
+    /// stricter than its tenant. Authrim extension, through the admin API and the CLI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<String>,
     /// Authrim's own pages (the account page): no consent asked. Not settable from outside.
@@ -414,6 +415,6 @@ pub struct ClientInput {
     pub organization_required: Option<bool>,
     /// A negative number clears it (the deployment's grace again).
     pub refresh_reuse_grace: Option<i64>,
-    /// `fapi2`, or `""` to clear (the tenant's profile again).
+    /// `fapi2` or `fapi-ciba`, or `""` to clear (the tenant's profile again).
     pub security_profile: Option<String>,
 }
