@@ -13,6 +13,7 @@
 use super::{client_name, Notifier};
 use crate::db::Sql;
 use crate::http::fetch::FetchError;
+use crate::logout::backchannel::{Deliverer, Due, Sending};
 use crate::registry::{Client, User};
 use crate::stores::ciba::{CibaRequest, Hook};
 use crate::tenant::Issuer;
@@ -51,8 +52,38 @@ impl Notifier for HookNotifier {
     }
 }
 
-/// Send one notice (the outer error: a row that cannot be opened, never deliverable).
-pub async fn send(app: &crate::app::App, uri: &str, sealed: Option<&[u8]>, timeout: Duration) -> Result<Result<(), FetchError>, String> {
+/// The outbox's deliverer of notices: to the deployment's `ciba_notify_hook_url`. A row that
+/// cannot be opened never will be; a refusal is retried (the push service's, not a client's).
+pub struct Notices;
+
+impl Deliverer for Notices {
+    fn kinds(&self) -> &'static [&'static str] {
+        &[KIND]
+    }
+
+    fn endpoint(&self, app: &Issuer, _row: &Due) -> Option<String> {
+        app.config.ciba_notify_hook_url.clone().filter(|u| !u.is_empty())
+    }
+
+    fn send<'a>(&'a self, app: &'a Issuer, uri: &'a str, row: &'a Due, timeout: Duration) -> Sending<'a> {
+        Box::pin(send(app, uri, row.payload.as_deref(), timeout))
+    }
+
+    fn our_error_is_final(&self) -> bool {
+        true
+    }
+
+    fn refusal_is_final(&self) -> bool {
+        false
+    }
+
+    fn events(&self) -> (&'static str, &'static str) {
+        ("ciba_notice_delivered", "ciba_notice_abandoned")
+    }
+}
+
+/// Send one notice.
+async fn send(app: &crate::app::App, uri: &str, sealed: Option<&[u8]>, timeout: Duration) -> Result<Result<(), FetchError>, String> {
     let notice: serde_json::Value = sealed
         .and_then(|s| app.vault.open_sealed(LABEL, s).ok())
         .and_then(|p| serde_json::from_slice(&p).ok())

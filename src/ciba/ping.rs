@@ -10,8 +10,9 @@
 //! request's row from the start and in the outbox row until it is delivered and deleted.
 
 use crate::db::{Sql, StoreResult};
-use crate::http::fetch::FetchError;
 use crate::keys::Vault;
+use crate::logout::backchannel::{Deliverer, Due, Sending};
+use crate::tenant::Issuer;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -44,9 +45,37 @@ pub fn open(vault: &Vault, sealed: Option<&[u8]>) -> Option<(String, String)> {
     Some((ping.auth_req_id, ping.token))
 }
 
-/// Send one ping. The outer error is ours (a row that cannot be opened: never deliverable);
-/// the inner one the endpoint's or the network's, as for a logout token.
-pub async fn send(app: &crate::app::App, uri: &str, sealed: Option<&[u8]>, timeout: Duration) -> Result<Result<(), FetchError>, String> {
-    let (auth_req_id, token) = open(&app.vault, sealed).ok_or("the ping in the outbox cannot be opened")?;
-    Ok(app.fetcher.post_json(uri, &serde_json::json!({"auth_req_id": auth_req_id}), Some(&token), timeout).await)
+/// The outbox's deliverer of pings: to the client's notification endpoint. A row that cannot
+/// be opened never will be; a client that refuses a ping (401, 403, 404, …) refuses it again
+/// (CIBA Core §10.2 leaves 4xx to the OP, and a retry would only reach the client later with a
+/// stale token: the OpenID Foundation's FAPI-CIBA plan fails a second call after a 401).
+pub struct Pings;
+
+impl Deliverer for Pings {
+    fn kinds(&self) -> &'static [&'static str] {
+        &[KIND]
+    }
+
+    fn endpoint(&self, app: &Issuer, row: &Due) -> Option<String> {
+        app.client(&row.client_id).and_then(|c| c.meta.backchannel_client_notification_endpoint.clone())
+    }
+
+    fn send<'a>(&'a self, app: &'a Issuer, uri: &'a str, row: &'a Due, timeout: Duration) -> Sending<'a> {
+        Box::pin(async move {
+            let (auth_req_id, token) = open(&app.vault, row.payload.as_deref()).ok_or("the ping in the outbox cannot be opened")?;
+            Ok(app.fetcher.post_json(uri, &serde_json::json!({"auth_req_id": auth_req_id}), Some(&token), timeout).await)
+        })
+    }
+
+    fn our_error_is_final(&self) -> bool {
+        true
+    }
+
+    fn refusal_is_final(&self) -> bool {
+        true
+    }
+
+    fn events(&self) -> (&'static str, &'static str) {
+        ("ciba_ping_delivered", "ciba_ping_abandoned")
+    }
 }

@@ -17,6 +17,7 @@ use crate::db::{Sql, StoreResult};
 use crate::error::OAuthError;
 use crate::http::fetch::FetchError;
 use crate::http::params::Params;
+use crate::logout::backchannel::{Deliverer, Due, Sending};
 use crate::registry::Client;
 use crate::stores::ciba::CibaRequest;
 use crate::stores::device::Decision;
@@ -70,9 +71,39 @@ pub fn enqueue_expired(sql: &mut dyn Sql, tenant: TenantId, client_id: &str, use
     crate::logout::backchannel::enqueue_other(sql, tenant, EXPIRED_KIND, client_id, user_id, sealed_ping, t)
 }
 
-/// Send one row of either kind. The outer error is ours (a row that cannot be opened: never
-/// deliverable); the inner one the endpoint's or the network's, as for a logout token.
-pub async fn send(app: &crate::app::App, uri: &str, kind: &str, sealed: Option<&[u8]>, timeout: Duration) -> Result<Result<(), FetchError>, String> {
+/// The outbox's deliverer of pushed answers and expiry notices: to the client's notification
+/// endpoint. Final as a ping is: a row that cannot be opened, and a refusal (CIBA Core §10.3
+/// leaves 4xx to the OP; a retry would reach a client that refused it with stale tokens).
+pub struct Pushes;
+
+impl Deliverer for Pushes {
+    fn kinds(&self) -> &'static [&'static str] {
+        &[KIND, EXPIRED_KIND]
+    }
+
+    fn endpoint(&self, app: &Issuer, row: &Due) -> Option<String> {
+        app.client(&row.client_id).and_then(|c| c.meta.backchannel_client_notification_endpoint.clone())
+    }
+
+    fn send<'a>(&'a self, app: &'a Issuer, uri: &'a str, row: &'a Due, timeout: Duration) -> Sending<'a> {
+        Box::pin(send(app, uri, &row.kind, row.payload.as_deref(), timeout))
+    }
+
+    fn our_error_is_final(&self) -> bool {
+        true
+    }
+
+    fn refusal_is_final(&self) -> bool {
+        true
+    }
+
+    fn events(&self) -> (&'static str, &'static str) {
+        ("ciba_push_delivered", "ciba_push_abandoned")
+    }
+}
+
+/// Send one row of either kind.
+async fn send(app: &crate::app::App, uri: &str, kind: &str, sealed: Option<&[u8]>, timeout: Duration) -> Result<Result<(), FetchError>, String> {
     let (token, body) = match kind {
         EXPIRED_KIND => {
             let (auth_req_id, token) = super::ping::open(&app.vault, sealed).ok_or("the expiry notice in the outbox cannot be opened")?;

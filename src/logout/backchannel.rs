@@ -66,22 +66,87 @@ pub fn enqueue_other(sql: &mut dyn Sql, tenant: crate::tenant::TenantId, kind: &
     Ok(())
 }
 
+/// What the outbox needs of one kind of row: where it goes, how it is sent, whether a refusal
+/// is final, and what the audit log calls its outcomes. One per kind, each in its own module
+/// (logout tokens here, `ciba::ping`, `ciba::push`, `ciba::hook`): a new side effect is a new
+/// `Deliverer` in `DELIVERERS`, not a branch in `deliver`.
+pub trait Deliverer: Sync {
+    /// The `kind` values of its rows.
+    fn kinds(&self) -> &'static [&'static str];
+    /// Where the row goes now; `None`: nobody to tell any more (the row is dropped).
+    fn endpoint(&self, app: &Issuer, row: &Due) -> Option<String>;
+    /// Send the row. The outer error is ours (e.g. a row that cannot be opened); the inner
+    /// one the endpoint's or the network's.
+    fn send<'a>(&'a self, app: &'a Issuer, uri: &'a str, row: &'a Due, timeout: Duration) -> Sending<'a>;
+    /// Whether an error of ours is final (a sealed row that cannot be opened never will be;
+    /// a logout token that cannot be signed may be later).
+    fn our_error_is_final(&self) -> bool;
+    /// Whether a refusal (a 3xx, or a 4xx other than 408 and 429) is final.
+    fn refusal_is_final(&self) -> bool;
+    /// The audit events of a delivery and of an abandonment.
+    fn events(&self) -> (&'static str, &'static str);
+}
+
+/// What `Deliverer::send` returns.
+pub type Sending<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Result<(), FetchError>, String>> + Send + 'a>>;
+
+/// Every kind of outbox row; a row of a kind none names is a logout token (the column's
+/// default).
+const DELIVERERS: &[&dyn Deliverer] = &[&LogoutTokens, &crate::ciba::ping::Pings, &crate::ciba::push::Pushes, &crate::ciba::hook::Notices];
+
+fn deliverer(kind: &str) -> &'static dyn Deliverer {
+    DELIVERERS.iter().copied().find(|d| d.kinds().contains(&kind)).unwrap_or(&LogoutTokens)
+}
+
+/// Back-Channel Logout's own rows: a logout token, signed at each attempt (its `jti` the row's
+/// id), to the client's `backchannel_logout_uri`.
+struct LogoutTokens;
+
+impl Deliverer for LogoutTokens {
+    fn kinds(&self) -> &'static [&'static str] {
+        &["logout"]
+    }
+
+    fn endpoint(&self, app: &Issuer, row: &Due) -> Option<String> {
+        app.client(&row.client_id).and_then(|c| c.meta.backchannel_logout_uri.clone())
+    }
+
+    fn send<'a>(&'a self, app: &'a Issuer, uri: &'a str, row: &'a Due, timeout: Duration) -> Sending<'a> {
+        Box::pin(async move {
+            let token = logout_token(app, &row.client_id, &row.sub, &row.sid, &row.id).map_err(|e| format!("cannot sign the logout token: {e}"))?;
+            Ok(app.fetcher.post_form(uri, &[("logout_token", token.as_str())], timeout).await)
+        })
+    }
+
+    fn our_error_is_final(&self) -> bool {
+        false
+    }
+
+    fn refusal_is_final(&self) -> bool {
+        false
+    }
+
+    fn events(&self) -> (&'static str, &'static str) {
+        ("backchannel_logout_delivered", "backchannel_logout_abandoned")
+    }
+}
+
 /// One claimed row.
 #[derive(Debug, Clone)]
-struct Due {
+pub struct Due {
     /// Also the token's `jti`.
-    id: String,
-    client_id: String,
-    sub: String,
-    sid: String,
+    pub id: String,
+    pub client_id: String,
+    pub sub: String,
+    pub sid: String,
     /// Including this one.
-    attempts: u64,
+    pub attempts: u64,
     /// Whose row it is: a logout token is signed with its keys, a ping is its client's.
-    tenant: crate::tenant::TenantId,
+    pub tenant: crate::tenant::TenantId,
     /// `logout`, or a CIBA kind (`ciba::ping`, `ciba::push`, `ciba::hook`: then `payload` is
     /// what it sends, sealed, and `sid` empty).
-    kind: String,
-    payload: Option<Vec<u8>>,
+    pub kind: String,
+    pub payload: Option<Vec<u8>>,
 }
 
 /// The node's side of the outbox: what wakes its deliverer. The POSTs go through the
@@ -219,38 +284,19 @@ async fn claim(app: &App, limit: usize) -> StoreResult<Vec<Due>> {
         .collect()
 }
 
-/// Send one token (or CIBA ping) and record the outcome.
+/// Send one row by its kind's deliverer and record the outcome.
 async fn deliver(app: &Issuer, row: Due) {
-    let ping = row.kind == crate::ciba::ping::KIND;
-    let push = row.kind == crate::ciba::push::KIND || row.kind == crate::ciba::push::EXPIRED_KIND;
-    let notice = row.kind == crate::ciba::hook::KIND;
-    let uri = match notice {
-        true => app.config.ciba_notify_hook_url.clone().filter(|u| !u.is_empty()),
-        false => app.client(&row.client_id).and_then(|c| match ping || push {
-            true => c.meta.backchannel_client_notification_endpoint.clone(),
-            false => c.meta.backchannel_logout_uri.clone(),
-        }),
-    };
-    let Some(uri) = uri else {
+    let kind = deliverer(&row.kind);
+    let Some(uri) = kind.endpoint(app, &row) else {
         // The client is gone or no longer asks to be told: nothing to deliver.
         finish(app, &row, "dropped", None).await;
         return;
     };
     let timeout = Duration::from_secs(app.config.backchannel_logout_timeout);
     let mut forbidden = false;
-    let sent = match (ping, notice) {
-        _ if push => crate::ciba::push::send(app, &uri, &row.kind, row.payload.as_deref(), timeout).await,
-        (true, _) => crate::ciba::ping::send(app, &uri, row.payload.as_deref(), timeout).await,
-        (_, true) => crate::ciba::hook::send(app, &uri, row.payload.as_deref(), timeout).await,
-        _ => match logout_token(app, &row.client_id, &row.sub, &row.sid, &row.id) {
-            Err(e) => Err(format!("cannot sign the logout token: {e}")),
-            Ok(token) => Ok(app.fetcher.post_form(&uri, &[("logout_token", token.as_str())], timeout).await),
-        },
-    };
-    let failure = match sent {
+    let failure = match kind.send(app, &uri, &row, timeout).await {
         Err(e) => {
-            // A ping or notice that cannot be opened never will be (a logout token may sign later).
-            forbidden = ping || push || notice;
+            forbidden = kind.our_error_is_final();
             Some(e)
         }
         Ok(sent) => match sent {
@@ -262,7 +308,7 @@ async fn deliver(app: &Issuer, row: Due) {
                 // fails a second call after a 401). A 3xx the client must not send (§10.2) and
                 // we do not follow: final too. 408 and 429 ask for a later attempt, and 5xx are
                 // retried as before.
-                forbidden = (ping || push) && (300..500).contains(&status) && status != 408 && status != 429;
+                forbidden = kind.refusal_is_final() && (300..500).contains(&status) && status != 408 && status != 429;
                 Some(format!("the endpoint answered {status}"))
             }
             Err(FetchError::Transport(why)) if why == "timed out" => Some("the endpoint did not answer in time".into()),
@@ -296,16 +342,8 @@ async fn finish(app: &App, row: &Due, outcome: &'static str, why: Option<String>
     if let Some(why) = why {
         detail["error"] = Value::String(why);
     }
-    let event = match (row.kind.as_str(), outcome == "delivered") {
-        (crate::ciba::ping::KIND, true) => "ciba_ping_delivered",
-        (crate::ciba::ping::KIND, false) => "ciba_ping_abandoned",
-        (crate::ciba::hook::KIND, true) => "ciba_notice_delivered",
-        (crate::ciba::hook::KIND, false) => "ciba_notice_abandoned",
-        (crate::ciba::push::KIND | crate::ciba::push::EXPIRED_KIND, true) => "ciba_push_delivered",
-        (crate::ciba::push::KIND | crate::ciba::push::EXPIRED_KIND, false) => "ciba_push_abandoned",
-        (_, true) => "backchannel_logout_delivered",
-        (_, false) => "backchannel_logout_abandoned",
-    };
+    let (delivered, abandoned) = deliverer(&row.kind).events();
+    let event = if outcome == "delivered" { delivered } else { abandoned };
     app.audit.record(AuditEvent::new(event).tenant(row.tenant).client(&row.client_id).user(&row.sub).detail(detail)).await;
 }
 
@@ -333,7 +371,28 @@ fn backoff(initial: u64, attempts: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::backoff;
+    use super::{backoff, deliverer, DELIVERERS};
+
+    /// Each kind has one deliverer; a row of a kind nobody names is a logout token; every
+    /// outcome is an audit event the console lists.
+    #[test]
+    fn every_kind_has_one_deliverer_and_listed_events() {
+        let mut kinds: Vec<&str> = DELIVERERS.iter().flat_map(|d| d.kinds().iter().copied()).collect();
+        let n = kinds.len();
+        kinds.sort_unstable();
+        kinds.dedup();
+        assert_eq!(kinds.len(), n, "a kind named twice");
+        for kind in [crate::ciba::ping::KIND, crate::ciba::push::KIND, crate::ciba::push::EXPIRED_KIND, crate::ciba::hook::KIND, "logout"] {
+            assert!(kinds.contains(&kind), "{kind}");
+        }
+        assert_eq!(deliverer("from-a-newer-version").events(), deliverer("logout").events());
+        assert_eq!(deliverer(crate::ciba::push::EXPIRED_KIND).events().1, "ciba_push_abandoned");
+        let listed: Vec<&str> = crate::audit::EVENTS.iter().map(|(n, _)| *n).collect();
+        for d in DELIVERERS {
+            let (a, b) = d.events();
+            assert!(listed.contains(&a) && listed.contains(&b), "{a} {b}");
+        }
+    }
 
     #[test]
     fn the_wait_doubles_up_to_an_hour() {
