@@ -87,6 +87,10 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("console_organizations.html", include_str!("templates/console_organizations.html")),
     ("_console_org_fields.html", include_str!("templates/_console_org_fields.html")),
     ("console_organization.html", include_str!("templates/console_organization.html")),
+    ("console_groups.html", include_str!("templates/console_groups.html")),
+    ("_console_group_fields.html", include_str!("templates/_console_group_fields.html")),
+    ("_console_principal_fields.html", include_str!("templates/_console_principal_fields.html")),
+    ("console_group.html", include_str!("templates/console_group.html")),
     ("console_credentials.html", include_str!("templates/console_credentials.html")),
     ("console_credential.html", include_str!("templates/console_credential.html")),
     ("console_audit.html", include_str!("templates/console_audit.html")),
@@ -519,6 +523,28 @@ mod tests {
                 .with("factors", [json!({"id": "f", "name": "Phone", "kind": "totp", "added": "", "used": ""})])
                 .with("sessions", [json!({"sid": "s", "signed_in": "", "amr": "pwd", "clients": ""})])
                 .with("recovery_codes_left", 0),
+            common(Page::new(StatusCode::OK, "console_groups.html", "console-groups"))
+                .with("groups", [json!({"id": "g1", "name": "Staff", "external_id": null, "members": 2})])
+                .with("q", "")
+                .with("total", 1)
+                .with("shown", 1)
+                .with("group", json!({"name": "Typed"})),
+            common(Page::new(StatusCode::OK, "console_group.html", "console-group"))
+                .with("group", json!({"id": "g1", "name": "Staff", "external_id": "E-1", "created": "2026-01-01T00:00:00Z"}))
+                .with("members", [json!({"kind": "users", "id": "u1", "name": "bob", "email": "bob@example.com", "href": "/console/users/u1"}), json!({"kind": "groups", "id": "g2", "name": "Team", "href": "/console/groups/g2"})])
+                .with("total", 3)
+                .with("shown", 2)
+                .with("parents", [json!({"kind": "groups", "id": "g0", "name": "All", "href": "/console/groups/g0"})])
+                .with("typed_for", "member")
+                .with("typed_kind", "users")
+                .with("typed_member", "nobody"),
+            common(Page::new(StatusCode::OK, "console_group.html", "console-group"))
+                .with("admin", false)
+                .with("group", json!({"id": "g1", "name": "Staff", "external_id": null, "created": ""}))
+                .with("members", Vec::<serde_json::Value>::new())
+                .with("total", 0)
+                .with("shown", 0)
+                .with("parents", Vec::<serde_json::Value>::new()),
             common(Page::new(StatusCode::OK, "console_keys.html", "console-keys")).with("keys", [json!({"kid": "k", "alg": "RS256", "state": "next", "created": "", "activated": "", "retired": ""})]).with("algs", ["RS256"]).with("publish_delay", 600),
             common(Page::new(StatusCode::OK, "console_tenants.html", "console-tenants"))
                 .with("tenants", [json!({"slug": "acme", "issuer": "https://id.example/t/acme", "state": "active", "hosts": "", "name": "Acme", "created": ""}), json!({"slug": "old", "issuer": null, "state": "disabled", "hosts": "", "name": null, "created": ""})])

@@ -1,4 +1,4 @@
-//! The admin console (`/console`): clients, users, signing keys and the audit log in the
+//! The admin console (`/console`): clients, users, groups, signing keys and the audit log in the
 //! browser (and, at the deployment's own issuer, the tenants), for users with a console role (`registry::users::ROLES`).
 //!
 //! It signs its users in as a client of this server (`first_party::CONSOLE`), so the
@@ -17,6 +17,7 @@
 mod audit;
 mod clients;
 mod credentials;
+mod groups;
 mod keys;
 mod members;
 mod organizations;
@@ -67,6 +68,11 @@ pub fn router(app: &App) -> Router<AppState> {
         .route("/console/organizations/{org}/members", post(members::add))
         .route("/console/organizations/{org}/members/{user}", post(members::change))
         .route("/console/organizations/{org}/members/{user}/remove", post(members::remove))
+        .route("/console/groups", get(groups::list).post(groups::create))
+        .route("/console/groups/{id}", get(groups::show).post(groups::update))
+        .route("/console/groups/{id}/delete", post(groups::delete))
+        .route("/console/groups/{id}/members", post(groups::add_member))
+        .route("/console/groups/{id}/members/remove", post(groups::remove_member))
         .route("/console/credentials", get(credentials::list).post(credentials::create))
         .route("/console/credentials/{id}/revoke", post(credentials::revoke))
 }
