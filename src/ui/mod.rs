@@ -91,6 +91,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("_console_group_fields.html", include_str!("templates/_console_group_fields.html")),
     ("_console_principal_fields.html", include_str!("templates/_console_principal_fields.html")),
     ("console_group.html", include_str!("templates/console_group.html")),
+    ("_console_client_roles.html", include_str!("templates/_console_client_roles.html")),
     ("console_credentials.html", include_str!("templates/console_credentials.html")),
     ("console_credential.html", include_str!("templates/console_credential.html")),
     ("console_audit.html", include_str!("templates/console_audit.html")),
@@ -514,6 +515,20 @@ mod tests {
             common(Page::new(StatusCode::OK, "console_created.html", "console-client-created")).with("issuer", "https://id.example").with("discovery", "https://id.example/.well-known/openid-configuration").with("client_id", "a").with("secret", "s").with("snippet", "OIDC_ISSUER=https://id.example"),
             common(Page::new(StatusCode::OK, "console_clients.html", "console-clients")).with("clients", [json!({"id": "a", "name": null, "method": "none", "grants": "x", "created": ""})]),
             common(Page::new(StatusCode::OK, "console_client.html", "console-client-title")).with("client", json!({"client_id": "a", "grant_types": ["refresh_token"], "method": "none"})).with("new", false).with("redirects", true).with("grants", [json!({"value": "refresh_token", "key": "refresh"})]).with("methods", ["none"]).with("has_secret", true),
+            common(Page::new(StatusCode::BAD_REQUEST, "console_client.html", "console-client-title"))
+                .with("client", json!({"client_id": "a", "grant_types": [], "method": "none", "groups_claim": "ids", "groups_assigned_only": true, "groups_prefixes": "app-", "groups_claim_name": "teams"}))
+                .with("new", false)
+                .with("redirects", true)
+                .with("grants", Vec::<serde_json::Value>::new())
+                .with("methods", ["none"])
+                .with("roles", [
+                    json!({"role": "read", "description": "Reads", "total": 3, "assignees": [{"kind": "users", "id": "u1", "name": "bob", "href": "/console/users/u1"}, {"kind": "groups", "id": "g1", "name": "Staff", "href": "/console/groups/g1"}]}),
+                    json!({"role": "write", "description": "", "total": 0, "assignees": []}),
+                ])
+                .with("typed_for", "assign-read")
+                .with("typed_kind", "groups")
+                .with("typed_member", "Nobody")
+                .msg("error", "console-refused"),
             common(Page::new(StatusCode::OK, "console_secret.html", "console-secret-title")).with("client_id", "a").with("secret", "s").with("created", true),
             common(Page::new(StatusCode::OK, "console_users.html", "console-users")).with("users", [json!({"id": "u", "username": "x", "roles": "admin", "disabled": false})]).with("q", "").with("total", 1).with("shown", 1),
             common(Page::new(StatusCode::OK, "console_user.html", "console-user-title"))

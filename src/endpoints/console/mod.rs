@@ -22,6 +22,7 @@ mod keys;
 mod members;
 mod organizations;
 mod presets;
+mod roles;
 mod tenants;
 mod users;
 
@@ -52,6 +53,10 @@ pub fn router(app: &App) -> Router<AppState> {
         .route("/console/clients/{id}", get(clients::show).post(clients::update))
         .route("/console/clients/{id}/secret", post(clients::rotate_secret))
         .route("/console/clients/{id}/delete", post(clients::delete))
+        .route("/console/clients/{id}/roles", post(roles::define))
+        .route("/console/clients/{id}/roles/remove", post(roles::remove))
+        .route("/console/clients/{id}/roles/assign", post(roles::assign))
+        .route("/console/clients/{id}/roles/unassign", post(roles::unassign))
         .route("/console/users", get(users::list).post(users::create))
         .route("/console/users/new", get(users::new_form))
         .route("/console/users/{id}", get(users::show).post(users::update))
