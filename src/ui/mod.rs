@@ -537,7 +537,8 @@ mod tests {
                 .with("all_roles", ["admin", "auditor"])
                 .with("factors", [json!({"id": "f", "name": "Phone", "kind": "totp", "added": "", "used": ""})])
                 .with("sessions", [json!({"sid": "s", "signed_in": "", "amr": "pwd", "clients": ""})])
-                .with("recovery_codes_left", 0),
+                .with("recovery_codes_left", 0)
+                .with("directory", json!({"direct": [{"id": "g1", "name": "Staff"}], "groups": [{"id": "g1", "name": "Staff"}, {"id": "g2", "name": "All"}], "roles": [{"client": "rp", "client_name": null, "roles": "read write"}]})),
             common(Page::new(StatusCode::OK, "console_groups.html", "console-groups"))
                 .with("groups", [json!({"id": "g1", "name": "Staff", "external_id": null, "members": 2})])
                 .with("q", "")

@@ -827,3 +827,7 @@ console-groups-prefixes-hint = One a line (whatever the case); empty: every grou
 console-groups-claim-name = Name of the groups claim
 console-roles-claim-name = Name of the roles claim
 console-claim-names-hint = In ID tokens and userinfo; empty: groups and roles.
+console-user-groups = Groups
+console-user-groups-direct = Directly in
+console-user-groups-effective = All (through contained groups too)
+console-user-roles = Roles by application

@@ -825,3 +825,7 @@ console-groups-prefixes-hint = Un par ligne (sans distinction de casse) ; vide :
 console-groups-claim-name = Nom de la revendication de groupes
 console-roles-claim-name = Nom de la revendication de rôles
 console-claim-names-hint = Dans les jetons d'identité et userinfo ; vide : groups et roles.
+console-user-groups = Groupes
+console-user-groups-direct = Directement dans
+console-user-groups-effective = Tous (y compris par des groupes contenus)
+console-user-roles = Rôles par application

@@ -811,3 +811,7 @@ console-groups-prefixes-hint = 1 行に 1 つ (大文字と小文字を区別し
 console-groups-claim-name = グループクレームの名前
 console-roles-claim-name = ロールクレームの名前
 console-claim-names-hint = ID トークンと userinfo で使われます。空欄: groups と roles。
+console-user-groups = グループ
+console-user-groups-direct = 直接所属
+console-user-groups-effective = すべて (含まれるグループ経由を含む)
+console-user-roles = アプリケーションごとのロール
