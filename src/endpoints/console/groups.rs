@@ -5,16 +5,17 @@
 //! what the directory refuses (a cycle, a name taken, a bound) is said on the page.
 
 use super::clients::enc;
-use super::{message, not_found, notice, refused, text, Change, Id, Viewer};
+use super::{message, not_found, refused, text, with_notice, Change, Id, Viewer};
 use crate::endpoints::admin_directory as ops;
 use crate::endpoints::first_party::see_other;
+use crate::error::OAuthError;
 use crate::http::params::Params;
 use crate::registry::directory::{Group, GroupInput, Principal};
 use crate::tenant::Issuer;
 use crate::ui::Page;
 use axum::extract::RawQuery;
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -39,7 +40,7 @@ pub(super) fn principal_row(app: &Issuer, p: &Principal) -> Value {
 
 /// The member or assignee a form names: `kind` (`users` or `groups`) and `member` (a
 /// username, e-mail or id; a group's name or id), the tenant's own or refused.
-pub(super) fn named(app: &Issuer, params: &Params) -> Result<Principal, crate::error::OAuthError> {
+pub(super) fn named(app: &Issuer, params: &Params) -> Result<Principal, OAuthError> {
     let who = text(params, "member").unwrap_or_default();
     ops::principal(app, params.get("kind").unwrap_or_default(), &who)
 }
@@ -66,11 +67,7 @@ fn list_page(app: &Issuer, viewer: &Viewer, q: &str) -> Page {
 
 pub async fn list(app: Issuer, viewer: Viewer, RawQuery(query): RawQuery) -> Response {
     let params = Params::parse(query.as_deref().unwrap_or_default().as_bytes()).unwrap_or_default();
-    let mut page = list_page(&app, &viewer, params.get("q").map(str::trim).unwrap_or_default());
-    if let Some(n) = notice(query.as_deref()) {
-        page = page.msg("notice", n);
-    }
-    page.into_response()
+    with_notice(list_page(&app, &viewer, params.get("q").map(str::trim).unwrap_or_default()), query.as_deref())
 }
 
 /// The form's fields as the admin API's input: an emptied external id removes it.
@@ -111,15 +108,10 @@ fn found(app: &Issuer, id: &str) -> Result<Arc<Group>, Response> {
 }
 
 pub async fn show(app: Issuer, viewer: Viewer, Id(id): Id, RawQuery(query): RawQuery) -> Response {
-    let group = match found(&app, &id) {
-        Ok(g) => g,
-        Err(res) => return res,
-    };
-    let mut page = show_page(&app, &viewer, &group);
-    if let Some(n) = notice(query.as_deref()) {
-        page = page.msg("notice", n);
+    match found(&app, &id) {
+        Ok(group) => with_notice(show_page(&app, &viewer, &group), query.as_deref()),
+        Err(res) => res,
     }
-    page.into_response()
 }
 
 fn done(app: &Issuer, group: &Group, what: &str) -> Response {
@@ -152,8 +144,16 @@ pub async fn delete(app: Issuer, Id(id): Id, Change { admin, params }: Change) -
         let back = format!("/console/groups/{}", enc(&group.id));
         return message(StatusCode::BAD_REQUEST, "console-refused-heading", "console-group-confirm-wrong", (&back, "console-back-group"));
     }
-    match ops::delete(&app, &admin.actor(), &group.id).await {
-        Ok(()) => see_other(app.base(), "/console/groups?done=deleted"),
+    let result = ops::delete(&app, &admin.actor(), &group.id).await;
+    removal(result.map(|()| true), || see_other(app.base(), "/console/groups?done=deleted"))
+}
+
+/// What a form that removes something answers: `back` once done; not found when there was
+/// nothing to remove (a second click, another admin first); else the failure.
+pub(super) fn removal(result: Result<bool, OAuthError>, back: impl FnOnce() -> Response) -> Response {
+    match result {
+        Ok(true) => back(),
+        Ok(false) => not_found(),
         Err(e) if e.status == StatusCode::NOT_FOUND => not_found(),
         Err(e) => super::failed(&e),
     }
@@ -189,10 +189,5 @@ pub async fn remove_member(app: Issuer, Id(id): Id, Change { admin, params }: Ch
         Ok(p) => p,
         Err(_) => return not_found(),
     };
-    match ops::set_member(&app, &admin.actor(), &group.id, p, false).await {
-        Ok(true) => done(&app, &group, "removed"),
-        Ok(false) => not_found(),
-        Err(e) if e.status == StatusCode::NOT_FOUND => not_found(),
-        Err(e) => super::failed(&e),
-    }
+    removal(ops::set_member(&app, &admin.actor(), &group.id, p, false).await, || done(&app, &group, "removed"))
 }

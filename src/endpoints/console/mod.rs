@@ -329,6 +329,14 @@ pub(crate) fn notice(query: Option<&str>) -> Option<&'static str> {
     })
 }
 
+/// A page as a response, with the notice its `?done=…` asks for.
+pub(crate) fn with_notice(mut page: Page, query: Option<&str>) -> Response {
+    if let Some(n) = notice(query) {
+        page = page.msg("notice", n);
+    }
+    page.into_response()
+}
+
 /// A form's lines, trimmed, empty ones dropped (redirect URIs and other lists).
 pub(crate) fn lines(params: &Params, name: &str) -> Vec<String> {
     params.get(name).unwrap_or_default().lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect()

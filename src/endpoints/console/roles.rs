@@ -5,14 +5,13 @@
 //! audited with the console user as the actor; a refusal is said on the client's page.
 
 use super::clients::{edit_page, enc};
-use super::groups::{named, principal_row, PAGE};
+use super::groups::{named, principal_row, removal, PAGE};
 use super::{not_found, refused, text, Change, Id, Viewer};
 use crate::endpoints::admin_directory as ops;
 use crate::endpoints::first_party::see_other;
 use crate::error::OAuthError;
 use crate::registry::Client;
 use crate::tenant::Issuer;
-use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -66,11 +65,8 @@ pub async fn remove(app: Issuer, Id(id): Id, Change { admin, params }: Change) -
         Ok(c) => c,
         Err(res) => return res,
     };
-    match ops::remove_role(&app, &admin.actor(), client.id(), params.get("role").unwrap_or_default()).await {
-        Ok(()) => done(&app, &client, "removed"),
-        Err(e) if e.status == StatusCode::NOT_FOUND => not_found(),
-        Err(e) => super::failed(&e),
-    }
+    let result = ops::remove_role(&app, &admin.actor(), client.id(), params.get("role").unwrap_or_default()).await;
+    removal(result.map(|()| true), || done(&app, &client, "removed"))
 }
 
 /// Assign a role to a user (username or e-mail) or a group (its name).
@@ -100,10 +96,6 @@ pub async fn unassign(app: Issuer, Id(id): Id, Change { admin, params }: Change)
         Err(res) => return res,
     };
     let Ok(p) = named(&app, &params) else { return not_found() };
-    match ops::set_assignment(&app, &admin.actor(), client.id(), params.get("role").unwrap_or_default(), p, false).await {
-        Ok(true) => done(&app, &client, "removed"),
-        Ok(false) => not_found(),
-        Err(e) if e.status == StatusCode::NOT_FOUND => not_found(),
-        Err(e) => super::failed(&e),
-    }
+    let result = ops::set_assignment(&app, &admin.actor(), client.id(), params.get("role").unwrap_or_default(), p, false).await;
+    removal(result, || done(&app, &client, "removed"))
 }
