@@ -4,7 +4,7 @@
 //! and groups, and sets the client's groups claim; a user's page shows their groups and roles.
 //! Every change is the admin API's, audited as the console user's; an auditor looks and is
 //! refused every change; a form without its CSRF token is refused; another tenant's console
-//! sees none of it.
+//! sees none of it. The groups on SQLite and PostgreSQL.
 
 use crate::console::{csrf, enter, operator, totp};
 use crate::harness::*;
@@ -48,7 +48,16 @@ async fn signed_in_admin(s: &TestServer) -> (String, Browser) {
 
 #[tokio::test]
 async fn the_console_manages_groups_and_their_members() {
-    let s = TestServer::start().await;
+    groups(false).await;
+}
+
+#[tokio::test]
+async fn the_console_manages_groups_and_their_members_on_postgres() {
+    groups(true).await;
+}
+
+async fn groups(postgres: bool) {
+    let s = TestServer::start_on(postgres, |_| {}).await;
     let (root, admin) = signed_in_admin(&s).await;
     let alice = s.user("alice", json!({"email": "alice@acme.example"})).await;
 
