@@ -19,7 +19,7 @@
 // browser saw; a failed step exits 1 with the page on stderr.
 import { chromium } from 'playwright-core';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
-import { chromiumOptions, base32, hotp, step, newSeen, openReporting, closeAll, go, press, screenshot, runAxe, AXE } from './shared.mjs';
+import { chromiumOptions, base32, hotp, step, newSeen, openReporting, closeAll, go, press, pageRecord, screenshot, runAxe, AXE } from './shared.mjs';
 
 const ISSUER = env('ISSUER');
 const PASSWORD = env('PASSWORD');
@@ -34,24 +34,16 @@ const WAIT_MS = Number(process.env.WAIT_MS || 10000);
 giveUpAfter(100);
 
 const seen = newSeen();
-let browser;
-let context;
-let page;
-let axeContext;
+let browser, context, page, axeContext;
 const at = (path) => new URL(path, ISSUER).toString();
 const pathIs = (path) => (u) => u.pathname === path;
 
-// What a page shows: its path, status, heading, text, alerts, the table rows and the links in
-// the main part.
+// What a page shows (shared.pageRecord: path, status, heading, text, alerts...), with the
+// table rows and the links in the main part.
 async function record(name, res) {
-  const rec = {
-    name, path: new URL(page.url()).pathname, status: res.status(),
-    heading: ((await page.locator('h1').first().textContent()) ?? '').trim(),
-    text: (await page.locator('main').innerText()).replace(/\s+/g, ' ').trim(),
-    alerts: await page.locator('[role=alert]').evaluateAll((l) => l.map((e) => e.textContent.replace(/\s+/g, ' ').trim())),
+  const rec = { name, ...(await pageRecord(page, res, WAIT_MS)),
     rows: await page.locator('main tbody tr').evaluateAll((l) => l.map((r) => r.innerText.replace(/\s+/g, ' ').trim())),
-    links: await page.locator('main a').evaluateAll((l) => l.map((a) => a.getAttribute('href'))),
-  };
+    links: await page.locator('main a').evaluateAll((l) => l.map((a) => a.getAttribute('href'))) };
   seen.pages.push(rec);
   await screenshot(page, seen, ARTIFACTS, `groups-${String(seen.pages.length).padStart(2, '0')}-${name}.png`, WAIT_MS);
   return rec;
