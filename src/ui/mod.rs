@@ -87,6 +87,11 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("console_organizations.html", include_str!("templates/console_organizations.html")),
     ("_console_org_fields.html", include_str!("templates/_console_org_fields.html")),
     ("console_organization.html", include_str!("templates/console_organization.html")),
+    ("console_groups.html", include_str!("templates/console_groups.html")),
+    ("_console_group_fields.html", include_str!("templates/_console_group_fields.html")),
+    ("_console_principal_fields.html", include_str!("templates/_console_principal_fields.html")),
+    ("console_group.html", include_str!("templates/console_group.html")),
+    ("_console_client_roles.html", include_str!("templates/_console_client_roles.html")),
     ("console_credentials.html", include_str!("templates/console_credentials.html")),
     ("console_credential.html", include_str!("templates/console_credential.html")),
     ("console_audit.html", include_str!("templates/console_audit.html")),
@@ -510,6 +515,12 @@ mod tests {
             common(Page::new(StatusCode::OK, "console_created.html", "console-client-created")).with("issuer", "https://id.example").with("discovery", "https://id.example/.well-known/openid-configuration").with("client_id", "a").with("secret", "s").with("snippet", "OIDC_ISSUER=https://id.example"),
             common(Page::new(StatusCode::OK, "console_clients.html", "console-clients")).with("clients", [json!({"id": "a", "name": null, "method": "none", "grants": "x", "created": ""})]),
             common(Page::new(StatusCode::OK, "console_client.html", "console-client-title")).with("client", json!({"client_id": "a", "grant_types": ["refresh_token"], "method": "none"})).with("new", false).with("redirects", true).with("grants", [json!({"value": "refresh_token", "key": "refresh"})]).with("methods", ["none"]).with("has_secret", true),
+            // A client's roles (a refused assignment shown again), and its groups claim.
+            common(Page::new(StatusCode::BAD_REQUEST, "console_client.html", "console-client-title"))
+                .with("client", json!({"client_id": "a", "grant_types": [], "method": "none", "groups_claim": "ids", "groups_assigned_only": true, "groups_prefixes": "app-", "groups_claim_name": "teams"}))
+                .with("new", false).with("redirects", true).with("grants", Vec::<serde_json::Value>::new()).with("methods", ["none"])
+                .with("roles", [json!({"role": "read", "description": "Reads", "total": 3, "assignees": [{"kind": "users", "id": "u1", "name": "bob", "href": "/console/users/u1"}, {"kind": "groups", "id": "g1", "name": "Staff", "href": "/console/groups/g1"}]}), json!({"role": "write", "description": "", "total": 0, "assignees": []})])
+                .with("typed_for", "assign-read").with("typed_kind", "groups").with("typed_member", "Nobody").msg("error", "console-refused"),
             common(Page::new(StatusCode::OK, "console_secret.html", "console-secret-title")).with("client_id", "a").with("secret", "s").with("created", true),
             common(Page::new(StatusCode::OK, "console_users.html", "console-users")).with("users", [json!({"id": "u", "username": "x", "roles": "admin", "disabled": false})]).with("q", "").with("total", 1).with("shown", 1),
             common(Page::new(StatusCode::OK, "console_user.html", "console-user-title"))
@@ -518,7 +529,17 @@ mod tests {
                 .with("all_roles", ["admin", "auditor"])
                 .with("factors", [json!({"id": "f", "name": "Phone", "kind": "totp", "added": "", "used": ""})])
                 .with("sessions", [json!({"sid": "s", "signed_in": "", "amr": "pwd", "clients": ""})])
-                .with("recovery_codes_left", 0),
+                .with("recovery_codes_left", 0)
+                .with("directory", json!({"direct": [{"id": "g1", "name": "Staff"}], "groups": [{"id": "g1", "name": "Staff"}, {"id": "g2", "name": "All"}], "roles": [{"client": "rp", "client_name": null, "roles": "read write"}]})),
+            common(Page::new(StatusCode::OK, "console_groups.html", "console-groups"))
+                .with("groups", [json!({"id": "g1", "name": "Staff", "external_id": null, "members": 2})]).with("q", "").with("total", 1).with("shown", 1).with("group", json!({"name": "Typed"})),
+            common(Page::new(StatusCode::OK, "console_group.html", "console-group"))
+                .with("group", json!({"id": "g1", "name": "Staff", "external_id": "E-1", "created": "2026-01-01T00:00:00Z"})).with("total", 3).with("shown", 2)
+                .with("members", [json!({"kind": "users", "id": "u1", "name": "bob", "email": "bob@example.com", "href": "/console/users/u1"}), json!({"kind": "groups", "id": "g2", "name": "Team", "href": "/console/groups/g2"})])
+                .with("parents", [json!({"kind": "groups", "id": "g0", "name": "All", "href": "/console/groups/g0"})]).with("typed_for", "member").with("typed_kind", "users").with("typed_member", "nobody"),
+            // As an auditor sees it: no forms.
+            common(Page::new(StatusCode::OK, "console_group.html", "console-group")).with("admin", false).with("group", json!({"id": "g1", "name": "Staff", "external_id": null, "created": ""}))
+                .with("members", Vec::<serde_json::Value>::new()).with("total", 0).with("shown", 0).with("parents", Vec::<serde_json::Value>::new()),
             common(Page::new(StatusCode::OK, "console_keys.html", "console-keys")).with("keys", [json!({"kid": "k", "alg": "RS256", "state": "next", "created": "", "activated": "", "retired": ""})]).with("algs", ["RS256"]).with("publish_delay", 600),
             common(Page::new(StatusCode::OK, "console_tenants.html", "console-tenants"))
                 .with("tenants", [json!({"slug": "acme", "issuer": "https://id.example/t/acme", "state": "active", "hosts": "", "name": "Acme", "created": ""}), json!({"slug": "old", "issuer": null, "state": "disabled", "hosts": "", "name": null, "created": ""})])

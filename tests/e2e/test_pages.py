@@ -330,6 +330,23 @@ def check_boxes(seen: dict):
     assert not out, "sticking out of their boxes:\n" + "\n".join(out)
 
 
+def check_axe_pages(seen: dict, report: str, expected: list[tuple[str, int]]):
+    """A console walk's axe-core runs (``seen["axe"]``: each page's name, status, and its runs in
+    the light and the dark theme): the WCAG 2.x A and AA rules, the pages expected, both themes
+    applied, colour contrast checked; no violation (what axe-core could not decide: a warning)."""
+    assert seen["axe_tags"] == ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"], report
+    assert [(p["name"], p["status"]) for p in seen["axe"]] == expected, report
+    for p in seen["axe"]:
+        light, dark = p["axe"]
+        assert (light["dark"], dark["dark"]) == (False, True) and light["body_background"] != dark["body_background"], p["name"]
+        assert all("color-contrast" in run["passes"] + [v["id"] for v in run["violations"]] for run in p["axe"]), p["name"]
+    incomplete = axe_findings(seen["axe"], "incomplete")
+    if incomplete:
+        warnings.warn("axe-core could not decide (check by hand):\n" + "\n".join(incomplete))
+    violations = axe_findings(seen["axe"], "violations")
+    assert not violations, f"axe-core {seen['axe_version']} found:\n" + "\n".join(violations)
+
+
 def axe_findings(pages: list[dict], kind: str) -> list[str]:
     """axe-core's violations (or incomplete results) as lines: page, theme, rule, impact, help,
     and each node's target, HTML and what the check measured (colours, ratio)."""

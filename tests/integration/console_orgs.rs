@@ -198,6 +198,7 @@ async fn an_organization_administrator_manages_only_their_members() {
         format!("/console/audit?user={alice}"),
         "/console/tenants".into(),
         "/console/credentials".into(),
+        "/console/groups".into(),
         "/console/organizations/globex".into(),
         format!("/console/organizations/{globex_id}"),
         "/console/organizations/no-such-org".into(),
@@ -220,6 +221,8 @@ async fn an_organization_administrator_manages_only_their_members() {
         ("/console/credentials".into(), vec![("name", "sneaky")]),
         ("/console/credentials/0a1b/revoke".into(), vec![]),
         ("/console/organizations".into(), vec![("slug", "sneaky")]),
+        ("/console/groups".into(), vec![("display_name", "sneaky")]),
+        ("/console/clients/authrim-console/roles".into(), vec![("role", "sneaky")]),
         // Their own organization's settings are the tenant admin's (domains decide membership).
         (format!("/console/organizations/{acme_id}"), vec![("display_name", "Mine"), ("domains", "globex.example\nbig.example")]),
         (format!("/console/organizations/{acme_id}/delete"), vec![("confirm", "acme")]),

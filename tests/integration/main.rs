@@ -11,6 +11,7 @@ mod base_path;
 mod client_jwt;
 mod consent;
 mod console;
+mod console_groups;
 mod console_orgs;
 mod console_tenants;
 mod ciba;

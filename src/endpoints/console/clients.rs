@@ -33,6 +33,9 @@ fn values(m: &crate::registry::clients::ClientMetadata) -> Value {
         "backchannel_logout_uri": m.backchannel_logout_uri, "require_mfa": m.require_mfa, "require_passkey": m.require_passkey,
         "application_type": m.application_type, "refresh_reuse_grace": m.refresh_reuse_grace, "initiate_login_uri": m.initiate_login_uri,
         "organization_required": m.organization_required,
+        "groups_claim": m.directory.groups_claim, "groups_assigned_only": m.directory.groups_assigned_only,
+        "groups_prefixes": m.directory.groups_prefixes.join("\n"), "groups_claim_name": m.directory.groups_claim_name,
+        "roles_claim_name": m.directory.roles_claim_name,
     })
 }
 
@@ -45,6 +48,9 @@ fn typed(params: &crate::http::params::Params) -> Value {
         "backchannel_logout_uri": text(params, "backchannel_logout_uri"), "require_mfa": checked(params, "require_mfa"), "require_passkey": checked(params, "require_passkey"),
         "refresh_reuse_grace": text(params, "refresh_reuse_grace"), "initiate_login_uri": text(params, "initiate_login_uri"),
         "organization_required": checked(params, "organization_required"),
+        "groups_claim": text(params, "groups_claim"), "groups_assigned_only": checked(params, "groups_assigned_only"),
+        "groups_prefixes": params.get("groups_prefixes").unwrap_or_default(), "groups_claim_name": text(params, "groups_claim_name"),
+        "roles_claim_name": text(params, "roles_claim_name"),
     })
 }
 
@@ -89,6 +95,12 @@ fn input(params: &crate::http::params::Params, new: bool, preset: Option<&Preset
         require_mfa: Some(checked(params, "require_mfa")),
         require_passkey: Some(checked(params, "require_passkey")),
         organization_required: Some(checked(params, "organization_required")),
+        // The groups claim (`tokens::directory`): empty is none, or the default name.
+        groups_claim: Some(text(params, "groups_claim").unwrap_or_default()),
+        groups_assigned_only: Some(checked(params, "groups_assigned_only")),
+        groups_prefixes: Some(lines(params, "groups_prefixes")),
+        groups_claim_name: Some(text(params, "groups_claim_name").unwrap_or_default()),
+        roles_claim_name: Some(text(params, "roles_claim_name").unwrap_or_default()),
         // Empty: the deployment's grace (a new client has none of its own; an edited one
         // loses its own).
         refresh_reuse_grace: match text(params, "refresh_reuse_grace").as_deref().and_then(presets::grace_seconds) {
@@ -220,9 +232,16 @@ fn created_page(app: &Issuer, viewer: &Viewer, client: &Client, secret: Option<&
     res
 }
 
+/// A client's page: its settings' form, its roles with their assignees (`roles`).
+pub(super) fn edit_page(app: &Issuer, viewer: &Viewer, client: &Client) -> Page {
+    form_page(viewer, values(&client.meta), false)
+        .with("has_secret", client.meta.token_endpoint_auth_method.starts_with("client_secret"))
+        .with("roles", super::roles::rows(app, client.id()))
+}
+
 pub async fn show(app: Issuer, viewer: Viewer, Id(id): Id, RawQuery(query): RawQuery) -> Response {
     let Some(client) = app.registry().client(&id) else { return not_found() };
-    let mut page = form_page(&viewer, values(&client.meta), false).with("has_secret", client.meta.token_endpoint_auth_method.starts_with("client_secret"));
+    let mut page = edit_page(&app, &viewer, &client);
     if let Some(n) = notice(query.as_deref()) {
         page = page.msg("notice", n);
     }
@@ -230,13 +249,11 @@ pub async fn show(app: Issuer, viewer: Viewer, Id(id): Id, RawQuery(query): RawQ
 }
 
 pub async fn update(app: Issuer, Id(id): Id, Change { admin, params }: Change) -> Response {
-    if app.registry().client(&id).is_none() {
-        return not_found();
-    }
+    let Some(client) = app.registry().client(&id) else { return not_found() };
     if let Err(m) = check(&params, false, None) {
         let mut typed = typed(&params);
         typed["client_id"] = id.into();
-        return mistaken(form_page(&admin, typed, false), m);
+        return mistaken(edit_page(&app, &admin, &client).with("client", typed), m);
     }
     match operations::update_client(&app, &admin.actor(), &id, input(&params, false, None)).await {
         // A change to a method with a secret made one: shown once, like a rotation.
@@ -245,7 +262,7 @@ pub async fn update(app: Issuer, Id(id): Id, Change { admin, params }: Change) -
         Err(e) => {
             let mut typed = typed(&params);
             typed["client_id"] = id.into();
-            refused(form_page(&admin, typed, false), &e)
+            refused(edit_page(&app, &admin, &client).with("client", typed), &e)
         }
     }
 }
@@ -254,7 +271,10 @@ pub async fn rotate_secret(app: Issuer, Id(id): Id, Change { admin, .. }: Change
     match operations::rotate_secret(&app, &admin.actor(), &id).await {
         Ok((_, secret)) => secret_page(&admin, &id, &secret, false),
         Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => not_found(),
-        Err(e) => refused(form_page(&admin, app.registry().client(&id).map(|c| values(&c.meta)).unwrap_or_default(), false), &e),
+        Err(e) => match app.registry().client(&id) {
+            Some(client) => refused(edit_page(&app, &admin, &client), &e),
+            None => super::failed(&e),
+        },
     }
 }
 

@@ -1,4 +1,4 @@
-//! The admin console (`/console`): clients, users, signing keys and the audit log in the
+//! The admin console (`/console`): clients, users, groups, signing keys and the audit log in the
 //! browser (and, at the deployment's own issuer, the tenants), for users with a console role (`registry::users::ROLES`).
 //!
 //! It signs its users in as a client of this server (`first_party::CONSOLE`), so the
@@ -17,10 +17,12 @@
 mod audit;
 mod clients;
 mod credentials;
+mod groups;
 mod keys;
 mod members;
 mod organizations;
 mod presets;
+mod roles;
 mod tenants;
 mod users;
 
@@ -51,6 +53,10 @@ pub fn router(app: &App) -> Router<AppState> {
         .route("/console/clients/{id}", get(clients::show).post(clients::update))
         .route("/console/clients/{id}/secret", post(clients::rotate_secret))
         .route("/console/clients/{id}/delete", post(clients::delete))
+        .route("/console/clients/{id}/roles", post(roles::define))
+        .route("/console/clients/{id}/roles/remove", post(roles::remove))
+        .route("/console/clients/{id}/roles/assign", post(roles::assign))
+        .route("/console/clients/{id}/roles/unassign", post(roles::unassign))
         .route("/console/users", get(users::list).post(users::create))
         .route("/console/users/new", get(users::new_form))
         .route("/console/users/{id}", get(users::show).post(users::update))
@@ -67,6 +73,11 @@ pub fn router(app: &App) -> Router<AppState> {
         .route("/console/organizations/{org}/members", post(members::add))
         .route("/console/organizations/{org}/members/{user}", post(members::change))
         .route("/console/organizations/{org}/members/{user}/remove", post(members::remove))
+        .route("/console/groups", get(groups::list).post(groups::create))
+        .route("/console/groups/{id}", get(groups::show).post(groups::update))
+        .route("/console/groups/{id}/delete", post(groups::delete))
+        .route("/console/groups/{id}/members", post(groups::add_member))
+        .route("/console/groups/{id}/members/remove", post(groups::remove_member))
         .route("/console/credentials", get(credentials::list).post(credentials::create))
         .route("/console/credentials/{id}/revoke", post(credentials::revoke))
 }
@@ -316,6 +327,14 @@ pub(crate) fn notice(query: Option<&str>) -> Option<&'static str> {
         "revoked" => "console-done-revoked",
         _ => return None,
     })
+}
+
+/// A page as a response, with the notice its `?done=…` asks for.
+pub(crate) fn with_notice(mut page: Page, query: Option<&str>) -> Response {
+    if let Some(n) = notice(query) {
+        page = page.msg("notice", n);
+    }
+    page.into_response()
 }
 
 /// A form's lines, trimmed, empty ones dropped (redirect URIs and other lists).

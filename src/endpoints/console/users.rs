@@ -1,11 +1,12 @@
 //! Users in the console: the list (searchable), a form to create one or change their name,
 //! e-mail, roles, password and whether they may sign in; their second factors (remove one or
-//! all) and sessions (end one or all); deletion.
+//! all) and sessions (end one or all); their groups and roles (read only); deletion.
 
 use super::clients::enc;
 use super::{Id, checked, not_found, notice, refused, text, when, Change, Viewer};
 use crate::endpoints::first_party::see_other;
 use crate::endpoints::operations;
+use crate::registry::directory::Principal;
 use crate::registry::users::{UserInput, ROLES};
 use crate::registry::User;
 use crate::tenant::Issuer;
@@ -111,11 +112,32 @@ pub async fn show(app: Issuer, viewer: Viewer, Id(id): Id, RawQuery(query): RawQ
     values["email_verified"] = user.claims.get("email_verified").cloned().unwrap_or(Value::Bool(false));
     values["roles"] = json!(user.roles);
     values["updated"] = when(user.updated_at).into();
-    let mut page = form_page(&viewer, values, false).with("factors", factors).with("sessions", sessions).with("recovery_codes_left", left);
+    let mut page = form_page(&viewer, values, false).with("factors", factors).with("sessions", sessions).with("recovery_codes_left", left).with("directory", directory(&app, &id));
     if let Some(n) = notice(query.as_deref()) {
         page = page.msg("notice", n);
     }
     page.into_response()
+}
+
+/// The user's groups, direct and effective (through nesting), and their roles on each client
+/// (directly or through a group): read only here, changed on the groups' and clients' pages.
+fn directory(app: &Issuer, id: &str) -> Value {
+    let registry = app.registry();
+    // By name, as the groups' page lists them.
+    let links = |mut groups: Vec<std::sync::Arc<crate::registry::directory::Group>>| {
+        groups.sort_by_cached_key(|g| g.name_key());
+        groups.iter().map(|g| json!({"id": g.id, "name": g.display_name})).collect::<Vec<_>>()
+    };
+    let direct = links(registry.direct_groups(&Principal::User(id.to_string())));
+    let effective = registry.effective(id);
+    let groups = links(effective.iter().flat_map(|e| e.groups.iter()).filter_map(|g| registry.group(g)).collect());
+    let mut roles: Vec<Value> = effective
+        .iter()
+        .flat_map(|e| e.roles.iter())
+        .map(|(client, r)| json!({"client": client, "client_name": registry.client(client).and_then(|c| c.meta.client_name.clone()), "roles": r.join(" ")}))
+        .collect();
+    roles.sort_by(|a, b| a["client"].as_str().cmp(&b["client"].as_str()));
+    json!({"direct": direct, "groups": groups, "roles": roles})
 }
 
 pub async fn update(app: Issuer, Id(id): Id, Change { admin, params }: Change) -> Response {
