@@ -73,6 +73,10 @@ pub struct Tenant {
     pub password_policy: Arc<crate::registry::password_policy::PasswordPolicy>,
     /// Upstream identity providers users may sign in with (`identity`).
     pub upstreams: crate::identity::upstream::Upstreams,
+    /// LDAP and Active Directory directories the password form checks names against
+    /// (`identity::ldap`): the deployment's for the default tenant, a tenant's own from its
+    /// settings.
+    pub directories: crate::identity::ldap::Sources,
     /// Resource servers (RFC 8707) tokens may be asked for (`resources`): the deployment's
     /// for the default tenant, a tenant's own when its settings list them. Copied once
     /// when the tenant is built, so the token path reads a slice and allocates nothing.
@@ -115,6 +119,7 @@ impl Tenant {
             passkeys: crate::factors::passkey::Passkeys::from_config(config, vault, id)?,
             password_policy: Arc::new(crate::registry::password_policy::PasswordPolicy::from_config(config)?),
             upstreams: crate::identity::upstream::Upstreams::new(config)?,
+            directories: crate::identity::ldap::Sources::new(&config.ldap_directories)?,
             resource_servers: config.resource_servers.clone(),
             policies: Policies::of(config, false),
             ui: Arc::new(load_ui(config, &config.product_name)?),
@@ -168,6 +173,7 @@ impl Tenant {
             // Upstream providers are registered with an issuer's redirect URI: a tenant's own
             // come with its overrides, never the default tenant's.
             upstreams,
+            directories: crate::identity::ldap::Sources::default(),
             resource_servers: effective.resource_servers.clone(),
             policies: Policies::of(&effective, settings.mail_from.is_some()),
             ui,
