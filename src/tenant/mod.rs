@@ -24,6 +24,7 @@ use std::sync::Arc;
 
 pub mod overrides;
 pub mod rows;
+pub mod sealed;
 mod set;
 pub use set::Tenants;
 
@@ -173,7 +174,7 @@ impl Tenant {
             // Upstream providers are registered with an issuer's redirect URI: a tenant's own
             // come with its overrides, never the default tenant's.
             upstreams,
-            directories: crate::identity::ldap::Sources::default(),
+            directories: own_directories(settings, vault, &row.slug),
             resource_servers: effective.resource_servers.clone(),
             policies: Policies::of(&effective, settings.mail_from.is_some()),
             ui,
@@ -208,6 +209,19 @@ fn own_upstreams(settings: &rows::Overrides, vault: &crate::keys::Vault, slug: &
         }
     }
     out
+}
+
+/// A tenant's own directories, their bind passwords opened; as `own_upstreams`, one that
+/// cannot be opened or built is left out and logged.
+fn own_directories(settings: &rows::Overrides, vault: &crate::keys::Vault, slug: &str) -> crate::identity::ldap::Sources {
+    let mut out = Vec::new();
+    for d in settings.ldap_directories.iter().flatten() {
+        match d.opened(vault, slug).and_then(crate::identity::ldap::LdapSource::new) {
+            Ok(s) => out.push(Arc::new(s) as Arc<dyn crate::identity::ldap::PasswordSource>),
+            Err(e) => tracing::error!(tenant = slug, error = %e, "a tenant's ldap directory is left out"),
+        }
+    }
+    crate::identity::ldap::Sources::from_sources(out)
 }
 
 /// Settings a tenant may set that are read as they are (`overrides`): sign-up, the second

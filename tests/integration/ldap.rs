@@ -335,3 +335,42 @@ async fn starttls_and_ldaps_with_a_private_ca() {
         }
     }
 }
+
+/// A tenant's own directory (`ldap_directories` in its settings): its bind password sealed and
+/// never shown, its users signing in at that tenant only.
+#[tokio::test]
+async fn a_tenant_has_directories_of_its_own() {
+    let slapd = Slapd::start(&[person("alice", "alice-directory-pw", "alice@example.org")], None);
+    let s = TestServer::start().await;
+    assert_eq!(s.admin(Method::POST, "/admin/tenants", Some(json!({"slug": "acme"}))).await.0, 201);
+    let dir = json!({"id": "corp", "url": slapd.url, "allow_insecure": true, "bind_dn": "cn=authrim,ou=services,dc=example,dc=org",
+        "bind_password": "search-account-pw", "base_dn": "ou=people,dc=example,dc=org"});
+    let (status, body) = s.admin(Method::PATCH, "/admin/tenants/acme", Some(json!({"settings": {"ldap_directories": [dir]}}))).await;
+    assert_eq!(status, 200, "{body}");
+    let (_, shown) = s.admin(Method::GET, "/admin/tenants/acme", None).await;
+    assert_eq!(shown["settings"]["ldap_directories"][0]["bind_password_set"], true, "{shown}");
+    assert!(!shown.to_string().contains("search-account-pw"), "{shown}");
+    // More than the tenant may have: refused, nothing changed.
+    let many: Vec<Value> = (0..6).map(|i| json!({"id": format!("d{i}"), "url": "ldaps://ldap.example", "base_dn": "dc=x"})).collect();
+    let (status, body) = s.admin(Method::PATCH, "/admin/tenants/acme", Some(json!({"settings": {"ldap_directories": many}}))).await;
+    assert!(status == 400 && body.to_string().contains("tenant_max_ldap_directories"), "{status} {body}");
+
+    let status_at = |prefix: &'static str| {
+        let s = &s;
+        async move {
+            let b = crate::tenants::browser();
+            let (_, _) = crate::tenants::admin_at(s, prefix, Method::POST, "/admin/clients", Some(json!({"client_id": "rp", "redirect_uris": [REDIRECT]}))).await;
+            let login = Page::from(b.get(s.url(&format!("{prefix}/authorize"))).query(&request_query("code", "rp", &[])).send().await.unwrap()).await;
+            let form = [("challenge", login.challenge()), ("username", "alice".into()), ("password", "alice-directory-pw".into())];
+            b.post(s.url(&format!("{prefix}/login"))).form(&form).send().await.unwrap().status().as_u16()
+        }
+    };
+    // Signed in at acme (on to consent), unknown at the default tenant.
+    assert_eq!(status_at("/t/acme").await, 303);
+    assert_eq!(status_at("").await, 401);
+    let acme = s.server.app.tenants.all().into_iter().find(|t| t.slug == "acme").unwrap();
+    let alice = s.server.app.registry.of(acme.id).user_by_login("alice").expect("imported into acme");
+    let linked = authrim::identity::links::of_user(&s.server.app.db, acme.id, &alice.id).await.unwrap();
+    assert_eq!(linked[0].provider, "ldap:corp");
+    assert!(s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT).user_by_login("alice").is_none());
+}
