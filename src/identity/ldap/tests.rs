@@ -115,3 +115,18 @@ async fn sources_are_asked_in_order_and_an_unreachable_one_is_not_passed_off_as_
     let a = of(vec![("a", Outcome::Authenticated(user))]).authenticate("u", "").await;
     assert_eq!((a.source, a.outcome), (None, Outcome::WrongPassword));
 }
+
+#[test]
+fn a_ca_file_that_cannot_be_used_stops_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.pem");
+    std::fs::write(&empty, "").unwrap();
+    for (path, says) in [(dir.path().join("missing.pem"), "ca_file"), (empty, "no CA certificate")] {
+        let d = LdapDirectory { ca_file: Some(path), ..directory() };
+        let e = LdapSource::new(d).err().expect("refused").to_string();
+        assert!(e.contains(says) && e.contains("(corp)"), "{e}");
+    }
+    // Plain LDAP needs no TLS settings at all.
+    let plain = LdapDirectory { url: "ldap://127.0.0.1:1".into(), allow_insecure: true, ca_file: Some(dir.path().join("missing.pem")), ..directory() };
+    assert!(LdapSource::new(plain).is_ok());
+}
