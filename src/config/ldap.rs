@@ -16,104 +16,99 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+/// Members left out take `Default`'s values; the required ones (`id`, `url`, `base_dn`) are
+/// empty then, which `validate` refuses by name.
+#[derive(Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
 pub struct LdapDirectory {
     /// Letters, digits, `-` and `_`: linked identities name the directory `ldap:<id>`.
     pub id: String,
     /// `ldaps://host[:port]`, or `ldap://host[:port]` with `starttls` (or `allow_insecure`).
     pub url: String,
     /// `ldap://` upgraded by StartTLS (RFC 4511 §4.14) before anything is sent.
-    #[serde(default)]
     pub starttls: bool,
     /// Plain `ldap://` without StartTLS: passwords cross the network in clear. Tests and a
     /// directory on the same host only.
-    #[serde(default)]
     pub allow_insecure: bool,
     /// The account that searches for users; both absent: an anonymous search.
-    #[serde(default)]
     pub bind_dn: Option<String>,
-    #[serde(default)]
     pub bind_password: Option<String>,
     /// Where users are searched (the whole subtree).
     pub base_dn: String,
     /// The search filter; `{username}` is replaced by what was typed, escaped (RFC 4515).
-    #[serde(default = "default_filter")]
     pub user_filter: String,
     /// The attribute that identifies a user for good (never reassigned, unlike a name):
     /// `entryUUID` (OpenLDAP, RFC 4530) or `objectGUID` (Active Directory).
-    #[serde(default = "entry_uuid")]
     pub subject_attribute: String,
     /// The user's login name here (`uid`; `sAMAccountName` or `userPrincipalName` on AD).
-    #[serde(default = "uid")]
     pub username_attribute: String,
-    #[serde(default = "mail")]
     pub email_attribute: String,
     /// Whether the directory's e-mail addresses count as verified (`email_verified`).
-    #[serde(default)]
     pub email_verified: bool,
-    #[serde(default = "given_name")]
     pub given_name_attribute: String,
-    #[serde(default = "sn")]
     pub family_name_attribute: String,
-    #[serde(default = "cn")]
     pub name_attribute: String,
     /// `jit`: a user is created (or updated) here when they sign in. Periodic sync comes later.
-    #[serde(default = "jit")]
     pub mode: String,
     /// Seconds to connect (TCP and TLS).
-    #[serde(default = "five")]
     pub connect_timeout: u64,
     /// Seconds for each operation (a bind, a search).
-    #[serde(default = "five")]
     pub operation_timeout: u64,
     /// Connections to this directory open at once; sign-ins past it wait up to
     /// `operation_timeout`, then are told the directory is not reachable.
-    #[serde(default = "ten")]
     pub max_connections: usize,
     /// PEM file of the CA(s) the directory's certificate chains to, instead of the system's.
-    #[serde(default)]
     pub ca_file: Option<std::path::PathBuf>,
 }
 
 pub const DEFAULT_FILTER: &str = "(&(objectClass=inetOrgPerson)(uid={username}))";
 
-fn default_filter() -> String {
-    DEFAULT_FILTER.into()
+impl Default for LdapDirectory {
+    fn default() -> Self {
+        Self {
+            id: String::new(),
+            url: String::new(),
+            starttls: false,
+            allow_insecure: false,
+            bind_dn: None,
+            bind_password: None,
+            base_dn: String::new(),
+            user_filter: DEFAULT_FILTER.into(),
+            subject_attribute: "entryUUID".into(),
+            username_attribute: "uid".into(),
+            email_attribute: "mail".into(),
+            email_verified: false,
+            given_name_attribute: "givenName".into(),
+            family_name_attribute: "sn".into(),
+            name_attribute: "cn".into(),
+            mode: "jit".into(),
+            connect_timeout: 5,
+            operation_timeout: 5,
+            max_connections: 10,
+            ca_file: None,
+        }
+    }
 }
-fn entry_uuid() -> String {
-    "entryUUID".into()
-}
-fn uid() -> String {
-    "uid".into()
-}
-fn mail() -> String {
-    "mail".into()
-}
-fn given_name() -> String {
-    "givenName".into()
-}
-fn sn() -> String {
-    "sn".into()
-}
-fn cn() -> String {
-    "cn".into()
-}
-fn jit() -> String {
-    "jit".into()
-}
-fn five() -> u64 {
-    5
-}
-fn ten() -> usize {
-    10
+
+/// Printed without the bind password, wherever a directory is printed.
+impl std::fmt::Debug for LdapDirectory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        if self.bind_password.is_some() {
+            v["bind_password"] = "<redacted>".into();
+        }
+        write!(f, "LdapDirectory {v}")
+    }
 }
 
 impl LdapDirectory {
     pub fn validate(&self, i: usize) -> anyhow::Result<()> {
         let at = format!("ldap_directories[{i}] ({})", self.id);
-        if self.id.is_empty() || self.id.len() > 64 || !self.id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+        if !super::upstreams::is_setting_id(&self.id) {
             anyhow::bail!("{at}: id must be 1-64 letters, digits, '-' or '_'");
+        }
+        if self.url.is_empty() {
+            anyhow::bail!("{at}: url is required");
         }
         let url = url::Url::parse(&self.url).map_err(|e| anyhow::anyhow!("{at}: url {}: {e}", self.url))?;
         // ldap3 wants a host (it panics on a URL without one); ldapi:// (a local socket) is

@@ -83,8 +83,15 @@ fn directories_are_checked_and_mistakes_named() {
         let e = check(extra).unwrap_err();
         assert!(e.contains(says), "{extra}: {e}");
     }
+    let secret = LdapDirectory { bind_dn: Some("cn=s".into()), bind_password: Some("pw-never-printed".into()), ..directory() };
+    assert!(!format!("{secret:?}").contains("pw-never-printed"), "{secret:?}");
     let bad_id = toml::from_str::<LdapDirectory>("id = \"a b\"\nurl = \"ldaps://x.example\"\nbase_dn = \"dc=x\"").unwrap();
     assert!(bad_id.validate(0).unwrap_err().to_string().contains("id must be"));
+    // The required members, left out, are named.
+    for (toml, says) in [("url = \"ldaps://x.example\"\nbase_dn = \"dc=x\"", "id must be"), ("id = \"a\"\nbase_dn = \"dc=x\"", "url is required"), ("id = \"a\"\nurl = \"ldaps://x.example\"", "base_dn is required")] {
+        let e = toml::from_str::<LdapDirectory>(toml).unwrap().validate(0).unwrap_err().to_string();
+        assert!(e.contains(says), "{toml}: {e}");
+    }
 }
 
 struct Fixed(&'static str, Outcome);
