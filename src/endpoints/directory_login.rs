@@ -125,6 +125,9 @@ async fn import(app: &Issuer, found: &SourceUser) -> Result<Arc<User>, Refusal> 
         let existing = registry.user(&id).ok_or_else(|| StoreError::Conflict("the linked user is gone".into()))?;
         let mut updated = (*existing).clone();
         apply(&mut updated, found);
+        if validate_username(&updated.username).is_err() {
+            updated.username = existing.username.clone();
+        }
         if updated == *existing {
             return Ok(existing);
         }
