@@ -128,17 +128,18 @@ async fn sign_in(browser: &Browser, username: &str, password: &str) -> Page {
     browser.post("/login", &[("challenge", &page.challenge()), ("username", username), ("password", password)]).await
 }
 
-/// Signed in through the directory and on to the client: the ID token's claims, and
-/// userinfo's.
+/// Signed in through the directory and on to the client: the ID token's claims (asked for
+/// the e-mail in it too), and userinfo's.
 async fn id_token(s: &TestServer, secret: &str, username: &str, password: &str) -> Value {
     let browser = s.browser();
-    let res = browser.authorize(&request_query("code", "rp", &[])).await;
+    let res = browser.authorize(&request_query("code", "rp", &[("claims", r#"{"id_token":{"email":null,"email_verified":null}}"#)])).await;
     let params = browser.finish_login(res, username, password).await;
     let (status, body, _) = s.token(Some(("rp", secret)), &[("grant_type", "authorization_code"), ("code", &params["code"]), ("redirect_uri", REDIRECT)]).await;
     assert_eq!(status, 200, "{body}");
     // The scopes' claims come from userinfo (a code flow with an access token: OpenID
     // Connect Core §5.4), beside the ID token's own.
     let mut claims = jwt_parts(body["id_token"].as_str().unwrap()).1;
+    claims["id_token_email"] = claims["email"].clone();
     let (status, info, _) = s.userinfo(body["access_token"].as_str().unwrap()).await;
     assert_eq!((status, &info["sub"]), (200, &claims["sub"]), "{info}");
     for (k, v) in info.as_object().unwrap() {
@@ -170,6 +171,7 @@ async fn directory_users_sign_in_are_imported_and_linked_on_sqlite_and_postgres(
         // First sign-in: the user is created, without a local password, and linked.
         let claims = id_token(&s, &secret, "alice", "alice-directory-pw").await;
         assert_eq!((claims["email"].as_str(), claims["email_verified"].as_bool()), (Some("alice@example.org"), Some(true)), "{claims}");
+        assert_eq!(claims["id_token_email"], "alice@example.org", "{claims}");
         assert_eq!(claims["amr"], json!(["pwd"]));
         let registry = s.server.app.registry.of(authrim::tenant::TenantId::DEFAULT);
         let user = registry.user(claims["sub"].as_str().unwrap()).expect("imported");
@@ -225,6 +227,27 @@ async fn directory_users_sign_in_are_imported_and_linked_on_sqlite_and_postgres(
         assert!(params.contains_key("code"));
         assert_eq!(events(&s, "directory_sign_in").await.len(), 3);
     }
+}
+
+/// Wrong directory passwords count in the login throttle as local ones do: past the limit,
+/// even the right password is refused for a while.
+#[tokio::test]
+async fn directory_failures_are_throttled_as_local_ones() {
+    let slapd = Slapd::start(&[person("alice", "alice-directory-pw", "alice@example.org")], None);
+    let corp = slapd.directory("corp", "");
+    let s = TestServer::start_with(|c| {
+        c.ldap_directories = vec![corp];
+        c.login_max_failures_per_account = 3;
+        c.login_max_failures_per_address = 10_000;
+    })
+    .await;
+    s.client("rp", json!({})).await;
+    for _ in 0..3 {
+        incorrect(&sign_in(&s.browser(), "alice", "guess-pw").await);
+    }
+    let locked = sign_in(&s.browser(), "alice", "alice-directory-pw").await;
+    assert_eq!(locked.status, 429, "{}", locked.html);
+    assert!(events(&s, "directory_sign_in").await.is_empty());
 }
 
 #[tokio::test]
