@@ -137,3 +137,31 @@ fn a_ca_file_that_cannot_be_used_stops_the_start() {
     let plain = LdapDirectory { url: "ldap://127.0.0.1:1".into(), allow_insecure: true, ca_file: Some(dir.path().join("missing.pem")), ..directory() };
     assert!(LdapSource::new(plain).is_ok());
 }
+
+/// A directory that accepts connections and never answers: each sign-in is "unreachable"
+/// after `operation_timeout`, and with `max_connections = 1` a second one at the same time
+/// waits no longer than that for the connection before being told the directory is busy.
+#[tokio::test]
+async fn a_silent_directory_times_out_and_the_connection_cap_holds() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let d = LdapDirectory { url: format!("ldap://127.0.0.1:{port}"), allow_insecure: true, operation_timeout: 1, connect_timeout: 1, max_connections: 1, ..directory() };
+    let source = Arc::new(LdapSource::new(d).unwrap());
+    let started = std::time::Instant::now();
+    let (a, b) = tokio::join!(source.authenticate("alice", "pw"), source.authenticate("bob", "pw"));
+    let took = started.elapsed();
+    let mut why: Vec<String> = [a, b].into_iter().map(|o| match o {
+        Outcome::Unreachable(why) => why,
+        other => panic!("{other:?}"),
+    }).collect();
+    why.sort();
+    assert!(why[0].contains("connections to the directory are in use"), "{why:?}");
+    assert!(why[1].contains("search failed") || why[1].contains("in time"), "{why:?}");
+    assert!(took < std::time::Duration::from_secs(4), "{took:?}");
+}
