@@ -166,3 +166,14 @@ fn ldap_directories_from_the_docs_load_and_mistakes_are_named() {
     let err = Config::from_sources(Some(&path), &[]).unwrap_err().to_string();
     assert!(err.contains("ldap_directories[0] (a)") && err.contains("in clear"), "{err}");
 }
+
+/// Every member of `[[ldap_directories]]` is in configuration.md's table of them.
+#[test]
+fn every_ldap_directory_member_is_documented() {
+    let doc = include_str!("../../docs/configuration.md");
+    let section = &doc[doc.find("## `[[ldap_directories]]`").expect("the section")..];
+    let members = serde_json::to_value(ldap::LdapDirectory::default()).unwrap();
+    for key in members.as_object().unwrap().keys() {
+        assert!(section.contains(&format!("`{key}`")), "{key} is not in docs/configuration.md's [[ldap_directories]] table");
+    }
+}
