@@ -200,6 +200,13 @@ async fn directory_users_sign_in_are_imported_and_linked_on_sqlite_and_postgres(
         let page = Page::from(browser.client.get(s.url("/account/password")).send().await.unwrap()).await;
         assert_eq!(page.status, 409, "{}", page.html);
         assert!(page.html.contains("kept by your organization"), "{}", page.html);
+        // Nor is its link to the directory removed (the account page offers no button; a
+        // forged form is refused).
+        let account = Page::from(browser.client.get(s.url("/account")).send().await.unwrap()).await;
+        let csrf = crate::passkeys::field(&account, "csrf");
+        let page = browser.post("/account/links/remove", &[("csrf", csrf.as_str()), ("idp", "ldap:corp")]).await;
+        assert!(page.status == 409 && page.html.contains("cannot be removed"), "{}", page.html);
+        assert_eq!(authrim::identity::links::of_user(&s.server.app.db, user.tenant, &user.id).await.unwrap().len(), 1);
 
         // Wrong password, unknown user, a user locked in the directory (ppolicy): the local
         // form's message, and audited. An empty password is never sent as a bind.

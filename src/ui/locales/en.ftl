@@ -457,6 +457,7 @@ err-upstream-already-linked = Your account is already linked to a { $name } acco
 err-directory-unreachable = The directory that holds your account is not reachable right now. Try again in a moment.
 err-directory-name-taken = An account here already uses this name or e-mail address, so your directory account cannot be added. Ask your administrator.
 err-directory-password-read-only = Your password is kept by your organization's directory and cannot be changed here. Change it where your organization manages passwords.
+err-directory-link-kept = Your account comes from your organization's directory: that link cannot be removed.
 account-linked = Linked accounts
 account-link = Link
 account-link-named = Link your { $name } account

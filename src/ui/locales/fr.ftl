@@ -455,6 +455,7 @@ err-upstream-already-linked = Votre compte est déjà lié à un compte { $name 
 err-directory-unreachable = L'annuaire qui contient votre compte est injoignable pour le moment. Réessayez dans un instant.
 err-directory-name-taken = Un compte utilise déjà ce nom ou cette adresse ici, votre compte d'annuaire ne peut donc pas être ajouté. Adressez-vous à votre administrateur.
 err-directory-password-read-only = Votre mot de passe est géré par l'annuaire de votre organisation et ne peut pas être changé ici. Changez-le là où votre organisation gère les mots de passe.
+err-directory-link-kept = Votre compte vient de l'annuaire de votre organisation : ce lien ne peut pas être retiré.
 account-linked = Comptes liés
 account-link = Lier
 account-link-named = Lier votre compte { $name }

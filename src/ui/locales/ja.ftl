@@ -441,6 +441,7 @@ err-upstream-already-linked = あなたのアカウントはすでに { $name } 
 err-directory-unreachable = あなたのアカウントを管理するディレクトリに現在接続できません。しばらくしてからもう一度お試しください。
 err-directory-name-taken = この名前またはメールアドレスはすでに別のアカウントで使われているため、ディレクトリのアカウントを追加できません。管理者にお問い合わせください。
 err-directory-password-read-only = パスワードは組織のディレクトリで管理されているため、ここでは変更できません。組織がパスワードを管理している場所で変更してください。
+err-directory-link-kept = このアカウントは組織のディレクトリから作成されているため、この連携は解除できません。
 account-linked = 紐付けたアカウント
 account-link = 紐付ける
 account-link-named = { $name } アカウントを紐付ける
