@@ -63,6 +63,9 @@ pub trait PasswordSource: Send + Sync {
     async fn authenticate(&self, username: &str, password: &str) -> Outcome;
 }
 
+const MAX_USERNAME: usize = 256;
+const MAX_PASSWORD: usize = 1024;
+
 /// A tenant's password sources, asked in their configured order.
 #[derive(Clone, Default)]
 pub struct Sources {
@@ -101,6 +104,11 @@ impl Sources {
     pub async fn authenticate(&self, username: &str, password: &str) -> Answer {
         if password.is_empty() || username.trim().is_empty() {
             return Answer { source: None, outcome: Outcome::WrongPassword };
+        }
+        // Longer than any name or password here may be (`validate_username`, `hash_password`):
+        // no directory is troubled with it.
+        if username.len() > MAX_USERNAME || password.len() > MAX_PASSWORD {
+            return Answer { source: None, outcome: Outcome::Unknown };
         }
         let mut unreachable = None;
         for s in &self.list {

@@ -118,9 +118,13 @@ async fn sources_are_asked_in_order_and_an_unreachable_one_is_not_passed_off_as_
     assert_eq!((a.source.as_deref(), a.outcome), (Some("a"), Outcome::Unreachable("down".into())));
     let a = of(vec![("a", Outcome::Unknown)]).authenticate("u", "pw").await;
     assert_eq!((a.source, a.outcome), (None, Outcome::Unknown));
-    // An empty password reaches no source.
-    let a = of(vec![("a", Outcome::Authenticated(user))]).authenticate("u", "").await;
+    // An empty password reaches no source, nor does a name or password longer than any here.
+    let a = of(vec![("a", Outcome::Authenticated(user.clone()))]).authenticate("u", "").await;
     assert_eq!((a.source, a.outcome), (None, Outcome::WrongPassword));
+    let a = of(vec![("a", Outcome::Authenticated(user.clone()))]).authenticate(&"u".repeat(257), "pw").await;
+    assert_eq!((a.source, a.outcome), (None, Outcome::Unknown));
+    let a = of(vec![("a", Outcome::Authenticated(user))]).authenticate("u", &"p".repeat(1025)).await;
+    assert_eq!((a.source, a.outcome), (None, Outcome::Unknown));
 }
 
 #[test]
