@@ -290,12 +290,12 @@ async fn a_directory_down_is_said_so_and_local_users_are_unaffected() {
 
 #[tokio::test]
 async fn two_directories_are_asked_in_order_and_an_active_directory_entry_maps() {
-    let first = Slapd::start(&[person("alice", "alice-first-pw", "alice@example.org")], None);
+    let first = Slapd::start(&[person("alice", "alice-first-pw", "alice@example.org"), person("erin", "erin-first-pw", "erin@example.org")], None);
     // The second: an alice of its own (never reached: the first knows alice), carol, and bob
     // as Active Directory has users: objectGUID, sAMAccountName, userAccountControl 514
     // (ACCOUNTDISABLE).
     let bob = "dn: cn=bob,ou=people,dc=example,dc=org\nobjectClass: inetOrgPerson\nobjectClass: extensibleObject\ncn: bob\nsn: Builder\nsAMAccountName: bob\nmail: bob@example.com\nuserAccountControl: 514\nobjectGUID:: QPwpa0fKZxCzHQDdAQZi2g==\nuserPassword: bob-directory-pw\n";
-    let second = Slapd::start(&[person("alice", "alice-second-pw", "alice2@example.com"), person("carol", "carol-directory-pw", "carol@example.com"), bob.to_string()], None);
+    let second = Slapd::start(&[person("alice", "alice-second-pw", "alice2@example.com"), person("carol", "carol-directory-pw", "carol@example.com"), person("erin", "erin-second-pw", "erin2@example.com"), bob.to_string()], None);
     let dirs = vec![
         first.directory("first", ""),
         second.directory("second", ""),
@@ -310,6 +310,15 @@ async fn two_directories_are_asked_in_order_and_an_active_directory_entry_maps()
     let alice = id_token(&s, &secret, "alice", "alice-first-pw").await;
     assert_eq!(alice["email"], "alice@example.org");
     incorrect(&sign_in(&s.browser(), "alice", "alice-second-pw").await);
+
+    // erin, imported from the first, then gone from it: the second's erin is another entry,
+    // and is not handed the first one's account.
+    id_token(&s, &secret, "erin", "erin-first-pw").await;
+    first.ldif("ldapmodify", "dn: uid=erin,ou=people,dc=example,dc=org\nchangetype: delete\n");
+    let taken = sign_in(&s.browser(), "erin", "erin-second-pw").await;
+    assert_eq!(taken.status, 409, "{}", taken.html);
+    assert!(taken.html.contains("already uses this name"), "{}", taken.html);
+    incorrect(&sign_in(&s.browser(), "erin", "erin-first-pw").await);
 
     // Disabled in "AD": refused without a bind; enabled, signed in, linked by its GUID.
     incorrect(&sign_in(&s.browser(), "bob", "bob-directory-pw").await);
