@@ -17,6 +17,12 @@ every case twice in the same server: on the default tenant (whose requests now p
 resolver's read lock, since another tenant exists) and under `/t/SLUG` (the lock, a probe by
 slug and the URI rewritten), the latter reported as `t:{case}`.
 
+With `--groups N` (issue 32) it also measures a refresh-token grant that issues an ID token
+(scope `openid offline_access`, rotation off so one request repeats) for a client that takes
+groups by name and defines a role, twice: `refresh` for a user in no group, `refresh:groups` for
+a user in N groups (each holding the role); the token sizes go in `sizes`. Run the server with
+AUTHRIM_TOKEN_MAX_GROUPS at least N to see every group in the tokens (else the overage).
+
 Prints one JSON line: {"label", "bin", "ir_per_request": {case: Ir/N}, "dumps": {case: file}}.
 Needs valgrind (callgrind_control) and a binary with debug info for callgrind_annotate.
 """
@@ -69,6 +75,48 @@ def setup(port, prefix):
     }
 
 
+def groups_setup(port, n):
+    """The `--groups` cases: client `grp`, users `plain` (no group) and `member` (in `n` groups
+    holding the role `reader` of `grp`), a refresh token for each."""
+    c = admin(port, "/admin/clients", {"client_id": "grp", "grant_types": ["authorization_code", "refresh_token"],
+                                       "redirect_uris": ["https://rp.example/cb"], "scope": "openid offline_access",
+                                       "groups_claim": "names"})
+    users = admin(port, "/test/bulk/users", {"count": 2, "prefix": "grp-user", "password": "load-test-password"})["users"]
+    plain, member = users[0]["id"], users[1]["id"]
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+    auth = {"Authorization": f"Bearer {ADMIN}", "Content-Type": "application/json"}
+    st, _ = call(conn, "PUT", "/admin/clients/grp/roles/reader", "{}", auth)
+    assert st == 204, st
+    for i in range(n):
+        name = f"Department {i:03}"
+        admin(port, "/admin/groups", {"display_name": name})
+        for path in (f"/admin/groups/{urllib.parse.quote(name)}/members/users/{member}",
+                     f"/admin/clients/grp/roles/reader/assignments/groups/{urllib.parse.quote(name)}"):
+            st, b = call(conn, "PUT", path, None, auth)
+            if st != 204:
+                sys.exit(f"{path}: {st} {b[:300]!r}")
+    conn.close()
+    basic = "Basic " + base64.b64encode(f"grp:{c['client_secret']}".encode()).decode()
+    form = {"Content-Type": "application/x-www-form-urlencoded", "Authorization": basic}
+    cases = {}
+    for case, user in (("refresh", plain), ("refresh:groups", member)):
+        token = admin(port, "/test/bulk/tokens", {"client_id": "grp", "user_ids": [user], "per_user": 1, "kind": "valid",
+                                                  "token_type": "refresh_token", "scope": "openid offline_access"})["tokens"][0]
+        cases[case] = ("POST", "/token", "grant_type=refresh_token&refresh_token=" + urllib.parse.quote(token), form,
+                       lambda st, b: st == 200 and b'"id_token"' in b)
+    return cases
+
+
+def token_sizes(port, request):
+    """The access and ID tokens' lengths (bytes) in one answer to `request`."""
+    method, path, body, headers, _ = request
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+    st, b = call(conn, method, path, body, headers)
+    conn.close()
+    v = json.loads(b)
+    return {"access_token": len(v["access_token"]), "id_token": len(v["id_token"])}
+
+
 def dump_total(path):
     """Ir of one callgrind dump: its `summary:` line (callgrind_annotate's PROGRAM TOTALS)."""
     with open(path) as f:
@@ -85,12 +133,13 @@ def main():
     p.add_argument("--out-dir", required=True)
     p.add_argument("--startup-timeout", type=int, default=300)
     p.add_argument("--tenant", help="also create this tenant and run every case at its issuer (/t/SLUG)")
+    p.add_argument("--groups", type=int, help="also measure refreshes of a user in this many groups (and of one in none)")
     a = p.parse_args()
     os.makedirs(a.out_dir, exist_ok=True)
     port = free_port()
     data = tempfile.mkdtemp(prefix=f"cg-{a.label}-")
     out = os.path.join(a.out_dir, f"callgrind.{a.label}")
-    env = server_env(data, port)
+    env = server_env(data, port, **({"AUTHRIM_REFRESH_TOKEN_ROTATION": "false"} if a.groups else {}))
     log = open(os.path.join(a.out_dir, f"server.{a.label}.log"), "w")
     srv = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", a.bin, "serve"],
                            env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -99,10 +148,15 @@ def main():
 
         if a.tenant:
             admin(port, "/admin/tenants", {"slug": a.tenant})
-        result, dumps = {}, {}
-        for prefix, tag in [("", "")] + ([(f"/t/{a.tenant}", "t:")] if a.tenant else []):
-            requests = setup(port, prefix)
-            for case, n in CASES:
+        result, dumps, sizes = {}, {}, {}
+        runs = [("", "", CASES)] + ([(f"/t/{a.tenant}", "t:", CASES)] if a.tenant else [])
+        if a.groups:
+            runs.append(("", "", [("refresh", 200), ("refresh:groups", 200)]))
+        for prefix, tag, cases in runs:
+            requests = setup(port, prefix) if cases is CASES else groups_setup(port, a.groups)
+            if cases is not CASES:
+                sizes = {case: token_sizes(port, requests[case]) for case, _ in cases}
+            for case, n in cases:
                 method, path, body, headers, ok = requests[case]
                 conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
                 for i in range(WARMUP + n):
@@ -120,7 +174,7 @@ def main():
                 dumps[tag + case] = new[-1]
                 result[tag + case] = round(dump_total(new[-1]) / n, 1)
         print(json.dumps({"label": a.label, "bin": a.bin, "startup_s": round(startup, 1),
-                          "ir_per_request": result, "dumps": dumps}), flush=True)
+                          "ir_per_request": result, "dumps": dumps, **({"sizes": sizes} if sizes else {})}), flush=True)
     finally:
         stop(srv, 120)
 

@@ -13,9 +13,11 @@ use std::path::PathBuf;
 
 mod admin_credential;
 mod client;
+mod group;
 mod tenant;
 pub use admin_credential::AdminCredentialCommand;
 pub use client::{ClientArgs, ClientCommand};
+pub use group::{GroupCommand, RoleCommand};
 pub use tenant::TenantCommand;
 
 #[derive(Parser)]
@@ -53,6 +55,12 @@ pub enum Command {
     /// Manage users.
     #[command(subcommand)]
     User(UserCommand),
+    /// Groups of users (nestable) and their members.
+    #[command(subcommand)]
+    Group(GroupCommand),
+    /// The roles a client defines and who holds them (users, or groups and their members).
+    #[command(subcommand)]
+    Role(RoleCommand),
     /// A user's sessions, through the running server's admin API (sessions live in the
     /// server; needs AUTHRIM_ADMIN_TOKEN and the server at AUTHRIM_ISSUER).
     #[command(subcommand)]
@@ -407,6 +415,8 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command, at: 
         Command::Factor(cmd) => factor_command(config, db, cmd, at).await?,
         Command::Tenant(cmd) => tenant::run(config, db, cmd).await?,
         Command::AdminCredential(cmd) => admin_credential::run(db, cmd, at).await?,
+        Command::Group(cmd) => group::run_group(db, config.directory_limits(), cmd, at).await?,
+        Command::Role(cmd) => group::run_role(db, config.directory_limits(), cmd, at).await?,
         Command::WithdrawConsent { user, client_id } => {
             let id = find_user(db, tenant, &user).await?.id;
             if let Some(v) = admin_api(config, &at.issuer, reqwest::Method::DELETE, &format!("/admin/users/{id}/consents/{client_id}")).await? {

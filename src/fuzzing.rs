@@ -263,6 +263,7 @@ fn sign_access_token(app: &Issuer, exp: u64) -> String {
         may_act: None,
         cnf: None,
         org: None,
+        directory: None,
     };
     tokens::mint_access_token(app, spec, "fz-jti".into(), exp).expect("fuzz fixture: sign")
 }

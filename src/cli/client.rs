@@ -93,8 +93,8 @@ pub struct ClientArgs {
     /// successor (0: strict; -1: the deployment's refresh_reuse_grace again).
     #[arg(long, allow_negative_numbers = true)]
     pub refresh_reuse_grace: Option<i64>,
-    /// fapi2: hold this client to the FAPI 2.0 Security Profile whatever the deployment's
-    /// security_profile ("" returns it to the deployment's).
+    /// fapi2 or fapi-ciba: hold this client to the FAPI 2.0 Security Profile or to FAPI-CIBA
+    /// as well as the deployment's security_profile ("" returns it to the deployment's).
     #[arg(long)]
     pub security_profile: Option<String>,
     /// Where the application starts a sign-in itself (OpenID Connect third-party initiated
@@ -131,6 +131,21 @@ pub struct ClientArgs {
     /// Its content encryption (A128CBC-HS256 by default; A256CBC-HS512, A128GCM, A256GCM).
     #[arg(long)]
     pub request_object_encryption_enc: Option<String>,
+    /// The user's groups in the client's tokens: names or ids ("" for none; docs/groups-and-roles.md).
+    #[arg(long)]
+    pub groups_claim: Option<String>,
+    /// Only the groups that hold one of the client's roles.
+    #[arg(long)]
+    pub groups_assigned_only: Option<bool>,
+    /// Only the groups whose name begins with this (repeat for several; "" alone for none).
+    #[arg(long = "groups-prefix")]
+    pub groups_prefixes: Vec<String>,
+    /// The groups claim's name in ID tokens and userinfo ("" for `groups`).
+    #[arg(long)]
+    pub groups_claim_name: Option<String>,
+    /// The roles claim's name in ID tokens and userinfo ("" for `roles`).
+    #[arg(long)]
+    pub roles_claim_name: Option<String>,
 }
 
 impl ClientArgs {
@@ -182,6 +197,12 @@ impl ClientArgs {
             authorization_encrypted_response_enc: self.authorization_encrypted_response_enc,
             request_object_encryption_alg: self.request_object_encryption_alg,
             request_object_encryption_enc: self.request_object_encryption_enc,
+            groups_claim: self.groups_claim,
+            groups_assigned_only: self.groups_assigned_only,
+            // `--groups-prefix ""` names none: the client's prefixes are cleared.
+            groups_prefixes: (!self.groups_prefixes.is_empty()).then(|| self.groups_prefixes.into_iter().filter(|p| !p.is_empty()).collect()),
+            groups_claim_name: self.groups_claim_name,
+            roles_claim_name: self.roles_claim_name,
             ..Default::default()
         })
     }

@@ -82,10 +82,13 @@ async fn check(cx: &Context<'_>, client: &Client, jwt: &str, algs: &[&str]) -> R
         // FAPI 2.0 §5.3.2.1 item 8: the issuer identifier, as a string (checked below).
         true => v.set_audience(&[app.issuer()]),
         // RFC 7523 §3, OIDC Core §9, RFC 9126 §2: the issuer, the token endpoint, or the
-        // endpoint the assertion was sent to.
+        // endpoint the assertion was sent to. FAPI-CIBA too: FAPI 1.0 sets no rule of its own,
+        // and CIBA Core §7.1 asks for the issuer, the token endpoint or the backchannel
+        // authentication endpoint (where its assertions are sent).
         false => v.set_audience(&[app.issuer().to_string(), app.endpoint("/token"), app.endpoint(cx.path)]),
     }
-    // FAPI 2.0 §5.4: only PS256, ES256 and EdDSA under that profile.
+    // FAPI 2.0 §5.4: only PS256, ES256 and EdDSA under that profile; FAPI 1.0 Part 2 §8.6
+    // (FAPI-CIBA): PS256 and ES256.
     let profile = app.profile().for_client(client);
     let allowed: Vec<&str> = algs.iter().copied().filter(|a| profile.allows_alg(a)).collect();
     let expect = Expect { what: "the assertion", algs: &allowed, pinned: client.meta.token_endpoint_auth_signing_alg.as_deref() };

@@ -84,10 +84,11 @@ pub struct Config {
     /// Seconds a JARM response JWT is valid (its `exp`): the browser carries it to the client
     /// at once, and JARM §2.1 recommends at most ten minutes.
     pub jarm_response_ttl: u64,
-    /// `standard`, or `fapi2`: the FAPI 2.0 Security Profile's rules for every client other
-    /// than Authrim's own pages (PAR, PKCE, `private_key_jwt` with the issuer as `aud`,
-    /// DPoP, no refresh-token rotation, codes of at most 60 s, PS256/ES256/EdDSA); see
-    /// `profile`.
+    /// `standard`, `fapi2` or `fapi-ciba`: the FAPI 2.0 Security Profile's rules for every
+    /// client other than Authrim's own pages (PAR, PKCE, `private_key_jwt` with the issuer as
+    /// `aud`, DPoP, no refresh-token rotation, codes of at most 60 s, PS256/ES256/EdDSA), or
+    /// FAPI-CIBA's (signed CIBA requests, no push, `private_key_jwt` or mTLS, certificate-bound
+    /// tokens, PS256/ES256; the code flow as under `fapi2`); see `profile`.
     pub security_profile: String,
     /// No longer used: a pushed request is held by its client, sealed in its `request_uri`
     /// (`endpoints::authorize::pushed`), so there is nothing to bound. Still accepted so that
@@ -356,6 +357,16 @@ pub struct Config {
     /// Whether a user with an e-mail address is sent a link to approve a CIBA request
     /// (through the mail outbox; needs `smtp_url`).
     pub ciba_notify_mail: bool,
+    /// The bounds of one tenant's directory (`registry::directory::Limits`): groups, members
+    /// of a group, nesting depth, groups a user is in (through nesting too), roles a client
+    /// defines.
+    pub directory_max_groups: usize,
+    pub directory_max_members: usize,
+    pub directory_max_depth: usize,
+    pub directory_max_groups_per_user: usize,
+    pub directory_max_roles_per_client: usize,
+    /// Groups a token carries at most; a user in more gets `groups_overage: true` instead.
+    pub token_max_groups: usize,
     /// Where a JSON notice of each CIBA request is POSTed for a push service (`ciba::hook`),
     /// through the back-channel outbox; unset: none.
     pub ciba_notify_hook_url: Option<String>,
@@ -410,6 +421,19 @@ pub enum LogFormat {
 /// The issuer when none is configured: `localhost` on the port Authrim listens on.
 pub fn default_issuer(listen: &SocketAddr) -> String {
     format!("http://localhost:{}", listen.port())
+}
+
+impl Config {
+    /// The directory's bounds, as `registry::directory` takes them.
+    pub fn directory_limits(&self) -> crate::registry::directory::Limits {
+        crate::registry::directory::Limits {
+            max_groups: self.directory_max_groups,
+            max_members: self.directory_max_members,
+            max_depth: self.directory_max_depth,
+            max_groups_per_user: self.directory_max_groups_per_user,
+            max_roles_per_client: self.directory_max_roles_per_client,
+        }
+    }
 }
 
 impl Default for Config {
@@ -553,6 +577,12 @@ impl Default for Config {
             ciba_max_pending: 10_000,
             ciba_binding_message_max_length: 64,
             ciba_notify_mail: true,
+            directory_max_groups: 10_000,
+            directory_max_members: 100_000,
+            directory_max_depth: 8,
+            directory_max_groups_per_user: 1_000,
+            directory_max_roles_per_client: 200,
+            token_max_groups: 100,
             ciba_notify_hook_url: None,
             signup_max_pending: 10_000,
             mail_max_per_recipient: 5,
@@ -600,7 +630,8 @@ impl Config {
             let alg = asymmetric.iter().copied().find(|x| *x == a).ok_or_else(|| {
                 anyhow::anyhow!("dpop_signing_alg_values_supported: {a:?} is not one of {}", asymmetric.join(", "))
             })?;
-            // Under FAPI 2.0 the default's RS256 (kept for compatibility) drops out (§5.4).
+            // Under FAPI the default's RS256 (kept for compatibility) drops out (FAPI 2.0 §5.4,
+            // FAPI 1.0 Part 2 §8.6: EdDSA too under fapi-ciba).
             if !out.contains(&alg) && self.profile().allows_alg(alg) {
                 out.push(alg);
             }

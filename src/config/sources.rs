@@ -139,6 +139,12 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_CIBA_MAX_PENDING", "ciba_max_pending"),
     ("AUTHRIM_CIBA_BINDING_MESSAGE_MAX_LENGTH", "ciba_binding_message_max_length"),
     ("AUTHRIM_CIBA_NOTIFY_MAIL", "ciba_notify_mail"),
+    ("AUTHRIM_DIRECTORY_MAX_GROUPS", "directory_max_groups"),
+    ("AUTHRIM_DIRECTORY_MAX_MEMBERS", "directory_max_members"),
+    ("AUTHRIM_DIRECTORY_MAX_DEPTH", "directory_max_depth"),
+    ("AUTHRIM_DIRECTORY_MAX_GROUPS_PER_USER", "directory_max_groups_per_user"),
+    ("AUTHRIM_DIRECTORY_MAX_ROLES_PER_CLIENT", "directory_max_roles_per_client"),
+    ("AUTHRIM_TOKEN_MAX_GROUPS", "token_max_groups"),
     ("AUTHRIM_CIBA_NOTIFY_HOOK_URL", "ciba_notify_hook_url"),
     ("AUTHRIM_SIGNUP_MAX_PENDING", "signup_max_pending"),
     ("AUTHRIM_MAIL_MAX_PER_RECIPIENT", "mail_max_per_recipient"),
@@ -179,6 +185,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "organization_invitation_ttl", "organization_max_pending_invitations",
     "device_code_ttl", "device_poll_interval", "device_max_pending_per_client", "device_max_pending", "device_user_code_max_failures",
     "ciba_request_ttl", "ciba_max_request_ttl", "ciba_poll_interval", "ciba_max_pending_per_client", "ciba_max_pending", "ciba_binding_message_max_length",
+    "directory_max_groups", "directory_max_members", "directory_max_depth", "directory_max_groups_per_user", "directory_max_roles_per_client", "token_max_groups",
 ];
 const BOOL_KEYS: &[&str] =
     &["demo", "trust_proxy", "mtls", "refresh_token_rotation", "enable_test_endpoints", "force_test_endpoints", "require_pushed_authorization_requests", "open_registration", "dpop_nonce", "fetch_allow_private_addresses", "passkeys", "console", "signup", "signup_verify_email", "oauth_refresh_tokens", "ciba_notify_mail"];

@@ -79,20 +79,27 @@ impl Config {
             anyhow::bail!("token_signing_alg {} is not among signing_algorithms ({})", self.token_signing_alg, self.signing_algorithms);
         }
         let profile = crate::profile::Profile::parse(&self.security_profile)
-            .ok_or_else(|| anyhow::anyhow!("security_profile must be standard or fapi2, got {:?}", self.security_profile))?;
+            .ok_or_else(|| anyhow::anyhow!("security_profile must be standard, fapi2 or fapi-ciba, got {:?}", self.security_profile))?;
         if !profile.allows_alg(&self.token_signing_alg) {
             anyhow::bail!(
-                "security_profile = fapi2 signs with {} only (FAPI 2.0 §5.4): set token_signing_alg to one of them (and add it to signing_algorithms)",
-                crate::profile::FAPI_ALGS.join(", ")
+                "security_profile = {} signs with {} only ({}): set token_signing_alg to one of them (and add it to signing_algorithms)",
+                self.security_profile,
+                profile.algs().join(", "),
+                profile.alg_rule("§")
             );
+        }
+        // FAPI 1.0 Part 2 §5.2.2 items 5-6: every token bound to a client certificate, which
+        // only reaches us with mutual TLS on (Authrim's own TLS, or a proxy's header).
+        if profile.is_fapi_ciba() && !self.mtls {
+            anyhow::bail!("security_profile = fapi-ciba issues only certificate-bound access tokens (RFC 8705): set mtls = true");
         }
         // JARM §2.1 recommends ten minutes at most; under ten seconds a slow browser or a
         // client's clock a little behind would see it expired.
         if !(10..=600).contains(&self.jarm_response_ttl) {
             anyhow::bail!("jarm_response_ttl must be between 10 and 600 seconds, got {}", self.jarm_response_ttl);
         }
-        if profile.is_fapi2() && self.pushed_request_ttl >= 600 {
-            anyhow::bail!("security_profile = fapi2 needs pushed_request_ttl under 600 seconds (FAPI 2.0 §5.3.2.2), got {}", self.pushed_request_ttl);
+        if profile.is_fapi() && self.pushed_request_ttl >= 600 {
+            anyhow::bail!("security_profile = {} needs pushed_request_ttl under 600 seconds (FAPI 2.0 §5.3.2.2), got {}", self.security_profile, self.pushed_request_ttl);
         }
         self.dpop_algs()?;
         if self.dpop_proof_max_age == 0 || self.dpop_nonce_lifetime == 0 || self.dpop_replay_max_entries < 1_000 {
@@ -106,6 +113,9 @@ impl Config {
         }
         if self.ciba_request_ttl == 0 || self.ciba_max_request_ttl < self.ciba_request_ttl || self.ciba_poll_interval == 0 || self.ciba_binding_message_max_length == 0 {
             anyhow::bail!("ciba_request_ttl, ciba_poll_interval and ciba_binding_message_max_length must be positive, ciba_max_request_ttl at least ciba_request_ttl");
+        }
+        if self.directory_max_groups == 0 || self.directory_max_members == 0 || self.directory_max_depth == 0 || self.directory_max_groups_per_user == 0 || self.directory_max_roles_per_client == 0 {
+            anyhow::bail!("directory_max_groups, directory_max_members, directory_max_depth, directory_max_groups_per_user and directory_max_roles_per_client must be positive");
         }
         if let Some(hook) = self.ciba_notify_hook_url.as_deref().filter(|u| !u.is_empty()) {
             if !url::Url::parse(hook).is_ok_and(|u| matches!(u.scheme(), "https" | "http") && u.host_str().is_some()) {

@@ -464,6 +464,34 @@ const MIGRATIONS: &[(i64, &str)] = &[(
         tenant_id INTEGER NOT NULL, user_id TEXT NOT NULL, code_hash TEXT NOT NULL, updated_at INTEGER NOT NULL,
         PRIMARY KEY (tenant_id, user_id)
     );
+    "#,), (
+    26,
+    // Issue 32, the directory: groups (nestable: a member is a user or a group), the roles each
+    // client defines, and their assignments to users or groups (`registry::directory`). A
+    // group's name is unique in its tenant case-insensitively (`name_key`, its lower case);
+    // `version` is its SCIM ETag; `external_id` is SCIM's.
+    r#"
+    CREATE TABLE user_groups (
+        tenant_id INTEGER NOT NULL, id TEXT NOT NULL, display_name TEXT NOT NULL, name_key TEXT NOT NULL,
+        external_id TEXT, created_at INTEGER NOT NULL, version INTEGER NOT NULL,
+        PRIMARY KEY (tenant_id, id)
+    );
+    CREATE UNIQUE INDEX user_groups_name ON user_groups(tenant_id, name_key);
+    CREATE TABLE group_members (
+        tenant_id INTEGER NOT NULL, group_id TEXT NOT NULL, member_kind TEXT NOT NULL, member_id TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, group_id, member_kind, member_id)
+    );
+    CREATE INDEX group_members_member ON group_members(tenant_id, member_kind, member_id);
+    CREATE TABLE app_roles (
+        tenant_id INTEGER NOT NULL, client_id TEXT NOT NULL, role TEXT NOT NULL, description TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (tenant_id, client_id, role)
+    );
+    CREATE TABLE role_assignments (
+        tenant_id INTEGER NOT NULL, client_id TEXT NOT NULL, role TEXT NOT NULL, principal_kind TEXT NOT NULL,
+        principal_id TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, client_id, role, principal_kind, principal_id)
+    );
+    CREATE INDEX role_assignments_principal ON role_assignments(tenant_id, principal_kind, principal_id);
     "#,
 )];
 

@@ -58,14 +58,14 @@ fn metadata(app: &Issuer) -> serde_json::Value {
     let jwt_algs: Vec<&str> = ASYMMETRIC_ALGS.iter().chain(HMAC_ALGS).copied().filter(|a| profile.allows_alg(a)).collect();
     // What a client may ask its signed answers in (ID tokens list RS256 always: below).
     let signing_algs: Vec<&str> = app.keys().algorithms().iter().copied().filter(|a| profile.allows_alg(a)).collect();
-    // FAPI 2.0 §5.3.2.1: private_key_jwt only (Authrim's own pages are not listed clients).
-    // FAPI 2.0 §5.3.2.1: private_key_jwt or mTLS only (Authrim's own pages are not listed
-    // clients); the mTLS methods only where certificates reach us (`mtls`).
+    // FAPI 2.0 §5.3.2.1, FAPI 1.0 Part 2 §5.2.2 item 14: private_key_jwt or mTLS only
+    // (Authrim's own pages are not listed clients); the mTLS methods only where certificates
+    // reach us (`mtls`).
     let mtls = app.config.mtls;
     let auth_methods: Vec<&str> = AUTH_METHODS
         .iter()
         .copied()
-        .filter(|m| !profile.is_fapi2() || FAPI2_AUTH_METHODS.contains(m))
+        .filter(|m| !profile.is_fapi() || FAPI2_AUTH_METHODS.contains(m))
         .filter(|m| mtls || (*m != AUTH_TLS && *m != AUTH_SELF_SIGNED_TLS))
         .collect();
     let mut doc = json!({
@@ -85,9 +85,9 @@ fn metadata(app: &Issuer) -> serde_json::Value {
         "scopes_supported": SUPPORTED_SCOPES.iter().copied()
             .chain(app.tenant.resource_servers.iter().flat_map(|rs| rs.scopes.keys().map(String::as_str)))
             .collect::<std::collections::BTreeSet<_>>(),
-        // FAPI 2.0 §5.3.2.2: code only; elsewhere the hybrid and implicit types too, which
-        // clients use only if they registered them.
-        "response_types_supported": if profile.is_fapi2() { &RESPONSE_TYPES[..1] } else { RESPONSE_TYPES },
+        // FAPI 2.0 §5.3.2.2 (and fapi-ciba's code flow): code only; elsewhere the hybrid and
+        // implicit types too, which clients use only if they registered them.
+        "response_types_supported": if profile.is_fapi() { &RESPONSE_TYPES[..1] } else { RESPONSE_TYPES },
         "response_modes_supported": crate::endpoints::authorize::response::RESPONSE_MODES,
         "grant_types_supported": grant_types(app),
         "subject_types_supported": ["public", "pairwise"],
@@ -116,7 +116,7 @@ fn metadata(app: &Issuer) -> serde_json::Value {
         "pushed_authorization_request_endpoint": app.endpoint("/par"),
         "dpop_signing_alg_values_supported": app.dpop.algs,
         "registration_endpoint": app.endpoint("/register"),
-        "require_pushed_authorization_requests": app.config.require_pushed_authorization_requests || profile.is_fapi2(),
+        "require_pushed_authorization_requests": app.config.require_pushed_authorization_requests || profile.is_fapi(),
         "backchannel_logout_supported": true,
         "backchannel_logout_session_supported": true,
         "frontchannel_logout_supported": true,
@@ -138,9 +138,11 @@ fn metadata(app: &Issuer) -> serde_json::Value {
     }
     // RFC 8628 §4.
     doc["device_authorization_endpoint"] = app.endpoint(crate::endpoints::device_authorization::PATH).into();
-    // CIBA Core §4: poll, ping and push; signed requests with asymmetric algorithms; user codes.
+    // CIBA Core §4: poll, ping and push (not under FAPI: FAPI-CIBA §5.2.2); signed requests
+    // with asymmetric algorithms; user codes.
     doc["backchannel_authentication_endpoint"] = app.endpoint(crate::endpoints::ciba::PATH).into();
-    doc["backchannel_token_delivery_modes_supported"] = crate::endpoints::ciba::DELIVERY_MODES.into();
+    let modes = crate::endpoints::ciba::DELIVERY_MODES.iter().filter(|m| !profile.is_fapi() || **m != "push");
+    doc["backchannel_token_delivery_modes_supported"] = modes.copied().collect::<Vec<_>>().into();
     doc["backchannel_authentication_request_signing_alg_values_supported"] = crate::endpoints::ciba::signed::algorithms(app).into();
     doc["backchannel_user_code_parameter_supported"] = true.into();
     // JARM §4: what `authorization_signed_response_alg` may name.
@@ -172,7 +174,7 @@ const MTLS_ENDPOINTS: [(&str, &str); 7] = [
 /// The token endpoint's grants, and `implicit` where its response types are offered.
 fn grant_types(app: &Issuer) -> Vec<&'static str> {
     let mut names = app.grants.names();
-    if !app.profile().is_fapi2() {
+    if !app.profile().is_fapi() {
         names.push(IMPLICIT_GRANT);
     }
     names

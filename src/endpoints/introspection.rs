@@ -44,9 +44,10 @@ fn wants_jwt(headers: &HeaderMap) -> bool {
 /// caller, signed, then encrypted if the caller registered it (a nested JWT).
 async fn jwt_answer(app: &Issuer, caller: &crate::registry::Client, body: Value) -> Result<Response, OAuthError> {
     let claims = json!({"iss": app.issuer(), "aud": caller.id(), "iat": crate::util::now(), "token_introspection": body});
-    let alg = match (&caller.meta.introspection_signed_response_alg, app.profile().for_client(caller).is_fapi2()) {
+    let alg = match (&caller.meta.introspection_signed_response_alg, app.profile().for_client(caller).is_fapi()) {
         (Some(alg), _) => alg.as_str(),
-        // FAPI 2.0 signs nothing with RS256 (§5.4): the deployment's algorithm instead.
+        // FAPI signs nothing with RS256 (FAPI 2.0 §5.4, FAPI 1.0 Part 2 §8.6): the
+        // deployment's algorithm instead.
         (None, true) => app.config.token_signing_alg.as_str(),
         (None, false) => crate::keys::ALG_RS256,
     };
@@ -138,6 +139,16 @@ fn describe_access(app: &Issuer, c: AccessTokenClaims) -> Value {
     }
     if let Some(act) = c.act {
         m.insert("act".into(), act);
+    }
+    // What the token itself says of the user's groups and roles (issue 32).
+    if !c.groups.is_empty() {
+        m.insert("groups".into(), c.groups.into());
+    }
+    if c.groups_overage {
+        m.insert("groups_overage".into(), true.into());
+    }
+    if !c.roles.is_empty() {
+        m.insert("roles".into(), c.roles.into());
     }
     Value::Object(m)
 }

@@ -236,6 +236,12 @@ impl Registration {
             contacts: Some(self.contacts.unwrap_or_default()),
             application_type: text(self.application_type),
             default_acr_values: Some(self.default_acr_values.unwrap_or_default()),
+            // Which groups a client learns of is the operator's to decide.
+            groups_claim: None,
+            groups_assigned_only: None,
+            groups_prefixes: None,
+            groups_claim_name: None,
+            roles_claim_name: None,
             // Whether sign-ins need a second factor is the operator's to decide.
             require_mfa: None,
             require_passkey: None,

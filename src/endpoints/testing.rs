@@ -339,6 +339,7 @@ fn mint_access(app: &Issuer, c: &clients::Client, sub: Option<&str>, req: &Token
         may_act: req.may_act.clone(),
         cnf: None,
         org: None,
+        directory: None,
     };
     tokens::mint_access_token(app, spec, jti, exp).map_err(|e| OAuthError::internal("signing", e))
 }

@@ -64,6 +64,13 @@ async fn handle(
         (true, None) => return Err(OAuthError::invalid_request("this client's tokens are bound to its TLS client certificate: present one")),
         (false, _) => None,
     };
+    // FAPI 1.0 Part 2 §5.2.2 items 5-6 (fapi-ciba): bound to the certificate, DPoP or not. A
+    // client registered before its tenant was held to the profile gets here without the flag.
+    if x5t.is_none() && app.profile().requires_certificate_bound(&client) {
+        return Err(OAuthError::unauthorized_client(
+            "this server's security profile (FAPI-CIBA) issues only certificate-bound access tokens: the client must register tls_client_certificate_bound_access_tokens",
+        ));
+    }
     // FAPI 2.0 §5.3.2.1: sender-constrained by DPoP or by mTLS; a client that registered
     // dpop_bound_access_tokens itself always needs a proof.
     let constrained_by_certificate = x5t.is_some() && !client.meta.dpop_bound_access_tokens;

@@ -160,6 +160,10 @@ async fn handle(
             out.insert(name.to_string(), v);
         }
     }
+    // The groups and roles as the ID token says them, read now (issue 32).
+    if let Some(d) = served.as_ref().and_then(|c| crate::tokens::directory::DirectoryClaims::of(app, &c.0, &user.id)) {
+        d.insert_into(&mut out);
+    }
     proof.map(crate::dpop::Proof::keep);
     Ok(out)
 }

@@ -40,6 +40,7 @@ impl GrantHandler for ClientCredentialsGrant {
             may_act: None,
             cnf: holder.cnf(),
             org: None,
+            directory: None,
         };
         let access_token = tokens::mint_access_token(app, spec, jti, exp).map_err(|e| OAuthError::internal("signing", e))?;
         Ok(TokenResponse::access_only(app, access_token, scope, holder))

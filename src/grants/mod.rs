@@ -322,6 +322,9 @@ pub async fn issue_tokens(app: &Issuer, i: Issuance<'_>) -> OAuthResult<TokenRes
         Some(id) => Some(tokens::OrgClaims::of(app, id, &i.user.id).ok_or_else(not_a_member)?),
         None => None,
     };
+    // Read again at every issuance (a refresh too): a group or role taken away is gone from
+    // the next token.
+    let directory = tokens::directory::DirectoryClaims::of(app, i.client, &i.user.id);
     let access_token = tokens::mint_access_token(
         app,
         AccessTokenSpec {
@@ -338,6 +341,7 @@ pub async fn issue_tokens(app: &Issuer, i: Issuance<'_>) -> OAuthResult<TokenRes
             may_act: None,
             cnf: i.holder.cnf(),
             org: org.as_ref(),
+            directory: directory.as_ref(),
         },
         i.jti,
         i.exp,
@@ -358,6 +362,7 @@ pub async fn issue_tokens(app: &Issuer, i: Issuance<'_>) -> OAuthResult<TokenRes
             grant_id: i.grant_id,
             amr: i.amr,
             org: org.as_ref(),
+            directory: directory.as_ref(),
             ciba_push: i.ciba_push.map(|auth_req_id| tokens::CibaPush { auth_req_id, refresh_token: i.refresh_token.as_deref() }),
         };
         let signed = tokens::mint_id_token(app, spec).map_err(|e| OAuthError::internal("signing", e))?;

@@ -152,6 +152,7 @@ impl GrantHandler for TokenExchangeGrant {
             may_act: None,
             cnf: holder.cnf(),
             org: None,
+            directory: None,
         };
         let audit_act = spec.act.clone();
         let audit_aud = spec.audience.clone();

@@ -256,12 +256,13 @@ async fn deliver(app: &Issuer, row: Due) {
         Ok(sent) => match sent {
             Ok(()) => None,
             Err(FetchError::Status(status)) => {
-                // A client that refuses a ping (401, 403, 404, …) refuses it again: CIBA Core
-                // §10.2 leaves 4xx to the OP, and a retry would only reach the client later with
-                // a stale token (the OpenID Foundation's FAPI-CIBA plan fails a second call after
-                // a 401). A 3xx the client must not send (§10.2) and we do not follow: final too.
-                // 408 and 429 ask for a later attempt, and 5xx are retried as before.
-                forbidden = ping && (300..500).contains(&status) && status != 408 && status != 429;
+                // A client that refuses a ping or a push (401, 403, 404, …) refuses it again:
+                // CIBA Core §10.2 and §10.3 leave 4xx to the OP, and a retry would only reach
+                // the client later with a stale token (the OpenID Foundation's FAPI-CIBA plan
+                // fails a second call after a 401). A 3xx the client must not send (§10.2) and
+                // we do not follow: final too. 408 and 429 ask for a later attempt, and 5xx are
+                // retried as before.
+                forbidden = (ping || push) && (300..500).contains(&status) && status != 408 && status != 429;
                 Some(format!("the endpoint answered {status}"))
             }
             Err(FetchError::Transport(why)) if why == "timed out" => Some("the endpoint did not answer in time".into()),

@@ -10,6 +10,7 @@
 pub mod admin_credentials;
 mod claims;
 pub mod clients;
+pub mod directory;
 pub mod documents;
 pub mod initial_access;
 mod maps;
@@ -101,6 +102,7 @@ struct Snapshot {
     consents: Vec<(TenantId, String, String)>,
     orgs: Vec<Organization>,
     members: Vec<(TenantId, String, String, Roles)>,
+    directory: directory::rows::All,
 }
 
 fn read_snapshot(sql: &mut dyn Sql) -> StoreResult<Snapshot> {
@@ -117,7 +119,8 @@ fn read_snapshot(sql: &mut dyn Sql) -> StoreResult<Snapshot> {
         .map(|r| Ok((r.tenant(0)?, consent_key(&r.text(1)?, &r.text(2)?), r.text(3)?)))
         .collect::<StoreResult<_>>()?;
     let (orgs, members) = organizations::load_all(sql)?;
-    Ok(Snapshot { last_seq, clients, users, consents, orgs, members })
+    let directory = directory::rows::load_all(sql)?;
+    Ok(Snapshot { last_seq, clients, users, consents, orgs, members, directory })
 }
 
 /// The current state of one changed entity of one tenant.
@@ -129,6 +132,8 @@ enum Change {
     Organization(TenantId, String, Option<Organization>),
     /// An organization's id, a user's, and the member's roles (none: not a member).
     Member(TenantId, String, String, Option<Roles>),
+    /// A group, membership, role or assignment (`directory::rows::read_change`).
+    Directory(TenantId, directory::rows::Change),
     /// A tenant was created, changed or deleted: built again by `App::apply_tenant_changes`.
     Tenant(TenantId),
     Unknown,
@@ -152,6 +157,10 @@ fn read_change(sql: &mut dyn Sql, tenant: TenantId, kind: &str, id: &str) -> Sto
             Change::Member(tenant, o.to_string(), u.to_string(), organizations::load_member(sql, tenant, o, u)?)
         }
         "tenant" => Change::Tenant(tenant),
+        "group" | "group_member" | "app_role" | "role_assignment" => match directory::rows::read_change(sql, tenant, kind, id)? {
+            Some(c) => Change::Directory(tenant, c),
+            None => Change::Unknown,
+        },
         _ => Change::Unknown,
     })
 }
@@ -181,6 +190,8 @@ pub struct Registry {
     consents: RwLock<HashMap<TenantId, HashMap<String, String>>>,
     /// Organizations and their memberships, per tenant.
     orgs: RwLock<HashMap<TenantId, Orgs>>,
+    /// Groups, roles and each user's effective sets, per tenant.
+    directories: RwLock<HashMap<TenantId, directory::memory::Directory>>,
     last_seq: AtomicI64,
     db: Database,
     /// Dynamically registered clients this node has recorded as used: each is written once
@@ -198,6 +209,7 @@ impl Registry {
             users: RwLock::default(),
             consents: RwLock::default(),
             orgs: RwLock::default(),
+            directories: RwLock::default(),
             last_seq: AtomicI64::new(0),
             db,
             noted_used: parking_lot::Mutex::default(),
@@ -236,9 +248,11 @@ impl Registry {
         for (tenant, org, user, roles) in snap.members {
             orgs.entry(tenant).or_default().set_member(&org, &user, Some(roles));
         }
+        let directories = directory::memory::Directory::build(snap.directory);
         *self.clients.write() = clients;
         *self.users.write() = users;
         *self.orgs.write() = orgs;
+        *self.directories.write() = directories;
         *self.consents.write() = consents;
         self.last_seq.store(snap.last_seq, Ordering::Release);
         Ok(())
@@ -263,6 +277,9 @@ impl Registry {
             c.retain(|k, _| !k.ends_with(&suffix));
         }
         self.noted_used.lock().remove(&(tenant, id.to_string()));
+        if let Some(d) = self.directories.write().get_mut(&tenant) {
+            d.remove_client(id);
+        }
         self.clients.write().get_mut(&tenant).is_some_and(|c| c.remove(id))
     }
 
@@ -300,11 +317,7 @@ impl Registry {
     fn apply(&self, change: Change) {
         match change {
             Change::Client(tenant, _, Some(c)) => self.clients.write().entry(tenant).or_default().put(*c),
-            Change::Client(tenant, id, None) => {
-                if let Some(c) = self.clients.write().get_mut(&tenant) {
-                    c.remove(&id);
-                }
-            }
+            Change::Client(tenant, id, None) => drop(self.forget_client(tenant, &id)),
             Change::User(tenant, _, Some(u)) => self.users.write().entry(tenant).or_default().put(u),
             Change::User(tenant, id, None) => {
                 if let Some(u) = self.users.write().get_mut(&tenant) {
@@ -312,6 +325,9 @@ impl Registry {
                 }
                 if let Some(o) = self.orgs.write().get_mut(&tenant) {
                     o.members.remove(&id);
+                }
+                if let Some(d) = self.directories.write().get_mut(&tenant) {
+                    d.remove_user(&id);
                 }
             }
             Change::Organization(tenant, _, Some(o)) => self.orgs.write().entry(tenant).or_default().put(o),
@@ -327,6 +343,7 @@ impl Registry {
                     c.remove(&key);
                 }
             }
+            Change::Directory(tenant, c) => apply_directory(self.directories.write().entry(tenant).or_default(), c),
             Change::Tenant(tenant) => drop(self.tenant_changes.lock().insert(tenant)),
             Change::Unknown => {}
         }
@@ -348,7 +365,19 @@ impl Registry {
         self.users.write().remove(&id);
         self.consents.write().remove(&id);
         self.orgs.write().remove(&id);
+        self.directories.write().remove(&id);
         self.noted_used.lock().retain(|(t, _)| *t != id);
+    }
+}
+
+fn apply_directory(d: &mut directory::memory::Directory, change: directory::rows::Change) {
+    use directory::rows::Change as C;
+    match change {
+        C::Group(_, Some(g)) => d.put_group(g),
+        C::Group(id, None) => d.remove_group(&id),
+        C::Member(group, p, present) => d.set_member(&group, p, present),
+        C::Role(client, role, description) => d.set_role(&client, &role, description),
+        C::Assignment(client, role, p, present) => d.set_assignment(&client, &role, p, present),
     }
 }
 

@@ -173,6 +173,9 @@ impl<'a> TenantRegistry<'a> {
         if let Some(o) = self.registry.orgs.write().get_mut(&self.tenant) {
             o.members.remove(id);
         }
+        if let Some(d) = self.registry.directories.write().get_mut(&self.tenant) {
+            d.remove_user(id);
+        }
         let mut users = self.registry.users.write();
         let Some(users) = users.get_mut(&self.tenant) else { return Ok(false) };
         let existed = users.by_id.contains_key(id);

@@ -323,6 +323,7 @@ pub fn delete(sql: &mut dyn Sql, tenant: TenantId, id: &str) -> StoreResult<bool
         sql.execute(&format!("DELETE FROM {table} WHERE tenant_id = ?1 AND user_id = ?2"), crate::params![t, id])?;
     }
     super::organizations::remove_user(sql, tenant, id)?;
+    super::directory::rows::forget_principal(sql, tenant, &super::directory::Principal::User(id.to_string()))?;
     super::record_change(sql, tenant, "user", id)?;
     Ok(n > 0)
 }

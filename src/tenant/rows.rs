@@ -257,6 +257,10 @@ pub const TENANT_TABLES: &[&str] = &[
     "organization_domains",
     "organization_members",
     "organization_invitations",
+    "user_groups",
+    "group_members",
+    "app_roles",
+    "role_assignments",
 ];
 
 /// `TENANT_TABLES` as `dialect` has them: the registry's change log is SQLite's (PostgreSQL

@@ -2,6 +2,7 @@
 //! Core §2), and the verification of our own access tokens by the endpoints that consume them.
 
 pub mod claims_request;
+pub mod directory;
 pub mod encryption;
 pub mod subject;
 
@@ -62,6 +63,14 @@ pub struct AccessTokenClaims {
     pub org_name: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub org_roles: Vec<String>,
+    /// The user's groups and roles on the client (issue 32; RFC 9068 §2.2.3.1's names), as
+    /// the client's settings choose them (`directory::DirectoryClaims`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub groups_overage: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<String>,
 }
 
 /// The organization a user's tokens are for: what `org_id`, `org_name` and `org_roles` say.
@@ -155,6 +164,8 @@ pub struct AccessTokenSpec<'a> {
     pub cnf: Option<Confirmation>,
     /// The organization the user signed in for.
     pub org: Option<&'a OrgClaims>,
+    /// The user's groups and roles, as the client takes them.
+    pub directory: Option<&'a directory::DirectoryClaims>,
 }
 
 /// A fresh token id and expiry, chosen before issuance so a code can record them atomically.
@@ -199,6 +210,9 @@ pub fn mint_token_with_typ(app: &Issuer, spec: AccessTokenSpec<'_>, jti: String,
         org_id: spec.org.map(|o| o.id.clone()),
         org_name: spec.org.map(|o| o.name.clone()),
         org_roles: spec.org.map(|o| o.roles.clone()).unwrap_or_default(),
+        groups: spec.directory.map(|d| d.groups.clone()).unwrap_or_default(),
+        groups_overage: spec.directory.is_some_and(|d| d.overage),
+        roles: spec.directory.map(|d| d.roles.clone()).unwrap_or_default(),
     };
     match client.and_then(|c| c.meta.access_token_signing_alg.clone()) {
         Some(alg) => app.keys().sign_as(&alg, typ, &claims),
@@ -226,6 +240,8 @@ pub struct IdTokenSpec<'a> {
     pub amr: &'a [String],
     /// The organization the user signed in for.
     pub org: Option<&'a OrgClaims>,
+    /// The user's groups and roles, as the client takes them.
+    pub directory: Option<&'a directory::DirectoryClaims>,
     /// CIBA push mode (CIBA Core §10.3.1): the `auth_req_id` the tokens answer, and the
     /// refresh token delivered beside them (its hash goes in `rt_hash`).
     pub ciba_push: Option<CibaPush<'a>>,
@@ -264,6 +280,9 @@ pub fn mint_id_token(app: &Issuer, spec: IdTokenSpec<'_>) -> anyhow::Result<Stri
     if let Some(org) = spec.org {
         org.insert_into(&mut c);
     }
+    if let Some(d) = spec.directory {
+        d.insert_into(&mut c);
+    }
     let alg = id_token_alg(app, spec.client_id);
     if let Some(at) = spec.access_token {
         c.insert("at_hash".into(), left_half_hash_for(&alg, at).into());
@@ -301,12 +320,13 @@ pub fn grant_of_id_token_jti(jti: &str) -> Option<&str> {
 
 /// What `client_id`'s ID tokens (and logout tokens) are signed with: its registered
 /// `id_token_signed_response_alg`, else RS256 (OIDC Dynamic Registration §2's default).
-/// Under FAPI 2.0, which allows no RS256 (§5.4), a client that registered none gets the
-/// deployment's `token_signing_alg` (`Config::validate` holds it to the allowed ones).
+/// Under FAPI, which allows no RS256 (FAPI 2.0 §5.4, FAPI 1.0 Part 2 §8.6), a client that
+/// registered none gets the deployment's `token_signing_alg` (`Config::validate` holds it
+/// to the allowed ones).
 pub fn id_token_alg(app: &Issuer, client_id: &str) -> String {
     let client = app.registry().client(client_id);
     let profile = client.as_deref().map_or(app.profile(), |c| app.profile().for_client(c));
-    match (client.and_then(|c| c.meta.id_token_signed_response_alg.clone()), profile.is_fapi2()) {
+    match (client.and_then(|c| c.meta.id_token_signed_response_alg.clone()), profile.is_fapi()) {
         (Some(alg), _) => alg,
         (None, true) => app.config.token_signing_alg.clone(),
         (None, false) => crate::keys::ALG_RS256.to_string(),

@@ -550,12 +550,14 @@ def run_relying_party(authrim_server: AuthrimServer, alice: dict):
     its last line. ``metadata`` is more client metadata to register, ``extra_env`` more
     variables for the program, ``pass_fds`` descriptors it inherits (``subprocess.run``'s),
     ``issuer`` another issuer than the default (an ``IssuerUnderTest``: the client and Alice
-    are that issuer's).
+    are that issuer's), ``prepare`` a function called with the client's id once it is
+    registered, before the program runs (to give the client roles, say).
     """
 
     def run(name: str, argv: list[str], cwd: Path, timeout: float = 60, *,
             metadata: dict | None = None, extra_env: dict | None = None,
-            pass_fds: tuple = (), issuer: IssuerUnderTest | None = None) -> tuple[str, dict]:
+            pass_fds: tuple = (), issuer: IssuerUnderTest | None = None,
+            prepare=None) -> tuple[str, dict]:
         if shutil.which(argv[0]) is None:
             pytest.fail(f"needs {argv[0]} (scripts/test.sh installs or asks for it)", pytrace=False)
         server, user = (issuer.server, issuer.alice) if issuer else (authrim_server, alice)
@@ -568,6 +570,8 @@ def run_relying_party(authrim_server: AuthrimServer, alice: dict):
             scope="openid profile email offline_access",
             **(metadata or {}),
         )
+        if prepare:
+            prepare(client_id)
         env = dict(os.environ, ISSUER=server.issuer, CLIENT_ID=client_id,
                    CLIENT_SECRET=reg["client_secret"], REDIRECT_URI=RP_REDIRECT_URI,
                    USERNAME="alice", PASSWORD=user["password"], **(extra_env or {}))

@@ -126,6 +126,47 @@ async fn a_denied_or_lapsed_push_request_is_told_with_the_error() {
     }
 }
 
+/// A push the client refuses with a 4xx is not sent again (as a ping, CIBA Core §10.3), one
+/// answered 503 is; the refusal is audited as abandoned.
+#[tokio::test]
+async fn a_push_refused_with_4xx_is_not_retried() {
+    for (answer, retried) in [(401u16, false), (404, false), (503, true)] {
+        let s = server(false, |c| c.backchannel_logout_retry_initial = 1).await;
+        s.user("alice", json!({})).await;
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/cb/push", listener.local_addr().unwrap());
+        let seen = calls.clone();
+        let app = axum::Router::new().route(
+            "/cb/push",
+            axum::routing::post(move || {
+                let seen = seen.clone();
+                async move {
+                    seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    axum::http::StatusCode::from_u16(answer).unwrap()
+                }
+            }),
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let secret = shop(&s, &url).await;
+        let (st, r) = ask(&s, "shop", Some(&secret), &[("scope", "openid"), ("login_hint", "alice"), ("client_notification_token", TOKEN)]).await;
+        assert_eq!(st, 200, "{r}");
+        let phone = s.browser();
+        let page = account(&phone, "alice").await;
+        post(&phone, "/account/requests/approve", &[("csrf", &field(&page, "csrf")), ("handle", &handles(&page)[0])]).await;
+        let count = || calls.load(std::sync::atomic::Ordering::SeqCst);
+        eventually("the push", || async { count() > 0 }).await;
+        if retried {
+            eventually("the push again", || async { count() > 1 }).await;
+        } else {
+            tokio::time::sleep(std::time::Duration::from_millis(3_500)).await;
+            assert_eq!(count(), 1, "a {answer} is final");
+            let (_, events) = s.admin(reqwest::Method::GET, "/admin/audit?event=ciba_push_abandoned", None).await;
+            assert_eq!(events["events"].as_array().unwrap().len(), 1, "{events}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_queued_push_survives_a_restart_sealed() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

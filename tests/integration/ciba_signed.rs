@@ -10,7 +10,7 @@ use authrim::util::{now, random_token};
 use serde_json::{json, Value};
 
 /// A good signed request from `client` for alice, with `changes` applied (`null` removes).
-fn request(s: &TestServer, key: &Signer, client: &str, changes: Value) -> String {
+pub(crate) fn request(s: &TestServer, key: &Signer, client: &str, changes: Value) -> String {
     let t = now();
     let mut c = json!({
         "iss": client, "aud": s.issuer(), "exp": t + 300, "iat": t, "nbf": t, "jti": random_token(),

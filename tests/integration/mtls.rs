@@ -8,7 +8,7 @@ use rcgen::{BasicConstraints, CertificateParams, DistinguishedName, DnType, Exte
 use serde_json::{json, Value};
 
 /// A client's certificate and key, and what the client presents.
-struct ClientCert {
+pub(crate) struct ClientCert {
     cert: rcgen::Certificate,
     key: KeyPair,
 }
@@ -24,7 +24,7 @@ impl ClientCert {
         p
     }
 
-    fn self_signed(cn: &str) -> Self {
+    pub(crate) fn self_signed(cn: &str) -> Self {
         let key = KeyPair::generate().unwrap();
         Self { cert: Self::params(cn).self_signed(&key).unwrap(), key }
     }
@@ -34,18 +34,18 @@ impl ClientCert {
         Self { cert: Self::params(cn).signed_by(&key, &ca.issuer).unwrap(), key }
     }
 
-    fn thumbprint(&self) -> String {
+    pub(crate) fn thumbprint(&self) -> String {
         b64(&sha256(self.cert.der()))
     }
 
     /// The certificate's key as a JWK Set (what a self-signed client registers).
-    fn jwks(&self) -> Value {
+    pub(crate) fn jwks(&self) -> Value {
         let point = self.key.public_key_raw();
         json!({"keys": [{"kty": "EC", "crv": "P-256", "x": b64(&point[1..33]), "y": b64(&point[33..]), "use": "sig"}]})
     }
 
     /// An HTTP client that presents the certificate (and trusts the test server's own).
-    fn http(&self) -> reqwest::Client {
+    pub(crate) fn http(&self) -> reqwest::Client {
         let pem = format!("{}{}", self.cert.pem(), self.key.serialize_pem());
         reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -76,7 +76,7 @@ fn ca() -> Ca {
 }
 
 /// Authrim serving TLS itself with mTLS on, on SQLite or a fresh PostgreSQL database.
-async fn tls_server(postgres: bool, tweak: impl FnOnce(&mut authrim::config::Config)) -> TestServer {
+pub(crate) async fn tls_server(postgres: bool, tweak: impl FnOnce(&mut authrim::config::Config)) -> TestServer {
     let url = match postgres {
         true => crate::pg_cluster::fresh_database().await,
         false => None,
@@ -92,7 +92,7 @@ async fn tls_server(postgres: bool, tweak: impl FnOnce(&mut authrim::config::Con
     .await
 }
 
-async fn post(http: &reqwest::Client, url: String, form: &[(&str, &str)]) -> (u16, Value) {
+pub(crate) async fn post(http: &reqwest::Client, url: String, form: &[(&str, &str)]) -> (u16, Value) {
     let res = http.post(url).form(form).send().await.unwrap();
     (res.status().as_u16(), res.json().await.unwrap_or(Value::Null))
 }

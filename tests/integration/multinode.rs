@@ -61,6 +61,15 @@ async fn three_nodes(url: &str, logs: &std::path::Path) -> Vec<Node> {
     nodes
 }
 
+/// Two nodes on the database at `url`, answering.
+async fn two_nodes(url: &str, logs: &std::path::Path) -> Vec<Node> {
+    let nodes: Vec<Node> = (1..=2).map(|n| spawn_node(url, logs, n, &[])).collect();
+    for n in &nodes {
+        wait_healthy(&n.base).await;
+    }
+    nodes
+}
+
 fn http() -> reqwest::Client {
     reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
 }
@@ -410,10 +419,7 @@ async fn a_logout_on_one_node_ends_the_session_on_all() {
 async fn a_new_password_on_one_node_cuts_off_tokens_on_all() {
     let Some(url) = fresh_database().await else { return };
     let logs = tempfile::tempdir().unwrap();
-    let nodes: Vec<Node> = (1..=2).map(|n| spawn_node(&url, logs.path(), n, &[])).collect();
-    for n in &nodes {
-        wait_healthy(&n.base).await;
-    }
+    let nodes = two_nodes(&url, logs.path()).await;
     let (n1, n2) = (&nodes[0], &nodes[1]);
     let http = http();
     let secret = client_and_user(&http, n1, &[n2]).await;
@@ -449,4 +455,50 @@ async fn a_new_password_on_one_node_cuts_off_tokens_on_all() {
     }
     let (st, body) = refresh(&http, &n2.base, &secret, &refresh_token).await;
     assert_eq!((st, body["error"].as_str()), (400, Some("invalid_grant")), "{body}");
+}
+
+/// Issue 32: a directory change on one node (a group, a membership, a role, an assignment)
+/// reaches the other's memory through the notifications, and so its next token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn groups_and_roles_changed_on_one_node_are_seen_by_the_other() {
+    let Some(url) = fresh_database().await else { return };
+    let logs = tempfile::tempdir().unwrap();
+    let nodes = two_nodes(&url, logs.path()).await;
+    let (n1, n2) = (&nodes[0], &nodes[1]);
+    let http = http();
+    client_and_user(&http, n1, &[n2]).await;
+    let admin = |base: &str, method: reqwest::Method, path: &str| {
+        let (http, url) = (http.clone(), format!("{base}{path}"));
+        async move { http.request(method, url).bearer_auth(ADMIN).send().await.unwrap().status().as_u16() }
+    };
+    let res = http.post(format!("{}/admin/groups", n1.base)).bearer_auth(ADMIN).json(&json!({"display_name": "Ops"})).send().await.unwrap();
+    assert_eq!(res.status(), 201);
+    assert_eq!(admin(&n1.base, reqwest::Method::PUT, "/admin/groups/Ops/members/users/alice").await, 204);
+    assert_eq!(admin(&n1.base, reqwest::Method::PUT, "/admin/clients/rp/roles/deploy").await, 204);
+    assert_eq!(admin(&n1.base, reqwest::Method::PUT, "/admin/clients/rp/roles/deploy/assignments/groups/Ops").await, 204);
+    let seen_by = |base: String| {
+        let http = http.clone();
+        async move {
+            let v: Value = http.get(format!("{base}/admin/users/alice/groups")).bearer_auth(ADMIN).send().await.unwrap().json().await.unwrap();
+            (v["effective_groups"].as_array().map_or(0, Vec::len), v["roles"]["rp"].clone())
+        }
+    };
+    let start = Instant::now();
+    while seen_by(n2.base.clone()).await != (1, json!(["deploy"])) {
+        assert!(start.elapsed() < Duration::from_secs(5), "node 2 never saw the group and the role");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // And back: node 2 takes alice out; node 1 follows.
+    assert_eq!(admin(&n2.base, reqwest::Method::DELETE, "/admin/groups/Ops/members/users/alice").await, 204);
+    let start = Instant::now();
+    while seen_by(n1.base.clone()).await != (0, Value::Null) {
+        assert!(start.elapsed() < Duration::from_secs(5), "node 1 never saw the membership end");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(admin(&n2.base, reqwest::Method::DELETE, "/admin/groups/Ops").await, 204);
+    let start = Instant::now();
+    while admin(&n1.base, reqwest::Method::GET, "/admin/groups/Ops").await != 404 {
+        assert!(start.elapsed() < Duration::from_secs(5), "node 1 never saw the group go");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }

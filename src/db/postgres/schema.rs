@@ -360,6 +360,31 @@ const MIGRATIONS: &[(i64, &str)] = &[(
         tenant_id BIGINT NOT NULL, user_id TEXT NOT NULL, code_hash TEXT NOT NULL, updated_at BIGINT NOT NULL,
         PRIMARY KEY (tenant_id, user_id)
     );
+    "#,), (
+    25,
+    // As SQLite's migration 26: groups, their members, client roles and role assignments.
+    r#"
+    CREATE TABLE user_groups (
+        tenant_id BIGINT NOT NULL, id TEXT NOT NULL, display_name TEXT NOT NULL, name_key TEXT NOT NULL,
+        external_id TEXT, created_at BIGINT NOT NULL, version BIGINT NOT NULL,
+        PRIMARY KEY (tenant_id, id)
+    );
+    CREATE UNIQUE INDEX user_groups_name ON user_groups(tenant_id, name_key);
+    CREATE TABLE group_members (
+        tenant_id BIGINT NOT NULL, group_id TEXT NOT NULL, member_kind TEXT NOT NULL, member_id TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, group_id, member_kind, member_id)
+    );
+    CREATE INDEX group_members_member ON group_members(tenant_id, member_kind, member_id);
+    CREATE TABLE app_roles (
+        tenant_id BIGINT NOT NULL, client_id TEXT NOT NULL, role TEXT NOT NULL, description TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (tenant_id, client_id, role)
+    );
+    CREATE TABLE role_assignments (
+        tenant_id BIGINT NOT NULL, client_id TEXT NOT NULL, role TEXT NOT NULL, principal_kind TEXT NOT NULL,
+        principal_id TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, client_id, role, principal_kind, principal_id)
+    );
+    CREATE INDEX role_assignments_principal ON role_assignments(tenant_id, principal_kind, principal_id);
     "#,
 )];
 

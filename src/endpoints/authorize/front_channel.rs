@@ -24,6 +24,7 @@ pub async fn tokens(app: &Issuer, req: &AuthorizationRequest, session: &Session,
         Some(id) => Some(tokens::OrgClaims::of(app, id, &user.id).ok_or_else(|| OAuthError::access_denied("the user is not a member of the organization"))?),
         None => None,
     };
+    let directory = app.client(&req.client_id).and_then(|c| tokens::directory::DirectoryClaims::of(app, &c, &user.id));
     let mut out = Vec::new();
     let access_token = match req.response_type.has_token() {
         true => {
@@ -44,6 +45,7 @@ pub async fn tokens(app: &Issuer, req: &AuthorizationRequest, session: &Session,
                 may_act: None,
                 cnf: None,
                 org: org.as_ref(),
+                directory: directory.as_ref(),
             };
             let at = tokens::mint_access_token(app, spec, jti, exp).map_err(|e| OAuthError::internal("signing", e))?;
             out.push(("access_token", at.clone()));
@@ -81,6 +83,7 @@ pub async fn tokens(app: &Issuer, req: &AuthorizationRequest, session: &Session,
             grant_id: None,
             amr: &session.amr,
             org: org.as_ref(),
+            directory: directory.as_ref(),
             ciba_push: None,
         };
         let signed = tokens::mint_id_token(app, spec).map_err(|e| OAuthError::internal("signing", e))?;

@@ -40,11 +40,12 @@ pub async fn response(app: &Issuer, client_id: &str, params: &[(&str, &str)]) ->
 }
 
 /// What the client's JARM responses are signed with: its `authorization_signed_response_alg`,
-/// else RS256 (JARM §3), or, for a client held to FAPI 2.0 (which forbids RS256, §5.4), the
-/// server's `token_signing_alg`, as for its ID tokens (`tokens::id_token_alg`).
+/// else RS256 (JARM §3), or, for a client held to FAPI (which forbids RS256: FAPI 2.0 §5.4,
+/// FAPI 1.0 Part 2 §8.6), the server's `token_signing_alg`, as for its ID tokens
+/// (`tokens::id_token_alg`).
 fn signing_alg(app: &Issuer, client: Option<&Client>) -> String {
     let profile = client.map_or(app.profile(), |c| app.profile().for_client(c));
-    match (client.and_then(|c| c.meta.authorization_signed_response_alg.clone()), profile.is_fapi2()) {
+    match (client.and_then(|c| c.meta.authorization_signed_response_alg.clone()), profile.is_fapi()) {
         (Some(alg), _) => alg,
         (None, true) => app.config.token_signing_alg.clone(),
         (None, false) => crate::keys::ALG_RS256.to_string(),

@@ -73,7 +73,7 @@ pub async fn unpack(app: &Issuer, params: &Params) -> Result<Params, Rejection> 
             return Err(fail("the request object's signature does not verify with this client's keys".into()))
         }
     };
-    if profile.is_fapi2() {
+    if profile.is_fapi() {
         fapi2_lifetime(&claims, crate::util::now()).map_err(fail)?;
     }
     if claims.get("client_id").is_some_and(|c| c.as_str() != Some(client.id())) {

@@ -99,9 +99,10 @@ pub fn check(app: &Issuer, client: &Client, raw: Option<&str>, mode: ResponseMod
     if !t.returns_tokens() {
         return Ok(t);
     }
-    // FAPI 2.0 SP §5.3.2.2: only `code`.
-    if app.profile().for_client(client).is_fapi2() {
-        return Err(unsupported(format!("response_type {raw:?} is not allowed under FAPI 2.0: use code")));
+    // FAPI 2.0 SP §5.3.2.2: only `code` (and under fapi-ciba, whose code flow is fapi2's).
+    let profile = app.profile().for_client(client);
+    if profile.is_fapi() {
+        return Err(unsupported(format!("response_type {raw:?} is not allowed under {}: use code", profile.title())));
     }
     if !client.meta.response_types.iter().any(|r| ResponseType::parse(r) == Some(t)) {
         return Err(OAuthError::unauthorized_client(format!("this client did not register response_type {:?}", t.as_str())));

@@ -89,6 +89,11 @@ async fn handle(app: &Issuer, headers: &HeaderMap, cert: Option<&ClientCertifica
     let scope = crate::endpoints::device_authorization::requested_scope(app, &client, &resources, Some(scope))?;
     let user = hinted_user(app, &client, &params).await?;
     let binding_message = binding_message(app, params.get("binding_message"))?;
+    // FAPI-CIBA §5.2.2 item 2: a unique authorization context, or a binding message; the
+    // request here carries no context of its own (a scope names no transaction).
+    if binding_message.is_none() && app.profile().requires_binding_message(&client) {
+        return Err(OAuthError::invalid_request("this server's security profile (FAPI-CIBA) requires a binding_message"));
+    }
     let ttl = requested_expiry(app, params.get("requested_expiry"))?;
     // CIBA Core §7.1: required in ping and push modes, where it authorizes what is sent to
     // the client. Push mode seals it with the auth_req_id as ping mode does.

@@ -8,8 +8,8 @@
 //! Once verified, the JWT's claims are the request (read as a request object's are,
 //! `authorize::request_object_params`); the form's other parameters only authenticate the
 //! client. A client that registered `backchannel_authentication_request_signing_alg` must
-//! sign, with that algorithm, and so must every client held to the `fapi2` profile
-//! (FAPI-CIBA §5.2.2, `Profile::requires_signed_ciba_requests`).
+//! sign, with that algorithm, and so must every client held to the `fapi2` or `fapi-ciba`
+//! profile (FAPI-CIBA §5.2.2, `Profile::requires_signed_ciba_requests`).
 
 use crate::client_auth::jwt::LEEWAY;
 use crate::client_auth::keys::ASYMMETRIC_ALGS;

@@ -127,6 +127,7 @@ impl GrantHandler for JwtBearerGrant {
             may_act: None,
             cnf: holder.cnf(),
             org: None,
+            directory: None,
         };
         let access_token = tokens::mint_access_token(app, spec, jti, exp).map_err(|e| OAuthError::internal("signing", e))?;
         app.audit(AuditEvent::new(a.event).client(client.id()).user(&a.user.id).detail(a.detail)).await;

@@ -112,6 +112,13 @@ fn metadata_fields(input: ClientInput) -> ClientMetadata {
         contacts: input.contacts.clone().unwrap_or_default(),
         application_type: input.application_type.clone().filter(|u| !u.is_empty()),
         default_acr_values: input.default_acr_values.clone().unwrap_or_default(),
+        directory: DirectoryClaimsMetadata {
+            groups_claim: input.groups_claim.clone().filter(|v| !v.is_empty()),
+            groups_assigned_only: input.groups_assigned_only.unwrap_or(false),
+            groups_prefixes: input.groups_prefixes.clone().unwrap_or_default(),
+            groups_claim_name: input.groups_claim_name.clone().filter(|v| !v.is_empty()),
+            roles_claim_name: input.roles_claim_name.clone().filter(|v| !v.is_empty()),
+        },
         require_mfa: input.require_mfa.unwrap_or(false),
         require_passkey: input.require_passkey.unwrap_or(false),
         organization_required: input.organization_required.unwrap_or(false),
@@ -185,6 +192,11 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.contacts { meta.contacts = v }
     if let Some(v) = input.application_type { meta.application_type = Some(v).filter(|u| !u.is_empty()) }
     if let Some(v) = input.default_acr_values { meta.default_acr_values = v }
+    if let Some(v) = input.groups_claim { meta.directory.groups_claim = Some(v).filter(|v| !v.is_empty()) }
+    if let Some(v) = input.groups_assigned_only { meta.directory.groups_assigned_only = v }
+    if let Some(v) = input.groups_prefixes { meta.directory.groups_prefixes = v }
+    if let Some(v) = input.groups_claim_name { meta.directory.groups_claim_name = Some(v).filter(|v| !v.is_empty()) }
+    if let Some(v) = input.roles_claim_name { meta.directory.roles_claim_name = Some(v).filter(|v| !v.is_empty()) }
     if let Some(v) = input.require_mfa { meta.require_mfa = v }
     if let Some(v) = input.require_passkey { meta.require_passkey = v }
     if let Some(v) = input.organization_required { meta.organization_required = v }

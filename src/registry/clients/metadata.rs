@@ -166,6 +166,10 @@ pub struct ClientMetadata {
     /// OIDC Dynamic Registration §2: the `acr_values` of this client's requests that name none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub default_acr_values: Vec<String>,
+    /// What this client's tokens say of the user's groups and roles (issue 32; Authrim
+    /// extension, set by the operator only).
+    #[serde(flatten)]
+    pub directory: DirectoryClaimsMetadata,
     /// Every sign-in for this client needs a second factor (as `mfa_policy = "required"` for
     /// all). Authrim extension.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -183,9 +187,10 @@ pub struct ClientMetadata {
     /// extension.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh_reuse_grace: Option<u64>,
-    /// `fapi2`: this client is held to the FAPI 2.0 Security Profile even where the tenant's
-    /// `security_profile` is `standard` (`profile`). A client can only be made stricter than
-    /// its tenant. Authrim extension, through the admin API and the CLI.
+    /// `fapi2` or `fapi-ciba`: this client is held to the FAPI 2.0 Security Profile, or to
+    /// FAPI-CIBA, as well as to the tenant's `security_profile` (`profile`: the stricter of
+    /// the two, both where one is `fapi2` and the other `fapi-ciba`). A client can only be made
+    /// stricter than its tenant. Authrim extension, through the admin API and the CLI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<String>,
     /// Authrim's own pages (the account page): no consent asked. Not settable from outside.
@@ -193,6 +198,70 @@ pub struct ClientMetadata {
     pub first_party: bool,
     #[serde(default)]
     pub client_id_issued_at: u64,
+}
+
+/// Which of a user's groups a client's tokens carry, and under what names
+/// (`tokens::directory`). Roles are always the client's own: a client that defines roles gets
+/// the user's in `roles`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirectoryClaimsMetadata {
+    /// `names` or `ids`: the user's groups (direct and through nesting) in tokens and userinfo;
+    /// absent: no groups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups_claim: Option<String>,
+    /// Only the groups that hold one of this client's roles.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub groups_assigned_only: bool,
+    /// Only the groups whose name begins with one of these (without case).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups_prefixes: Vec<String>,
+    /// The claims' names in ID tokens and userinfo (`groups` and `roles` by default; access
+    /// tokens keep RFC 9068's `groups` and `roles`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups_claim_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roles_claim_name: Option<String>,
+}
+
+/// Claims a renamed `groups` or `roles` claim must not take: what tokens and userinfo say
+/// already (JWT, OpenID Connect Core §2 and §5.1, RFC 9068, ours).
+const TAKEN_CLAIMS: &[&str] = &[
+    "iss", "sub", "aud", "exp", "nbf", "iat", "jti", "azp", "nonce", "auth_time", "acr", "amr", "sid", "at_hash", "c_hash", "s_hash",
+    "cnf", "scope", "client_id", "act", "may_act", "uid", "org_id", "org_name", "org_roles", "groups_overage", "name", "given_name",
+    "family_name", "middle_name", "nickname", "preferred_username", "profile", "picture", "website", "email", "email_verified", "gender",
+    "birthdate", "zoneinfo", "locale", "phone_number", "phone_number_verified", "address", "updated_at", "_claim_names", "_claim_sources",
+];
+
+impl DirectoryClaimsMetadata {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.groups_claim.as_deref().is_some_and(|g| g != "names" && g != "ids") {
+            return Err("groups_claim: names or ids (or empty for none)".into());
+        }
+        if self.groups_prefixes.len() > 20 || self.groups_prefixes.iter().any(|p| p.is_empty() || p.chars().count() > 256) {
+            return Err("groups_prefixes: at most 20, each 1-256 characters".into());
+        }
+        let names = [("groups_claim_name", &self.groups_claim_name), ("roles_claim_name", &self.roles_claim_name)];
+        for (field, name) in names {
+            if let Some(n) = name {
+                let ok = (1..=64).contains(&n.len()) && n.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.:/".contains(&b));
+                if !ok || TAKEN_CLAIMS.contains(&n.as_str()) {
+                    return Err(format!("{field}: 1-64 characters of letters, digits and _-.:/, not a claim tokens carry already"));
+                }
+            }
+        }
+        if self.groups_name() == self.roles_name() {
+            return Err("groups_claim_name and roles_claim_name must differ".into());
+        }
+        Ok(())
+    }
+
+    pub fn groups_name(&self) -> &str {
+        self.groups_claim_name.as_deref().unwrap_or("groups")
+    }
+
+    pub fn roles_name(&self) -> &str {
+        self.roles_claim_name.as_deref().unwrap_or("roles")
+    }
 }
 
 pub const TOKEN_TYPE_ACCESS_TOKEN: &str = "urn:ietf:params:oauth:token-type:access_token";
@@ -333,12 +402,19 @@ pub struct ClientInput {
     pub contacts: Option<Vec<String>>,
     pub application_type: Option<String>,
     pub default_acr_values: Option<Vec<String>>,
+    /// `names` or `ids` (`Some("")`: no groups claim).
+    pub groups_claim: Option<String>,
+    pub groups_assigned_only: Option<bool>,
+    pub groups_prefixes: Option<Vec<String>>,
+    /// `Some("")` clears one (the default name again).
+    pub groups_claim_name: Option<String>,
+    pub roles_claim_name: Option<String>,
     pub require_mfa: Option<bool>,
     pub require_passkey: Option<bool>,
     /// Every authorization needs an organization (the user's only one, or their choice).
     pub organization_required: Option<bool>,
     /// A negative number clears it (the deployment's grace again).
     pub refresh_reuse_grace: Option<i64>,
-    /// `fapi2`, or `""` to clear (the tenant's profile again).
+    /// `fapi2` or `fapi-ciba`, or `""` to clear (the tenant's profile again).
     pub security_profile: Option<String>,
 }

@@ -47,6 +47,7 @@ pub fn delete_unused(sql: &mut dyn Sql, registered_by: u64) -> StoreResult<Vec<(
     let gone = rows.iter().map(|r| Ok((r.tenant(0)?, r.text(1)?))).collect::<StoreResult<Vec<_>>>()?;
     for (tenant, id) in &gone {
         sql.execute("DELETE FROM consents WHERE tenant_id = ?1 AND client_id = ?2", crate::params![tenant.0 as i64, id.as_str()])?;
+        crate::registry::directory::rows::forget_client(sql, *tenant, id)?;
         crate::registry::record_change(sql, *tenant, "client", id)?;
     }
     Ok(gone)
@@ -56,6 +57,7 @@ pub fn delete(sql: &mut dyn Sql, tenant: TenantId, client_id: &str) -> StoreResu
     let t = tenant.0 as i64;
     let n = sql.execute("DELETE FROM clients WHERE tenant_id = ?1 AND client_id = ?2", crate::params![t, client_id])?;
     sql.execute("DELETE FROM consents WHERE tenant_id = ?1 AND client_id = ?2", crate::params![t, client_id])?;
+    crate::registry::directory::rows::forget_client(sql, tenant, client_id)?;
     crate::registry::record_change(sql, tenant, "client", client_id)?;
     Ok(n > 0)
 }

@@ -102,11 +102,12 @@ pub(super) fn validate(meta: &ClientMetadata) -> Result<(), String> {
     if let Some(a) = meta.default_acr_values.iter().find(|a| !crate::factors::ACR_VALUES.contains(&a.as_str())) {
         return Err(format!("default_acr_values: {a:?} is not one of {}", crate::factors::ACR_VALUES.join(", ")));
     }
+    meta.directory.validate()?;
     if let Some(g) = meta.refresh_reuse_grace.filter(|g| *g > crate::config::MAX_REFRESH_REUSE_GRACE) {
         return Err(format!("refresh_reuse_grace: at most {} seconds, got {g}", crate::config::MAX_REFRESH_REUSE_GRACE));
     }
-    if meta.security_profile.as_deref().is_some_and(|p| p != "fapi2") {
-        return Err("security_profile: fapi2, or empty for the tenant's profile".into());
+    if meta.security_profile.as_deref().is_some_and(|p| p != "fapi2" && p != "fapi-ciba") {
+        return Err("security_profile: fapi2 or fapi-ciba, or empty for the tenant's profile".into());
     }
     if meta.application_type.as_deref().is_some_and(|t| t != "web" && t != "native") {
         return Err("application_type must be web or native".into());

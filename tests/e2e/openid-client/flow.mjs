@@ -84,4 +84,11 @@ console.log(JSON.stringify({
   introspection: { active: introspected.active, sub: introspected.sub ?? null, client_id: introspected.client_id ?? null },
   after_revocation: { active: afterRevocation.active, refresh_error: refreshError },
   silent: { state_ok: silentCallback.searchParams.get('state') === silentState, has_code: silentCallback.searchParams.has('code') },
+  // Groups and roles (issue 32) as the library decoded them: the ID token's claims (verified
+  // above), userinfo's answer, and the introspection of the refreshed access token.
+  directory: {
+    id_token: { groups: idClaims.groups ?? null, roles: idClaims.roles ?? null },
+    userinfo: { groups: userinfo.groups ?? null, roles: userinfo.roles ?? null },
+    introspection: { groups: introspected.groups ?? null, roles: introspected.roles ?? null },
+  },
 }));

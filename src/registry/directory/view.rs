@@ -1,0 +1,169 @@
+//! A tenant's directory through its registry view: lookups from memory; changes checked
+//! against memory (bounds, cycles), written through the database, then applied to memory,
+//! all under the registry's order lock so that a concurrent change cannot slip between the
+//! check and the write.
+
+use super::memory::{Directory, Effective};
+use super::rows::{self, Conflict};
+use super::{Group, Limits, Principal, Refusal};
+use crate::db::StoreResult;
+use crate::registry::TenantRegistry;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+impl TenantRegistry<'_> {
+    /// Read this tenant's directory (an empty one if it has none).
+    pub fn with_directory<R>(&self, f: impl FnOnce(&Directory) -> R) -> R {
+        let all = self.registry.directories.read();
+        match all.get(&self.tenant) {
+            Some(d) => f(d),
+            None => f(&Directory::default()),
+        }
+    }
+
+    /// A group by its id, or else by its display name (without case).
+    pub fn group(&self, id_or_name: &str) -> Option<Arc<Group>> {
+        self.with_directory(|d| d.group(id_or_name).or_else(|| d.group_by_name(id_or_name)).cloned())
+    }
+
+    /// Every group, by display name.
+    pub fn list_groups(&self) -> Vec<Arc<Group>> {
+        let mut v: Vec<_> = self.with_directory(|d| d.groups.values().cloned().collect());
+        v.sort_by(|a, b| a.name_key().cmp(&b.name_key()));
+        v
+    }
+
+    pub fn group_members(&self, group: &str) -> Vec<Principal> {
+        self.with_directory(|d| d.members(group).cloned().collect())
+    }
+
+    /// The groups `p` is directly in.
+    pub fn direct_groups(&self, p: &Principal) -> Vec<Arc<Group>> {
+        self.with_directory(|d| d.direct_groups(p).filter_map(|g| d.group(g).cloned()).collect())
+    }
+
+    /// A user's groups (direct and through nesting) and roles per client.
+    pub fn effective(&self, user: &str) -> Option<Arc<Effective>> {
+        self.with_directory(|d| d.effective(user).cloned())
+    }
+
+    /// The roles `client` defines, with their descriptions.
+    pub fn client_roles(&self, client: &str) -> BTreeMap<String, String> {
+        self.with_directory(|d| d.roles_of_client(client).cloned().unwrap_or_default())
+    }
+
+    pub fn role_assignees(&self, client: &str, role: &str) -> Vec<Principal> {
+        self.with_directory(|d| d.assignees(client, role).cloned().collect())
+    }
+
+    /// Save a new or changed group; its saved form (with its new version).
+    pub async fn save_group(&self, mut group: Group, limits: &Limits) -> StoreResult<Result<Group, Refusal>> {
+        group.tenant = self.tenant;
+        let _order = self.registry.order.lock().await;
+        let refusal = self.with_directory(|d| {
+            if d.group_by_name(&group.display_name).is_some_and(|g| g.id != group.id) {
+                return Some(Refusal::NameTaken);
+            }
+            (d.group(&group.id).is_none() && d.group_count() >= limits.max_groups)
+                .then(|| Refusal::Limit(format!("a tenant has at most {} groups (directory_max_groups)", limits.max_groups)))
+        });
+        if let Some(r) = refusal {
+            return Ok(Err(r));
+        }
+        let g = group.clone();
+        match self.registry.db.write(move |sql| rows::save_group(sql, &g)).await? {
+            Err(Conflict::NameTaken) => Ok(Err(Refusal::NameTaken)),
+            Ok(version) => {
+                group.version = version;
+                self.registry.directories.write().entry(self.tenant).or_default().put_group(group.clone());
+                Ok(Ok(group))
+            }
+        }
+    }
+
+    pub async fn delete_group(&self, id: &str) -> StoreResult<bool> {
+        let _order = self.registry.order.lock().await;
+        let (tenant, owned) = (self.tenant, id.to_string());
+        let existed = self.registry.db.write(move |sql| rows::delete_group(sql, tenant, &owned)).await?;
+        if let Some(d) = self.registry.directories.write().get_mut(&self.tenant) {
+            d.remove_group(id);
+        }
+        Ok(existed)
+    }
+
+    /// Make `p` a member of `group`, or not; whether anything changed. A user member must be
+    /// one of the tenant's (the caller looks it up).
+    pub async fn set_group_member(&self, group: &str, p: Principal, present: bool, limits: &Limits) -> StoreResult<Result<bool, Refusal>> {
+        let _order = self.registry.order.lock().await;
+        let checked = self.with_directory(|d| match present {
+            true => d.check_member(group, &p, limits),
+            false if d.group(group).is_none() => Err(Refusal::NoSuchGroup),
+            false => Ok(()),
+        });
+        if let Err(r) = checked {
+            return Ok(Err(r));
+        }
+        let (tenant, g, member) = (self.tenant, group.to_string(), p.clone());
+        let changed = self.registry.db.write(move |sql| rows::set_member(sql, tenant, &g, &member, present)).await?;
+        if changed {
+            let mut all = self.registry.directories.write();
+            let d = all.entry(self.tenant).or_default();
+            if let Some(old) = d.group(group) {
+                let mut bumped = (**old).clone();
+                bumped.version += 1;
+                d.put_group(bumped);
+            }
+            d.set_member(group, p, present);
+        }
+        Ok(Ok(changed))
+    }
+
+    /// Define a role on `client` (or change its description).
+    pub async fn put_role(&self, client: &str, role: &str, description: &str, limits: &Limits) -> StoreResult<Result<(), Refusal>> {
+        let _order = self.registry.order.lock().await;
+        let full = self.with_directory(|d| {
+            let roles = d.roles_of_client(client);
+            !roles.is_some_and(|r| r.contains_key(role)) && roles.map_or(0, BTreeMap::len) >= limits.max_roles_per_client
+        });
+        if full {
+            return Ok(Err(Refusal::Limit(format!("a client defines at most {} roles (directory_max_roles_per_client)", limits.max_roles_per_client))));
+        }
+        let (tenant, c, r, desc) = (self.tenant, client.to_string(), role.to_string(), description.to_string());
+        self.registry.db.write(move |sql| rows::put_role(sql, tenant, &c, &r, &desc)).await?;
+        self.registry.directories.write().entry(self.tenant).or_default().set_role(client, role, Some(description.to_string()));
+        Ok(Ok(()))
+    }
+
+    pub async fn delete_role(&self, client: &str, role: &str) -> StoreResult<bool> {
+        let _order = self.registry.order.lock().await;
+        let (tenant, c, r) = (self.tenant, client.to_string(), role.to_string());
+        let existed = self.registry.db.write(move |sql| rows::delete_role(sql, tenant, &c, &r)).await?;
+        if let Some(d) = self.registry.directories.write().get_mut(&self.tenant) {
+            d.set_role(client, role, None);
+        }
+        Ok(existed)
+    }
+
+    /// Assign a role of `client` to `p`, or take it away; whether anything changed.
+    pub async fn set_role_assignment(&self, client: &str, role: &str, p: Principal, present: bool) -> StoreResult<Result<bool, Refusal>> {
+        let _order = self.registry.order.lock().await;
+        let checked = self.with_directory(|d| {
+            if !d.roles_of_client(client).is_some_and(|r| r.contains_key(role)) {
+                return Err(Refusal::NoSuchRole);
+            }
+            match &p {
+                Principal::Group(g) if present && d.group(g).is_none() => Err(Refusal::NoSuchGroup),
+                _ => Ok(()),
+            }
+        });
+        if let Err(r) = checked {
+            return Ok(Err(r));
+        }
+        let (tenant, c, r, who) = (self.tenant, client.to_string(), role.to_string(), p.clone());
+        let changed = self.registry.db.write(move |sql| rows::set_assignment(sql, tenant, &c, &r, &who, present)).await?;
+        if changed {
+            self.registry.directories.write().entry(self.tenant).or_default().set_assignment(client, role, p, present);
+        }
+        Ok(Ok(changed))
+    }
+}
