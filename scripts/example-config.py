@@ -52,6 +52,17 @@ out += [
     '# issuer = "https://idp.example.com"',
     '# accept = ["id-jag"]',
     "",
+    "# LDAP or Active Directory directories users sign in against (see docs/ldap.md for every",
+    "# member and its default):",
+    "# [[ldap_directories]]",
+    '# id = "corp"',
+    '# url = "ldaps://ldap.corp.example"',
+    '# bind_dn = "cn=authrim,ou=services,dc=corp,dc=example"',
+    '# bind_password = "…"',
+    '# base_dn = "ou=people,dc=corp,dc=example"',
+    '# user_filter = "(&(objectClass=inetOrgPerson)(uid={username}))"',
+    '# subject_attribute = "entryUUID"',
+    "",
 ]
 (root / "authrim.example.toml").write_text("\n".join(out))
 print(f"wrote authrim.example.toml ({len(rows)} rows)")

@@ -5,6 +5,8 @@
 #      panva's openid-client on Node.js 20+, Go's go-oidc) against the built `authrim` binary,
 #      and the login, consent and logout pages in headless Chromium (Debian's package,
 #      installed if missing) driven by Playwright.
+#   OpenLDAP (Debian's slapd and ldap-utils, installed if missing): each LDAP test starts
+#   its own slapd on a free loopback port (scripts/slapd.sh).
 #   PostgreSQL: a throwaway cluster on a free loopback port (installed from Debian's packages
 #   if missing; scripts/pg.sh), for the store contract and multi-node tests; removed at exit.
 #   3. The load-testing pipeline at smoke rates: k6 (built with `go install`), the seeder,
@@ -41,6 +43,10 @@ trap 'scripts/pg.sh stop "$PG_DIR" >/dev/null 2>&1 || true; rm -rf "$PG_DIR"' EX
 AUTHRIM_TEST_POSTGRES_URL=$(scripts/pg.sh start "$PG_DIR" "$PG_PORT")
 export AUTHRIM_TEST_POSTGRES_URL
 echo "    $AUTHRIM_TEST_POSTGRES_URL"
+
+# OpenLDAP for the LDAP tests (tests/integration/ldap.rs start their own slapd with
+# scripts/slapd.sh, which also installs it when missing; installed here once, up front).
+{ [ -x /usr/sbin/slapd ] && need ldapadd; } || (export DEBIAN_FRONTEND=noninteractive; apt_install slapd ldap-utils)
 
 echo "==> cargo test"
 # `cargo test` also builds target/debug/authrim, the binary the end-to-end tests run (a separate

@@ -52,6 +52,8 @@ pub const EVENTS: &[(&str, Acting)] = &[
     ("consent_withdrawn", Acting::User),
     ("device_approved", Acting::User),
     ("device_denied", Acting::User),
+    ("directory_sign_in", Acting::User),
+    ("directory_unreachable", Acting::Server),
     ("email_verification_sent", Acting::User),
     ("email_verified", Acting::User),
     ("factor_enrolled", Acting::User),

@@ -4,6 +4,7 @@
 //! then checked (`validate`). This file holds the settings and their defaults.
 
 pub mod agents;
+pub mod ldap;
 mod sources;
 pub mod upstreams;
 mod validate;
@@ -165,6 +166,11 @@ pub struct Config {
     pub identity_providers: Vec<upstreams::IdentityProvider>,
     /// Upstream identity providers one tenant's settings may list (`tenant::overrides`).
     pub tenant_max_identity_providers: usize,
+    /// LDAP or Active Directory directories users sign in against with their directory
+    /// password; TOML only (`[[ldap_directories]]`, see `config::ldap`).
+    pub ldap_directories: Vec<ldap::LdapDirectory>,
+    /// LDAP directories one tenant's settings may list.
+    pub tenant_max_ldap_directories: usize,
     /// Resource servers one tenant's settings may list.
     pub tenant_max_resource_servers: usize,
     /// The largest style sheet and the largest logo a tenant's `theme` may hold, in bytes.
@@ -496,6 +502,8 @@ impl Default for Config {
             trusted_issuers: Vec::new(),
             identity_providers: Vec::new(),
             tenant_max_identity_providers: 20,
+            ldap_directories: Vec::new(),
+            tenant_max_ldap_directories: 5,
             tenant_max_resource_servers: 100,
             tenant_theme_max_bytes: 131072,
             id_jag_lifetime: 300,

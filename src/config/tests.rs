@@ -139,3 +139,41 @@ fn identity_providers_from_the_readme_load_and_mistakes_are_named() {
     bad("[[identity_providers]]\nid = \"a\"\nname = \"A\"\nclient_id = \"c\"\nclient_secret = \"s\"\n", "needs its issuer");
     bad("[[identity_providers]]\nid = \"a\"\nname = \"A\"\nissuer = \"https://a.example\"\nclient_id = \"c\"\nclient_secret = \"s\"\nsurprise = 1\n", "surprise");
 }
+
+/// docs/ldap.md's example (an OpenLDAP and an Active Directory) is a valid configuration;
+/// `ldap_directories`' mistakes stop the start with the setting named.
+#[test]
+fn ldap_directories_from_the_docs_load_and_mistakes_are_named() {
+    let doc = include_str!("../../docs/ldap.md");
+    let start = doc.find("[[ldap_directories]]").expect("the example in docs/ldap.md");
+    let block: String = doc[start..].lines().take_while(|l| !l.starts_with("```")).map(|l| format!("{l}\n")).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("authrim.toml");
+    // The example's CA file, made to exist here.
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, "").unwrap();
+    std::fs::write(&path, block.replace("/etc/authrim/corp-ca.pem", ca.to_str().unwrap())).unwrap();
+    let c = Config::from_sources(Some(&path), &[]).unwrap();
+    assert_eq!(c.ldap_directories.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(), ["corp", "ad"]);
+    assert_eq!((c.ldap_directories[1].subject_attribute.as_str(), c.ldap_directories[1].starttls), ("objectGUID", true));
+    assert_eq!(c.ldap_directories[0].max_connections, 10);
+
+    let ok = "[[ldap_directories]]\nid = \"a\"\nurl = \"ldaps://l.example\"\nbase_dn = \"dc=x\"\n";
+    std::fs::write(&path, format!("{ok}{ok}")).unwrap();
+    let err = Config::from_sources(Some(&path), &[]).unwrap_err().to_string();
+    assert!(err.contains("used twice"), "{err}");
+    std::fs::write(&path, ok.replace("ldaps://", "ldap://")).unwrap();
+    let err = Config::from_sources(Some(&path), &[]).unwrap_err().to_string();
+    assert!(err.contains("ldap_directories[0] (a)") && err.contains("in clear"), "{err}");
+}
+
+/// Every member of `[[ldap_directories]]` is in configuration.md's table of them.
+#[test]
+fn every_ldap_directory_member_is_documented() {
+    let doc = include_str!("../../docs/configuration.md");
+    let section = &doc[doc.find("## `[[ldap_directories]]`").expect("the section")..];
+    let members = serde_json::to_value(ldap::LdapDirectory::default()).unwrap();
+    for key in members.as_object().unwrap().keys() {
+        assert!(section.contains(&format!("`{key}`")), "{key} is not in docs/configuration.md's [[ldap_directories]] table");
+    }
+}

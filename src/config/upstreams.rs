@@ -120,10 +120,15 @@ fn yes() -> bool {
     true
 }
 
+/// An id a setting is named by in URLs, links and logs: 1-64 letters, digits, `-` or `_`.
+pub fn is_setting_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
 impl IdentityProvider {
     pub fn validate(&self, i: usize) -> anyhow::Result<()> {
         let at = format!("identity_providers[{i}] ({})", self.id);
-        if self.id.is_empty() || self.id.len() > 64 || !self.id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+        if !is_setting_id(&self.id) {
             anyhow::bail!("{at}: id must be 1-64 letters, digits, '-' or '_'");
         }
         match self.token_endpoint_auth_method.as_str() {

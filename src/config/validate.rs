@@ -175,6 +175,12 @@ impl Config {
                 anyhow::bail!("identity_providers: the id {} is used twice", p.id);
             }
         }
+        for (i, d) in self.ldap_directories.iter().enumerate() {
+            d.validate(i)?;
+            if self.ldap_directories[..i].iter().any(|q| q.id == d.id) {
+                anyhow::bail!("ldap_directories: the id {} is used twice", d.id);
+            }
+        }
         if !matches!(self.mfa_policy.as_str(), "optional" | "required" | "passkey") {
             anyhow::bail!("mfa_policy must be optional, required or passkey");
         }

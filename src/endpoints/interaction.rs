@@ -70,6 +70,10 @@ pub async fn login(
         let retry = AuthorizationRequest { login_hint: Some(username.clone()), ..req };
         return render_login(&app, &headers, &retry, Some(TOO_MANY), StatusCode::TOO_MANY_REQUESTS).await;
     };
+    // A name that is not a local user with a password: the tenant's directories, if any.
+    if super::directory_login::applies(&app, user.as_deref()) {
+        return super::directory_login::sign_in(&app, &headers, req, &username, &password, user, attempt, &address).await;
+    }
     // Argon2 takes tens of milliseconds of CPU: off the async workers, and only a few at once.
     let candidate = user.clone();
     let Some(ok) = app.hash_slots.run(move || crate::registry::users::verify_password(candidate.as_deref(), &password)).await

@@ -15,6 +15,7 @@ pub mod console;
 pub mod ciba;
 pub mod device;
 pub mod device_authorization;
+pub mod directory_login;
 pub mod discovery;
 pub mod end_session;
 pub mod first_party;

@@ -24,6 +24,7 @@ use std::sync::Arc;
 
 pub mod overrides;
 pub mod rows;
+pub mod sealed;
 mod set;
 pub use set::Tenants;
 
@@ -73,6 +74,10 @@ pub struct Tenant {
     pub password_policy: Arc<crate::registry::password_policy::PasswordPolicy>,
     /// Upstream identity providers users may sign in with (`identity`).
     pub upstreams: crate::identity::upstream::Upstreams,
+    /// LDAP and Active Directory directories the password form checks names against
+    /// (`identity::ldap`): the deployment's for the default tenant, a tenant's own from its
+    /// settings.
+    pub directories: crate::identity::ldap::Sources,
     /// Resource servers (RFC 8707) tokens may be asked for (`resources`): the deployment's
     /// for the default tenant, a tenant's own when its settings list them. Copied once
     /// when the tenant is built, so the token path reads a slice and allocates nothing.
@@ -115,6 +120,7 @@ impl Tenant {
             passkeys: crate::factors::passkey::Passkeys::from_config(config, vault, id)?,
             password_policy: Arc::new(crate::registry::password_policy::PasswordPolicy::from_config(config)?),
             upstreams: crate::identity::upstream::Upstreams::new(config)?,
+            directories: crate::identity::ldap::Sources::new(&config.ldap_directories)?,
             resource_servers: config.resource_servers.clone(),
             policies: Policies::of(config, false),
             ui: Arc::new(load_ui(config, &config.product_name)?),
@@ -168,6 +174,7 @@ impl Tenant {
             // Upstream providers are registered with an issuer's redirect URI: a tenant's own
             // come with its overrides, never the default tenant's.
             upstreams,
+            directories: own_directories(settings, vault, &row.slug),
             resource_servers: effective.resource_servers.clone(),
             policies: Policies::of(&effective, settings.mail_from.is_some()),
             ui,
@@ -202,6 +209,19 @@ fn own_upstreams(settings: &rows::Overrides, vault: &crate::keys::Vault, slug: &
         }
     }
     out
+}
+
+/// A tenant's own directories, their bind passwords opened; as `own_upstreams`, one that
+/// cannot be opened or built is left out and logged.
+fn own_directories(settings: &rows::Overrides, vault: &crate::keys::Vault, slug: &str) -> crate::identity::ldap::Sources {
+    let mut out = Vec::new();
+    for d in settings.ldap_directories.iter().flatten() {
+        match d.opened(vault, slug).and_then(crate::identity::ldap::LdapSource::new) {
+            Ok(s) => out.push(Arc::new(s) as Arc<dyn crate::identity::ldap::PasswordSource>),
+            Err(e) => tracing::error!(tenant = slug, error = %e, "a tenant's ldap directory is left out"),
+        }
+    }
+    crate::identity::ldap::Sources::from_sources(out)
 }
 
 /// Settings a tenant may set that are read as they are (`overrides`): sign-up, the second

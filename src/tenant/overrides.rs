@@ -4,17 +4,18 @@
 //! same name and checked by the same code (`Config::validate` on the deployment's settings
 //! with the tenant's on top); an absent key is the deployment's value.
 //!
-//! An upstream provider's `client_secret` is never stored or shown in clear: it is sealed
-//! under the key-encryption key, bound to the tenant's slug and the provider's id (so that a
-//! sealed secret copied into another tenant's row or another provider does not open), and the
-//! API shows `client_secret_set` instead.
+//! An upstream provider's `client_secret` and an LDAP directory's `bind_password` are never
+//! stored or shown in clear: they are sealed (`sealed`), and the API shows
+//! `client_secret_set` and `bind_password_set` instead.
 
+use super::sealed::Sealed;
 use crate::config::agents::ResourceServer;
+use crate::config::ldap::LdapDirectory;
 use crate::config::upstreams::IdentityProvider;
 use crate::config::Config;
 use crate::ui::look::ThemeSetting;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// What a tenant sets differently from the deployment, as stored (upstream secrets sealed).
 /// Serialised (the API, the CLI, the audit log), no secret appears: see `stored_json`.
@@ -53,6 +54,12 @@ pub struct Overrides {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<Object>>)]
     pub identity_providers: Option<Vec<TenantUpstream>>,
+    /// Its own LDAP or Active Directory directories (`[[ldap_directories]]`), instead of none:
+    /// the deployment's are the default tenant's only. Shown with `bind_password_set`, never
+    /// the password.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub ldap_directories: Option<Vec<TenantDirectory>>,
     /// Its resource servers (`[[resource_servers]]`), instead of the deployment's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<Object>>)]
@@ -63,86 +70,10 @@ pub struct Overrides {
 }
 
 /// An upstream provider of a tenant: its settings without the secret, and the secret sealed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TenantUpstream {
-    /// `client_secret` is always `None` here.
-    pub provider: IdentityProvider,
-    /// The client secret sealed (`Vault::seal`, base64url), if it has one.
-    pub sealed_secret: Option<String>,
-}
-
-/// The member of the stored form that holds the sealed secret.
-const SEALED: &str = "client_secret_sealed";
-
-impl TenantUpstream {
-    /// The stored form: the provider's settings and the sealed secret.
-    fn stored(&self) -> Value {
-        let mut v = provider_json(&self.provider);
-        if let Some(s) = &self.sealed_secret {
-            v.insert(SEALED.into(), Value::String(s.clone()));
-        }
-        Value::Object(v)
-    }
-
-    /// The provider with its secret opened, for `Upstreams` (`None`: it cannot be opened,
-    /// which only a changed key-encryption key does).
-    pub fn opened(&self, vault: &crate::keys::Vault, slug: &str) -> anyhow::Result<IdentityProvider> {
-        let mut p = self.provider.clone();
-        if let Some(sealed) = &self.sealed_secret {
-            let raw = crate::util::b64_decode(sealed).ok_or_else(|| anyhow::anyhow!("identity provider {}: the sealed secret is not base64url", p.id))?;
-            let plain = vault.open_sealed(&secret_label(slug, &p.id), &raw).map_err(|_| anyhow::anyhow!("identity provider {}: its client secret does not open (another key-encryption key?)", p.id))?;
-            p.client_secret = Some(String::from_utf8(plain).map_err(|_| anyhow::anyhow!("identity provider {}: the secret is not UTF-8", p.id))?);
-        }
-        Ok(p)
-    }
-}
-
-/// What a sealed secret is bound to: the tenant (its slug is never given again) and the
-/// provider.
-fn secret_label(slug: &str, provider: &str) -> String {
-    format!("tenant {slug} identity provider {provider} client_secret")
-}
-
-fn provider_json(p: &IdentityProvider) -> Map<String, Value> {
-    let mut v = match serde_json::to_value(p) {
-        Ok(Value::Object(m)) => m,
-        _ => Map::new(),
-    };
-    v.remove("client_secret");
-    // Absent optional members as absent, not null: the stored and shown forms stay short and
-    // read back through the settings' own parser.
-    v.retain(|_, x| !x.is_null());
-    v
-}
-
-/// Shown (API, CLI, audit): the settings and whether a secret is set.
-impl Serialize for TenantUpstream {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut v = provider_json(&self.provider);
-        v.insert("client_secret_set".into(), Value::Bool(self.sealed_secret.is_some()));
-        v.serialize(s)
-    }
-}
-
-/// Read from the row: the settings (by the settings' own parser, unknown members refused) and
-/// the sealed secret; a secret in clear is refused (it would mean a row written by something
-/// other than `apply`).
-impl<'de> Deserialize<'de> for TenantUpstream {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        let mut m = Map::deserialize(d)?;
-        let sealed = match m.remove(SEALED) {
-            Some(Value::String(s)) => Some(s),
-            None => None,
-            Some(_) => return Err(D::Error::custom("client_secret_sealed must be a string")),
-        };
-        let provider: IdentityProvider = serde_json::from_value(Value::Object(m)).map_err(D::Error::custom)?;
-        if provider.client_secret.is_some() {
-            return Err(D::Error::custom("a stored identity provider holds no secret in clear"));
-        }
-        Ok(Self { provider, sealed_secret: sealed })
-    }
-}
+pub type TenantUpstream = Sealed<IdentityProvider>;
+/// An LDAP directory of a tenant: its settings without the bind password, and the password
+/// sealed.
+pub type TenantDirectory = Sealed<LdapDirectory>;
 
 /// A change of a tenant's settings: a key absent keeps its value, `null` clears it (back to
 /// the deployment's), a value replaces it whole (a list too). Unknown keys are refused.
@@ -178,6 +109,11 @@ pub struct SettingsPatch {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<Vec<Object>>)]
     pub identity_providers: Option<Option<Vec<IdentityProvider>>>,
+    /// `[[ldap_directories]]`' shape, `bind_password` in clear (sealed before it is stored).
+    /// A directory sent without `bind_password` keeps the one stored for its id.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub ldap_directories: Option<Option<Vec<LdapDirectory>>>,
     /// `[[resource_servers]]`' shape.
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<Vec<Object>>)]
@@ -222,17 +158,11 @@ impl SettingsPatch {
         set(&mut out.theme, self.theme);
         if let Some(change) = self.identity_providers {
             let before = settings.identity_providers.as_deref().unwrap_or_default();
-            out.identity_providers = change.map(|list| {
-                list.into_iter()
-                    .map(|mut provider| {
-                        let sealed_secret = match provider.client_secret.take().filter(|s| !s.is_empty()) {
-                            Some(secret) => Some(crate::util::b64(&vault.seal(&secret_label(slug, &provider.id), secret.as_bytes()))),
-                            None => before.iter().find(|b| b.provider.id == provider.id).and_then(|b| b.sealed_secret.clone()),
-                        };
-                        TenantUpstream { provider, sealed_secret }
-                    })
-                    .collect()
-            });
+            out.identity_providers = change.map(|list| list.into_iter().map(|p| Sealed::seal(p, before, slug, vault)).collect());
+        }
+        if let Some(change) = self.ldap_directories {
+            let before = settings.ldap_directories.as_deref().unwrap_or_default();
+            out.ldap_directories = change.map(|list| list.into_iter().map(|d| Sealed::seal(d, before, slug, vault)).collect());
         }
         out
     }
@@ -244,6 +174,9 @@ impl Overrides {
         let mut v = serde_json::to_value(self).unwrap_or_default();
         if let Some(list) = &self.identity_providers {
             v["identity_providers"] = Value::Array(list.iter().map(TenantUpstream::stored).collect());
+        }
+        if let Some(list) = &self.ldap_directories {
+            v["ldap_directories"] = Value::Array(list.iter().map(TenantDirectory::stored).collect());
         }
         v.to_string()
     }
@@ -281,12 +214,9 @@ impl Overrides {
             c.resource_servers = v.clone();
         }
         // A tenant's upstreams are its own: never the deployment's.
-        c.identity_providers = self
-            .identity_providers
-            .iter()
-            .flatten()
-            .map(|u| IdentityProvider { client_secret: u.sealed_secret.as_ref().map(|_| "sealed".to_string()), ..u.provider.clone() })
-            .collect();
+        c.identity_providers = self.identity_providers.iter().flatten().map(Sealed::stand_in).collect();
+        // So are its directories.
+        c.ldap_directories = self.ldap_directories.iter().flatten().map(Sealed::stand_in).collect();
         c
     }
 
@@ -310,9 +240,16 @@ impl Overrides {
         if ups.len() > config.tenant_max_identity_providers {
             return Err(format!("identity_providers: at most {} per tenant (tenant_max_identity_providers)", config.tenant_max_identity_providers));
         }
-        if let Some(u) = ups.iter().find(|u| u.provider.private_key_file.is_some()) {
+        if let Some(u) = ups.iter().find(|u| u.setting.private_key_file.is_some()) {
             // A key file names a path on the server: the deployment's settings only.
-            return Err(format!("identity_providers ({}): private_key_jwt needs a key file on the server, which a tenant's settings cannot name", u.provider.id));
+            return Err(format!("identity_providers ({}): private_key_jwt needs a key file on the server, which a tenant's settings cannot name", u.setting.id));
+        }
+        let dirs = self.ldap_directories.as_deref().unwrap_or_default();
+        if dirs.len() > config.tenant_max_ldap_directories {
+            return Err(format!("ldap_directories: at most {} per tenant (tenant_max_ldap_directories)", config.tenant_max_ldap_directories));
+        }
+        if let Some(d) = dirs.iter().find(|d| d.setting.ca_file.is_some()) {
+            return Err(format!("ldap_directories ({}): ca_file names a file on the server, which a tenant's settings cannot name (the system's CAs are trusted)", d.setting.id));
         }
         let rs = self.resource_servers.as_deref().unwrap_or_default();
         if rs.len() > config.tenant_max_resource_servers {
@@ -362,9 +299,9 @@ mod tests {
         let settings = p.apply(&Overrides::default(), "acme", &vault);
         let stored = settings.stored_json();
         assert!(!stored.contains(secret), "{stored}");
-        assert!(stored.contains(SEALED), "{stored}");
+        assert!(stored.contains("client_secret_sealed"), "{stored}");
         let shown = serde_json::to_string(&settings).unwrap();
-        assert!(!shown.contains(secret) && !shown.contains(SEALED), "{shown}");
+        assert!(!shown.contains(secret) && !shown.contains("client_secret_sealed"), "{shown}");
         assert!(shown.contains("\"client_secret_set\":true"), "{shown}");
         // Read back from the row, it opens for its tenant only.
         let back: Overrides = serde_json::from_str(&stored).unwrap();
@@ -379,6 +316,44 @@ mod tests {
         // A row with a secret in clear is refused.
         let clear = serde_json::json!({"identity_providers": [{"id": "corp", "name": "Corp", "issuer": "https://corp.example", "client_id": "c", "client_secret": secret}]});
         assert!(serde_json::from_value::<Overrides>(clear).is_err());
+    }
+
+    #[test]
+    fn a_directory_bind_password_is_sealed_like_an_upstream_secret() {
+        let vault = crate::keys::Vault::from_key([7; 32]);
+        let config = Config::default();
+        let secret = "bind-pw-of-the-directory-9c2e";
+        let dir = serde_json::json!({"id": "corp", "url": "ldaps://ldap.acme.example", "bind_dn": "cn=authrim,dc=acme", "bind_password": secret, "base_dn": "dc=acme"});
+        let settings = patch(serde_json::json!({"ldap_directories": [dir]})).apply(&Overrides::default(), "acme", &vault);
+        settings.validate(&config, &["en".to_string()]).unwrap();
+        let (stored, shown) = (settings.stored_json(), serde_json::to_string(&settings).unwrap());
+        assert!(!stored.contains(secret) && stored.contains("bind_password_sealed"), "{stored}");
+        assert!(!shown.contains(secret) && shown.contains("\"bind_password_set\":true"), "{shown}");
+        let back: Overrides = serde_json::from_str(&stored).unwrap();
+        let d = &back.ldap_directories.as_ref().unwrap()[0];
+        assert_eq!(d.opened(&vault, "acme").unwrap().bind_password.as_deref(), Some(secret));
+        assert!(d.opened(&vault, "globex").is_err());
+        // Kept when a change leaves it out; the effective settings carry a stand-in only.
+        let mut again = dir_without_password();
+        again["base_dn"] = "ou=people,dc=acme".into();
+        let kept = patch(serde_json::json!({"ldap_directories": [again]})).apply(&back, "acme", &vault);
+        assert_eq!(kept.ldap_directories.as_ref().unwrap()[0].opened(&vault, "acme").unwrap().bind_password.as_deref(), Some(secret));
+        assert_eq!(kept.effective(&config).ldap_directories[0].bind_password.as_deref(), Some("sealed"));
+        // A path on the server, and more than the cap: refused.
+        let mut with_ca = dir_without_password();
+        with_ca["ca_file"] = "/etc/passwd".into();
+        let e = patch(serde_json::json!({"ldap_directories": [with_ca]})).apply(&back, "acme", &vault).validate(&config, &[]).unwrap_err();
+        assert!(e.contains("ca_file"), "{e}");
+        let many: Vec<Value> = (0..=config.tenant_max_ldap_directories).map(|i| serde_json::json!({"id": format!("d{i}"), "url": "ldaps://l.example", "base_dn": "dc=x"})).collect();
+        let e = patch(serde_json::json!({"ldap_directories": many})).apply(&Overrides::default(), "acme", &vault).validate(&config, &[]).unwrap_err();
+        assert!(e.contains("tenant_max_ldap_directories"), "{e}");
+        let insecure = serde_json::json!({"id": "x", "url": "ldap://l.example", "base_dn": "dc=x"});
+        let e = patch(serde_json::json!({"ldap_directories": [insecure]})).apply(&Overrides::default(), "acme", &vault).validate(&config, &[]).unwrap_err();
+        assert!(e.contains("in clear"), "{e}");
+    }
+
+    fn dir_without_password() -> Value {
+        serde_json::json!({"id": "corp", "url": "ldaps://ldap.acme.example", "bind_dn": "cn=authrim,dc=acme", "base_dn": "dc=acme"})
     }
 
     #[test]

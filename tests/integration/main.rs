@@ -38,6 +38,7 @@ mod fuzz_endpoints;
 mod harness;
 mod id_jag;
 mod jwt_bearer;
+mod ldap;
 mod jarm;
 mod json_errors;
 mod lockout;

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// The admin API at a tenant's issuer (`prefix` "" for the default).
-async fn admin_at(s: &TestServer, prefix: &str, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {
+pub(crate) async fn admin_at(s: &TestServer, prefix: &str, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {
     s.admin(method, &format!("{prefix}{path}"), body).await
 }
 

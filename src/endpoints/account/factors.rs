@@ -169,6 +169,9 @@ pub(crate) fn issuer_label(app: &Issuer) -> String {
 /// and every token issued before the change is revoked (`logout::cut_off`); this session stays.
 pub async fn change_password(app: Issuer, axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<std::net::SocketAddr>, headers: axum::http::HeaderMap, Change { me, params }: Change) -> Response {
     let (current, new, confirm) = (params.get("current_password").unwrap_or(""), params.get("new_password").unwrap_or(""), params.get("confirm_password").unwrap_or(""));
+    if let Some(refused) = crate::endpoints::directory_login::read_only(&me.user) {
+        return refused;
+    }
     let again = |error: &'static str, status: StatusCode| pages::password_form(&me.csrf(&app), app.tenant.password_policy.min_length(), Some(error), status);
     if new != confirm {
         return again("password-mismatch", StatusCode::UNPROCESSABLE_ENTITY);
@@ -234,7 +237,8 @@ pub async fn change_password(app: Issuer, axum::extract::ConnectInfo(peer): axum
 /// `GET /account/password`: the form.
 pub async fn password_page(app: Issuer, headers: axum::http::HeaderMap) -> Response {
     match super::signed_in(&app, &headers).await {
-        Some(me) => pages::password_form(&me.csrf(&app), app.tenant.password_policy.min_length(), None, StatusCode::OK),
+        Some(me) => crate::endpoints::directory_login::read_only(&me.user)
+            .unwrap_or_else(|| pages::password_form(&me.csrf(&app), app.tenant.password_policy.min_length(), None, StatusCode::OK)),
         None => see_other(app.base(), "/account/login"),
     }
 }

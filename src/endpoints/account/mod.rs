@@ -187,6 +187,11 @@ async fn link(app: Issuer, headers: HeaderMap, Change { me, params }: Change) ->
 /// `POST /account/links/remove` (`idp`).
 async fn unlink(app: Issuer, Change { me, params }: Change) -> Response {
     let provider = params.get("idp").unwrap_or_default().to_string();
+    if provider.starts_with("ldap:") {
+        // The account is the directory's: without its link, its next sign-in would find no
+        // user of its own (and the name taken by this one).
+        return crate::http::pages::error_page(axum::http::StatusCode::CONFLICT, "err-directory-link-kept");
+    }
     match crate::identity::links::unlink(&app.db, app.tenant.id, &me.user.id, &provider).await {
         Ok(true) => {
             app.audit(crate::audit::AuditEvent::new("identity_unlinked").user(&me.user.id).detail(serde_json::json!({"provider": provider, "by": "user"}))).await;
