@@ -16,6 +16,10 @@ pub enum AdminCredentialCommand {
         /// Seconds it stays valid (absent: until revoked).
         #[arg(long)]
         expires_in: Option<u64>,
+        /// What it may do: admin (the tenant's admin API, the default) or scim (its SCIM
+        /// service only); repeat for both.
+        #[arg(long = "scope")]
+        scopes: Vec<String>,
     },
     /// The tenant's credentials, revoked ones too (never a secret).
     List,
@@ -30,14 +34,15 @@ pub(super) async fn run(db: &crate::db::Database, cmd: AdminCredentialCommand, a
         async move { db.write(move |sql| crate::audit::insert(sql, &[e])).await }
     };
     match cmd {
-        AdminCredentialCommand::Create { name, expires_in } => {
+        AdminCredentialCommand::Create { name, expires_in, scopes } => {
             admin_credentials::validate_name(&name).map_err(anyhow::Error::msg)?;
+            let scopes = admin_credentials::validate_scopes((!scopes.is_empty()).then_some(scopes.as_slice())).map_err(anyhow::Error::msg)?;
             if expires_in == Some(0) {
                 anyhow::bail!("--expires-in must be positive");
             }
             let expires_at = expires_in.map(|s| crate::util::now().saturating_add(s));
-            let (credential, token) = db.write(move |sql| admin_credentials::create(sql, tenant, &name, expires_at)).await?;
-            audit("admin_credential_created", serde_json::json!({"by": "cli", "id": credential.id, "name": credential.name, "expires_at": expires_at})).await?;
+            let (credential, token) = db.write(move |sql| admin_credentials::create(sql, tenant, &name, &scopes, expires_at)).await?;
+            audit("admin_credential_created", serde_json::json!({"by": "cli", "id": credential.id, "name": credential.name, "scopes": credential.scopes, "expires_at": expires_at})).await?;
             eprintln!("The token is shown only now; it works on this tenant's admin API ({}/admin/…) only.", at.issuer);
             let mut v = serde_json::to_value(&credential)?;
             v["token"] = token.into();

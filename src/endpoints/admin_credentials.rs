@@ -59,7 +59,12 @@ async fn authenticate(app: &Issuer, headers: &axum::http::HeaderMap) -> Result<A
     let (tenant, token) = (app.tenant.id, token.to_string());
     // Only this tenant's rows are looked at: another tenant's credential is unknown here.
     let found = app.db.read(move |sql| admin_credentials::authenticate(sql, tenant, &token)).await?;
-    found.map(|c| Actor::Credential(c.id)).ok_or_else(|| refused("unknown, revoked or expired admin credential for this tenant"))
+    match found {
+        None => Err(refused("unknown, revoked or expired admin credential for this tenant")),
+        // A provisioning system's credential opens the SCIM service, not the admin API.
+        Some(c) if !c.has_scope(admin_credentials::ADMIN_SCOPE) => Err(refused("this credential is not good for the admin API (its scopes do not include admin)")),
+        Some(c) => Ok(Actor::Credential(c.id)),
+    }
 }
 
 /// The actor `require_admin` found. Outside the admin API (a bug of ours) it is refused, not
@@ -91,20 +96,25 @@ pub(crate) struct NewCredential {
     pub name: String,
     /// Seconds it stays valid; absent: until revoked.
     pub expires_in: Option<u64>,
+    /// What it may do: `admin` (the tenant's admin API, the default) and/or `scim` (the
+    /// tenant's SCIM service only).
+    #[serde(default)]
+    pub scopes: Option<Vec<String>>,
 }
 
 /// Create a credential of `app`'s tenant (the admin API and the console); its token is in
 /// the answer, once.
 pub(crate) async fn make(app: &Issuer, actor: &Actor, new: NewCredential) -> Result<(Credential, String), OAuthError> {
     admin_credentials::validate_name(&new.name).map_err(OAuthError::invalid_request)?;
+    let scopes = admin_credentials::validate_scopes(new.scopes.as_deref()).map_err(OAuthError::invalid_request)?;
     let expires_at = match new.expires_in {
         None => None,
         Some(0) => return Err(OAuthError::invalid_request("expires_in must be positive")),
         Some(s) => Some(crate::util::now().saturating_add(s)),
     };
     let tenant = app.tenant.id;
-    let (credential, token) = app.db.write(move |sql| admin_credentials::create(sql, tenant, &new.name, expires_at)).await?;
-    app.audit(actor.event("admin_credential_created", json!({"id": credential.id, "name": credential.name, "expires_at": expires_at}))).await;
+    let (credential, token) = app.db.write(move |sql| admin_credentials::create(sql, tenant, &new.name, &scopes, expires_at)).await?;
+    app.audit(actor.event("admin_credential_created", json!({"id": credential.id, "name": credential.name, "scopes": credential.scopes, "expires_at": expires_at}))).await;
     Ok((credential, token))
 }
 

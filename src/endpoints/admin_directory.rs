@@ -23,8 +23,8 @@ pub fn routes() -> Router<crate::app::AppState> {
     Router::new()
         .route("/admin/groups", get(list_groups).post(create_group))
         .route("/admin/groups/{group}", get(show_group).patch(update_group).delete(delete_group))
-        .route("/admin/groups/{group}/members", get(list_members))
-        .route("/admin/groups/{group}/members/{kind}/{member}", put(put_member).delete(remove_member))
+        .route("/admin/groups/{group}/members", get(list_group_members))
+        .route("/admin/groups/{group}/members/{kind}/{member}", put(put_group_member).delete(remove_group_member))
         .route("/admin/clients/{client}/roles", get(list_roles))
         .route("/admin/clients/{client}/roles/{role}", put(put_role).delete(delete_role))
         .route("/admin/clients/{client}/roles/{role}/assignments", get(list_assignments))
@@ -192,7 +192,7 @@ pub(crate) async fn delete_group(app: Issuer, actor: Actor, Path(group): Path<St
 
 /// The group's direct members (users and groups).
 #[utoipa::path(get, path = "/admin/groups/{group}/members", tag = "directory", params(("group" = String, Path, description = "the group's id or name")), responses((status = 200, description = "`{\"members\": [{\"type\": \"user\"|\"group\", \"id\", ...}]}`", body = Object), (status = 404, description = "no such group"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn list_members(app: Issuer, Path(group): Path<String>) -> AdminResult {
+pub(crate) async fn list_group_members(app: Issuer, Path(group): Path<String>) -> AdminResult {
     let group = find_group(&app, &group)?;
     let members: Vec<Value> = app.registry().group_members(&group.id).iter().map(|p| principal_json(&app, p)).collect();
     Ok(Json(json!({ "members": members })).into_response())
@@ -200,7 +200,7 @@ pub(crate) async fn list_members(app: Issuer, Path(group): Path<String>) -> Admi
 
 /// Add a user (by id, username or e-mail) or a group (by id or name; nesting) to the group.
 #[utoipa::path(put, path = "/admin/groups/{group}/members/{kind}/{member}", tag = "directory", params(("group" = String, Path, description = "the group's id or name"), ("kind" = String, Path, description = "`users` or `groups`"), ("member" = String, Path, description = "the user's id, username or e-mail, or the group's id or name")), responses((status = 204, description = "a member (already or now)"), (status = 400, description = "a bound of the directory would be passed"), (status = 404, description = "no such group or member"), (status = 409, description = "the group would contain itself"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn put_member(app: Issuer, actor: Actor, Path((group, kind, member)): Path<(String, String, String)>) -> AdminResult {
+pub(crate) async fn put_group_member(app: Issuer, actor: Actor, Path((group, kind, member)): Path<(String, String, String)>) -> AdminResult {
     let p = principal(&app, &kind, &member)?;
     set_member(&app, &actor, &group, p, true).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
@@ -208,7 +208,7 @@ pub(crate) async fn put_member(app: Issuer, actor: Actor, Path((group, kind, mem
 
 /// Take a user or a group out of the group.
 #[utoipa::path(delete, path = "/admin/groups/{group}/members/{kind}/{member}", tag = "directory", params(("group" = String, Path, description = "the group's id or name"), ("kind" = String, Path, description = "`users` or `groups`"), ("member" = String, Path, description = "the user's or group's id or name")), responses((status = 204, description = "removed"), (status = 404, description = "no such group, member or membership"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
-pub(crate) async fn remove_member(app: Issuer, actor: Actor, Path((group, kind, member)): Path<(String, String, String)>) -> AdminResult {
+pub(crate) async fn remove_group_member(app: Issuer, actor: Actor, Path((group, kind, member)): Path<(String, String, String)>) -> AdminResult {
     let p = principal(&app, &kind, &member)?;
     if !set_member(&app, &actor, &group, p, false).await? {
         return Err(OAuthError::not_found("not a member"));

@@ -75,6 +75,7 @@ pub fn router(app: AppState) -> Router {
         .merge(crate::endpoints::device::router())
         .merge(crate::endpoints::organization_invitations::router())
         .merge(crate::endpoints::console::router(&app))
+        .merge(crate::endpoints::scim::router(app.clone()))
         .merge(admin::router(app.clone()));
     if app.config.demo {
         r = r.route(demo::PAGE, get(demo::page)).route(demo::START, get(demo::start)).route(demo::CALLBACK, get(demo::callback));

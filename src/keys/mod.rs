@@ -100,8 +100,11 @@ impl KeyManager {
         }
         // A new tenant (or deployment) gets its encryption keys with its signing keys. One
         // that predates them gets them from the first refresh instead (`refresh`), off the
-        // start: an RSA key per tenant would make starting 1,000 of them take minutes.
-        if fresh {
+        // start: an RSA key per tenant would make starting 1,000 of them take minutes. A
+        // tenant another node has just created counts as new here too (its first key is
+        // minutes old): otherwise this node would publish a key set without the encryption
+        // keys the creating node is still making, until its next refresh.
+        if fresh || just_created(&db, tenant).await? {
             for alg in ENCRYPTION_KEY_ALGS {
                 ensure_active_key(&db, &vault, tenant, alg).await?;
             }
@@ -263,6 +266,14 @@ fn generate(alg: &'static str) -> anyhow::Result<(String, Vec<u8>, serde_json::V
         Some(alg) => EncryptionKey::generate(alg),
         None => SigningKey::generate_for(alg).map(|(key, pkcs8)| (key.kid, pkcs8, key.public_jwk)),
     }
+}
+
+/// How long after its first key a tenant counts as just created (`init_with`).
+const JUST_CREATED: u64 = 300;
+
+async fn just_created(db: &Database, tenant: TenantId) -> anyhow::Result<bool> {
+    let first = db.read(move |sql| sql.query("SELECT COALESCE(MIN(created_at), 0) FROM signing_keys WHERE tenant_id = ?1", crate::params![tenant])?[0].i64(0)).await?;
+    Ok(now().saturating_sub(first.max(0) as u64) < JUST_CREATED)
 }
 
 /// `true` if the tenant had no active key of `alg` (generated here, or by another node or

@@ -4,8 +4,9 @@
 //! by its id and compares the secret's SHA-256 in constant time, never scanning. The secret
 //! (256 random bits) is shown once and never stored.
 //!
-//! `scopes` holds what the credential may do; today only `admin` (the whole of its tenant's
-//! admin API). Finer scopes (read only, per resource) are meant to be added to this column.
+//! `scopes` holds what the credential may do: `admin` (the whole of its tenant's admin API)
+//! and `scim` (the tenant's SCIM 2.0 service only, for a provisioning system: issue 32).
+//! Finer scopes (read only, per resource) are meant to be added to this column.
 
 use crate::db::{Sql, StoreResult, Value};
 use crate::tenant::TenantId;
@@ -15,8 +16,27 @@ use serde::Serialize;
 /// What a token starts with: tells it from the deployment token and from access tokens.
 pub const PREFIX: &str = "atk_";
 
-/// The only scope there is today: the whole admin API of the credential's tenant.
+/// The whole admin API of the credential's tenant.
 pub const ADMIN_SCOPE: &str = "admin";
+/// The tenant's SCIM 2.0 service (`/scim/v2`) and nothing else: what a provisioning system
+/// (an HR system, Entra ID, Okta) is given.
+pub const SCIM_SCOPE: &str = "scim";
+/// Every scope a credential may hold.
+pub const SCOPES: [&str; 2] = [ADMIN_SCOPE, SCIM_SCOPE];
+
+/// The scopes of a new credential: each one of `SCOPES`, at least one, each once, in
+/// `SCOPES`' order; none given means `admin`.
+pub fn validate_scopes(scopes: Option<&[String]>) -> Result<Vec<String>, String> {
+    let Some(scopes) = scopes else { return Ok(vec![ADMIN_SCOPE.into()]) };
+    if let Some(bad) = scopes.iter().find(|s| !SCOPES.contains(&s.as_str())) {
+        return Err(format!("scope {bad:?} is not one of {}", SCOPES.join(", ")));
+    }
+    let kept: Vec<String> = SCOPES.iter().filter(|s| scopes.iter().any(|g| g == *s)).map(|s| s.to_string()).collect();
+    match kept.is_empty() {
+        true => Err(format!("at least one scope of {}", SCOPES.join(", "))),
+        false => Ok(kept),
+    }
+}
 
 /// The longest name, in characters (a label for people, shown in lists and the audit log).
 pub const MAX_NAME_CHARS: usize = 100;
@@ -26,7 +46,7 @@ pub const MAX_NAME_CHARS: usize = 100;
 pub struct Credential {
     pub id: String,
     pub name: String,
-    /// What it may do: `["admin"]` (its tenant's whole admin API).
+    /// What it may do: `admin` (its tenant's whole admin API), `scim` (its SCIM service).
     pub scopes: Vec<String>,
     pub created_at: u64,
     /// When it stops working (seconds since the epoch); none: until revoked.
@@ -39,6 +59,10 @@ impl Credential {
     /// Whether it may be used now.
     pub fn usable(&self, at: u64) -> bool {
         self.revoked_at.is_none() && self.expires_at.is_none_or(|e| e > at)
+    }
+
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scopes.iter().any(|s| s == scope)
     }
 }
 
@@ -78,17 +102,17 @@ fn from_row(r: &crate::db::Row) -> StoreResult<Credential> {
 }
 
 /// A new credential of `tenant`: the record and its token, to be shown once.
-pub fn create(sql: &mut dyn Sql, tenant: TenantId, name: &str, expires_at: Option<u64>) -> StoreResult<(Credential, String)> {
+pub fn create(sql: &mut dyn Sql, tenant: TenantId, name: &str, scopes: &[String], expires_at: Option<u64>) -> StoreResult<(Credential, String)> {
     let id = crate::util::hex(&crate::util::random_bytes::<8>());
     let secret = crate::util::random_token();
     let created_at = now();
     let expires = expires_at.map_or(Value::Null, |e| Value::Int(e.min(i64::MAX as u64) as i64));
     sql.execute(
         "INSERT INTO admin_credentials (tenant_id, id, name, token_hash, scopes, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        &[tenant.into(), (&id).into(), name.into(), secret_hash(&secret).to_vec().into(), ADMIN_SCOPE.into(), (created_at as i64).into(), expires],
+        &[tenant.into(), (&id).into(), name.into(), secret_hash(&secret).to_vec().into(), scopes.join(" ").into(), (created_at as i64).into(), expires],
     )?;
     let token = format!("{PREFIX}{id}_{secret}");
-    Ok((Credential { id, name: name.to_string(), scopes: vec![ADMIN_SCOPE.into()], created_at, expires_at, revoked_at: None }, token))
+    Ok((Credential { id, name: name.to_string(), scopes: scopes.to_vec(), created_at, expires_at, revoked_at: None }, token))
 }
 
 /// Every credential of `tenant`, revoked ones too, oldest first.
@@ -153,7 +177,7 @@ mod tests {
         crate::db::schema::migrate(&conn).unwrap();
         let mut sql = crate::db::SqliteSql(&conn);
         let (a, b) = (TenantId(1), TenantId(2));
-        let (cred, token) = create(&mut sql, a, "ci", None).unwrap();
+        let (cred, token) = create(&mut sql, a, "ci", &[ADMIN_SCOPE.into()], None).unwrap();
         assert_eq!(authenticate(&mut sql, a, &token).unwrap().map(|c| c.id), Some(cred.id.clone()));
         assert_eq!(authenticate(&mut sql, b, &token).unwrap(), None, "another tenant's");
         let (_, secret) = parse(&token).unwrap();
@@ -162,7 +186,7 @@ mod tests {
         let wrong = format!("{PREFIX}{}_{}x", cred.id, secret);
         assert_eq!(authenticate(&mut sql, a, &wrong).unwrap(), None, "a longer secret");
         assert_eq!(authenticate(&mut sql, a, &token[..token.len() - 1]).unwrap(), None, "a shorter secret");
-        let (expired, expired_token) = create(&mut sql, a, "old", Some(now() - 1)).unwrap();
+        let (expired, expired_token) = create(&mut sql, a, "old", &[SCIM_SCOPE.into()], Some(now() - 1)).unwrap();
         assert_eq!(authenticate(&mut sql, a, &expired_token).unwrap(), None, "expired");
         let revoked = revoke(&mut sql, a, &cred.id).unwrap().unwrap();
         assert!(revoked.revoked_at.is_some());
@@ -170,5 +194,15 @@ mod tests {
         assert_eq!(revoke(&mut sql, b, &expired.id).unwrap(), None, "another tenant's, not revoked from there");
         assert_eq!(list(&mut sql, a).unwrap().len(), 2);
         assert!(list(&mut sql, b).unwrap().is_empty());
+        let listed = list(&mut sql, a).unwrap();
+        assert_eq!(listed.iter().find(|c| c.id == expired.id).unwrap().scopes, ["scim"], "scopes as stored");
+    }
+
+    #[test]
+    fn scopes_are_checked_and_kept_in_one_order() {
+        assert_eq!(validate_scopes(None).unwrap(), ["admin"]);
+        assert_eq!(validate_scopes(Some(&["scim".into(), "admin".into(), "scim".into()])).unwrap(), ["admin", "scim"]);
+        assert!(validate_scopes(Some(&[])).is_err());
+        assert!(validate_scopes(Some(&["root".into()])).is_err());
     }
 }

@@ -301,6 +301,15 @@ async fn the_openapi_document_describes_every_admin_operation() {
         ("/admin/organizations/{org}/members/{user}", &["put", "delete"]),
         ("/admin/organizations/{org}/invitations", &["get", "post"]),
         ("/admin/organizations/{org}/invitations/{id}", &["delete"]),
+        ("/admin/groups", &["get", "post"]),
+        ("/admin/groups/{group}", &["get", "patch", "delete"]),
+        ("/admin/groups/{group}/members", &["get"]),
+        ("/admin/groups/{group}/members/{kind}/{member}", &["put", "delete"]),
+        ("/admin/clients/{client}/roles", &["get"]),
+        ("/admin/clients/{client}/roles/{role}", &["put", "delete"]),
+        ("/admin/clients/{client}/roles/{role}/assignments", &["get"]),
+        ("/admin/clients/{client}/roles/{role}/assignments/{kind}/{principal}", &["put", "delete"]),
+        ("/admin/users/{id}/groups", &["get"]),
     ];
     let paths = doc["paths"].as_object().unwrap();
     assert_eq!(paths.len(), expected.len(), "{:?}", paths.keys().collect::<Vec<_>>());
@@ -316,12 +325,12 @@ async fn the_openapi_document_describes_every_admin_operation() {
             assert!(op.is_object(), "{m} {path} is not documented");
             assert_eq!(op["security"], json!([{"admin_token": []}]), "{m} {path}");
             // What the document says is there, is: without the token, 401 (not 404/405).
-            let concrete = path.replace("{id}", "x").replace("{sid}", "x").replace("{client_id}", "x").replace("{factor_id}", "x").replace("{slug}", "x").replace("{org}", "x").replace("{user}", "x");
+            let concrete = path.replace("{id}", "x").replace("{sid}", "x").replace("{client_id}", "x").replace("{factor_id}", "x").replace("{slug}", "x").replace("{org}", "x").replace("{user}", "x").replace("{group}", "x").replace("{kind}", "users").replace("{member}", "x").replace("{client}", "x").replace("{role}", "x").replace("{principal}", "x");
             let st = s.http.request(m.to_uppercase().parse().unwrap(), s.url(&concrete)).send().await.unwrap().status();
             assert_eq!(st, 401, "{m} {concrete}");
         }
     }
-    for schema in ["ClientInput", "UserInput", "TokenExchangePolicy", "RegistrationTokenRequest", "Enrol", "NewTenant", "TenantChange", "SettingsPatch", "Overrides", "NewCredential", "Credential", "OrganizationInput", "MemberInput", "InvitationInput"] {
+    for schema in ["ClientInput", "UserInput", "TokenExchangePolicy", "RegistrationTokenRequest", "Enrol", "NewTenant", "TenantChange", "SettingsPatch", "Overrides", "NewCredential", "Credential", "OrganizationInput", "MemberInput", "InvitationInput", "GroupInput", "RoleInput"] {
         assert!(doc["components"]["schemas"][schema].is_object(), "{schema}");
     }
     // What a tenant may set: in the change (SettingsPatch) and as shown (Overrides).

@@ -33,6 +33,7 @@ mod fapi;
 mod fapi_ciba;
 mod form_post;
 mod groups;
+mod scim;
 mod hybrid;
 mod fuzz_endpoints;
 mod harness;

@@ -45,7 +45,7 @@ pub async fn create(app: Issuer, Change { admin, params }: Change) -> Response {
         Some(Ok(d)) if (1..=MAX_DAYS).contains(&d) => Some(d),
         Some(_) => return failed(&OAuthError::invalid_request(format!("the expiry must be a number of days from 1 to {MAX_DAYS}, or empty for none"))),
     };
-    let new = NewCredential { name: text(&params, "name").unwrap_or_default(), expires_in: days.map(|d| d * 86_400) };
+    let new = NewCredential { name: text(&params, "name").unwrap_or_default(), expires_in: days.map(|d| d * 86_400), scopes: None };
     match make(&app, &admin.actor(), new).await {
         Ok((credential, token)) => {
             let page = admin
