@@ -30,7 +30,7 @@ use std::sync::OnceLock;
 mod admin;
 mod encodings;
 pub use admin::{admin_client_json, admin_user_json};
-pub use encodings::{refresh_token, scim_filter, shard_prefix};
+pub use encodings::{refresh_token, scim_filter, scim_patch, shard_prefix};
 
 // What `Params::parse` promises (RFC 6749 §3.1, §3.2; RFC 8693 §2.1; RFC 8707 §2).
 const MAX_VALUE_LEN: usize = 8 * 1024;
@@ -502,6 +502,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("refresh_token", refresh_token),
     ("shard_prefix", shard_prefix),
     ("scim_filter", scim_filter),
+    ("scim_patch", scim_patch),
 ];
 
 /// SplitMix64: the deterministic generator of every seeded test (the fuzz bodies' mutations,

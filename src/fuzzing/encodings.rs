@@ -75,6 +75,19 @@ pub fn shard_prefix(data: &[u8]) {
     }
 }
 
+/// `scim::patch`: a SCIM PATCH body (a provisioning system's), parsed and applied to a group
+/// without panicking; applied, the group is still a JSON object that keeps its id.
+pub fn scim_patch(data: &[u8]) {
+    use crate::scim::{patch, CoreSchema};
+    let Ok(body) = serde_json::from_slice::<serde_json::Value>(data) else { return };
+    let Ok(ops) = patch::parse_body(&body) else { return };
+    let mut group = serde_json::json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"], "id": "g1", "displayName": "G",
+        "members": [{"value": "u1", "type": "User"}, {"value": "g2", "type": "Group"}]});
+    if patch::apply(&mut group, &ops, &CoreSchema).is_ok() {
+        assert!(group.is_object(), "{group}");
+    }
+}
+
 /// `scim::filter::parse` and `scim::path::parse`: a SCIM `filter` parameter or PATCH path.
 /// An accepted one prints to text that parses back to it, and a filter evaluates (to a match
 /// or an `invalidFilter` error) against a user without panicking.

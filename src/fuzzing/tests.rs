@@ -275,4 +275,4 @@ macro_rules! fuzz_tests {
     )*};
 }
 
-fuzz_tests!(params, headers, client_auth, jwt, claims_request, admin_client_json, admin_user_json, refresh_token, shard_prefix, scim_filter);
+fuzz_tests!(params, headers, client_auth, jwt, claims_request, admin_client_json, admin_user_json, refresh_token, shard_prefix, scim_filter, scim_patch);

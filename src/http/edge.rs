@@ -54,6 +54,8 @@ pub struct Edge<S> {
 /// What the response needs from its request.
 struct Policy {
     browser_page: bool,
+    /// The SCIM service (`/scim/…`), whose errors are SCIM errors (RFC 7644 §3.12).
+    scim: bool,
     cors: Option<cors::Pending>,
     /// Where pages are answered: the tenant (for its templates and base path) and the
     /// reader's languages. Only there, so that API requests pay nothing for it.
@@ -97,7 +99,8 @@ where
         let path = req.uri().path();
         let browser_page = json_errors::answers_pages(path, req.headers());
         let pages = (browser_page || path == "/").then(|| (tenant.clone(), req.headers().get(axum::http::header::ACCEPT_LANGUAGE).cloned()));
-        let policy = Policy { browser_page, cors, pages };
+        let scim = path.starts_with("/scim/");
+        let policy = Policy { browser_page, scim, cors, pages };
         EdgeFuture::Inner { fut: self.inner.call(req), policy: Some(policy) }
     }
 }
@@ -126,10 +129,14 @@ where
                 EdgeProj::Inner { fut, policy } => {
                     let Ok(res) = ready!(fut.poll(cx));
                     let policy = policy.take().expect("polled after completion");
-                    if !json_errors::needs_rewrite(policy.browser_page, &res) {
+                    let needed = match policy.scim {
+                        true => json_errors::needs_scim_rewrite(&res),
+                        false => json_errors::needs_rewrite(policy.browser_page, &res),
+                    };
+                    if !needed {
                         return Poll::Ready(Ok(policy.finish(res)));
                     }
-                    EdgeFuture::Rewriting { fut: Box::pin(json_errors::rewrite(res)), policy: Some(policy) }
+                    EdgeFuture::Rewriting { fut: Box::pin(json_errors::rewrite(res, policy.scim)), policy: Some(policy) }
                 }
                 EdgeProj::Rewriting { fut, policy } => {
                     let res = ready!(fut.as_mut().poll(cx));

@@ -24,7 +24,7 @@ const MAX_DESCRIPTION: usize = 512;
 pub async fn json_errors(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let browser_page = is_browser_page(req.uri().path());
     let res = next.run(req).await;
-    if needs_rewrite(browser_page, &res) { rewrite(res).await } else { res }
+    if needs_rewrite(browser_page, &res) { rewrite(res, false).await } else { res }
 }
 
 /// Whether `res` is an error a client caused that is not yet an OAuth JSON error. The success
@@ -34,8 +34,15 @@ pub fn needs_rewrite(browser_page: bool, res: &Response) -> bool {
     !browser_page && (status.is_client_error() || status.is_server_error()) && !is_json(res.headers())
 }
 
-/// The same error as an OAuth JSON error with the same status.
-pub async fn rewrite(res: Response) -> Response {
+/// Whether `res`, an answer of the SCIM service, is an error that is not yet a SCIM error
+/// (axum's rejections, the router's 404 and 405, an OAuth error from a shared layer).
+pub fn needs_scim_rewrite(res: &Response) -> bool {
+    let status = res.status();
+    (status.is_client_error() || status.is_server_error()) && !content_type(res.headers()).is_some_and(|t| t.eq_ignore_ascii_case(crate::endpoints::scim::CONTENT_TYPE))
+}
+
+/// The same error as an OAuth JSON error (`scim`: a SCIM error) with the same status.
+pub async fn rewrite(res: Response, scim: bool) -> Response {
     let status = res.status();
     let (parts, body) = res.into_parts();
     // axum's rejections explain themselves in a short text/plain body; keep that as the
@@ -46,7 +53,10 @@ pub async fn rewrite(res: Response) -> Response {
         None
     };
     let description = text.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).unwrap_or_else(|| default_description(status).into());
-    let mut out = error_for(status, description).into_response();
+    let mut out = match scim {
+        true => crate::endpoints::scim::ScimError::new(status, None, description).into_response(),
+        false => error_for(status, description).into_response(),
+    };
     for name in [ALLOW, WWW_AUTHENTICATE, RETRY_AFTER] {
         if let Some(v) = parts.headers.get(&name) {
             out.headers_mut().insert(name, v.clone());
@@ -70,7 +80,7 @@ pub fn answers_pages(path: &str, headers: &HeaderMap) -> bool {
 /// opens one. Checked before any header, so that API requests pay a few string compares.
 fn is_api_path(path: &str) -> bool {
     matches!(path, "/jwks" | "/par" | "/device_authorization" | "/backchannel" | "/token" | "/revoke" | "/introspect" | "/userinfo" | "/healthz" | "/metrics" | "/register")
-        || ["/.well-known/", "/register/", "/admin/", "/assets/", "/test/", "/login/upstream/"].iter().any(|p| path.starts_with(p) && path.len() > p.len())
+        || ["/.well-known/", "/register/", "/admin/", "/scim/", "/assets/", "/test/", "/login/upstream/"].iter().any(|p| path.starts_with(p) && path.len() > p.len())
 }
 
 /// A top-level navigation: Fetch Metadata says so (every current browser sends it), or, for

@@ -486,6 +486,14 @@ mod tests {
         // A tenant whose keys predate encryption keys: not made at start (cheap), but at the
         // first refresh.
         db.write(|sql| sql.execute("DELETE FROM signing_keys WHERE alg IN ('RSA-OAEP-256', 'ECDH-ES')", crate::params![]).map(|_| ())).await.unwrap();
+        let just_made = KeyManager::init(db.clone(), vault(), 3600, 2).await.unwrap();
+        assert_eq!(just_made.encryption_kids().len(), 2, "a tenant whose first key is minutes old is new: its encryption keys come at once");
+        db.write(|sql| {
+            sql.execute("DELETE FROM signing_keys WHERE alg IN ('RSA-OAEP-256', 'ECDH-ES')", crate::params![])?;
+            sql.execute("UPDATE signing_keys SET created_at = created_at - 3600", crate::params![]).map(|_| ())
+        })
+        .await
+        .unwrap();
         let old = KeyManager::init(db.clone(), vault(), 3600, 2).await.unwrap();
         assert!(old.encryption_kids().is_empty());
         old.refresh().await.unwrap();

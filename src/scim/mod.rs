@@ -22,6 +22,7 @@ use std::fmt;
 
 mod eval;
 pub mod filter;
+pub mod patch;
 pub mod path;
 mod schema;
 #[cfg(test)]

@@ -1106,6 +1106,24 @@ fn newer_routes(w: &World, rng: &mut Rng, _: usize) -> Req {
             let r = Req::new(G, method, "/admin/registration-tokens").json(json!({"expires_in": rng.pick(&[json!(60), json!(-1), json!("x")])}));
             if rng.below(4) == 0 { r } else { r.bearer(ADMIN) }
         }
+        6 => {
+            // The SCIM service: with and without a credential, odd filters, paths and bodies.
+            let path = match rng.below(5) {
+                0 => format!("/scim/v2/Groups?{}", rng.pick(&["filter=displayName%20eq", "filter=members%5Bvalue%20eq%20%22x%22%5D", "sortOrder=x", "count=-5&startIndex=0", "attributes=%00", "filter=(((((("])),
+                1 => format!("/scim/v2/Groups/{}", rng.pick(&["grp_x", "%00", "x/y"])),
+                2 => rng.pick(&["/scim/v2/ServiceProviderConfig", "/scim/v2/Schemas/urn:x", "/scim/v2/ResourceTypes/User", "/scim/v2/Users", "/scim/v2/nothing"]).to_string(),
+                _ => "/scim/v2/Groups".into(),
+            };
+            let method = rng.pick(&[Method::GET, Method::POST, Method::PUT, Method::PATCH, Method::DELETE]).clone();
+            let body = rng.pick(&[
+                json!({"displayName": "F", "members": [{"value": "nobody"}]}),
+                json!({"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [{"op": "remove", "path": "members[value eq"}]}),
+                json!({"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [{"op": "x"}]}),
+                json!("x"),
+            ]).clone();
+            let r = Req::new(G, method, &path).json(body);
+            if rng.below(4) == 0 { r } else { r.bearer(ADMIN) }
+        }
         4 => Req::new(G, Method::GET, *rng.pick(&["/admin/openapi.json", "/assets/style.css", "/assets/nope.css", "/assets/%2e%2e%2fsecret", "/.well-known/oauth-authorization-server/x/y", "/.well-known/openid-configuration/x/y"])),
         5 => {
             // Any method at a browser route.
@@ -1290,6 +1308,18 @@ fn judge(req: &Req, o: &Outcome) -> Option<String> {
             Err(_) => Some(format!("{} error body is not JSON", o.status)),
         }
     };
+    // The SCIM service's refusals are SCIM errors (RFC 7644 §3.12), not OAuth ones.
+    if req.path.starts_with("/scim/") && o.status >= 400 && o.status != 304 {
+        if essence != "application/scim+json" {
+            return Some(format!("{} SCIM error with content type {ct:?}", o.status));
+        }
+        return match serde_json::from_slice::<Value>(&o.body) {
+            _ if head => None,
+            Ok(v) if v["schemas"][0] == "urn:ietf:params:scim:api:messages:2.0:Error" && v["status"] == o.status.to_string() => None,
+            Ok(v) => Some(format!("{} not a SCIM error: {v}", o.status)),
+            Err(_) => Some(format!("{} SCIM error body is not JSON", o.status)),
+        };
+    }
     if is_browser(&req.path) {
         if (300..400).contains(&o.status) {
             let loc = o.location.as_deref().unwrap_or("");
@@ -1324,7 +1354,7 @@ fn judge(req: &Req, o: &Outcome) -> Option<String> {
     if req.path.starts_with("/assets/") {
         return None;
     }
-    let json_like = essence == "application/json" || essence == "application/jwk-set+json";
+    let json_like = essence == "application/json" || essence == "application/jwk-set+json" || essence == "application/scim+json";
     if !o.body.is_empty() && !json_like && !head {
         return Some(format!("{} success with content type {ct:?}", o.status));
     }

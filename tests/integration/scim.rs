@@ -49,7 +49,7 @@ async fn groups_are_read_through_scim(postgres: bool) {
     // Discovery says what is built.
     let (status, _, config) = scim(&s, &token, "/scim/v2/ServiceProviderConfig", &[]).await;
     assert_eq!(status, 200);
-    assert_eq!((config["filter"]["supported"].as_bool(), config["etag"]["supported"].as_bool(), config["patch"]["supported"].as_bool()), (Some(true), Some(true), Some(false)));
+    assert_eq!((config["filter"]["supported"].as_bool(), config["etag"]["supported"].as_bool(), config["patch"]["supported"].as_bool()), (Some(true), Some(true), Some(true)));
     let (_, _, types) = scim(&s, &token, "/scim/v2/ResourceTypes", &[]).await;
     assert_eq!(types["Resources"][0]["endpoint"], "/Groups");
     let urn = "urn:ietf:params:scim:schemas:core:2.0:Group";
@@ -57,8 +57,15 @@ async fn groups_are_read_through_scim(postgres: bool) {
     assert_eq!((status, schema["attributes"][0]["name"].as_str()), (200, Some("displayName")));
     assert_eq!(scim(&s, &token, "/scim/v2/Schemas/urn:nope", &[]).await.0, 404);
     assert_eq!(scim(&s, &token, "/scim/v2/Nothing", &[]).await.0, 404);
-    let res = s.http.post(s.url("/scim/v2/Groups")).bearer_auth(&token).json(&json!({"displayName": "x"})).send().await.unwrap();
-    assert_eq!(res.status(), 501, "writes are not built yet, and say so");
+    // What the router itself refuses is a SCIM error too.
+    for (method, path, want) in [(Method::PUT, "/scim/v2/ServiceProviderConfig", 405), (Method::GET, "/scim/v2/Groups/%ff%fe", 400), (Method::GET, "/scim/elsewhere", 404)] {
+        let res = s.http.request(method, s.url(path)).bearer_auth(&token).send().await.unwrap();
+        assert_eq!((res.status().as_u16(), res.headers()["content-type"].to_str().unwrap()), (want, "application/scim+json"), "{path}");
+        let e: Value = res.json().await.unwrap();
+        assert_eq!(e["status"], want.to_string(), "{e}");
+    }
+    let res = s.http.get(s.url("/scim/v2/Users")).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(res.status(), 501, "users are not built yet, and say so");
 
     // Groups made through the admin API, read through SCIM.
     for name in ["Engineering", "Backend", "Sales"] {
@@ -131,6 +138,133 @@ async fn groups_are_read_through_scim(postgres: bool) {
     // A revoked credential is refused at once.
     assert_eq!(s.admin(Method::DELETE, &format!("/admin/credentials/{}", made["id"].as_str().unwrap()), None).await.0, 200);
     assert_eq!(scim(&s, &token, "/scim/v2/Groups", &[]).await.0, 401);
+}
+
+async fn send(s: &TestServer, token: &str, method: Method, path: &str, body: Option<Value>, headers: &[(&str, &str)]) -> (u16, reqwest::header::HeaderMap, Value) {
+    let mut req = s.http.request(method, s.url(path)).bearer_auth(token);
+    if let Some(b) = body {
+        req = req.header("content-type", "application/scim+json").body(b.to_string());
+    }
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let res = req.send().await.unwrap();
+    let (status, h) = (res.status().as_u16(), res.headers().clone());
+    (status, h, res.json().await.unwrap_or(Value::Null))
+}
+
+fn member_ids(g: &Value) -> Vec<String> {
+    let mut v: Vec<String> = g["members"].as_array().map(|m| m.iter().map(|x| x["value"].as_str().unwrap().to_string()).collect()).unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn patch_op(ops: Value) -> Value {
+    json!({"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": ops})
+}
+
+/// Groups written through SCIM as Entra ID and Okta write them: create with members, PATCH
+/// with and without a path (their documented shapes), PUT, If-Match, delete; refusals as
+/// SCIM errors; each change one change of the directory (a refused one changes nothing),
+/// audited, and seen by the admin API and in tokens.
+async fn groups_are_written_through_scim(postgres: bool) {
+    let s = TestServer::start_on(postgres, |c| c.directory_max_members = 3).await;
+    let alice = s.user("alice", json!({})).await;
+    let bob = s.user("bob", json!({})).await;
+    let (_, made) = s.admin(Method::POST, "/admin/credentials", Some(json!({"name": "entra", "scopes": ["scim"]}))).await;
+    let token = made["token"].as_str().unwrap().to_string();
+    let schema = "urn:ietf:params:scim:schemas:core:2.0:Group";
+
+    // Create, as Entra ID does (members by id, no type), and Okta (with type).
+    let (status, headers, eng) = send(&s, &token, Method::POST, "/scim/v2/Groups", Some(json!({"schemas": [schema], "displayName": "Engineering", "externalId": "e-1", "members": [{"value": alice}]})), &[]).await;
+    assert_eq!(status, 201, "{eng}");
+    let eng_id = eng["id"].as_str().unwrap().to_string();
+    assert!(headers["location"].to_str().unwrap().ends_with(&format!("/scim/v2/Groups/{eng_id}")));
+    assert_eq!((member_ids(&eng), eng["externalId"].as_str()), (vec![alice.clone()], Some("e-1")));
+    let (status, _, ops) = send(&s, &token, Method::POST, "/scim/v2/Groups", Some(json!({"schemas": [schema], "displayName": "Ops", "members": [{"value": eng_id, "type": "Group"}]})), &[]).await;
+    assert_eq!(status, 201, "{ops}");
+    let ops_id = ops["id"].as_str().unwrap().to_string();
+    let (_, seen) = s.admin(Method::GET, "/admin/users/alice/groups", None).await;
+    assert_eq!(seen["effective_groups"].as_array().unwrap().len(), 2, "{seen}");
+
+    // Refusals, each a SCIM error, none of them a change.
+    for (body, status, scim_type) in [
+        (json!({"schemas": [schema], "displayName": "engineering"}), 409, "uniqueness"),
+        (json!({"schemas": [schema]}), 400, "invalidValue"),
+        (json!({"schemas": [schema], "displayName": "X", "members": [{"value": "u_nobody"}]}), 400, "invalidValue"),
+        (json!({"schemas": [schema], "displayName": "X", "members": [{"value": alice, "type": "Robot"}]}), 400, "invalidValue"),
+        (json!({"schemas": [schema], "displayName": 7}), 400, "invalidValue"),
+    ] {
+        let (st, _, e) = send(&s, &token, Method::POST, "/scim/v2/Groups", Some(body.clone()), &[]).await;
+        assert_eq!((st, e["scimType"].as_str()), (status, Some(scim_type)), "{body}: {e}");
+    }
+    let res = s.http.post(s.url("/scim/v2/Groups")).bearer_auth(&token).header("content-type", "application/scim+json").body("{not json").send().await.unwrap();
+    assert_eq!(res.status(), 400);
+    // A cycle, in a PATCH that also does something valid: nothing of it is applied.
+    let (st, _, e) = send(&s, &token, Method::PATCH, &format!("/scim/v2/Groups/{eng_id}"), Some(patch_op(json!([
+        {"op": "replace", "path": "displayName", "value": "Renamed"},
+        {"op": "add", "path": "members", "value": [{"value": ops_id}]},
+    ]))), &[]).await;
+    assert_eq!((st, e["scimType"].as_str()), (400, Some("invalidValue")), "{e}");
+    assert_eq!(scim(&s, &token, &format!("/scim/v2/Groups/{eng_id}"), &[]).await.2["displayName"], "Engineering", "all or nothing");
+
+    // PATCH as Entra ID sends it: op names capitalised, add members, remove with a value.
+    let (st, headers, g) = send(&s, &token, Method::PATCH, &format!("/scim/v2/Groups/{eng_id}"), Some(patch_op(json!([{"op": "Add", "path": "members", "value": [{"value": bob}]}]))), &[]).await;
+    assert_eq!((st, member_ids(&g).len()), (200, 2), "{g}");
+    let tag = headers["etag"].to_str().unwrap().to_string();
+    let (st, _, g) = send(&s, &token, Method::PATCH, &format!("/scim/v2/Groups/{eng_id}"), Some(patch_op(json!([{"op": "Remove", "path": "members", "value": [{"value": alice}]}]))), &[("if-match", &tag)]).await;
+    assert_eq!((st, member_ids(&g)), (200, vec![bob.clone()]), "{g}");
+    // A stale version: 412, nothing changed.
+    let (st, _, _) = send(&s, &token, Method::PATCH, &format!("/scim/v2/Groups/{eng_id}"), Some(patch_op(json!([{"op": "replace", "path": "displayName", "value": "Stale"}]))), &[("if-match", &tag)]).await;
+    assert_eq!(st, 412);
+    // Okta's remove by filter, and a replace without a path.
+    let (st, _, g) = send(&s, &token, Method::PATCH, &format!("/scim/v2/Groups/{eng_id}"), Some(patch_op(json!([
+        {"op": "remove", "path": format!("members[value eq \"{bob}\"]")},
+        {"op": "replace", "value": {"displayName": "Platform", "externalId": "e-2"}},
+    ]))), &[]).await;
+    assert_eq!((st, g["displayName"].as_str(), g["externalId"].as_str(), g.get("members").map(|m| m.as_array().unwrap().len())), (200, Some("Platform"), Some("e-2"), Some(0)), "{g}");
+    let (st, _, e) = send(&s, &token, Method::PATCH, &format!("/scim/v2/Groups/{eng_id}"), Some(patch_op(json!([{"op": "remove", "path": "displayName"}]))), &[]).await;
+    assert_eq!((st, e["scimType"].as_str()), (400, Some("invalidValue")));
+    let (st, _, e) = send(&s, &token, Method::PATCH, &format!("/scim/v2/Groups/{eng_id}"), Some(patch_op(json!([{"op": "replace", "path": "members[value eq", "value": []}]))), &[]).await;
+    assert_eq!((st, e["scimType"].as_str()), (400, Some("invalidPath")));
+
+    // PUT: the name and what it names; members left out stay (not asserted).
+    let (st, _, g) = send(&s, &token, Method::PUT, &format!("/scim/v2/Groups/{eng_id}"), Some(json!({"schemas": [schema], "displayName": "Platform", "members": [{"value": alice}, {"value": bob}]})), &[]).await;
+    assert_eq!((st, member_ids(&g).len()), (200, 2), "{g}");
+    let (st, _, g) = send(&s, &token, Method::PUT, &format!("/scim/v2/Groups/{eng_id}"), Some(json!({"schemas": [schema], "displayName": "Platform Team"})), &[]).await;
+    assert_eq!((st, g["displayName"].as_str(), member_ids(&g).len()), (200, Some("Platform Team"), 2));
+    // directory_max_members (3 here): a fourth member is refused, as a whole.
+    let carol = s.user("carol", json!({})).await;
+    let dave = s.user("dave", json!({})).await;
+    let (st, _, e) = send(&s, &token, Method::PATCH, &format!("/scim/v2/Groups/{eng_id}"), Some(patch_op(json!([{"op": "add", "path": "members", "value": [{"value": carol}, {"value": dave}]}]))), &[]).await;
+    assert_eq!((st, e["scimType"].as_str()), (400, Some("invalidValue")), "{e}");
+    assert_eq!(member_ids(&scim(&s, &token, &format!("/scim/v2/Groups/{eng_id}"), &[]).await.2).len(), 2);
+
+    // Seen by the admin API and audited, via scim.
+    let (_, listed) = s.admin(Method::GET, "/admin/groups/Platform%20Team/members", None).await;
+    assert_eq!(listed["members"].as_array().unwrap().len(), 2, "{listed}");
+    let (_, audit) = s.admin(Method::GET, "/admin/audit?event=group_member_added", None).await;
+    let events = audit["events"].as_array().unwrap();
+    assert!(events.iter().all(|e| e["detail"]["via"] == "scim" && e["detail"]["credential"] == made["id"]), "{audit}");
+
+    // Delete, with a stale If-Match refused first; another tenant cannot reach it.
+    assert_eq!(send(&s, &token, Method::DELETE, &format!("/scim/v2/Groups/{eng_id}"), None, &[("if-match", "W/\"1\"")]).await.0, 412);
+    assert_eq!(send(&s, ADMIN, Method::DELETE, &format!("/t/nowhere/scim/v2/Groups/{eng_id}"), None, &[]).await.0, 404);
+    assert_eq!(send(&s, &token, Method::DELETE, &format!("/scim/v2/Groups/{eng_id}"), None, &[]).await.0, 204);
+    assert_eq!(scim(&s, &token, &format!("/scim/v2/Groups/{eng_id}"), &[]).await.0, 404);
+    assert_eq!(send(&s, &token, Method::DELETE, &format!("/scim/v2/Groups/{eng_id}"), None, &[]).await.0, 404);
+    let (_, ops_now) = s.admin(Method::GET, &format!("/admin/groups/{ops_id}/members"), None).await;
+    assert_eq!(ops_now["members"], json!([]), "the nesting went with the group");
+}
+
+#[tokio::test]
+async fn groups_are_written_through_scim_on_sqlite() {
+    groups_are_written_through_scim(false).await;
+}
+
+#[tokio::test]
+async fn groups_are_written_through_scim_on_postgres() {
+    groups_are_written_through_scim(true).await;
 }
 
 #[tokio::test]

@@ -1,6 +1,6 @@
 //! RFC 7644 §4: what the service offers, for a client to read before it provisions. Each
-//! answer says only what is built (`scim::mod`): `patch` and `bulk` are not supported yet,
-//! and `Group` is the one resource type so far.
+//! answer says only what is built (`scim::mod`): `bulk` is not supported, and `Group` is the
+//! one resource type so far.
 
 use super::{scim_json, ScimError, BASE, LIST_SCHEMA};
 use crate::tenant::Issuer;
@@ -16,7 +16,7 @@ const GROUP_SCHEMA: &str = "urn:ietf:params:scim:schemas:core:2.0:Group";
 pub async fn service_provider_config(app: Issuer) -> Response {
     scim_json(&json!({
         "schemas": ["urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"],
-        "patch": {"supported": false},
+        "patch": {"supported": true},
         "bulk": {"supported": false, "maxOperations": 0, "maxPayloadSize": 0},
         "filter": {"supported": true, "maxResults": MAX_RESULTS},
         "changePassword": {"supported": false},

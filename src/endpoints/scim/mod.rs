@@ -3,10 +3,10 @@
 //! resolved as for every request, so that a tenant's SCIM sees only that tenant.
 //!
 //! Built so far: the discovery resources (`ServiceProviderConfig`, `ResourceTypes`,
-//! `Schemas`) and reading `Groups` (one, or a list with `filter`, sorting, pagination and
-//! `attributes`/`excludedAttributes`). Writing groups and the `Users` resource come next
-//! (docs/design/directory.md); until then they answer 501, as RFC 7644 §3.12 has a service
-//! provider answer an operation it does not support.
+//! `Schemas`) and `Groups`: read (one, or a list with `filter`, sorting, pagination and
+//! `attributes`/`excludedAttributes`), created, replaced, patched and deleted. The `Users`
+//! resource comes next (docs/design/directory.md); until then it answers 501, as RFC 7644
+//! §3.12 has a service provider answer an operation it does not support.
 //!
 //! Who may call: a provisioning system holding one of the tenant's admin credentials with the
 //! scope `scim` (made with `scopes: ["scim"]`, good for nothing else), or `admin`, or the
@@ -14,9 +14,11 @@
 //! string, `scimType` where the RFC names one, `detail`.
 
 mod discovery;
+mod group_writes;
 mod groups;
 
 use crate::app::AppState;
+use crate::endpoints::operations::Actor;
 use crate::registry::admin_credentials::{self, PREFIX};
 use crate::tenant::Issuer;
 use axum::extract::Request;
@@ -41,8 +43,8 @@ pub fn router(app: AppState) -> Router<AppState> {
         .route("/scim/v2/ResourceTypes/{id}", get(discovery::resource_type))
         .route("/scim/v2/Schemas", get(discovery::schemas))
         .route("/scim/v2/Schemas/{id}", get(discovery::schema))
-        .route("/scim/v2/Groups", get(groups::list).post(not_yet))
-        .route("/scim/v2/Groups/{id}", get(groups::one).put(not_yet).patch(not_yet).delete(not_yet))
+        .route("/scim/v2/Groups", get(groups::list).post(group_writes::create))
+        .route("/scim/v2/Groups/{id}", get(groups::one).put(group_writes::replace).patch(group_writes::modify).delete(group_writes::delete))
         .route("/scim/v2/Users", get(not_yet).post(not_yet))
         .route("/scim/v2/Users/{id}", get(not_yet).put(not_yet).patch(not_yet).delete(not_yet))
         .route("/scim/v2/Bulk", axum::routing::post(not_yet))
@@ -107,10 +109,11 @@ pub fn scim_json(v: &Value) -> Response {
 /// The guard: the deployment's admin token, or a credential of this tenant with `scim` or
 /// `admin` among its scopes. Read from the database at each request, as the admin API's, so
 /// that a revoked credential is refused at once on every node.
-async fn require_provisioner(app: Issuer, req: Request, next: Next) -> Response {
+async fn require_provisioner(app: Issuer, mut req: Request, next: Next) -> Response {
     let headers = req.headers();
     let deployment = app.config.admin_token.as_deref().filter(|t| !t.is_empty());
     if deployment.is_some_and(|expected| crate::http::bearer_matches(headers, expected)) {
+        req.extensions_mut().insert(Actor::ApiToken);
         return next.run(req).await;
     }
     let presented = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
@@ -119,7 +122,11 @@ async fn require_provisioner(app: Issuer, req: Request, next: Next) -> Response 
     };
     let tenant = app.tenant.id;
     match app.db.read(move |sql| admin_credentials::authenticate(sql, tenant, &token)).await {
-        Ok(Some(c)) if c.has_scope(admin_credentials::SCIM_SCOPE) || c.has_scope(admin_credentials::ADMIN_SCOPE) => next.run(req).await,
+        Ok(Some(c)) if c.has_scope(admin_credentials::SCIM_SCOPE) || c.has_scope(admin_credentials::ADMIN_SCOPE) => {
+            // Who made each change, for the audit log.
+            req.extensions_mut().insert(Actor::Credential(c.id));
+            next.run(req).await
+        }
         Ok(Some(_)) => ScimError::new(StatusCode::FORBIDDEN, None, "this credential's scopes do not include scim").into_response(),
         Ok(None) => ScimError::new(StatusCode::UNAUTHORIZED, None, "unknown, revoked or expired credential for this tenant").into_response(),
         Err(e) => ScimError::from(e).into_response(),

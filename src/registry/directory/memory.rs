@@ -269,31 +269,38 @@ impl Directory {
         if !self.groups.contains_key(group) {
             return Err(Refusal::NoSuchGroup);
         }
-        if self.is_member(group, p) {
-            return Ok(());
-        }
-        if self.member_count(group) >= limits.max_members {
+        self.check_members(group, std::slice::from_ref(p), 0, limits)
+    }
+
+    /// Whether `group` (which may be one not saved yet: no member, in no group) may gain the
+    /// members `adds` while losing `removed` others: each as `check_member` asks, and the
+    /// group's members within `max_members` after all of it.
+    pub fn check_members(&self, group: &str, adds: &[Principal], removed: usize, limits: &Limits) -> Result<(), Refusal> {
+        let adds: Vec<&Principal> = adds.iter().filter(|p| !self.is_member(group, p)).collect();
+        if (self.member_count(group) + adds.len()).saturating_sub(removed) > limits.max_members {
             return Err(Refusal::Limit(format!("a group has at most {} members (directory_max_members)", limits.max_members)));
         }
         let above = self.ancestors(&Principal::Group(group.to_string()));
-        if let Principal::Group(child) = p {
-            if !self.groups.contains_key(child) {
-                return Err(Refusal::NoSuchGroup);
-            }
-            if child == group || above.contains(child) {
-                return Err(Refusal::Cycle);
-            }
-            if self.height_up(group) + 1 + self.height_down(child) > limits.max_depth {
-                return Err(Refusal::Limit(format!("groups nest at most {} deep (directory_max_depth)", limits.max_depth)));
-            }
-        }
-        // The users it brings in gain `group` and everything above it.
+        // The users they bring in gain `group` and everything above it.
         let mut gained: BTreeSet<&str> = above.iter().map(String::as_str).collect();
         gained.insert(group);
-        for user in self.users_under(p) {
-            let have = self.effective.get(&user).map(|e| e.groups.iter().map(String::as_str).collect::<BTreeSet<_>>()).unwrap_or_default();
-            if have.union(&gained).count() > limits.max_groups_per_user {
-                return Err(Refusal::Limit(format!("a user is in at most {} groups (directory_max_groups_per_user)", limits.max_groups_per_user)));
+        for p in adds {
+            if let Principal::Group(child) = p {
+                if !self.groups.contains_key(child) {
+                    return Err(Refusal::NoSuchGroup);
+                }
+                if child == group || above.contains(child) {
+                    return Err(Refusal::Cycle);
+                }
+                if self.height_up(group) + 1 + self.height_down(child) > limits.max_depth {
+                    return Err(Refusal::Limit(format!("groups nest at most {} deep (directory_max_depth)", limits.max_depth)));
+                }
+            }
+            for user in self.users_under(p) {
+                let have = self.effective.get(&user).map(|e| e.groups.iter().map(String::as_str).collect::<BTreeSet<_>>()).unwrap_or_default();
+                if have.union(&gained).count() > limits.max_groups_per_user {
+                    return Err(Refusal::Limit(format!("a user is in at most {} groups (directory_max_groups_per_user)", limits.max_groups_per_user)));
+                }
             }
         }
         Ok(())

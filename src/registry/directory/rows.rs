@@ -32,6 +32,22 @@ pub fn save_group(sql: &mut dyn Sql, group: &Group) -> StoreResult<Result<u64, C
     Ok(Ok(version))
 }
 
+/// Save `group` and make `adds` members and `removes` not, in the caller's transaction (one
+/// change); the group's version as saved.
+pub fn save_group_members(sql: &mut dyn Sql, group: &Group, adds: &[Principal], removes: &[Principal]) -> StoreResult<Result<u64, Conflict>> {
+    if let Err(c) = save_group(sql, group)? {
+        return Ok(Err(c));
+    }
+    for p in adds {
+        set_member(sql, group.tenant, &group.id, p, true)?;
+    }
+    for p in removes {
+        set_member(sql, group.tenant, &group.id, p, false)?;
+    }
+    let v = sql.query_opt("SELECT version FROM user_groups WHERE tenant_id = ?1 AND id = ?2", crate::params![group.tenant, &group.id])?;
+    Ok(Ok(v.map(|r| r.i64(0)).transpose()?.unwrap_or(0).max(0) as u64))
+}
+
 /// Delete a group with its memberships (as container and as member) and role assignments.
 pub fn delete_group(sql: &mut dyn Sql, tenant: TenantId, id: &str) -> StoreResult<bool> {
     let n = sql.execute("DELETE FROM user_groups WHERE tenant_id = ?1 AND id = ?2", crate::params![tenant, id])?;

@@ -81,6 +81,50 @@ impl TenantRegistry<'_> {
         }
     }
 
+    /// Save a new or changed group and, when `members` is given, make them its direct members
+    /// (and no other): checked as a whole, written in one transaction, so that a provisioning
+    /// request is all or nothing. A user member must be one of the tenant's (the caller looks
+    /// it up).
+    pub async fn save_group_with_members(&self, mut group: Group, members: Option<Vec<Principal>>, limits: &Limits) -> StoreResult<Result<Group, Refusal>> {
+        group.tenant = self.tenant;
+        let _order = self.registry.order.lock().await;
+        let checked = self.with_directory(|d| {
+            if d.group_by_name(&group.display_name).is_some_and(|g| g.id != group.id) {
+                return Err(Refusal::NameTaken);
+            }
+            if d.group(&group.id).is_none() && d.group_count() >= limits.max_groups {
+                return Err(Refusal::Limit(format!("a tenant has at most {} groups (directory_max_groups)", limits.max_groups)));
+            }
+            let Some(members) = &members else { return Ok((Vec::new(), Vec::new())) };
+            let current: Vec<Principal> = d.members(&group.id).cloned().collect();
+            let adds: Vec<Principal> = members.iter().filter(|p| !current.contains(p)).cloned().collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+            let removes: Vec<Principal> = current.into_iter().filter(|p| !members.contains(p)).collect();
+            d.check_members(&group.id, &adds, removes.len(), limits)?;
+            Ok((adds, removes))
+        });
+        let (adds, removes) = match checked {
+            Ok(change) => change,
+            Err(r) => return Ok(Err(r)),
+        };
+        let (g, a, r) = (group.clone(), adds.clone(), removes.clone());
+        match self.registry.db.write(move |sql| rows::save_group_members(sql, &g, &a, &r)).await? {
+            Err(Conflict::NameTaken) => Ok(Err(Refusal::NameTaken)),
+            Ok(version) => {
+                group.version = version;
+                let mut all = self.registry.directories.write();
+                let d = all.entry(self.tenant).or_default();
+                d.put_group(group.clone());
+                for p in adds {
+                    d.set_member(&group.id, p, true);
+                }
+                for p in removes {
+                    d.set_member(&group.id, p, false);
+                }
+                Ok(Ok(group))
+            }
+        }
+    }
+
     pub async fn delete_group(&self, id: &str) -> StoreResult<bool> {
         let _order = self.registry.order.lock().await;
         let (tenant, owned) = (self.tenant, id.to_string());
