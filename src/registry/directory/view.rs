@@ -57,28 +57,8 @@ impl TenantRegistry<'_> {
     }
 
     /// Save a new or changed group; its saved form (with its new version).
-    pub async fn save_group(&self, mut group: Group, limits: &Limits) -> StoreResult<Result<Group, Refusal>> {
-        group.tenant = self.tenant;
-        let _order = self.registry.order.lock().await;
-        let refusal = self.with_directory(|d| {
-            if d.group_by_name(&group.display_name).is_some_and(|g| g.id != group.id) {
-                return Some(Refusal::NameTaken);
-            }
-            (d.group(&group.id).is_none() && d.group_count() >= limits.max_groups)
-                .then(|| Refusal::Limit(format!("a tenant has at most {} groups (directory_max_groups)", limits.max_groups)))
-        });
-        if let Some(r) = refusal {
-            return Ok(Err(r));
-        }
-        let g = group.clone();
-        match self.registry.db.write(move |sql| rows::save_group(sql, &g)).await? {
-            Err(Conflict::NameTaken) => Ok(Err(Refusal::NameTaken)),
-            Ok(version) => {
-                group.version = version;
-                self.registry.directories.write().entry(self.tenant).or_default().put_group(group.clone());
-                Ok(Ok(group))
-            }
-        }
+    pub async fn save_group(&self, group: Group, limits: &Limits) -> StoreResult<Result<Group, Refusal>> {
+        self.save_group_with_members(group, None, limits).await
     }
 
     /// Save a new or changed group and, when `members` is given, make them its direct members
