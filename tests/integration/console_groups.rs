@@ -308,3 +308,25 @@ async fn another_tenants_console_does_not_see_the_groups() {
     let (_, home_group) = api(&s, &format!("/admin/groups/{group}")).await;
     assert_eq!((home_group["display_name"].as_str(), home_group["members"].as_u64()), (Some("Home staff"), Some(0)), "{home_group}");
 }
+
+/// A provisioning credential made in the console: the form's choice of what it opens; the
+/// list says it; it opens the SCIM service and not the admin API.
+#[tokio::test]
+async fn the_console_makes_a_provisioning_credential() {
+    let s = TestServer::start_on(false, |_| {}).await;
+    let (_, admin) = signed_in_admin(&s).await;
+    let page = get(&admin, "/console/credentials").await;
+    assert!(page.html.contains("name=\"scope\" value=\"scim\""), "{}", page.html);
+    let made = post(&admin, "/console/credentials", &[("csrf", &csrf(&page)), ("name", "entra"), ("scope", "scim")]).await;
+    assert_eq!(made.status, 200, "{}", made.html);
+    let token = made.html.split("atk_").nth(1).map(|rest| format!("atk_{}", rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).next().unwrap())).expect("the token on the page");
+    let scim = s.http.get(s.url("/scim/v2/Groups")).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(scim.status(), 200);
+    let api = s.http.get(s.url("/admin/clients")).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(api.status(), 401);
+    let listed = get(&admin, "/console/credentials").await;
+    assert!(listed.html.contains("Provisioning (SCIM)"), "{}", listed.html);
+    let page = get(&admin, "/console/credentials").await;
+    let bad = post(&admin, "/console/credentials", &[("csrf", &csrf(&page)), ("name", "x"), ("scope", "root")]).await;
+    assert_eq!(bad.status, 400, "{}", bad.html);
+}

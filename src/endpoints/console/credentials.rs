@@ -29,7 +29,7 @@ pub async fn list(app: Issuer, viewer: Viewer, RawQuery(query): RawQuery) -> Res
         .rev()
         .map(|c| {
             let state = if c.revoked_at.is_some() { "revoked" } else if c.usable(now) { "active" } else { "expired" };
-            json!({"id": c.id, "name": c.name, "created": when(c.created_at), "expires": c.expires_at.map(when), "revoked": c.revoked_at.map(when), "state": state})
+            json!({"id": c.id, "name": c.name, "created": when(c.created_at), "expires": c.expires_at.map(when), "revoked": c.revoked_at.map(when), "state": state, "scopes": c.scopes})
         })
         .collect();
     let mut page = viewer.page("console_credentials.html", "console-credentials", "credentials").with("credentials", rows);
@@ -45,7 +45,9 @@ pub async fn create(app: Issuer, Change { admin, params }: Change) -> Response {
         Some(Ok(d)) if (1..=MAX_DAYS).contains(&d) => Some(d),
         Some(_) => return failed(&OAuthError::invalid_request(format!("the expiry must be a number of days from 1 to {MAX_DAYS}, or empty for none"))),
     };
-    let new = NewCredential { name: text(&params, "name").unwrap_or_default(), expires_in: days.map(|d| d * 86_400), scopes: None };
+    // One scope from the form's choice: the admin API, or provisioning (SCIM) only.
+    let scopes = text(&params, "scope").map(|s| vec![s.to_string()]);
+    let new = NewCredential { name: text(&params, "name").unwrap_or_default(), expires_in: days.map(|d| d * 86_400), scopes };
     match make(&app, &admin.actor(), new).await {
         Ok((credential, token)) => {
             let page = admin
