@@ -215,6 +215,7 @@ def test_home_realm_discovery_on_the_login_form_in_chromium(start_authrim, tmp_p
 
     # A domain that routes nowhere: the password is asked for, the name kept.
     walk = seen["unrouted"]
+    assert walk["focused"]["id"] == "username", walk
     assert walk["answer"] == {"status": 400, "path": "/login", "heading": "Sign in", "alert": "Please enter your password.",
                               "username": "carol@initech.example", "password_required": False,
                               "password_note": login["password_note"], "url_is_issuer": True}, walk

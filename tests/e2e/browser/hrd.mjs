@@ -103,6 +103,9 @@ async function unrouted() {
   const out = {};
   const req = authorizationRequest(ISSUER, { clientId: env('CLIENT_ID'), redirectUri: REDIRECT, scope: 'openid email' });
   await page.goto(req.url, { waitUntil: 'load' });
+  // The autofocus lands at the next rendering update after `load` (later on a busy machine):
+  // typing before it lost the first key.
+  out.focused = await focusedElement(page);
   await type(env('UNROUTED_USER'));
   await page.keyboard.press('Tab');
   const next = navigation(page, (u) => u.pathname === '/login');
