@@ -52,7 +52,18 @@ impl GrantHandler for RefreshTokenGrant {
         }
         // A disabled user's family, or one from before the user's token cutoff (a new password,
         // the end of all sessions): revoked on sight, on every node.
-        let Some(user) = app.registry().user(&family.user_id).filter(|u| u.accepts_tokens_from(family.created_at)) else {
+        let user = match app.registry().user(&family.user_id) {
+            Some(u) => Some(u),
+            // Not in this node's memory: deleted, or made on another node (or by the CLI) so
+            // recently that its change has not arrived here yet. The database decides, so that
+            // a family is never revoked for a user this node has only not heard of yet (the
+            // multi-node test caught a fresh user's families revoked on the second node).
+            None => {
+                let (tenant, id) = (app.tenant.id, family.user_id.clone());
+                app.db.read(move |sql| crate::registry::users::load_one(sql, tenant, &id)).await?.map(std::sync::Arc::new)
+            }
+        };
+        let Some(user) = user.filter(|u| u.accepts_tokens_from(family.created_at)) else {
             revoke_family(app, &family, "user_inactive").await?;
             return Err(invalid());
         };

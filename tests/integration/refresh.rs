@@ -346,3 +346,38 @@ async fn oauth_refresh_tokens_can_be_turned_off() {
     assert!(login_in(&s, &b, &rp, "alice", &[("scope", "email")]).await.get("refresh_token").is_none());
     assert!(login_in(&s, &b, &rp, "alice", &[("scope", "email offline_access")]).await.get("refresh_token").is_some());
 }
+
+/// A family whose user this node has not heard of yet (made by the CLI, or on another node,
+/// a moment ago) is not taken for a deleted user's: the database decides, the refresh works,
+/// and the family stands. A user truly gone from the database still ends the family.
+#[tokio::test]
+async fn a_user_not_yet_in_this_nodes_memory_keeps_their_family() {
+    let s = TestServer::start().await;
+    let rp = new_rp(&s, "rp").await;
+    // Written beside the server, as the CLI or another node does, but with its change record
+    // taken back in the same transaction: the server will not hear of this user.
+    let conn = authrim::db::open(s.dir.path(), "NORMAL").unwrap();
+    let mut user = authrim::registry::users::new_user(authrim::registry::UserInput { username: Some("late".into()), password: Some(PASSWORD.into()), ..Default::default() }).unwrap();
+    user.tenant = authrim::tenant::TenantId::DEFAULT;
+    conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+    authrim::registry::users::save(&mut authrim::db::SqliteSql(&conn), &user).unwrap();
+    conn.execute("DELETE FROM registry_changes WHERE kind = 'user' AND id = ?1", [&user.id]).unwrap();
+    conn.execute_batch("COMMIT").unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await; // a poll has passed
+    let (st, v) = s.admin(reqwest::Method::GET, &format!("/admin/users/{}", user.id), None).await;
+    assert_eq!(st, 404, "the server has not heard of the user yet: {v}");
+    let new = |user_id: &str| authrim::stores::refresh::NewFamily {
+        user_id: user_id.into(), client_id: rp.id.clone(), scope: OFFLINE.into(), auth_time: 1, sid: "s".into(), acr: None,
+        userinfo_claims: Vec::new(), jkt: None, x5t: None, resources: Vec::new(), amr: Vec::new(), org: None,
+    };
+    let stores = &s.server.app.stores;
+    let token = stores.refresh.create(authrim::tenant::TenantId::DEFAULT, &authrim::stores::refresh::new_family_id(), new(&user.id)).await.unwrap();
+    let (st, body) = refresh(&s, &rp, &token, None).await;
+    assert_eq!(st, 200, "{body}");
+    let (st, body) = refresh(&s, &rp, &rt(&body), None).await;
+    assert_eq!(st, 200, "the family stands: {body}");
+    // Gone from the database too: refused, and the family ends.
+    authrim::registry::users::delete(&mut authrim::db::SqliteSql(&conn), authrim::tenant::TenantId::DEFAULT, &user.id).unwrap();
+    let (st, _) = refresh(&s, &rp, &rt(&body), None).await;
+    assert_eq!(st, 400);
+}
