@@ -281,7 +281,8 @@ fn key_of(obj: &Map<String, Value>, name: &str) -> Option<String> {
     obj.keys().find(|k| k.eq_ignore_ascii_case(name)).cloned()
 }
 
-fn member<'a>(obj: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+/// The member of `obj` named `name` without regard to case (RFC 7643 §2.1).
+pub fn member<'a>(obj: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
     obj.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v)
 }
 

@@ -8,17 +8,17 @@
 //! its members out. PATCH is applied to the group's representation (`scim::patch`), then read
 //! back. `If-Match` is honoured on all three (412 when the group has changed since).
 
-use super::groups::representation;
+use super::groups::{etag, etag_matches, representation};
 use super::{location, scim_json, ScimError};
 use crate::endpoints::operations::Actor;
 use crate::http::params::Body;
 use crate::registry::directory::{Group, GroupInput, Principal, Refusal};
-use crate::scim::patch;
+use crate::scim::patch::{self, member};
 use crate::tenant::Issuer;
 use axum::extract::Path;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::sync::Arc;
 
 fn refused(r: Refusal) -> ScimError {
@@ -31,10 +31,6 @@ fn refused(r: Refusal) -> ScimError {
 
 fn body_json(body: &[u8]) -> Result<Value, ScimError> {
     serde_json::from_slice(body).map_err(|e| ScimError::bad("invalidSyntax", format!("not JSON: {e}")))
-}
-
-fn member<'a>(obj: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
-    obj.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v)
 }
 
 /// What a group resource in a request says: its name, external id (`Some(None)`: removed)
@@ -89,8 +85,7 @@ fn principal(app: &Issuer, m: &Value) -> Result<Principal, ScimError> {
 /// RFC 7644 §3.14: a request that names a version must name the current one.
 fn check_if_match(headers: &HeaderMap, g: &Group) -> Result<(), ScimError> {
     let Some(wanted) = headers.get(header::IF_MATCH).and_then(|v| v.to_str().ok()) else { return Ok(()) };
-    let current = format!("W/\"{}\"", g.version);
-    match wanted.split(',').any(|t| t.trim() == "*" || t.trim() == current) {
+    match etag_matches(wanted, &etag(g)) {
         true => Ok(()),
         false => Err(ScimError::new(StatusCode::PRECONDITION_FAILED, None, "the group has changed since that version")),
     }
@@ -123,7 +118,7 @@ async fn save(app: &Issuer, actor: &Actor, before: Option<&Group>, group: Group,
     }
     let status = if before.is_some() { StatusCode::OK } else { StatusCode::CREATED };
     let mut res = (status, scim_json(&representation(app, &saved))).into_response();
-    if let Ok(v) = HeaderValue::from_str(&format!("W/\"{}\"", saved.version)) {
+    if let Ok(v) = HeaderValue::from_str(&etag(&saved)) {
         res.headers_mut().insert(header::ETAG, v);
     }
     if before.is_none() {

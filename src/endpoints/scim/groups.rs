@@ -40,15 +40,20 @@ pub fn representation(app: &Issuer, g: &Group) -> Value {
 
 /// RFC 7644 §3.14: a weak tag of the group's version (raised by every change to it or its
 /// members).
-fn etag(g: &Group) -> String {
+pub(super) fn etag(g: &Group) -> String {
     format!("W/\"{}\"", g.version)
+}
+
+/// Whether an `If-Match` or `If-None-Match` list names `tag` (or is `*`).
+pub(super) fn etag_matches(list: &str, tag: &str) -> bool {
+    list.split(',').any(|t| t.trim() == "*" || t.trim() == tag)
 }
 
 pub async fn one(app: Issuer, Path(id): Path<String>, RawQuery(query): RawQuery, headers: HeaderMap) -> Result<Response, ScimError> {
     let q = Query::parse(query.as_deref())?;
     let g = app.registry().with_directory(|d| d.group(&id).cloned()).ok_or_else(|| ScimError::not_found("no such group"))?;
     let tag = etag(&g);
-    if headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()).is_some_and(|v| v.split(',').any(|t| t.trim() == tag || t.trim() == "*")) {
+    if headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()).is_some_and(|v| etag_matches(v, &tag)) {
         return Ok(StatusCode::NOT_MODIFIED.into_response());
     }
     let mut res = scim_json(&q.project(representation(&app, &g)));
@@ -88,7 +93,7 @@ pub async fn list(app: Issuer, RawQuery(query): RawQuery) -> Result<Response, Sc
 fn lookup<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
     let mut at = v;
     for part in path.split('.') {
-        at = at.as_object()?.iter().find(|(k, _)| k.eq_ignore_ascii_case(part)).map(|(_, v)| v)?;
+        at = crate::scim::patch::member(at.as_object()?, part)?;
     }
     Some(at).filter(|v| !v.is_null())
 }
