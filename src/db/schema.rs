@@ -493,6 +493,22 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     );
     CREATE INDEX role_assignments_principal ON role_assignments(tenant_id, principal_kind, principal_id);
     "#,
+), (
+    27,
+    // Issue 32, SCIM Users: a user's SCIM `externalId`, the SCIM attributes that are no
+    // OpenID claim (the enterprise extension, `title`, further e-mail addresses…) as one JSON
+    // object, and where the user comes from (`local`, `scim`, `ldap:<directory>`), which an
+    // empty password hash told until now (a directory user's; a SCIM user without a password
+    // has one too). Users linked to a directory are marked as its.
+    r#"
+    ALTER TABLE users ADD COLUMN external_id TEXT;
+    ALTER TABLE users ADD COLUMN scim TEXT;
+    ALTER TABLE users ADD COLUMN source TEXT NOT NULL DEFAULT 'local';
+    UPDATE users SET source = (SELECT MIN(l.provider) FROM linked_identities l
+                                WHERE l.tenant_id = users.tenant_id AND l.user_id = users.id AND l.provider LIKE 'ldap:%')
+     WHERE password_hash = '' AND EXISTS (SELECT 1 FROM linked_identities l
+                                WHERE l.tenant_id = users.tenant_id AND l.user_id = users.id AND l.provider LIKE 'ldap:%');
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

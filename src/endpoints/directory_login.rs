@@ -30,10 +30,10 @@ const UNREACHABLE: &str = "err-directory-unreachable";
 const NAME_TAKEN: &str = "err-directory-name-taken";
 
 /// Whether the form's name goes to the password sources: the tenant has some, and the name
-/// is not a local user with a password of their own (a user imported from a directory has
-/// none).
+/// is no user of this tenant, or one imported from a directory (whose password is the
+/// directory's).
 pub(super) fn applies(app: &Issuer, user: Option<&User>) -> bool {
-    !app.tenant.directories.is_empty() && user.is_none_or(|u| u.password_hash.is_empty())
+    !app.tenant.directories.is_empty() && user.is_none_or(|u| u.source.is_directory())
 }
 
 /// What the form named, checked by the sources. `user`: the local user of that name, one
@@ -154,6 +154,10 @@ async fn import(app: &Issuer, found: &SourceUser) -> Result<Arc<User>, Refusal> 
         updated_at: now(),
         roles: Vec::new(),
         tokens_cutoff: 0,
+        created_at: now(),
+        source: crate::registry::users::Source::Directory(found.provider.clone()),
+        external_id: None,
+        scim: None,
     };
     apply(&mut user, found);
     if let Err(StoreError::Conflict(_)) = registry.save_user(user.clone()).await {
@@ -194,8 +198,8 @@ fn apply(user: &mut User, found: &SourceUser) {
     set(&mut user.claims, "family_name", found.family_name.clone().map(Value::String));
 }
 
-/// A password change for a user whose password is the directory's (no local one): refused,
-/// the directories being read-only in this slice; writing it back is for a later one.
+/// A password change for a user whose password is the directory's: refused, the directories
+/// being read-only in this slice; writing it back is for a later one.
 pub fn read_only(user: &User) -> Option<Response> {
-    user.password_hash.is_empty().then(|| error_page(StatusCode::CONFLICT, "err-directory-password-read-only"))
+    user.source.is_directory().then(|| error_page(StatusCode::CONFLICT, "err-directory-password-read-only"))
 }

@@ -10,7 +10,7 @@ use crate::logout::{end_session, EndedBy};
 use crate::registry::{clients, users, Client, ClientInput, User, UserInput};
 use crate::stores::SessionRef;
 use crate::tenant::Issuer;
-use serde_json::json;
+use serde_json::{json, Value};
 use std::sync::Arc;
 
 /// Who asked for a change: the audit event's `detail.by` (`operator` for the admin API, as
@@ -161,9 +161,18 @@ pub async fn update_user(app: &Issuer, actor: &Actor, id: &str, input: UserInput
         .await
         .map_err(|e| OAuthError::internal("hashing", e))?
         .map_err(OAuthError::invalid_request)?;
+    save_user_change(app, actor, &before, user, json!({})).await
+}
+
+/// Save `user`, a changed `before`, with what follows from the change: a new password spends
+/// every outstanding reset link (in the same transaction) and revokes the user's tokens; a
+/// user newly disabled has their sessions ended and every token refused. Audited as
+/// `user_updated` with `extra`'s members (where the change came from).
+pub async fn save_user_change(app: &Issuer, actor: &Actor, before: &User, user: User, extra: Value) -> Result<User, OAuthError> {
+    let id = before.id.clone();
     let new_password = before.password_hash != user.password_hash;
     // A login name another user has is refused atomically by the save: 409.
-    let owned = id.to_string();
+    let owned = id.clone();
     let tenant = app.tenant.id;
     app.registry()
         .save_user_if(user.clone(), move |sql| {
@@ -180,19 +189,25 @@ pub async fn update_user(app: &Issuer, actor: &Actor, id: &str, input: UserInput
         ("claims", before.claims != user.claims),
         ("disabled", before.disabled != user.disabled),
         ("roles", before.roles != user.roles),
+        ("external_id", before.external_id != user.external_id),
+        ("scim", before.scim != user.scim),
     ] {
         if differs {
             changed.push(field);
         }
     }
-    app.audit(actor.event("user_updated", json!({"changed": changed, "roles": user.roles, "disabled": user.disabled})).user(id)).await;
-    if user.disabled && !before.disabled {
-        end_sessions(app, actor, id, None).await?;
-    } else if new_password {
-        let done = crate::logout::cut_off(app, app.tenant.id, id, user.tokens_cutoff, None, actor.ended_by()).await?;
-        app.audit(actor.event("tokens_revoked", json!({"reason": "password", "sessions_ended": done.sessions, "families_revoked": done.families})).user(id)).await;
+    let mut details = json!({"changed": changed, "roles": user.roles, "disabled": user.disabled});
+    if let (Some(d), Value::Object(extra)) = (details.as_object_mut(), extra) {
+        d.extend(extra);
     }
-    Ok(user)
+    app.audit(actor.event("user_updated", details).user(&id)).await;
+    if user.disabled && !before.disabled {
+        end_sessions(app, actor, &id, None).await?;
+    } else if new_password {
+        let done = crate::logout::cut_off(app, app.tenant.id, &id, user.tokens_cutoff, None, actor.ended_by()).await?;
+        app.audit(actor.event("tokens_revoked", json!({"reason": "password", "sessions_ended": done.sessions, "families_revoked": done.families})).user(&id)).await;
+    }
+    Ok(app.registry().user(&id).map(|u| u.as_ref().clone()).unwrap_or(user))
 }
 
 pub async fn delete_user(app: &Issuer, actor: &Actor, id: &str) -> Result<(), OAuthError> {

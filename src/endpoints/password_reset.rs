@@ -85,8 +85,9 @@ pub async fn forgot(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
     // and its mail composed, the same statements run (kept only for an account whose address
     // is under `mail_max_per_recipient`, else undone), one audit record. Its time does not
     // tell whether the account exists.
-    // A user whose password is a directory's (none here) gets no link: the directory keeps it.
-    let target = user.filter(|u| !u.disabled && !u.password_hash.is_empty()).and_then(|u| u.email().map(|e| (u.clone(), e.to_string())));
+    // A user whose password is a directory's gets no link: the directory keeps it. (A user
+    // provisioned without a password, by SCIM, sets their first one by a link.)
+    let target = user.filter(|u| !u.disabled && !u.source.is_directory()).and_then(|u| u.email().map(|e| (u.clone(), e.to_string())));
     let mail = target.as_ref().is_some_and(|(_, e)| app.mail_limiter.allow(e, now()));
     let token = random_token();
     let link = format!("{}?token={token}", app.endpoint(RESET));

@@ -391,5 +391,5 @@ pub async fn verify(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, hea
 
 /// A user with nothing in it yet.
 fn placeholder() -> crate::registry::User {
-    crate::registry::User { tenant: Default::default(), id: String::new(), username: String::new(), password_hash: String::new(), claims: Default::default(), disabled: false, updated_at: now(), roles: Vec::new(), tokens_cutoff: 0 }
+    crate::registry::User { tenant: Default::default(), id: String::new(), username: String::new(), password_hash: String::new(), claims: Default::default(), disabled: false, updated_at: now(), roles: Vec::new(), tokens_cutoff: 0, created_at: now(), ..Default::default() }
 }

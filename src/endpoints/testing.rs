@@ -136,6 +136,8 @@ async fn bulk_users(app: Issuer, Body(body): Body) -> TestResult {
                 updated_at: now(),
                 roles: Vec::new(),
                 tokens_cutoff: 0,
+                created_at: now(),
+                ..Default::default()
             }
         })
         .collect();

@@ -85,6 +85,7 @@ pub fn admin_user_json(data: &[u8]) {
         updated_at: 0,
         roles: Vec::new(),
         tokens_cutoff: 0,
+        ..Default::default()
     };
     let without_password = UserInput { password: None, ..input };
     if let Ok(u) = users::update_user(&base, without_password) {

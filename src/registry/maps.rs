@@ -86,6 +86,7 @@ mod tests {
             updated_at,
             roles: Vec::new(),
             tokens_cutoff: 0,
+            ..Default::default()
         }
     }
 

@@ -35,7 +35,7 @@ pub fn supported_claims() -> Vec<&'static str> {
     v
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct User {
     /// The tenant it belongs to (set when loaded or saved through a tenant's registry).
     #[serde(skip)]
@@ -58,6 +58,66 @@ pub struct User {
     /// session, keeps nothing. 0: never set.
     #[serde(default, skip_serializing)]
     pub tokens_cutoff: u64,
+    /// When the user was made (seconds); 0 for a user not yet saved or loaded.
+    #[serde(default)]
+    pub created_at: u64,
+    /// Where the user comes from.
+    #[serde(default)]
+    pub source: Source,
+    /// SCIM's `externalId` (RFC 7643 §3.1): the provisioning system's own identifier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_id: Option<String>,
+    /// The SCIM attributes that are no OpenID claim (RFC 7643 §4.1's `title`, `userType`,
+    /// further addresses…, the enterprise extension under its URN), as a SCIM client sent
+    /// them. Kept apart from `claims`, which a `claims` request could read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scim: Option<Box<Map<String, Value>>>,
+}
+
+/// Where a user comes from: made here (the admin API, the CLI, sign-up, an upstream provider:
+/// `local`), provisioned by a SCIM client (`scim`), or imported from a directory
+/// (`ldap:<id>`, as its linked identity's provider), whose password is the directory's.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Source {
+    #[default]
+    Local,
+    Scim,
+    Directory(String),
+}
+
+impl Source {
+    pub fn as_str(&self) -> &str {
+        match self {
+            Source::Local => "local",
+            Source::Scim => "scim",
+            Source::Directory(p) => p,
+        }
+    }
+
+    pub fn parse(s: &str) -> Source {
+        match s {
+            "scim" => Source::Scim,
+            s if s.starts_with("ldap:") => Source::Directory(s.to_string()),
+            _ => Source::Local,
+        }
+    }
+
+    /// A directory's user: its password is checked, and changed, only there.
+    pub fn is_directory(&self) -> bool {
+        matches!(self, Source::Directory(_))
+    }
+}
+
+impl Serialize for Source {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Source {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Source::parse(&String::deserialize(d)?))
+    }
 }
 
 /// A plausible e-mail address (what a person types on a form): something@something.something,
@@ -174,6 +234,10 @@ pub fn new_user(input: UserInput) -> Result<User, String> {
         updated_at: now(),
         roles: validate_roles(input.roles.unwrap_or_default())?,
         tokens_cutoff: 0,
+        created_at: now(),
+        source: Source::Local,
+        external_id: None,
+        scim: None,
     };
     apply_claims(&mut user.claims, input.claims)?;
     validate_username(&user.username)?;
@@ -260,11 +324,13 @@ pub fn save(sql: &mut dyn Sql, user: &User) -> StoreResult<()> {
     }
     let t = now() as i64;
     sql.execute(
-        "INSERT INTO users (tenant_id, id, username, email, password_hash, profile, disabled, created_at, updated_at, roles, tokens_cutoff)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)
+        "INSERT INTO users (tenant_id, id, username, email, password_hash, profile, disabled, created_at, updated_at, roles, tokens_cutoff,
+                            external_id, scim, source)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10, ?11, ?12, ?13)
          ON CONFLICT(tenant_id, id) DO UPDATE SET username = excluded.username, email = excluded.email,
            password_hash = excluded.password_hash, profile = excluded.profile, disabled = excluded.disabled,
-           updated_at = excluded.updated_at, roles = excluded.roles, tokens_cutoff = excluded.tokens_cutoff",
+           updated_at = excluded.updated_at, roles = excluded.roles, tokens_cutoff = excluded.tokens_cutoff,
+           external_id = excluded.external_id, scim = excluded.scim, source = excluded.source",
         crate::params![
             tenant,
             &user.id,
@@ -273,9 +339,12 @@ pub fn save(sql: &mut dyn Sql, user: &User) -> StoreResult<()> {
             &user.password_hash,
             user.claims.to_json(),
             user.disabled,
-            t,
+            if user.created_at > 0 { user.created_at as i64 } else { t },
             user.roles.join(" "),
             user.tokens_cutoff as i64,
+            user.external_id.as_deref(),
+            user.scim.as_ref().map(|m| Value::Object((**m).clone()).to_string()),
+            user.source.as_str(),
         ],
     )?;
     sql.execute("DELETE FROM login_names WHERE tenant_id = ?1 AND user_id = ?2", crate::params![tenant, &user.id])?;
@@ -328,7 +397,8 @@ pub fn delete(sql: &mut dyn Sql, tenant: TenantId, id: &str) -> StoreResult<bool
     Ok(n > 0)
 }
 
-const SELECT: &str = "SELECT id, username, password_hash, profile, disabled, updated_at, roles, tokens_cutoff, tenant_id FROM users";
+const SELECT: &str =
+    "SELECT id, username, password_hash, profile, disabled, updated_at, roles, tokens_cutoff, tenant_id, created_at, source, external_id, scim FROM users";
 
 pub fn load_one(sql: &mut dyn Sql, tenant: TenantId, id: &str) -> StoreResult<Option<User>> {
     sql.query_opt(&format!("{SELECT} WHERE tenant_id = ?1 AND id = ?2"), crate::params![tenant.0 as i64, id])?.map(|r| row_to_user(&r)).transpose()
@@ -361,6 +431,13 @@ fn row_to_user(r: &Row) -> StoreResult<User> {
         updated_at: r.i64(5)? as u64,
         roles: r.text(6)?.split_whitespace().map(str::to_string).collect(),
         tokens_cutoff: r.i64(7)?.max(0) as u64,
+        created_at: r.i64(9)?.max(0) as u64,
+        source: Source::parse(&r.text(10)?),
+        external_id: r.opt_text(11)?,
+        scim: r.opt_text(12)?.and_then(|j| match serde_json::from_str(&j) {
+            Ok(Value::Object(m)) => Some(Box::new(m)),
+            _ => None,
+        }),
     })
 }
 

@@ -114,20 +114,16 @@ fn container<'a>(resource: &'a mut Value, attr: &AttrPath, create: bool) -> Resu
 fn set(resource: &mut Value, p: &Path, value: Value, replace: bool, schema: &dyn AttributeTypes) -> Result<(), PatchError> {
     // A whole extension named by its URN (`urn:…:enterprise:2.0:User` parses as that URN's
     // last segment): its attributes merged in.
-    if p.value_filter.is_none() && p.attr.sub.is_none() {
-        if let (Some(urn), Value::Object(attrs)) = (&p.attr.urn, &value) {
-            let whole = format!("{urn}:{}", p.attr.name);
-            if !p.attr.in_core_schema() || whole.to_ascii_lowercase().starts_with("urn:ietf:params:scim:schemas:extension:") {
-                let root = resource.as_object_mut().ok_or_else(|| err("invalidSyntax", "the resource is not an object"))?;
-                let key = key_of(root, &whole).unwrap_or(whole);
-                let ext = root.entry(key).or_insert_with(|| Value::Object(Map::new()));
-                let Value::Object(ext) = ext else { return Err(err("invalidValue", "the extension is not an object")) };
-                for (k, v) in attrs {
-                    put(ext, k, v.clone(), replace);
-                }
-                return Ok(());
-            }
+    if let Some(whole) = whole_extension(resource, p, schema) {
+        let Value::Object(attrs) = value else { return Err(err("invalidValue", "an extension is set with an object of its attributes")) };
+        let root = resource.as_object_mut().ok_or_else(|| err("invalidSyntax", "the resource is not an object"))?;
+        let key = key_of(root, &whole).unwrap_or(whole);
+        let ext = root.entry(key).or_insert_with(|| Value::Object(Map::new()));
+        let Value::Object(ext) = ext else { return Err(err("invalidValue", "the extension is not an object")) };
+        for (k, v) in attrs {
+            put(ext, &k, v, replace);
         }
+        return Ok(());
     }
     let schema_urn = p.attr.urn.clone();
     let obj = container(resource, &p.attr, true)?.expect("made when asked");
@@ -212,7 +208,27 @@ fn put(obj: &mut Map<String, Value>, key: &str, value: Value, replace: bool) {
     }
 }
 
+/// The URN of the extension `p` names as a whole, if it does: a path without a filter or
+/// sub-attribute whose URN and name together are an extension the schema knows, or one the
+/// resource has.
+fn whole_extension(resource: &Value, p: &Path, schema: &dyn AttributeTypes) -> Option<String> {
+    if p.value_filter.is_some() || p.attr.sub.is_some() {
+        return None;
+    }
+    let whole = format!("{}:{}", p.attr.urn.as_deref()?, p.attr.name);
+    let known = schema.is_extension(&whole.to_ascii_lowercase()) || resource.as_object().is_some_and(|r| key_of(r, &whole).is_some());
+    known.then_some(whole)
+}
+
 fn remove(resource: &mut Value, p: &Path, value: Option<&Value>, schema: &dyn AttributeTypes) -> Result<(), PatchError> {
+    if let Some(whole) = whole_extension(resource, p, schema) {
+        if let Some(root) = resource.as_object_mut() {
+            if let Some(k) = key_of(root, &whole) {
+                root.remove(&k);
+            }
+        }
+        return Ok(());
+    }
     let schema_urn = p.attr.urn.clone();
     let Some(obj) = container(resource, &p.attr, false)? else { return Ok(()) };
     let Some(key) = key_of(obj, &p.attr.name) else { return Ok(()) };
@@ -341,8 +357,17 @@ mod tests {
         assert_eq!(with[ent]["department"], "Tour");
         let whole = patch(user.clone(), ops(json!([{"op": "replace", "path": ent, "value": {"employeeNumber": "42"}}]))).unwrap();
         assert_eq!(whole[ent]["employeeNumber"], "42");
-        let gone = patch(with, ops(json!([{"op": "remove", "path": format!("{ent}:department")}]))).unwrap();
+        let gone = patch(with.clone(), ops(json!([{"op": "remove", "path": format!("{ent}:department")}]))).unwrap();
         assert!(gone[ent].get("department").is_none());
+        // A complex attribute of the extension is set under its name, not merged into the
+        // extension; the whole extension can be removed.
+        let manager = json!({"value": "m1", "$ref": "https://example.com/Users/m1"});
+        let managed = patch(with.clone(), ops(json!([{"op": "add", "path": format!("{ent}:manager"), "value": manager}]))).unwrap();
+        assert_eq!(managed[ent], json!({"department": "Tour", "manager": manager}));
+        let replaced = patch(managed, ops(json!([{"op": "replace", "path": format!("{ent}:manager"), "value": {"value": "m2"}}]))).unwrap();
+        assert_eq!(replaced[ent]["manager"]["value"], "m2");
+        let none = patch(with, ops(json!([{"op": "remove", "path": ent}]))).unwrap();
+        assert!(none.get(ent).is_none(), "{none}");
     }
 
     #[test]

@@ -12,6 +12,11 @@ pub trait AttributeTypes {
     fn case_exact(&self, urn: Option<&str>, path: &str) -> bool;
     /// RFC 7643 §2.3.5: an `xsd:dateTime`, compared chronologically.
     fn date_time(&self, urn: Option<&str>, path: &str) -> bool;
+    /// Whether `urn` (in lower case) is a schema extension's, whose attributes sit under it.
+    fn is_extension(&self, urn: &str) -> bool {
+        let _ = urn;
+        false
+    }
 }
 
 /// The core User and Group schemas (RFC 7643 §3.1, §4, §8.7.1) and the enterprise User
@@ -34,5 +39,9 @@ impl AttributeTypes for CoreSchema {
 
     fn date_time(&self, urn: Option<&str>, path: &str) -> bool {
         urn.is_none() && DATE_TIMES.contains(&path)
+    }
+
+    fn is_extension(&self, urn: &str) -> bool {
+        urn == "urn:ietf:params:scim:schemas:extension:enterprise:2.0:user"
     }
 }

@@ -34,6 +34,7 @@ mod fapi_ciba;
 mod form_post;
 mod groups;
 mod scim;
+mod scim_users;
 mod hybrid;
 mod fuzz_endpoints;
 mod harness;

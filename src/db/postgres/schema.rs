@@ -386,6 +386,18 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     );
     CREATE INDEX role_assignments_principal ON role_assignments(tenant_id, principal_kind, principal_id);
     "#,
+), (
+    26,
+    // As SQLite's migration 27: a user's SCIM external id and attributes, and its source.
+    r#"
+    ALTER TABLE users ADD COLUMN external_id TEXT;
+    ALTER TABLE users ADD COLUMN scim TEXT;
+    ALTER TABLE users ADD COLUMN source TEXT NOT NULL DEFAULT 'local';
+    UPDATE users SET source = (SELECT MIN(l.provider) FROM linked_identities l
+                                WHERE l.tenant_id = users.tenant_id AND l.user_id = users.id AND l.provider LIKE 'ldap:%')
+     WHERE password_hash = '' AND EXISTS (SELECT 1 FROM linked_identities l
+                                WHERE l.tenant_id = users.tenant_id AND l.user_id = users.id AND l.provider LIKE 'ldap:%');
+    "#,
 )];
 
 /// The version the migrations bring a database to.

@@ -1,7 +1,8 @@
 //! RFC 7644 §4: what the service offers, for a client to read before it provisions. Each
-//! answer says only what is built (`scim::mod`): `bulk` is not supported, and `Group` is the
-//! one resource type so far.
+//! answer says only what is built (`scim::mod`): `bulk` is not supported; the resource types
+//! are `User` (with the enterprise extension) and `Group`.
 
+use super::user_schema::{self, ENTERPRISE, USER};
 use super::{scim_json, ScimError, BASE, LIST_SCHEMA};
 use crate::tenant::Issuer;
 use axum::extract::Path;
@@ -19,7 +20,8 @@ pub async fn service_provider_config(app: Issuer) -> Response {
         "patch": {"supported": true},
         "bulk": {"supported": false, "maxOperations": 0, "maxPayloadSize": 0},
         "filter": {"supported": true, "maxResults": MAX_RESULTS},
-        "changePassword": {"supported": false},
+        // A password can be set by PUT or PATCH (`password`, write-only).
+        "changePassword": {"supported": true},
         "sort": {"supported": true},
         "etag": {"supported": true},
         "authenticationSchemes": [{
@@ -38,16 +40,34 @@ fn group_type(app: &Issuer) -> Value {
     })
 }
 
+fn user_type(app: &Issuer) -> Value {
+    json!({
+        "schemas": ["urn:ietf:params:scim:schemas:core:2.0:ResourceType"],
+        "id": "User", "name": "User", "endpoint": "/Users", "description": "User", "schema": USER,
+        "schemaExtensions": [{"schema": ENTERPRISE, "required": false}],
+        "meta": {"resourceType": "ResourceType", "location": app.endpoint(&format!("{BASE}/ResourceTypes/User"))},
+    })
+}
+
+fn user_schema(app: &Issuer) -> Value {
+    user_schema::representation(USER, "User", "User Account", user_schema::USER_ATTRS, app.endpoint(&format!("{BASE}/Schemas/{USER}")))
+}
+
+fn enterprise_schema(app: &Issuer) -> Value {
+    user_schema::representation(ENTERPRISE, "EnterpriseUser", "Enterprise User", user_schema::ENTERPRISE_ATTRS, app.endpoint(&format!("{BASE}/Schemas/{ENTERPRISE}")))
+}
+
 fn list(resources: Vec<Value>) -> Response {
     scim_json(&json!({"schemas": [LIST_SCHEMA], "totalResults": resources.len(), "itemsPerPage": resources.len(), "startIndex": 1, "Resources": resources}))
 }
 
 pub async fn resource_types(app: Issuer) -> Response {
-    list(vec![group_type(&app)])
+    list(vec![user_type(&app), group_type(&app)])
 }
 
 pub async fn resource_type(app: Issuer, Path(id): Path<String>) -> Result<Response, ScimError> {
     match id.as_str() {
+        "User" => Ok(scim_json(&user_type(&app))),
         "Group" => Ok(scim_json(&group_type(&app))),
         _ => Err(ScimError::not_found("no such resource type")),
     }
@@ -61,6 +81,10 @@ fn group_schema(app: &Issuer) -> Value {
     };
     let mut reference = sub("$ref", "reference", "immutable", "The URI of the member");
     reference["referenceTypes"] = json!(["User", "Group"]);
+    reference["caseExact"] = true.into();
+    // RFC 7643 §8.7.1's, and the only ones taken (§7 lets a service restrict them).
+    let mut kind = sub("type", "string", "immutable", "User or Group");
+    kind["canonicalValues"] = json!(["User", "Group"]);
     json!({
         "schemas": ["urn:ietf:params:scim:schemas:core:2.0:Schema"],
         "id": GROUP_SCHEMA, "name": "Group", "description": "Group",
@@ -69,20 +93,21 @@ fn group_schema(app: &Issuer) -> Value {
              "required": true, "caseExact": false, "mutability": "readWrite", "returned": "default", "uniqueness": "server"},
             {"name": "members", "type": "complex", "multiValued": true, "description": "The group's direct members: users and groups",
              "required": false, "mutability": "readWrite", "returned": "default", "uniqueness": "none",
-             "subAttributes": [sub("value", "string", "immutable", "The member's id"), reference,
-                               sub("type", "string", "immutable", "User or Group"), sub("display", "string", "readOnly", "The member's name")]},
+             "subAttributes": [sub("value", "string", "immutable", "The member's id"), reference, kind]},
         ],
         "meta": {"resourceType": "Schema", "location": app.endpoint(&format!("{BASE}/Schemas/{GROUP_SCHEMA}"))},
     })
 }
 
 pub async fn schemas(app: Issuer) -> Response {
-    list(vec![group_schema(&app)])
+    list(vec![user_schema(&app), enterprise_schema(&app), group_schema(&app)])
 }
 
 pub async fn schema(app: Issuer, Path(id): Path<String>) -> Result<Response, ScimError> {
-    match id == GROUP_SCHEMA {
-        true => Ok(scim_json(&group_schema(&app))),
-        false => Err(ScimError::not_found("no such schema")),
+    match id.as_str() {
+        USER => Ok(scim_json(&user_schema(&app))),
+        ENTERPRISE => Ok(scim_json(&enterprise_schema(&app))),
+        GROUP_SCHEMA => Ok(scim_json(&group_schema(&app))),
+        _ => Err(ScimError::not_found("no such schema")),
     }
 }

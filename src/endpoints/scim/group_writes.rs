@@ -8,15 +8,15 @@
 //! its members out. PATCH is applied to the group's representation (`scim::patch`), then read
 //! back. `If-Match` is honoured on all three (412 when the group has changed since).
 
-use super::groups::{etag, etag_matches, representation};
-use super::{location, scim_json, ScimError};
+use super::groups::{etag, representation};
+use super::{body_json, written, ScimError};
 use crate::endpoints::operations::Actor;
 use crate::http::params::Body;
 use crate::registry::directory::{Group, GroupInput, Principal, Refusal};
 use crate::scim::patch::{self, member};
 use crate::tenant::Issuer;
 use axum::extract::Path;
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -27,10 +27,6 @@ fn refused(r: Refusal) -> ScimError {
         Refusal::NoSuchGroup | Refusal::NoSuchRole => ScimError::bad("invalidValue", r.to_string()),
         Refusal::Cycle | Refusal::Limit(_) => ScimError::bad("invalidValue", r.to_string()),
     }
-}
-
-fn body_json(body: &[u8]) -> Result<Value, ScimError> {
-    serde_json::from_slice(body).map_err(|e| ScimError::bad("invalidSyntax", format!("not JSON: {e}")))
 }
 
 /// What a group resource in a request says: its name, external id (`Some(None)`: removed)
@@ -82,13 +78,8 @@ fn principal(app: &Issuer, m: &Value) -> Result<Principal, ScimError> {
     }
 }
 
-/// RFC 7644 §3.14: a request that names a version must name the current one.
 fn check_if_match(headers: &HeaderMap, g: &Group) -> Result<(), ScimError> {
-    let Some(wanted) = headers.get(header::IF_MATCH).and_then(|v| v.to_str().ok()) else { return Ok(()) };
-    match etag_matches(wanted, &etag(g)) {
-        true => Ok(()),
-        false => Err(ScimError::new(StatusCode::PRECONDITION_FAILED, None, "the group has changed since that version")),
-    }
+    super::check_if_match(headers, &etag(g))
 }
 
 fn find(app: &Issuer, id: &str) -> Result<Arc<Group>, ScimError> {
@@ -116,17 +107,7 @@ async fn save(app: &Issuer, actor: &Actor, before: Option<&Group>, group: Group,
             app.audit(e).await;
         }
     }
-    let status = if before.is_some() { StatusCode::OK } else { StatusCode::CREATED };
-    let mut res = (status, scim_json(&representation(app, &saved))).into_response();
-    if let Ok(v) = HeaderValue::from_str(&etag(&saved)) {
-        res.headers_mut().insert(header::ETAG, v);
-    }
-    if before.is_none() {
-        if let Ok(v) = HeaderValue::from_str(&location(app, "Groups", &saved.id)) {
-            res.headers_mut().insert(header::LOCATION, v);
-        }
-    }
-    Ok(res)
+    Ok(written(app, "Groups", &saved.id, before.is_none(), &representation(app, &saved), &etag(&saved)))
 }
 
 fn apply(group: &mut Group, w: &Written) -> Result<(), ScimError> {
