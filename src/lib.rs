@@ -31,6 +31,7 @@ pub mod mail;
 pub mod metrics;
 pub mod node_sync;
 pub mod profile;
+pub mod provisioning;
 pub mod ratelimit;
 pub mod registry;
 pub mod resources;

@@ -509,6 +509,27 @@ const MIGRATIONS: &[(i64, &str)] = &[(
      WHERE password_hash = '' AND EXISTS (SELECT 1 FROM linked_identities l
                                 WHERE l.tenant_id = users.tenant_id AND l.user_id = users.id AND l.provider LIKE 'ldap:%');
     "#,
+), (
+    29,
+    // Issue 32, outbound provisioning (`provisioning`): a client's SCIM service to keep in step
+    // (its bearer credential sealed by the vault), and the id each user has there (with a
+    // digest of what was last sent, so that a change that alters nothing sends nothing). The
+    // outbox's rows of kind `scim_user` are looked up by target and user, to coalesce.
+    r#"
+    CREATE TABLE scim_targets (
+        tenant_id INTEGER NOT NULL, client_id TEXT NOT NULL, endpoint TEXT NOT NULL, token BLOB NOT NULL,
+        users TEXT NOT NULL DEFAULT 'assigned', enabled INTEGER NOT NULL DEFAULT 1,
+        created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+        last_delivered_at INTEGER, last_error TEXT, last_error_at INTEGER,
+        PRIMARY KEY (tenant_id, client_id)
+    );
+    CREATE TABLE scim_remote_users (
+        tenant_id INTEGER NOT NULL, client_id TEXT NOT NULL, user_id TEXT NOT NULL, remote_id TEXT NOT NULL,
+        sent_hash BLOB,
+        PRIMARY KEY (tenant_id, client_id, user_id)
+    );
+    CREATE INDEX logout_outbox_scim ON logout_outbox(tenant_id, kind, client_id, sub);
+    "#,
 )];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -83,6 +83,13 @@ impl Row {
         }
     }
 
+    pub fn opt_i64(&self, i: usize) -> StoreResult<Option<i64>> {
+        match self.col(i)? {
+            Value::Null => Ok(None),
+            _ => self.i64(i).map(Some),
+        }
+    }
+
     pub fn opt_text(&self, i: usize) -> StoreResult<Option<String>> {
         match self.col(i)? {
             Value::Null => Ok(None),

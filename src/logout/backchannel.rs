@@ -68,7 +68,7 @@ pub fn enqueue_other(sql: &mut dyn Sql, tenant: crate::tenant::TenantId, kind: &
 
 /// What the outbox needs of one kind of row: where it goes, how it is sent, whether a refusal
 /// is final, and what the audit log calls its outcomes. One per kind, each in its own module
-/// (logout tokens here, `ciba::ping`, `ciba::push`, `ciba::hook`): a new side effect is a new
+/// (logout tokens here, `ciba::ping`, `ciba::push`, `ciba::hook`, `provisioning::deliver`): a new side effect is a new
 /// `Deliverer` in `DELIVERERS`, not a branch in `deliver`.
 pub trait Deliverer: Sync {
     /// The `kind` values of its rows.
@@ -92,7 +92,8 @@ pub type Sending<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Result
 
 /// Every kind of outbox row; a row of a kind none names is a logout token (the column's
 /// default).
-const DELIVERERS: &[&dyn Deliverer] = &[&LogoutTokens, &crate::ciba::ping::Pings, &crate::ciba::push::Pushes, &crate::ciba::hook::Notices];
+const DELIVERERS: &[&dyn Deliverer] =
+    &[&LogoutTokens, &crate::ciba::ping::Pings, &crate::ciba::push::Pushes, &crate::ciba::hook::Notices, &crate::provisioning::deliver::Provisions];
 
 fn deliverer(kind: &str) -> &'static dyn Deliverer {
     DELIVERERS.iter().copied().find(|d| d.kinds().contains(&kind)).unwrap_or(&LogoutTokens)

@@ -351,6 +351,8 @@ pub fn save(sql: &mut dyn Sql, user: &User) -> StoreResult<()> {
     for name in &names {
         sql.execute("INSERT INTO login_names (tenant_id, name, user_id) VALUES (?1, ?2, ?3)", crate::params![tenant, name, &user.id])?;
     }
+    // The applications provisioned by SCIM hear of it, after this commit (the outbox).
+    crate::provisioning::enqueue_users(sql, user.tenant, std::slice::from_ref(&user.id))?;
     super::record_change(sql, user.tenant, "user", &user.id)
 }
 
@@ -393,6 +395,7 @@ pub fn delete(sql: &mut dyn Sql, tenant: TenantId, id: &str) -> StoreResult<bool
     }
     super::organizations::remove_user(sql, tenant, id)?;
     super::directory::rows::forget_principal(sql, tenant, &super::directory::Principal::User(id.to_string()))?;
+    crate::provisioning::enqueue_users(sql, tenant, &[id.to_string()])?;
     super::record_change(sql, tenant, "user", id)?;
     Ok(n > 0)
 }

@@ -1,7 +1,8 @@
 //! SCIM 2.0 (RFC 7643/7644), the pure parts: the filter grammar of RFC 7644 §3.4.2.2
-//! (`filter`, evaluated in `eval`) and the PATCH path grammar of §3.5.2 (`path`), over SCIM
-//! resources held as `serde_json::Value`. The `/scim/v2` endpoints (issue 32) will call
-//! these; no HTTP and no database here.
+//! (`filter`, evaluated in `eval`), the PATCH path grammar of §3.5.2 (`path`) and PATCH
+//! itself (`patch`), over SCIM resources held as `serde_json::Value`; and a user's SCIM
+//! attributes (`user`). The `/scim/v2` endpoints and outbound provisioning call these; no
+//! HTTP and no database here.
 //!
 //! Written by hand, because no Rust crate does the job well enough. We looked at:
 //! - `scim-filter` (0.2.3): no release since January 2024, undocumented, evaluates over any
@@ -27,6 +28,7 @@ pub mod path;
 mod schema;
 #[cfg(test)]
 mod tests;
+pub mod user;
 
 pub use schema::{AttributeTypes, CoreSchema};
 

@@ -261,6 +261,8 @@ pub const TENANT_TABLES: &[&str] = &[
     "group_members",
     "app_roles",
     "role_assignments",
+    "scim_targets",
+    "scim_remote_users",
 ];
 
 /// `TENANT_TABLES` as `dialect` has them: the registry's change log is SQLite's (PostgreSQL

@@ -310,6 +310,8 @@ async fn the_openapi_document_describes_every_admin_operation() {
         ("/admin/clients/{client}/roles/{role}/assignments", &["get"]),
         ("/admin/clients/{client}/roles/{role}/assignments/{kind}/{principal}", &["put", "delete"]),
         ("/admin/users/{id}/groups", &["get"]),
+        ("/admin/clients/{client}/provisioning", &["get", "put", "delete"]),
+        ("/admin/clients/{client}/provisioning/resync", &["post"]),
     ];
     let paths = doc["paths"].as_object().unwrap();
     assert_eq!(paths.len(), expected.len(), "{:?}", paths.keys().collect::<Vec<_>>());

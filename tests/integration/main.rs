@@ -60,6 +60,7 @@ mod ops;
 #[path = "../common/postgres.rs"]
 mod pg_cluster;
 mod preauth;
+mod provisioning;
 mod refresh;
 mod registration;
 mod request_object;

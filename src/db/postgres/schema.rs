@@ -398,6 +398,24 @@ const MIGRATIONS: &[(i64, &str)] = &[(
      WHERE password_hash = '' AND EXISTS (SELECT 1 FROM linked_identities l
                                 WHERE l.tenant_id = users.tenant_id AND l.user_id = users.id AND l.provider LIKE 'ldap:%');
     "#,
+), (
+    28,
+    // As SQLite's migration 29: outbound provisioning's targets and remote ids.
+    r#"
+    CREATE TABLE scim_targets (
+        tenant_id BIGINT NOT NULL, client_id TEXT NOT NULL, endpoint TEXT NOT NULL, token BYTEA NOT NULL,
+        users TEXT NOT NULL DEFAULT 'assigned', enabled BIGINT NOT NULL DEFAULT 1,
+        created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL,
+        last_delivered_at BIGINT, last_error TEXT, last_error_at BIGINT,
+        PRIMARY KEY (tenant_id, client_id)
+    );
+    CREATE TABLE scim_remote_users (
+        tenant_id BIGINT NOT NULL, client_id TEXT NOT NULL, user_id TEXT NOT NULL, remote_id TEXT NOT NULL,
+        sent_hash BYTEA,
+        PRIMARY KEY (tenant_id, client_id, user_id)
+    );
+    CREATE INDEX logout_outbox_scim ON logout_outbox(tenant_id, kind, client_id, sub);
+    "#,
 )];
 
 /// The version the migrations bring a database to.

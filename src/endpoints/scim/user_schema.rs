@@ -11,8 +11,7 @@
 use super::ScimError;
 use serde_json::{json, Map, Value};
 
-pub const USER: &str = "urn:ietf:params:scim:schemas:core:2.0:User";
-pub const ENTERPRISE: &str = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
+pub use crate::scim::user::{ENTERPRISE_SCHEMA as ENTERPRISE, USER_SCHEMA as USER};
 
 #[derive(Clone, Copy)]
 pub enum Kind {

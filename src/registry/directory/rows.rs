@@ -65,10 +65,12 @@ pub fn forget_principal(sql: &mut dyn Sql, tenant: TenantId, p: &Principal) -> S
     Ok(())
 }
 
-/// A deleted client's roles and their assignments go with it.
+/// A deleted client's roles and their assignments go with it, as does its provisioning
+/// target (the users it made there stay there: the application is no longer ours to tell).
 pub fn forget_client(sql: &mut dyn Sql, tenant: TenantId, client: &str) -> StoreResult<()> {
     sql.execute("DELETE FROM app_roles WHERE tenant_id = ?1 AND client_id = ?2", crate::params![tenant, client])?;
     sql.execute("DELETE FROM role_assignments WHERE tenant_id = ?1 AND client_id = ?2", crate::params![tenant, client])?;
+    crate::provisioning::delete(sql, tenant, client)?;
     Ok(())
 }
 

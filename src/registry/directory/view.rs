@@ -42,6 +42,16 @@ impl TenantRegistry<'_> {
         self.with_directory(|d| d.direct_groups(p).filter_map(|g| d.group(g).cloned()).collect())
     }
 
+    /// The users the principals stand for (themselves, or every user under a group): those a
+    /// change of their memberships or roles reaches, whom outbound provisioning must look at
+    /// again (`provisioning`), in the change's transaction.
+    fn users_under<'p>(&self, principals: impl Iterator<Item = &'p Principal>) -> Vec<String> {
+        let mut users: Vec<String> = self.with_directory(|d| principals.flat_map(|p| d.users_under(p)).collect());
+        users.sort_unstable();
+        users.dedup();
+        users
+    }
+
     /// A user's groups (direct and through nesting) and roles per client.
     pub fn effective(&self, user: &str) -> Option<Arc<Effective>> {
         self.with_directory(|d| d.effective(user).cloned())
@@ -87,7 +97,19 @@ impl TenantRegistry<'_> {
             Err(r) => return Ok(Err(r)),
         };
         let (g, a, r) = (group.clone(), adds.clone(), removes.clone());
-        match self.registry.db.write(move |sql| rows::save_group_members(sql, &g, &a, &r)).await? {
+        let (tenant, reached) = (self.tenant, self.users_under(adds.iter().chain(&removes)));
+        let saved = self
+            .registry
+            .db
+            .write(move |sql| {
+                let saved = rows::save_group_members(sql, &g, &a, &r)?;
+                if saved.is_ok() {
+                    crate::provisioning::enqueue_users(sql, tenant, &reached)?;
+                }
+                Ok(saved)
+            })
+            .await?;
+        match saved {
             Err(Conflict::NameTaken) => Ok(Err(Refusal::NameTaken)),
             Ok(version) => {
                 group.version = version;
@@ -108,7 +130,16 @@ impl TenantRegistry<'_> {
     pub async fn delete_group(&self, id: &str) -> StoreResult<bool> {
         let _order = self.registry.order.lock().await;
         let (tenant, owned) = (self.tenant, id.to_string());
-        let existed = self.registry.db.write(move |sql| rows::delete_group(sql, tenant, &owned)).await?;
+        let reached = self.users_under([Principal::Group(id.to_string())].iter());
+        let existed = self
+            .registry
+            .db
+            .write(move |sql| {
+                let existed = rows::delete_group(sql, tenant, &owned)?;
+                crate::provisioning::enqueue_users(sql, tenant, &reached)?;
+                Ok(existed)
+            })
+            .await?;
         if let Some(d) = self.registry.directories.write().get_mut(&self.tenant) {
             d.remove_group(id);
         }
@@ -128,7 +159,18 @@ impl TenantRegistry<'_> {
             return Ok(Err(r));
         }
         let (tenant, g, member) = (self.tenant, group.to_string(), p.clone());
-        let changed = self.registry.db.write(move |sql| rows::set_member(sql, tenant, &g, &member, present)).await?;
+        let reached = self.users_under([p.clone()].iter());
+        let changed = self
+            .registry
+            .db
+            .write(move |sql| {
+                let changed = rows::set_member(sql, tenant, &g, &member, present)?;
+                if changed {
+                    crate::provisioning::enqueue_users(sql, tenant, &reached)?;
+                }
+                Ok(changed)
+            })
+            .await?;
         if changed {
             let mut all = self.registry.directories.write();
             let d = all.entry(self.tenant).or_default();
@@ -161,7 +203,17 @@ impl TenantRegistry<'_> {
     pub async fn delete_role(&self, client: &str, role: &str) -> StoreResult<bool> {
         let _order = self.registry.order.lock().await;
         let (tenant, c, r) = (self.tenant, client.to_string(), role.to_string());
-        let existed = self.registry.db.write(move |sql| rows::delete_role(sql, tenant, &c, &r)).await?;
+        let assignees = self.role_assignees(client, role);
+        let reached = self.users_under(assignees.iter());
+        let existed = self
+            .registry
+            .db
+            .write(move |sql| {
+                let existed = rows::delete_role(sql, tenant, &c, &r)?;
+                crate::provisioning::enqueue_users(sql, tenant, &reached)?;
+                Ok(existed)
+            })
+            .await?;
         if let Some(d) = self.registry.directories.write().get_mut(&self.tenant) {
             d.set_role(client, role, None);
         }
@@ -184,7 +236,18 @@ impl TenantRegistry<'_> {
             return Ok(Err(r));
         }
         let (tenant, c, r, who) = (self.tenant, client.to_string(), role.to_string(), p.clone());
-        let changed = self.registry.db.write(move |sql| rows::set_assignment(sql, tenant, &c, &r, &who, present)).await?;
+        let reached = self.users_under([p.clone()].iter());
+        let changed = self
+            .registry
+            .db
+            .write(move |sql| {
+                let changed = rows::set_assignment(sql, tenant, &c, &r, &who, present)?;
+                if changed {
+                    crate::provisioning::enqueue_users(sql, tenant, &reached)?;
+                }
+                Ok(changed)
+            })
+            .await?;
         if changed {
             self.registry.directories.write().entry(self.tenant).or_default().set_assignment(client, role, p, present);
         }

@@ -1,0 +1,159 @@
+//! Outbound provisioning (issue 32, slice 3): Authrim as a SCIM *client*, keeping an
+//! application's own user store in step with the users assigned to it.
+//!
+//! A client may have a **target** (`scim_targets`): its SCIM service's base URL, a bearer
+//! credential sealed by the vault, and which users it gets (`assigned`: those holding one of
+//! its roles, directly or through a group; `all`: every user of the tenant).
+//!
+//! Every change that can alter what a target should hold writes, **in its own transaction**,
+//! an outbox row of kind `scim_user` (the back-channel outbox's table, its leases, retries
+//! with backoff, address policy and audit) naming the target and the user: a user saved or
+//! deleted (`registry::users::save`, `delete`), a group membership or role assignment that
+//! reaches them (`registry::directory::view`), a resync. The row says *who*, not *what*: its
+//! deliverer (`deliver`) reads the user as they are at delivery and makes the target agree:
+//! created or replaced when in scope (disabled users sent with `active: false`), deactivated
+//! when out of scope, deleted when gone. So rows can be repeated, coalesced and retried
+//! freely: at least once is exactly once in effect. An answer lost after the target acted
+//! (a crash, a timeout) is found again by `externalId` (the user's id here) before anything
+//! is created, so nothing is made twice.
+
+pub mod deliver;
+mod remote;
+
+use crate::db::{Sql, StoreResult};
+use crate::tenant::TenantId;
+use crate::util::now;
+use serde::Serialize;
+
+/// The outbox rows of this kind each say "make this target agree about this user".
+pub const KIND: &str = "scim_user";
+
+/// Which users a target gets.
+pub const SCOPES: &[&str] = &["assigned", "all"];
+
+/// A client's SCIM service, as stored.
+#[derive(Debug, Clone, Serialize)]
+pub struct Target {
+    pub client_id: String,
+    /// The SCIM service's base URL (`…/scim/v2`); `/Users` is under it.
+    pub endpoint: String,
+    #[serde(skip)]
+    pub sealed_token: Vec<u8>,
+    /// One of `SCOPES`.
+    pub users: String,
+    pub enabled: bool,
+    pub created_at: u64,
+    pub updated_at: u64,
+    pub last_delivered_at: Option<u64>,
+    pub last_error: Option<String>,
+    pub last_error_at: Option<u64>,
+}
+
+/// The vault label a target's credential is sealed under: bound to its tenant and client, so
+/// that a sealed credential copied to another row does not open.
+pub fn seal_label(tenant: TenantId, client_id: &str) -> String {
+    format!("scim-target:{}:{client_id}", tenant.0)
+}
+
+const SELECT: &str = "SELECT client_id, endpoint, token, users, enabled, created_at, updated_at, last_delivered_at, last_error, last_error_at FROM scim_targets";
+
+pub fn load(sql: &mut dyn Sql, tenant: TenantId, client_id: &str) -> StoreResult<Option<Target>> {
+    let row = sql.query_opt(&format!("{SELECT} WHERE tenant_id = ?1 AND client_id = ?2"), crate::params![tenant, client_id])?;
+    row.map(|r| {
+        Ok(Target {
+            client_id: r.text(0)?,
+            endpoint: r.text(1)?,
+            sealed_token: r.blob(2)?,
+            users: r.text(3)?,
+            enabled: r.i64(4)? != 0,
+            created_at: r.i64(5)?.max(0) as u64,
+            updated_at: r.i64(6)?.max(0) as u64,
+            last_delivered_at: r.opt_i64(7)?.map(|t| t.max(0) as u64),
+            last_error: r.opt_text(8)?,
+            last_error_at: r.opt_i64(9)?.map(|t| t.max(0) as u64),
+        })
+    })
+    .transpose()
+}
+
+/// Create or change a target; `sealed_token: None` keeps the credential it has.
+pub fn save(sql: &mut dyn Sql, tenant: TenantId, client_id: &str, endpoint: &str, sealed_token: Option<&[u8]>, users: &str, enabled: bool) -> StoreResult<()> {
+    let t = now() as i64;
+    let existing = load(sql, tenant, client_id)?;
+    let token = match (sealed_token, &existing) {
+        (Some(s), _) => s.to_vec(),
+        (None, Some(e)) => e.sealed_token.clone(),
+        (None, None) => return Err(crate::db::StoreError::Conflict("a new target needs a credential".into())),
+    };
+    sql.execute(
+        "INSERT INTO scim_targets (tenant_id, client_id, endpoint, token, users, enabled, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
+         ON CONFLICT (tenant_id, client_id) DO UPDATE SET endpoint = excluded.endpoint, token = excluded.token, users = excluded.users,
+           enabled = excluded.enabled, updated_at = excluded.updated_at",
+        crate::params![tenant, client_id, endpoint, token, users, enabled, t],
+    )?;
+    Ok(())
+}
+
+/// Remove a client's target and what it knew (its rows still queued are dropped by their
+/// deliverer: no target, nobody to tell).
+pub fn delete(sql: &mut dyn Sql, tenant: TenantId, client_id: &str) -> StoreResult<bool> {
+    let n = sql.execute("DELETE FROM scim_targets WHERE tenant_id = ?1 AND client_id = ?2", crate::params![tenant, client_id])?;
+    sql.execute("DELETE FROM scim_remote_users WHERE tenant_id = ?1 AND client_id = ?2", crate::params![tenant, client_id])?;
+    Ok(n > 0)
+}
+
+/// Record how the last delivery to a target went (what the console and the admin API show).
+pub fn record_outcome(sql: &mut dyn Sql, tenant: TenantId, client_id: &str, error: Option<&str>) -> StoreResult<()> {
+    let t = now() as i64;
+    match error {
+        None => sql.execute("UPDATE scim_targets SET last_delivered_at = ?3 WHERE tenant_id = ?1 AND client_id = ?2", crate::params![tenant, client_id, t])?,
+        Some(e) => sql.execute(
+            "UPDATE scim_targets SET last_error = ?3, last_error_at = ?4 WHERE tenant_id = ?1 AND client_id = ?2",
+            crate::params![tenant, client_id, e, t],
+        )?,
+    };
+    Ok(())
+}
+
+/// Queue, in the caller's transaction, a row for each enabled target of the tenant and each
+/// of `users`. A row already waiting (not being delivered) for the same target and user is
+/// enough: the deliverer reads the user when it runs.
+pub fn enqueue_users(sql: &mut dyn Sql, tenant: TenantId, users: &[String]) -> StoreResult<()> {
+    if users.is_empty() {
+        return Ok(());
+    }
+    let targets: Vec<String> =
+        sql.query("SELECT client_id FROM scim_targets WHERE tenant_id = ?1 AND enabled = 1", crate::params![tenant])?.iter().map(|r| r.text(0)).collect::<StoreResult<_>>()?;
+    enqueue_for(sql, tenant, &targets, users)
+}
+
+/// Queue rows for `users` on the given targets (a resync: one target, all its users).
+pub fn enqueue_for(sql: &mut dyn Sql, tenant: TenantId, targets: &[String], users: &[String]) -> StoreResult<()> {
+    let t = now();
+    for client in targets {
+        for user in users {
+            let waiting = sql.query_opt(
+                "SELECT 1 FROM logout_outbox WHERE tenant_id = ?1 AND kind = ?2 AND client_id = ?3 AND sub = ?4 AND lease_until = 0",
+                crate::params![tenant, KIND, client.as_str(), user.as_str()],
+            )?;
+            if waiting.is_none() {
+                crate::logout::backchannel::enqueue_other(sql, tenant, KIND, client, user, Vec::new(), t)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The users a resync looks at: those the target knows (to deactivate or delete the ones no
+/// longer in scope) and every user of the tenant (the deliverer skips those out of scope and
+/// unknown there).
+pub fn known_remotely(sql: &mut dyn Sql, tenant: TenantId, client_id: &str) -> StoreResult<Vec<String>> {
+    sql.query("SELECT user_id FROM scim_remote_users WHERE tenant_id = ?1 AND client_id = ?2", crate::params![tenant, client_id])?.iter().map(|r| r.text(0)).collect()
+}
+
+/// How many rows wait for a target, and how many of its users it holds.
+pub fn counts(sql: &mut dyn Sql, tenant: TenantId, client_id: &str) -> StoreResult<(i64, i64)> {
+    let pending = sql.query("SELECT COUNT(*) FROM logout_outbox WHERE tenant_id = ?1 AND kind = ?2 AND client_id = ?3", crate::params![tenant, KIND, client_id])?[0].i64(0)?;
+    let held = sql.query("SELECT COUNT(*) FROM scim_remote_users WHERE tenant_id = ?1 AND client_id = ?2", crate::params![tenant, client_id])?[0].i64(0)?;
+    Ok((pending, held))
+}
