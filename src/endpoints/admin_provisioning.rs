@@ -28,29 +28,29 @@ type AdminResult = Result<Response, OAuthError>;
 pub(crate) struct TargetInput {
     /// The application's SCIM service (`https://app.example/scim/v2`); its `/Users` are
     /// written.
-    endpoint: String,
+    pub endpoint: String,
     /// The bearer credential the application gave; required for a new target, kept when left
     /// out.
-    token: Option<String>,
+    pub token: Option<String>,
     /// `assigned` (default): users holding one of the client's roles, directly or through a
     /// group; `all`: every user of the tenant.
-    users: Option<String>,
+    pub users: Option<String>,
     /// `false` pauses deliveries (changes are not queued meanwhile: resync when enabling).
-    enabled: Option<bool>,
+    pub enabled: Option<bool>,
 }
 
 fn find_client(app: &Issuer, client: &str) -> Result<String, OAuthError> {
     app.registry().client(client).map(|c| c.id().to_string()).ok_or_else(|| OAuthError::not_found("no such client"))
 }
 
-async fn load(app: &Issuer, client: &str) -> Result<Option<Target>, OAuthError> {
+pub(crate) async fn load(app: &Issuer, client: &str) -> Result<Option<Target>, OAuthError> {
     let (tenant, c) = (app.tenant.id, client.to_string());
     Ok(app.db.read(move |sql| provisioning::load(sql, tenant, &c)).await?)
 }
 
 /// The target as the admin API shows it: never its credential; with how many changes wait
 /// and how many users it holds.
-async fn state(app: &Issuer, target: Target) -> Result<Value, OAuthError> {
+pub(crate) async fn state(app: &Issuer, target: Target) -> Result<Value, OAuthError> {
     let (tenant, c) = (app.tenant.id, target.client_id.clone());
     let (pending, held) = app.db.read(move |sql| provisioning::counts(sql, tenant, &c)).await?;
     let mut v = serde_json::to_value(&target).map_err(|e| OAuthError::internal("target", e))?;
@@ -73,13 +73,19 @@ pub(crate) async fn show(app: Issuer, Path(client): Path<String>) -> AdminResult
 #[utoipa::path(put, path = "/admin/clients/{client}/provisioning", tag = "directory", operation_id = "set_provisioning", params(("client" = String, Path, description = "the client's id")), request_body = TargetInput, responses((status = 200, description = "the target's state", body = Object), (status = 400, description = "a bad endpoint (not http(s), or on an address the fetcher refuses), a missing credential, unknown `users`"), (status = 404, description = "no such client"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn set(app: Issuer, actor: Actor, Path(client): Path<String>, Body(body): Body) -> AdminResult {
     let client = find_client(&app, &client)?;
-    let input: TargetInput = super::admin::parse(&body)?;
+    let target = set_target(&app, &actor, &client, super::admin::parse(&body)?).await?;
+    Ok(Json(state(&app, target).await?).into_response())
+}
+
+/// Set `client`'s target (the admin API's and the console's change), audited; resynced when
+/// it is new, re-enabled, or its endpoint or users changed.
+pub(crate) async fn set_target(app: &Issuer, actor: &Actor, client: &str, input: TargetInput) -> Result<Target, OAuthError> {
     crate::http::fetch::check_target(&input.endpoint, app.fetcher.allows_private()).map_err(|e| OAuthError::invalid_request(format!("endpoint: {e}")))?;
     let users = input.users.unwrap_or_else(|| "assigned".into());
     if !SCOPES.contains(&users.as_str()) {
         return Err(OAuthError::invalid_request(format!("users is one of {}", SCOPES.join(", "))));
     }
-    let before = load(&app, &client).await?;
+    let before = load(app, client).await?;
     let token = input.token.filter(|t| !t.is_empty());
     if before.is_none() && token.is_none() {
         return Err(OAuthError::invalid_request("token is required for a new target"));
@@ -88,28 +94,32 @@ pub(crate) async fn set(app: Issuer, actor: Actor, Path(client): Path<String>, B
         return Err(OAuthError::invalid_request("token is at most 4096 characters, without control characters"));
     }
     let (tenant, enabled) = (app.tenant.id, input.enabled.unwrap_or(true));
-    let sealed = token.map(|t| app.vault().seal(&provisioning::seal_label(tenant, &client), t.as_bytes()));
-    let (c, endpoint, u) = (client.clone(), input.endpoint.clone(), users.clone());
+    let sealed = token.map(|t| app.vault().seal(&provisioning::seal_label(tenant, client), t.as_bytes()));
+    let (c, endpoint, u) = (client.to_string(), input.endpoint.clone(), users.clone());
     app.db.write(move |sql| provisioning::save(sql, tenant, &c, &endpoint, sealed.as_deref(), &u, enabled)).await?;
-    app.audit(actor.event("provisioning_set", json!({"endpoint": input.endpoint, "users": users, "enabled": enabled})).client(&client)).await;
+    app.audit(actor.event("provisioning_set", json!({"endpoint": input.endpoint, "users": users, "enabled": enabled})).client(client)).await;
     let changed = before.as_ref().is_none_or(|b| (!b.enabled && enabled) || b.users != users || b.endpoint != input.endpoint);
     if changed && enabled {
-        queue_all(&app, &client).await?;
+        queue_all(app, client).await?;
     }
-    let target = load(&app, &client).await?.ok_or_else(|| OAuthError::not_found("the target is gone"))?;
-    Ok(Json(state(&app, target).await?).into_response())
+    load(app, client).await?.ok_or_else(|| OAuthError::not_found("the target is gone"))
 }
 
 /// Stop provisioning the client (the users it holds stay there).
 #[utoipa::path(delete, path = "/admin/clients/{client}/provisioning", tag = "directory", operation_id = "remove_provisioning", params(("client" = String, Path, description = "the client's id")), responses((status = 204, description = "removed"), (status = 404, description = "no such client, or it has no target"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn remove(app: Issuer, actor: Actor, Path(client): Path<String>) -> AdminResult {
     let client = find_client(&app, &client)?;
-    let (tenant, c) = (app.tenant.id, client.clone());
+    remove_target(&app, &actor, &client).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+pub(crate) async fn remove_target(app: &Issuer, actor: &Actor, client: &str) -> Result<(), OAuthError> {
+    let (tenant, c) = (app.tenant.id, client.to_string());
     if !app.db.write(move |sql| provisioning::delete(sql, tenant, &c)).await? {
         return Err(OAuthError::not_found("this client has no provisioning target"));
     }
-    app.audit(actor.event("provisioning_removed", json!({})).client(&client)).await;
-    Ok(StatusCode::NO_CONTENT.into_response())
+    app.audit(actor.event("provisioning_removed", json!({})).client(client)).await;
+    Ok(())
 }
 
 /// Send everything again: each user in scope created or replaced, each the target holds and
@@ -117,10 +127,15 @@ pub(crate) async fn remove(app: Issuer, actor: Actor, Path(client): Path<String>
 #[utoipa::path(post, path = "/admin/clients/{client}/provisioning/resync", tag = "directory", operation_id = "resync_provisioning", params(("client" = String, Path, description = "the client's id")), responses((status = 202, description = "`{\"queued\": n}`", body = Object), (status = 404, description = "no such client, or it has no target"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn resync(app: Issuer, actor: Actor, Path(client): Path<String>) -> AdminResult {
     let client = find_client(&app, &client)?;
-    load(&app, &client).await?.ok_or_else(|| OAuthError::not_found("this client has no provisioning target"))?;
-    let queued = queue_all(&app, &client).await?;
-    app.audit(actor.event("provisioning_resync", json!({"queued": queued})).client(&client)).await;
+    let queued = resync_target(&app, &actor, &client).await?;
     Ok((StatusCode::ACCEPTED, Json(json!({"queued": queued}))).into_response())
+}
+
+pub(crate) async fn resync_target(app: &Issuer, actor: &Actor, client: &str) -> Result<usize, OAuthError> {
+    load(app, client).await?.ok_or_else(|| OAuthError::not_found("this client has no provisioning target"))?;
+    let queued = queue_all(app, client).await?;
+    app.audit(actor.event("provisioning_resync", json!({"queued": queued})).client(client)).await;
+    Ok(queued)
 }
 
 /// Queue every user the target should hold and every one it holds, in one transaction, with

@@ -92,6 +92,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("_console_principal_fields.html", include_str!("templates/_console_principal_fields.html")),
     ("console_group.html", include_str!("templates/console_group.html")),
     ("_console_client_roles.html", include_str!("templates/_console_client_roles.html")),
+    ("_console_client_provisioning.html", include_str!("templates/_console_client_provisioning.html")),
     ("console_credentials.html", include_str!("templates/console_credentials.html")),
     ("console_credential.html", include_str!("templates/console_credential.html")),
     ("console_audit.html", include_str!("templates/console_audit.html")),
@@ -515,6 +516,10 @@ mod tests {
             common(Page::new(StatusCode::OK, "console_created.html", "console-client-created")).with("issuer", "https://id.example").with("discovery", "https://id.example/.well-known/openid-configuration").with("client_id", "a").with("secret", "s").with("snippet", "OIDC_ISSUER=https://id.example"),
             common(Page::new(StatusCode::OK, "console_clients.html", "console-clients")).with("clients", [json!({"id": "a", "name": null, "method": "none", "grants": "x", "created": ""})]),
             common(Page::new(StatusCode::OK, "console_client.html", "console-client-title")).with("client", json!({"client_id": "a", "grant_types": ["refresh_token"], "method": "none"})).with("new", false).with("redirects", true).with("grants", [json!({"value": "refresh_token", "key": "refresh"})]).with("methods", ["none"]).with("has_secret", true),
+            // With a provisioning target that failed last, as an admin sees it.
+            common(Page::new(StatusCode::OK, "console_client.html", "console-client-title")).with("client", json!({"client_id": "a", "grant_types": ["refresh_token"], "method": "none"})).with("new", false).with("grants", [json!({"value": "refresh_token", "key": "refresh"})]).with("methods", ["none"])
+                .with("provisioning", json!({"endpoint": "https://app.example/scim/v2", "users": "assigned", "enabled": false, "pending": 2, "provisioned": 7, "last_delivered_at": "", "last_error": "the server answered 401", "last_error_at": "2026-01-01T00:00:00Z"}))
+                .with("provisioning_scopes", ["assigned", "all"]),
             // A client's roles (a refused assignment shown again), and its groups claim.
             common(Page::new(StatusCode::BAD_REQUEST, "console_client.html", "console-client-title"))
                 .with("client", json!({"client_id": "a", "grant_types": [], "method": "none", "groups_claim": "ids", "groups_assigned_only": true, "groups_prefixes": "app-", "groups_claim_name": "teams"}))

@@ -225,7 +225,11 @@ async fn an_auditor_looks_and_a_form_needs_its_csrf_token() {
     assert_eq!(s.admin(Method::POST, "/admin/clients", Some(json!({"client_id": "rp", "redirect_uris": [REDIRECT]}))).await.0, 201);
     assert_eq!(s.admin(Method::PUT, "/admin/clients/rp/roles/viewer", Some(json!({"description": "Views"}))).await.0, 204);
     assert_eq!(s.admin(Method::PUT, "/admin/clients/rp/roles/viewer/assignments/groups/Staff", None).await.0, 204);
-    let state = || async { (api(&s, "/admin/groups").await.1, members(&s, &group).await, api(&s, "/admin/clients/rp/roles/viewer/assignments").await.1, api(&s, "/admin/clients/rp/roles").await.1) };
+    let state = || async {
+        let groups = (api(&s, "/admin/groups").await.1, members(&s, &group).await);
+        let roles = (api(&s, "/admin/clients/rp/roles/viewer/assignments").await.1, api(&s, "/admin/clients/rp/roles").await.1);
+        (groups, roles, api(&s, "/admin/clients/rp/provisioning").await)
+    };
     let before = state().await;
 
     let auditor = operator(&s, "audrey", &["auditor"]).await;
@@ -250,6 +254,9 @@ async fn an_auditor_looks_and_a_form_needs_its_csrf_token() {
         ("/console/clients/rp/roles/remove".into(), vec![("role", "viewer")]),
         ("/console/clients/rp/roles/assign".into(), vec![("role", "viewer"), ("kind", "users"), ("member", "audrey")]),
         ("/console/clients/rp/roles/unassign".into(), vec![("role", "viewer"), ("kind", "groups"), ("member", &group)]),
+        ("/console/clients/rp/provisioning".into(), vec![("endpoint", "https://wiki.invalid/scim/v2"), ("token", "t"), ("users", "all"), ("enabled", "on")]),
+        ("/console/clients/rp/provisioning/resync".into(), vec![]),
+        ("/console/clients/rp/provisioning/remove".into(), vec![]),
     ];
     for (path, fields) in &forms {
         let mut form = vec![("csrf", token.as_str())];

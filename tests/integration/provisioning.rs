@@ -1,9 +1,12 @@
 //! Outbound provisioning's admin API (issue 32, slice 3) on SQLite and PostgreSQL: a client's
 //! SCIM target set (its credential written only), validated, changes queued in the outbox as
 //! users and assignments change, its failures shown, removed with the client; another tenant
-//! sees none of it. Delivery to a real SCIM server is in tests/e2e/test_provisioning.py.
+//! sees none of it; the same in the console. Delivery to a real SCIM server is in
+//! tests/e2e/test_provisioning.py.
 
+use crate::console::{csrf, enter, operator, totp};
 use crate::harness::*;
+use crate::passkeys::{get, post};
 use reqwest::Method;
 use serde_json::json;
 
@@ -96,4 +99,48 @@ async fn a_client_target_is_set_queued_and_removed_on_sqlite() {
 #[tokio::test]
 async fn a_client_target_is_set_queued_and_removed_on_postgres() {
     a_client_target_is_set_queued_and_removed(true).await;
+}
+
+/// The console shows a client's target and lets an admin set it (the credential written
+/// only), resync and remove it; a refusal is said on the page; each change audited as the
+/// console user's. (An auditor's and a forged form's refusals: `console_groups.rs`.)
+#[tokio::test]
+async fn the_console_provisions_an_application() {
+    let s = TestServer::start().await;
+    s.client("wiki", json!({})).await;
+    let root = operator(&s, "root", &["admin"]).await;
+    let secret = totp(&s, &root).await;
+    let admin = s.browser();
+    assert_eq!(enter(&admin, "root", Some(&secret)).await.status, 200);
+
+    let page = get(&admin, "/console/clients/wiki").await;
+    assert!(page.html.contains("id=\"provisioning\"") && page.html.contains("This application is not provisioned."), "{}", page.html);
+    let token = csrf(&page);
+    let path = "/console/clients/wiki/provisioning";
+    let no_token = post(&admin, path, &[("csrf", &token), ("endpoint", "https://wiki.invalid/scim/v2"), ("users", "assigned"), ("enabled", "on")]).await;
+    assert!(no_token.status == 400 && no_token.html.contains("token is required"), "{}", no_token.html);
+    assert!(no_token.html.contains("value=\"https://wiki.invalid/scim/v2\""), "what was typed is kept");
+    let bad = post(&admin, path, &[("csrf", &token), ("endpoint", "ftp://wiki.invalid/scim"), ("token", "t")]).await;
+    assert!(bad.status == 400 && bad.html.contains("endpoint"), "{}", bad.html);
+    assert_eq!(s.admin(Method::GET, "/admin/clients/wiki/provisioning", None).await.0, 404, "nothing set");
+
+    let set = post(&admin, path, &[("csrf", &token), ("endpoint", "https://wiki.invalid/scim/v2"), ("token", "s3cret-token"), ("users", "all"), ("enabled", "on")]).await;
+    assert_eq!(set.status, 200, "{}", set.html);
+    assert!(set.html.contains("<code>https://wiki.invalid/scim/v2</code>") && set.html.contains("Every user") && !set.html.contains("s3cret-token"), "{}", set.html);
+    // Saved again without a credential: the one set is kept; unchecked: paused.
+    let paused = post(&admin, path, &[("csrf", &token), ("endpoint", "https://wiki.invalid/scim/v2"), ("token", ""), ("users", "all")]).await;
+    assert!(paused.status == 200 && paused.html.contains("(paused)"), "{}", paused.html);
+    let (_, state) = s.admin(Method::GET, "/admin/clients/wiki/provisioning", None).await;
+    assert_eq!((state["enabled"].as_bool(), state["users"].as_str()), (Some(false), Some("all")), "{state}");
+
+    let queued = post(&admin, &format!("{path}/resync"), &[("csrf", &token)]).await;
+    assert!(queued.status == 200 && queued.html.contains("Queued"), "{}", queued.html);
+    let removed = post(&admin, &format!("{path}/remove"), &[("csrf", &token)]).await;
+    assert!(removed.status == 200 && removed.html.contains("This application is not provisioned."), "{}", removed.html);
+    assert_eq!(post(&admin, &format!("{path}/resync"), &[("csrf", &token)]).await.status, 404);
+
+    let (_, v) = s.admin(Method::GET, "/admin/audit?limit=200", None).await;
+    for kind in ["provisioning_set", "provisioning_resync", "provisioning_removed"] {
+        assert!(v["events"].as_array().unwrap().iter().any(|e| e["event"] == kind && e["detail"]["by"] == "console" && e["detail"]["admin"] == root.as_str()), "{kind}: {v}");
+    }
 }

@@ -232,16 +232,19 @@ fn created_page(app: &Issuer, viewer: &Viewer, client: &Client, secret: Option<&
     res
 }
 
-/// A client's page: its settings' form, its roles with their assignees (`roles`).
-pub(super) fn edit_page(app: &Issuer, viewer: &Viewer, client: &Client) -> Page {
+/// A client's page: its settings' form, its roles with their assignees (`roles`), its
+/// outbound provisioning (`provisioning`).
+pub(super) async fn edit_page(app: &Issuer, viewer: &Viewer, client: &Client) -> Page {
     form_page(viewer, values(&client.meta), false)
         .with("has_secret", client.meta.token_endpoint_auth_method.starts_with("client_secret"))
         .with("roles", super::roles::rows(app, client.id()))
+        .with("provisioning", super::provisioning::state(app, client.id()).await)
+        .with("provisioning_scopes", super::provisioning::scopes())
 }
 
 pub async fn show(app: Issuer, viewer: Viewer, Id(id): Id, RawQuery(query): RawQuery) -> Response {
     let Some(client) = app.registry().client(&id) else { return not_found() };
-    let mut page = edit_page(&app, &viewer, &client);
+    let mut page = edit_page(&app, &viewer, &client).await;
     if let Some(n) = notice(query.as_deref()) {
         page = page.msg("notice", n);
     }
@@ -253,7 +256,7 @@ pub async fn update(app: Issuer, Id(id): Id, Change { admin, params }: Change) -
     if let Err(m) = check(&params, false, None) {
         let mut typed = typed(&params);
         typed["client_id"] = id.into();
-        return mistaken(edit_page(&app, &admin, &client).with("client", typed), m);
+        return mistaken(edit_page(&app, &admin, &client).await.with("client", typed), m);
     }
     match operations::update_client(&app, &admin.actor(), &id, input(&params, false, None)).await {
         // A change to a method with a secret made one: shown once, like a rotation.
@@ -262,7 +265,7 @@ pub async fn update(app: Issuer, Id(id): Id, Change { admin, params }: Change) -
         Err(e) => {
             let mut typed = typed(&params);
             typed["client_id"] = id.into();
-            refused(edit_page(&app, &admin, &client).with("client", typed), &e)
+            refused(edit_page(&app, &admin, &client).await.with("client", typed), &e)
         }
     }
 }
@@ -272,7 +275,7 @@ pub async fn rotate_secret(app: Issuer, Id(id): Id, Change { admin, .. }: Change
         Ok((_, secret)) => secret_page(&admin, &id, &secret, false),
         Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => not_found(),
         Err(e) => match app.registry().client(&id) {
-            Some(client) => refused(edit_page(&app, &admin, &client), &e),
+            Some(client) => refused(edit_page(&app, &admin, &client).await, &e),
             None => super::failed(&e),
         },
     }

@@ -24,6 +24,7 @@ mod organizations;
 mod presets;
 mod roles;
 mod tenants;
+mod provisioning;
 mod users;
 
 use crate::app::{App, AppState};
@@ -57,6 +58,9 @@ pub fn router(app: &App) -> Router<AppState> {
         .route("/console/clients/{id}/roles/remove", post(roles::remove))
         .route("/console/clients/{id}/roles/assign", post(roles::assign))
         .route("/console/clients/{id}/roles/unassign", post(roles::unassign))
+        .route("/console/clients/{id}/provisioning", post(provisioning::set))
+        .route("/console/clients/{id}/provisioning/resync", post(provisioning::resync))
+        .route("/console/clients/{id}/provisioning/remove", post(provisioning::remove))
         .route("/console/users", get(users::list).post(users::create))
         .route("/console/users/new", get(users::new_form))
         .route("/console/users/{id}", get(users::show).post(users::update))
@@ -325,6 +329,7 @@ pub(crate) fn notice(query: Option<&str>) -> Option<&'static str> {
         "removed" => "console-done-removed",
         "rotated" => "console-done-rotated",
         "revoked" => "console-done-revoked",
+        "queued" => "console-done-queued",
         _ => return None,
     })
 }

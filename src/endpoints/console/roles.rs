@@ -40,8 +40,8 @@ fn done(app: &Issuer, client: &Client, what: &str) -> Response {
 }
 
 /// The client's page again, with what was refused and why.
-fn again(app: &Issuer, viewer: &Viewer, client: &Client, typed: Value, e: &OAuthError) -> Response {
-    let page = edit_page(app, viewer, client);
+async fn again(app: &Issuer, viewer: &Viewer, client: &Client, typed: Value, e: &OAuthError) -> Response {
+    let page = edit_page(app, viewer, client).await;
     let page = typed.as_object().into_iter().flatten().fold(page, |page, (k, v)| page.with(k, v));
     refused(page, e)
 }
@@ -55,7 +55,7 @@ pub async fn define(app: Issuer, Id(id): Id, Change { admin, params }: Change) -
     let (role, description) = (text(&params, "role").unwrap_or_default(), params.get("description").unwrap_or_default().trim().to_string());
     match ops::define_role(&app, &admin.actor(), client.id(), &role, &description).await {
         Ok(()) => done(&app, &client, "saved"),
-        Err(e) => again(&app, &admin, &client, json!({"typed_role": role, "typed_description": description}), &e),
+        Err(e) => again(&app, &admin, &client, json!({"typed_role": role, "typed_description": description}), &e).await,
     }
 }
 
@@ -84,7 +84,7 @@ pub async fn assign(app: Issuer, Id(id): Id, Change { admin, params }: Change) -
         Ok(_) => done(&app, &client, "saved"),
         Err(e) => {
             let typed = json!({"typed_for": format!("assign-{role}"), "typed_kind": params.get("kind"), "typed_member": params.get("member")});
-            again(&app, &admin, &client, typed, &e)
+            again(&app, &admin, &client, typed, &e).await
         }
     }
 }
