@@ -512,9 +512,10 @@ const MIGRATIONS: &[(i64, &str)] = &[(
 ), (
     29,
     // Issue 32, outbound provisioning (`provisioning`): a client's SCIM service to keep in step
-    // (its bearer credential sealed by the vault), and the id each user has there (with a
-    // digest of what was last sent, so that a change that alters nothing sends nothing). The
-    // outbox's rows of kind `scim_user` are looked up by target and user, to coalesce.
+    // (its bearer credential sealed by the vault), and the id each user and group has there
+    // (with a digest of what was last sent, so that a change that alters nothing sends
+    // nothing). The outbox's rows of kinds `scim_user` and `scim_group` are looked up by
+    // target and id, to coalesce.
     r#"
     CREATE TABLE scim_targets (
         tenant_id INTEGER NOT NULL, client_id TEXT NOT NULL, endpoint TEXT NOT NULL, token BLOB NOT NULL,
@@ -523,10 +524,10 @@ const MIGRATIONS: &[(i64, &str)] = &[(
         last_delivered_at INTEGER, last_error TEXT, last_error_at INTEGER,
         PRIMARY KEY (tenant_id, client_id)
     );
-    CREATE TABLE scim_remote_users (
-        tenant_id INTEGER NOT NULL, client_id TEXT NOT NULL, user_id TEXT NOT NULL, remote_id TEXT NOT NULL,
+    CREATE TABLE scim_remote (
+        tenant_id INTEGER NOT NULL, client_id TEXT NOT NULL, kind TEXT NOT NULL, local_id TEXT NOT NULL, remote_id TEXT NOT NULL,
         sent_hash BLOB,
-        PRIMARY KEY (tenant_id, client_id, user_id)
+        PRIMARY KEY (tenant_id, client_id, kind, local_id)
     );
     CREATE INDEX logout_outbox_scim ON logout_outbox(tenant_id, kind, client_id, sub);
     "#,

@@ -52,10 +52,11 @@ pub(crate) async fn load(app: &Issuer, client: &str) -> Result<Option<Target>, O
 /// and how many users it holds.
 pub(crate) async fn state(app: &Issuer, target: Target) -> Result<Value, OAuthError> {
     let (tenant, c) = (app.tenant.id, target.client_id.clone());
-    let (pending, held) = app.db.read(move |sql| provisioning::counts(sql, tenant, &c)).await?;
+    let (pending, users, groups) = app.db.read(move |sql| provisioning::counts(sql, tenant, &c)).await?;
     let mut v = serde_json::to_value(&target).map_err(|e| OAuthError::internal("target", e))?;
     v["pending"] = pending.into();
-    v["provisioned"] = held.into();
+    v["provisioned"] = users.into();
+    v["provisioned_groups"] = groups.into();
     Ok(v)
 }
 
@@ -138,26 +139,29 @@ pub(crate) async fn resync_target(app: &Issuer, actor: &Actor, client: &str) -> 
     Ok(queued)
 }
 
-/// Queue every user the target should hold and every one it holds, in one transaction, with
-/// what was last sent forgotten (so that it is sent again).
+/// Queue every user and group the target should hold and every one it holds, in one
+/// transaction, with what was last sent forgotten (so that it is sent again). How many users.
 pub(crate) async fn queue_all(app: &Issuer, client: &str) -> Result<usize, OAuthError> {
     let registry = app.registry();
     let target = load(app, client).await?.ok_or_else(|| OAuthError::not_found("this client has no provisioning target"))?;
-    let mut users: Vec<String> = registry
-        .list_users()
-        .iter()
-        .filter(|u| target.users == "all" || registry.effective(&u.id).is_some_and(|e| e.roles.contains_key(client)))
-        .map(|u| u.id.clone())
-        .collect();
+    let all = target.users == "all";
+    let mut users: Vec<String> =
+        registry.list_users().iter().filter(|u| all || registry.effective(&u.id).is_some_and(|e| e.roles.contains_key(client))).map(|u| u.id.clone()).collect();
+    let mut groups: Vec<String> = registry.with_directory(|d| {
+        let groups = d.groups.values();
+        groups.filter(|g| all || d.holds_role_of(&crate::registry::directory::Principal::Group(g.id.clone()), client)).map(|g| g.id.clone()).collect()
+    });
     let (tenant, c) = (app.tenant.id, client.to_string());
     let queued = app
         .db
         .write(move |sql| {
-            users.extend(provisioning::known_remotely(sql, tenant, &c)?);
-            users.sort_unstable();
-            users.dedup();
-            sql.execute("UPDATE scim_remote_users SET sent_hash = NULL WHERE tenant_id = ?1 AND client_id = ?2", crate::params![tenant, c.as_str()])?;
-            provisioning::enqueue_for(sql, tenant, std::slice::from_ref(&c), &users)?;
+            for (kind, ids, row) in [("user", &mut users, provisioning::KIND), ("group", &mut groups, provisioning::GROUP_KIND)] {
+                ids.extend(provisioning::known_remotely(sql, tenant, &c, kind)?);
+                ids.sort_unstable();
+                ids.dedup();
+                provisioning::enqueue_for(sql, tenant, std::slice::from_ref(&c), row, ids)?;
+            }
+            sql.execute("UPDATE scim_remote SET sent_hash = NULL WHERE tenant_id = ?1 AND client_id = ?2", crate::params![tenant, c.as_str()])?;
             Ok(users.len())
         })
         .await?;

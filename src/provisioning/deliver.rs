@@ -1,21 +1,20 @@
-//! The outbox's deliverer of `scim_user` rows: make one target agree about one user, as the
-//! user is now (`provisioning` says why a row names who, not what).
+//! The outbox's deliverer of `scim_user` and `scim_group` rows: make one target agree about
+//! one user (`users`) or group (`groups`), as they are now (`provisioning` says why a row
+//! names who, not what), and remember what the target holds.
 
-use super::remote::{self, Remote};
-use super::{load, record_outcome, seal_label, Target, KIND};
+use super::remote::{self, Kind, Remote};
+use super::{load, record_outcome, seal_label, Target, GROUP_KIND, KIND};
 use crate::http::fetch::FetchError;
 use crate::logout::backchannel::{Deliverer, Due, Sending};
-use crate::registry::users::User;
-use crate::scim::user::{attributes, ENTERPRISE_SCHEMA, USER_SCHEMA};
 use crate::tenant::Issuer;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::time::Duration;
 
 pub struct Provisions;
 
 impl Deliverer for Provisions {
     fn kinds(&self) -> &'static [&'static str] {
-        &[KIND]
+        &[KIND, GROUP_KIND]
     }
 
     /// The target is read from the database when the row is sent (a target removed since
@@ -41,37 +40,46 @@ impl Deliverer for Provisions {
     }
 
     fn events(&self) -> (&'static str, &'static str) {
-        ("scim_user_provisioned", "scim_provisioning_abandoned")
+        ("scim_provisioned", "scim_provisioning_abandoned")
     }
 }
 
-/// What the target should hold of a user.
-enum Wanted<'a> {
-    /// In scope: created or replaced (`active: false` if disabled here).
-    Present(&'a User),
-    /// Out of scope (no longer assigned): deactivated there, if it has them.
-    Inactive(&'a User),
-    /// Deleted here: deleted there, if it has them.
+/// What one delivery did to the target's record of the row's user or group: nothing (the
+/// target already agreed, or never had it and should not), now holds it as `(remote id,
+/// digest of what was sent)`, or no longer holds it.
+pub(super) enum Held {
+    Unchanged,
+    Now(String, Vec<u8>),
     Gone,
 }
 
-fn in_scope(app: &Issuer, target: &Target, user: &User) -> bool {
-    target.users == "all" || app.registry().effective(&user.id).is_some_and(|e| e.roles.contains_key(&target.client_id))
+pub(super) fn digest(body: &Value) -> Vec<u8> {
+    crate::util::sha256(body.to_string().as_bytes()).to_vec()
 }
 
-/// The user as sent: their SCIM attributes, `externalId` their id here (how they are found
-/// again), never a password.
-fn body(user: &User, active: bool) -> Value {
-    let mut m = attributes(user);
-    let mut schemas = vec![json!(USER_SCHEMA)];
-    if m.contains_key(ENTERPRISE_SCHEMA) {
-        schemas.push(json!(ENTERPRISE_SCHEMA));
+/// The resource there: replaced where it is known (by the id remembered, else by its
+/// `externalId`: an answer lost after the target made it), else created; a name the target
+/// has already (a 409, made before this target was set) is taken as this one (reconciled by
+/// `name_attr`). Its id there.
+pub(super) async fn put(remote: &Remote<'_>, kind: Kind, known: Option<&str>, external_id: &str, name_attr: &str, name: &str, body: &Value) -> Result<String, FetchError> {
+    let mut id = match known {
+        Some(id) => Some(id.to_string()),
+        None => remote.find(kind, "externalId", external_id).await?,
+    };
+    if let Some(existing) = &id {
+        if !remote.replace(kind, existing, body).await? {
+            id = None;
+        }
     }
-    m.insert("schemas".into(), Value::Array(schemas));
-    m.insert("userName".into(), user.username.clone().into());
-    m.insert("externalId".into(), user.id.clone().into());
-    m.insert("active".into(), active.into());
-    Value::Object(m)
+    if let Some(id) = id {
+        return Ok(id);
+    }
+    if let Some(id) = remote.create(kind, body).await? {
+        return Ok(id);
+    }
+    let id = remote.find(kind, name_attr, name).await?.ok_or(FetchError::Status(409))?;
+    remote.replace(kind, &id, body).await?;
+    Ok(id)
 }
 
 async fn sync(app: &Issuer, row: &Due, timeout: Duration) -> Result<Result<(), FetchError>, String> {
@@ -86,84 +94,45 @@ async fn sync(app: &Issuer, row: &Due, timeout: Duration) -> Result<Result<(), F
         token: String::from_utf8(token).map_err(|_| "the target's credential is not text".to_string())?,
         timeout,
     };
-    let outcome = reconcile(app, &target, &remote, &row.sub).await?;
-    let error = outcome.as_ref().err().map(ToString::to_string);
+    let kind = if row.kind == GROUP_KIND { Kind::Group } else { Kind::User };
+    let (c, id) = (client.clone(), row.sub.clone());
+    let known = app.db.read(move |sql| remote::known(sql, tenant, &c, kind.name(), &id)).await.map_err(|e| e.to_string())?;
+    let known = known.as_ref().map(|(id, sent)| (id.as_str(), sent.as_deref()));
+    let outcome = match kind {
+        Kind::User => super::users::reconcile(app, &target, &remote, &row.sub, known).await,
+        Kind::Group => super::groups::reconcile(app, &target, &remote, &row.sub, known).await,
+    };
+    let result = match outcome {
+        Ok(Held::Unchanged) => Ok(()),
+        Ok(held) => {
+            remember(app, &target, kind, &row.sub, known.is_some(), held).await?;
+            Ok(())
+        }
+        Err(e) => Err(e),
+    };
+    let error = result.as_ref().err().map(ToString::to_string);
     if let Err(e) = app.db.write(move |sql| record_outcome(sql, tenant, &client, error.as_deref())).await {
         tracing::warn!(error = %e, "provisioning: cannot record a delivery's outcome");
     }
-    Ok(outcome)
+    Ok(result)
 }
 
-async fn reconcile(app: &Issuer, target: &Target, remote: &Remote<'_>, user_id: &str) -> Result<Result<(), FetchError>, String> {
-    let (tenant, client, uid) = (app.tenant.id, target.client_id.clone(), user_id.to_string());
-    let (c, u) = (client.clone(), uid.clone());
-    let known = app.db.read(move |sql| remote::known(sql, tenant, &c, &u)).await.map_err(|e| e.to_string())?;
-    let user = app.registry().user(user_id);
-    let wanted = match &user {
-        Some(u) if in_scope(app, target, u) => Wanted::Present(u),
-        Some(u) => Wanted::Inactive(u),
-        None => Wanted::Gone,
+/// Record what the target now holds. A user it gains or loses changes the member lists of
+/// their groups there: those are queued again, in the same transaction.
+async fn remember(app: &Issuer, target: &Target, kind: Kind, local_id: &str, was_known: bool, held: Held) -> Result<(), String> {
+    let (tenant, client, id) = (app.tenant.id, target.client_id.clone(), local_id.to_string());
+    let groups: Vec<String> = match (kind, &held, was_known) {
+        (Kind::User, Held::Now(..), false) | (Kind::User, Held::Gone, true) => app.registry().effective(local_id).map(|e| e.groups.to_vec()).unwrap_or_default(),
+        _ => Vec::new(),
     };
-    let remember = |at: Option<(String, Vec<u8>)>| {
-        let (c, u) = (client.clone(), uid.clone());
-        async move { app.db.write(move |sql| remote::remember(sql, tenant, &c, &u, at.as_ref().map(|(r, h)| (r.as_str(), h.as_slice())))).await.map_err(|e| e.to_string()) }
-    };
-    let step = async {
-        match wanted {
-            Wanted::Present(u) => {
-                let body = body(u, !u.disabled);
-                let digest = crate::util::sha256(body.to_string().as_bytes()).to_vec();
-                if known.as_ref().is_some_and(|(_, sent)| sent.as_deref() == Some(digest.as_slice())) {
-                    return Ok(None);
-                }
-                // Known here, or there by its externalId (an answer lost after the target
-                // made them): replaced, never made twice.
-                let mut id = match &known {
-                    Some((id, _)) => Some(id.clone()),
-                    None => remote.find("externalId", &u.id).await?,
-                };
-                if let Some(existing) = &id {
-                    if !remote.replace(existing, &body).await? {
-                        id = None;
-                    }
-                }
-                let id = match id {
-                    Some(id) => id,
-                    None => match remote.create(&body).await? {
-                        Some(id) => id,
-                        // Someone of that userName is there, made before this target was
-                        // set: theirs is this user (reconciled by userName).
-                        None => {
-                            let id = remote.find("userName", &u.username).await?.ok_or(FetchError::Status(409))?;
-                            remote.replace(&id, &body).await?;
-                            id
-                        }
-                    },
-                };
-                Ok(Some(Some((id, digest))))
+    app.db
+        .write(move |sql| {
+            match &held {
+                Held::Now(remote_id, sent) => remote::remember(sql, tenant, &client, kind.name(), &id, Some((remote_id, sent)))?,
+                _ => remote::remember(sql, tenant, &client, kind.name(), &id, None)?,
             }
-            // Only a user the target has is deactivated or deleted there: one it never had
-            // (the mapping is written once it has them) needs nothing.
-            Wanted::Inactive(u) => match &known {
-                Some((id, _)) => {
-                    let body = body(u, false);
-                    let digest = crate::util::sha256(body.to_string().as_bytes()).to_vec();
-                    match remote.replace(id, &body).await? {
-                        true => Ok(Some(Some((id.clone(), digest)))),
-                        false => Ok(Some(None)),
-                    }
-                }
-                None => Ok(None),
-            },
-            Wanted::Gone => match &known {
-                Some((id, _)) => remote.delete(id).await.map(|()| Some(None)),
-                None => Ok(None),
-            },
-        }
-    };
-    match step.await {
-        Ok(None) => Ok(Ok(())),
-        Ok(Some(at)) => remember(at).await.map(Ok),
-        Err(e) => Ok(Err(e)),
-    }
+            super::enqueue_for(sql, tenant, std::slice::from_ref(&client), GROUP_KIND, &groups)
+        })
+        .await
+        .map_err(|e| e.to_string())
 }

@@ -6,19 +6,26 @@
 //! its roles, directly or through a group; `all`: every user of the tenant).
 //!
 //! Every change that can alter what a target should hold writes, **in its own transaction**,
-//! an outbox row of kind `scim_user` (the back-channel outbox's table, its leases, retries
-//! with backoff, address policy and audit) naming the target and the user: a user saved or
-//! deleted (`registry::users::save`, `delete`), a group membership or role assignment that
-//! reaches them (`registry::directory::view`), a resync. The row says *who*, not *what*: its
-//! deliverer (`deliver`) reads the user as they are at delivery and makes the target agree:
-//! created or replaced when in scope (disabled users sent with `active: false`), deactivated
-//! when out of scope, deleted when gone. So rows can be repeated, coalesced and retried
+//! an outbox row (the back-channel outbox's table, its leases, retries with backoff, address
+//! policy and audit) naming the target and a user (`scim_user`) or a group (`scim_group`): a
+//! user saved or deleted (`registry::users::save`, `delete`), a group, membership or role
+//! assignment that reaches them (`registry::directory::view`), a resync. The row says *who*,
+//! not *what*: its deliverer (`deliver`) reads the user or group as they are at delivery and
+//! makes the target agree (`users`, `groups`). So rows can be repeated, coalesced and retried
 //! freely: at least once is exactly once in effect. An answer lost after the target acted
-//! (a crash, a timeout) is found again by `externalId` (the user's id here) before anything
-//! is created, so nothing is made twice.
+//! (a crash, a timeout) is found again by `externalId` (the id here) before anything is
+//! created, so nothing is made twice.
+//!
+//! - A user in scope is created or replaced (a disabled one with `active: false`); one out of
+//!   scope (no longer assigned) is deactivated there; one deleted here is deleted there.
+//! - A group is sent when it holds one of the client's roles itself (`assigned`) or always
+//!   (`all`), with its members (through nesting) that the target has; a group out of scope or
+//!   deleted here is deleted there (groups have no `active`).
 
 pub mod deliver;
+mod groups;
 mod remote;
+mod users;
 
 use crate::db::{Sql, StoreResult};
 use crate::tenant::TenantId;
@@ -27,6 +34,8 @@ use serde::Serialize;
 
 /// The outbox rows of this kind each say "make this target agree about this user".
 pub const KIND: &str = "scim_user";
+/// … about this group.
+pub const GROUP_KIND: &str = "scim_group";
 
 /// Which users a target gets.
 pub const SCOPES: &[&str] = &["assigned", "all"];
@@ -98,7 +107,7 @@ pub fn save(sql: &mut dyn Sql, tenant: TenantId, client_id: &str, endpoint: &str
 /// deliverer: no target, nobody to tell).
 pub fn delete(sql: &mut dyn Sql, tenant: TenantId, client_id: &str) -> StoreResult<bool> {
     let n = sql.execute("DELETE FROM scim_targets WHERE tenant_id = ?1 AND client_id = ?2", crate::params![tenant, client_id])?;
-    sql.execute("DELETE FROM scim_remote_users WHERE tenant_id = ?1 AND client_id = ?2", crate::params![tenant, client_id])?;
+    sql.execute("DELETE FROM scim_remote WHERE tenant_id = ?1 AND client_id = ?2", crate::params![tenant, client_id])?;
     Ok(n > 0)
 }
 
@@ -119,41 +128,58 @@ pub fn record_outcome(sql: &mut dyn Sql, tenant: TenantId, client_id: &str, erro
 /// of `users`. A row already waiting (not being delivered) for the same target and user is
 /// enough: the deliverer reads the user when it runs.
 pub fn enqueue_users(sql: &mut dyn Sql, tenant: TenantId, users: &[String]) -> StoreResult<()> {
-    if users.is_empty() {
+    enqueue(sql, tenant, KIND, users)
+}
+
+/// As `enqueue_users`, for groups (a group's name or members changed, a role given to it).
+pub fn enqueue_groups(sql: &mut dyn Sql, tenant: TenantId, groups: &[String]) -> StoreResult<()> {
+    enqueue(sql, tenant, GROUP_KIND, groups)
+}
+
+fn enqueue(sql: &mut dyn Sql, tenant: TenantId, kind: &str, ids: &[String]) -> StoreResult<()> {
+    if ids.is_empty() {
         return Ok(());
     }
     let targets: Vec<String> =
         sql.query("SELECT client_id FROM scim_targets WHERE tenant_id = ?1 AND enabled = 1", crate::params![tenant])?.iter().map(|r| r.text(0)).collect::<StoreResult<_>>()?;
-    enqueue_for(sql, tenant, &targets, users)
+    enqueue_for(sql, tenant, &targets, kind, ids)
 }
 
-/// Queue rows for `users` on the given targets (a resync: one target, all its users).
-pub fn enqueue_for(sql: &mut dyn Sql, tenant: TenantId, targets: &[String], users: &[String]) -> StoreResult<()> {
+/// Queue rows of `kind` for `ids` on the given targets (a resync: one target, all it holds).
+pub fn enqueue_for(sql: &mut dyn Sql, tenant: TenantId, targets: &[String], kind: &str, ids: &[String]) -> StoreResult<()> {
     let t = now();
     for client in targets {
-        for user in users {
+        for id in ids {
             let waiting = sql.query_opt(
                 "SELECT 1 FROM logout_outbox WHERE tenant_id = ?1 AND kind = ?2 AND client_id = ?3 AND sub = ?4 AND lease_until = 0",
-                crate::params![tenant, KIND, client.as_str(), user.as_str()],
+                crate::params![tenant, kind, client.as_str(), id.as_str()],
             )?;
             if waiting.is_none() {
-                crate::logout::backchannel::enqueue_other(sql, tenant, KIND, client, user, Vec::new(), t)?;
+                crate::logout::backchannel::enqueue_other(sql, tenant, kind, client, id, Vec::new(), t)?;
             }
         }
     }
     Ok(())
 }
 
-/// The users a resync looks at: those the target knows (to deactivate or delete the ones no
-/// longer in scope) and every user of the tenant (the deliverer skips those out of scope and
-/// unknown there).
-pub fn known_remotely(sql: &mut dyn Sql, tenant: TenantId, client_id: &str) -> StoreResult<Vec<String>> {
-    sql.query("SELECT user_id FROM scim_remote_users WHERE tenant_id = ?1 AND client_id = ?2", crate::params![tenant, client_id])?.iter().map(|r| r.text(0)).collect()
+/// The ids of `kind` (`user` or `group`) a target holds: a resync looks at them too (to
+/// deactivate or delete the ones no longer in scope).
+pub fn known_remotely(sql: &mut dyn Sql, tenant: TenantId, client_id: &str, kind: &str) -> StoreResult<Vec<String>> {
+    sql.query("SELECT local_id FROM scim_remote WHERE tenant_id = ?1 AND client_id = ?2 AND kind = ?3", crate::params![tenant, client_id, kind])?
+        .iter()
+        .map(|r| r.text(0))
+        .collect()
 }
 
-/// How many rows wait for a target, and how many of its users it holds.
-pub fn counts(sql: &mut dyn Sql, tenant: TenantId, client_id: &str) -> StoreResult<(i64, i64)> {
-    let pending = sql.query("SELECT COUNT(*) FROM logout_outbox WHERE tenant_id = ?1 AND kind = ?2 AND client_id = ?3", crate::params![tenant, KIND, client_id])?[0].i64(0)?;
-    let held = sql.query("SELECT COUNT(*) FROM scim_remote_users WHERE tenant_id = ?1 AND client_id = ?2", crate::params![tenant, client_id])?[0].i64(0)?;
-    Ok((pending, held))
+/// How many rows wait for a target, and how many users and groups it holds.
+pub fn counts(sql: &mut dyn Sql, tenant: TenantId, client_id: &str) -> StoreResult<(i64, i64, i64)> {
+    let pending = sql.query(
+        "SELECT COUNT(*) FROM logout_outbox WHERE tenant_id = ?1 AND kind IN (?2, ?3) AND client_id = ?4",
+        crate::params![tenant, KIND, GROUP_KIND, client_id],
+    )?[0]
+        .i64(0)?;
+    let held = |kind: &str, sql: &mut dyn Sql| -> StoreResult<i64> {
+        sql.query("SELECT COUNT(*) FROM scim_remote WHERE tenant_id = ?1 AND client_id = ?2 AND kind = ?3", crate::params![tenant, client_id, kind])?[0].i64(0)
+    };
+    Ok((pending, held("user", sql)?, held("group", sql)?))
 }

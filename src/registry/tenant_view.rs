@@ -165,7 +165,16 @@ impl<'a> TenantRegistry<'a> {
     pub async fn delete_user(&self, id: &str) -> StoreResult<bool> {
         let _order = self.registry.order.lock().await;
         let (tenant, owned) = (self.tenant, id.to_string());
-        self.registry.db.write(move |sql| users::delete(sql, tenant, &owned)).await?;
+        // The groups whose members (through nesting) lose the user: provisioned groups are
+        // sent again (`provisioning`), in the deletion's transaction.
+        let groups = self.effective(id).map(|e| e.groups.to_vec()).unwrap_or_default();
+        self.registry
+            .db
+            .write(move |sql| {
+                users::delete(sql, tenant, &owned)?;
+                crate::provisioning::enqueue_groups(sql, tenant, &groups)
+            })
+            .await?;
         let prefix = format!("{id}\u{1f}");
         if let Some(c) = self.registry.consents.write().get_mut(&self.tenant) {
             c.retain(|k, _| !k.starts_with(&prefix));

@@ -262,7 +262,7 @@ pub const TENANT_TABLES: &[&str] = &[
     "app_roles",
     "role_assignments",
     "scim_targets",
-    "scim_remote_users",
+    "scim_remote",
 ];
 
 /// `TENANT_TABLES` as `dialect` has them: the registry's change log is SQLite's (PostgreSQL

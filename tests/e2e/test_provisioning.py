@@ -104,9 +104,9 @@ def scim_target(tmp_path: Path):
         log.close()
 
 
-def there(base: str, external_id: str) -> list[dict]:
-    """The target's users whose externalId is ``external_id``."""
-    r = requests.get(f"{base}/Users", params={"filter": f'externalId eq "{external_id}"'},
+def there(base: str, external_id: str, kind: str = "Users") -> list[dict]:
+    """The target's users (or groups) whose externalId is ``external_id``."""
+    r = requests.get(f"{base}/{kind}", params={"filter": f'externalId eq "{external_id}"'},
                      headers={"Authorization": f"Bearer {TOKEN}"}, timeout=HTTP_TIMEOUT_S)
     assert r.status_code == 200, r.text
     return r.json().get("Resources", [])
@@ -171,17 +171,32 @@ def test_assigned_users_are_provisioned_changed_deactivated_and_deleted(tmp_path
         # Unassigned: deactivated, kept. Assigned through a group: back.
         assert admin(server, "DELETE", f"/admin/clients/{client}/roles/member/assignments/users/{babs}").status_code in (200, 204)
         eventually("deactivated when unassigned", lambda: there(base, babs)[0]["active"] is False)
-        assert admin(server, "POST", "/admin/groups", {"display_name": "Writers"}).status_code == 201
+        r = admin(server, "POST", "/admin/groups", {"display_name": "Writers"})
+        assert r.status_code == 201, r.text
+        writers = r.json()["id"]
         assert admin(server, "PUT", f"/admin/clients/{client}/roles/member/assignments/groups/Writers").status_code in (200, 204)
         assert admin(server, "PUT", f"/admin/groups/Writers/members/users/{babs}").status_code in (200, 204)
         eventually("assigned through a group", lambda: there(base, babs)[0]["active"] is True)
 
+        # The group holding the role is there too, with its members the target has.
+        remote_babs = there(base, babs)[0]["id"]
+        group = eventually("the group, with babs", lambda: [g for g in there(base, writers, "Groups") if [m["value"] for m in g.get("members", [])] == [remote_babs]])[0]
+        assert group["displayName"] == "Writers", group
+        assert admin(server, "PATCH", f"/admin/groups/{writers}", {"display_name": "Authors"}).status_code == 200
+        eventually("renamed there", lambda: there(base, writers, "Groups")[0]["displayName"] == "Authors")
+
         # The state the admin API shows, then deletion.
         state = admin(server, "GET", f"/admin/clients/{client}/provisioning").json()
-        assert state["provisioned"] == 1 and state["last_delivered_at"] and state.get("last_error") is None, state
+        assert state["provisioned"] == 1 and state["provisioned_groups"] == 1, state
+        assert state["last_delivered_at"] and state.get("last_error") is None, state
         assert admin(server, "DELETE", f"/admin/users/{babs}").status_code in (200, 204)
         eventually("deleted there", lambda: there(base, babs) == [])
+        eventually("and gone from the group", lambda: not there(base, writers, "Groups")[0].get("members"))
         assert len(there(base, carol)) == 0
+
+        # The group no longer holding the role: deleted there.
+        assert admin(server, "DELETE", f"/admin/clients/{client}/roles/member/assignments/groups/{writers}").status_code in (200, 204)
+        eventually("the group deleted there", lambda: there(base, writers, "Groups") == [])
 
 
 def test_nothing_lost_across_a_kill_and_nothing_made_twice_when_an_answer_is_lost(tmp_path, tmp_path_factory):

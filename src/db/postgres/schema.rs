@@ -409,10 +409,10 @@ const MIGRATIONS: &[(i64, &str)] = &[(
         last_delivered_at BIGINT, last_error TEXT, last_error_at BIGINT,
         PRIMARY KEY (tenant_id, client_id)
     );
-    CREATE TABLE scim_remote_users (
-        tenant_id BIGINT NOT NULL, client_id TEXT NOT NULL, user_id TEXT NOT NULL, remote_id TEXT NOT NULL,
+    CREATE TABLE scim_remote (
+        tenant_id BIGINT NOT NULL, client_id TEXT NOT NULL, kind TEXT NOT NULL, local_id TEXT NOT NULL, remote_id TEXT NOT NULL,
         sent_hash BYTEA,
-        PRIMARY KEY (tenant_id, client_id, user_id)
+        PRIMARY KEY (tenant_id, client_id, kind, local_id)
     );
     CREATE INDEX logout_outbox_scim ON logout_outbox(tenant_id, kind, client_id, sub);
     "#,

@@ -52,6 +52,14 @@ impl TenantRegistry<'_> {
         users
     }
 
+    /// A group and every group above it: those whose members (through nesting) change when
+    /// its own do.
+    fn groups_reached(&self, group: &str) -> Vec<String> {
+        let mut groups: Vec<String> = self.with_directory(|d| d.ancestors(&Principal::Group(group.to_string())).into_iter().collect());
+        groups.push(group.to_string());
+        groups
+    }
+
     /// A user's groups (direct and through nesting) and roles per client.
     pub fn effective(&self, user: &str) -> Option<Arc<Effective>> {
         self.with_directory(|d| d.effective(user).cloned())
@@ -97,7 +105,7 @@ impl TenantRegistry<'_> {
             Err(r) => return Ok(Err(r)),
         };
         let (g, a, r) = (group.clone(), adds.clone(), removes.clone());
-        let (tenant, reached) = (self.tenant, self.users_under(adds.iter().chain(&removes)));
+        let (tenant, reached, groups) = (self.tenant, self.users_under(adds.iter().chain(&removes)), self.groups_reached(&group.id));
         let saved = self
             .registry
             .db
@@ -105,6 +113,7 @@ impl TenantRegistry<'_> {
                 let saved = rows::save_group_members(sql, &g, &a, &r)?;
                 if saved.is_ok() {
                     crate::provisioning::enqueue_users(sql, tenant, &reached)?;
+                    crate::provisioning::enqueue_groups(sql, tenant, &groups)?;
                 }
                 Ok(saved)
             })
@@ -130,13 +139,14 @@ impl TenantRegistry<'_> {
     pub async fn delete_group(&self, id: &str) -> StoreResult<bool> {
         let _order = self.registry.order.lock().await;
         let (tenant, owned) = (self.tenant, id.to_string());
-        let reached = self.users_under([Principal::Group(id.to_string())].iter());
+        let (reached, groups) = (self.users_under([Principal::Group(id.to_string())].iter()), self.groups_reached(id));
         let existed = self
             .registry
             .db
             .write(move |sql| {
                 let existed = rows::delete_group(sql, tenant, &owned)?;
                 crate::provisioning::enqueue_users(sql, tenant, &reached)?;
+                crate::provisioning::enqueue_groups(sql, tenant, &groups)?;
                 Ok(existed)
             })
             .await?;
@@ -159,7 +169,7 @@ impl TenantRegistry<'_> {
             return Ok(Err(r));
         }
         let (tenant, g, member) = (self.tenant, group.to_string(), p.clone());
-        let reached = self.users_under([p.clone()].iter());
+        let (reached, groups) = (self.users_under([p.clone()].iter()), self.groups_reached(group));
         let changed = self
             .registry
             .db
@@ -167,6 +177,7 @@ impl TenantRegistry<'_> {
                 let changed = rows::set_member(sql, tenant, &g, &member, present)?;
                 if changed {
                     crate::provisioning::enqueue_users(sql, tenant, &reached)?;
+                    crate::provisioning::enqueue_groups(sql, tenant, &groups)?;
                 }
                 Ok(changed)
             })
@@ -204,13 +215,14 @@ impl TenantRegistry<'_> {
         let _order = self.registry.order.lock().await;
         let (tenant, c, r) = (self.tenant, client.to_string(), role.to_string());
         let assignees = self.role_assignees(client, role);
-        let reached = self.users_under(assignees.iter());
+        let (reached, groups) = (self.users_under(assignees.iter()), group_ids(&assignees));
         let existed = self
             .registry
             .db
             .write(move |sql| {
                 let existed = rows::delete_role(sql, tenant, &c, &r)?;
                 crate::provisioning::enqueue_users(sql, tenant, &reached)?;
+                crate::provisioning::enqueue_groups(sql, tenant, &groups)?;
                 Ok(existed)
             })
             .await?;
@@ -236,7 +248,7 @@ impl TenantRegistry<'_> {
             return Ok(Err(r));
         }
         let (tenant, c, r, who) = (self.tenant, client.to_string(), role.to_string(), p.clone());
-        let reached = self.users_under([p.clone()].iter());
+        let (reached, groups) = (self.users_under([p.clone()].iter()), group_ids(std::slice::from_ref(&p)));
         let changed = self
             .registry
             .db
@@ -244,6 +256,7 @@ impl TenantRegistry<'_> {
                 let changed = rows::set_assignment(sql, tenant, &c, &r, &who, present)?;
                 if changed {
                     crate::provisioning::enqueue_users(sql, tenant, &reached)?;
+                    crate::provisioning::enqueue_groups(sql, tenant, &groups)?;
                 }
                 Ok(changed)
             })
@@ -253,4 +266,9 @@ impl TenantRegistry<'_> {
         }
         Ok(Ok(changed))
     }
+}
+
+/// The groups among `principals`.
+fn group_ids(principals: &[Principal]) -> Vec<String> {
+    principals.iter().filter_map(|p| matches!(p, Principal::Group(_)).then(|| p.id().to_string())).collect()
 }
