@@ -1,5 +1,5 @@
 //! LDAP group mapping against a real OpenLDAP (`crate::ldap::Slapd`): a user's directory
-//! groups (`groupOfNames`, `groupOfUniqueNames`) become their memberships of Authrim's groups
+//! groups (`groupOfNames`, `groupOfUniqueNames`, or `memberOf`) become their memberships of Authrim's groups
 //! at each sign-in, prefixed, created when missing, in tokens for a client that asks for
 //! groups; a change in the directory is seen at the next sign-in; an operator's own
 //! membership is never removed by the mapping.
@@ -118,4 +118,22 @@ async fn the_mapping_stays_within_the_directory_bounds() {
     let mapped = events(&s, "directory_groups_mapped").await;
     assert_eq!(mapped[0]["detail"]["refused"][0]["group"], "corp-ops", "{mapped:?}");
     assert!(mapped[0]["detail"]["refused"][0]["reason"].as_str().unwrap().contains("directory_max_groups"), "{mapped:?}");
+}
+
+/// `member_of`: the group DNs in the user's `memberOf`, each named by its first RDN's value.
+/// The entry holds them as Active Directory's do (slapd's msuser schema has the attribute).
+#[tokio::test]
+async fn groups_from_member_of_are_named_by_their_dns() {
+    let alice = person("alice", "alice-directory-pw", "alice@example.org").replace("objectClass: inetOrgPerson\n", "objectClass: inetOrgPerson\nobjectClass: extensibleObject\n")
+        + "memberOf: CN=Domain Admins,OU=Groups,DC=example,DC=org\nmemberOf: cn=R\\2CD,ou=groups,dc=example,dc=org\n";
+    let slapd = Slapd::start(&[alice], None);
+    let corp = slapd.directory("corp", "group_mapping = \"member_of\"\ngroup_prefix = \"m-\"\n");
+    let s = TestServer::start_with(|c| c.ldap_directories = vec![corp]).await;
+    let (_, secret) = s.client("rp", json!({"groups_claim": "names"})).await;
+    let secret = secret.unwrap();
+    let claims = id_token(&s, &secret, "alice", "alice-directory-pw").await;
+    assert_eq!(sorted(&claims["groups"]), json!(["m-Domain Admins", "m-R,D"]), "{claims}");
+    slapd.ldif("ldapmodify", "dn: uid=alice,ou=people,dc=example,dc=org\nchangetype: modify\nreplace: memberOf\nmemberOf: cn=qa,ou=groups,dc=example,dc=org\n");
+    let again = id_token(&s, &secret, "alice", "alice-directory-pw").await;
+    assert_eq!(sorted(&again["groups"]), json!(["m-qa"]), "{again}");
 }

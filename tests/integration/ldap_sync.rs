@@ -1,7 +1,8 @@
 //! LDAP periodic sync against a real OpenLDAP (`crate::ldap::Slapd`): a round (called
 //! directly, not waited for) imports the directory's users and maps their groups; a user
 //! deleted from the directory, or disabled there, is disabled here with their tokens refused;
-//! local users are never touched; a directory that is down skips the round and disables nobody.
+//! local users are never touched; a directory that is down, or lists nobody, skips the round
+//! and disables nobody.
 
 use crate::harness::*;
 use crate::ldap::{events, person, Slapd};
@@ -23,7 +24,7 @@ async fn a_sync_round_imports_maps_groups_and_disables_users_gone_from_the_direc
     // A day between rounds: the test's rounds are the only ones.
     let corp = slapd.directory("corp", &format!("mode = \"sync\"\nsync_interval = 86400\n{MAPPING}"));
     let s = TestServer::start_with(|c| c.ldap_directories = vec![corp]).await;
-    let (_, secret) = s.client("rp", json!({})).await;
+    let (_, secret) = s.client("rp", json!({"grant_types": ["authorization_code", "refresh_token"]})).await;
     let secret = secret.unwrap();
     s.user("lou", json!({})).await;
     let app = Issuer::default_of(&s.server.app);
@@ -47,7 +48,7 @@ async fn a_sync_round_imports_maps_groups_and_disables_users_gone_from_the_direc
 
     // Alice signs in and holds tokens; the directory then loses her, and disables carol.
     let browser = s.browser();
-    let res = browser.authorize(&request_query("code", "rp", &[])).await;
+    let res = browser.authorize(&request_query("code", "rp", &[("scope", "openid offline_access")])).await;
     let params = browser.finish_login(res, "alice", "alice-directory-pw").await;
     let (status, tokens, _) = s.token(Some(("rp", &secret)), &[("grant_type", "authorization_code"), ("code", &params["code"]), ("redirect_uri", REDIRECT)]).await;
     assert_eq!(status, 200, "{tokens}");
@@ -62,10 +63,9 @@ async fn a_sync_round_imports_maps_groups_and_disables_users_gone_from_the_direc
     assert!(!user("bob").disabled && !user("lou").disabled);
     // As the admin API's disable: her sessions ended, her tokens refused.
     assert_eq!(s.userinfo(access).await.0, 401);
-    if let Some(refresh) = tokens["refresh_token"].as_str() {
-        let (status, body, _) = s.token(Some(("rp", &secret)), &[("grant_type", "refresh_token"), ("refresh_token", refresh)]).await;
-        assert_eq!(status, 400, "{body}");
-    }
+    let refresh = tokens["refresh_token"].as_str().expect("a refresh token (offline_access)");
+    let (status, body, _) = s.token(Some(("rp", &secret)), &[("grant_type", "refresh_token"), ("refresh_token", refresh)]).await;
+    assert_eq!((status, body["error"].as_str()), (400, Some("invalid_grant")), "{body}");
     let updated = events(&s, "user_updated").await;
     let by_sync: Vec<_> = updated.iter().filter(|e| e["detail"]["by"] == "ldap").collect();
     assert_eq!(by_sync.len(), 2, "{updated:?}");
@@ -75,6 +75,15 @@ async fn a_sync_round_imports_maps_groups_and_disables_users_gone_from_the_direc
     crate::ldap::incorrect(&crate::ldap::sign_in(&s.browser(), "carol", "carol-directory-pw").await);
     assert_eq!(events(&s, "directory_sync").await.len(), 2);
 
+    // A directory that lists nobody while it has users here (a wrong base, a search account
+    // that lost its rights look the same): skipped, bob kept.
+    for uid in ["bob", "carol"] {
+        slapd.ldif("ldapmodify", &format!("dn: uid={uid},ou=people,dc=example,dc=org\nchangetype: delete\n"));
+    }
+    let empty = round(&app, &source).await;
+    assert!(empty.skipped.as_deref().is_some_and(|w| w.contains("lists no user")), "{empty:?}");
+    assert!(!user("bob").disabled);
+
     // The directory down: the round is skipped, audited, and nobody is disabled.
     slapd.stop();
     let down = round(&app, &source).await;
@@ -82,5 +91,6 @@ async fn a_sync_round_imports_maps_groups_and_disables_users_gone_from_the_direc
     assert!(down.disabled.is_empty());
     assert!(!user("bob").disabled && !user("lou").disabled);
     let skipped = events(&s, "directory_sync_skipped").await;
-    assert_eq!(skipped[0]["detail"]["directory"], "ldap:corp", "{skipped:?}");
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert!(skipped.iter().all(|e| e["detail"]["directory"] == "ldap:corp"), "{skipped:?}");
 }
