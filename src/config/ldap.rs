@@ -48,8 +48,28 @@ pub struct LdapDirectory {
     pub given_name_attribute: String,
     pub family_name_attribute: String,
     pub name_attribute: String,
-    /// `jit`: a user is created (or updated) here when they sign in. Periodic sync comes later.
+    /// `jit`: a user is created (or updated) here when they sign in. `sync`: that, and every
+    /// `sync_interval` seconds the whole directory is read (`endpoints::directory_sync`): users
+    /// created and updated, and those gone from it or disabled there disabled here.
     pub mode: String,
+    /// Seconds between two sync rounds (`mode = "sync"`); the first is one interval after
+    /// the start.
+    pub sync_interval: u64,
+    /// How a user's directory groups are found: `none`; `search`, the groups under
+    /// `group_base_dn` that `group_filter` matches; `member_of`, the group DNs in the user's
+    /// `member_of_attribute`. Each becomes a membership of the Authrim group of its name.
+    pub group_mapping: String,
+    /// Where groups are searched (`search`; the whole subtree).
+    pub group_base_dn: Option<String>,
+    /// The groups of a user (`search`); `{dn}` is the user's DN, escaped (RFC 4515).
+    pub group_filter: String,
+    /// The attribute that names a group (`search`); with `member_of`, the first RDN's value.
+    pub group_name_attribute: String,
+    /// The user's attribute listing their groups' DNs (`member_of`).
+    pub member_of_attribute: String,
+    /// Put before every mapped group's name here, so that a directory's groups cannot take an
+    /// operator's group by its name (`corp-` makes the directory's `admins` `corp-admins`).
+    pub group_prefix: String,
     /// Seconds to connect (TCP and TLS).
     pub connect_timeout: u64,
     /// Seconds for each operation (a bind, a search).
@@ -62,6 +82,8 @@ pub struct LdapDirectory {
 }
 
 pub const DEFAULT_FILTER: &str = "(&(objectClass=inetOrgPerson)(uid={username}))";
+/// A user's groups of either standard kind (RFC 4519 `groupOfNames`, `groupOfUniqueNames`).
+pub const DEFAULT_GROUP_FILTER: &str = "(|(&(objectClass=groupOfNames)(member={dn}))(&(objectClass=groupOfUniqueNames)(uniqueMember={dn})))";
 
 impl Default for LdapDirectory {
     fn default() -> Self {
@@ -82,6 +104,13 @@ impl Default for LdapDirectory {
             family_name_attribute: "sn".into(),
             name_attribute: "cn".into(),
             mode: "jit".into(),
+            sync_interval: 900,
+            group_mapping: "none".into(),
+            group_base_dn: None,
+            group_filter: DEFAULT_GROUP_FILTER.into(),
+            group_name_attribute: "cn".into(),
+            member_of_attribute: "memberOf".into(),
+            group_prefix: String::new(),
             connect_timeout: 5,
             operation_timeout: 5,
             max_connections: 10,
@@ -139,14 +168,33 @@ impl LdapDirectory {
             ("given_name_attribute", &self.given_name_attribute),
             ("family_name_attribute", &self.family_name_attribute),
             ("name_attribute", &self.name_attribute),
+            ("group_name_attribute", &self.group_name_attribute),
+            ("member_of_attribute", &self.member_of_attribute),
         ] {
             // RFC 4512 §2.5 descr: a letter, then letters, digits and hyphens.
             if !a.starts_with(|c: char| c.is_ascii_alphabetic()) || !a.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
                 anyhow::bail!("{at}: {name} {a:?} is not an attribute name");
             }
         }
-        if self.mode != "jit" {
-            anyhow::bail!("{at}: mode must be \"jit\" (just-in-time import at sign-in; a periodic sync is not offered yet)");
+        if self.mode != "jit" && self.mode != "sync" {
+            anyhow::bail!("{at}: mode must be \"jit\" (just-in-time import at sign-in) or \"sync\" (that, and a periodic sync)");
+        }
+        if !(60..=86_400).contains(&self.sync_interval) {
+            anyhow::bail!("{at}: sync_interval must be 60-86400 seconds");
+        }
+        match self.group_mapping.as_str() {
+            "none" | "member_of" => {}
+            "search" if self.group_base_dn.as_deref().is_none_or(|b| b.trim().is_empty()) => anyhow::bail!("{at}: group_mapping = \"search\" needs group_base_dn"),
+            "search" => {
+                let f = self.group_filter.trim();
+                if !f.contains("{dn}") || !f.starts_with('(') || !f.ends_with(')') {
+                    anyhow::bail!("{at}: group_filter must be a parenthesised filter with {{dn}} in it, like {DEFAULT_GROUP_FILTER}");
+                }
+            }
+            other => anyhow::bail!("{at}: group_mapping {other:?} is not none, search or member_of"),
+        }
+        if self.group_prefix.chars().count() > 64 || self.group_prefix.chars().any(char::is_control) {
+            anyhow::bail!("{at}: group_prefix: at most 64 characters, no control characters");
         }
         for (name, secs) in [("connect_timeout", self.connect_timeout), ("operation_timeout", self.operation_timeout)] {
             if !(1..=120).contains(&secs) {

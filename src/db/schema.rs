@@ -510,6 +510,14 @@ const MIGRATIONS: &[(i64, &str)] = &[(
                                 WHERE l.tenant_id = users.tenant_id AND l.user_id = users.id AND l.provider LIKE 'ldap:%');
     "#,
 ), (
+    28,
+    // Issue 32, LDAP group mapping: who made a membership. `local` (an operator, the CLI, a
+    // SCIM client) or `ldap:<directory>`, whose mapping removes only its own when the user
+    // leaves a directory group (`registry::directory::mapped`).
+    r#"
+    ALTER TABLE group_members ADD COLUMN source TEXT NOT NULL DEFAULT 'local';
+    "#,
+), (
     29,
     // Issue 32, outbound provisioning (`provisioning`): a client's SCIM service to keep in step
     // (its bearer credential sealed by the vault), and the id each user and group has there

@@ -82,7 +82,7 @@ impl Actor {
     /// credential is refused as a token not good here, whatever its tenant.
     pub(crate) fn deployment_admin(&self) -> Result<(), OAuthError> {
         match self {
-            Actor::Credential(_) => Err(refused("a tenant's admin credential does not manage tenants")),
+            Actor::Credential(_) | Actor::Directory(_) => Err(refused("a tenant's admin credential does not manage tenants")),
             Actor::ApiToken | Actor::Console(_) => Ok(()),
         }
     }

@@ -46,6 +46,7 @@ fn created_by(actor: &Actor) -> String {
         Actor::ApiToken => "operator".into(),
         Actor::Credential(id) => format!("credential:{id}"),
         Actor::Console(id) => format!("console:{id}"),
+        Actor::Directory(provider) => provider.clone(),
     }
 }
 

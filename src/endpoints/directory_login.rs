@@ -81,7 +81,7 @@ pub(super) async fn sign_in(
             return incorrect().await;
         }
     };
-    let user = match import(app, &found).await {
+    let user = match import(app, &found, true).await {
         Ok(user) => user,
         Err(Refusal::NameTaken) => {
             attempt.unchecked();
@@ -100,11 +100,14 @@ pub(super) async fn sign_in(
         return incorrect().await;
     }
     attempt.succeeded();
+    if let Err(e) = map_groups(app, &user, &found).await {
+        return unavailable(e);
+    }
     app.audit(AuditEvent::new("directory_sign_in").user(&user.id).address(address).client(&req.client_id).detail(json!({"directory": directory, "subject": found.subject}))).await;
     after_first_factor(app, headers, req, &user, address, vec!["pwd".into()], None).await
 }
 
-enum Refusal {
+pub(super) enum Refusal {
     /// A first sign-in whose name (or address) is another local user's.
     NameTaken,
     Store(StoreError),
@@ -117,12 +120,21 @@ impl From<StoreError> for Refusal {
 }
 
 /// The local user for `found`: the linked one, updated with the directory's attributes;
-/// else a new one (no local password), linked.
-async fn import(app: &Issuer, found: &SourceUser) -> Result<Arc<User>, Refusal> {
+/// else a new one (no local password), linked. `sign_in`: the link's use is noted (a sync
+/// round is none).
+pub(super) async fn import(app: &Issuer, found: &SourceUser, sign_in: bool) -> Result<Arc<User>, Refusal> {
     let registry = app.registry();
-    if let Some(id) = links::find(&app.db, app.tenant.id, &found.provider, &found.subject).await? {
+    let linked = match sign_in {
+        true => links::find(&app.db, app.tenant.id, &found.provider, &found.subject).await?,
+        false => links::lookup(&app.db, app.tenant.id, &found.provider, &found.subject).await?,
+    };
+    if let Some(id) = linked {
         // A link outlives its user only between a deletion and the row's removal.
         let existing = registry.user(&id).ok_or_else(|| StoreError::Conflict("the linked user is gone".into()))?;
+        // Made a local user since (an operator set a password): no longer the directory's.
+        if existing.source.as_str() != found.provider {
+            return Ok(existing);
+        }
         let mut updated = (*existing).clone();
         apply(&mut updated, found);
         if validate_username(&updated.username).is_err() {
@@ -174,11 +186,28 @@ async fn import(app: &Issuer, found: &SourceUser) -> Result<Arc<User>, Refusal> 
         // Two first sign-ins raced: the other's user stands.
         _ => {
             let _ = registry.delete_user(&user.id).await;
-            return Box::pin(import(app, found)).await;
+            return Box::pin(import(app, found, sign_in)).await;
         }
     }
     app.audit(AuditEvent::new("user_created").user(&user.id).detail(json!({"by": "ldap", "provider": found.provider}))).await;
     Ok(registry.user(&user.id).unwrap_or_else(|| Arc::new(user)))
+}
+
+/// The directory's groups of `found` onto `user`'s memberships here (nothing when the
+/// directory maps none, or `user` is no longer the directory's), audited when anything
+/// changed or a group was refused.
+pub(super) async fn map_groups(app: &Issuer, user: &User, found: &SourceUser) -> Result<(), StoreError> {
+    let Some(names) = &found.groups else { return Ok(()) };
+    if user.source.as_str() != found.provider {
+        return Ok(());
+    }
+    let mapped = app.registry().map_groups(&user.id, &found.provider, names, &app.config.directory_limits()).await?;
+    if !mapped.is_empty() {
+        let refused: Vec<Value> = mapped.refused.iter().map(|(g, why)| json!({"group": g, "reason": why})).collect();
+        let detail = json!({"by": "ldap", "directory": found.provider, "added": mapped.added, "removed": mapped.removed, "refused": refused});
+        app.audit(AuditEvent::new("directory_groups_mapped").user(&user.id).detail(detail)).await;
+    }
+    Ok(())
 }
 
 /// The directory's attributes onto `user`: its username there, e-mail (verified as the

@@ -18,6 +18,7 @@ pub mod ciba;
 pub mod device;
 pub mod device_authorization;
 pub mod directory_login;
+pub mod directory_sync;
 pub mod discovery;
 pub mod end_session;
 pub mod first_party;

@@ -26,6 +26,9 @@ pub enum Actor {
     Credential(String),
     /// A user of the admin console.
     Console(String),
+    /// A directory's sync round (`directory_sync`), by the directory's provider name
+    /// (`ldap:<id>`): it disables the users gone from the directory.
+    Directory(String),
 }
 
 impl Actor {
@@ -34,6 +37,7 @@ impl Actor {
             Actor::ApiToken => json!({"by": "operator"}),
             Actor::Credential(id) => json!({"by": "operator", "credential": id}),
             Actor::Console(id) => json!({"by": "console", "admin": id}),
+            Actor::Directory(provider) => json!({"by": "ldap", "directory": provider}),
         }
     }
 
@@ -42,6 +46,7 @@ impl Actor {
         match self {
             Actor::ApiToken | Actor::Credential(_) => EndedBy::Operator,
             Actor::Console(admin) => EndedBy::Console(admin.clone()),
+            Actor::Directory(provider) => EndedBy::Directory(provider.clone()),
         }
     }
 

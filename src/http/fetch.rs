@@ -408,6 +408,8 @@ mod tests {
             ("src/mail.rs", "SMTP to the operator's relay (mail_smtp_url), never an address a client or user names"),
             ("src/cli.rs", "the CLI calling its own server's admin API, at the address of the operator's configuration"),
             ("src/identity/ldap/client.rs", "LDAP to the directories of the operator's configuration (or a tenant's, which an operator sets), not HTTP, often on private addresses by design"),
+            ("src/identity/ldap/groups.rs", "group searches on client.rs's connections to those directories"),
+            ("src/identity/ldap/listing.rs", "a sync round's paged search on client.rs's connections to those directories"),
         ];
         fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
             for entry in std::fs::read_dir(dir).unwrap() {

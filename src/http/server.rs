@@ -168,7 +168,9 @@ fn spawn_housekeeping(app: AppState) -> Vec<JoinHandle<()>> {
     });
     let backchannel = tokio::spawn(crate::logout::backchannel::run(app.clone()));
     let mail = tokio::spawn(crate::mail::run(app.clone()));
-    let mut tasks = vec![sweeper, follow, key_refresh, purge, backchannel, mail];
+    // LDAP directories with `mode = "sync"` (none: the task only ticks).
+    let directory_sync = tokio::spawn(crate::endpoints::directory_sync::run(app.clone()));
+    let mut tasks = vec![sweeper, follow, key_refresh, purge, backchannel, mail, directory_sync];
     // Dynamically registered clients never used: looked for a few times per TTL (at most
     // every minute), so that one outlives its TTL by a fraction of it at most.
     let ttl = app.config.registration_unused_client_ttl;

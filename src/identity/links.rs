@@ -18,17 +18,7 @@ pub struct Linked {
 
 /// The user `subject` at `provider` is linked to, noting the use.
 pub async fn find(db: &Database, tenant: TenantId, provider: &str, subject: &str) -> StoreResult<Option<String>> {
-    let (p, s) = (provider.to_string(), subject.to_string());
-    let found = db
-        .read(move |sql| {
-            sql.query_opt(
-                "SELECT user_id FROM linked_identities WHERE tenant_id = ?1 AND provider = ?2 AND subject = ?3",
-                crate::params![tenant, p.as_str(), s.as_str()],
-            )
-        })
-        .await?
-        .map(|r| r.text(0))
-        .transpose()?;
+    let found = lookup(db, tenant, provider, subject).await?;
     if found.is_some() {
         let (p, s) = (provider.to_string(), subject.to_string());
         db.write(move |sql| {
@@ -40,6 +30,29 @@ pub async fn find(db: &Database, tenant: TenantId, provider: &str, subject: &str
         .await?;
     }
     Ok(found)
+}
+
+/// The user `subject` at `provider` is linked to, the use not noted (a directory's sync
+/// round reads every link: none of them is a sign-in).
+pub async fn lookup(db: &Database, tenant: TenantId, provider: &str, subject: &str) -> StoreResult<Option<String>> {
+    let (p, s) = (provider.to_string(), subject.to_string());
+    db
+        .read(move |sql| {
+            sql.query_opt(
+                "SELECT user_id FROM linked_identities WHERE tenant_id = ?1 AND provider = ?2 AND subject = ?3",
+                crate::params![tenant, p.as_str(), s.as_str()],
+            )
+        })
+        .await?
+        .map(|r| r.text(0))
+        .transpose()
+}
+
+/// Every link of `provider`: (user id, subject).
+pub async fn of_provider(db: &Database, tenant: TenantId, provider: &str) -> StoreResult<Vec<(String, String)>> {
+    let p = provider.to_string();
+    let rows = db.read(move |sql| sql.query("SELECT user_id, subject FROM linked_identities WHERE tenant_id = ?1 AND provider = ?2", crate::params![tenant, p.as_str()])).await?;
+    rows.iter().map(|r| Ok((r.text(0)?, r.text(1)?))).collect()
 }
 
 /// What linking answered.

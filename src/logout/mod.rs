@@ -38,6 +38,8 @@ pub enum EndedBy {
     Console(String),
     /// The user on the account page, from another of their sessions (its `sid`).
     Account(String),
+    /// A directory's sync round, the user being gone from it (its provider, `ldap:<id>`).
+    Directory(String),
 }
 
 /// What `cut_off` ended.
@@ -121,6 +123,10 @@ pub async fn end_session(app: &App, tenant: TenantId, which: SessionRef, by: End
         EndedBy::Account(from) => {
             detail["by"] = "account".into();
             detail["from_sid"] = from.into();
+        }
+        EndedBy::Directory(provider) => {
+            detail["by"] = "ldap".into();
+            detail["directory"] = provider.into();
         }
     }
     app.audit.record(AuditEvent::new("logout").tenant(tenant).user(&ended.user_id).detail(detail)).await;

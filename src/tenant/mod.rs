@@ -217,11 +217,11 @@ fn own_directories(settings: &rows::Overrides, vault: &crate::keys::Vault, slug:
     let mut out = Vec::new();
     for d in settings.ldap_directories.iter().flatten() {
         match d.opened(vault, slug).and_then(crate::identity::ldap::LdapSource::new) {
-            Ok(s) => out.push(Arc::new(s) as Arc<dyn crate::identity::ldap::PasswordSource>),
+            Ok(s) => out.push(s),
             Err(e) => tracing::error!(tenant = slug, error = %e, "a tenant's ldap directory is left out"),
         }
     }
-    crate::identity::ldap::Sources::from_sources(out)
+    crate::identity::ldap::Sources::from_ldap(out)
 }
 
 /// Settings a tenant may set that are read as they are (`overrides`): sign-up, the second

@@ -67,7 +67,7 @@ pwdLockout: TRUE
 ";
 
 /// An inetOrgPerson under `ou=people`.
-fn person(uid: &str, password: &str, mail: &str) -> String {
+pub(crate) fn person(uid: &str, password: &str, mail: &str) -> String {
     format!("dn: uid={uid},ou=people,dc=example,dc=org\nobjectClass: inetOrgPerson\nuid: {uid}\ncn: {uid} Person\nsn: Person\ngivenName: {uid}\nmail: {mail}\nuserPassword: {password}\n")
 }
 
@@ -122,7 +122,7 @@ impl Drop for Slapd {
 }
 
 /// The password form, answered; the page after it (a consent page or a redirect, followed).
-async fn sign_in(browser: &Browser, username: &str, password: &str) -> Page {
+pub(crate) async fn sign_in(browser: &Browser, username: &str, password: &str) -> Page {
     let page = Page::from(browser.authorize(&request_query("code", "rp", &[("prompt", "login")])).await).await;
     assert!(page.is_login(), "{}", page.html);
     browser.post("/login", &[("challenge", &page.challenge()), ("username", username), ("password", password)]).await
@@ -130,7 +130,7 @@ async fn sign_in(browser: &Browser, username: &str, password: &str) -> Page {
 
 /// Signed in through the directory and on to the client: the ID token's claims (asked for
 /// the e-mail in it too), and userinfo's.
-async fn id_token(s: &TestServer, secret: &str, username: &str, password: &str) -> Value {
+pub(crate) async fn id_token(s: &TestServer, secret: &str, username: &str, password: &str) -> Value {
     let browser = s.browser();
     let res = browser.authorize(&request_query("code", "rp", &[("claims", r#"{"id_token":{"email":null,"email_verified":null}}"#)])).await;
     let params = browser.finish_login(res, username, password).await;
@@ -148,12 +148,12 @@ async fn id_token(s: &TestServer, secret: &str, username: &str, password: &str) 
     claims
 }
 
-fn incorrect(page: &Page) {
+pub(crate) fn incorrect(page: &Page) {
     assert_eq!(page.status, 401, "{}", page.html);
     assert!(page.html.contains("Incorrect username or password") && page.is_login(), "{}", page.html);
 }
 
-async fn events(s: &TestServer, event: &str) -> Vec<Value> {
+pub(crate) async fn events(s: &TestServer, event: &str) -> Vec<Value> {
     let (_, v) = s.admin(Method::GET, &format!("/admin/audit?event={event}"), None).await;
     v["events"].as_array().cloned().unwrap_or_default()
 }

@@ -41,6 +41,8 @@ mod harness;
 mod id_jag;
 mod jwt_bearer;
 mod ldap;
+mod ldap_groups;
+mod ldap_sync;
 mod jarm;
 mod json_errors;
 mod lockout;

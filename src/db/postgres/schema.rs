@@ -399,6 +399,12 @@ const MIGRATIONS: &[(i64, &str)] = &[(
                                 WHERE l.tenant_id = users.tenant_id AND l.user_id = users.id AND l.provider LIKE 'ldap:%');
     "#,
 ), (
+    27,
+    // As SQLite's migration 28: who made a group membership (`local` or `ldap:<directory>`).
+    r#"
+    ALTER TABLE group_members ADD COLUMN source TEXT NOT NULL DEFAULT 'local';
+    "#,
+), (
     28,
     // As SQLite's migration 29: outbound provisioning's targets and remote ids.
     r#"

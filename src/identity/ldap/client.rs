@@ -15,9 +15,11 @@ const INVALID_CREDENTIALS: u32 = 49;
 const SIZE_LIMIT_EXCEEDED: u32 = 4;
 
 pub struct LdapSource {
-    dir: LdapDirectory,
-    tls: Option<Arc<rustls::ClientConfig>>,
-    slots: Arc<Semaphore>,
+    pub(super) dir: LdapDirectory,
+    pub(super) tls: Option<Arc<rustls::ClientConfig>>,
+    pub(super) slots: Arc<Semaphore>,
+    /// Held through a sync round (`sync_guard`), so that two never overlap on one node.
+    pub(super) syncing: tokio::sync::Mutex<()>,
 }
 
 impl LdapSource {
@@ -26,7 +28,21 @@ impl LdapSource {
             true => Some(tls_config(&dir)?),
             false => None,
         };
-        Ok(Self { slots: Arc::new(Semaphore::new(dir.max_connections)), dir, tls })
+        Ok(Self { slots: Arc::new(Semaphore::new(dir.max_connections)), dir, tls, syncing: tokio::sync::Mutex::new(()) })
+    }
+
+    pub fn directory(&self) -> &LdapDirectory {
+        &self.dir
+    }
+
+    /// One of this directory's connections, or `Err` (said as "not reachable") when all
+    /// `max_connections` stay in use for as long as an operation may take.
+    pub(super) async fn slot(&self) -> Result<tokio::sync::OwnedSemaphorePermit, String> {
+        let op = Duration::from_secs(self.dir.operation_timeout);
+        match tokio::time::timeout(op, self.slots.clone().acquire_owned()).await {
+            Ok(Ok(slot)) => Ok(slot),
+            _ => Err(format!("all {} connections to the directory are in use", self.dir.max_connections)),
+        }
     }
 }
 
@@ -71,14 +87,15 @@ impl PasswordSource for LdapSource {
         let op = Duration::from_secs(self.dir.operation_timeout);
         // Past the cap, a sign-in waits as long as one operation may take, then is told the
         // directory is busy rather than queue without end.
-        let Ok(Ok(slot)) = tokio::time::timeout(op, self.slots.clone().acquire_owned()).await else {
-            return Outcome::Unreachable(format!("all {} connections to the directory are in use", self.dir.max_connections));
+        let slot = match self.slot().await {
+            Ok(slot) => slot,
+            Err(why) => return Outcome::Unreachable(why),
         };
         let (dir, tls, username, password) = (self.dir.clone(), self.tls.clone(), username.to_string(), password.to_string());
         // In a task of its own: ldap3 panics on an answer it cannot decode, which is then this
         // sign-in's "not reachable", not a worker's panic. The whole exchange under one
-        // deadline too (a connect, two binds and a search).
-        let whole = Duration::from_secs(dir.connect_timeout) + 4 * op;
+        // deadline too (a connect, two binds and two searches).
+        let whole = Duration::from_secs(dir.connect_timeout) + 5 * op;
         let task = tokio::spawn(async move {
             let _slot = slot;
             tokio::time::timeout(whole, exchange(&dir, tls, &username, &password)).await.unwrap_or_else(|_| Err("the directory did not answer in time".into()))
@@ -95,23 +112,31 @@ impl PasswordSource for LdapSource {
 /// could not answer (said as such on the page).
 async fn exchange(dir: &LdapDirectory, tls: Option<Arc<rustls::ClientConfig>>, username: &str, password: &str) -> Result<Outcome, String> {
     let op = Duration::from_secs(dir.operation_timeout);
-    let mut settings = LdapConnSettings::new().set_conn_timeout(Duration::from_secs(dir.connect_timeout)).set_starttls(dir.starttls);
-    if let Some(config) = tls {
-        settings = settings.set_config(config);
-    }
-    let (conn, mut ldap) = LdapConnAsync::with_settings(settings, &dir.url).await.map_err(|e| format!("cannot connect: {e}"))?;
-    let driver = tokio::spawn(async move {
-        if let Err(e) = conn.drive().await {
-            tracing::debug!(error = %e, "ldap connection ended");
-        }
-    });
+    let (mut ldap, driver) = connect(dir, tls).await?;
     let outcome = steps(dir, &mut ldap, op, username, password).await;
     let _ = tokio::time::timeout(op, ldap.unbind()).await;
     driver.abort();
     outcome
 }
 
-async fn steps(dir: &LdapDirectory, ldap: &mut Ldap, op: Duration, username: &str, password: &str) -> Result<Outcome, String> {
+/// A connection to the directory (TLS as it is configured), and the task driving it, to be
+/// aborted when done.
+pub(super) async fn connect(dir: &LdapDirectory, tls: Option<Arc<rustls::ClientConfig>>) -> Result<(Ldap, tokio::task::JoinHandle<()>), String> {
+    let mut settings = LdapConnSettings::new().set_conn_timeout(Duration::from_secs(dir.connect_timeout)).set_starttls(dir.starttls);
+    if let Some(config) = tls {
+        settings = settings.set_config(config);
+    }
+    let (conn, ldap) = LdapConnAsync::with_settings(settings, &dir.url).await.map_err(|e| format!("cannot connect: {e}"))?;
+    let driver = tokio::spawn(async move {
+        if let Err(e) = conn.drive().await {
+            tracing::debug!(error = %e, "ldap connection ended");
+        }
+    });
+    Ok((ldap, driver))
+}
+
+/// Bind as the search account (none configured: the connection stays anonymous).
+pub(super) async fn bind_search_account(dir: &LdapDirectory, ldap: &mut Ldap, op: Duration) -> Result<(), String> {
     if let (Some(dn), Some(pw)) = (&dir.bind_dn, &dir.bind_password) {
         // The search account's password goes nowhere but this bind: not into an error.
         let r = ldap.with_timeout(op).simple_bind(dn, pw).await.map_err(|e| format!("the search account's bind failed: {}", short(&e)))?;
@@ -119,8 +144,13 @@ async fn steps(dir: &LdapDirectory, ldap: &mut Ldap, op: Duration, username: &st
             return Err(format!("the search account's bind was refused (result code {})", r.rc));
         }
     }
-    let filter = super::user_filter(&dir.user_filter, username);
-    let attrs = [
+    Ok(())
+}
+
+/// The attributes of a user's entry that are read: the mapped ones, the states that disable
+/// an account there, and the group mapping's.
+pub(super) fn user_attrs(dir: &LdapDirectory) -> Vec<&str> {
+    let mut attrs = vec![
         dir.subject_attribute.as_str(),
         &dir.username_attribute,
         &dir.email_attribute,
@@ -128,11 +158,19 @@ async fn steps(dir: &LdapDirectory, ldap: &mut Ldap, op: Duration, username: &st
         &dir.given_name_attribute,
         &dir.family_name_attribute,
         "userAccountControl",
+        "pwdAccountLockedTime",
     ];
+    attrs.extend(super::groups::user_attrs(dir));
+    attrs
+}
+
+async fn steps(dir: &LdapDirectory, ldap: &mut Ldap, op: Duration, username: &str, password: &str) -> Result<Outcome, String> {
+    bind_search_account(dir, ldap, op).await?;
+    let filter = super::user_filter(&dir.user_filter, username);
     let found = ldap
         .with_timeout(op)
         .with_search_options(SearchOptions::new().sizelimit(2))
-        .search(&dir.base_dn, Scope::Subtree, &filter, attrs.to_vec())
+        .search(&dir.base_dn, Scope::Subtree, &filter, user_attrs(dir))
         .await
         .map_err(|e| format!("the search failed: {}", short(&e)))?;
     let (entries, result) = (found.0, found.1);
@@ -147,13 +185,16 @@ async fn steps(dir: &LdapDirectory, ldap: &mut Ldap, op: Duration, username: &st
         return Ok(Outcome::Refused("the user filter matches more than one entry".into()));
     }
     let view = Entry { text: &entry.attrs, binary: &entry.bin_attrs };
-    let Some(user) = view.user(dir) else {
+    let Some(mut user) = view.user(dir) else {
         return Ok(Outcome::Refused(format!("the entry has no {} or no {}", dir.subject_attribute, dir.username_attribute)));
     };
     // Disabled on Active Directory: not bound with (a bind would count against its lockout).
     if view.disabled_in_active_directory() {
         return Ok(Outcome::Refused("disabled in the directory (userAccountControl)".into()));
     }
+    // Read while the connection is still the search account's (the user's own bind may not
+    // see the groups).
+    user.groups = super::groups::of_user(ldap, dir, op, &entry.dn, &view).await?;
     let r = ldap.with_timeout(op).simple_bind(&entry.dn, password).await.map_err(|e| format!("the user's bind failed: {}", short(&e)))?;
     Ok(match r.rc {
         0 => Outcome::Authenticated(user),
@@ -164,7 +205,7 @@ async fn steps(dir: &LdapDirectory, ldap: &mut Ldap, op: Duration, username: &st
 }
 
 /// An ldap3 error, shortened for a log line and an audit event.
-fn short(e: &ldap3::LdapError) -> String {
+pub(super) fn short(e: &ldap3::LdapError) -> String {
     let mut s = e.to_string();
     s.truncate(200);
     s

@@ -16,6 +16,8 @@
 //! imported user has no local password), and the search account's password is never logged.
 
 mod client;
+pub mod groups;
+mod listing;
 #[cfg(test)]
 mod tests;
 
@@ -24,6 +26,7 @@ use async_trait::async_trait;
 use std::sync::Arc;
 
 pub use client::LdapSource;
+pub use listing::Listed;
 
 /// A user as a source knows them, after their password was accepted there.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +41,9 @@ pub struct SourceUser {
     pub name: Option<String>,
     pub given_name: Option<String>,
     pub family_name: Option<String>,
+    /// The user's groups there, as the names of Authrim's groups they map onto (prefixed);
+    /// `None` when the directory maps no groups.
+    pub groups: Option<Vec<String>>,
 }
 
 /// What a source answered about a username and password.
@@ -70,6 +76,8 @@ const MAX_PASSWORD: usize = 1024;
 #[derive(Clone, Default)]
 pub struct Sources {
     list: Vec<Arc<dyn PasswordSource>>,
+    /// The LDAP ones among them, which a sync round reads whole (`mode = "sync"`).
+    ldap: Vec<Arc<LdapSource>>,
 }
 
 /// What the sources together answered, and which one did.
@@ -83,12 +91,22 @@ impl Sources {
     /// The directories of `config` (`ldap_directories`); a CA file that cannot be read stops
     /// the start (an operator who named one meant it).
     pub fn new(directories: &[LdapDirectory]) -> anyhow::Result<Self> {
-        let list = directories.iter().map(|d| LdapSource::new(d.clone()).map(|s| Arc::new(s) as Arc<dyn PasswordSource>)).collect::<anyhow::Result<_>>()?;
-        Ok(Self { list })
+        let ldap = directories.iter().map(|d| LdapSource::new(d.clone())).collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(Self::from_ldap(ldap))
+    }
+
+    pub fn from_ldap(ldap: Vec<LdapSource>) -> Self {
+        let ldap: Vec<Arc<LdapSource>> = ldap.into_iter().map(Arc::new).collect();
+        Self { list: ldap.iter().map(|s| s.clone() as Arc<dyn PasswordSource>).collect(), ldap }
     }
 
     pub fn from_sources(list: Vec<Arc<dyn PasswordSource>>) -> Self {
-        Self { list }
+        Self { list, ldap: Vec::new() }
+    }
+
+    /// The directories a sync round reads (`mode = "sync"`).
+    pub fn syncing(&self) -> impl Iterator<Item = &Arc<LdapSource>> {
+        self.ldap.iter().filter(|s| s.directory().mode == "sync")
     }
 
     pub fn is_empty(&self) -> bool {
@@ -163,6 +181,11 @@ impl Entry<'_> {
         self.text.iter().find(|(k, _)| k.eq_ignore_ascii_case(attr)).and_then(|(_, v)| v.first()).map(String::as_str).filter(|v| !v.is_empty())
     }
 
+    /// Every text value of `attr`.
+    fn all<'b>(&'b self, attr: &'b str) -> impl Iterator<Item = &'b str> {
+        self.text.iter().filter(|(k, _)| k.eq_ignore_ascii_case(attr)).flat_map(|(_, v)| v.iter().map(String::as_str))
+    }
+
     fn first_bytes(&self, attr: &str) -> Option<&[u8]> {
         self.binary.iter().find(|(k, _)| k.eq_ignore_ascii_case(attr)).and_then(|(_, v)| v.first()).map(Vec::as_slice)
     }
@@ -170,6 +193,13 @@ impl Entry<'_> {
     /// Active Directory's `userAccountControl` with ACCOUNTDISABLE (0x2) set.
     pub fn disabled_in_active_directory(&self) -> bool {
         self.first("userAccountControl").and_then(|v| v.trim().parse::<i64>().ok()).is_some_and(|uac| uac & 2 != 0)
+    }
+
+    /// Disabled there for good: Active Directory's ACCOUNTDISABLE, or OpenLDAP ppolicy's
+    /// administrative lock (`pwdAccountLockedTime` of `000001010000Z`; another value is a
+    /// lockout after failed binds, which ends by itself and disables nobody here).
+    pub fn disabled_in_directory(&self) -> bool {
+        self.disabled_in_active_directory() || self.first("pwdAccountLockedTime") == Some("000001010000Z")
     }
 
     /// The user as `d` maps the entry; `None` without a subject or a username.
@@ -186,6 +216,7 @@ impl Entry<'_> {
             name: self.first(&d.name_attribute).map(str::to_string),
             given_name: self.first(&d.given_name_attribute).map(str::to_string),
             family_name: self.first(&d.family_name_attribute).map(str::to_string),
+            groups: None,
         })
     }
 

@@ -22,6 +22,16 @@ fn filter_values_are_escaped_as_rfc_4515_says() {
 }
 
 #[test]
+fn a_group_is_named_by_its_dns_first_rdn() {
+    use groups::first_rdn_value;
+    assert_eq!(first_rdn_value("CN=Domain Admins,OU=Groups,DC=ad,DC=example").as_deref(), Some("Domain Admins"));
+    assert_eq!(first_rdn_value("cn=R\\2CD \\+ Ops,ou=groups,dc=x").as_deref(), Some("R,D + Ops"));
+    assert_eq!(first_rdn_value("cn=L\\C3\\BCbeck+ou=x,dc=x").as_deref(), Some("Lübeck"));
+    assert_eq!(first_rdn_value("no rdn"), None);
+    assert_eq!(first_rdn_value("cn=,dc=x"), None);
+}
+
+#[test]
 fn an_entry_maps_to_a_user_and_an_active_directory_guid_to_its_text_form() {
     let d = directory();
     let mut text: HashMap<String, Vec<String>> = HashMap::new();
@@ -66,6 +76,7 @@ fn directories_are_checked_and_mistakes_named() {
     assert!(check("url = \"ldaps://ldap.corp.example\"").is_ok());
     assert!(check("url = \"ldap://ldap.corp.example:389\"\nstarttls = true\nbind_dn = \"cn=s\"\nbind_password = \"p\"").is_ok());
     assert!(check("url = \"ldap://127.0.0.1:3389\"\nallow_insecure = true").is_ok());
+    assert!(check("url = \"ldaps://x.example\"\nmode = \"sync\"\ngroup_mapping = \"search\"\ngroup_base_dn = \"ou=groups,dc=x\"").is_ok());
     for (extra, says) in [
         ("url = \"ldap://ldap.corp.example\"", "in clear"),
         ("url = \"ldaps://ldap.corp.example\"\nstarttls = true", "starttls is for ldap://"),
@@ -75,7 +86,11 @@ fn directories_are_checked_and_mistakes_named() {
         ("url = \"ldaps://x.example\"\nbind_password = \"p\"", "go together"),
         ("url = \"ldaps://x.example\"\nuser_filter = \"(uid=alice)\"", "{username}"),
         ("url = \"ldaps://x.example\"\nsubject_attribute = \"entry UUID\"", "not an attribute name"),
-        ("url = \"ldaps://x.example\"\nmode = \"sync\"", "jit"),
+        ("url = \"ldaps://x.example\"\nmode = \"push\"", "jit"),
+        ("url = \"ldaps://x.example\"\nmode = \"sync\"\nsync_interval = 5", "sync_interval"),
+        ("url = \"ldaps://x.example\"\ngroup_mapping = \"search\"", "needs group_base_dn"),
+        ("url = \"ldaps://x.example\"\ngroup_mapping = \"search\"\ngroup_base_dn = \"ou=g\"\ngroup_filter = \"(cn=x)\"", "{dn}"),
+        ("url = \"ldaps://x.example\"\ngroup_mapping = \"nested\"", "none, search or member_of"),
         ("url = \"ldaps://x.example\"\noperation_timeout = 0", "operation_timeout"),
         ("url = \"ldaps://x.example\"\nmax_connections = 0", "max_connections"),
         ("url = \"ldaps://x.example\"\nsurprise = 1", "surprise"),
@@ -108,7 +123,7 @@ impl PasswordSource for Fixed {
 
 #[tokio::test]
 async fn sources_are_asked_in_order_and_an_unreachable_one_is_not_passed_off_as_unknown() {
-    let user = SourceUser { provider: "ldap:b".into(), subject: "s".into(), username: "u".into(), email: None, email_verified: false, name: None, given_name: None, family_name: None };
+    let user = SourceUser { provider: "ldap:b".into(), subject: "s".into(), username: "u".into(), email: None, email_verified: false, name: None, given_name: None, family_name: None, groups: None };
     let of = |v: Vec<(&'static str, Outcome)>| Sources::from_sources(v.into_iter().map(|(id, o)| Arc::new(Fixed(id, o)) as Arc<dyn PasswordSource>).collect());
     let a = of(vec![("a", Outcome::Unknown), ("b", Outcome::Authenticated(user.clone()))]).authenticate("u", "pw").await;
     assert_eq!((a.source.as_deref(), a.outcome), (Some("b"), Outcome::Authenticated(user.clone())));

@@ -4,6 +4,7 @@
 //! groups and roles are computed when a change arrives, so that issuing a token reads them
 //! with a map lookup and never the database (docs/design/directory.md).
 
+pub mod mapped;
 pub mod memory;
 pub mod rows;
 mod view;

@@ -75,11 +75,13 @@ pub fn forget_client(sql: &mut dyn Sql, tenant: TenantId, client: &str) -> Store
 }
 
 /// Make `p` a member of `group` or not; the group's version is raised (its SCIM ETag
-/// covers its members). Returns whether anything changed.
+/// covers its members). Returns whether anything changed. A membership a directory's group
+/// mapping made becomes the operator's (`local`): the mapping leaves it alone from then on.
 pub fn set_member(sql: &mut dyn Sql, tenant: TenantId, group: &str, p: &Principal, present: bool) -> StoreResult<bool> {
     let n = match present {
         true => sql.execute(
-            "INSERT INTO group_members (tenant_id, group_id, member_kind, member_id) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
+            "INSERT INTO group_members (tenant_id, group_id, member_kind, member_id, source) VALUES (?1, ?2, ?3, ?4, 'local')
+             ON CONFLICT (tenant_id, group_id, member_kind, member_id) DO UPDATE SET source = 'local' WHERE group_members.source <> 'local'",
             crate::params![tenant, group, p.kind(), p.id()],
         )?,
         false => sql.execute(
@@ -87,12 +89,42 @@ pub fn set_member(sql: &mut dyn Sql, tenant: TenantId, group: &str, p: &Principa
             crate::params![tenant, group, p.kind(), p.id()],
         )?,
     };
+    member_changed(sql, tenant, group, p, n)
+}
+
+/// After `n` rows of `group`'s members changed: its version raised and the change recorded.
+fn member_changed(sql: &mut dyn Sql, tenant: TenantId, group: &str, p: &Principal, n: u64) -> StoreResult<bool> {
     if n > 0 {
         sql.execute("UPDATE user_groups SET version = version + 1 WHERE tenant_id = ?1 AND id = ?2", crate::params![tenant, group])?;
         record_change(sql, tenant, "group", group)?;
         record_change(sql, tenant, "group_member", &member_key(group, p))?;
     }
     Ok(n > 0)
+}
+
+/// The groups `user` is in by `source`'s mapping (`ldap:<directory>`).
+pub fn mapped_groups(sql: &mut dyn Sql, tenant: TenantId, user: &str, source: &str) -> StoreResult<Vec<String>> {
+    let rows = sql.query(
+        "SELECT group_id FROM group_members WHERE tenant_id = ?1 AND member_kind = 'user' AND member_id = ?2 AND source = ?3",
+        crate::params![tenant, user, source],
+    )?;
+    rows.iter().map(|r| r.text(0)).collect()
+}
+
+/// `source`'s mapping makes `user` a member of `group`, or not: a membership that is someone
+/// else's (an operator's) is neither taken over nor removed. Whether anything changed.
+pub fn set_mapped_member(sql: &mut dyn Sql, tenant: TenantId, group: &str, user: &str, source: &str, present: bool) -> StoreResult<bool> {
+    let n = match present {
+        true => sql.execute(
+            "INSERT INTO group_members (tenant_id, group_id, member_kind, member_id, source) VALUES (?1, ?2, 'user', ?3, ?4) ON CONFLICT DO NOTHING",
+            crate::params![tenant, group, user, source],
+        )?,
+        false => sql.execute(
+            "DELETE FROM group_members WHERE tenant_id = ?1 AND group_id = ?2 AND member_kind = 'user' AND member_id = ?3 AND source = ?4",
+            crate::params![tenant, group, user, source],
+        )?,
+    };
+    member_changed(sql, tenant, group, &Principal::User(user.to_string()), n)
 }
 
 /// Define `role` on `client` (or change its description).

@@ -183,14 +183,7 @@ impl TenantRegistry<'_> {
             })
             .await?;
         if changed {
-            let mut all = self.registry.directories.write();
-            let d = all.entry(self.tenant).or_default();
-            if let Some(old) = d.group(group) {
-                let mut bumped = (**old).clone();
-                bumped.version += 1;
-                d.put_group(bumped);
-            }
-            d.set_member(group, p, present);
+            set_member_in_memory(self.registry.directories.write().entry(self.tenant).or_default(), group, p, present);
         }
         Ok(Ok(changed))
     }
@@ -271,4 +264,15 @@ impl TenantRegistry<'_> {
 /// The groups among `principals`.
 fn group_ids(principals: &[Principal]) -> Vec<String> {
     principals.iter().filter_map(|p| matches!(p, Principal::Group(_)).then(|| p.id().to_string())).collect()
+}
+
+/// A membership written (`rows::set_member`, `rows::set_mapped_member`) applied to memory,
+/// with the group's version raised as the row's was.
+pub(super) fn set_member_in_memory(d: &mut Directory, group: &str, p: Principal, present: bool) {
+    if let Some(old) = d.group(group) {
+        let mut bumped = (**old).clone();
+        bumped.version += 1;
+        d.put_group(bumped);
+    }
+    d.set_member(group, p, present);
 }
