@@ -53,6 +53,44 @@ pub(super) enum Held {
     Gone,
 }
 
+/// The row's entry in what the target holds, for a reconcile to write before it creates
+/// anything: a mark (`remote_id` empty) that the target *may* hold the resource, so that if
+/// the answer is lost and the resource is deleted or leaves the scope before a retry, the
+/// next delivery looks it up there (by `externalId`) instead of assuming it was never made.
+pub(super) struct Ledger<'a> {
+    pub app: &'a Issuer,
+    pub client: &'a str,
+    pub kind: Kind,
+    pub local_id: &'a str,
+}
+
+impl Ledger<'_> {
+    pub async fn mark_attempt(&self) -> Result<(), FetchError> {
+        let (tenant, c, k, id) = (self.app.tenant.id, self.client.to_string(), self.kind.name(), self.local_id.to_string());
+        self.app
+            .db
+            .write(move |sql| {
+                let known = remote::known(sql, tenant, &c, k, &id)?;
+                match known {
+                    Some(_) => Ok(()),
+                    None => remote::remember(sql, tenant, &c, k, &id, Some(("", &[]))),
+                }
+            })
+            .await
+            .map_err(|e| FetchError::Transport(format!("cannot record the attempt: {e}")))
+    }
+}
+
+/// The id there of what `known` says the target holds: as remembered, or, after an attempt
+/// whose answer was lost (`known` id empty), looked up by `externalId`.
+pub(super) async fn resolve(remote: &Remote<'_>, kind: Kind, known: Option<(&str, Option<&[u8]>)>, external_id: &str) -> Result<Option<String>, FetchError> {
+    match known {
+        None => Ok(None),
+        Some(("", _)) => remote.find(kind, "externalId", external_id).await,
+        Some((id, _)) => Ok(Some(id.to_string())),
+    }
+}
+
 pub(super) fn digest(body: &Value) -> Vec<u8> {
     crate::util::sha256(body.to_string().as_bytes()).to_vec()
 }
@@ -61,8 +99,9 @@ pub(super) fn digest(body: &Value) -> Vec<u8> {
 /// `externalId`: an answer lost after the target made it), else created; a name the target
 /// has already (a 409, made before this target was set) is taken as this one (reconciled by
 /// `name_attr`). Its id there.
-pub(super) async fn put(remote: &Remote<'_>, kind: Kind, known: Option<&str>, external_id: &str, name_attr: &str, name: &str, body: &Value) -> Result<String, FetchError> {
-    let mut id = match known {
+pub(super) async fn put(remote: &Remote<'_>, ledger: &Ledger<'_>, known: Option<&str>, name_attr: &str, name: &str, body: &Value) -> Result<String, FetchError> {
+    let (kind, external_id) = (ledger.kind, ledger.local_id);
+    let mut id = match known.filter(|id| !id.is_empty()) {
         Some(id) => Some(id.to_string()),
         None => remote.find(kind, "externalId", external_id).await?,
     };
@@ -74,6 +113,7 @@ pub(super) async fn put(remote: &Remote<'_>, kind: Kind, known: Option<&str>, ex
     if let Some(id) = id {
         return Ok(id);
     }
+    ledger.mark_attempt().await?;
     if let Some(id) = remote.create(kind, body).await? {
         return Ok(id);
     }
@@ -98,14 +138,17 @@ async fn sync(app: &Issuer, row: &Due, timeout: Duration) -> Result<Result<(), F
     let (c, id) = (client.clone(), row.sub.clone());
     let known = app.db.read(move |sql| remote::known(sql, tenant, &c, kind.name(), &id)).await.map_err(|e| e.to_string())?;
     let known = known.as_ref().map(|(id, sent)| (id.as_str(), sent.as_deref()));
+    let ledger = Ledger { app, client: &target.client_id, kind, local_id: &row.sub };
     let outcome = match kind {
-        Kind::User => super::users::reconcile(app, &target, &remote, &row.sub, known).await,
-        Kind::Group => super::groups::reconcile(app, &target, &remote, &row.sub, known).await,
+        Kind::User => super::users::reconcile(app, &target, &remote, &ledger, known).await,
+        Kind::Group => super::groups::reconcile(app, &target, &remote, &ledger, known).await,
     };
     let result = match outcome {
         Ok(Held::Unchanged) => Ok(()),
         Ok(held) => {
-            remember(app, &target, kind, &row.sub, known.is_some(), held).await?;
+            // Held for real before (a mark left by an attempt is not).
+            let was_held = known.is_some_and(|(id, _)| !id.is_empty());
+            remember(app, &target, kind, &row.sub, was_held, held).await?;
             Ok(())
         }
         Err(e) => Err(e),

@@ -2,7 +2,7 @@
 //! always (`all`), with its members, through nesting, that the target has; deleted there once
 //! out of scope or deleted here (a group has no `active`).
 
-use super::deliver::{digest, put, Held};
+use super::deliver::{digest, put, resolve, Held, Ledger};
 use super::remote::{self, Kind, Remote};
 use super::Target;
 use crate::http::fetch::FetchError;
@@ -16,11 +16,13 @@ fn in_scope(app: &Issuer, target: &Target, group: &Group) -> bool {
     target.users == "all" || app.registry().with_directory(|d| d.holds_role_of(&Principal::Group(group.id.clone()), &target.client_id))
 }
 
-pub(super) async fn reconcile(app: &Issuer, target: &Target, remote: &Remote<'_>, group_id: &str, known: Option<(&str, Option<&[u8]>)>) -> Result<Held, FetchError> {
+pub(super) async fn reconcile(app: &Issuer, target: &Target, remote: &Remote<'_>, ledger: &Ledger<'_>, known: Option<(&str, Option<&[u8]>)>) -> Result<Held, FetchError> {
+    let group_id = ledger.local_id;
     let group = app.registry().with_directory(|d| d.group(group_id).cloned());
     let Some(group) = group.filter(|g| in_scope(app, target, g)) else {
-        return match known {
-            Some((id, _)) => remote.delete(Kind::Group, id).await.map(|()| Held::Gone),
+        return match resolve(remote, Kind::Group, known, group_id).await? {
+            Some(id) => remote.delete(Kind::Group, &id).await.map(|()| Held::Gone),
+            None if known.is_some() => Ok(Held::Gone),
             None => Ok(Held::Unchanged),
         };
     };
@@ -39,7 +41,7 @@ pub(super) async fn reconcile(app: &Issuer, target: &Target, remote: &Remote<'_>
     if known.is_some_and(|(_, s)| s == Some(sent.as_slice())) {
         return Ok(Held::Unchanged);
     }
-    let id = put(remote, Kind::Group, known.map(|(id, _)| id), &group.id, "displayName", &group.display_name, &body).await?;
+    let id = put(remote, ledger, known.map(|(id, _)| id), "displayName", &group.display_name, &body).await?;
     Ok(Held::Now(id, sent))
 }
 

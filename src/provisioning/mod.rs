@@ -179,7 +179,8 @@ pub fn counts(sql: &mut dyn Sql, tenant: TenantId, client_id: &str) -> StoreResu
     )?[0]
         .i64(0)?;
     let held = |kind: &str, sql: &mut dyn Sql| -> StoreResult<i64> {
-        sql.query("SELECT COUNT(*) FROM scim_remote WHERE tenant_id = ?1 AND client_id = ?2 AND kind = ?3", crate::params![tenant, client_id, kind])?[0].i64(0)
+        sql.query("SELECT COUNT(*) FROM scim_remote WHERE tenant_id = ?1 AND client_id = ?2 AND kind = ?3 AND remote_id <> ''", crate::params![tenant, client_id, kind])?[0]
+            .i64(0)
     };
     Ok((pending, held("user", sql)?, held("group", sql)?))
 }

@@ -146,7 +146,7 @@ pub fn remember(sql: &mut dyn Sql, tenant: TenantId, client_id: &str, kind: &str
 
 /// Every user of the target by their id here, with their id there (a group's members).
 pub fn user_ids(sql: &mut dyn Sql, tenant: TenantId, client_id: &str) -> crate::db::StoreResult<std::collections::HashMap<String, String>> {
-    sql.query("SELECT local_id, remote_id FROM scim_remote WHERE tenant_id = ?1 AND client_id = ?2 AND kind = 'user'", crate::params![tenant, client_id])?
+    sql.query("SELECT local_id, remote_id FROM scim_remote WHERE tenant_id = ?1 AND client_id = ?2 AND kind = 'user' AND remote_id <> ''", crate::params![tenant, client_id])?
         .iter()
         .map(|r| Ok((r.text(0)?, r.text(1)?)))
         .collect()

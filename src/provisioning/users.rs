@@ -1,7 +1,7 @@
 //! A user at a target: created or replaced while in scope (`active: false` if disabled
 //! here), deactivated once out of scope, deleted once deleted here.
 
-use super::deliver::{digest, put, Held};
+use super::deliver::{digest, put, resolve, Held, Ledger};
 use super::remote::{Kind, Remote};
 use super::Target;
 use crate::http::fetch::FetchError;
@@ -29,11 +29,13 @@ pub(super) fn body(user: &User, active: bool) -> Value {
     Value::Object(m)
 }
 
-pub(super) async fn reconcile(app: &Issuer, target: &Target, remote: &Remote<'_>, user_id: &str, known: Option<(&str, Option<&[u8]>)>) -> Result<Held, FetchError> {
+pub(super) async fn reconcile(app: &Issuer, target: &Target, remote: &Remote<'_>, ledger: &Ledger<'_>, known: Option<(&str, Option<&[u8]>)>) -> Result<Held, FetchError> {
+    let user_id = ledger.local_id;
     let Some(user) = app.registry().user(user_id) else {
-        // Deleted here: deleted there, if it has them.
-        return match known {
-            Some((id, _)) => remote.delete(Kind::User, id).await.map(|()| Held::Gone),
+        // Deleted here: deleted there, if it has them (or may: an attempt's answer lost).
+        return match resolve(remote, Kind::User, known, user_id).await? {
+            Some(id) => remote.delete(Kind::User, &id).await.map(|()| Held::Gone),
+            None if known.is_some() => Ok(Held::Gone),
             None => Ok(Held::Unchanged),
         };
     };
@@ -43,19 +45,21 @@ pub(super) async fn reconcile(app: &Issuer, target: &Target, remote: &Remote<'_>
         if known.is_some_and(|(_, s)| s == Some(sent.as_slice())) {
             return Ok(Held::Unchanged);
         }
-        let id = put(remote, Kind::User, known.map(|(id, _)| id), &user.id, "userName", &user.username, &body).await?;
+        let id = put(remote, ledger, known.map(|(id, _)| id), "userName", &user.username, &body).await?;
         return Ok(Held::Now(id, sent));
     }
-    // No longer assigned: deactivated there, if it has them (the mapping is written once it
-    // has them, so one it never had needs nothing).
-    let Some((id, sent)) = known else { return Ok(Held::Unchanged) };
+    // No longer assigned: deactivated there, if it has them (or may: an attempt's answer
+    // lost). One never attempted needs nothing: the ledger is written before any create.
     let body = body(&user, false);
     let digest = digest(&body);
-    if sent == Some(digest.as_slice()) {
+    if known.is_some_and(|(_, sent)| sent == Some(digest.as_slice())) {
         return Ok(Held::Unchanged);
     }
-    match remote.replace(Kind::User, id, &body).await? {
-        true => Ok(Held::Now(id.to_string(), digest)),
+    let Some(id) = resolve(remote, Kind::User, known, user_id).await? else {
+        return Ok(if known.is_some() { Held::Gone } else { Held::Unchanged });
+    };
+    match remote.replace(Kind::User, &id, &body).await? {
+        true => Ok(Held::Now(id, digest)),
         false => Ok(Held::Gone),
     }
 }
