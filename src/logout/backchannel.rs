@@ -85,6 +85,12 @@ pub trait Deliverer: Sync {
     fn refusal_is_final(&self) -> bool;
     /// The audit events of a delivery and of an abandonment.
     fn events(&self) -> (&'static str, &'static str);
+    /// Whether a row's `sub` is a user's id (the audit event names them); a group's, for
+    /// outbound provisioning's group rows, is said in the event's detail instead.
+    fn sub_is_user(&self, row: &Due) -> bool {
+        let _ = row;
+        true
+    }
 }
 
 /// What `Deliverer::send` returns.
@@ -343,9 +349,15 @@ async fn finish(app: &App, row: &Due, outcome: &'static str, why: Option<String>
     if let Some(why) = why {
         detail["error"] = Value::String(why);
     }
-    let (delivered, abandoned) = deliverer(&row.kind).events();
+    let kind = deliverer(&row.kind);
+    let (delivered, abandoned) = kind.events();
     let event = if outcome == "delivered" { delivered } else { abandoned };
-    app.audit.record(AuditEvent::new(event).tenant(row.tenant).client(&row.client_id).user(&row.sub).detail(detail)).await;
+    let mut e = AuditEvent::new(event).tenant(row.tenant).client(&row.client_id);
+    match kind.sub_is_user(row) {
+        true => e = e.user(&row.sub),
+        false => detail["group_id"] = Value::String(row.sub.clone()),
+    }
+    app.audit.record(e.detail(detail)).await;
 }
 
 /// Try again after a wait that doubles with each failure.

@@ -42,6 +42,10 @@ impl Deliverer for Provisions {
     fn events(&self) -> (&'static str, &'static str) {
         ("scim_provisioned", "scim_provisioning_abandoned")
     }
+
+    fn sub_is_user(&self, row: &Due) -> bool {
+        row.kind != GROUP_KIND
+    }
 }
 
 /// What one delivery did to the target's record of the row's user or group: nothing (the

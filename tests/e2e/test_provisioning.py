@@ -199,6 +199,11 @@ def test_assigned_users_are_provisioned_changed_deactivated_and_deleted(tmp_path
         # The group no longer holding the role: deleted there.
         assert admin(server, "DELETE", f"/admin/clients/{client}/roles/member/assignments/groups/{writers}").status_code in (200, 204)
         eventually("the group deleted there", lambda: there(base, writers, "Groups") == [])
+        # Each delivery is audited; a group's names the group, not a user.
+        events = admin(server, "GET", "/admin/audit?event=scim_provisioned&limit=200").json()["events"]
+        ours = [e for e in events if e["detail"].get("group_id") == writers]
+        assert ours and all(not e.get("user_id") for e in ours), events[:3]
+        assert any(e.get("user_id") == babs for e in events), events[:3]
 
 
 def test_nothing_lost_across_a_kill_and_nothing_made_twice_when_an_answer_is_lost(tmp_path, tmp_path_factory):
