@@ -117,12 +117,27 @@ async fn users_are_provisioned_as_entra_id_and_okta_do(postgres: bool) {
     assert_eq!(s.admin(Method::PATCH, &format!("/admin/users/{id}"), Some(json!({"claims": {"birthdate": "1970-01-01"}}))).await.0, 200);
     let okta = json!({"schemas": [USER], "userName": "bjensen@example.com", "active": true, "name": {"givenName": "Barbara", "familyName": "Jensen"},
                       "emails": [{"primary": true, "value": "bjensen@example.com", "type": "work"}], "displayName": "Barbara Jensen"});
-    let (st, _, put) = send(&s, &token, Method::PUT, &format!("/scim/v2/Users/{id}"), Some(okta), &[]).await;
+    let (st, _, put) = send(&s, &token, Method::PUT, &format!("/scim/v2/Users/{id}"), Some(okta.clone()), &[]).await;
     assert_eq!(st, 200, "{put}");
     assert!(put.get("title").is_none() && put.get(ENTERPRISE).is_none() && put.get("externalId").is_none(), "{put}");
     let (_, user) = s.admin(Method::GET, &format!("/admin/users/{id}"), None).await;
     assert_eq!((user["claims"]["name"].as_str(), user["claims"]["birthdate"].as_str()), (Some("Barbara Jensen"), Some("1970-01-01")), "{user}");
     let (access, _, _) = sign_in(&s, &secret, "bjensen@example.com").await;
+    // The password the user has, sent again with a PUT (as a provisioning system that syncs
+    // passwords may): no change, nobody signed out. A new one: every token refused.
+    let mut with_password = okta.clone();
+    with_password["password"] = PASSWORD.into();
+    assert_eq!(send(&s, &token, Method::PUT, &format!("/scim/v2/Users/{id}"), Some(with_password.clone()), &[]).await.0, 200);
+    assert_eq!(s.userinfo(&access).await.0, 200, "the same password changes nothing");
+    with_password["password"] = "a brand new passphrase".into();
+    assert_eq!(send(&s, &token, Method::PUT, &format!("/scim/v2/Users/{id}"), Some(with_password), &[]).await.0, 200);
+    assert_eq!(s.userinfo(&access).await.0, 401, "a new password ends what the old one got");
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let b = s.browser();
+    let res = b.authorize(&request_query("code", "rp", &[])).await;
+    let code = b.finish_login_at(res, "bjensen@example.com", "a brand new passphrase", REDIRECT).await["code"].clone();
+    let (_, tok, _) = s.token(Some(("rp", &secret)), &[("grant_type", "authorization_code"), ("code", &code), ("redirect_uri", REDIRECT)]).await;
+    let access = tok["access_token"].as_str().unwrap().to_string();
 
     // Bad input is a SCIM error, never a 500.
     for (body, scim_type) in [

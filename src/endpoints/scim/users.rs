@@ -103,9 +103,17 @@ async fn replace_with(app: &Issuer, actor: &Actor, before: &User, mut w: Written
     let password = w.password.take();
     user_map::apply(&mut user, w);
     if let Some(p) = password {
-        user.password_hash = hash(p).await?;
-        // As every new password: whoever knew the old one keeps no token it got them.
-        user.tokens_cutoff = now();
+        // A provisioning system may send the password with every PUT: the one the user has
+        // already is no change (and must not sign them out everywhere).
+        let current = before.password_hash.clone();
+        let (same, p) = tokio::task::spawn_blocking(move || (users::argon2_matches(&current, &p), p))
+            .await
+            .map_err(|_| ScimError::new(StatusCode::SERVICE_UNAVAILABLE, None, "try again"))?;
+        if !same {
+            user.password_hash = hash(p).await?;
+            // As every new password: whoever knew the old one keeps no token it got them.
+            user.tokens_cutoff = now();
+        }
     }
     user.updated_at = now();
     let saved = operations::save_user_change(app, actor, before, user, json!({"via": "scim"})).await?;
