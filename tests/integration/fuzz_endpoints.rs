@@ -1108,10 +1108,12 @@ fn newer_routes(w: &World, rng: &mut Rng, _: usize) -> Req {
         }
         6 => {
             // The SCIM service: with and without a credential, odd filters, paths and bodies.
-            let path = match rng.below(5) {
+            let path = match rng.below(7) {
                 0 => format!("/scim/v2/Groups?{}", rng.pick(&["filter=displayName%20eq", "filter=members%5Bvalue%20eq%20%22x%22%5D", "sortOrder=x", "count=-5&startIndex=0", "attributes=%00", "filter=(((((("])),
                 1 => format!("/scim/v2/Groups/{}", rng.pick(&["grp_x", "%00", "x/y"])),
-                2 => rng.pick(&["/scim/v2/ServiceProviderConfig", "/scim/v2/Schemas/urn:x", "/scim/v2/ResourceTypes/User", "/scim/v2/Users", "/scim/v2/nothing"]).to_string(),
+                2 => rng.pick(&["/scim/v2/ServiceProviderConfig", "/scim/v2/Schemas/urn:x", "/scim/v2/ResourceTypes/User", "/scim/v2/Users", "/scim/v2/nothing", "/scim/v2/.search", "/scim/v2/Users/.search"]).to_string(),
+                3 => format!("/scim/v2/Users?{}", rng.pick(&["filter=userName%20eq%20%22%00%22", "sortBy=urn:x:y", "attributes=urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:", "excludedAttributes=name.", "filter=emails%5Btype%20eq%5D"])),
+                4 => format!("/scim/v2/Users/{}", rng.pick(&["nobody", "%00", "x/y"])),
                 _ => "/scim/v2/Groups".into(),
             };
             let method = rng.pick(&[Method::GET, Method::POST, Method::PUT, Method::PATCH, Method::DELETE]).clone();
@@ -1119,6 +1121,10 @@ fn newer_routes(w: &World, rng: &mut Rng, _: usize) -> Req {
                 json!({"displayName": "F", "members": [{"value": "nobody"}]}),
                 json!({"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [{"op": "remove", "path": "members[value eq"}]}),
                 json!({"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [{"op": "x"}]}),
+                json!({"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [{"op": "add", "path": "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User", "value": 3}]}),
+                json!({"userName": "\u{0}", "emails": [{"value": 1}], "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User": {"manager": [1]}}),
+                json!({"userName": "f", "password": "x", "active": "maybe", "name": {"givenName": {}}}),
+                json!({"schemas": ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"], "count": "x", "attributes": [1]}),
                 json!("x"),
             ]).clone();
             let r = Req::new(G, method, &path).json(body);
@@ -1325,8 +1331,9 @@ fn judge(req: &Req, o: &Outcome) -> Option<String> {
             let loc = o.location.as_deref().unwrap_or("");
             // Our own pages: the consent page after a login, the account page and the console,
             // and their sign-in as first-party clients (relative references: RFC 9110 §10.2.2).
-            // A trailing slash under the account page or the console leads to the page without it.
-            let unslashed = o.status == 308 && loc == req.path.trim_end_matches('/');
+            // A trailing slash under the account page or the console leads to the page without it
+            // (with the request's query, if it had one).
+            let unslashed = o.status == 308 && loc.split_once('?').map_or(loc, |(p, _)| p) == req.path.trim_end_matches('/');
             if unslashed || loc.starts_with("/consent?challenge=") || loc == "/account" || loc == "/account/login" || loc.starts_with("/console") || loc.starts_with("/authorize?response_type=code&client_id=authrim-") {
                 return None;
             }
