@@ -138,6 +138,9 @@ impl GrantHandler for TokenExchangeGrant {
             None => subject.act.clone(),
         };
         let (jti, _) = tokens::new_token_id(app);
+        // The user's groups and roles for the client the new token is for, as every other
+        // access token of theirs carries them (none when the subject is no user: a client's).
+        let directory = app.registry().user(&subject.sub).and_then(|u| tokens::directory::DirectoryClaims::of(app, client, &u.id));
         let spec = AccessTokenSpec {
             sub: &subject.sub,
             client_id: client.id(),
@@ -152,7 +155,7 @@ impl GrantHandler for TokenExchangeGrant {
             may_act: None,
             cnf: holder.cnf(),
             org: None,
-            directory: None,
+            directory: directory.as_ref(),
         };
         let audit_act = spec.act.clone();
         let audit_aud = spec.audience.clone();

@@ -454,3 +454,26 @@ async fn the_server_wide_depth_caps_every_client() {
         }
     }
 }
+
+/// An exchanged token carries the user's groups and roles for the exchanging client, as the
+/// client's other access tokens do (issue 32); one for a client's own token carries none.
+#[tokio::test]
+async fn an_exchanged_token_carries_the_users_groups_and_roles_for_its_client() {
+    let w = world(json!({})).await;
+    let s = &w.s;
+    assert_eq!(s.admin(Method::PATCH, "/admin/clients/exchanger", Some(json!({"groups_claim": "names"}))).await.0, 200);
+    assert_eq!(s.admin(Method::PUT, "/admin/clients/exchanger/roles/reader", Some(json!({}))).await.0, 204);
+    assert_eq!(s.admin(Method::POST, "/admin/groups", Some(json!({"display_name": "Staff"}))).await.0, 201);
+    assert_eq!(s.admin(Method::PUT, "/admin/groups/Staff/members/users/alice", None).await.0, 204);
+    assert_eq!(s.admin(Method::PUT, "/admin/clients/exchanger/roles/reader/assignments/groups/Staff", None).await.0, 204);
+    let subject = w.subject("valid").await;
+    let (st, body) = w.exchange(&[("subject_token", &subject), ("subject_token_type", AT)]).await;
+    assert_eq!(st, 200, "{body}");
+    let (_, c) = jwt_parts(body["access_token"].as_str().unwrap());
+    assert_eq!((c["groups"].clone(), c["roles"].clone()), (json!(["Staff"]), json!(["reader"])), "{c}");
+    let own = w.mint("exchanger", None, "valid", "openid profile", json!({})).await;
+    let (st, body) = w.exchange(&[("subject_token", &own), ("subject_token_type", AT)]).await;
+    assert_eq!(st, 200, "{body}");
+    let (_, c) = jwt_parts(body["access_token"].as_str().unwrap());
+    assert!(c.get("groups").is_none() && c.get("roles").is_none(), "{c}");
+}
