@@ -191,10 +191,20 @@ pub(crate) async fn delete_group(app: Issuer, actor: Actor, Path(group): Path<St
 }
 
 /// The group's direct members (users and groups).
-#[utoipa::path(get, path = "/admin/groups/{group}/members", tag = "directory", params(("group" = String, Path, description = "the group's id or name")), responses((status = 200, description = "`{\"members\": [{\"type\": \"user\"|\"group\", \"id\", ...}]}`", body = Object), (status = 404, description = "no such group"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
+#[utoipa::path(get, path = "/admin/groups/{group}/members", tag = "directory", params(("group" = String, Path, description = "the group's id or name")), responses((status = 200, description = "`{\"members\": [{\"type\": \"user\"|\"group\", \"id\", ..., \"source\": \"local\"|\"ldap:<directory>\"}]}`: `source` says whose the membership is, an operator's or a directory's mapping", body = Object), (status = 404, description = "no such group"), (status = 401, description = "no or a wrong admin token (`invalid_token`)")), security(("admin_token" = [])))]
 pub(crate) async fn list_group_members(app: Issuer, Path(group): Path<String>) -> AdminResult {
     let group = find_group(&app, &group)?;
-    let members: Vec<Value> = app.registry().group_members(&group.id).iter().map(|p| principal_json(&app, p)).collect();
+    let sources = app.registry().group_member_sources(&group.id).await?;
+    let members: Vec<Value> = app
+        .registry()
+        .group_members(&group.id)
+        .iter()
+        .map(|p| {
+            let mut v = principal_json(&app, p);
+            v["source"] = sources.get(&p.key()).map_or("local", String::as_str).into();
+            v
+        })
+        .collect();
     Ok(Json(json!({ "members": members })).into_response())
 }
 

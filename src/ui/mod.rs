@@ -540,7 +540,7 @@ mod tests {
                 .with("groups", [json!({"id": "g1", "name": "Staff", "external_id": null, "members": 2})]).with("q", "").with("total", 1).with("shown", 1).with("group", json!({"name": "Typed"})),
             common(Page::new(StatusCode::OK, "console_group.html", "console-group"))
                 .with("group", json!({"id": "g1", "name": "Staff", "external_id": "E-1", "created": "2026-01-01T00:00:00Z"})).with("total", 3).with("shown", 2)
-                .with("members", [json!({"kind": "users", "id": "u1", "name": "bob", "email": "bob@example.com", "href": "/console/users/u1"}), json!({"kind": "groups", "id": "g2", "name": "Team", "href": "/console/groups/g2"})])
+                .with("members", [json!({"kind": "users", "id": "u1", "name": "bob", "email": "bob@example.com", "href": "/console/users/u1", "directory": "corp"}), json!({"kind": "groups", "id": "g2", "name": "Team", "href": "/console/groups/g2"})])
                 .with("parents", [json!({"kind": "groups", "id": "g0", "name": "All", "href": "/console/groups/g0"})]).with("typed_for", "member").with("typed_kind", "users").with("typed_member", "nobody"),
             // As an auditor sees it: no forms.
             common(Page::new(StatusCode::OK, "console_group.html", "console-group")).with("admin", false).with("group", json!({"id": "g1", "name": "Staff", "external_id": null, "created": ""}))

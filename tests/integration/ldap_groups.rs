@@ -77,6 +77,19 @@ async fn mapping_at_sign_in(slapd: Slapd, postgres: bool) {
     let bob = id_token(&s, &secret, "bob", "bob-directory-pw").await;
     assert_eq!(sorted(&bob["groups"]), json!(["corp-ops"]), "{bob}");
     assert_eq!(registry.list_groups().len(), 3);
+    // Whose each membership is, as the admin API lists them.
+    let source = |group: &'static str| {
+        let s = &s;
+        async move {
+            let (st, v) = s.admin(Method::GET, &format!("/admin/groups/{group}/members"), None).await;
+            assert_eq!(st, 200, "{v}");
+            let mut all: Vec<(String, String)> = v["members"].as_array().unwrap().iter().map(|m| (m["username"].as_str().unwrap().to_string(), m["source"].as_str().unwrap().to_string())).collect();
+            all.sort();
+            all
+        }
+    };
+    assert_eq!(source("corp-ops").await, [("alice".to_string(), "ldap:corp".to_string()), ("bob".to_string(), "ldap:corp".to_string())]);
+    assert_eq!(source("corp-devs").await, [("alice".to_string(), "local".to_string())], "the operator's now");
 
     // The directory changes: alice leaves devs and ops, joins qa. At her next sign-in the
     // mapping drops its own (ops), keeps the operator's (devs, which the operator took over,

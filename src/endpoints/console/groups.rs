@@ -88,10 +88,24 @@ pub async fn create(app: Issuer, Change { admin, params }: Change) -> Response {
 
 /// A group's page: its name and external id (a form for an admin), the groups it is in, its
 /// direct members with links to their pages (and forms to add and remove them).
-fn show_page(app: &Issuer, viewer: &Viewer, group: &Group) -> Page {
+async fn show_page(app: &Issuer, viewer: &Viewer, group: &Group) -> Page {
     let registry = app.registry();
     let members = registry.group_members(&group.id);
-    let rows: Vec<Value> = members.iter().take(PAGE).map(|p| principal_row(app, p)).collect();
+    // Whose each membership is: a directory's mapping is said on its row (it comes back at
+    // the member's next sign-in if it is removed here while the directory still has it). Not
+    // readable now: every row as an operator's.
+    let sources = registry.group_member_sources(&group.id).await.unwrap_or_default();
+    let rows: Vec<Value> = members
+        .iter()
+        .take(PAGE)
+        .map(|p| {
+            let mut row = principal_row(app, p);
+            if let Some(s) = sources.get(&p.key()) {
+                row["directory"] = s.strip_prefix("ldap:").unwrap_or(s).into();
+            }
+            row
+        })
+        .collect();
     let parents: Vec<Value> = registry.direct_groups(&Principal::Group(group.id.clone())).iter().map(|g| principal_row(app, &Principal::Group(g.id.clone()))).collect();
     viewer
         .page("console_group.html", "console-group", "groups")
@@ -109,7 +123,7 @@ fn found(app: &Issuer, id: &str) -> Result<Arc<Group>, Response> {
 
 pub async fn show(app: Issuer, viewer: Viewer, Id(id): Id, RawQuery(query): RawQuery) -> Response {
     match found(&app, &id) {
-        Ok(group) => with_notice(show_page(&app, &viewer, &group), query.as_deref()),
+        Ok(group) => with_notice(show_page(&app, &viewer, &group).await, query.as_deref()),
         Err(res) => res,
     }
 }
@@ -129,7 +143,7 @@ pub async fn update(app: Issuer, Id(id): Id, Change { admin, params }: Change) -
         Err(e) => {
             let mut values = typed(&params);
             values["id"] = group.id.clone().into();
-            refused(show_page(&app, &admin, &group).with("group", values), &e)
+            refused(show_page(&app, &admin, &group).await.with("group", values), &e)
         }
     }
 }
@@ -173,7 +187,7 @@ pub async fn add_member(app: Issuer, Id(id): Id, Change { admin, params }: Chang
     match result {
         Ok(_) => done(&app, &group, "created"),
         Err(e) => {
-            let page = show_page(&app, &admin, &group).with("typed_for", "member").with("typed_kind", params.get("kind").unwrap_or_default()).with("typed_member", params.get("member").unwrap_or_default());
+            let page = show_page(&app, &admin, &group).await.with("typed_for", "member").with("typed_kind", params.get("kind").unwrap_or_default()).with("typed_member", params.get("member").unwrap_or_default());
             refused(page, &e)
         }
     }

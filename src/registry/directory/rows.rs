@@ -102,6 +102,18 @@ fn member_changed(sql: &mut dyn Sql, tenant: TenantId, group: &str, p: &Principa
     Ok(n > 0)
 }
 
+/// Whose each membership of `group` is that is not an operator's (`local`): `ldap:<id>` for
+/// a directory's mapping, by the member's key (`Principal::key`).
+pub fn member_sources(sql: &mut dyn Sql, tenant: TenantId, group: &str) -> StoreResult<std::collections::HashMap<String, String>> {
+    sql.query(
+        "SELECT member_kind, member_id, source FROM group_members WHERE tenant_id = ?1 AND group_id = ?2 AND source <> 'local'",
+        crate::params![tenant, group],
+    )?
+    .iter()
+    .map(|r| Ok((Principal::from_parts(&r.text(0)?, &r.text(1)?).map(|p| p.key()).unwrap_or_default(), r.text(2)?)))
+    .collect()
+}
+
 /// The groups `user` is in by `source`'s mapping (`ldap:<directory>`).
 pub fn mapped_groups(sql: &mut dyn Sql, tenant: TenantId, user: &str, source: &str) -> StoreResult<Vec<String>> {
     let rows = sql.query(

@@ -60,6 +60,14 @@ impl TenantRegistry<'_> {
         groups
     }
 
+    /// Whose the memberships of `group` are, by member key, for those that are not an
+    /// operator's (a directory's mapping: `ldap:<id>`). Memory keeps memberships only, so this
+    /// is read from the rows (the admin API's and the console's listings, not the token path).
+    pub async fn group_member_sources(&self, group: &str) -> StoreResult<std::collections::HashMap<String, String>> {
+        let (tenant, g) = (self.tenant, group.to_string());
+        self.registry.db.read(move |sql| rows::member_sources(sql, tenant, &g)).await
+    }
+
     /// A user's groups (direct and through nesting) and roles per client.
     pub fn effective(&self, user: &str) -> Option<Arc<Effective>> {
         self.with_directory(|d| d.effective(user).cloned())

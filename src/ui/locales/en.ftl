@@ -815,6 +815,7 @@ console-roles = Roles
 console-roles-help = The roles this application defines, given to users or to groups (then to all their members). Tokens for this application carry the user's roles in the roles claim.
 console-no-roles = No roles yet.
 console-role-nobody = Nobody holds this role yet.
+console-member-from-directory = (from the directory { $directory })
 console-done-queued = Queued: the changes are on their way.
 console-provisioning = Provisioning (SCIM)
 console-provisioning-help = Keep this application's own users in step: Authrim creates, updates, deactivates and deletes them in the application's SCIM service as they change here.

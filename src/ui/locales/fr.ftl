@@ -813,6 +813,7 @@ console-roles = Rôles
 console-roles-help = Les rôles que cette application définit, donnés à des utilisateurs ou à des groupes (alors à tous leurs membres). Les jetons pour cette application portent les rôles de l'utilisateur dans la revendication roles.
 console-no-roles = Aucun rôle pour l'instant.
 console-role-nobody = Personne ne détient encore ce rôle.
+console-member-from-directory = (depuis l'annuaire { $directory })
 console-done-queued = En file : les changements sont en route.
 console-provisioning = Provisionnement (SCIM)
 console-provisioning-help = Garder les utilisateurs propres à cette application à jour : Authrim les crée, les modifie, les désactive et les supprime dans le service SCIM de l'application à mesure qu'ils changent ici.

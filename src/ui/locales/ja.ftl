@@ -799,6 +799,7 @@ console-roles = ロール
 console-roles-help = このアプリケーションが定義するロールです。ユーザーまたはグループ (そのすべてのメンバー) に付与します。このアプリケーション向けのトークンには、ユーザーのロールが roles クレームで含まれます。
 console-no-roles = まだロールはありません。
 console-role-nobody = このロールを持つユーザーやグループはまだありません。
+console-member-from-directory = (ディレクトリ { $directory } から)
 console-done-queued = キューに入れました。変更は順次送信されます。
 console-provisioning = プロビジョニング (SCIM)
 console-provisioning-help = このアプリケーション側のユーザーを同期します。ここでの変更に応じて、Authrim がアプリケーションの SCIM サービスでユーザーを作成、更新、無効化、削除します。
