@@ -62,7 +62,7 @@ async fn groups_and_roles_reach_tokens_as_each_client_takes_them(postgres: bool)
     assert_eq!(s.admin(Method::PUT, "/admin/groups/Nope/members/users/alice", None).await.0, 404);
     assert_eq!(s.admin(Method::PUT, "/admin/groups/Backend/members/robots/alice", None).await.0, 404);
     let members = ok(&s, Method::GET, "/admin/groups/Engineering/members", None, 200).await;
-    assert_eq!(members["members"], json!([{"type": "group", "id": members["members"][0]["id"], "display_name": "Backend"}]));
+    assert_eq!(members["members"], json!([{"type": "group", "id": members["members"][0]["id"], "display_name": "Backend", "source": "local"}]));
 
     // Roles a client defines, assigned to a group: its members hold them through nesting.
     ok(&s, Method::PUT, "/admin/clients/rp/roles/deploy", Some(json!({"description": "may deploy"})), 204).await;
