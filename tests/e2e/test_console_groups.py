@@ -87,6 +87,15 @@ def test_groups_and_roles_in_the_console(start_authrim, tmp_path):
     assert seen["defined"]["status"] == 200 and "reports:read" in seen["defined"]["text"] and "Reads the reports" in seen["defined"]["text"], report
     given = seen["given"]
     assert given["status"] == 200 and "Saved." in given["text"] and f"/console/groups/{eng}" in given["links"], report
+    # Provisioning set by keyboard alone: the page shows the target and never the credential;
+    # Back returns to the page before, with nothing sent again (one provisioning_set).
+    provisioned = seen["provisioned"]
+    assert provisioned["status"] == 200 and "Saved." in provisioned["text"] and "https://reports.invalid/scim/v2" in provisioned["text"], report
+    assert "a-token-from-reports" not in json.dumps(provisioned), report
+    target = admin(server, "GET", "/admin/clients/reports/provisioning").json()
+    assert (target["endpoint"], target["users"], target["enabled"]) == ("https://reports.invalid/scim/v2", "assigned", True), target
+    back_again = seen["back_again"]
+    assert back_again["path"] == "/console/clients/reports" and "Provisioning (SCIM)" in back_again["text"], report
     held = admin(server, "GET", f"/admin/users/{alice['id']}/groups").json()
     assert (sorted(g["display_name"] for g in held["effective_groups"]), held["roles"]) == (["Backend", "Engineering"], {"reports": ["reports:read"]}), held
     user = seen["user"]
@@ -95,7 +104,8 @@ def test_groups_and_roles_in_the_console(start_authrim, tmp_path):
 
     events = admin(server, "GET", "/admin/audit?limit=100").json()["events"]
     by_root = {e["event"] for e in events if e["detail"].get("by") == "console" and e["detail"].get("admin") == root["id"]}
-    assert {"group_created", "group_member_added", "client_role_defined", "role_assigned"} <= by_root, events
+    assert {"group_created", "group_member_added", "client_role_defined", "role_assigned", "provisioning_set"} <= by_root, events
+    assert sum(e["event"] == "provisioning_set" for e in events) == 1, events
 
     # The new pages and sections: no axe-core violation (WCAG 2.x A, AA).
     check_axe_pages(seen, report, [("groups", 200), ("group", 200), ("client", 200), ("user", 200)])

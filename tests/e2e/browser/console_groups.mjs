@@ -7,8 +7,9 @@
 // computed here), the console; Groups in the navigation; "Engineering" created through the
 // form (its page), "Backend" created the same way; MEMBER added to Backend by e-mail; Backend
 // added to Engineering; then Engineering added to Backend: a 400, the group's page again with
-// the reason in an alert; the client's page: a role defined, then given to Engineering; the
-// user's page: their groups and the role through them. Buttons are found by the forms they
+// the reason in an alert; the client's page: a role defined, then given to Engineering, then
+// its provisioning target set by keyboard alone (Tab, Enter) and Back pressed; the user's
+// page: their groups and the role through them. Buttons are found by the forms they
 // post to, not by their words.
 //
 // Then AXE, in a context that lets axe-core in, runs it on the groups page, Backend's page,
@@ -19,7 +20,7 @@
 // browser saw; a failed step exits 1 with the page on stderr.
 import { chromium } from 'playwright-core';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
-import { chromiumOptions, base32, hotp, step, newSeen, openReporting, closeAll, go, press, pageRecord, screenshot, runAxe, AXE } from './shared.mjs';
+import { chromiumOptions, base32, hotp, step, newSeen, openReporting, closeAll, go, press, navigation, landed, pageRecord, screenshot, runAxe, AXE } from './shared.mjs';
 
 const ISSUER = env('ISSUER');
 const PASSWORD = env('PASSWORD');
@@ -102,13 +103,27 @@ async function main() {
   await assign.locator('input[name=member]').fill('Engineering');
   const given = await record('role-given', await press(page, `form[action="${clientPath}/roles/assign"] button[type=submit]`, pathIs(clientPath)));
 
+  // Provisioning (SCIM) on the same page, by keyboard only: the endpoint typed, Tab to the
+  // credential, typed, Enter submits; the page shows the target. Then Back: the page as it
+  // was, nothing sent again.
+  await page.locator('#provisioning-endpoint').focus();
+  await page.keyboard.type('https://reports.invalid/scim/v2');
+  await page.keyboard.press('Tab');
+  await page.keyboard.type('a-token-from-reports');
+  const next = navigation(page, pathIs(clientPath));
+  await page.keyboard.press('Enter');
+  const provisioned = await record('provisioned', await landed(page, await next));
+  const backRes = await page.goBack({ waitUntil: 'load' });
+  const backAgain = { path: new URL(page.url()).pathname, search: new URL(page.url()).search, status: backRes?.status() ?? null,
+    text: (await page.locator('body').innerText()).replace(/\s+/g, ' ').trim() };
+
   // The user's page: Backend directly, Engineering through it, and the role.
   const userPath = `/console/users/${encodeURIComponent(USER)}`;
   const user = await record('user', await go(page, at(userPath)));
 
   const axe = await axeWalk([['groups', '/console/groups'], ['group', back.path], ['client', clientPath], ['user', userPath]]);
   const { console: messages, page_errors, csp_violations, error_responses, failed_requests, screenshots } = seen;
-  return { engineering, added, nested, cycle, groups, defined, given, user, paths: { engineering: eng.path, backend: back.path },
+  return { engineering, added, nested, cycle, groups, defined, given, provisioned, back_again: backAgain, user, paths: { engineering: eng.path, backend: back.path },
     axe, axe_version: AXE.version, axe_tags: AXE.tags, console: messages, page_errors, csp_violations, error_responses, failed_requests, screenshots };
 }
 
