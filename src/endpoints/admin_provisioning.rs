@@ -144,13 +144,8 @@ pub(crate) async fn resync_target(app: &Issuer, actor: &Actor, client: &str) -> 
 pub(crate) async fn queue_all(app: &Issuer, client: &str) -> Result<usize, OAuthError> {
     let registry = app.registry();
     let target = load(app, client).await?.ok_or_else(|| OAuthError::not_found("this client has no provisioning target"))?;
-    let all = target.users == "all";
-    let mut users: Vec<String> =
-        registry.list_users().iter().filter(|u| all || registry.effective(&u.id).is_some_and(|e| e.roles.contains_key(client))).map(|u| u.id.clone()).collect();
-    let mut groups: Vec<String> = registry.with_directory(|d| {
-        let groups = d.groups.values();
-        groups.filter(|g| all || d.holds_role_of(&crate::registry::directory::Principal::Group(g.id.clone()), client)).map(|g| g.id.clone()).collect()
-    });
+    let mut users: Vec<String> = registry.list_users().iter().filter(|u| provisioning::user_in_scope(app, &target, &u.id)).map(|u| u.id.clone()).collect();
+    let mut groups: Vec<String> = registry.list_groups().iter().filter(|g| provisioning::group_in_scope(app, &target, &g.id)).map(|g| g.id.clone()).collect();
     let (tenant, c) = (app.tenant.id, client.to_string());
     let queued = app
         .db

@@ -212,7 +212,7 @@ fn is_local_name(name: &str) -> bool {
 }
 
 /// The innermost cause's text, without the URL (which may carry a client's path).
-fn transport_message(e: &reqwest::Error) -> String {
+pub(crate) fn transport_message(e: &reqwest::Error) -> String {
     let mut source: &dyn std::error::Error = e;
     while let Some(next) = source.source() {
         source = next;

@@ -6,20 +6,16 @@ use super::deliver::{digest, put, resolve, Held, Ledger};
 use super::remote::{self, Kind, Remote};
 use super::Target;
 use crate::http::fetch::FetchError;
-use crate::registry::directory::{Group, Principal};
+use crate::registry::directory::Principal;
 use crate::tenant::Issuer;
 use serde_json::json;
 
 const SCHEMA: &str = "urn:ietf:params:scim:schemas:core:2.0:Group";
 
-fn in_scope(app: &Issuer, target: &Target, group: &Group) -> bool {
-    target.users == "all" || app.registry().with_directory(|d| d.holds_role_of(&Principal::Group(group.id.clone()), &target.client_id))
-}
-
 pub(super) async fn reconcile(app: &Issuer, target: &Target, remote: &Remote<'_>, ledger: &Ledger<'_>, known: Option<(&str, Option<&[u8]>)>) -> Result<Held, FetchError> {
     let group_id = ledger.local_id;
     let group = app.registry().with_directory(|d| d.group(group_id).cloned());
-    let Some(group) = group.filter(|g| in_scope(app, target, g)) else {
+    let Some(group) = group.filter(|g| super::group_in_scope(app, target, &g.id)) else {
         return match resolve(remote, Kind::Group, known, group_id).await? {
             Some(id) => remote.delete(Kind::Group, &id).await.map(|()| Held::Gone),
             None if known.is_some() => Ok(Held::Gone),

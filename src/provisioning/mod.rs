@@ -58,6 +58,19 @@ pub struct Target {
     pub last_error_at: Option<u64>,
 }
 
+/// Whether the target should hold the user: `all`, or one of its client's roles held,
+/// directly or through a group. Memory only (the directory's effective roles).
+pub fn user_in_scope(app: &crate::tenant::Issuer, target: &Target, user_id: &str) -> bool {
+    target.users == "all" || app.registry().effective(user_id).is_some_and(|e| e.roles.contains_key(&target.client_id))
+}
+
+/// Whether the target should hold the group: `all`, or the group holds one of its client's
+/// roles itself.
+pub fn group_in_scope(app: &crate::tenant::Issuer, target: &Target, group_id: &str) -> bool {
+    let group = crate::registry::directory::Principal::Group(group_id.to_string());
+    target.users == "all" || app.registry().with_directory(|d| d.holds_role_of(&group, &target.client_id))
+}
+
 /// The vault label a target's credential is sealed under: bound to its tenant and client, so
 /// that a sealed credential copied to another row does not open.
 pub fn seal_label(tenant: TenantId, client_id: &str) -> String {

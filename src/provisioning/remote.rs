@@ -3,7 +3,7 @@
 //! `fetch_allow_private_addresses`), and the id each user and group has there.
 
 use crate::db::Sql;
-use crate::http::fetch::{FetchError, Fetcher};
+use crate::http::fetch::{transport_message, FetchError, Fetcher};
 use crate::tenant::TenantId;
 use reqwest::Method;
 use serde_json::Value;
@@ -57,10 +57,10 @@ impl Remote<'_> {
         if let Some(b) = body {
             req = req.header(reqwest::header::CONTENT_TYPE, "application/scim+json").body(b.to_string());
         }
-        let mut res = req.send().await.map_err(|e| FetchError::Transport(if e.is_timeout() { "timed out".into() } else { e.to_string() }))?;
+        let mut res = req.send().await.map_err(|e| FetchError::Transport(transport_message(&e)))?;
         let status = res.status().as_u16();
         let mut bytes = Vec::new();
-        while let Some(chunk) = res.chunk().await.map_err(|e| FetchError::Transport(e.to_string()))? {
+        while let Some(chunk) = res.chunk().await.map_err(|e| FetchError::Transport(transport_message(&e)))? {
             if bytes.len() + chunk.len() > MAX_ANSWER {
                 return Err(FetchError::TooLarge(MAX_ANSWER));
             }

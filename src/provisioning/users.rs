@@ -10,10 +10,6 @@ use crate::scim::user::{attributes, ENTERPRISE_SCHEMA, USER_SCHEMA};
 use crate::tenant::Issuer;
 use serde_json::{json, Value};
 
-fn in_scope(app: &Issuer, target: &Target, user: &User) -> bool {
-    target.users == "all" || app.registry().effective(&user.id).is_some_and(|e| e.roles.contains_key(&target.client_id))
-}
-
 /// The user as sent: their SCIM attributes, `externalId` their id here (how they are found
 /// again), never a password.
 pub(super) fn body(user: &User, active: bool) -> Value {
@@ -39,7 +35,7 @@ pub(super) async fn reconcile(app: &Issuer, target: &Target, remote: &Remote<'_>
             None => Ok(Held::Unchanged),
         };
     };
-    if in_scope(app, target, &user) {
+    if super::user_in_scope(app, target, &user.id) {
         let body = body(&user, !user.disabled);
         let sent = digest(&body);
         if known.is_some_and(|(_, s)| s == Some(sent.as_slice())) {
