@@ -6,12 +6,16 @@
 # The data volume holds the database and the key-encryption key: back it up, keep it private.
 FROM rust:1.95-bookworm AS build
 WORKDIR /src
+# The SAML module (src/saml) links xmlsec1, libxml2 and OpenSSL, and needs libclang to build.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends pkg-config libxmlsec1-dev libxml2-dev libssl-dev libclang-dev \
+ && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN cargo build --release --locked --bin authrim
 
 FROM debian:bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates \
+ && apt-get install -y --no-install-recommends ca-certificates libxmlsec1 libxmlsec1-openssl libxml2 libssl3 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --home-dir /var/lib/authrim --shell /usr/sbin/nologin authrim \
  && install -d -m 0700 -o authrim -g authrim /var/lib/authrim

@@ -5,6 +5,8 @@
 #      panva's openid-client on Node.js 20+, Go's go-oidc) against the built `authrim` binary,
 #      and the login, consent and logout pages in headless Chromium (Debian's package,
 #      installed if missing) driven by Playwright.
+#   xmlsec1, libxml2, OpenSSL and libclang (Debian's -dev packages, installed if missing) to
+#   build the SAML module, and the xmlsec1 command the SAML tests check signatures with.
 #   OpenLDAP (Debian's slapd and ldap-utils, installed if missing): each LDAP test starts
 #   its own slapd on a free loopback port (scripts/slapd.sh).
 #   PostgreSQL: a throwaway cluster on a free loopback port (installed from Debian's packages
@@ -47,6 +49,12 @@ echo "    $AUTHRIM_TEST_POSTGRES_URL"
 # OpenLDAP for the LDAP tests (tests/integration/ldap.rs start their own slapd with
 # scripts/slapd.sh, which also installs it when missing; installed here once, up front).
 { [ -x /usr/sbin/slapd ] && need ldapadd; } || (export DEBIAN_FRONTEND=noninteractive; apt_install slapd ldap-utils)
+
+# SAML (src/saml): samael builds against xmlsec1, libxml2 and OpenSSL, with bindgen (libclang);
+# the tests check our signatures with the xmlsec1 command too.
+libclang_present() { compgen -G '/usr/lib/llvm-*/lib/libclang*.so*' >/dev/null || compgen -G '/usr/lib/*/libclang*.so*' >/dev/null; }
+{ need pkg-config && pkg-config --exists xmlsec1-openssl libxml-2.0 openssl && need xmlsec1 && libclang_present; } ||
+  (export DEBIAN_FRONTEND=noninteractive; apt_install pkg-config libxmlsec1-dev libxml2-dev libssl-dev libclang-dev xmlsec1)
 
 echo "==> cargo test"
 # `cargo test` also builds target/debug/authrim, the binary the end-to-end tests run (a separate

@@ -35,6 +35,7 @@ pub mod provisioning;
 pub mod ratelimit;
 pub mod registry;
 pub mod resources;
+pub mod saml;
 pub mod scim;
 pub mod stores;
 pub mod tenant;

@@ -1,0 +1,169 @@
+//! The XML boundary of SAML (issue 33 item 3): every SAML message that comes in is decoded,
+//! bounded, checked for DTDs and depth, and only then parsed; every signature is verified
+//! against the certificates configured for its sender (never one from `KeyInfo`), and what is
+//! then read is what the signature covers (the signature-wrapping defence). No samael type
+//! leaves this module: callers get plain structs.
+//!
+//! INTERFACE ONLY (to be implemented): see docs/design/saml.md, "Slice 1, file by file".
+
+/// Bounds on what is read (settings: `saml_max_message_bytes`).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// The most bytes of XML a message may be, after base64 and after inflating.
+    pub max_message_bytes: usize,
+    /// The deepest element nesting accepted.
+    pub max_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_message_bytes: 64 * 1024, max_depth: 32 }
+    }
+}
+
+/// Why a message was refused. Its `Display` is safe to show and to audit (no key material).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum XmlError {
+    /// Larger than `max_message_bytes` (encoded, or once inflated).
+    TooLarge,
+    /// Not base64, not DEFLATE, or not UTF-8.
+    Encoding(String),
+    /// A document type declaration (DTDs, entities: XXE, billion laughs).
+    Doctype,
+    /// Nested deeper than `max_depth`.
+    TooDeep,
+    /// Not the XML, or not the message, expected.
+    Malformed(String),
+    /// The signature is missing where required, or does not verify with any configured
+    /// certificate, or uses an algorithm not accepted (RSA-SHA256 and stronger only).
+    Signature(String),
+    /// The signature verifies but does not cover what would be read (signature wrapping:
+    /// another root, a second element of the same ID, a second assertion).
+    Wrapped,
+}
+
+/// An AuthnRequest (SAML Core §3.4.1) as read: nothing in it is trusted yet.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuthnRequestIn {
+    pub id: String,
+    pub issuer: Option<String>,
+    pub destination: Option<String>,
+    /// Seconds since the epoch.
+    pub issue_instant: i64,
+    pub acs_url: Option<String>,
+    pub acs_index: Option<u32>,
+    pub protocol_binding: Option<String>,
+    pub force_authn: bool,
+    pub is_passive: bool,
+    /// `NameIDPolicy/@Format`.
+    pub name_id_format: Option<String>,
+    /// `RequestedAuthnContext/AuthnContextClassRef`s, in order.
+    pub authn_context_class_refs: Vec<String>,
+    /// `RequestedAuthnContext/@Comparison` (`exact` when absent).
+    pub authn_context_comparison: Option<String>,
+    /// Whether the root carries an enveloped `ds:Signature` (the POST binding's way to sign).
+    pub has_signature: bool,
+}
+
+/// An SP's `EntityDescriptor` (SAML Metadata §2.4.4) as read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SpMetadataIn {
+    pub entity_id: String,
+    /// `AssertionConsumerService`s: (index, binding, location, isDefault).
+    pub acs: Vec<(u32, String, String, bool)>,
+    /// `SingleLogoutService`s: (binding, location).
+    pub slo: Vec<(String, String)>,
+    /// DER certificates of `KeyDescriptor use="signing"` (or no `use`).
+    pub signing_certs: Vec<Vec<u8>>,
+    /// DER certificates of `KeyDescriptor use="encryption"` (or no `use`).
+    pub encryption_certs: Vec<Vec<u8>>,
+    pub name_id_formats: Vec<String>,
+    pub authn_requests_signed: bool,
+    pub want_assertions_signed: bool,
+}
+
+/// The XML of a `SAMLRequest`/`SAMLResponse` sent by HTTP-POST (Bindings §3.5.4): base64.
+pub fn decode_post(_b64: &str, _limits: &Limits) -> Result<String, XmlError> {
+    unimplemented!()
+}
+
+/// The XML of a `SAMLRequest` sent by HTTP-Redirect (Bindings §3.4.4.1): DEFLATE, then base64.
+pub fn decode_redirect(_b64: &str, _limits: &Limits) -> Result<String, XmlError> {
+    unimplemented!()
+}
+
+/// Size, DTD and depth checks on the raw document, before any parser sees it.
+pub fn check_safe(_xml: &str, _limits: &Limits) -> Result<(), XmlError> {
+    unimplemented!()
+}
+
+/// Read an AuthnRequest (after `check_safe`). Its signature is not looked at here.
+pub fn parse_authn_request(_xml: &str, _limits: &Limits) -> Result<AuthnRequestIn, XmlError> {
+    unimplemented!()
+}
+
+/// Read an SP's metadata (after `check_safe`).
+pub fn parse_sp_metadata(_xml: &str, _limits: &Limits) -> Result<SpMetadataIn, XmlError> {
+    unimplemented!()
+}
+
+/// The HTTP-Redirect binding's signature (Bindings §3.4.4.1), over the raw query string as
+/// received: `SAMLRequest=…&RelayState=…&SigAlg=…` (RelayState only if present), the octets
+/// unchanged. RSA-SHA256 (and RSA-SHA512) only; SHA-1 and unknown algorithms refused.
+pub fn verify_redirect_signature(_raw_query: &str, _certs_der: &[Vec<u8>]) -> Result<(), XmlError> {
+    unimplemented!()
+}
+
+/// An enveloped signature over the document's root by one of `certs_der`: the document
+/// reduced to what is signed, whose root ID is the original root's (else `Wrapped`).
+pub fn verified_root(_xml: &str, _certs_der: &[Vec<u8>]) -> Result<String, XmlError> {
+    unimplemented!()
+}
+
+/// A `Response` (SAML Core §3.2.2) as verified: the reduced, signed document's values.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResponseIn {
+    pub id: String,
+    pub in_response_to: Option<String>,
+    pub destination: Option<String>,
+    pub issuer: Option<String>,
+    /// `Status/StatusCode/@Value`, and the second-level code if any.
+    pub status: String,
+    pub sub_status: Option<String>,
+    /// The one assertion, if the status is Success.
+    pub assertion: Option<AssertionIn>,
+}
+
+/// The one `Assertion` of a verified Response: the element the signature covers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AssertionIn {
+    pub id: String,
+    pub issuer: String,
+    /// `Subject/NameID` text (whole: comments inside it refused, not dropped) and `@Format`.
+    pub name_id: String,
+    pub name_id_format: Option<String>,
+    /// Bearer `SubjectConfirmationData`: InResponseTo, Recipient, NotOnOrAfter (epoch s).
+    pub in_response_to: Option<String>,
+    pub recipient: Option<String>,
+    pub confirmation_not_on_or_after: Option<i64>,
+    /// `Conditions`: NotBefore, NotOnOrAfter (epoch s), and every `Audience`.
+    pub not_before: Option<i64>,
+    pub not_on_or_after: Option<i64>,
+    pub audiences: Vec<String>,
+    /// `AuthnStatement`: SessionIndex, AuthnInstant (epoch s), AuthnContextClassRef.
+    pub session_index: Option<String>,
+    pub authn_instant: Option<i64>,
+    pub authn_context_class_ref: Option<String>,
+    /// `AttributeStatement`: (Name, values).
+    pub attributes: Vec<(String, Vec<String>)>,
+}
+
+/// A Response from an identity provider whose certificates are `certs_der`, verified
+/// strictly: the Response signed (then its one Assertion is read from the signed document),
+/// or else its one Assertion signed (then only that element is read); unsigned, two
+/// assertions, an element of a duplicated ID, a signature over something else (the XSW
+/// variants), an algorithm other than RSA-SHA256/512 with SHA-256/512 digests, or a
+/// certificate other than those given: refused. Encrypted assertions: not in slice 1.
+pub fn verified_response(_xml: &str, _certs_der: &[Vec<u8>], _limits: &Limits) -> Result<ResponseIn, XmlError> {
+    unimplemented!()
+}
