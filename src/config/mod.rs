@@ -405,6 +405,12 @@ pub struct Config {
     /// The largest authorization request accepted: bytes of the encoded query string (GET)
     /// or form body (POST). A larger one is refused before it is parsed.
     pub max_authorization_request_bytes: usize,
+    /// The largest SAML message accepted (issue 33): bytes of XML, once decoded (and
+    /// inflated, for the HTTP-Redirect binding), and of its encoded form. Larger is refused
+    /// before it is parsed.
+    pub saml_max_message_bytes: usize,
+    /// Seconds an assertion we issue may be used in (its `NotOnOrAfter`).
+    pub saml_assertion_lifetime: u64,
     /// The test-only bulk interface (`/test/...`), for load-test seeding. Never in production.
     pub enable_test_endpoints: bool,
     /// Allow the test endpoints with a non-localhost issuer (a deliberate, loud override).
@@ -597,6 +603,8 @@ impl Default for Config {
             password_hash_concurrency: 0,
             password_hash_max_waiting: 64,
             max_authorization_request_bytes: 8 * 1024,
+            saml_max_message_bytes: 64 * 1024,
+            saml_assertion_lifetime: 300,
             enable_test_endpoints: false,
             force_test_endpoints: false,
         }

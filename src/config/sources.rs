@@ -159,6 +159,8 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("AUTHRIM_PASSWORD_HASH_CONCURRENCY", "password_hash_concurrency"),
     ("AUTHRIM_PASSWORD_HASH_MAX_WAITING", "password_hash_max_waiting"),
     ("AUTHRIM_MAX_AUTHORIZATION_REQUEST_BYTES", "max_authorization_request_bytes"),
+    ("AUTHRIM_SAML_MAX_MESSAGE_BYTES", "saml_max_message_bytes"),
+    ("AUTHRIM_SAML_ASSERTION_LIFETIME", "saml_assertion_lifetime"),
     ("AUTHRIM_ENABLE_TEST_ENDPOINTS", "enable_test_endpoints"),
     ("AUTHRIM_FORCE_TEST_ENDPOINTS", "force_test_endpoints"),
 ];
@@ -177,7 +179,7 @@ const NUMERIC_KEYS: &[&str] = &[
     "refresh_reuse_grace", "refresh_token_ttl", "refresh_token_idle_ttl",
     "max_body_bytes", "login_max_failures_per_account", "login_max_failures_per_address",
     "login_window", "second_factor_max_failures", "login_throttle_max_keys", "password_hash_concurrency", "password_hash_max_waiting",
-    "max_authorization_request_bytes", "database_pool_size", "database_timeout_ms", "database_startup_wait", "revocation_max_staleness_ms",
+    "max_authorization_request_bytes", "saml_max_message_bytes", "saml_assertion_lifetime", "database_pool_size", "database_timeout_ms", "database_startup_wait", "revocation_max_staleness_ms",
     "header_read_timeout", "body_read_timeout", "idle_timeout", "tls_handshake_timeout", "max_connections",
     "max_connections_per_address", "account_reauth_max_age", "console_max_age", "mail_max_attempts", "mail_retention", "mail_retry_delay", "mail_retry_max_delay", "password_reset_ttl",
     "password_reset_max_requests", "signup_max_per_address", "signup_max_pending", "email_verification_ttl", "password_min_length",

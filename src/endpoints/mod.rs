@@ -31,6 +31,7 @@ pub mod password_reset;
 pub mod passkey_login;
 pub mod registration;
 pub mod revocation;
+pub mod saml;
 pub mod second_factor;
 pub mod signup;
 pub mod testing;

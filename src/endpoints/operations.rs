@@ -99,12 +99,23 @@ fn no_user() -> OAuthError {
     OAuthError::not_found("no such user")
 }
 
+/// A SAML service provider's entity id is another's of the tenant: refused (an AuthnRequest
+/// names its sender by it alone).
+fn check_entity_id(app: &Issuer, client: &Client) -> Result<(), OAuthError> {
+    let Some(sp) = &client.meta.saml else { return Ok(()) };
+    match app.registry().saml_provider(&sp.entity_id) {
+        Some(other) if other.id() != client.id() => Err(invalid_metadata(format!("saml.entity_id is client {}'s already", other.id()))),
+        _ => Ok(()),
+    }
+}
+
 /// Register a client; its secret (if its method has one) is returned, to be shown once.
 pub async fn create_client(app: &Issuer, actor: &Actor, input: ClientInput) -> Result<(Client, Option<String>), OAuthError> {
     if input.client_id.as_deref().is_some_and(|id| app.registry().client(id).is_some()) {
         return Err(invalid_metadata("a client with this client_id already exists".into()));
     }
     let (client, secret) = clients::new_client(input, app.vault()).map_err(invalid_metadata)?;
+    check_entity_id(app, &client)?;
     check_algs(app, &client)?;
     check_remote_uris(app, &client).await?;
     app.registry().save_client(client.clone()).await?;
@@ -117,6 +128,7 @@ pub async fn create_client(app: &Issuer, actor: &Actor, input: ClientInput) -> R
 pub async fn update_client(app: &Issuer, actor: &Actor, id: &str, input: ClientInput) -> Result<(Client, Option<String>), OAuthError> {
     let existing = app.registry().client(id).ok_or_else(no_client)?;
     let (client, secret) = clients::update_client(&existing, input, app.vault()).map_err(invalid_metadata)?;
+    check_entity_id(app, &client)?;
     check_algs(app, &client)?;
     check_remote_uris(app, &client).await?;
     app.registry().save_client(client.clone()).await?;

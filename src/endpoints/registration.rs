@@ -249,6 +249,8 @@ impl Registration {
             organization_required: None,
             refresh_reuse_grace: None,
             security_profile: None,
+            // SAML service providers are the operator's to register (admin API, CLI, console).
+            saml: None,
         })
     }
 }

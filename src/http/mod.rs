@@ -60,6 +60,8 @@ pub fn router(app: AppState) -> Router {
         .route(crate::endpoints::check_session::PATH, get(crate::endpoints::check_session::iframe))
         .route("/logout/confirm", post(end_session::confirm))
         .route(end_session::UPSTREAM_RETURN, get(end_session::upstream_return))
+        .route(crate::saml::SSO_PATH, get(crate::endpoints::saml::sso::get).post(crate::endpoints::saml::sso::post))
+        .route(crate::saml::METADATA_PATH, get(crate::endpoints::saml::metadata::get))
         .route("/token", post(token::token))
         .route("/par", post(par::par))
         .route(crate::endpoints::device_authorization::PATH, post(crate::endpoints::device_authorization::device_authorization))

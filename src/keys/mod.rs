@@ -35,6 +35,9 @@ pub struct KeySet {
     decrypters: Vec<Arc<EncryptionKey>>,
     /// The encryption algs that have an active key.
     active_enc: Vec<&'static str>,
+    /// The RS256 keys that sign or are about to (`active`, then `next`): SAML's (issue 33),
+    /// whose metadata lists a key's certificate before it signs, as the JWKS does.
+    rsa: Vec<(bool, Arc<SigningKey>)>,
     jwks: Arc<str>,
 }
 
@@ -186,6 +189,11 @@ impl KeyManager {
     }
 
     /// The kid of `alg`'s active key, if there is one.
+    /// The RS256 keys SAML signs with: (whether it signs now, the key), the signing one first.
+    pub fn rsa_keys(&self) -> Vec<(bool, Arc<SigningKey>)> {
+        self.current().rsa.clone()
+    }
+
     pub fn active_kid_for(&self, alg: &str) -> Option<String> {
         self.current().signers.get(alg).map(|k| k.kid.clone())
     }
@@ -364,6 +372,7 @@ fn build_key_set(vault: &Vault, rows: Vec<KeyRow>, previous: Option<&KeySet>) ->
     let mut verifiers = HashMap::new();
     let mut published = Vec::new();
     let (mut decrypters, mut active_enc, mut enc_published) = (Vec::new(), Vec::new(), Vec::new());
+    let mut next_rsa = Vec::new();
     for (kid, alg, state, sealed, public_jwk) in rows {
         if let Some(alg) = encryption_alg(&alg) {
             let kept = previous.and_then(|p| p.decrypters.iter().find(|k| k.kid == kid)).cloned();
@@ -386,15 +395,24 @@ fn build_key_set(vault: &Vault, rows: Vec<KeyRow>, previous: Option<&KeySet>) ->
                 anyhow::bail!("signing key {kid} does not match its stored thumbprint");
             }
             signers.insert(alg, Arc::new(key));
+        } else if state == "next" && alg == ALG_RS256 {
+            // Opened once per key, not on every refresh.
+            let kept = previous.and_then(|p| p.rsa.iter().find(|(_, k)| k.kid == kid)).map(|(_, k)| k.clone());
+            let key = match kept {
+                Some(k) => k,
+                None => Arc::new(SigningKey::from_pkcs8_for(alg, &vault.open_sealed(&kid, &sealed)?)?),
+            };
+            next_rsa.push((false, key));
         }
     }
+    let rsa = signers.get(ALG_RS256).map(|k| (true, k.clone())).into_iter().chain(next_rsa).collect();
     if signers.is_empty() {
         anyhow::bail!("no active signing key");
     }
     // Signing keys first, so that a JWKS of one signing key starts with it, as it always did.
     published.extend(enc_published);
     let jwks = serde_json::json!({ "keys": published }).to_string();
-    Ok(KeySet { signers, verifiers, decrypters, active_enc, jwks: Arc::from(jwks) })
+    Ok(KeySet { signers, verifiers, decrypters, active_enc, rsa, jwks: Arc::from(jwks) })
 }
 
 #[cfg(test)]

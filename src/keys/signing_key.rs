@@ -112,6 +112,15 @@ impl SigningKey {
         Ok(Self { kid, alg, pair, public_jwk: jwk, access_token_header })
     }
 
+    /// An RSA key's PKCS#8 encoding (SAML signs with it through xmlsec1, which takes the key
+    /// itself); `None` for other kinds.
+    pub fn rsa_pkcs8(&self) -> Option<Vec<u8>> {
+        match &self.pair {
+            Pair::Rsa { pair, .. } => AsDer::<Pkcs8V1Der>::as_der(pair).ok().map(|d| d.as_ref().to_vec()),
+            _ => None,
+        }
+    }
+
     /// Compact JWS (RFC 7515 §7.1) over `claims` with header `{alg, typ, kid}`.
     pub fn sign_jwt<T: Serialize>(&self, typ: &str, claims: &T) -> anyhow::Result<String> {
         // Sized for an access token's claims (300–500 bytes), where `to_vec` starts at 128.

@@ -10,6 +10,8 @@ pub(super) struct Clients {
     /// How many clients allow each CORS origin. A preflight names no client, so it is
     /// answered from this set; counts keep an update O(origins of one client), not O(clients).
     pub(super) cors_origins: HashMap<String, usize>,
+    /// SAML service providers by entity id (an AuthnRequest names its sender by its `Issuer`).
+    pub(super) by_entity_id: HashMap<String, Arc<Client>>,
 }
 
 impl Clients {
@@ -18,11 +20,22 @@ impl Clients {
         for o in client.cors_origins() {
             *self.cors_origins.entry(o.clone()).or_default() += 1;
         }
-        self.by_id.insert(client.id().to_string(), Arc::new(client));
+        let client = Arc::new(client);
+        if let Some(sp) = &client.meta.saml {
+            self.by_entity_id.insert(sp.entity_id.clone(), client.clone());
+        }
+        self.by_id.insert(client.id().to_string(), client);
     }
 
     pub(super) fn remove(&mut self, id: &str) -> bool {
         let Some(old) = self.by_id.remove(id) else { return false };
+        if let Some(sp) = &old.meta.saml {
+            // Only if it is still this client's (a second registration of the entity id was
+            // refused, but an index never points at a client that is gone).
+            if self.by_entity_id.get(&sp.entity_id).is_some_and(|c| c.id() == id) {
+                self.by_entity_id.remove(&sp.entity_id);
+            }
+        }
         for o in old.cors_origins() {
             if let Some(n) = self.cors_origins.get_mut(o) {
                 *n -= 1;

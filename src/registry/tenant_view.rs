@@ -24,6 +24,11 @@ impl<'a> TenantRegistry<'a> {
         self.registry.clients.read().get(&self.tenant)?.by_id.get(client_id).cloned()
     }
 
+    /// The SAML service provider whose entity id is `entity_id`.
+    pub fn saml_provider(&self, entity_id: &str) -> Option<Arc<Client>> {
+        self.registry.clients.read().get(&self.tenant)?.by_entity_id.get(entity_id).cloned()
+    }
+
     /// Whether some client of the tenant allows `origin` for CORS (what a preflight is checked
     /// against; the request itself is then checked against its own client).
     pub fn is_cors_origin(&self, origin: &str) -> bool {

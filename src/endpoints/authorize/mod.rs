@@ -102,7 +102,7 @@ async fn authorize(app: &Issuer, headers: &HeaderMap, params: Result<Params, OAu
             return pages::error_page(StatusCode::BAD_REQUEST, Msg::new("err-bad-request").detail(format!("{}: {}", e.code, e.description)))
         }
         Err(Rejection::Redirect { client_id, redirect_uri, state, mode, error }) => {
-            let to = ReplyTo { client_id: &client_id, redirect_uri: &redirect_uri, state: state.as_deref(), mode };
+            let to = ReplyTo { client_id: &client_id, redirect_uri: &redirect_uri, state: state.as_deref(), mode, saml: None };
             return response::error(app, &to, &error, StatusCode::FOUND).await;
         }
     };
@@ -382,6 +382,11 @@ pub async fn issue_code(app: &Issuer, req: &AuthorizationRequest, cookie: &str, 
     if let Err(e) = app.stores.sessions.join(app.tenant.id, cookie, &req.client_id).await {
         let err = OAuthError::internal("session store", e);
         return response::error(app, &req.reply_to(), &err, status).await;
+    }
+    // A SAML sign-in ends in a Response rather than a code (the session joined all the same:
+    // the SP is one of the session's applications, for logout).
+    if let Some(reply) = &req.saml {
+        return crate::endpoints::saml::sso::respond(app, req, reply, session).await;
     }
     let code = match req.response_type.has_code() {
         true => match new_code(app, req, session).await {

@@ -59,12 +59,16 @@ pub struct AuthorizationRequest {
     /// the user signs in for; only a member may, and the tokens then say so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub organization: Option<String>,
+    /// A sign-in that came as a SAML AuthnRequest (`endpoints::saml`): it ends in a SAML
+    /// Response to this ACS instead of a redirect with a code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saml: Option<crate::saml::SamlReply>,
 }
 
 impl AuthorizationRequest {
     /// Where this request's response goes.
     pub fn reply_to(&self) -> ReplyTo<'_> {
-        ReplyTo { client_id: &self.client_id, redirect_uri: &self.redirect_uri, state: self.state.as_deref(), mode: self.response_mode }
+        ReplyTo { client_id: &self.client_id, redirect_uri: &self.redirect_uri, state: self.state.as_deref(), mode: self.response_mode, saml: self.saml.as_ref() }
     }
 
     pub fn prompts(&self, p: &str) -> bool {
@@ -253,6 +257,7 @@ fn validate(app: &Issuer, p: &Params, via: Via, signed: bool) -> Result<Authoriz
         resource,
         pushed: None,
         organization,
+        saml: None,
     })
 }
 

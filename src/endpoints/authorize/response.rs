@@ -118,6 +118,8 @@ pub struct ReplyTo<'a> {
     pub redirect_uri: &'a str,
     pub state: Option<&'a str>,
     pub mode: ResponseMode,
+    /// A SAML sign-in's: its answers are SAML Responses to this (`endpoints::saml`).
+    pub saml: Option<&'a crate::saml::SamlReply>,
 }
 
 /// Send `pairs` (with `state` and `iss`) to the client. `status` is the redirect's (302 from
@@ -155,6 +157,9 @@ fn deliver(redirect_uri: &str, mode: ResponseMode, pairs: &[(&str, &str)], statu
 
 /// The error `e` for the client (RFC 6749 §4.1.2.1), in the request's response mode.
 pub async fn error(app: &Issuer, to: &ReplyTo<'_>, e: &OAuthError, status: StatusCode) -> Response {
+    if let Some(reply) = to.saml {
+        return crate::endpoints::saml::sso::refuse(app, to.client_id, reply, e).await;
+    }
     let mut res = to_client(app, to, &[("error", e.code), ("error_description", &e.description)], status).await;
     res.extensions_mut().insert(crate::error::ErrorCode(e.code));
     res

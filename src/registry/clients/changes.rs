@@ -56,13 +56,16 @@ fn metadata_of(input: ClientInput) -> ClientMetadata {
 }
 
 fn metadata_fields(input: ClientInput) -> ClientMetadata {
-    let method = input.token_endpoint_auth_method.clone().unwrap_or_else(|| AUTH_BASIC.into());
+    // A SAML service provider has no OAuth side: none of it, unless given (and then refused).
+    let saml = input.saml.is_some();
+    let none = |v: &Option<Vec<String>>| v.clone().unwrap_or_default();
+    let method = input.token_endpoint_auth_method.clone().unwrap_or_else(|| if saml { AUTH_NONE } else { AUTH_BASIC }.into());
     ClientMetadata {
         client_id: input.client_id.clone().unwrap_or_else(|| format!("client_{}", &random_token()[..22])),
         client_name: input.client_name.clone().filter(|n| !n.is_empty()),
         redirect_uris: input.redirect_uris.clone().unwrap_or_default(),
-        grant_types: input.grant_types.clone().unwrap_or_else(|| vec!["authorization_code".into()]),
-        response_types: input.response_types.clone().unwrap_or_else(|| vec!["code".into()]),
+        grant_types: if saml { none(&input.grant_types) } else { input.grant_types.clone().unwrap_or_else(|| vec!["authorization_code".into()]) },
+        response_types: if saml { none(&input.response_types) } else { input.response_types.clone().unwrap_or_else(|| vec!["code".into()]) },
         token_endpoint_auth_method: method,
         scope: input.scope.clone().unwrap_or_else(|| SUPPORTED_SCOPES.join(" ")),
         allowed_audiences: input.allowed_audiences.clone().unwrap_or_default(),
@@ -124,6 +127,7 @@ fn metadata_fields(input: ClientInput) -> ClientMetadata {
         organization_required: input.organization_required.unwrap_or(false),
         refresh_reuse_grace: input.refresh_reuse_grace.and_then(|g| u64::try_from(g).ok()),
         security_profile: input.security_profile.clone().filter(|p| !p.is_empty()),
+        saml: input.saml.clone(),
         first_party: false,
         client_id_issued_at: now(),
     }
@@ -202,6 +206,12 @@ pub fn update_client(existing: &Client, input: ClientInput, vault: &Vault) -> Re
     if let Some(v) = input.organization_required { meta.organization_required = v }
     if let Some(v) = input.refresh_reuse_grace { meta.refresh_reuse_grace = u64::try_from(v).ok() }
     if let Some(v) = input.security_profile { meta.security_profile = Some(v).filter(|p| !p.is_empty()) }
+    if let Some(v) = input.saml {
+        if meta.saml.is_none() {
+            return Err("an OpenID client cannot be made a SAML service provider: register a new client".into());
+        }
+        meta.saml = Some(v);
+    }
     validate(&meta)?;
     let method = meta.token_endpoint_auth_method.as_str();
     let keeps = match method {

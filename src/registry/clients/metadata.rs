@@ -193,6 +193,10 @@ pub struct ClientMetadata {
     /// stricter than its tenant. Authrim extension, through the admin API and the CLI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<String>,
+    /// A SAML 2.0 service provider (issue 33, `saml`): this client signs users in by SAML
+    /// only. Set by an operator only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saml: Option<super::saml::SamlServiceProvider>,
     /// Authrim's own pages (the account page): no consent asked. Not settable from outside.
     #[serde(skip)]
     pub first_party: bool,
@@ -417,4 +421,7 @@ pub struct ClientInput {
     pub refresh_reuse_grace: Option<i64>,
     /// `fapi2` or `fapi-ciba`, or `""` to clear (the tenant's profile again).
     pub security_profile: Option<String>,
+    /// A SAML 2.0 service provider: made with it, a client is one for good (its grant types,
+    /// redirect URIs and secret are none); given on an update, it replaces the one it has.
+    pub saml: Option<super::saml::SamlServiceProvider>,
 }

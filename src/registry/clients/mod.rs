@@ -243,6 +243,7 @@ fn loopback_without_port(uri: &str) -> Option<(&'static str, &str)> {
 mod changes;
 mod metadata;
 mod mtls;
+pub mod saml;
 mod store;
 mod validation;
 pub use changes::*;

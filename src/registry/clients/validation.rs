@@ -16,6 +16,9 @@ pub(super) fn validate_id(client_id: &str) -> Result<(), String> {
 }
 
 pub(super) fn validate(meta: &ClientMetadata) -> Result<(), String> {
+    if let Some(sp) = &meta.saml {
+        return validate_saml(meta, sp);
+    }
     if !AUTH_METHODS.contains(&meta.token_endpoint_auth_method.as_str()) {
         return Err(format!("token_endpoint_auth_method must be one of {}", AUTH_METHODS.join(", ")));
     }
@@ -450,4 +453,24 @@ pub fn validate_redirect_uri(uri: &str) -> Result<(), String> {
         UriProblem::Forbidden => format!("redirect URI {uri:?}: scheme not allowed"),
         UriProblem::OtherScheme => format!("redirect URI {uri:?}: use https, loopback http, or a reverse-domain private scheme"),
     })
+}
+
+/// A SAML service provider: its own settings, and nothing of an OAuth client that would let
+/// it use `/authorize` or `/token`.
+fn validate_saml(meta: &ClientMetadata, sp: &super::saml::SamlServiceProvider) -> Result<(), String> {
+    let oauth = !meta.grant_types.is_empty()
+        || !meta.response_types.is_empty()
+        || !meta.redirect_uris.is_empty()
+        || meta.token_endpoint_auth_method != AUTH_NONE
+        || meta.jwks.is_some()
+        || meta.jwks_uri.is_some()
+        || meta.backchannel_logout_uri.is_some()
+        || meta.frontchannel_logout_uri.is_some();
+    if oauth {
+        return Err("a SAML service provider has no grant types, response types, redirect URIs, keys, logout URIs or secret (token_endpoint_auth_method none)".into());
+    }
+    for u in [&meta.client_uri, &meta.logo_uri, &meta.tos_uri, &meta.policy_uri].into_iter().flatten() {
+        validate_web_uri(u)?;
+    }
+    sp.validate()
 }
