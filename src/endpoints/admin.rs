@@ -40,6 +40,7 @@ pub fn router(app: AppState) -> Router<AppState> {
         .merge(super::admin_org_invitations::routes())
         .merge(super::admin_directory::routes())
         .merge(super::admin_provisioning::routes())
+        .merge(super::admin_saml::routes())
         .layer(axum::middleware::from_fn_with_state(app, super::admin_credentials::require_admin))
 }
 

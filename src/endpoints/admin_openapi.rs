@@ -2,7 +2,7 @@
 //! input types (utoipa), served at `GET /admin/openapi.json` (public: it describes, it
 //! grants nothing; every operation it lists needs the admin token or a tenant's admin credential).
 
-use super::{admin, admin_credentials, admin_directory, admin_factors, admin_org_invitations, admin_organizations, admin_provisioning, admin_tenants};
+use super::{admin, admin_credentials, admin_saml, admin_directory, admin_factors, admin_org_invitations, admin_organizations, admin_provisioning, admin_tenants};
 use crate::registry::{clients::TokenExchangePolicy, ClientInput, UserInput};
 use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -27,8 +27,9 @@ use utoipa::{Modify, OpenApi};
         admin_directory::list_groups, admin_directory::create_group, admin_directory::show_group, admin_directory::update_group, admin_directory::delete_group, admin_directory::list_group_members, admin_directory::put_group_member, admin_directory::remove_group_member,
         admin_directory::list_roles, admin_directory::put_role, admin_directory::delete_role, admin_directory::list_assignments, admin_directory::put_assignment, admin_directory::remove_assignment, admin_directory::user_groups,
         admin_provisioning::show, admin_provisioning::set, admin_provisioning::remove, admin_provisioning::resync,
+        admin_saml::register,
     ),
-    components(schemas(ClientInput, UserInput, TokenExchangePolicy, admin::RegistrationTokenRequest, admin_factors::Enrol, admin_tenants::NewTenant, admin_tenants::TenantChange, crate::tenant::rows::Overrides, crate::tenant::overrides::SettingsPatch, crate::ui::look::ThemeSetting, crate::tenant::rows::State, admin_credentials::NewCredential, crate::registry::admin_credentials::Credential, crate::registry::OrganizationInput, admin_organizations::MemberInput, admin_org_invitations::InvitationInput, crate::registry::directory::GroupInput, admin_directory::RoleInput, admin_provisioning::TargetInput)),
+    components(schemas(ClientInput, UserInput, TokenExchangePolicy, admin::RegistrationTokenRequest, admin_factors::Enrol, admin_tenants::NewTenant, admin_tenants::TenantChange, crate::tenant::rows::Overrides, crate::tenant::overrides::SettingsPatch, crate::ui::look::ThemeSetting, crate::tenant::rows::State, admin_credentials::NewCredential, crate::registry::admin_credentials::Credential, crate::registry::OrganizationInput, admin_organizations::MemberInput, admin_org_invitations::InvitationInput, crate::registry::directory::GroupInput, admin_directory::RoleInput, admin_provisioning::TargetInput, admin_saml::ServiceProviderInput, crate::saml::sp_metadata::Overrides, crate::registry::clients::saml::SamlServiceProvider, crate::registry::clients::saml::AssertionConsumerService, crate::registry::clients::saml::SamlAttribute)),
     modifiers(&AdminToken)
 )]
 struct AdminApi;

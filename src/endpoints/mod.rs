@@ -9,6 +9,7 @@ pub mod admin_org_invitations;
 pub mod admin_organizations;
 pub mod admin_directory;
 pub mod admin_provisioning;
+pub mod admin_saml;
 pub mod scim;
 pub mod admin_tenants;
 pub mod authorize;

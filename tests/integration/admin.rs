@@ -312,6 +312,7 @@ async fn the_openapi_document_describes_every_admin_operation() {
         ("/admin/users/{id}/groups", &["get"]),
         ("/admin/clients/{client}/provisioning", &["get", "put", "delete"]),
         ("/admin/clients/{client}/provisioning/resync", &["post"]),
+        ("/admin/saml/service-providers", &["post"]),
     ];
     let paths = doc["paths"].as_object().unwrap();
     assert_eq!(paths.len(), expected.len(), "{:?}", paths.keys().collect::<Vec<_>>());
