@@ -300,11 +300,17 @@ async fn admin(config: &Config, db: &crate::db::Database, command: Command, at: 
                         if clients::load_one(sql, tenant, c.id())?.is_some() {
                             return Ok(false);
                         }
+                        if let Some(sp) = &c.meta.saml {
+                            let taken = clients::load_all(sql)?.into_iter().any(|o| o.tenant == tenant && o.meta.saml.as_ref().is_some_and(|s| s.entity_id == sp.entity_id));
+                            if taken {
+                                return Ok(false);
+                            }
+                        }
                         clients::save(sql, &c).map(|_| true)
                     })
                     .await?;
                 if !created {
-                    anyhow::bail!("a client {:?} already exists", client.id());
+                    anyhow::bail!("a client {:?} (or a SAML service provider of this entity ID) already exists", client.id());
                 }
                 let mut v = serde_json::to_value(&client.meta)?;
                 if let Some(s) = secret {

@@ -146,10 +146,54 @@ pub struct ClientArgs {
     /// The roles claim's name in ID tokens and userinfo ("" for `roles`).
     #[arg(long)]
     pub roles_claim_name: Option<String>,
+    /// A SAML 2.0 service provider, from its metadata (an EntityDescriptor file): the client
+    /// signs users in by SAML only (docs/saml.md). Given on `update`, it replaces the client's
+    /// SAML settings.
+    #[arg(long, value_name = "FILE")]
+    pub saml_metadata: Option<std::path::PathBuf>,
+    /// The SAML NameID: persistent (default), transient, emailAddress or unspecified.
+    #[arg(long, requires = "saml_metadata")]
+    pub saml_name_id_format: Option<String>,
+    /// A SAML attribute from a user's claim, NAME=CLAIM (repeat for several), e.g.
+    /// mail=email, or groups=groups.
+    #[arg(long = "saml-attribute", value_name = "NAME=CLAIM", requires = "saml_metadata")]
+    pub saml_attributes: Vec<String>,
+    /// Refuse the service provider's AuthnRequests that are not signed (default: as its
+    /// metadata's AuthnRequestsSigned says).
+    #[arg(long, requires = "saml_metadata")]
+    pub saml_require_signed_requests: bool,
+}
+
+/// The `saml` settings the `--saml-*` flags describe.
+fn saml_settings(args: &ClientArgs) -> anyhow::Result<Option<crate::registry::clients::saml::SamlServiceProvider>> {
+    use crate::registry::clients::saml::{SamlAttribute, NAMEID_FORMATS};
+    let Some(path) = &args.saml_metadata else { return Ok(None) };
+    let xml = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let name_id_format = match args.saml_name_id_format.as_deref() {
+        None => None,
+        Some(short) => Some(NAMEID_FORMATS.iter().find(|f| **f == short || f.ends_with(&format!(":{short}"))).ok_or_else(|| anyhow::anyhow!("--saml-name-id-format: persistent, transient, emailAddress or unspecified"))?.to_string()),
+    };
+    let attributes = args
+        .saml_attributes
+        .iter()
+        .map(|a| match a.split_once('=') {
+            Some((name, claim)) => Ok(SamlAttribute { name: name.into(), claim: claim.into(), name_format: None, friendly_name: None }),
+            None => Err(anyhow::anyhow!("--saml-attribute {a:?}: NAME=CLAIM")),
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let overrides = crate::saml::sp_metadata::Overrides {
+        name_id_format,
+        attributes: (!attributes.is_empty()).then_some(attributes),
+        require_signed_requests: args.saml_require_signed_requests.then_some(true),
+        sign_response: None,
+    };
+    let sp = crate::saml::sp_metadata::service_provider(&xml, &Default::default(), overrides).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    Ok(Some(sp))
 }
 
 impl ClientArgs {
     pub(super) fn input(self) -> anyhow::Result<ClientInput> {
+        let saml = saml_settings(&self)?;
         let jwks = match &self.jwks_file {
             None => None,
             Some(path) => {
@@ -186,6 +230,7 @@ impl ClientArgs {
             require_signed_request_object: self.require_signed_request_object.then_some(true),
             refresh_reuse_grace: self.refresh_reuse_grace,
             security_profile: self.security_profile.clone(),
+            saml,
             initiate_login_uri: self.initiate_login_uri,
             id_token_encrypted_response_alg: self.id_token_encrypted_response_alg,
             id_token_encrypted_response_enc: self.id_token_encrypted_response_enc,

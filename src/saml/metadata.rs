@@ -43,7 +43,7 @@ pub fn document(keys: &KeyManager, issuer: &str, now: u64) -> Result<String, Sam
         ..empty_descriptor()
     };
     let entity = EntityDescriptor {
-        entity_id: Some(super::entity_id(issuer)),
+        entity_id: Some(super::entity_id(issuer)), // an XML attribute: escaped by samael
         id: Some(id.clone()),
         valid_until: Utc.timestamp_opt((now + VALID_FOR) as i64, 0).single(),
         idp_sso_descriptors: Some(vec![descriptor]),

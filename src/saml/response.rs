@@ -57,7 +57,23 @@ fn at(epoch: i64) -> DateTime<Utc> {
 }
 
 fn issuer(entity_id: &str) -> Issuer {
-    Issuer { value: Some(entity_id.to_string()), ..Default::default() }
+    Issuer { value: Some(text(entity_id)), ..Default::default() }
+}
+
+/// A value for a text node of samael's types, escaped here: samael writes text content as it
+/// is given (quick-xml's `from_escaped`), so a user's name holding `</saml2:AttributeValue>`
+/// would otherwise add elements to a signed assertion. Its XML attributes it does escape.
+pub(super) fn text(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// A signed Response carrying the user's Assertion.
@@ -71,7 +87,7 @@ pub fn success(signer: &Signer, g: &Grant<'_>) -> Result<String, SamlError> {
             friendly_name: a.friendly_name.clone(),
             name: Some(a.name.clone()),
             name_format: a.name_format.clone(),
-            values: a.values.iter().map(|v| AttributeValue { attribute_type: Some("xs:string".into()), value: Some(v.clone()) }).collect(),
+            values: a.values.iter().map(|v| AttributeValue { attribute_type: Some("xs:string".into()), value: Some(text(v)) }).collect(),
         })
         .collect::<Vec<_>>();
     let assertion = Assertion {
@@ -81,7 +97,7 @@ pub fn success(signer: &Signer, g: &Grant<'_>) -> Result<String, SamlError> {
         issuer: issuer(g.idp_entity_id),
         signature: None,
         subject: Some(Subject {
-            name_id: Some(SubjectNameID { format: Some(g.name_id_format.to_string()), value: g.name_id.to_string() }),
+            name_id: Some(SubjectNameID { format: Some(g.name_id_format.to_string()), value: text(g.name_id) }),
             subject_confirmations: Some(vec![SubjectConfirmation {
                 method: Some(BEARER.into()),
                 name_id: None,
@@ -98,7 +114,7 @@ pub fn success(signer: &Signer, g: &Grant<'_>) -> Result<String, SamlError> {
         conditions: Some(Conditions {
             not_before: Some(at(now - CLOCK_SKEW)),
             not_on_or_after: Some(at(until)),
-            audience_restrictions: Some(vec![AudienceRestriction { audience: vec![g.sp_entity_id.to_string()] }]),
+            audience_restrictions: Some(vec![AudienceRestriction { audience: vec![text(g.sp_entity_id)] }]),
             one_time_use: None,
             proxy_restriction: None,
         }),
@@ -107,7 +123,7 @@ pub fn success(signer: &Signer, g: &Grant<'_>) -> Result<String, SamlError> {
             session_index: Some(g.session_index.to_string()),
             session_not_on_or_after: None,
             subject_locality: None,
-            authn_context: Some(AuthnContext { value: Some(AuthnContextClassRef { value: Some(g.authn_context.to_string()) }) }),
+            authn_context: Some(AuthnContext { value: Some(AuthnContextClassRef { value: Some(text(g.authn_context)) }) }),
         }]),
         // An empty AttributeStatement is invalid (SAML Core §2.7.3 wants one Attribute at least).
         attribute_statements: (!attributes.is_empty()).then(|| vec![AttributeStatement { attributes }]),
@@ -158,7 +174,7 @@ pub fn failure(
         signature: None,
         status: Some(Status {
             status_code: StatusCode { value: Some(top.to_string()) },
-            status_message: message.map(|m| StatusMessage { value: Some(m.to_string()) }),
+            status_message: message.map(|m| StatusMessage { value: Some(text(m)) }),
             status_detail: None,
         }),
         encrypted_assertion: None,
@@ -202,5 +218,71 @@ fn strip_declaration(xml: &str) -> &str {
     match xml.strip_prefix("<?xml") {
         Some(rest) => rest.find("?>").map_or(xml, |i| rest[i + 2..].trim_start()),
         None => xml,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::SigningKey;
+    use samael::crypto::{CryptoProvider as _, ReduceMode};
+
+    fn grant<'a>(name_id: &'a str, attributes: Vec<Attr>) -> Grant<'a> {
+        Grant {
+            idp_entity_id: "https://idp.example/saml/metadata",
+            sp_entity_id: "https://sp.example/metadata",
+            acs_url: "https://sp.example/acs",
+            in_response_to: Some("_req1"),
+            name_id,
+            name_id_format: crate::registry::clients::saml::NAMEID_PERSISTENT,
+            session_index: "sid-1",
+            authn_instant: 1_800_000_000,
+            authn_context: "urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport",
+            attributes,
+            now: 1_800_000_100,
+            lifetime: 300,
+            sign_response: true,
+        }
+    }
+
+    /// Both signatures verify with the key's certificate (and not with another's), and what a
+    /// verifier reduces the document to still says what was put in, markup in values escaped.
+    #[test]
+    fn a_response_and_its_assertion_are_signed_and_say_what_was_given() {
+        let (key, _) = SigningKey::generate().unwrap();
+        let signer = crate::saml::signer::of(&key).unwrap();
+        let attrs = vec![Attr { name: "mail".into(), name_format: None, friendly_name: None, values: vec!["a<b>&c@example.com".into(), "</saml2:AttributeValue></saml2:Attribute><saml2:Attribute Name=\"role\"><saml2:AttributeValue>admin".into()] }];
+        let xml = success(&signer, &grant("<alice>&", attrs)).unwrap();
+        let cert: samael::crypto::CertificateDer = signer.cert_der.clone().into();
+        samael::crypto::Crypto::verify_signed_xml(&xml, &cert, Some("ID")).unwrap();
+        let reduced = samael::crypto::Crypto::reduce_xml_to_signed(&xml, &[cert], ReduceMode::ValidateAndMarkNoAncestors).unwrap();
+        let response: samael::schema::Response = reduced.parse().unwrap();
+        assert_eq!(response.in_response_to.as_deref(), Some("_req1"));
+        assert_eq!(response.destination.as_deref(), Some("https://sp.example/acs"));
+        let a = response.assertion.expect("the assertion");
+        assert!(a.signature.is_some(), "the assertion is signed itself");
+        assert_eq!(a.subject.unwrap().name_id.unwrap().value, "<alice>&");
+        let values: Vec<_> = a.attribute_statements.as_ref().unwrap()[0].attributes[0].values.iter().map(|v| v.value.clone().unwrap()).collect();
+        assert_eq!(values, ["a<b>&c@example.com", "</saml2:AttributeValue></saml2:Attribute><saml2:Attribute Name=\"role\"><saml2:AttributeValue>admin"]);
+        assert_eq!(a.attribute_statements.as_ref().map(|s| s[0].attributes.len()), Some(1), "no attribute added by a value");
+        let c = a.conditions.unwrap();
+        assert_eq!(c.not_on_or_after.unwrap().timestamp(), 1_800_000_400);
+        assert_eq!(c.audience_restrictions.unwrap()[0].audience, ["https://sp.example/metadata"]);
+        assert_eq!(a.authn_statements.unwrap()[0].session_index.as_deref(), Some("sid-1"));
+
+        let (other, _) = SigningKey::generate().unwrap();
+        let other: samael::crypto::CertificateDer = crate::saml::signer::of(&other).unwrap().cert_der.clone().into();
+        assert!(samael::crypto::Crypto::verify_signed_xml(&xml, &other, Some("ID")).is_err());
+    }
+
+    #[test]
+    fn a_failure_carries_both_status_levels_and_no_assertion() {
+        let (key, _) = SigningKey::generate().unwrap();
+        let signer = crate::saml::signer::of(&key).unwrap();
+        let xml = failure(&signer, "https://idp.example/saml/metadata", "https://sp.example/acs", Some("_r"), (status::RESPONDER, Some(status::NO_PASSIVE)), Some("not signed in"), true, 1_800_000_000).unwrap();
+        let cert: samael::crypto::CertificateDer = signer.cert_der.clone().into();
+        samael::crypto::Crypto::verify_signed_xml(&xml, &cert, Some("ID")).unwrap();
+        assert!(xml.contains(&format!("<saml2p:StatusCode Value=\"{}\"><saml2p:StatusCode Value=\"{}\"/>", status::RESPONDER, status::NO_PASSIVE)), "{xml}");
+        assert!(!xml.contains("Assertion"));
     }
 }
