@@ -252,3 +252,29 @@ fn errors_display_short() {
         assert!(e.to_string().len() < 80);
     }
 }
+
+/// The fuzz target's seeds are genuine (so that its mutations start from accepted messages);
+/// its certificate is the one in the metadata seed.
+#[test]
+fn fuzz_seeds_are_accepted() {
+    let seed = |name: &str| {
+        let b = std::fs::read(format!("{}/fuzz/corpus/saml_message/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        String::from_utf8(b[1..].to_vec()).unwrap()
+    };
+    let l = limits();
+    let md = parse_sp_metadata(&seed("seed-metadata"), &l).unwrap();
+    let certs = md.signing_certs;
+    let req = decode_post(&seed("seed-post"), &l).unwrap();
+    assert_eq!(decode_redirect(&seed("seed-redirect"), &l).unwrap(), req);
+    assert_eq!(parse_authn_request(&seed("seed-authn-request"), &l).unwrap().id, "id-req-1");
+    let reduced = verified_root(&seed("seed-signed-request"), &certs).unwrap();
+    // The reduction keeps what the signature covers: the enveloped signature itself is gone.
+    let r = parse_authn_request(&reduced, &l).unwrap();
+    assert_eq!((r.id.as_str(), r.has_signature), ("id-req-1", false));
+    let r = verified_response(&seed("seed-response"), &certs, &l).unwrap();
+    let a = r.assertion.unwrap();
+    assert_eq!((a.id.as_str(), a.name_id.as_str(), a.session_index.as_deref()), ("_a1", "alice", Some("s1")));
+    assert_eq!(a.attributes, [("mail".to_string(), vec!["alice@example.com".to_string()])]);
+    assert_eq!(a.authn_context_class_ref.as_deref(), Some("urn:oasis:names:tc:SAML:2.0:ac:classes:Password"));
+    assert_eq!(a.not_before, Some(1767225600));
+}
