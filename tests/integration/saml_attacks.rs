@@ -352,6 +352,22 @@ fn comment_in_name_id_refused() {
 }
 
 #[test]
+fn comment_in_an_attribute_value_refused() {
+    // The same cut in the e-mail attribute (what accounts are often linked by): the comment
+    // leaves the digest unchanged, and a reader keeping the first text node sees "alice@example".
+    for signed in [Signed::Assertion, Signed::Response, Signed::Both] {
+        let doc = response(signed);
+        for attack in [
+            doc.replace(">alice@example.com<", ">alice@example<!---->.com<"),
+            doc.replace("<saml2:Audience>", "<saml2:Audience><!---->"),
+        ] {
+            assert_ne!(attack, doc);
+            refused(&attack, XmlError::Malformed("a comment inside the assertion".into()));
+        }
+    }
+}
+
+#[test]
 fn unsigned_response_and_assertion_refused() {
     let doc = response(Signed::Assertion);
     let (s, e) = assertion_span(&doc);

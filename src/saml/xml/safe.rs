@@ -71,6 +71,8 @@ fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
 }
 
+const MAX_ATTRIBUTES: usize = 64;
+
 /// One element of a scanned document, in document order (index 0 is the root).
 pub(super) struct El {
     pub ns: Option<String>,
@@ -103,6 +105,18 @@ impl Doc {
 
     pub fn all(&self, ns: &str, local: &str) -> Vec<usize> {
         (0..self.els.len()).filter(|&i| self.is(i, ns, local)).collect()
+    }
+
+    pub fn within(&self, mut i: usize, ns: &str, local: &str) -> bool {
+        loop {
+            if self.is(i, ns, local) {
+                return true;
+            }
+            match self.els[i].parent {
+                Some(p) => i = p,
+                None => return false,
+            }
+        }
     }
 
     pub fn has_signature_child(&self, i: usize) -> bool {
@@ -161,7 +175,11 @@ pub(super) fn scan(xml: &str, limits: &Limits) -> Result<Doc, XmlError> {
                     return Err(XmlError::TooDeep);
                 }
                 let mut attrs = Vec::new();
-                for a in e.attributes() {
+                // quick-xml (like libxml2) checks for duplicates pairwise: keep that small.
+                for a in e.attributes().take(MAX_ATTRIBUTES + 1) {
+                    if attrs.len() == MAX_ATTRIBUTES {
+                        return Err(bad("too many attributes"));
+                    }
                     let a = a.map_err(|_| bad("bad attribute"))?;
                     let v = a.normalized_value(quick_xml::XmlVersion::Implicit1_0).map_err(|_| bad("bad attribute value"))?;
                     attrs.push((lossy(a.key.as_ref()), v.into_owned()));

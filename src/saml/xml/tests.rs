@@ -112,6 +112,14 @@ fn malformed_refused() {
 }
 
 #[test]
+fn attribute_bomb_refused() {
+    let many: String = (0..65).map(|i| format!(" a{i}=''")).collect();
+    assert!(matches!(check_safe(&format!("<r{many}/>"), &limits()), Err(XmlError::Malformed(_))));
+    let many: String = (0..64).map(|i| format!(" a{i}=''")).collect();
+    assert_eq!(check_safe(&format!("<r{many}/>"), &limits()), Ok(()));
+}
+
+#[test]
 fn authn_request_read() {
     let r = parse_authn_request(REQ, &limits()).unwrap();
     assert_eq!(r.id, "id-req-1");

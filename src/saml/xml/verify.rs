@@ -138,9 +138,15 @@ pub(super) fn verified_root(xml: &str, certs_der: &[Vec<u8>]) -> Result<String, 
 const SUCCESS: &str = "urn:oasis:names:tc:SAML:2.0:status:Success";
 
 /// XML comments are not signed (exclusive c14n drops them): text read around one is not what
-/// the IdP wrote.
-fn comment_in_name_id(doc: &Doc) -> bool {
-    doc.all(NS_ASSERTION, "NameID").into_iter().any(|i| doc.els[i].comment)
+/// the IdP wrote (a NameID, an e-mail attribute cut short). No IdP writes comments there.
+fn comment_in_assertion(doc: &Doc) -> Result<(), XmlError> {
+    if doc.all(NS_ASSERTION, "NameID").into_iter().any(|i| doc.els[i].comment) {
+        return Err(bad("a comment inside NameID"));
+    }
+    match (0..doc.els.len()).any(|i| doc.els[i].comment && doc.within(i, NS_ASSERTION, "Assertion")) {
+        true => Err(bad("a comment inside the assertion")),
+        false => Ok(()),
+    }
 }
 
 pub(super) fn verified_response(xml: &str, certs_der: &[Vec<u8>], limits: &Limits) -> Result<ResponseIn, XmlError> {
@@ -155,9 +161,7 @@ pub(super) fn verified_response(xml: &str, certs_der: &[Vec<u8>], limits: &Limit
     if assertions.len() > 1 || doc.duplicate_ids() {
         return Err(XmlError::Wrapped);
     }
-    if comment_in_name_id(&doc) {
-        return Err(bad("a comment inside NameID"));
-    }
+    comment_in_assertion(&doc)?;
     let original = assertions.first().copied();
     let (resp, signed_assertion) = if doc.has_signature_child(0) {
         let (reduced, rdoc) = root_verified(xml, &doc, certs_der)?;
@@ -167,9 +171,7 @@ pub(super) fn verified_response(xml: &str, certs_der: &[Vec<u8>], limits: &Limit
             (Some(o), [r]) if same_element(&doc, o, &rdoc, *r) => {}
             _ => return Err(XmlError::Wrapped),
         }
-        if comment_in_name_id(&rdoc) {
-            return Err(bad("a comment inside NameID"));
-        }
+        comment_in_assertion(&rdoc)?;
         let resp = response(&reduced)?;
         let a = resp.assertion.clone();
         (resp, a)
@@ -181,9 +183,10 @@ pub(super) fn verified_response(xml: &str, certs_der: &[Vec<u8>], limits: &Limit
         let reduced = reduce(xml, certs_der)?;
         let rdoc = scan_reduced(&reduced)?;
         // Only the assertion is signed: it alone must be what remains.
-        if !same_element(&doc, o, &rdoc, 0) || rdoc.all(NS_ASSERTION, "Assertion").len() != 1 || comment_in_name_id(&rdoc) {
+        if !same_element(&doc, o, &rdoc, 0) || rdoc.all(NS_ASSERTION, "Assertion").len() != 1 {
             return Err(XmlError::Wrapped);
         }
+        comment_in_assertion(&rdoc)?;
         (response(xml)?, Some(assertion(&reduced)?))
     };
     let status = resp
