@@ -81,6 +81,10 @@ enum Signed {
 /// signed first, then a Response signature spliced in after the Response's Issuer and signed
 /// (xmlsec signs the first template in document order).
 fn response_by(p: &Party, name_id: &str, signed: Signed) -> String {
+    response_with(p, name_id, signed, sig_template)
+}
+
+fn response_with(p: &Party, name_id: &str, signed: Signed, sig_template: fn(&str, &[u8]) -> Signature) -> String {
     let attrs = [ResponseAttribute {
         required_attribute: RequiredAttribute {
             name: MAIL.into(),
@@ -330,6 +334,10 @@ fn duplicated_id() {
     let same_id = without_signature(&doc[s..e]).replace(">alice<", ">admin<");
     refused(&format!("{}{}{}", &doc[..s], same_id, &doc[s..]), XmlError::Wrapped);
     refused(&format!("{}{}{}", &doc[..e], same_id, &doc[e..]), XmlError::Wrapped);
+    // xml:id is an ID to libxml2 too.
+    let (s2, _) = assertion_span(&doc);
+    let xml_id = format!("{}<saml2p:Foo xml:id=\"{}\"/>{}", &doc[..s2], root_id(&doc), &doc[s2..]);
+    refused(&xml_id, XmlError::Wrapped);
     // An ID shared with any element at all.
     let id = root_id(&doc);
     let attack = doc.replacen("<saml2:Issuer", &format!("<saml2:Issuer ID=\"{id}x\""), 1).replacen(&format!("ID=\"{id}\""), &format!("ID=\"{id}x\""), 1);
@@ -400,6 +408,27 @@ fn attacker_signed_with_his_certificate_in_key_info() {
     let e = base64::engine::general_purpose::STANDARD;
     let swapped = doc.replace(&e.encode(&attacker().cert), &e.encode(&idp().cert));
     refused(&swapped, XmlError::Signature("signature does not verify".into()));
+}
+
+/// Signed by the IdP's own key, with a SHA-1 digest (samael's template default) or RSA-SHA1:
+/// refused (RSA-SHA256 and RSA-SHA512 with SHA-256/512 digests only).
+#[test]
+fn weak_algorithms_refused() {
+    fn sha1_digest(id: &str, cert: &[u8]) -> Signature {
+        Signature::template(id, &CertificateDer::from(cert.to_vec()))
+    }
+    fn rsa_sha1(id: &str, cert: &[u8]) -> Signature {
+        let mut s = sig_template(id, cert);
+        s.signed_info.signature_method.algorithm = samael::signature::SignatureAlgorithm::Unsupported("http://www.w3.org/2000/09/xmldsig#rsa-sha1".into());
+        s
+    }
+    for weak in [sha1_digest as fn(&str, &[u8]) -> Signature, rsa_sha1] {
+        for signed in [Signed::Assertion, Signed::Response, Signed::Both] {
+            let doc = response_with(idp(), "alice", signed, weak);
+            assert!(doc.contains("sha1"));
+            refused(&doc, XmlError::Signature("signature does not verify".into()));
+        }
+    }
 }
 
 #[test]

@@ -123,11 +123,12 @@ impl Doc {
         self.children(i).any(|c| self.is(c, NS_DSIG, "Signature"))
     }
 
-    /// libxml2's `xmlGetProp("ID")` ignores prefixes: any `*:ID` counts as an ID here too.
+    /// libxml2's `xmlGetProp("ID")` ignores prefixes (any `*:ID` counts here too), and it
+    /// registers `xml:id` itself: one space of IDs for all three.
     pub fn duplicate_ids(&self) -> bool {
         let mut seen = std::collections::HashSet::new();
         let ids = self.els.iter().flat_map(|e| e.attrs.iter());
-        for (_, v) in ids.filter(|(k, _)| k == "ID" || k.ends_with(":ID")) {
+        for (_, v) in ids.filter(|(k, _)| k == "ID" || k.ends_with(":ID") || k == "xml:id") {
             if !seen.insert(v.as_str()) {
                 return true;
             }
