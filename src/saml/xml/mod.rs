@@ -111,6 +111,7 @@ pub fn decode_post(b64: &str, limits: &Limits) -> Result<String, XmlError> {
 }
 
 /// The XML of a `SAMLRequest` sent by HTTP-Redirect (Bindings §3.4.4.1): DEFLATE, then base64.
+/// `b64` is the parameter's value once URL-decoded.
 pub fn decode_redirect(b64: &str, limits: &Limits) -> Result<String, XmlError> {
     safe::decode_redirect(b64, limits)
 }
@@ -139,6 +140,8 @@ pub fn verify_redirect_signature(raw_query: &str, certs_der: &[Vec<u8>]) -> Resu
 
 /// An enveloped signature over the document's root by one of `certs_der`: the document
 /// reduced to what is signed, whose root ID is the original root's (else `Wrapped`).
+/// The reduction drops the `ds:Signature` itself: `parse_authn_request` of the result says
+/// `has_signature: false` (ask the original document whether it was signed).
 pub fn verified_root(xml: &str, certs_der: &[Vec<u8>]) -> Result<String, XmlError> {
     verify::verified_root(xml, certs_der)
 }

@@ -255,6 +255,17 @@ fn verified_root_needs_a_signature() {
 }
 
 #[test]
+fn garbage_certificates_refuse_without_panic() {
+    let (key, _) = key_and_cert("sp");
+    let junk = vec![vec![], vec![0x30, 0x82, 0xff, 0xff], b"-----BEGIN CERTIFICATE-----".to_vec()];
+    let q = signed_query(&key, None, SHA256, MessageDigest::sha256());
+    assert!(matches!(verify_redirect_signature(&q, &junk), Err(XmlError::Signature(_))));
+    let signed = REQ.replace("<saml:Issuer>", "<ds:Signature xmlns:ds=\"http://www.w3.org/2000/09/xmldsig#\"/><saml:Issuer>");
+    assert!(matches!(verified_root(&signed, &junk), Err(XmlError::Signature(_))));
+    assert!(matches!(verified_response(&signed, &junk, &limits()), Err(XmlError::Malformed(_))));
+}
+
+#[test]
 fn errors_display_short() {
     for e in [XmlError::TooLarge, XmlError::Doctype, XmlError::Wrapped, XmlError::Signature("x".into())] {
         assert!(e.to_string().len() < 80);
