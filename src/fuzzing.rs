@@ -29,8 +29,10 @@ use std::sync::OnceLock;
 
 mod admin;
 mod encodings;
+mod saml;
 pub use admin::{admin_client_json, admin_user_json};
 pub use encodings::{refresh_token, scim_filter, scim_patch, shard_prefix};
+pub use saml::saml_message;
 
 // What `Params::parse` promises (RFC 6749 §3.1, §3.2; RFC 8693 §2.1; RFC 8707 §2).
 const MAX_VALUE_LEN: usize = 8 * 1024;
@@ -503,6 +505,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("shard_prefix", shard_prefix),
     ("scim_filter", scim_filter),
     ("scim_patch", scim_patch),
+    ("saml_message", saml_message),
 ];
 
 /// SplitMix64: the deterministic generator of every seeded test (the fuzz bodies' mutations,

@@ -5,6 +5,8 @@
 
 use super::TARGETS;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
 
 const ITERATIONS: usize = 3_000;
 const MAX_LEN: usize = 80_000;
@@ -165,6 +167,28 @@ fn generated(rng: &mut Rng, target: &str) -> Vec<u8> {
                 .collect();
             pairs.join("&").into_bytes()
         }
+        "saml_message" => {
+            // XML's own bombs and edges, for each mode.
+            let m = rng.below(6) as u8;
+            let depth = 1 + rng.below(64);
+            let el = *rng.pick(&["samlp:Response", "saml:Assertion", "a", "ds:Signature", "md:EntityDescriptor"]);
+            let ns = " xmlns:samlp=\"urn:oasis:names:tc:SAML:2.0:protocol\" xmlns:saml=\"urn:oasis:names:tc:SAML:2.0:assertion\" xmlns:ds=\"http://www.w3.org/2000/09/xmldsig#\" xmlns:md=\"urn:oasis:names:tc:SAML:2.0:metadata\"";
+            let body = match rng.below(5) {
+                0 => format!("<{el}{ns}>{}{}</{el}>", format!("<{el}>").repeat(depth), format!("</{el}>").repeat(depth)),
+                1 => format!("<!DOCTYPE r [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><{el}{ns}>&x;</{el}>"),
+                2 => format!("<{el}{ns} ID=\"a\"><{el} ID=\"a\"/><!--c-->&amp;&#0;&#x110000;</{el}>"),
+                3 => format!("<?xml version=\"1.0\" encoding=\"{}\"?><{el}{ns}/>", rng.pick(&["UTF-16", "utf-8", "ISO-8859-1", ""])),
+                _ => {
+                    let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+                    let n = rng.below(200_000);
+                    std::io::Write::write_all(&mut e, &vec![b'<'; n]).expect("in memory");
+                    STANDARD.encode(e.finish().expect("in memory"))
+                }
+            };
+            let mut v = vec![m];
+            v.extend_from_slice(body.as_bytes());
+            v
+        }
         _ => {
             let n = rng.below(256);
             rng.bytes(n)
@@ -275,4 +299,4 @@ macro_rules! fuzz_tests {
     )*};
 }
 
-fuzz_tests!(params, headers, client_auth, jwt, claims_request, admin_client_json, admin_user_json, refresh_token, shard_prefix, scim_filter, scim_patch);
+fuzz_tests!(params, headers, client_auth, jwt, claims_request, admin_client_json, admin_user_json, refresh_token, shard_prefix, scim_filter, scim_patch, saml_message);

@@ -4,7 +4,14 @@
 //! then read is what the signature covers (the signature-wrapping defence). No samael type
 //! leaves this module: callers get plain structs.
 //!
-//! INTERFACE ONLY (to be implemented): see docs/design/saml.md, "Slice 1, file by file".
+//! `safe` reads the raw bytes (base64, DEFLATE, DTDs, depth, a quick-xml scan of the shape);
+//! `verify` checks signatures and what they cover; `read` maps samael's types to ours.
+
+mod read;
+mod safe;
+mod verify;
+#[cfg(test)]
+mod tests;
 
 /// Bounds on what is read (settings: `saml_max_message_bytes`).
 #[derive(Debug, Clone, Copy)]
@@ -41,6 +48,22 @@ pub enum XmlError {
     /// another root, a second element of the same ID, a second assertion).
     Wrapped,
 }
+
+impl std::fmt::Display for XmlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            XmlError::TooLarge => f.write_str("SAML message too large"),
+            XmlError::Encoding(m) => write!(f, "SAML message encoding: {m}"),
+            XmlError::Doctype => f.write_str("SAML message with a document type declaration"),
+            XmlError::TooDeep => f.write_str("SAML message nested too deep"),
+            XmlError::Malformed(m) => write!(f, "malformed SAML message: {m}"),
+            XmlError::Signature(m) => write!(f, "SAML signature: {m}"),
+            XmlError::Wrapped => f.write_str("SAML signature does not cover the message read"),
+        }
+    }
+}
+
+impl std::error::Error for XmlError {}
 
 /// An AuthnRequest (SAML Core §3.4.1) as read: nothing in it is trusted yet.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -83,41 +106,44 @@ pub struct SpMetadataIn {
 }
 
 /// The XML of a `SAMLRequest`/`SAMLResponse` sent by HTTP-POST (Bindings §3.5.4): base64.
-pub fn decode_post(_b64: &str, _limits: &Limits) -> Result<String, XmlError> {
-    unimplemented!()
+pub fn decode_post(b64: &str, limits: &Limits) -> Result<String, XmlError> {
+    safe::decode_post(b64, limits)
 }
 
 /// The XML of a `SAMLRequest` sent by HTTP-Redirect (Bindings §3.4.4.1): DEFLATE, then base64.
-pub fn decode_redirect(_b64: &str, _limits: &Limits) -> Result<String, XmlError> {
-    unimplemented!()
+/// `b64` is the parameter's value once URL-decoded.
+pub fn decode_redirect(b64: &str, limits: &Limits) -> Result<String, XmlError> {
+    safe::decode_redirect(b64, limits)
 }
 
 /// Size, DTD and depth checks on the raw document, before any parser sees it.
-pub fn check_safe(_xml: &str, _limits: &Limits) -> Result<(), XmlError> {
-    unimplemented!()
+pub fn check_safe(xml: &str, limits: &Limits) -> Result<(), XmlError> {
+    safe::check_safe(xml, limits)
 }
 
 /// Read an AuthnRequest (after `check_safe`). Its signature is not looked at here.
-pub fn parse_authn_request(_xml: &str, _limits: &Limits) -> Result<AuthnRequestIn, XmlError> {
-    unimplemented!()
+pub fn parse_authn_request(xml: &str, limits: &Limits) -> Result<AuthnRequestIn, XmlError> {
+    read::parse_authn_request(xml, limits)
 }
 
 /// Read an SP's metadata (after `check_safe`).
-pub fn parse_sp_metadata(_xml: &str, _limits: &Limits) -> Result<SpMetadataIn, XmlError> {
-    unimplemented!()
+pub fn parse_sp_metadata(xml: &str, limits: &Limits) -> Result<SpMetadataIn, XmlError> {
+    read::parse_sp_metadata(xml, limits)
 }
 
 /// The HTTP-Redirect binding's signature (Bindings §3.4.4.1), over the raw query string as
 /// received: `SAMLRequest=…&RelayState=…&SigAlg=…` (RelayState only if present), the octets
 /// unchanged. RSA-SHA256 (and RSA-SHA512) only; SHA-1 and unknown algorithms refused.
-pub fn verify_redirect_signature(_raw_query: &str, _certs_der: &[Vec<u8>]) -> Result<(), XmlError> {
-    unimplemented!()
+pub fn verify_redirect_signature(raw_query: &str, certs_der: &[Vec<u8>]) -> Result<(), XmlError> {
+    verify::verify_redirect_signature(raw_query, certs_der)
 }
 
 /// An enveloped signature over the document's root by one of `certs_der`: the document
 /// reduced to what is signed, whose root ID is the original root's (else `Wrapped`).
-pub fn verified_root(_xml: &str, _certs_der: &[Vec<u8>]) -> Result<String, XmlError> {
-    unimplemented!()
+/// The reduction drops the `ds:Signature` itself: `parse_authn_request` of the result says
+/// `has_signature: false` (ask the original document whether it was signed).
+pub fn verified_root(xml: &str, certs_der: &[Vec<u8>]) -> Result<String, XmlError> {
+    verify::verified_root(xml, certs_der)
 }
 
 /// A `Response` (SAML Core §3.2.2) as verified: the reduced, signed document's values.
@@ -164,6 +190,6 @@ pub struct AssertionIn {
 /// assertions, an element of a duplicated ID, a signature over something else (the XSW
 /// variants), an algorithm other than RSA-SHA256/512 with SHA-256/512 digests, or a
 /// certificate other than those given: refused. Encrypted assertions: not in slice 1.
-pub fn verified_response(_xml: &str, _certs_der: &[Vec<u8>], _limits: &Limits) -> Result<ResponseIn, XmlError> {
-    unimplemented!()
+pub fn verified_response(xml: &str, certs_der: &[Vec<u8>], limits: &Limits) -> Result<ResponseIn, XmlError> {
+    verify::verified_response(xml, certs_der, limits)
 }

@@ -1,0 +1,151 @@
+//! From samael's types to ours: parsing only, after the checks of `safe` (and, for what is
+//! signed, after `verify` has reduced the document to what the signature covers).
+
+use super::safe::{scan, NS_METADATA, NS_PROTOCOL};
+use super::{AssertionIn, AuthnRequestIn, Limits, SpMetadataIn, XmlError};
+use base64::Engine;
+use samael::schema::{Assertion, AuthnRequest, Response};
+
+fn bad(m: &str) -> XmlError {
+    XmlError::Malformed(m.into())
+}
+
+/// samael's parsers sit on serde; a panic in one is refused like any other bad input.
+pub(super) fn guarded<T>(f: impl FnOnce() -> Result<T, XmlError>) -> Result<T, XmlError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| Err(bad("unreadable message")))
+}
+
+pub(super) fn parse_authn_request(xml: &str, limits: &Limits) -> Result<AuthnRequestIn, XmlError> {
+    let doc = scan(xml, limits)?;
+    if !doc.is(0, NS_PROTOCOL, "AuthnRequest") || doc.attr(0, "Version") != Some("2.0") {
+        return Err(bad("not a SAML 2.0 AuthnRequest"));
+    }
+    let r: AuthnRequest = guarded(|| xml.parse().map_err(|_| bad("unreadable AuthnRequest")))?;
+    let ctx = r.requested_authn_context.as_ref();
+    Ok(AuthnRequestIn {
+        id: r.id.clone(),
+        issuer: r.issuer.as_ref().and_then(|i| i.value.as_ref()).map(|v| v.trim().to_string()),
+        destination: r.destination.clone(),
+        issue_instant: r.issue_instant.timestamp(),
+        acs_url: r.assertion_consumer_service_url.clone(),
+        acs_index: match r.assertion_consumer_service_index {
+            Some(i) => Some(u32::try_from(i).map_err(|_| bad("bad AssertionConsumerServiceIndex"))?),
+            None => None,
+        },
+        protocol_binding: r.protocol_binding.clone(),
+        force_authn: r.force_authn.unwrap_or(false),
+        is_passive: r.is_passive.unwrap_or(false),
+        name_id_format: r.name_id_policy.as_ref().and_then(|p| p.format.clone()),
+        authn_context_class_refs: ctx
+            .and_then(|c| c.authn_context_class_refs.as_ref())
+            .map(|v| v.iter().filter_map(|c| c.value.as_ref().map(|s| s.trim().to_string())).collect())
+            .unwrap_or_default(),
+        authn_context_comparison: ctx.and_then(|c| c.comparison.as_ref()).map(|c| c.value().to_string()),
+        has_signature: doc.has_signature_child(0),
+    })
+}
+
+fn cert_der(b64: &str) -> Result<Vec<u8>, XmlError> {
+    let compact: String = b64.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    let der = base64::engine::general_purpose::STANDARD.decode(compact).map_err(|_| bad("certificate not base64"))?;
+    use x509_parser::prelude::FromDer;
+    x509_parser::certificate::X509Certificate::from_der(&der).map_err(|_| bad("certificate not X.509"))?;
+    Ok(der)
+}
+
+pub(super) fn parse_sp_metadata(xml: &str, limits: &Limits) -> Result<SpMetadataIn, XmlError> {
+    let doc = scan(xml, limits)?;
+    if !doc.is(0, NS_METADATA, "EntityDescriptor") {
+        return Err(bad("not an EntityDescriptor"));
+    }
+    if doc.children(0).filter(|&c| doc.is(c, NS_METADATA, "SPSSODescriptor")).count() != 1 {
+        return Err(bad("not exactly one SPSSODescriptor"));
+    }
+    let md: samael::metadata::EntityDescriptor = guarded(|| xml.parse().map_err(|_| bad("unreadable metadata")))?;
+    let entity_id = md.entity_id.clone().filter(|e| !e.trim().is_empty()).ok_or_else(|| bad("no entityID"))?;
+    let sp = match md.sp_sso_descriptors.as_deref() {
+        Some([sp]) => sp,
+        _ => return Err(bad("not exactly one SPSSODescriptor")),
+    };
+    let mut out = SpMetadataIn {
+        entity_id,
+        authn_requests_signed: sp.authn_requests_signed.unwrap_or(false),
+        want_assertions_signed: sp.want_assertions_signed.unwrap_or(false),
+        name_id_formats: sp.name_id_formats.iter().flatten().map(|f| f.trim().to_string()).collect(),
+        ..Default::default()
+    };
+    for a in &sp.assertion_consumer_services {
+        let index = u32::try_from(a.index).map_err(|_| bad("bad ACS index"))?;
+        out.acs.push((index, a.binding.clone(), a.location.clone(), a.is_default.unwrap_or(false)));
+    }
+    for s in sp.single_logout_services.iter().flatten() {
+        out.slo.push((s.binding.clone(), s.location.clone()));
+    }
+    for kd in sp.key_descriptors.iter().flatten() {
+        let usage = kd.key_use.as_deref().map(str::trim);
+        for c in kd.key_info.x509_data.iter().flat_map(|d| d.certificates.iter()) {
+            let der = cert_der(c)?;
+            match usage {
+                None => {
+                    out.signing_certs.push(der.clone());
+                    out.encryption_certs.push(der);
+                }
+                Some("signing") => out.signing_certs.push(der),
+                Some("encryption") => out.encryption_certs.push(der),
+                Some(_) => return Err(bad("unknown KeyDescriptor use")),
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub(super) fn response(xml: &str) -> Result<Response, XmlError> {
+    guarded(|| xml.parse().map_err(|_| bad("unreadable Response")))
+}
+
+pub(super) fn assertion(xml: &str) -> Result<Assertion, XmlError> {
+    guarded(|| xml.parse().map_err(|_| bad("unreadable Assertion")))
+}
+
+const BEARER: &str = "urn:oasis:names:tc:SAML:2.0:cm:bearer";
+
+pub(super) fn assertion_in(a: &Assertion) -> Result<AssertionIn, XmlError> {
+    let subject = a.subject.as_ref().ok_or_else(|| bad("assertion without Subject"))?;
+    let name_id = subject.name_id.as_ref().ok_or_else(|| bad("assertion without NameID"))?;
+    let bearer = subject
+        .subject_confirmations
+        .iter()
+        .flatten()
+        .find(|c| c.method.as_deref() == Some(BEARER))
+        .and_then(|c| c.subject_confirmation_data.as_ref());
+    let cond = a.conditions.as_ref();
+    let authn = a.authn_statements.as_ref().and_then(|s| s.first());
+    Ok(AssertionIn {
+        id: a.id.clone(),
+        issuer: a.issuer.value.as_deref().unwrap_or_default().trim().to_string(),
+        name_id: name_id.value.clone(),
+        name_id_format: name_id.format.clone(),
+        in_response_to: bearer.and_then(|d| d.in_response_to.clone()),
+        recipient: bearer.and_then(|d| d.recipient.clone()),
+        confirmation_not_on_or_after: bearer.and_then(|d| d.not_on_or_after).map(|t| t.timestamp()),
+        not_before: cond.and_then(|c| c.not_before).map(|t| t.timestamp()),
+        not_on_or_after: cond.and_then(|c| c.not_on_or_after).map(|t| t.timestamp()),
+        audiences: cond
+            .and_then(|c| c.audience_restrictions.as_ref())
+            .map(|rs| rs.iter().flat_map(|r| r.audience.iter().map(|s| s.trim().to_string())).collect())
+            .unwrap_or_default(),
+        session_index: authn.and_then(|s| s.session_index.clone()),
+        authn_instant: authn.and_then(|s| s.authn_instant).map(|t| t.timestamp()),
+        authn_context_class_ref: authn
+            .and_then(|s| s.authn_context.as_ref())
+            .and_then(|c| c.value.as_ref())
+            .and_then(|r| r.value.clone()),
+        attributes: a
+            .attribute_statements
+            .iter()
+            .flatten()
+            .flat_map(|s| s.attributes.iter())
+            .map(|at| (at.name.clone().unwrap_or_default(), at.values.iter().filter_map(|v| v.value.clone()).collect()))
+            .collect(),
+    })
+}
