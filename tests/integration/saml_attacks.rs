@@ -198,6 +198,30 @@ fn genuine_responses_accepted_in_each_signing_style() {
     }
 }
 
+/// A signed error Response: no assertion, the status and its second level read.
+#[test]
+fn signed_error_response_without_assertion() {
+    let p = idp();
+    let cert = CertificateDer::from(p.cert.clone());
+    let mut resp = build_response_template(&cert, "alice", SP_ENTITY, IDP_ENTITY, SP_ACS, "id-req-1", &[]);
+    resp.signature = None;
+    resp.assertion = None;
+    resp.status.as_mut().unwrap().status_code.value = Some("urn:oasis:names:tc:SAML:2.0:status:Responder".into());
+    let mut xml = resp.to_string().unwrap();
+    let code = "Value=\"urn:oasis:names:tc:SAML:2.0:status:Responder\"/>";
+    assert!(xml.contains(code), "{xml}");
+    let sub = "Value=\"urn:oasis:names:tc:SAML:2.0:status:Responder\"><saml2p:StatusCode Value=\"urn:oasis:names:tc:SAML:2.0:status:NoPassive\"/></saml2p:StatusCode>";
+    xml = xml.replace(code, sub);
+    let unsigned = xml.clone();
+    let at = xml.find("</saml2:Issuer>").unwrap() + "</saml2:Issuer>".len();
+    xml.insert_str(at, &sig_template(&resp.id, &p.cert).to_string().unwrap());
+    let signed = Crypto::sign_xml(&xml, &p.key_der).unwrap();
+    let r = verify(&signed).unwrap();
+    assert_eq!((r.status.as_str(), r.sub_status.as_deref(), r.assertion), ("urn:oasis:names:tc:SAML:2.0:status:Responder", Some("urn:oasis:names:tc:SAML:2.0:status:NoPassive"), None));
+    // Unsigned, it is refused like any other.
+    refused(&unsigned, XmlError::Signature("not signed".into()));
+}
+
 // -------------------------------------------------------------------------------------------
 // XSW1-2: the Response's signature, its signed Response moved aside
 
