@@ -184,6 +184,7 @@ async fn track(req: axum::extract::Request, next: axum::middleware::Next) -> axu
 fn endpoint_label(path: &str) -> &'static str {
     match path {
         "/authorize" => "authorize",
+        "/saml/sso" => "saml_sso",
         "/login" | "/login/second-factor" => "login",
         "/consent" => "consent",
         "/logout" | "/logout/confirm" => "end_session",

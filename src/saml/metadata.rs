@@ -44,14 +44,18 @@ pub fn document(keys: &KeyManager, issuer: &str, now: u64) -> Result<String, Sam
     };
     let entity = EntityDescriptor {
         entity_id: Some(super::entity_id(issuer)), // an XML attribute: escaped by samael
-        id: Some(id.clone()),
+        id: None, // written below
         valid_until: Utc.timestamp_opt((now + VALID_FOR) as i64, 0).single(),
         idp_sso_descriptors: Some(vec![descriptor]),
         ..Default::default()
     };
     let mut xml = entity.to_string().map_err(|e| SamlError::Internal(format!("metadata: {e}")))?;
     // SAML Metadata §2.3.2: the signature is the root's first child.
-    let root = xml.find("<md:EntityDescriptor").ok_or_else(|| SamlError::Internal("metadata without its root".into()))?;
+    const ROOT: &str = "<md:EntityDescriptor";
+    let root = xml.find(ROOT).ok_or_else(|| SamlError::Internal("metadata without its root".into()))?;
+    // samael writes no `ID` on an EntityDescriptor: the signature's reference needs one (ours,
+    // an NCName of URL-safe characters: nothing to escape).
+    xml.insert_str(root + ROOT.len(), &format!(" ID=\"{id}\""));
     let after = root + xml[root..].find('>').ok_or_else(|| SamlError::Internal("metadata root unterminated".into()))? + 1;
     xml.insert_str(after, &current.template(&id)?);
     current.sign(&xml)
