@@ -221,8 +221,7 @@ pub async fn respond(app: &Issuer, req: &AuthorizationRequest, reply: &SamlReply
             }
         },
         sp_config::NAMEID_UNSPECIFIED => user.username.clone(),
-        sp_config::NAMEID_TRANSIENT => saml::new_id(),
-        _ => crate::tokens::subject::subject_for(app, client.id(), &user.id),
+        _ => name_id(app, sp, &session.sid, &user.id),
     };
     let attributes = attributes(app, &client, sp, &user);
     let grant = Grant {
@@ -291,6 +290,25 @@ fn post_to_acs(reply: &SamlReply, xml: &str) -> Response {
         fields.push(("RelayState", r.as_str()));
     }
     pages::form_post(&reply.acs_url, &fields)
+}
+
+/// The opaque NameIDs (SAML Core §8.3.6, §8.3.7), made again rather than stored: a
+/// `persistent` one is the same for one SP and user whenever asked, and unlinkable across SPs
+/// (HMAC under the tenant's pairwise key, as a pairwise `sub`); a `transient` one is that and
+/// the login session's id too, so it changes with every session but is the same for a Single
+/// Logout of this one.
+pub fn name_id(app: &Issuer, sp: &SamlServiceProvider, sid: &str, user_id: &str) -> String {
+    let key = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &app.tenant.pairwise_key);
+    let mut ctx = aws_lc_rs::hmac::Context::with_key(&key);
+    ctx.update(b"saml\x1f");
+    ctx.update(sp.entity_id.as_bytes());
+    ctx.update(&[0x1f]);
+    ctx.update(user_id.as_bytes());
+    if sp.name_id_format == sp_config::NAMEID_TRANSIENT {
+        ctx.update(&[0x1f]);
+        ctx.update(sid.as_bytes());
+    }
+    crate::util::b64(ctx.sign().as_ref())
 }
 
 /// The assertion's attributes: each of the SP's, from the user's claim it names (absent or

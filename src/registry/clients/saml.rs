@@ -54,8 +54,9 @@ pub struct SamlServiceProvider {
     /// Refuse AuthnRequests that are not signed (SAML Metadata §2.4.4 `AuthnRequestsSigned`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_signed_requests: bool,
-    /// The `NameID` format: `persistent` (default: the user's subject for this client, pairwise
-    /// if the client is), `emailAddress`, `unspecified` (the username) or `transient` (new each time).
+    /// The `NameID` format: `persistent` (default: opaque, the same for this SP whenever
+    /// asked, another for every other SP), `transient` (opaque, another each login session),
+    /// `emailAddress`, or `unspecified` (the username).
     #[serde(default = "default_name_id_format")]
     pub name_id_format: String,
     /// The attributes of our assertions, from the user's claims; empty: none.
