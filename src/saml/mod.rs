@@ -3,6 +3,7 @@
 //! SAML, over the same sign-in as OpenID clients. The only module that sees samael, xmlsec1
 //! or OpenSSL: the rest of Authrim gets plain values.
 
+pub mod authn_context;
 pub mod metadata;
 pub mod response;
 pub mod signer;
@@ -35,6 +36,10 @@ pub struct SamlReply {
     /// Bindings §3.4.3: opaque to us, sent back as it came.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relay_state: Option<String>,
+    /// The authentication context classes the request asked for (`authn_context`): the
+    /// assertion reports one of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub authn_contexts: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -291,3 +291,31 @@ def test_entity_id_is_registered_once_and_the_client_is_not_an_oauth_one(authrim
     resp = requests.get(f"{authrim_server.base_url}/authorize", params={"client_id": client["client_id"], "redirect_uri": sp.acs,
                         "response_type": "code", "scope": "openid"}, allow_redirects=False, timeout=HTTP_TIMEOUT_S)
     assert resp.status_code == 400 and "Location" not in resp.headers, describe(resp)
+
+
+def test_requested_authn_context_is_met_or_answered_no_authn_context(authrim_server, alice, idp_metadata, tmp_path):
+    from saml2.response import StatusNoAuthnContext
+    from saml2.samlp import RequestedAuthnContext
+    from saml2.saml import AuthnContextClassRef
+
+    def asking(*classes, comparison="minimum"):
+        return RequestedAuthnContext(authn_context_class_ref=[AuthnContextClassRef(text=c) for c in classes], comparison=comparison)
+
+    sp = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("context"), False, idp_metadata)
+    sp.register()
+    browser = requests.Session()
+    password = "urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport"
+    req_id, url = sp.redirect_request(requested_authn_context=asking(password))
+    response = sp.accept(sign_in(browser, browser.get(url, timeout=HTTP_TIMEOUT_S), alice).text, req_id, "rs-1")
+    assert [a[0] for a in response.authn_info()] == [password], response.authn_info()
+    # A second factor Alice does not have: the SP is told NoAuthnContext, not shown an error.
+    req_id, url = sp.redirect_request(requested_authn_context=asking("https://refeds.org/profile/mfa"))
+    resp = browser.get(url, timeout=HTTP_TIMEOUT_S)
+    if "SAMLResponse" not in resp.text:  # asked to sign in again first (a step-up)
+        resp = sign_in(browser, resp, alice)
+    with pytest.raises(StatusNoAuthnContext):
+        sp.accept(resp.text, req_id, "rs-1")
+    # A class this server has no way to give, exactly: NoAuthnContext at once.
+    req_id, url = sp.redirect_request(requested_authn_context=asking("urn:example:smartcard", comparison="exact"))
+    with pytest.raises(StatusNoAuthnContext):
+        sp.accept(browser.get(url, timeout=HTTP_TIMEOUT_S).text, req_id, "rs-1")

@@ -149,13 +149,22 @@ async fn start(app: &Issuer, headers: &HeaderMap, xml: &str, binding: Binding<'_
     if relay_state.as_ref().is_some_and(|r| r.len() > MAX_RELAY_STATE) {
         return refused(app, Some(&client), "RelayState is longer than 1024 bytes").await;
     }
-    let reply = SamlReply { request_id: Some(request.id.clone()), acs_url: acs.url.clone(), relay_state };
+    let reply = SamlReply { request_id: Some(request.id.clone()), acs_url: acs.url.clone(), relay_state, authn_contexts: request.authn_context_class_refs.clone() };
     // From here on, the SP and where its answers go are known good: errors are Responses.
     // SAML Core §3.4.1.1: a NameID format we cannot give is InvalidNameIDPolicy.
     if let Some(f) = request.name_id_format.as_deref().filter(|f| *f != sp_config::NAMEID_UNSPECIFIED && *f != sp.name_id_format) {
         let e = OAuthError::invalid_request(format!("NameIDPolicy Format {f} is not the one this service provider is registered for"));
         return answer_error(app, &client, &reply, (status::REQUESTER, Some(status::INVALID_NAMEID_POLICY)), &e).await;
     }
+    // RequestedAuthnContext: the level the sign-in must reach, as an essential acr (a step-up
+    // if the session is weaker; NoAuthnContext if it cannot be reached).
+    let wanted = match saml::authn_context::required(&request.authn_context_class_refs, request.authn_context_comparison.as_deref()) {
+        Ok(w) => w,
+        Err(()) => {
+            let e = OAuthError::access_denied("no authentication context asked for is one this server gives");
+            return answer_error(app, &client, &reply, (status::RESPONDER, Some(status::NO_AUTHN_CONTEXT)), &e).await;
+        }
+    };
     let mut prompt = Vec::new();
     if request.force_authn {
         prompt.push("login".to_string());
@@ -180,8 +189,8 @@ async fn start(app: &Issuer, headers: &HeaderMap, xml: &str, binding: Binding<'_
         response_mode: Default::default(),
         response_type: Default::default(),
         dpop_jkt: None,
-        acr_values: client.meta.default_acr_values.clone(),
-        acr_essential: false,
+        acr_values: wanted.map_or_else(|| client.meta.default_acr_values.clone(), |l| vec![l.acr().to_string()]),
+        acr_essential: wanted.is_some(),
         resource: vec![],
         pushed: None,
         organization: None,
@@ -233,7 +242,7 @@ pub async fn respond(app: &Issuer, req: &AuthorizationRequest, reply: &SamlReply
         name_id_format: &sp.name_id_format,
         session_index: &session.sid,
         authn_instant: session.auth_time,
-        authn_context: authn_context(&session.acr),
+        authn_context: &saml::authn_context::reported(&reply.authn_contexts, crate::factors::Level::of(&session.acr).unwrap_or(crate::factors::Level::Password)),
         attributes,
         now: now(),
         lifetime: app.config.saml_assertion_lifetime,
@@ -345,14 +354,5 @@ fn values_of(v: Value) -> Vec<String> {
         Value::String(s) => vec![s],
         Value::Array(items) => items.into_iter().flat_map(values_of).collect(),
         other => vec![other.to_string()],
-    }
-}
-
-/// SAML Authentication Context classes for our levels: a password over TLS; with a second
-/// factor or a passkey, REFEDS MFA (the profile SPs that ask for MFA name).
-pub fn authn_context(acr: &str) -> &'static str {
-    match crate::factors::Level::of(acr) {
-        Some(crate::factors::Level::Mfa | crate::factors::Level::Passkey) => "https://refeds.org/profile/mfa",
-        _ => "urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport",
     }
 }
