@@ -162,6 +162,9 @@ pub struct ClientArgs {
     /// metadata's AuthnRequestsSigned says).
     #[arg(long, requires = "saml_metadata")]
     pub saml_require_signed_requests: bool,
+    /// Encrypt assertions to the service provider's encryption certificate (from its metadata).
+    #[arg(long, requires = "saml_metadata")]
+    pub saml_encrypt_assertions: bool,
 }
 
 /// The `saml` settings the `--saml-*` flags describe.
@@ -186,6 +189,7 @@ fn saml_settings(args: &ClientArgs) -> anyhow::Result<Option<crate::registry::cl
         attributes: (!attributes.is_empty()).then_some(attributes),
         require_signed_requests: args.saml_require_signed_requests.then_some(true),
         sign_response: None,
+        encrypt_assertions: args.saml_encrypt_assertions.then_some(true),
     };
     let sp = crate::saml::sp_metadata::service_provider(&xml, &Default::default(), overrides).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     Ok(Some(sp))

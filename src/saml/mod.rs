@@ -4,6 +4,7 @@
 //! or OpenSSL: the rest of Authrim gets plain values.
 
 pub mod authn_context;
+pub mod encrypt;
 pub mod metadata;
 pub mod response;
 pub mod signer;

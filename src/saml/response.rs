@@ -5,9 +5,10 @@
 //!
 //! samael's own `sign_authn_response` is not used: it signs the Response only, digests with
 //! SHA-1, sets no validity window and writes an empty `AttributeStatement` some SPs refuse
-//! (docs/design/saml.md). Instead its types are filled in here, the Assertion signed first,
-//! then a Response signature template put after the Response's `Issuer` (SAML Core §5.4.1
-//! wants it there) and signed in turn: xmlsec1 signs the first template in document order.
+//! (docs/design/saml.md). Instead its types are filled in here, the Assertion signed on its
+//! own (and encrypted, if the SP wants), put in the Response, then a Response signature
+//! template put after the Response's `Issuer` (SAML Core §5.4.1 wants it there) and signed in
+//! turn: xmlsec1 signs the first template in document order.
 
 use super::signer::Signer;
 use super::{status, SamlError};
@@ -50,6 +51,8 @@ pub struct Grant<'a> {
     /// Seconds the assertion may be used in (`NotOnOrAfter`).
     pub lifetime: u64,
     pub sign_response: bool,
+    /// The SP's encryption certificate (DER), when its assertions are to be encrypted.
+    pub encrypt_to: Option<&'a [u8]>,
 }
 
 fn at(epoch: i64) -> DateTime<Utc> {
@@ -130,6 +133,13 @@ pub fn success(signer: &Signer, g: &Grant<'_>) -> Result<String, SamlError> {
     };
     let mut assertion_xml = assertion.to_string().map_err(|e| SamlError::Internal(format!("assertion: {e}")))?;
     insert_after_issuer(&mut assertion_xml, &signer.template(&assertion_id)?)?;
+    // Signed on its own (exclusive C14N makes its signature the same inside the Response),
+    // so that it can be encrypted signed.
+    let signed_assertion = signer.sign(&assertion_xml)?;
+    let assertion_xml = match g.encrypt_to {
+        Some(cert) => super::encrypt::encrypted_assertion(strip_declaration(&signed_assertion), cert)?,
+        None => strip_declaration(&signed_assertion).to_string(),
+    };
     let response = Response {
         id: super::new_id(),
         in_response_to: g.in_response_to.map(str::to_string),
@@ -144,11 +154,10 @@ pub fn success(signer: &Signer, g: &Grant<'_>) -> Result<String, SamlError> {
         assertion: None,
     };
     let mut xml = response.to_string().map_err(|e| SamlError::Internal(format!("response: {e}")))?;
-    // The assertion goes in as serialised (with its template), after the Status.
+    // The assertion goes in as serialised (signed, perhaps encrypted), after the Status.
     let end = xml.rfind("</saml2p:Response>").ok_or_else(|| SamlError::Internal("response without its end tag".into()))?;
-    xml.insert_str(end, strip_declaration(&assertion_xml));
-    let signed = signer.sign(&xml)?;
-    finish(signer, signed, &response.id, g.sign_response)
+    xml.insert_str(end, &assertion_xml);
+    finish(signer, xml, &response.id, g.sign_response)
 }
 
 /// A Response saying why there is no assertion (`top`, and `second` if any: SAML Core
@@ -242,6 +251,7 @@ mod tests {
             now: 1_800_000_100,
             lifetime: 300,
             sign_response: true,
+            encrypt_to: None,
         }
     }
 

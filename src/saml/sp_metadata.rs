@@ -16,6 +16,8 @@ pub struct Overrides {
     pub attributes: Option<Vec<SamlAttribute>>,
     pub require_signed_requests: Option<bool>,
     pub sign_response: Option<bool>,
+    /// Encrypt assertions to the metadata's encryption certificate (default: no).
+    pub encrypt_assertions: Option<bool>,
 }
 
 pub fn service_provider(metadata: &str, limits: &Limits, o: Overrides) -> Result<SamlServiceProvider, String> {
@@ -44,6 +46,8 @@ pub fn service_provider(metadata: &str, limits: &Limits, o: Overrides) -> Result
         name_id_format,
         attributes: o.attributes.unwrap_or_default(),
         sign_response: o.sign_response.unwrap_or(true),
+        encryption_certificates: m.encryption_certs.iter().map(|der| base64::engine::general_purpose::STANDARD.encode(der)).collect(),
+        encrypt_assertions: o.encrypt_assertions.unwrap_or(false),
     };
     sp.validate()?;
     Ok(sp)

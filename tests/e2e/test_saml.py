@@ -70,7 +70,7 @@ def sp_keys(tmp: Path, name: str) -> tuple[str, str]:
 class ServiceProvider:
     """pysaml2 as an SP of Authrim: its client, its ACS, its registration."""
 
-    def __init__(self, server, tmp: Path, name: str, sign_requests: bool, idp_metadata: str):
+    def __init__(self, server, tmp: Path, name: str, sign_requests: bool, idp_metadata: str, encryption: bool = False):
         self.server = server
         self.entity_id = f"https://{name}.sp.example/metadata"
         self.acs = f"https://{name}.sp.example/acs"
@@ -84,6 +84,7 @@ class ServiceProvider:
             "signing_algorithm": RSA_SHA256,
             "digest_algorithm": SHA256,
             "allow_unknown_attributes": True,
+            **({"encryption_keypairs": [dict(zip(("key_file", "cert_file"), sp_keys(tmp, name + "-enc")))]} if encryption else {}),
             "service": {"sp": {
                 "endpoints": {"assertion_consumer_service": [(self.acs, BINDING_HTTP_POST)]},
                 "authn_requests_signed": sign_requests,
@@ -319,3 +320,28 @@ def test_requested_authn_context_is_met_or_answered_no_authn_context(authrim_ser
     req_id, url = sp.redirect_request(requested_authn_context=asking("urn:example:smartcard", comparison="exact"))
     with pytest.raises(StatusNoAuthnContext):
         sp.accept(browser.get(url, timeout=HTTP_TIMEOUT_S).text, req_id, "rs-1")
+
+
+def test_encrypted_assertions_are_decrypted_and_verified_by_the_sp(authrim_server, alice, idp_metadata, tmp_path):
+    """AES-256-GCM under RSA-OAEP to the encryption certificate in the SP's metadata: pysaml2
+    decrypts it (xmlsec1) and verifies the assertion's own signature inside."""
+    sp = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("encrypted"), False, idp_metadata, encryption=True)
+    client = sp.register(encrypt_assertions=True)
+    assert client["saml"]["encrypt_assertions"] is True and client["saml"]["encryption_certificates"], client
+    browser = requests.Session()
+    req_id, url = sp.redirect_request()
+    html = sign_in(browser, browser.get(url, timeout=HTTP_TIMEOUT_S), alice).text
+    _, fields = post_form(html)
+    raw = base64.b64decode(fields["SAMLResponse"]).decode()
+    assert "EncryptedAssertion" in raw and "aes256-gcm" in raw and alice["claims"]["email"] not in raw, raw[:2000]
+    assert "<saml2:Assertion" not in raw
+    response = sp.accept(html, req_id, "rs-1")
+    assert response.assertion is not None
+    assert response.ava["mail"] == [alice["claims"]["email"]], response.ava
+    # An SP without the key cannot read it.
+    other = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("nokey"), False, idp_metadata, encryption=True)
+    try:
+        taken = other.client.parse_authn_request_response(fields["SAMLResponse"], BINDING_HTTP_POST, outstanding={req_id: "/"})
+    except Exception:
+        taken = None
+    assert taken is None or taken.assertion is None

@@ -233,6 +233,7 @@ pub async fn respond(app: &Issuer, req: &AuthorizationRequest, reply: &SamlReply
         _ => name_id(app, sp, &session.sid, &user.id),
     };
     let attributes = attributes(app, &client, sp, &user);
+    let encrypt_to = sp.encryption_cert_der();
     let grant = Grant {
         idp_entity_id: &saml::entity_id(app.issuer()),
         sp_entity_id: &sp.entity_id,
@@ -247,6 +248,7 @@ pub async fn respond(app: &Issuer, req: &AuthorizationRequest, reply: &SamlReply
         now: now(),
         lifetime: app.config.saml_assertion_lifetime,
         sign_response: sp.sign_response,
+        encrypt_to: encrypt_to.as_deref(),
     };
     let made = signer::current(app.keys()).and_then(|s| saml::response::success(&s, &grant));
     let xml = match made {

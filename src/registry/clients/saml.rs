@@ -65,6 +65,12 @@ pub struct SamlServiceProvider {
     /// Sign the Response as well as the Assertion (the Assertion is always signed).
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub sign_response: bool,
+    /// The SP's encryption certificates (PEM or base64 DER; the first is used).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub encryption_certificates: Vec<String>,
+    /// Encrypt assertions to it (AES-256-GCM, the key by RSA-OAEP), signed inside.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub encrypt_assertions: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -131,6 +137,21 @@ impl SamlServiceProvider {
         for c in &self.signing_certificates {
             certificate_der(c).map_err(|e| format!("saml.signing_certificates: {e}"))?;
         }
+        if self.encryption_certificates.len() > MAX_CERTS {
+            return Err(format!("saml.encryption_certificates: at most {MAX_CERTS}"));
+        }
+        for c in &self.encryption_certificates {
+            let der = certificate_der(c).map_err(|e| format!("saml.encryption_certificates: {e}"))?;
+            let rsa = x509_parser::parse_x509_certificate(&der).is_ok_and(|(_, cert)| {
+                aws_lc_rs::rsa::PublicEncryptingKey::from_der(cert.public_key().raw).is_ok()
+            });
+            if !rsa {
+                return Err("saml.encryption_certificates: an RSA key is needed (RSA-OAEP)".into());
+            }
+        }
+        if self.encrypt_assertions && self.encryption_certificates.is_empty() {
+            return Err("saml.encrypt_assertions needs encryption_certificates".into());
+        }
         if self.require_signed_requests && self.signing_certificates.is_empty() {
             return Err("saml.require_signed_requests needs signing_certificates".into());
         }
@@ -156,6 +177,11 @@ impl SamlServiceProvider {
             }
         }
         Ok(())
+    }
+
+    /// The certificate assertions are encrypted to, as DER, if they are to be.
+    pub fn encryption_cert_der(&self) -> Option<Vec<u8>> {
+        self.encrypt_assertions.then(|| self.encryption_certificates.first().and_then(|c| certificate_der(c).ok())).flatten()
     }
 
     /// The signing certificates as DER (validated at registration).
