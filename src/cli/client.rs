@@ -165,6 +165,10 @@ pub struct ClientArgs {
     /// Encrypt assertions to the service provider's encryption certificate (from its metadata).
     #[arg(long, requires = "saml_metadata")]
     pub saml_encrypt_assertions: bool,
+    /// List the service provider on the start and account pages, signed into from there
+    /// (IdP-initiated SSO; the SP must accept unsolicited Responses).
+    #[arg(long, requires = "saml_metadata")]
+    pub saml_idp_initiated: bool,
 }
 
 /// The `saml` settings the `--saml-*` flags describe.
@@ -190,6 +194,8 @@ fn saml_settings(args: &ClientArgs) -> anyhow::Result<Option<crate::registry::cl
         require_signed_requests: args.saml_require_signed_requests.then_some(true),
         sign_response: None,
         encrypt_assertions: args.saml_encrypt_assertions.then_some(true),
+        idp_initiated: args.saml_idp_initiated.then_some(true),
+        default_relay_state: None,
     };
     let sp = crate::saml::sp_metadata::service_provider(&xml, &Default::default(), overrides).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     Ok(Some(sp))

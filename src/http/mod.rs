@@ -62,6 +62,7 @@ pub fn router(app: AppState) -> Router {
         .route(end_session::UPSTREAM_RETURN, get(end_session::upstream_return))
         .route(crate::saml::SSO_PATH, get(crate::endpoints::saml::sso::get).post(crate::endpoints::saml::sso::post))
         .route(crate::saml::METADATA_PATH, get(crate::endpoints::saml::metadata::get))
+        .route("/saml/start/{client}", get(crate::endpoints::saml::sso::initiate))
         .route("/token", post(token::token))
         .route("/par", post(par::par))
         .route(crate::endpoints::device_authorization::PATH, post(crate::endpoints::device_authorization::device_authorization))

@@ -73,3 +73,5 @@ pub fn entity_id(issuer: &str) -> String {
 
 pub const METADATA_PATH: &str = "/saml/metadata";
 pub const SSO_PATH: &str = "/saml/sso";
+/// `{IDP_INITIATED_PATH}/{client_id}`: IdP-initiated SSO into that SP (`endpoints::saml::sso::initiate`).
+pub const IDP_INITIATED_PATH: &str = "/saml/start";

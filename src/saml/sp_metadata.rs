@@ -18,6 +18,9 @@ pub struct Overrides {
     pub sign_response: Option<bool>,
     /// Encrypt assertions to the metadata's encryption certificate (default: no).
     pub encrypt_assertions: Option<bool>,
+    /// IdP-initiated SSO from the start page (default: off), landing at this RelayState.
+    pub idp_initiated: Option<bool>,
+    pub default_relay_state: Option<String>,
 }
 
 pub fn service_provider(metadata: &str, limits: &Limits, o: Overrides) -> Result<SamlServiceProvider, String> {
@@ -48,6 +51,8 @@ pub fn service_provider(metadata: &str, limits: &Limits, o: Overrides) -> Result
         sign_response: o.sign_response.unwrap_or(true),
         encryption_certificates: m.encryption_certs.iter().map(|der| base64::engine::general_purpose::STANDARD.encode(der)).collect(),
         encrypt_assertions: o.encrypt_assertions.unwrap_or(false),
+        idp_initiated: o.idp_initiated.unwrap_or(false),
+        default_relay_state: o.default_relay_state,
     };
     sp.validate()?;
     Ok(sp)

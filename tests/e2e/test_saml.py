@@ -70,7 +70,8 @@ def sp_keys(tmp: Path, name: str) -> tuple[str, str]:
 class ServiceProvider:
     """pysaml2 as an SP of Authrim: its client, its ACS, its registration."""
 
-    def __init__(self, server, tmp: Path, name: str, sign_requests: bool, idp_metadata: str, encryption: bool = False):
+    def __init__(self, server, tmp: Path, name: str, sign_requests: bool, idp_metadata: str, encryption: bool = False,
+                 unsolicited: bool = False):
         self.server = server
         self.entity_id = f"https://{name}.sp.example/metadata"
         self.acs = f"https://{name}.sp.example/acs"
@@ -90,7 +91,7 @@ class ServiceProvider:
                 "authn_requests_signed": sign_requests,
                 "want_response_signed": True,
                 "want_assertions_signed": True,
-                "allow_unsolicited": False,
+                "allow_unsolicited": unsolicited,
                 "name_id_format": NAMEID_FORMAT_PERSISTENT,
             }},
         }
@@ -345,3 +346,25 @@ def test_encrypted_assertions_are_decrypted_and_verified_by_the_sp(authrim_serve
     except Exception:
         taken = None
     assert taken is None or taken.assertion is None
+
+
+def test_idp_initiated_sso_from_the_start_page_only_where_allowed(authrim_server, alice, idp_metadata, tmp_path):
+    sp = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("tile"), False, idp_metadata, unsolicited=True)
+    client = sp.register(client_name="Tile app", idp_initiated=True, default_relay_state="/welcome")
+    closed = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("closed"), False, idp_metadata, unsolicited=True)
+    closed_client = closed.register(client_name="Closed app")
+    browser = requests.Session()
+    landing = browser.get(f"{authrim_server.base_url}/", headers={"Accept": "text/html"}, timeout=HTTP_TIMEOUT_S)
+    link = f"/saml/start/{client['client_id']}"
+    assert link in landing.text, landing.text[:3000]
+    assert f"/saml/start/{closed_client['client_id']}" not in landing.text
+    html = sign_in(browser, browser.get(authrim_server.base_url + link, timeout=HTTP_TIMEOUT_S), alice).text
+    action, fields = post_form(html)
+    assert action == sp.acs and fields.get("RelayState") == "/welcome", fields
+    response = sp.client.parse_authn_request_response(fields["SAMLResponse"], BINDING_HTTP_POST, outstanding={})
+    assert response.assertion is not None and response.ava["mail"] == [alice["claims"]["email"]]
+    # The browser's own RelayState is not taken; an SP that did not allow it is not started.
+    again = browser.get(authrim_server.base_url + link, params={"RelayState": "https://evil.example/"}, timeout=HTTP_TIMEOUT_S)
+    assert post_form(again.text)[1].get("RelayState") == "/welcome"
+    resp = browser.get(f"{authrim_server.base_url}/saml/start/{closed_client['client_id']}", timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 404 and "SAMLResponse" not in resp.text, describe(resp)

@@ -172,9 +172,34 @@ async fn start(app: &Issuer, headers: &HeaderMap, xml: &str, binding: Binding<'_
     if request.is_passive {
         prompt.push("none".to_string());
     }
-    let req = AuthorizationRequest {
+    let req = authorization_request(&client, &acs.url, reply, prompt, wanted);
+    let session = authorize::current_session(app, headers).await;
+    authorize::continue_authorization(app, headers, req, session, false, StatusCode::FOUND).await
+}
+
+/// `GET /saml/start/{client}`: IdP-initiated SSO (Profiles §4.1.5), the start page's link to
+/// an SP that allows it: the same sign-in, then an unsolicited Response to its default ACS,
+/// with the operator's RelayState (never one from the request: an open redirect at the SP).
+pub async fn initiate(app: Issuer, headers: HeaderMap, axum::extract::Path(client_id): axum::extract::Path<String>) -> Response {
+    let client = app.client(&client_id).filter(|c| c.meta.saml.as_ref().is_some_and(|sp| sp.idp_initiated));
+    let Some(client) = client else {
+        return pages::error_page(StatusCode::NOT_FOUND, "err-not-found");
+    };
+    let sp = client.meta.saml.as_ref().expect("filtered above");
+    let Some(acs) = sp.acs_for(None, None) else {
+        return pages::error_page(StatusCode::NOT_FOUND, "err-not-found");
+    };
+    let reply = SamlReply { request_id: None, acs_url: acs.url.clone(), relay_state: sp.default_relay_state.clone(), authn_contexts: vec![] };
+    let req = authorization_request(&client, &acs.url, reply, vec![], None);
+    let session = authorize::current_session(&app, &headers).await;
+    authorize::continue_authorization(&app, &headers, req, session, false, StatusCode::FOUND).await
+}
+
+/// The authorization request a SAML sign-in goes through the flow as.
+fn authorization_request(client: &Client, acs_url: &str, reply: SamlReply, prompt: Vec<String>, wanted: Option<crate::factors::Level>) -> AuthorizationRequest {
+    AuthorizationRequest {
         client_id: client.id().to_string(),
-        redirect_uri: acs.url.clone(),
+        redirect_uri: acs_url.to_string(),
         scope: String::new(),
         state: None,
         nonce: None,
@@ -195,9 +220,7 @@ async fn start(app: &Issuer, headers: &HeaderMap, xml: &str, binding: Binding<'_
         pushed: None,
         organization: None,
         saml: Some(reply),
-    };
-    let session = authorize::current_session(app, headers).await;
-    authorize::continue_authorization(app, headers, req, session, false, StatusCode::FOUND).await
+    }
 }
 
 /// A refusal before anything can be answered to the SP: audited, and a page.

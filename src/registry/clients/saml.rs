@@ -71,6 +71,15 @@ pub struct SamlServiceProvider {
     /// Encrypt assertions to it (AES-256-GCM, the key by RSA-OAEP), signed inside.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub encrypt_assertions: bool,
+    /// IdP-initiated SSO (Profiles §4.1.5): listed on the start and account pages, signed into
+    /// from there with an unsolicited Response. Off unless set: such a Response answers no
+    /// request, so the SP must accept unsolicited ones.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub idp_initiated: bool,
+    /// The RelayState an IdP-initiated Response carries (where in the SP to land), set by the
+    /// operator: never taken from the browser's request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_relay_state: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -151,6 +160,9 @@ impl SamlServiceProvider {
         }
         if self.encrypt_assertions && self.encryption_certificates.is_empty() {
             return Err("saml.encrypt_assertions needs encryption_certificates".into());
+        }
+        if let Some(r) = &self.default_relay_state {
+            text("default_relay_state", r)?;
         }
         if self.require_signed_requests && self.signing_certificates.is_empty() {
             return Err("saml.require_signed_requests needs signing_certificates".into());

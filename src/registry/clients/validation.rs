@@ -336,6 +336,11 @@ pub(super) fn validate_request_uri(uri: &str) -> Result<(), String> {
 /// issuer) and, if given, `target_link_uri` added to its query: where a sign-in into the
 /// client starts from a link of ours.
 pub fn login_initiation(meta: &ClientMetadata, issuer: &str, target_link_uri: Option<&str>) -> Option<String> {
+    // A SAML service provider is signed into from here (IdP-initiated SSO), if it allows that.
+    if let Some(sp) = &meta.saml {
+        let id: String = url::form_urlencoded::byte_serialize(meta.client_id.as_bytes()).collect();
+        return sp.idp_initiated.then(|| format!("{issuer}{}/{id}", crate::saml::IDP_INITIATED_PATH));
+    }
     let mut url = url::Url::parse(meta.initiate_login_uri.as_deref()?).ok()?;
     url.query_pairs_mut().append_pair("iss", issuer);
     if let Some(t) = target_link_uri {
