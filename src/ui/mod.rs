@@ -76,6 +76,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("console_home.html", include_str!("templates/console_home.html")),
     ("console_clients.html", include_str!("templates/console_clients.html")),
     ("console_client.html", include_str!("templates/console_client.html")),
+    ("console_saml.html", include_str!("templates/console_saml.html")),
     ("console_client_type.html", include_str!("templates/console_client_type.html")),
     ("console_created.html", include_str!("templates/console_created.html")),
     ("console_secret.html", include_str!("templates/console_secret.html")),
@@ -503,7 +504,7 @@ mod tests {
         let pages = [
             common(Page::new(StatusCode::OK, "console_home.html", "console-title")).with("clients", 2).with("users", 1).with("algs", ["RS256"]).with("events", [&event]),
             common(Page::new(StatusCode::OK, "console_audit.html", "console-audit")).with("filter", json!({"limit": 100, "event": "login_success"})).with("event_kinds", ["login_success"]).with("events", [&event, &by_token, &by_nobody]).msg("error", "console-bad-day"),
-            common(Page::new(StatusCode::OK, "console_client_type.html", "console-client-new")).with("types", ["web", "spa", "native", "m2m", "mcp"]),
+            common(Page::new(StatusCode::OK, "console_client_type.html", "console-client-new")).with("types", ["web", "spa", "native", "m2m", "mcp", "saml"]),
             common(Page::new(StatusCode::BAD_REQUEST, "console_client.html", "console-client-new"))
                 .with("client", json!({"type": "spa", "grant_types": ["authorization_code"], "method": "none"}))
                 .with("new", true)
@@ -527,6 +528,11 @@ mod tests {
                 .with("roles", [json!({"role": "read", "description": "Reads", "total": 3, "assignees": [{"kind": "users", "id": "u1", "name": "bob", "href": "/console/users/u1"}, {"kind": "groups", "id": "g1", "name": "Staff", "href": "/console/groups/g1"}]}), json!({"role": "write", "description": "", "total": 0, "assignees": []})])
                 .with("typed_for", "assign-read").with("typed_kind", "groups").with("typed_member", "Nobody").msg("error", "console-refused"),
             common(Page::new(StatusCode::OK, "console_secret.html", "console-secret-title")).with("client_id", "a").with("secret", "s").with("created", true),
+            // A SAML service provider: new (a refused metadata shown again), and its own page.
+            common(Page::new(StatusCode::BAD_REQUEST, "console_saml.html", "console-saml-new")).with("client", json!({"metadata": "<x/>", "sign_response": true})).with("new", true)
+                .with("formats", [json!({"value": "urn:oasis:names:tc:SAML:2.0:nameid-format:persistent", "short": "persistent"})]).with("claims", ["email"]).with("invalid", "metadata").msg("error", "console-refused"),
+            common(Page::new(StatusCode::OK, "console_saml.html", "console-client-title")).with("client", json!({"client_id": "a", "entity_id": "https://sp.example", "acs": ["https://sp.example/acs"], "attributes": "mail=email", "idp_initiated": true}))
+                .with("new", false).with("formats", Vec::<serde_json::Value>::new()).with("claims", ["email"]).with("roles", Vec::<serde_json::Value>::new()),
             common(Page::new(StatusCode::OK, "console_users.html", "console-users")).with("users", [json!({"id": "u", "username": "x", "roles": "admin", "disabled": false})]).with("q", "").with("total", 1).with("shown", 1),
             common(Page::new(StatusCode::OK, "console_user.html", "console-user-title"))
                 .with("user", json!({"id": "u", "username": "x", "roles": ["admin"], "updated": "2026-01-01 00:00"}))
@@ -579,9 +585,12 @@ mod tests {
             let name = page.template;
             let rendered = ui.pages.env.get_template(name).and_then(|t| t.render(minijinja::context! { lang => "ja", product => "A", title => "T", ..Value::from_serialize(&page.ctx) }));
             assert!(rendered.is_ok(), "{name}: {:?}", rendered.err());
-            if page.ctx.contains_key("invalid") {
+            if let Some(field) = page.ctx.get("invalid").and_then(|v| v.as_str()) {
                 // The field marked, as markup (not escaped text).
-                assert!(rendered.as_ref().unwrap().contains(r#"id="redirect_uris" name="redirect_uris" rows="3" aria-describedby="redirect_hint" aria-invalid="true""#), "{name}: {:?}", rendered);
+                let marked = format!(r#"id="{field}" name="{field}""#);
+                let html = rendered.as_ref().unwrap();
+                let tag = html.split(&marked).nth(1).and_then(|rest| rest.split('>').next()).unwrap_or_default();
+                assert!(tag.contains(r#"aria-invalid="true""#), "{name}: {field} not marked: {html}");
             }
             let res = ui.render(StatusCode::OK.into_response(), page, Some("ja"), "/tenant1");
             assert_eq!(res.status(), StatusCode::OK, "{name}");

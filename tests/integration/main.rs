@@ -67,6 +67,7 @@ mod refresh;
 mod registration;
 mod request_object;
 mod resources;
+mod saml;
 mod saml_attacks;
 mod second_factor;
 mod session_management;

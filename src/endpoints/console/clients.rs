@@ -138,10 +138,14 @@ pub async fn list(app: Issuer, viewer: Viewer, RawQuery(query): RawQuery) -> Res
 /// page); `?type=…`: the form, filled in for that kind.
 pub async fn new_form(viewer: Viewer, RawQuery(query): RawQuery) -> Response {
     let params = crate::http::params::Params::parse(query.as_deref().unwrap_or_default().as_bytes()).unwrap_or_default();
+    if params.get("type") == Some("saml") {
+        return super::saml::new_form(&viewer);
+    }
     match params.get("type").and_then(presets::preset) {
         Some(p) => form_page(&viewer, presets::defaults(p), true).into_response(),
         None => {
-            let types: Vec<&str> = presets::PRESETS.iter().map(|p| p.id).collect();
+            // The OpenID application types, then a SAML service provider.
+            let types: Vec<&str> = presets::PRESETS.iter().map(|p| p.id).chain(["saml"]).collect();
             viewer.page("console_client_type.html", "console-client-new", "clients").with("types", types).into_response()
         }
     }
@@ -244,7 +248,10 @@ pub(super) async fn edit_page(app: &Issuer, viewer: &Viewer, client: &Client) ->
 
 pub async fn show(app: Issuer, viewer: Viewer, Id(id): Id, RawQuery(query): RawQuery) -> Response {
     let Some(client) = app.registry().client(&id) else { return not_found() };
-    let mut page = edit_page(&app, &viewer, &client).await;
+    let mut page = match client.meta.saml {
+        Some(_) => super::saml::edit_page(&app, &viewer, &client),
+        None => edit_page(&app, &viewer, &client).await,
+    };
     if let Some(n) = notice(query.as_deref()) {
         page = page.msg("notice", n);
     }
@@ -253,6 +260,9 @@ pub async fn show(app: Issuer, viewer: Viewer, Id(id): Id, RawQuery(query): RawQ
 
 pub async fn update(app: Issuer, Id(id): Id, Change { admin, params }: Change) -> Response {
     let Some(client) = app.registry().client(&id) else { return not_found() };
+    if client.meta.saml.is_some() {
+        return super::saml::update(&app, &admin, &client, &params).await;
+    }
     if let Err(m) = check(&params, false, None) {
         let mut typed = typed(&params);
         typed["client_id"] = id.into();

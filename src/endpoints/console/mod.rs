@@ -16,6 +16,7 @@
 
 mod audit;
 mod clients;
+mod saml;
 mod credentials;
 mod groups;
 mod keys;
@@ -51,6 +52,7 @@ pub fn router(app: &App) -> Router<AppState> {
         .route(CONSOLE.callback, get(callback))
         .route("/console/clients", get(clients::list).post(clients::create))
         .route("/console/clients/new", get(clients::new_form))
+        .route("/console/saml", post(saml::create))
         .route("/console/clients/{id}", get(clients::show).post(clients::update))
         .route("/console/clients/{id}/secret", post(clients::rotate_secret))
         .route("/console/clients/{id}/delete", post(clients::delete))

@@ -864,3 +864,22 @@ console-user-groups = Groups
 console-user-groups-direct = Directly in
 console-user-groups-effective = All (through contained groups too)
 console-user-roles = Roles by application
+console-type-saml = SAML application
+console-type-saml-hint = An application that speaks only SAML 2.0: registered from its metadata; Authrim is its identity provider.
+console-saml-new = New SAML application
+console-saml-settings = SAML settings
+console-saml-entity = Entity ID: { $entity }
+console-saml-acs = Where responses go:
+console-saml-metadata = The application's SAML metadata (XML)
+console-saml-metadata-hint = Paste its EntityDescriptor. Its entity ID, assertion consumer services (HTTP-POST), logout address and certificates are taken from it. Authrim's own metadata is at /saml/metadata.
+console-saml-metadata-missing = Paste the application's SAML metadata.
+console-saml-name-id = NameID
+console-saml-attributes = Attributes
+console-saml-attributes-hint = One per line: attribute name=claim, as mail=email. Claims: { $claims }.
+console-saml-attributes-bad = Write each attribute as name=claim, one per line.
+console-saml-signing = Signing and encryption
+console-saml-sign-response = Sign the response as well as the assertion
+console-saml-require-signed = Refuse requests that are not signed
+console-saml-encrypt = Encrypt assertions (needs an encryption certificate in the metadata)
+console-saml-idp-initiated = List it on the start page, to be signed into from there
+console-saml-relay-state = Where in the application to land when started from here (RelayState)

@@ -862,3 +862,22 @@ console-user-groups = Groupes
 console-user-groups-direct = Directement dans
 console-user-groups-effective = Tous (y compris par des groupes contenus)
 console-user-roles = Rôles par application
+console-type-saml = Application SAML
+console-type-saml-hint = Une application qui ne parle que SAML 2.0 : enregistrée à partir de ses métadonnées ; Authrim est son fournisseur d'identité.
+console-saml-new = Nouvelle application SAML
+console-saml-settings = Réglages SAML
+console-saml-entity = Identifiant d'entité : { $entity }
+console-saml-acs = Où vont les réponses :
+console-saml-metadata = Les métadonnées SAML de l'application (XML)
+console-saml-metadata-hint = Collez son EntityDescriptor. Son identifiant d'entité, ses services consommateurs d'assertions (HTTP-POST), son adresse de déconnexion et ses certificats en sont tirés. Les métadonnées d'Authrim sont à /saml/metadata.
+console-saml-metadata-missing = Collez les métadonnées SAML de l'application.
+console-saml-name-id = NameID
+console-saml-attributes = Attributs
+console-saml-attributes-hint = Un par ligne : nom de l'attribut=revendication, comme mail=email. Revendications : { $claims }.
+console-saml-attributes-bad = Écrivez chaque attribut sous la forme nom=revendication, un par ligne.
+console-saml-signing = Signature et chiffrement
+console-saml-sign-response = Signer la réponse en plus de l'assertion
+console-saml-require-signed = Refuser les requêtes non signées
+console-saml-encrypt = Chiffrer les assertions (il faut un certificat de chiffrement dans les métadonnées)
+console-saml-idp-initiated = La présenter sur la page d'accueil, pour s'y connecter de là
+console-saml-relay-state = Où arriver dans l'application quand on s'y connecte d'ici (RelayState)

@@ -848,3 +848,22 @@ console-user-groups = グループ
 console-user-groups-direct = 直接所属
 console-user-groups-effective = すべて (含まれるグループ経由を含む)
 console-user-roles = アプリケーションごとのロール
+console-type-saml = SAML アプリケーション
+console-type-saml-hint = SAML 2.0 だけを話すアプリケーション。メタデータから登録し、Authrim がその ID プロバイダーになります。
+console-saml-new = 新しい SAML アプリケーション
+console-saml-settings = SAML の設定
+console-saml-entity = エンティティ ID：{ $entity }
+console-saml-acs = レスポンスの送り先：
+console-saml-metadata = アプリケーションの SAML メタデータ（XML）
+console-saml-metadata-hint = EntityDescriptor を貼り付けてください。エンティティ ID、アサーション・コンシューマー・サービス（HTTP-POST）、ログアウト先、証明書はそこから取ります。Authrim のメタデータは /saml/metadata にあります。
+console-saml-metadata-missing = アプリケーションの SAML メタデータを貼り付けてください。
+console-saml-name-id = NameID
+console-saml-attributes = 属性
+console-saml-attributes-hint = 1 行に 1 つ、属性名=クレーム（例：mail=email）。クレーム：{ $claims }。
+console-saml-attributes-bad = 属性は 1 行に 1 つ、名前=クレームの形で書いてください。
+console-saml-signing = 署名と暗号化
+console-saml-sign-response = アサーションに加えてレスポンスにも署名する
+console-saml-require-signed = 署名のないリクエストを拒否する
+console-saml-encrypt = アサーションを暗号化する（メタデータに暗号化用の証明書が必要）
+console-saml-idp-initiated = スタートページに載せ、そこからサインインできるようにする
+console-saml-relay-state = ここから開いたときにアプリケーションのどこに着くか（RelayState）
