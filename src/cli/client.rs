@@ -196,6 +196,7 @@ fn saml_settings(args: &ClientArgs) -> anyhow::Result<Option<crate::registry::cl
         encrypt_assertions: args.saml_encrypt_assertions.then_some(true),
         idp_initiated: args.saml_idp_initiated.then_some(true),
         default_relay_state: None,
+        consent: None,
     };
     let sp = crate::saml::sp_metadata::service_provider(&xml, &Default::default(), overrides).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     Ok(Some(sp))

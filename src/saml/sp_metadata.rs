@@ -21,6 +21,9 @@ pub struct Overrides {
     /// IdP-initiated SSO from the start page (default: off), landing at this RelayState.
     pub idp_initiated: Option<bool>,
     pub default_relay_state: Option<String>,
+    /// Ask the user's consent before releasing attributes (default: no, as for an
+    /// operator's own application).
+    pub consent: Option<bool>,
 }
 
 pub fn service_provider(metadata: &str, limits: &Limits, o: Overrides) -> Result<SamlServiceProvider, String> {
@@ -53,6 +56,7 @@ pub fn service_provider(metadata: &str, limits: &Limits, o: Overrides) -> Result
         encrypt_assertions: o.encrypt_assertions.unwrap_or(false),
         idp_initiated: o.idp_initiated.unwrap_or(false),
         default_relay_state: o.default_relay_state,
+        consent: o.consent.unwrap_or(false),
     };
     sp.validate()?;
     Ok(sp)

@@ -368,3 +368,30 @@ def test_idp_initiated_sso_from_the_start_page_only_where_allowed(authrim_server
     assert post_form(again.text)[1].get("RelayState") == "/welcome"
     resp = browser.get(f"{authrim_server.base_url}/saml/start/{closed_client['client_id']}", timeout=HTTP_TIMEOUT_S)
     assert resp.status_code == 404 and "SAMLResponse" not in resp.text, describe(resp)
+
+
+def test_consent_where_the_sp_asks_for_it(authrim_server, alice, idp_metadata, tmp_path):
+    """An SP registered with consent: the first sign-in shows the consent page naming what its
+    attributes carry (e-mail, profile); allowed once, it is not asked again; denied, the SP
+    is told RequestDenied."""
+    from saml2.response import StatusRequestDenied
+
+    sp = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("consent"), False, idp_metadata)
+    sp.register(consent=True)
+    browser = requests.Session()
+    req_id, url = sp.redirect_request()
+    page = sign_in(browser, browser.get(url, timeout=HTTP_TIMEOUT_S), alice)
+    consent = find_form(page.text, "/consent")
+    resp = browser.post(requests.compat.urljoin(page.url, consent.action),
+                        data={"challenge": consent.inputs["challenge"]["value"], "decision": "deny"}, timeout=HTTP_TIMEOUT_S)
+    with pytest.raises(StatusRequestDenied):
+        sp.accept(resp.text, req_id, "rs-1")
+    req_id, url = sp.redirect_request()
+    page = browser.get(url, timeout=HTTP_TIMEOUT_S)
+    consent = find_form(page.text, "/consent")
+    assert "see your e-mail address" in page.text and "see your name and profile" in page.text, page.text[:2000]
+    resp = browser.post(requests.compat.urljoin(page.url, consent.action),
+                        data={"challenge": consent.inputs["challenge"]["value"], "decision": "allow"}, timeout=HTTP_TIMEOUT_S)
+    assert sp.accept(resp.text, req_id, "rs-1").ava["mail"] == [alice["claims"]["email"]]
+    req_id, url = sp.redirect_request()
+    assert sp.accept(browser.get(url, timeout=HTTP_TIMEOUT_S).text, req_id, "rs-1").assertion is not None

@@ -23,7 +23,7 @@ fn values(c: &Client) -> Value {
         "require_signed_requests": sp.is_some_and(|s| s.require_signed_requests), "encrypt_assertions": sp.is_some_and(|s| s.encrypt_assertions),
         "can_encrypt": sp.is_some_and(|s| !s.encryption_certificates.is_empty()), "idp_initiated": sp.is_some_and(|s| s.idp_initiated),
         "default_relay_state": sp.and_then(|s| s.default_relay_state.as_deref()), "sign_response": sp.is_none_or(|s| s.sign_response),
-        "require_mfa": c.meta.require_mfa, "require_passkey": c.meta.require_passkey,
+        "require_mfa": c.meta.require_mfa, "require_passkey": c.meta.require_passkey, "consent": sp.is_some_and(|s| s.consent),
     })
 }
 
@@ -34,6 +34,7 @@ fn typed(params: &crate::http::params::Params) -> Value {
         "require_signed_requests": checked(params, "require_signed_requests"), "encrypt_assertions": checked(params, "encrypt_assertions"),
         "idp_initiated": checked(params, "idp_initiated"), "default_relay_state": text(params, "default_relay_state"),
         "sign_response": checked(params, "sign_response"), "require_mfa": checked(params, "require_mfa"), "require_passkey": checked(params, "require_passkey"),
+        "consent": checked(params, "consent"),
     })
 }
 
@@ -88,6 +89,7 @@ pub async fn create(app: Issuer, Change { admin, params }: Change) -> Response {
         encrypt_assertions: Some(checked(&params, "encrypt_assertions")),
         idp_initiated: Some(checked(&params, "idp_initiated")),
         default_relay_state: text(&params, "default_relay_state"),
+        consent: Some(checked(&params, "consent")),
     };
     let limits = crate::saml::xml::Limits { max_message_bytes: app.config.saml_max_message_bytes, ..Default::default() };
     let sp = match crate::saml::sp_metadata::service_provider(metadata, &limits, overrides) {
@@ -132,6 +134,7 @@ pub(super) async fn update(app: &Issuer, admin: &Viewer, client: &Client, params
         idp_initiated: checked(params, "idp_initiated"),
         default_relay_state: text(params, "default_relay_state"),
         sign_response: checked(params, "sign_response"),
+        consent: checked(params, "consent"),
         ..current
     };
     let input = ClientInput {

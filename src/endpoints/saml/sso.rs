@@ -200,7 +200,8 @@ fn authorization_request(client: &Client, acs_url: &str, reply: SamlReply, promp
     AuthorizationRequest {
         client_id: client.id().to_string(),
         redirect_uri: acs_url.to_string(),
-        scope: String::new(),
+        // Empty (nothing to consent to) unless the SP asks consent for its attributes.
+        scope: client.meta.saml.as_ref().map(SamlServiceProvider::consent_scope).unwrap_or_default(),
         state: None,
         nonce: None,
         code_challenge: None,

@@ -80,6 +80,11 @@ pub struct SamlServiceProvider {
     /// operator: never taken from the browser's request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_relay_state: Option<String>,
+    /// Ask the user's consent before the attributes are first released to it (the consent
+    /// page names them by the scopes their claims belong to; the answer is remembered as an
+    /// OpenID client's is).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub consent: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -194,6 +199,21 @@ impl SamlServiceProvider {
     /// The certificate assertions are encrypted to, as DER, if they are to be.
     pub fn encryption_cert_der(&self) -> Option<Vec<u8>> {
         self.encrypt_assertions.then(|| self.encryption_certificates.first().and_then(|c| certificate_der(c).ok())).flatten()
+    }
+
+    /// What a sign-in asks consent for: the scopes of the claims its attributes carry
+    /// (`openid` for the sign-in itself, `profile`, `email`...), or nothing without `consent`.
+    pub fn consent_scope(&self) -> String {
+        if !self.consent {
+            return String::new();
+        }
+        let mut scopes = vec!["openid"];
+        for (scope, claims) in crate::registry::users::SCOPE_CLAIMS {
+            if self.attributes.iter().any(|a| claims.contains(&a.claim.as_str())) {
+                scopes.push(scope);
+            }
+        }
+        scopes.join(" ")
     }
 
     /// The signing certificates as DER (validated at registration).

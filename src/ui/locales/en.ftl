@@ -883,3 +883,4 @@ console-saml-require-signed = Refuse requests that are not signed
 console-saml-encrypt = Encrypt assertions (needs an encryption certificate in the metadata)
 console-saml-idp-initiated = List it on the start page, to be signed into from there
 console-saml-relay-state = Where in the application to land when started from here (RelayState)
+console-saml-consent = Ask users to consent before their attributes are first sent

@@ -881,3 +881,4 @@ console-saml-require-signed = Refuser les requêtes non signées
 console-saml-encrypt = Chiffrer les assertions (il faut un certificat de chiffrement dans les métadonnées)
 console-saml-idp-initiated = La présenter sur la page d'accueil, pour s'y connecter de là
 console-saml-relay-state = Où arriver dans l'application quand on s'y connecte d'ici (RelayState)
+console-saml-consent = Demander le consentement de l'utilisateur avant le premier envoi de ses attributs

@@ -867,3 +867,4 @@ console-saml-require-signed = 署名のないリクエストを拒否する
 console-saml-encrypt = アサーションを暗号化する（メタデータに暗号化用の証明書が必要）
 console-saml-idp-initiated = スタートページに載せ、そこからサインインできるようにする
 console-saml-relay-state = ここから開いたときにアプリケーションのどこに着くか（RelayState）
+console-saml-consent = 属性を初めて送る前にユーザーの同意を求める
