@@ -395,3 +395,35 @@ def test_consent_where_the_sp_asks_for_it(authrim_server, alice, idp_metadata, t
     assert sp.accept(resp.text, req_id, "rs-1").ava["mail"] == [alice["claims"]["email"]]
     req_id, url = sp.redirect_request()
     assert sp.accept(browser.get(url, timeout=HTTP_TIMEOUT_S).text, req_id, "rs-1").assertion is not None
+
+
+def test_each_tenant_is_an_identity_provider_of_its_own(authrim_server, path_tenant, alice, idp_metadata, tmp_path):
+    """A tenant's metadata has its own entity ID and key; an SP registered with the default
+    tenant is unknown to the tenant, and a Response of one tenant's does not verify as the
+    other's (pysaml2 trusting the tenant's metadata refuses it)."""
+    resp = requests.get(f"{path_tenant.base_url}/saml/metadata", timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 200, describe(resp)
+    tenant_md = resp.text
+    assert saml2_idp_entity(tenant_md) == f"{path_tenant.issuer}/saml/metadata" != saml2_idp_entity(idp_metadata)
+    cert = lambda md: md.split("<ds:X509Certificate>")[1].split("<")[0]  # noqa: E731
+    assert cert(tenant_md) != cert(idp_metadata)
+
+    sp = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("tenanted"), False, idp_metadata)
+    sp.register()
+    _, url = sp.redirect_request()
+    # The same AuthnRequest, sent to the tenant's SSO service: the tenant never heard of the SP.
+    query = url.split("?", 1)[1]
+    resp = requests.get(f"{path_tenant.base_url}/saml/sso?{query}", timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 400 and "SAMLResponse" not in resp.text, describe(resp)
+
+    # The default tenant's Response, given to an SP that trusts the tenant's metadata.
+    browser = requests.Session()
+    req_id, url = sp.redirect_request()
+    html = sign_in(browser, browser.get(url, timeout=HTTP_TIMEOUT_S), alice).text
+    trusting_tenant = ServiceProvider(authrim_server, tmp_path, sp.entity_id.split("//")[1].split(".")[0], False, tenant_md)
+    _, fields = post_form(html)
+    try:
+        taken = trusting_tenant.client.parse_authn_request_response(fields["SAMLResponse"], BINDING_HTTP_POST, outstanding={req_id: "/"})
+    except Exception:
+        taken = None
+    assert taken is None or taken.assertion is None
