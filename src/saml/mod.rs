@@ -6,6 +6,7 @@
 pub mod metadata;
 pub mod response;
 pub mod signer;
+pub mod sp;
 pub mod sp_metadata;
 pub mod xml;
 

@@ -88,6 +88,16 @@ impl Signer {
         samael::crypto::Crypto::sign_xml(xml, &self.key_pkcs1).map_err(|e| SamlError::Internal(format!("signing: {e}")))
     }
 
+    /// RSA-SHA256 (PKCS#1 v1.5) over `data`: the HTTP-Redirect binding's signature (Bindings
+    /// §3.4.4.1), over the query's octets as they are sent.
+    pub fn sign_rsa_sha256(&self, data: &[u8]) -> Result<Vec<u8>, SamlError> {
+        let fail = |e: openssl::error::ErrorStack| SamlError::Internal(format!("signing: {e}"));
+        let key = PKey::from_rsa(openssl::rsa::Rsa::private_key_from_der(&self.key_pkcs1).map_err(fail)?).map_err(fail)?;
+        let mut s = openssl::sign::Signer::new(MessageDigest::sha256(), &key).map_err(fail)?;
+        s.update(data).map_err(fail)?;
+        s.sign_to_vec().map_err(fail)
+    }
+
     /// The certificate as metadata and `KeyInfo` carry it (base64 DER).
     pub fn cert_base64(&self) -> String {
         use base64::Engine as _;
