@@ -44,7 +44,7 @@ pub fn current(keys: &KeyManager) -> Result<Arc<Signer>, SamlError> {
     of(&key)
 }
 
-pub(super) fn of(key: &SigningKey) -> Result<Arc<Signer>, SamlError> {
+pub fn of(key: &SigningKey) -> Result<Arc<Signer>, SamlError> {
     if let Some(s) = CACHE.lock().get(&key.kid) {
         return Ok(s.clone());
     }

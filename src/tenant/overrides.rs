@@ -240,6 +240,11 @@ impl Overrides {
         if ups.len() > config.tenant_max_identity_providers {
             return Err(format!("identity_providers: at most {} per tenant (tenant_max_identity_providers)", config.tenant_max_identity_providers));
         }
+        // A SAML upstream's metadata or fields, read now as each sign-in will read them (its
+        // other members are checked as an OpenID provider's are not: its secret is sealed).
+        for u in ups.iter().filter(|u| u.setting.kind == crate::config::upstreams::UpstreamKind::Saml) {
+            crate::saml::sp::IdpConfig::of(&u.setting).map_err(|e| format!("identity_providers ({}): {e}", u.setting.id))?;
+        }
         if let Some(u) = ups.iter().find(|u| u.setting.private_key_file.is_some()) {
             // A key file names a path on the server: the deployment's settings only.
             return Err(format!("identity_providers ({}): private_key_jwt needs a key file on the server, which a tenant's settings cannot name", u.setting.id));

@@ -68,6 +68,7 @@ mod registration;
 mod request_object;
 mod resources;
 mod saml_attacks;
+mod saml_upstream;
 mod second_factor;
 mod session_management;
 mod signup;
