@@ -135,7 +135,7 @@ pub struct IdentityProvider {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub certificates: Vec<String>,
     /// SAML: sign our AuthnRequests (Redirect: the query; POST: enveloped).
-    #[serde(default = "yes")]
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub sign_requests: bool,
 }
 
@@ -150,6 +150,10 @@ fn sub() -> String {
 }
 fn yes() -> bool {
     true
+}
+/// Settings shown as they were given: the default left out.
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// An id a setting is named by in URLs, links and logs: 1-64 letters, digits, `-` or `_`.
