@@ -7,7 +7,7 @@
 //! pysaml2 as the IdP: tests/e2e/test_saml_upstream.py.
 
 use crate::harness::*;
-use crate::upstream::{follow, submit};
+use crate::upstream::submit;
 use authrim::keys::SigningKey;
 use authrim::saml::response::{success, Attr, Grant};
 use authrim::saml::signer::Signer;
@@ -31,7 +31,8 @@ async fn to_idp(browser: &Browser, down: &TestServer) -> (String, String) {
         "/authorize?response_type=code&client_id=rp&redirect_uri={}&scope=openid%20email%20profile&state=st&nonce=n&idp_hint=corp",
         url::form_urlencoded::byte_serialize(REDIRECT.as_bytes()).collect::<String>()
     ));
-    let page = follow(browser, &url).await;
+    // `idp_hint`: straight to the IdP (not followed: it is nowhere).
+    let page = Page::from(browser.client.get(&url).send().await.unwrap()).await;
     let location = page.location.clone().expect("sent to the IdP");
     assert!(location.starts_with(&format!("{SSO}?")), "{location}");
     let query = location.split_once('?').unwrap().1;
