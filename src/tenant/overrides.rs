@@ -357,6 +357,23 @@ mod tests {
         assert!(e.contains("in clear"), "{e}");
     }
 
+    /// A tenant's SAML upstream is read when set, as a sign-in will read it: refused with the
+    /// reason when it does not read.
+    #[test]
+    fn a_tenants_saml_upstream_is_read_when_set() {
+        let (config, vault) = (Config::default(), crate::keys::Vault::from_key([7; 32]));
+        let (key, _) = crate::keys::SigningKey::generate().unwrap();
+        let cert = crate::saml::signer::of(&key).unwrap().cert_base64();
+        let check = |p: Value| patch(serde_json::json!({"identity_providers": [p]})).apply(&Overrides::default(), "acme", &vault).validate(&config, &[]);
+        let good = serde_json::json!({"id": "corp", "name": "Corp", "kind": "saml", "entity_id": "https://idp.example", "sso_url": "https://idp.example/sso", "certificates": [cert]});
+        check(good.clone()).unwrap();
+        let mut no_cert = good.clone();
+        no_cert["certificates"] = serde_json::json!(["bm90IGEgY2VydA=="]);
+        assert!(check(no_cert).unwrap_err().contains("identity_providers (corp): certificates"));
+        let bad_md = serde_json::json!({"id": "corp", "name": "Corp", "kind": "saml", "metadata": "<!DOCTYPE x><x/>"});
+        assert!(check(bad_md).unwrap_err().contains("metadata"));
+    }
+
     fn dir_without_password() -> Value {
         serde_json::json!({"id": "corp", "url": "ldaps://ldap.acme.example", "bind_dn": "cn=authrim,dc=acme", "base_dn": "dc=acme"})
     }

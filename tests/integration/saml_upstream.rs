@@ -27,8 +27,13 @@ fn idp_signer() -> Arc<Signer> {
 
 /// The AuthnRequest `rp`'s sign-in sends to the IdP: (its ID, the RelayState).
 async fn to_idp(browser: &Browser, down: &TestServer) -> (String, String) {
+    to_idp_by(browser, down, "&idp_hint=corp").await
+}
+
+/// As `to_idp`, the authorization request with `extra` (what sends it to the IdP).
+async fn to_idp_by(browser: &Browser, down: &TestServer, extra: &str) -> (String, String) {
     let url = down.url(&format!(
-        "/authorize?response_type=code&client_id=rp&redirect_uri={}&scope=openid%20email%20profile&state=st&nonce=n&idp_hint=corp",
+        "/authorize?response_type=code&client_id=rp&redirect_uri={}&scope=openid%20email%20profile&state=st&nonce=n{extra}",
         url::form_urlencoded::byte_serialize(REDIRECT.as_bytes()).collect::<String>()
     ));
     // `idp_hint`: straight to the IdP (not followed: it is nowhere).
@@ -61,6 +66,7 @@ fn response(signer: &Signer, down: &TestServer, in_response_to: &str, name_id: &
         attributes: vec![
             Attr { name: "urn:oid:0.9.2342.19200300.100.1.3".into(), name_format: None, friendly_name: Some("mail".into()), values: vec!["sam@corp.test".into()] },
             Attr { name: "displayName".into(), name_format: None, friendly_name: None, values: vec!["Sam <Saml> & Co".into()] },
+            Attr { name: "emailVerified".into(), name_format: None, friendly_name: None, values: vec!["true".into()] },
         ],
         now,
         lifetime: 300,
@@ -88,7 +94,9 @@ async fn refusals(down: &TestServer) -> usize {
     audit["events"].as_array().unwrap().len()
 }
 
-async fn sign_in(postgres: bool) {
+/// Ours, with the SAML upstream `corp` (by its fields) whose key `signer` is, and the client
+/// `rp` (its secret).
+async fn start(postgres: bool) -> (TestServer, Arc<Signer>, String) {
     let signer = idp_signer();
     let dir = tempfile::tempdir().unwrap();
     let mut config = test_config(dir.path());
@@ -97,14 +105,17 @@ async fn sign_in(postgres: bool) {
         config.key_encryption_key = Some("dGVzdHMtc2hhcmUtb25lLWtleS1lbmNyeXB0aW9uLWs".into());
     }
     config.identity_providers = vec![toml::from_str(&format!(
-        "id = \"corp\"\nname = \"Corp\"\nkind = \"saml\"\nentity_id = \"{IDP}\"\nsso_url = \"{SSO}\"\ncertificates = [\"{}\"]",
+        "id = \"corp\"\nname = \"Corp\"\nkind = \"saml\"\nentity_id = \"{IDP}\"\nsso_url = \"{SSO}\"\ncertificates = [\"{}\"]\nclaims = {{ email_verified = \"emailVerified\" }}",
         signer.cert_base64()
     ))
     .unwrap()];
     let down = TestServer::start_in(dir, config).await;
     let (_, rp_secret) = down.client("rp", json!({})).await;
-    let rp_secret = rp_secret.unwrap();
+    (down, signer, rp_secret.unwrap())
+}
 
+async fn sign_in(postgres: bool) {
+    let (down, signer, rp_secret) = start(postgres).await;
     let browser = down.browser();
     let (id, relay) = to_idp(&browser, &down).await;
     let genuine = response(&signer, &down, &id, "sam-1");
@@ -122,6 +133,7 @@ async fn sign_in(postgres: bool) {
     let user = registry.user(claims["sub"].as_str().unwrap()).expect("provisioned");
     assert_eq!(user.email(), Some("sam@corp.test"));
     assert_eq!(user.claims["name"], "Sam <Saml> & Co");
+    assert_eq!(user.claims["email_verified"], true, "mapped by `claims`");
 
     // Replayed: refused.
     let page = acs(&browser, &down, &genuine, &relay).await;
@@ -148,4 +160,21 @@ async fn a_saml_idp_signs_users_in_once_per_response() {
 #[tokio::test]
 async fn a_saml_idp_signs_users_in_once_per_response_on_postgres() {
     sign_in(true).await;
+}
+
+/// An organization whose provider is the SAML upstream: `organization=` and an address at its
+/// domain (home-realm discovery) both go to the IdP; the member signed in joins it.
+#[tokio::test]
+async fn an_organizations_saml_idp_signs_its_members_in() {
+    let (down, signer, rp_secret) = start(false).await;
+    let body = json!({"slug": "corp", "display_name": "Corp", "upstream": "corp", "domains": ["corp.test"]});
+    let (status, org) = down.admin(Method::POST, "/admin/organizations", Some(body)).await;
+    assert_eq!(status, 201, "{org}");
+    let browser = down.browser();
+    to_idp_by(&browser, &down, "&login_hint=someone%40Corp.test").await;
+    let (id, relay) = to_idp_by(&browser, &down, "&organization=corp").await;
+    let claims = code_of(&browser, &down, &rp_secret, acs(&browser, &down, &response(&signer, &down, &id, "sam-1"), &relay).await).await;
+    assert_eq!(claims["org_id"], org["id"], "{claims}");
+    let (_, members) = down.admin(Method::GET, "/admin/organizations/corp/members", None).await;
+    assert_eq!(members["members"].as_array().map(Vec::len), Some(1), "{members}");
 }
