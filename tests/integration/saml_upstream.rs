@@ -37,7 +37,11 @@ async fn to_idp_by(browser: &Browser, down: &TestServer, extra: &str) -> (String
         url::form_urlencoded::byte_serialize(REDIRECT.as_bytes()).collect::<String>()
     ));
     // `idp_hint`: straight to the IdP (not followed: it is nowhere).
-    let page = Page::from(browser.client.get(&url).send().await.unwrap()).await;
+    request_of(down, Page::from(browser.client.get(&url).send().await.unwrap()).await)
+}
+
+/// The redirect to the IdP `page` is: (the AuthnRequest's ID, the RelayState).
+fn request_of(down: &TestServer, page: Page) -> (String, String) {
     let location = page.location.clone().expect("sent to the IdP");
     assert!(location.starts_with(&format!("{SSO}?")), "{location}");
     let query = location.split_once('?').unwrap().1;
@@ -177,4 +181,26 @@ async fn an_organizations_saml_idp_signs_its_members_in() {
     assert_eq!(claims["org_id"], org["id"], "{claims}");
     let (_, members) = down.admin(Method::GET, "/admin/organizations/corp/members", None).await;
     assert_eq!(members["members"].as_array().map(Vec::len), Some(1), "{members}");
+}
+
+/// From the account page, a signed-in user links their identity at the SAML IdP; it then
+/// signs them in (provisioning off: no one else is made).
+#[tokio::test]
+async fn a_signed_in_user_links_a_saml_identity_from_the_account_page() {
+    let (down, signer, rp_secret) = start(false).await;
+    let dora = down.user("dora", json!({})).await;
+    let browser = down.browser();
+    let login = crate::upstream::follow(&browser, &down.url("/account")).await;
+    let account = submit(&browser, &down.url(""), "/login", &[("challenge", &login.challenge()), ("username", "dora"), ("password", PASSWORD)]).await;
+    assert!(account.html.contains("Corp"), "{}", account.html);
+    let csrf = crate::passkeys::field(&account, "csrf");
+    let sent = Page::from(browser.client.post(down.url("/account/links/new")).form(&[("csrf", csrf.as_str()), ("idp", "corp")]).send().await.unwrap()).await;
+    let (id, relay) = request_of(&down, sent);
+    let linked = acs(&browser, &down, &response(&signer, &down, &id, "dora-at-corp"), &relay).await;
+    assert!(linked.html.contains("The account was linked"), "{}", linked.html);
+
+    let other = down.browser();
+    let (id, relay) = to_idp(&other, &down).await;
+    let claims = code_of(&other, &down, &rp_secret, acs(&other, &down, &response(&signer, &down, &id, "dora-at-corp"), &relay).await).await;
+    assert_eq!(claims["sub"], dora.as_str());
 }
