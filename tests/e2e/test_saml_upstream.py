@@ -14,9 +14,10 @@ its metadata (``kind = "saml"``, ``metadata`` inline); pysaml2 registers Authrim
   fed; a second sign-in of the same NameID is the same user (linked, not duplicated); our SP
   metadata.
 * ``test_refusals``: a replayed Response, a wrong audience, an expired assertion, one
-  signed with RSA-SHA1, an unsigned Response, one signed by another key, one answering another request, one posted
-  from another browser: each a 400 page and an audited ``saml_assertion_refused``, no
-  session; then the genuine answer still signs in.
+  signed with RSA-SHA1, an unsigned Response, one signed by another key, one answering
+  another request, the IdP's signed error Response, an unsolicited one (no RelayState), one
+  posted from another browser: each a 400 page and an audited ``saml_assertion_refused``,
+  no session; then the genuine answer still signs in, once.
 * ``test_post_binding_idp``: an IdP with an HTTP-POST SingleSignOnService only: the
   AuthnRequest comes in an auto-submitting form, signed enveloped (pysaml2 verifies it).
 """
@@ -232,6 +233,12 @@ def test_refusals(start_authrim, tmp_path):
     # An answer to another request of the same browser.
     _, req2, relay2 = s.to_idp(browser)
     refused(s, acs(s, browser, s.response(rid), relay2), "InResponseTo", seen)
+    # The IdP's refusal (a signed error Response): nobody signed in.
+    error = s.idp.create_error_response(rid, s.acs, ("urn:oasis:names:tc:SAML:2.0:status:Responder", "denied"),
+                                        sign=True, sign_alg=RSA_SHA256, digest_alg=SHA256)
+    refused(s, acs(s, browser, base64.b64encode(str(error).encode()).decode(), relay), "status:Responder", seen)
+    # Unsolicited (no RelayState): not accepted.
+    refused(s, post(browser, s.acs, {"SAMLResponse": s.response(rid)}), "unsolicited", seen)
     # The genuine answer, posted from another browser (no cookie: our page posts it again,
     # still without one).
     genuine = s.response(rid)
