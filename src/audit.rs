@@ -100,6 +100,8 @@ pub const EVENTS: &[(&str, Acting)] = &[
     ("refresh_reuse", Acting::Client),
     ("role_assigned", Acting::Operator),
     ("role_unassigned", Acting::Operator),
+    ("saml_assertion_accepted", Acting::User),
+    ("saml_assertion_refused", Acting::Server),
     ("saml_request_refused", Acting::Client),
     ("saml_response_issued", Acting::User),
     ("saml_response_refused", Acting::Server),

@@ -411,6 +411,9 @@ pub struct Config {
     pub saml_max_message_bytes: usize,
     /// Seconds an assertion we issue may be used in (its `NotOnOrAfter`).
     pub saml_assertion_lifetime: u64,
+    /// Seconds of clock difference allowed with a SAML identity provider when its assertions'
+    /// time windows (`NotBefore`, `NotOnOrAfter`) are checked.
+    pub saml_clock_skew: u64,
     /// The test-only bulk interface (`/test/...`), for load-test seeding. Never in production.
     pub enable_test_endpoints: bool,
     /// Allow the test endpoints with a non-localhost issuer (a deliberate, loud override).
@@ -605,6 +608,7 @@ impl Default for Config {
             max_authorization_request_bytes: 8 * 1024,
             saml_max_message_bytes: 64 * 1024,
             saml_assertion_lifetime: 300,
+            saml_clock_skew: 120,
             enable_test_endpoints: false,
             force_test_endpoints: false,
         }

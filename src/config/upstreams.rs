@@ -33,6 +33,16 @@
 //! scopes = "read:user user:email"
 //! subject_claim = "id"
 //! claims = { preferred_username = "login", name = "name", email = "email" }
+//!
+//! [[identity_providers]]
+//! id = "adfs"
+//! name = "Corp AD FS"
+//! kind = "saml"                                # SAML 2.0: Authrim is the service provider
+//! metadata = """<EntityDescriptor …>…</EntityDescriptor>"""  # the IdP's, inline
+//! # or: entity_id = "…", sso_url = "…", certificates = ["MIIC…"] (base64 DER or PEM)
+//! sign_requests = true                         # AuthnRequests signed (default)
+//! claims = { email = "upn" }                   # ours = their attribute's Name
+//! # our metadata, for its registration: GET /saml/sp-metadata
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -44,6 +54,8 @@ pub enum UpstreamKind {
     #[default]
     Oidc,
     Oauth2,
+    /// A SAML 2.0 identity provider (`saml::sp`): Web Browser SSO, Authrim the SP.
+    Saml,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -59,6 +71,8 @@ pub struct IdentityProvider {
     /// name it). OAuth 2.0: optional, the `iss` its authorization responses carry.
     #[serde(default)]
     pub issuer: Option<String>,
+    /// OpenID and OAuth 2.0 (none for SAML).
+    #[serde(default)]
     pub client_id: String,
     /// Sent with HTTP Basic (`client_secret_basic`), or in the body with
     /// `token_endpoint_auth_method = "client_secret_post"`.
@@ -105,6 +119,24 @@ pub struct IdentityProvider {
     /// Create a local user on a first sign-in that links to none.
     #[serde(default = "yes")]
     pub provision: bool,
+    /// SAML: the identity provider's metadata (its `EntityDescriptor`), inline; or else
+    /// `entity_id`, `sso_url` and `certificates`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entity_id: Option<String>,
+    /// SAML: where AuthnRequests go (by HTTP-Redirect; `sso_binding = "post"` for HTTP-POST).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sso_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sso_binding: Option<String>,
+    /// SAML: the certificates its signatures are verified with (base64 DER or PEM), and only
+    /// those (never one a message carries).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub certificates: Vec<String>,
+    /// SAML: sign our AuthnRequests (Redirect: the query; POST: enveloped).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub sign_requests: bool,
 }
 
 fn basic() -> String {
@@ -119,6 +151,10 @@ fn sub() -> String {
 fn yes() -> bool {
     true
 }
+/// Settings shown as they were given: the default left out.
+fn is_true(b: &bool) -> bool {
+    *b
+}
 
 /// An id a setting is named by in URLs, links and logs: 1-64 letters, digits, `-` or `_`.
 pub fn is_setting_id(id: &str) -> bool {
@@ -130,6 +166,16 @@ impl IdentityProvider {
         let at = format!("identity_providers[{i}] ({})", self.id);
         if !is_setting_id(&self.id) {
             anyhow::bail!("{at}: id must be 1-64 letters, digits, '-' or '_'");
+        }
+        if self.kind == UpstreamKind::Saml {
+            // Read as it will be at each sign-in: an error is the operator's to see now.
+            return crate::saml::sp::IdpConfig::of(self).map(|_| ()).map_err(|e| anyhow::anyhow!("{at}: {e}"));
+        }
+        if self.metadata.is_some() || self.entity_id.is_some() || self.sso_url.is_some() || !self.certificates.is_empty() {
+            anyhow::bail!("{at}: metadata, entity_id, sso_url and certificates are for kind = \"saml\"");
+        }
+        if self.client_id.is_empty() {
+            anyhow::bail!("{at}: client_id is required");
         }
         match self.token_endpoint_auth_method.as_str() {
             "client_secret_basic" | "client_secret_post" if self.client_secret.as_deref().is_none_or(str::is_empty) => {

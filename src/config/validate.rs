@@ -54,6 +54,9 @@ impl Config {
         if !(4_096..=1 << 20).contains(&self.saml_max_message_bytes) || !(30..=3_600).contains(&self.saml_assertion_lifetime) {
             anyhow::bail!("saml_max_message_bytes must be 4096 to 1048576, and saml_assertion_lifetime 30 to 3600 seconds");
         }
+        if self.saml_clock_skew > 600 {
+            anyhow::bail!("saml_clock_skew must be at most 600 seconds");
+        }
         if self.login_throttle_max_keys < 1_000 || self.max_authorization_request_bytes < 1_024 {
             anyhow::bail!("login_throttle_max_keys must be at least 1000 and max_authorization_request_bytes at least 1024");
         }

@@ -70,6 +70,9 @@ pub async fn from_login(app: Issuer, headers: HeaderMap, form: Result<FormParams
 /// Send the browser to `p`: for a sign-in (`req`) or to link an identity to a signed-in
 /// user (`link`: their id and session id).
 pub(crate) async fn start(app: &Issuer, headers: &HeaderMap, p: &IdentityProvider, req: Option<AuthorizationRequest>, link: Option<(String, String)>) -> Response {
+    if p.kind == crate::config::upstreams::UpstreamKind::Saml {
+        return crate::endpoints::saml::acs::start(app, headers, p, req, link).await;
+    }
     let existing = cookies::get(headers, cookies::BROWSER).map(str::to_string);
     let browser = existing.clone().unwrap_or_else(random_token);
     let pending = Pending { idp: p.id.clone(), req, link, nonce: random_token(), verifier: random_token() };
@@ -129,19 +132,36 @@ pub async fn callback(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, h
             return error_page(StatusCode::UNAUTHORIZED, Msg::new("err-upstream-refused").arg("name", p.name.clone()).detail(why));
         }
     };
-    if !domain_allowed(p, &identity) {
-        app.audit(AuditEvent::new("login_failure").address(&address).detail(json!({"kind": "upstream", "provider": p.id, "reason": "domain"}))).await;
+    let upstream = crate::stores::sessions::UpstreamLogin { provider: p.id.clone(), id_token: identity.id_token.clone() };
+    signed_in_upstream(&app, &headers, &address, p, &identity, pending.req, pending.link, Some(upstream)).await
+}
+
+/// Who the provider says signed in (any kind of provider: OpenID, OAuth 2.0, SAML), from here
+/// on the same: the domain allowed, then a link from the account page (`link`), or the
+/// sign-in (`req`) as the linked, or e-mail-linked, or new user, on to a second factor.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn signed_in_upstream(
+    app: &Issuer,
+    headers: &HeaderMap,
+    address: &str,
+    p: &IdentityProvider,
+    identity: &Identity,
+    req: Option<AuthorizationRequest>,
+    link: Option<(String, String)>,
+    upstream: Option<crate::stores::sessions::UpstreamLogin>,
+) -> Response {
+    if !domain_allowed(p, identity) {
+        app.audit(AuditEvent::new("login_failure").address(address).detail(json!({"kind": "upstream", "provider": p.id, "reason": "domain"}))).await;
         return error_page(StatusCode::FORBIDDEN, Msg::new("err-upstream-domain").arg("name", p.name.clone()));
     }
-    match (pending.req, pending.link) {
-        (_, Some((user_id, sid))) => link_to_signed_in(&app, &headers, p, &identity, &user_id, &sid).await,
+    match (req, link) {
+        (_, Some((user_id, sid))) => link_to_signed_in(app, headers, p, identity, &user_id, &sid).await,
         (Some(req), None) => {
-            let user = match user_for(&app, p, &identity).await {
+            let user = match user_for(app, p, identity).await {
                 Ok(user) => user,
                 Err(res) => return res,
             };
-            let upstream = crate::stores::sessions::UpstreamLogin { provider: p.id.clone(), id_token: identity.id_token.clone() };
-            after_first_factor(&app, &headers, req, &user, &address, vec!["fed".into()], Some(upstream)).await
+            after_first_factor(app, headers, req, &user, address, vec!["fed".into()], upstream).await
         }
         (None, None) => error_page(StatusCode::BAD_REQUEST, "err-upstream-state"),
     }

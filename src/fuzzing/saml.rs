@@ -19,7 +19,8 @@ fn check_error(e: &XmlError) {
 
 /// `saml::xml`: no panic on any input, and what is accepted is safe. Modes:
 /// 0. `decode_post`; 1. `decode_redirect`: what they return passes `check_safe`;
-/// 2. `parse_authn_request`; 3. `parse_sp_metadata`: only what `check_safe` passes is read;
+/// 2. `parse_authn_request`; 3. `parse_sp_metadata` and `parse_idp_metadata`: only what
+///    `check_safe` passes is read;
 /// 4. `verified_root` (the fixed certificate): its output is a safe document whose root ID
 ///    is the input's;
 /// 5. `verified_response`: an assertion exactly when the status is Success.
@@ -49,13 +50,23 @@ pub fn saml_message(data: &[u8]) {
             }
             Err(e) => check_error(&e),
         },
-        3 => match xml::parse_sp_metadata(&input, &limits) {
-            Ok(md) => {
-                assert_eq!(safe, Ok(()), "unsafe metadata read");
-                assert!(!md.entity_id.trim().is_empty());
+        3 => {
+            match xml::parse_sp_metadata(&input, &limits) {
+                Ok(md) => {
+                    assert_eq!(safe, Ok(()), "unsafe metadata read");
+                    assert!(!md.entity_id.trim().is_empty());
+                }
+                Err(e) => check_error(&e),
             }
-            Err(e) => check_error(&e),
-        },
+            // An IdP's metadata (a SAML upstream's configuration) goes through the same reader.
+            match xml::parse_idp_metadata(&input, &limits) {
+                Ok(md) => {
+                    assert_eq!(safe, Ok(()), "unsafe metadata read");
+                    assert!(!md.entity_id.trim().is_empty() && !md.signing_certs.is_empty());
+                }
+                Err(e) => check_error(&e),
+            }
+        }
         4 => match xml::verified_root(&input, certs()) {
             Ok(reduced) => {
                 let big = Limits { max_message_bytes: usize::MAX, max_depth: 64 };

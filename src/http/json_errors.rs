@@ -97,6 +97,8 @@ pub fn is_browser_page(path: &str) -> bool {
         // SAML's single sign-on service: a browser's (both bindings), its answers pages.
         || path == crate::saml::SSO_PATH
         || path.starts_with("/saml/start/")
+        // Our SP's assertion consumer service: the IdP's page posts the browser there.
+        || path == crate::saml::sp::ACS_PATH
         // The account page and the console are for browsers only, whatever lies below them.
         || path.starts_with("/account")
         || path.starts_with("/console")

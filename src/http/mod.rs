@@ -63,6 +63,8 @@ pub fn router(app: AppState) -> Router {
         .route(crate::saml::SSO_PATH, get(crate::endpoints::saml::sso::get).post(crate::endpoints::saml::sso::post))
         .route(crate::saml::METADATA_PATH, get(crate::endpoints::saml::metadata::get))
         .route("/saml/start/{client}", get(crate::endpoints::saml::sso::initiate))
+        .route(crate::saml::sp::ACS_PATH, post(crate::endpoints::saml::acs::post))
+        .route(crate::saml::sp::SP_METADATA_PATH, get(crate::endpoints::saml::acs::metadata))
         .route("/token", post(token::token))
         .route("/par", post(par::par))
         .route(crate::endpoints::device_authorization::PATH, post(crate::endpoints::device_authorization::device_authorization))
@@ -186,6 +188,7 @@ fn endpoint_label(path: &str) -> &'static str {
     match path {
         "/authorize" => "authorize",
         "/saml/sso" => "saml_sso",
+        "/saml/acs" => "saml_acs",
         "/login" | "/login/second-factor" => "login",
         "/consent" => "consent",
         "/logout" | "/logout/confirm" => "end_session",

@@ -265,6 +265,8 @@ impl Upstreams {
                 let at = access_token.ok_or_else(|| UpstreamError::Refused("no access token in the token response".into()))?;
                 self.userinfo(ep.userinfo.as_deref().unwrap_or_default(), at).await?
             }
+            // Never sent here (`upstream_login::start` hands SAML to `endpoints::saml::acs`).
+            UpstreamKind::Saml => return Err(UpstreamError::Refused("a SAML identity provider answers at /saml/acs".into())),
         };
         let subject_claim = if p.kind == UpstreamKind::Oidc { "sub" } else { p.subject_claim.as_str() };
         let subject = match raw.get(subject_claim) {

@@ -8,6 +8,7 @@ pub mod encrypt;
 pub mod metadata;
 pub mod response;
 pub mod signer;
+pub mod sp;
 pub mod sp_metadata;
 pub mod xml;
 

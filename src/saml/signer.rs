@@ -44,7 +44,7 @@ pub fn current(keys: &KeyManager) -> Result<Arc<Signer>, SamlError> {
     of(&key)
 }
 
-pub(super) fn of(key: &SigningKey) -> Result<Arc<Signer>, SamlError> {
+pub fn of(key: &SigningKey) -> Result<Arc<Signer>, SamlError> {
     if let Some(s) = CACHE.lock().get(&key.kid) {
         return Ok(s.clone());
     }
@@ -86,6 +86,16 @@ impl Signer {
     pub fn sign(&self, xml: &str) -> Result<String, SamlError> {
         use samael::crypto::CryptoProvider as _;
         samael::crypto::Crypto::sign_xml(xml, &self.key_pkcs1).map_err(|e| SamlError::Internal(format!("signing: {e}")))
+    }
+
+    /// RSA-SHA256 (PKCS#1 v1.5) over `data`: the HTTP-Redirect binding's signature (Bindings
+    /// §3.4.4.1), over the query's octets as they are sent.
+    pub fn sign_rsa_sha256(&self, data: &[u8]) -> Result<Vec<u8>, SamlError> {
+        let fail = |e: openssl::error::ErrorStack| SamlError::Internal(format!("signing: {e}"));
+        let key = PKey::from_rsa(openssl::rsa::Rsa::private_key_from_der(&self.key_pkcs1).map_err(fail)?).map_err(fail)?;
+        let mut s = openssl::sign::Signer::new(MessageDigest::sha256(), &key).map_err(fail)?;
+        s.update(data).map_err(fail)?;
+        s.sign_to_vec().map_err(fail)
     }
 
     /// The certificate as metadata and `KeyInfo` carry it (base64 DER).

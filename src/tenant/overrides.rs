@@ -240,6 +240,11 @@ impl Overrides {
         if ups.len() > config.tenant_max_identity_providers {
             return Err(format!("identity_providers: at most {} per tenant (tenant_max_identity_providers)", config.tenant_max_identity_providers));
         }
+        // A SAML upstream's metadata or fields, read now as each sign-in will read them (its
+        // other members are checked as an OpenID provider's are not: its secret is sealed).
+        for u in ups.iter().filter(|u| u.setting.kind == crate::config::upstreams::UpstreamKind::Saml) {
+            crate::saml::sp::IdpConfig::of(&u.setting).map_err(|e| format!("identity_providers ({}): {e}", u.setting.id))?;
+        }
         if let Some(u) = ups.iter().find(|u| u.setting.private_key_file.is_some()) {
             // A key file names a path on the server: the deployment's settings only.
             return Err(format!("identity_providers ({}): private_key_jwt needs a key file on the server, which a tenant's settings cannot name", u.setting.id));
@@ -350,6 +355,23 @@ mod tests {
         let insecure = serde_json::json!({"id": "x", "url": "ldap://l.example", "base_dn": "dc=x"});
         let e = patch(serde_json::json!({"ldap_directories": [insecure]})).apply(&Overrides::default(), "acme", &vault).validate(&config, &[]).unwrap_err();
         assert!(e.contains("in clear"), "{e}");
+    }
+
+    /// A tenant's SAML upstream is read when set, as a sign-in will read it: refused with the
+    /// reason when it does not read.
+    #[test]
+    fn a_tenants_saml_upstream_is_read_when_set() {
+        let (config, vault) = (Config::default(), crate::keys::Vault::from_key([7; 32]));
+        let (key, _) = crate::keys::SigningKey::generate().unwrap();
+        let cert = crate::saml::signer::of(&key).unwrap().cert_base64();
+        let check = |p: Value| patch(serde_json::json!({"identity_providers": [p]})).apply(&Overrides::default(), "acme", &vault).validate(&config, &[]);
+        let good = serde_json::json!({"id": "corp", "name": "Corp", "kind": "saml", "entity_id": "https://idp.example", "sso_url": "https://idp.example/sso", "certificates": [cert]});
+        check(good.clone()).unwrap();
+        let mut no_cert = good.clone();
+        no_cert["certificates"] = serde_json::json!(["bm90IGEgY2VydA=="]);
+        assert!(check(no_cert).unwrap_err().contains("identity_providers (corp): certificates"));
+        let bad_md = serde_json::json!({"id": "corp", "name": "Corp", "kind": "saml", "metadata": "<!DOCTYPE x><x/>"});
+        assert!(check(bad_md).unwrap_err().contains("metadata"));
     }
 
     fn dir_without_password() -> Value {

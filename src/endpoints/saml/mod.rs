@@ -1,6 +1,8 @@
 //! SAML 2.0's HTTP endpoints (issue 33), per tenant: the IdP's metadata (`metadata`) and its
-//! single sign-on service (`sso`). The protocol itself is `crate::saml`; these translate it
+//! single sign-on service (`sso`); and as a service provider of SAML upstream identity
+//! providers, its assertion consumer service and metadata (`acs`). The protocol itself is `crate::saml`; these translate it
 //! to the sign-in every client goes through (`authorize::continue_authorization`) and back.
 
+pub mod acs;
 pub mod metadata;
 pub mod sso;

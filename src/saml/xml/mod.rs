@@ -105,6 +105,16 @@ pub struct SpMetadataIn {
     pub want_assertions_signed: bool,
 }
 
+/// An IdP's `EntityDescriptor` (SAML Metadata §2.4.3) as read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IdpMetadataIn {
+    pub entity_id: String,
+    /// `SingleSignOnService`s: (binding, location).
+    pub sso: Vec<(String, String)>,
+    /// DER certificates of `KeyDescriptor use="signing"` (or no `use`).
+    pub signing_certs: Vec<Vec<u8>>,
+}
+
 /// The XML of a `SAMLRequest`/`SAMLResponse` sent by HTTP-POST (Bindings §3.5.4): base64.
 pub fn decode_post(b64: &str, limits: &Limits) -> Result<String, XmlError> {
     safe::decode_post(b64, limits)
@@ -129,6 +139,17 @@ pub fn parse_authn_request(xml: &str, limits: &Limits) -> Result<AuthnRequestIn,
 /// Read an SP's metadata (after `check_safe`).
 pub fn parse_sp_metadata(xml: &str, limits: &Limits) -> Result<SpMetadataIn, XmlError> {
     read::parse_sp_metadata(xml, limits)
+}
+
+/// Read an IdP's metadata (after `check_safe`).
+pub fn parse_idp_metadata(xml: &str, limits: &Limits) -> Result<IdpMetadataIn, XmlError> {
+    read::parse_idp_metadata(xml, limits)
+}
+
+/// A certificate as configuration gives it (base64 DER, or PEM): its DER, if X.509.
+pub fn certificate_der(text: &str) -> Result<Vec<u8>, XmlError> {
+    let body: String = text.lines().filter(|l| !l.trim_start().starts_with("-----")).collect();
+    read::cert_der(&body)
 }
 
 /// The HTTP-Redirect binding's signature (Bindings §3.4.4.1), over the raw query string as

@@ -2,7 +2,7 @@
 //! signed, after `verify` has reduced the document to what the signature covers).
 
 use super::safe::{scan, NS_METADATA, NS_PROTOCOL};
-use super::{AssertionIn, AuthnRequestIn, Limits, SpMetadataIn, XmlError};
+use super::{AssertionIn, AuthnRequestIn, IdpMetadataIn, Limits, SpMetadataIn, XmlError};
 use base64::Engine;
 use samael::schema::{Assertion, AuthnRequest, Response};
 
@@ -45,7 +45,7 @@ pub(super) fn parse_authn_request(xml: &str, limits: &Limits) -> Result<AuthnReq
     })
 }
 
-fn cert_der(b64: &str) -> Result<Vec<u8>, XmlError> {
+pub(super) fn cert_der(b64: &str) -> Result<Vec<u8>, XmlError> {
     let compact: String = b64.chars().filter(|c| !c.is_ascii_whitespace()).collect();
     let der = base64::engine::general_purpose::STANDARD.decode(compact).map_err(|_| bad("certificate not base64"))?;
     use x509_parser::prelude::FromDer;
@@ -95,6 +95,43 @@ pub(super) fn parse_sp_metadata(xml: &str, limits: &Limits) -> Result<SpMetadata
                 Some(_) => return Err(bad("unknown KeyDescriptor use")),
             }
         }
+    }
+    Ok(out)
+}
+
+/// An IdP's `EntityDescriptor` with exactly one `IDPSSODescriptor` (SAML Metadata §2.4.3): a
+/// metadata aggregate (`EntitiesDescriptor`) is refused, since which entity is meant would be
+/// a guess. Its own signature, if any, is not looked at: the operator gave it, as they would
+/// give a certificate.
+pub(super) fn parse_idp_metadata(xml: &str, limits: &Limits) -> Result<IdpMetadataIn, XmlError> {
+    let doc = scan(xml, limits)?;
+    if !doc.is(0, NS_METADATA, "EntityDescriptor") {
+        return Err(bad("not an EntityDescriptor"));
+    }
+    if doc.children(0).filter(|&c| doc.is(c, NS_METADATA, "IDPSSODescriptor")).count() != 1 {
+        return Err(bad("not exactly one IDPSSODescriptor"));
+    }
+    let md: samael::metadata::EntityDescriptor = guarded(|| xml.parse().map_err(|_| bad("unreadable metadata")))?;
+    let entity_id = md.entity_id.clone().map(|e| e.trim().to_string()).filter(|e| !e.is_empty()).ok_or_else(|| bad("no entityID"))?;
+    let idp = match md.idp_sso_descriptors.as_deref() {
+        Some([idp]) => idp,
+        _ => return Err(bad("not exactly one IDPSSODescriptor")),
+    };
+    let mut out = IdpMetadataIn { entity_id, ..Default::default() };
+    for e in &idp.single_sign_on_services {
+        out.sso.push((e.binding.trim().to_string(), e.location.trim().to_string()));
+    }
+    for kd in &idp.key_descriptors {
+        // Encryption-only keys do not sign: never trusted to.
+        if kd.key_use.as_deref().map(str::trim).is_some_and(|u| u != "signing") {
+            continue;
+        }
+        for c in kd.key_info.x509_data.iter().flat_map(|d| d.certificates.iter()) {
+            out.signing_certs.push(cert_der(c)?);
+        }
+    }
+    if out.signing_certs.is_empty() {
+        return Err(bad("no signing certificate"));
     }
     Ok(out)
 }
