@@ -3,6 +3,7 @@
 //! SAML, over the same sign-in as OpenID clients. The only module that sees samael, xmlsec1
 //! or OpenSSL: the rest of Authrim gets plain values.
 
+pub mod logout;
 pub mod metadata;
 pub mod response;
 pub mod signer;
@@ -21,6 +22,8 @@ pub mod status {
     pub const NO_AUTHN_CONTEXT: &str = "urn:oasis:names:tc:SAML:2.0:status:NoAuthnContext";
     pub const INVALID_NAMEID_POLICY: &str = "urn:oasis:names:tc:SAML:2.0:status:InvalidNameIDPolicy";
     pub const AUTHN_FAILED: &str = "urn:oasis:names:tc:SAML:2.0:status:AuthnFailed";
+    /// Under Success: the session ended, but not every party of it could be told.
+    pub const PARTIAL_LOGOUT: &str = "urn:oasis:names:tc:SAML:2.0:status:PartialLogout";
 }
 
 /// Where a sign-in that came as an AuthnRequest goes back to: what the interaction carries
@@ -67,3 +70,5 @@ pub fn entity_id(issuer: &str) -> String {
 
 pub const METADATA_PATH: &str = "/saml/metadata";
 pub const SSO_PATH: &str = "/saml/sso";
+/// Single Logout (both bindings, both directions): `endpoints::saml::slo`.
+pub const SLO_PATH: &str = "/saml/slo";
