@@ -100,6 +100,8 @@ pub const EVENTS: &[(&str, Acting)] = &[
     ("refresh_reuse", Acting::Client),
     ("role_assigned", Acting::Operator),
     ("role_unassigned", Acting::Operator),
+    ("saml_logout", Acting::User),
+    ("saml_logout_refused", Acting::Client),
     ("saml_request_refused", Acting::Client),
     ("saml_response_issued", Acting::User),
     ("saml_response_refused", Acting::Server),
