@@ -26,15 +26,16 @@ import requests
 from conftest import HTTP_TIMEOUT_S
 from test_authlib import (ALL_SCOPES, BACKCHANNEL_WAIT_S, POST_LOGOUT_REDIRECT_URI, REDIRECT_URI, add_params_to_uri,
                           backchannel_receiver, describe, run_code_flow, verify_logout_token)  # noqa: F401 (a fixture)
-from test_saml import RSA_SHA256, SHA256, XMLSEC, ServiceProvider, idp_metadata, sign_in  # noqa: F401 (a fixture)
+from test_saml import RSA_SHA256, SHA256, XMLSEC, ServiceProvider, idp_metadata, post_form, sign_in  # noqa: F401 (a fixture)
 
 saml2 = pytest.importorskip("saml2")
-from saml2 import BINDING_HTTP_REDIRECT  # noqa: E402
+from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT  # noqa: E402
 from saml2.response import StatusNoPassive  # noqa: E402
 from saml2.saml import NAMEID_FORMAT_PERSISTENT, NameID  # noqa: E402
 from saml2.sigver import verify_redirect_signature  # noqa: E402
 
 SUCCESS = "urn:oasis:names:tc:SAML:2.0:status:Success"
+PARTIAL_LOGOUT = "urn:oasis:names:tc:SAML:2.0:status:PartialLogout"
 pytestmark = pytest.mark.skipif(XMLSEC is None, reason="the xmlsec1 command is not installed (scripts/test.sh installs it)")
 
 
@@ -218,3 +219,47 @@ def test_logout_requests_with_another_name_id_or_a_broken_signature_are_refused(
     # The genuine request still works: on to the SP with Success.
     resp = browser.get(sp_logout_url(sp, name_id), allow_redirects=False, timeout=HTTP_TIMEOUT_S)
     assert resp.status_code == 302 and resp.headers["Location"].startswith(sp.slo), describe(resp)
+
+
+def test_sp_initiated_logout_by_post_signed_in_the_xml_and_partial_when_an_sp_cannot_be_told(authrim_server, alice, idp_metadata,
+                                                                                             tmp_path):
+    """The HTTP-POST binding: pysaml2 signs the LogoutRequest itself (enveloped, RSA-SHA256),
+    which is verified and read from what the signature covers. Another SP of the session has
+    no SLO URL: the answer is Success with PartialLogout."""
+    sp = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("slo-post"), False, idp_metadata, slo=True)
+    sp.register()
+    mute = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("slo-mute"), False, idp_metadata)
+    mute.register()
+    browser = requests.Session()
+    req_id, url = sp.redirect_request()
+    name_id = sp.accept(sign_in(browser, browser.get(url, timeout=HTTP_TIMEOUT_S), alice).text, req_id, "rs-1").session_info()["name_id"]
+    req_id, url = mute.redirect_request()
+    mute.accept(browser.get(url, timeout=HTTP_TIMEOUT_S).text, req_id, "rs-1")
+
+    responses = sp.client.do_logout(name_id, [sp.idp], reason="", expire=None, sign=True,
+                                    expected_binding=BINDING_HTTP_POST, sign_alg=RSA_SHA256, digest_alg=SHA256)
+    binding, http_info = responses[sp.idp]
+    assert binding == BINDING_HTTP_POST, responses
+    action, fields = post_form(http_info["data"])
+    assert action.endswith("/saml/slo"), action
+    assert "Signature" in base64.b64decode(fields["SAMLRequest"]).decode()
+    # Tampered after signing (another NameID): refused, and nothing ends.
+    xml = base64.b64decode(fields["SAMLRequest"]).decode()
+    tampered = xml.replace(name_id.text, "somebody-else")
+    assert tampered != xml
+    resp = browser.post(action, data={**fields, "SAMLRequest": base64.b64encode(tampered.encode()).decode()},
+                        allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 400, describe(resp)
+
+    resp = browser.post(action, data=fields, allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 303, describe(resp)
+    answer = query(resp.headers["Location"])
+    assert resp.headers["Location"].startswith(sp.slo + "?") and signed_by_idp(sp, answer), answer
+    assert answer["RelayState"] == fields["RelayState"], answer
+    logout = sp.client.parse_logout_request_response(answer["SAMLResponse"], BINDING_HTTP_REDIRECT)
+    assert logout.response.status.status_code.value == SUCCESS, logout.response
+    assert logout.response.status.status_code.status_code.value == PARTIAL_LOGOUT, logout.response
+    # Over for the SP without an SLO URL too.
+    req_id, url = mute.redirect_request(relay_state="rs-5", is_passive="true")
+    with pytest.raises(StatusNoPassive):
+        mute.accept(browser.get(url, timeout=HTTP_TIMEOUT_S).text, req_id, "rs-5")
