@@ -21,7 +21,7 @@
 use super::sso::{self, limits, single, why, Binding, MAX_RELAY_STATE};
 use crate::audit::AuditEvent;
 use crate::endpoints::{authorize, end_session};
-use crate::http::pages;
+use crate::http::{cookies, pages};
 use crate::logout::{end_session as end, EndedBy};
 use crate::registry::clients::saml::NAMEID_UNSPECIFIED;
 use crate::registry::Client;
@@ -38,6 +38,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::json;
 use std::sync::Arc;
+
+/// The field our own re-post of a cookie-less POST adds (`post`).
+const REPOSTED: &str = "authrim_reposted";
 
 /// How far an SP's clock may be ahead of ours, or a message late.
 const CLOCK_SKEW: i64 = 180;
@@ -74,6 +77,15 @@ pub async fn post(app: Issuer, headers: HeaderMap, body: Result<Bytes, axum::ext
         Ok(i) => i,
         Err(reason) => return refused(&app, None, &reason).await,
     };
+    // The session cookie is SameSite=Lax: a browser leaves it off an SP's cross-site POST, and
+    // the request would find no session to end. Posted once more from our own page, the POST
+    // is same-site and carries it (the marker stops a second round).
+    let reposted = single(&params, REPOSTED).ok().flatten().is_some();
+    if matches!(incoming.message, Message::Request) && cookies::get(&headers, cookies::SESSION).is_none() && !reposted {
+        let mut fields: Vec<(&str, &str)> = params.iter().filter(|(k, _)| k != REPOSTED).map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        fields.push((REPOSTED, "1"));
+        return pages::form_post(&format!("{}{}", app.issuer(), saml::SLO_PATH), &fields);
+    }
     handle(&app, &headers, incoming, Binding::Post, StatusCode::SEE_OTHER).await
 }
 
