@@ -205,7 +205,13 @@ def test_logout_requests_with_another_name_id_or_a_broken_signature_are_refused(
     broken = url.split("&Signature=")[0] + "&Signature=" + quote(base64.b64encode(b"\0" * 256).decode())
     resp = browser.get(broken, allow_redirects=False, timeout=HTTP_TIMEOUT_S)
     assert resp.status_code == 400 and "SAMLResponse" not in resp.text, describe(resp)
-    # Neither ended the session: IsPassive is still answered with an assertion.
+    # Unsigned (the signature parameters dropped): LogoutRequests must be signed, whatever
+    # the SP's require_signed_requests (off here).
+    unsigned = url.split("&SigAlg=")[0]
+    assert "Signature" not in unsigned
+    resp = browser.get(unsigned, allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 400 and "SAMLResponse" not in resp.text, describe(resp)
+    # None of them ended the session: IsPassive is still answered with an assertion.
     req_id, url = sp.redirect_request(relay_state="rs-2", is_passive="true")
     assert sp.accept(browser.get(url, timeout=HTTP_TIMEOUT_S).text, req_id, "rs-2").session_info()["name_id"].text == name_id.text
     # Garbage is a page too, never a 500.

@@ -1,7 +1,7 @@
 //! `GET|POST /saml/slo`: SAML 2.0 Single Logout (Profiles §4.4), front channel, by the
 //! HTTP-Redirect and HTTP-POST bindings, joined to the OpenID logout:
 //!
-//! - an SP's **LogoutRequest** (its signature checked when it signs or must): the SP by its
+//! - an SP's **LogoutRequest** (signed: required, and checked): the SP by its
 //!   `Issuer`, the `NameID` the one we issued it in the browser's session, the
 //!   `SessionIndex` (if any) that session's `sid`; then the session ends as RP-initiated
 //!   logout ends it (`end_session::leave`: back-channel tokens queued, front-channel iframes,
@@ -107,6 +107,11 @@ fn read_params(params: &[(String, String)], decode: impl Fn(&str) -> Result<Stri
 
 /// The SP that sent a message, its signature checked (when it signed, or must sign), and the
 /// message read from what the signature covers (POST) or the query it signs (Redirect).
+/// A LogoutRequest must be signed (`must_sign`; Profiles §4.4.3.1: the requester MUST
+/// authenticate itself, and the front-channel bindings have only the signature for it):
+/// unsigned, anyone who knows a user's NameID (a username, an e-mail address) could make any
+/// page sign them out. A LogoutResponse changes nothing here, so is checked only if signed or
+/// if the SP `require_signed_requests`.
 fn sender<T>(
     app: &Issuer,
     xml: &str,
@@ -114,6 +119,7 @@ fn sender<T>(
     parse: impl Fn(&str) -> Result<T, XmlError>,
     issuer_of: impl Fn(&T) -> Option<&str>,
     signed_in_xml: impl Fn(&T) -> bool,
+    must_sign: bool,
 ) -> Result<(Arc<Client>, T), (Option<Arc<Client>>, String)> {
     let message = parse(xml).map_err(|e| (None, why(&e)))?;
     let client = issuer_of(&message).and_then(|i| app.registry().saml_provider(i));
@@ -122,11 +128,15 @@ fn sender<T>(
     };
     let sp = client.meta.saml.as_ref().expect("indexed by its saml settings");
     let certs = sp.signing_certs_der();
+    let must_sign = must_sign || sp.require_signed_requests;
+    if must_sign && certs.is_empty() {
+        return Err((Some(client), "the service provider must sign this message and registered no signing certificate".into()));
+    }
     let message = match binding {
-        Binding::Redirect(query) if query.contains("Signature=") || sp.require_signed_requests => {
+        Binding::Redirect(query) if query.contains("Signature=") || must_sign => {
             xml::verify_redirect_signature(query, &certs).map(|_| message)
         }
-        Binding::Post if signed_in_xml(&message) || sp.require_signed_requests => xml::verified_root(xml, &certs).and_then(|signed| parse(&signed)),
+        Binding::Post if signed_in_xml(&message) || must_sign => xml::verified_root(xml, &certs).and_then(|signed| parse(&signed)),
         _ => Ok(message),
     };
     message.map(|m| (client.clone(), m)).map_err(|e| (Some(client), why(&e)))
@@ -138,7 +148,7 @@ async fn handle(app: &Issuer, headers: &HeaderMap, incoming: Incoming, binding: 
     let t = now() as i64;
     match incoming.message {
         Message::Response => {
-            let checked = sender(app, &incoming.xml, &binding, |x| xml::parse_logout_response(x, &limits), |r| r.issuer.as_deref(), |r| r.has_signature);
+            let checked = sender(app, &incoming.xml, &binding, |x| xml::parse_logout_response(x, &limits), |r| r.issuer.as_deref(), |r| r.has_signature, false);
             let (client, response) = match checked {
                 Ok(c) => c,
                 Err((client, reason)) => return refused(app, client.as_deref(), &reason).await,
@@ -152,7 +162,7 @@ async fn handle(app: &Issuer, headers: &HeaderMap, incoming: Incoming, binding: 
             pages::signed_out(None)
         }
         Message::Request => {
-            let checked = sender(app, &incoming.xml, &binding, |x| xml::parse_logout_request(x, &limits), |r| r.issuer.as_deref(), |r| r.has_signature);
+            let checked = sender(app, &incoming.xml, &binding, |x| xml::parse_logout_request(x, &limits), |r| r.issuer.as_deref(), |r| r.has_signature, true);
             let (client, request) = match checked {
                 Ok(c) => c,
                 Err((client, reason)) => return refused(app, client.as_deref(), &reason).await,
