@@ -296,6 +296,8 @@ fn fuzz_seeds_are_accepted() {
     assert_eq!(a.attributes, [("mail".to_string(), vec!["alice@example.com".to_string()])]);
     assert_eq!(a.authn_context_class_ref.as_deref(), Some("urn:oasis:names:tc:SAML:2.0:ac:classes:Password"));
     assert_eq!(a.not_before, Some(1767225600));
+    assert_eq!(parse_logout_request(&seed("seed-logout-request"), &l).unwrap().session_indexes, ["sid-1", "sid-2"]);
+    assert_eq!(parse_logout_response(&seed("seed-logout-response"), &l).unwrap().in_response_to.as_deref(), Some("_ours"));
 }
 
 const LOGOUT_REQ: &str = r#"<samlp:LogoutRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="id-lo-1" Version="2.0" IssueInstant="2026-01-02T03:04:05Z" Destination="https://idp.test/saml/slo" NotOnOrAfter="2026-01-02T03:09:05Z">
