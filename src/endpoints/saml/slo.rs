@@ -44,6 +44,9 @@ const REPOSTED: &str = "authrim_reposted";
 
 /// How far an SP's clock may be ahead of ours, or a message late.
 const CLOCK_SKEW: i64 = 180;
+/// How old a LogoutRequest may be (by its `IssueInstant`): an SP makes one as the user signs
+/// out and sends the browser with it at once; an old one, signed as it is, is a replay.
+const MAX_AGE: i64 = 600;
 
 /// A message as it came: the XML, whether a request or a response, RelayState.
 struct Incoming {
@@ -170,7 +173,8 @@ async fn handle(app: &Issuer, headers: &HeaderMap, incoming: Incoming, binding: 
             if request.destination.as_deref().is_some_and(|d| d != here) {
                 return refused(app, Some(&client), "Destination is not this server's logout address").await;
             }
-            if request.not_on_or_after.is_some_and(|n| n + CLOCK_SKEW <= t) || request.issue_instant > t + CLOCK_SKEW {
+            let stale = request.issue_instant + MAX_AGE + CLOCK_SKEW < t || request.not_on_or_after.is_some_and(|n| n + CLOCK_SKEW <= t);
+            if stale || request.issue_instant > t + CLOCK_SKEW {
                 return refused(app, Some(&client), "the LogoutRequest is expired or not yet valid").await;
             }
             let sp = client.meta.saml.as_ref().expect("a SAML provider");
