@@ -189,7 +189,7 @@ async fn finish(app: &Issuer, session: Option<SessionRef>, req: LogoutRequest, s
 /// provider's logout, then the page whose hidden iframes tell the session's front-channel
 /// parties (OpenID clients' `frontchannel_logout_uri`s, SAML SPs' LogoutRequests: every one
 /// but `initiator`, the SAML SP whose own LogoutRequest this answers), then `next`. Shared by
-/// RP-initiated logout and SAML Single Logout (`saml::slo`), so both end sessions alike.
+/// RP-initiated logout and SAML Single Logout (`endpoints::saml::slo`), so both end sessions alike.
 pub(crate) async fn leave(
     app: &Issuer,
     ended: Option<&Session>,
