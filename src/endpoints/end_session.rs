@@ -188,8 +188,9 @@ async fn finish(app: &Issuer, session: Option<SessionRef>, req: LogoutRequest, s
 /// The way out of a logout once the session `ended` (if there was one): the upstream
 /// provider's logout, then the page whose hidden iframes tell the session's front-channel
 /// parties (OpenID clients' `frontchannel_logout_uri`s, SAML SPs' LogoutRequests: every one
-/// but `initiator`, the SAML SP whose own LogoutRequest this answers), then `next`. Shared by
-/// RP-initiated logout and SAML Single Logout (`endpoints::saml::slo`), so both end sessions alike.
+/// but `initiator`, the SAML SP whose own LogoutRequest this answers), then `next`. Shared
+/// by RP-initiated logout and SAML Single Logout (`endpoints::saml::slo`), so that both end
+/// sessions alike.
 pub(crate) async fn leave(
     app: &Issuer,
     ended: Option<&Session>,

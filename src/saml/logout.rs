@@ -156,7 +156,7 @@ mod tests {
         let url = redirect_url(&s, "https://sp.test/slo?x=y", Message::Request, &xml, Some("rs 1/é")).unwrap();
         assert!(url.starts_with("https://sp.test/slo?x=y&SAMLRequest="), "{url}");
         let query = url.split_once('?').unwrap().1;
-        xml::verify_redirect_signature(query, &[s.cert_der.clone()]).unwrap();
+        xml::verify_redirect_signature(query, std::slice::from_ref(&s.cert_der)).unwrap();
         // Another key's certificate: refused.
         assert!(xml::verify_redirect_signature(query, &[signer().cert_der.clone()]).is_err());
         assert_eq!(query_value(&url, "RelayState"), "rs 1/é");

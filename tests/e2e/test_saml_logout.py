@@ -275,3 +275,35 @@ def test_sp_initiated_logout_by_post_signed_in_the_xml_and_partial_when_an_sp_ca
     req_id, url = mute.redirect_request(relay_state="rs-5", is_passive="true")
     with pytest.raises(StatusNoPassive):
         mute.accept(browser.get(url, timeout=HTTP_TIMEOUT_S).text, req_id, "rs-5")
+
+
+def test_sp_initiated_logout_tells_the_other_sp_in_an_iframe_then_answers(authrim_server, alice, idp_metadata, tmp_path):
+    """Two SAML SPs in one session: the one that asks gets no LogoutRequest of its own; the
+    other's is loaded in the page's iframe, and the page then goes on to the first's
+    LogoutResponse."""
+    a = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("slo-a"), False, idp_metadata, slo=True)
+    b = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("slo-b"), False, idp_metadata, slo=True)
+    a.register()
+    b.register()
+    browser = requests.Session()
+    req_id, url = a.redirect_request()
+    name_a = a.accept(sign_in(browser, browser.get(url, timeout=HTTP_TIMEOUT_S), alice).text, req_id, "rs-1").session_info()["name_id"]
+    req_id, url = b.redirect_request()
+    info_b = b.accept(browser.get(url, timeout=HTTP_TIMEOUT_S).text, req_id, "rs-1").session_info()
+    assert info_b["name_id"].text != name_a.text, "persistent NameIDs are per SP"
+
+    resp = browser.get(sp_logout_url(a, name_a), allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 200, describe(resp)
+    page = _Frames()
+    page.feed(resp.text)
+    assert len(page.frames) == 1 and page.frames[0].startswith(b.slo + "?"), page.frames
+    msg = query(page.frames[0])
+    request = b.client.parse_logout_request(msg["SAMLRequest"], BINDING_HTTP_REDIRECT)
+    assert request._do_redirect_sig_check(msg)
+    assert request.message.name_id.text == info_b["name_id"].text
+    assert [s.text for s in request.message.session_index] == [info_b["session_index"]]
+    assert page.next and page.next.startswith(a.slo + "?"), page.next
+    answer = query(page.next)
+    assert signed_by_idp(a, answer)
+    logout = a.client.parse_logout_request_response(answer["SAMLResponse"], BINDING_HTTP_REDIRECT)
+    assert logout.response.status.status_code.value == SUCCESS and logout.response.status.status_code.status_code is None

@@ -108,6 +108,9 @@ fn read_params(params: &[(String, String)], decode: impl Fn(&str) -> Result<Stri
     Ok(Incoming { xml, message, relay_state })
 }
 
+/// Why a message was refused, and by whom it came if that is known.
+type Refusal = (Option<Arc<Client>>, String);
+
 /// The SP that sent a message, its signature checked (when it signed, or must sign), and the
 /// message read from what the signature covers (POST) or the query it signs (Redirect).
 /// A LogoutRequest must be signed (`must_sign`; Profiles §4.4.3.1: the requester MUST
@@ -123,7 +126,7 @@ fn sender<T>(
     issuer_of: impl Fn(&T) -> Option<&str>,
     signed_in_xml: impl Fn(&T) -> bool,
     must_sign: bool,
-) -> Result<(Arc<Client>, T), (Option<Arc<Client>>, String)> {
+) -> Result<(Arc<Client>, T), Refusal> {
     let message = parse(xml).map_err(|e| (None, why(&e)))?;
     let client = issuer_of(&message).and_then(|i| app.registry().saml_provider(i));
     let Some(client) = client else {
@@ -151,7 +154,8 @@ async fn handle(app: &Issuer, headers: &HeaderMap, incoming: Incoming, binding: 
     let t = now() as i64;
     match incoming.message {
         Message::Response => {
-            let checked = sender(app, &incoming.xml, &binding, |x| xml::parse_logout_response(x, &limits), |r| r.issuer.as_deref(), |r| r.has_signature, false);
+            let parse = |x: &str| xml::parse_logout_response(x, &limits);
+            let checked = sender(app, &incoming.xml, &binding, parse, |r| r.issuer.as_deref(), |r| r.has_signature, false);
             let (client, response) = match checked {
                 Ok(c) => c,
                 Err((client, reason)) => return refused(app, client.as_deref(), &reason).await,
@@ -159,13 +163,17 @@ async fn handle(app: &Issuer, headers: &HeaderMap, incoming: Incoming, binding: 
             if response.destination.as_deref().is_some_and(|d| d != here) {
                 return refused(app, Some(&client), "Destination is not this server's logout address").await;
             }
-            let detail = json!({"sp": client.id(), "response": response.status, "sub_status": response.sub_status, "in_response_to": response.in_response_to});
+            let detail = json!({
+                "sp": client.id(), "response": response.status, "sub_status": response.sub_status,
+                "in_response_to": response.in_response_to,
+            });
             app.audit(AuditEvent::new("saml_logout").client(client.id()).detail(detail)).await;
             // It came back into the logout page's iframe: the page there goes on by itself.
             pages::signed_out(None)
         }
         Message::Request => {
-            let checked = sender(app, &incoming.xml, &binding, |x| xml::parse_logout_request(x, &limits), |r| r.issuer.as_deref(), |r| r.has_signature, true);
+            let parse = |x: &str| xml::parse_logout_request(x, &limits);
+            let checked = sender(app, &incoming.xml, &binding, parse, |r| r.issuer.as_deref(), |r| r.has_signature, true);
             let (client, request) = match checked {
                 Ok(c) => c,
                 Err((client, reason)) => return refused(app, client.as_deref(), &reason).await,
@@ -199,11 +207,15 @@ async fn handle(app: &Issuer, headers: &HeaderMap, incoming: Incoming, binding: 
             let untold = ended.as_ref().map(|s| logout_requests(app, s, Some(client.id())).1).unwrap_or(0);
             let codes = (status::SUCCESS, (untold > 0).then_some(status::PARTIAL_LOGOUT));
             let answer = slo::response_xml(&saml::entity_id(app.issuer()), &slo_url, &request.id, codes, t as u64);
-            let url = match signer::current(app.keys()).and_then(|s| slo::redirect_url(&s, &slo_url, Message::Response, &answer, incoming.relay_state.as_deref())) {
+            let relay = incoming.relay_state.as_deref();
+            let url = match signer::current(app.keys()).and_then(|s| slo::redirect_url(&s, &slo_url, Message::Response, &answer, relay)) {
                 Ok(u) => u,
                 Err(e) => return authorize::unavailable(e),
             };
-            let detail = json!({"sp": client.id(), "request": request.id, "sid": ended.as_ref().map(|s| &s.sid), "status": codes.1.unwrap_or(codes.0)});
+            let detail = json!({
+                "sp": client.id(), "request": request.id, "sid": ended.as_ref().map(|s| &s.sid),
+                "status": codes.1.unwrap_or(codes.0),
+            });
             let mut event = AuditEvent::new("saml_logout").client(client.id()).detail(detail);
             if let Some(s) = &ended {
                 event = event.user(&s.user_id);
@@ -228,7 +240,7 @@ fn names_this_session(app: &Issuer, client: &Client, request: &xml::LogoutReques
     if request.name_id_format.as_deref().is_some_and(|f| f != sp.name_id_format && f != NAMEID_UNSPECIFIED) {
         return Err("the NameID Format is not the one this service provider is registered for");
     }
-    if !request.session_indexes.is_empty() && !request.session_indexes.iter().any(|i| *i == session.sid) {
+    if !request.session_indexes.is_empty() && !request.session_indexes.contains(&session.sid) {
         return Err("the SessionIndex is not this session's");
     }
     Ok(())
@@ -239,8 +251,13 @@ fn names_this_session(app: &Issuer, client: &Client, request: &xml::LogoutReques
 /// SLO URL, one outside the address policy, a user without the e-mail its NameID is, or no
 /// signing key).
 pub fn logout_requests(app: &Issuer, session: &Session, except: Option<&str>) -> (Vec<String>, usize) {
-    let sps: Vec<Arc<Client>> =
-        session.clients.iter().filter(|id| Some(id.as_str()) != except).filter_map(|id| app.client(id)).filter(|c| c.meta.saml.is_some()).collect();
+    let sps: Vec<Arc<Client>> = session
+        .clients
+        .iter()
+        .filter(|id| Some(id.as_str()) != except)
+        .filter_map(|id| app.client(id))
+        .filter(|c| c.meta.saml.is_some())
+        .collect();
     if sps.is_empty() {
         return (Vec::new(), 0);
     }
@@ -253,9 +270,17 @@ pub fn logout_requests(app: &Issuer, session: &Session, except: Option<&str>) ->
         let url = (|| {
             // The page makes the browser load it: under the server's address policy, as the
             // OpenID clients' front-channel URIs are.
-            let dest = sp.slo_url.as_deref().filter(|u| crate::http::fetch::check_target(u, app.config.fetch_allow_private_addresses).is_ok())?;
+            let allowed = |u: &&str| crate::http::fetch::check_target(u, app.config.fetch_allow_private_addresses).is_ok();
+            let dest = sp.slo_url.as_deref().filter(allowed)?;
             let name_id = sso::issued_name_id(app, sp, &session.sid, user.as_ref()?)?;
-            let out = LogoutRequestOut { idp_entity_id: &idp, destination: dest, name_id: &name_id, name_id_format: &sp.name_id_format, session_index: &session.sid, now: now() };
+            let out = LogoutRequestOut {
+                idp_entity_id: &idp,
+                destination: dest,
+                name_id: &name_id,
+                name_id_format: &sp.name_id_format,
+                session_index: &session.sid,
+                now: now(),
+            };
             let (_, xml) = slo::request_xml(&out);
             slo::redirect_url(signer.as_ref()?, dest, Message::Request, &xml, None).ok()
         })();

@@ -207,6 +207,7 @@ pub(super) fn scan(xml: &str, limits: &Limits) -> Result<Doc, XmlError> {
                 stack.pop().ok_or_else(|| bad("unbalanced end tag"))?;
                 closed_root |= stack.is_empty();
             }
+            // Not folded into the guard: text outside the root must never reach the next arm.
             Event::Text(ref t) if stack.is_empty() => {
                 if !(**t).iter().all(u8::is_ascii_whitespace) {
                     return Err(bad("text outside the root"));
