@@ -102,6 +102,8 @@ pub const EVENTS: &[(&str, Acting)] = &[
     ("role_unassigned", Acting::Operator),
     ("saml_assertion_accepted", Acting::User),
     ("saml_assertion_refused", Acting::Server),
+    ("saml_logout", Acting::User),
+    ("saml_logout_refused", Acting::Client),
     ("saml_request_refused", Acting::Client),
     ("saml_response_issued", Acting::User),
     ("saml_response_refused", Acting::Server),

@@ -188,7 +188,7 @@ fn saml_settings(args: &ClientArgs) -> anyhow::Result<Option<crate::registry::cl
             None => Err(anyhow::anyhow!("--saml-attribute {a:?}: NAME=CLAIM")),
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let overrides = crate::saml::sp_metadata::Overrides {
+    let overrides = crate::saml::sp_metadata::ServiceProviderOptions {
         name_id_format,
         attributes: (!attributes.is_empty()).then_some(attributes),
         require_signed_requests: args.saml_require_signed_requests.then_some(true),

@@ -7,7 +7,7 @@ use super::operations::{self, Actor};
 use crate::error::OAuthError;
 use crate::http::params::Body;
 use crate::registry::ClientInput;
-use crate::saml::sp_metadata::{self, Overrides};
+use crate::saml::sp_metadata::{self, ServiceProviderOptions};
 use crate::tenant::Issuer;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -29,7 +29,7 @@ pub(crate) struct ServiceProviderInput {
     pub client_id: Option<String>,
     pub client_name: Option<String>,
     #[serde(flatten)]
-    pub overrides: Overrides,
+    pub overrides: ServiceProviderOptions,
 }
 
 /// Register a SAML service provider from its metadata: a client whose `saml` settings the

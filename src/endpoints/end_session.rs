@@ -181,20 +181,39 @@ async fn finish(app: &Issuer, session: Option<SessionRef>, req: LogoutRequest, s
         },
         None => None,
     };
-    let mut next = req.post_logout_redirect_uri.as_deref().and_then(|uri| back_to_client(uri, req.state.as_deref()));
+    let next = req.post_logout_redirect_uri.as_deref().and_then(|uri| back_to_client(uri, req.state.as_deref()));
+    leave(app, ended.as_ref(), next, req.ui_locales.as_deref(), status, None).await
+}
+
+/// The way out of a logout once the session `ended` (if there was one): the upstream
+/// provider's logout, then the page whose hidden iframes tell the session's front-channel
+/// parties (OpenID clients' `frontchannel_logout_uri`s, SAML SPs' LogoutRequests: every one
+/// but `initiator`, the SAML SP whose own LogoutRequest this answers), then `next`. Shared
+/// by RP-initiated logout and SAML Single Logout (`endpoints::saml::slo`), so that both end
+/// sessions alike.
+pub(crate) async fn leave(
+    app: &Issuer,
+    ended: Option<&Session>,
+    mut next: Option<String>,
+    ui_locales: Option<&str>,
+    status: StatusCode,
+    initiator: Option<&str>,
+) -> Response {
     // Signed in through an upstream provider that has a logout endpoint: its session ends
     // too, on the way out; it sends the browser back to `/logout/upstream`, which goes on
     // to where this logout was going (sealed into `state`).
-    if let Some(up) = ended.as_ref().and_then(|s| s.upstream.as_ref()) {
-        let then = AfterUpstream { next: next.clone(), ui_locales: req.ui_locales.clone() };
+    if let Some(up) = ended.and_then(|s| s.upstream.as_ref()) {
+        let then = AfterUpstream { next: next.clone(), ui_locales: ui_locales.map(str::to_string) };
         let state = app.tenant.sealer.seal(UPSTREAM_KIND, UPSTREAM_KIND, app.config.challenge_ttl, &then);
         if let Some(url) = app.tenant.upstreams.logout_url(&up.provider, up.id_token.as_deref(), &app.endpoint(UPSTREAM_RETURN), &state).await {
             next = Some(url);
         }
     }
-    let iframes = ended.as_ref().map(|s| frontchannel::iframe_urls(app, s)).unwrap_or_default();
+    let mut iframes = ended.map(|s| frontchannel::iframe_urls(app, s)).unwrap_or_default();
+    // SAML SPs are told the same way (Profiles §4.4, front channel): their LogoutRequests.
+    iframes.extend(ended.map(|s| super::saml::slo::logout_requests(app, s, initiator).0).unwrap_or_default());
     let mut res = if !iframes.is_empty() {
-        pages::frontchannel_logout(&iframes, next.as_deref(), req.ui_locales.as_deref())
+        pages::frontchannel_logout(&iframes, next.as_deref(), ui_locales)
     } else if let Some(next) = next {
         let mut res = status.into_response();
         if let Ok(v) = HeaderValue::from_str(&next) {
@@ -203,7 +222,7 @@ async fn finish(app: &Issuer, session: Option<SessionRef>, req: LogoutRequest, s
         res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         res
     } else {
-        pages::signed_out(req.ui_locales.as_deref())
+        pages::signed_out(ui_locales)
     };
     clear_session_cookie(app, &mut res);
     res

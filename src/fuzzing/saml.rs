@@ -23,10 +23,12 @@ fn check_error(e: &XmlError) {
 ///    `check_safe` passes is read;
 /// 4. `verified_root` (the fixed certificate): its output is a safe document whose root ID
 ///    is the input's;
-/// 5. `verified_response`: an assertion exactly when the status is Success.
+/// 5. `verified_response`: an assertion exactly when the status is Success;
+/// 6. `parse_logout_request`; 7. `parse_logout_response`: only what `check_safe` passes is
+///    read, and its ID is in the input.
 pub fn saml_message(data: &[u8]) {
     let limits = Limits { max_message_bytes: 16 * 1024, max_depth: 24 };
-    let (m, rest) = mode(data, 6);
+    let (m, rest) = mode(data, 8);
     let input = text(rest);
     let safe = xml::check_safe(&input, &limits);
     if let Err(e) = &safe {
@@ -74,6 +76,20 @@ pub fn saml_message(data: &[u8]) {
                 // verified_root leaves the size to its caller and bounds depth by the default.
                 let unbounded = Limits { max_message_bytes: usize::MAX, ..Limits::default() };
                 assert_eq!(xml::check_safe(&input, &unbounded), Ok(()), "an unsafe document verified");
+            }
+            Err(e) => check_error(&e),
+        },
+        6 => match xml::parse_logout_request(&input, &limits) {
+            Ok(r) => {
+                assert_eq!(safe, Ok(()), "an unsafe LogoutRequest read");
+                assert!(!r.id.is_empty(), "a LogoutRequest without an ID");
+            }
+            Err(e) => check_error(&e),
+        },
+        7 => match xml::parse_logout_response(&input, &limits) {
+            Ok(r) => {
+                assert_eq!(safe, Ok(()), "an unsafe LogoutResponse read");
+                assert!(!r.id.is_empty() && !r.status.is_empty(), "a LogoutResponse without an ID or a status");
             }
             Err(e) => check_error(&e),
         },

@@ -169,9 +169,9 @@ fn generated(rng: &mut Rng, target: &str) -> Vec<u8> {
         }
         "saml_message" => {
             // XML's own bombs and edges, for each mode.
-            let m = rng.below(6) as u8;
+            let m = rng.below(8) as u8;
             let depth = 1 + rng.below(64);
-            let el = *rng.pick(&["samlp:Response", "saml:Assertion", "a", "ds:Signature", "md:EntityDescriptor"]);
+            let el = *rng.pick(&["samlp:Response", "saml:Assertion", "a", "ds:Signature", "md:EntityDescriptor", "samlp:LogoutRequest", "saml:NameID"]);
             let ns = " xmlns:samlp=\"urn:oasis:names:tc:SAML:2.0:protocol\" xmlns:saml=\"urn:oasis:names:tc:SAML:2.0:assertion\" xmlns:ds=\"http://www.w3.org/2000/09/xmldsig#\" xmlns:md=\"urn:oasis:names:tc:SAML:2.0:metadata\"";
             let body = match rng.below(5) {
                 0 => format!("<{el}{ns}>{}{}</{el}>", format!("<{el}>").repeat(depth), format!("</{el}>").repeat(depth)),

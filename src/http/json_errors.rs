@@ -94,11 +94,13 @@ fn is_navigation(headers: &HeaderMap) -> bool {
 
 pub fn is_browser_page(path: &str) -> bool {
     matches!(path, "/" | "/authorize" | "/login" | "/login/second-factor" | "/login/passkey" | "/login/select" | "/login/organization" | "/login/upstream" | "/login/upstream/callback" | "/login/forgot" | "/login/reset" | "/signup" | "/signup/verify" | "/consent" | "/logout" | "/logout/confirm" | "/logout/upstream" | "/demo" | "/demo/start" | "/demo/callback")
-        // SAML's single sign-on service: a browser's (both bindings), its answers pages.
+        // SAML's single sign-on and logout services: a browser's (both bindings), their
+        // answers pages.
         || path == crate::saml::SSO_PATH
         || path.starts_with("/saml/start/")
         // Our SP's assertion consumer service: the IdP's page posts the browser there.
         || path == crate::saml::sp::ACS_PATH
+        || path == crate::saml::SLO_PATH
         // The account page and the console are for browsers only, whatever lies below them.
         || path.starts_with("/account")
         || path.starts_with("/console")

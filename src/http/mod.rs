@@ -61,6 +61,7 @@ pub fn router(app: AppState) -> Router {
         .route("/logout/confirm", post(end_session::confirm))
         .route(end_session::UPSTREAM_RETURN, get(end_session::upstream_return))
         .route(crate::saml::SSO_PATH, get(crate::endpoints::saml::sso::get).post(crate::endpoints::saml::sso::post))
+        .route(crate::saml::SLO_PATH, get(crate::endpoints::saml::slo::get).post(crate::endpoints::saml::slo::post))
         .route(crate::saml::METADATA_PATH, get(crate::endpoints::saml::metadata::get))
         .route("/saml/start/{client}", get(crate::endpoints::saml::sso::initiate))
         .route(crate::saml::sp::ACS_PATH, post(crate::endpoints::saml::acs::post))
@@ -189,6 +190,7 @@ fn endpoint_label(path: &str) -> &'static str {
         "/authorize" => "authorize",
         "/saml/sso" => "saml_sso",
         "/saml/acs" => "saml_acs",
+        "/saml/slo" => "saml_slo",
         "/login" | "/login/second-factor" => "login",
         "/consent" => "consent",
         "/logout" | "/logout/confirm" => "end_session",

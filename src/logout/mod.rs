@@ -40,6 +40,8 @@ pub enum EndedBy {
     Account(String),
     /// A directory's sync round, the user being gone from it (its provider, `ldap:<id>`).
     Directory(String),
+    /// The user through a SAML SP's LogoutRequest (the SP's client id).
+    Saml(String),
 }
 
 /// What `cut_off` ended.
@@ -127,6 +129,10 @@ pub async fn end_session(app: &App, tenant: TenantId, which: SessionRef, by: End
         EndedBy::Directory(provider) => {
             detail["by"] = "ldap".into();
             detail["directory"] = provider.into();
+        }
+        EndedBy::Saml(client) => {
+            detail["by"] = "saml".into();
+            detail["sp"] = client.into();
         }
     }
     app.audit.record(AuditEvent::new("logout").tenant(tenant).user(&ended.user_id).detail(detail)).await;

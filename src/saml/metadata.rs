@@ -1,7 +1,7 @@
 //! The tenant's IdP metadata (SAML Metadata §2.4.3): its entity ID, the certificate of each
 //! RSA key that signs or is about to (rollover: an SP that reads the metadata before a
-//! rotation already trusts the next key), where to send AuthnRequests (both bindings), the
-//! NameID formats it issues. Signed by the current key, valid for `VALID_FOR`.
+//! rotation already trusts the next key), where to send AuthnRequests and logout messages
+//! (both bindings), the NameID formats it issues. Signed by the current key, valid for `VALID_FOR`.
 
 use super::signer::{self, Signer};
 use super::SamlError;
@@ -24,6 +24,7 @@ pub fn document(keys: &KeyManager, issuer: &str, now: u64) -> Result<String, Sam
     let certs: Vec<Arc<Signer>> = all.into_iter().map(|(_, s)| s).collect();
     let id = super::new_id();
     let sso = format!("{issuer}{}", super::SSO_PATH);
+    let slo = format!("{issuer}{}", super::SLO_PATH);
     let descriptor = IdpSsoDescriptor {
         protocol_support_enumeration: Some(PROTOCOL.into()),
         key_descriptors: certs
@@ -39,6 +40,11 @@ pub fn document(keys: &KeyManager, issuer: &str, now: u64) -> Result<String, Sam
         single_sign_on_services: [BINDING_REDIRECT, BINDING_POST]
             .iter()
             .map(|b| Endpoint { binding: b.to_string(), location: sso.clone(), response_location: None })
+            .collect(),
+        // Profiles §4.4: LogoutRequests and LogoutResponses from SPs, by either binding.
+        single_logout_services: [BINDING_REDIRECT, BINDING_POST]
+            .iter()
+            .map(|b| Endpoint { binding: b.to_string(), location: slo.clone(), response_location: None })
             .collect(),
         ..empty_descriptor()
     };

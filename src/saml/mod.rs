@@ -5,6 +5,7 @@
 
 pub mod authn_context;
 pub mod encrypt;
+pub mod logout;
 pub mod metadata;
 pub mod response;
 pub mod signer;
@@ -24,6 +25,8 @@ pub mod status {
     pub const NO_AUTHN_CONTEXT: &str = "urn:oasis:names:tc:SAML:2.0:status:NoAuthnContext";
     pub const INVALID_NAMEID_POLICY: &str = "urn:oasis:names:tc:SAML:2.0:status:InvalidNameIDPolicy";
     pub const AUTHN_FAILED: &str = "urn:oasis:names:tc:SAML:2.0:status:AuthnFailed";
+    /// Under Success: the session ended, but not every party of it could be told.
+    pub const PARTIAL_LOGOUT: &str = "urn:oasis:names:tc:SAML:2.0:status:PartialLogout";
 }
 
 /// Where a sign-in that came as an AuthnRequest goes back to: what the interaction carries
@@ -76,3 +79,5 @@ pub const METADATA_PATH: &str = "/saml/metadata";
 pub const SSO_PATH: &str = "/saml/sso";
 /// `{IDP_INITIATED_PATH}/{client_id}`: IdP-initiated SSO into that SP (`endpoints::saml::sso::initiate`).
 pub const IDP_INITIATED_PATH: &str = "/saml/start";
+/// Single Logout (both bindings, both directions): `endpoints::saml::slo`.
+pub const SLO_PATH: &str = "/saml/slo";

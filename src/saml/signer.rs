@@ -88,14 +88,16 @@ impl Signer {
         samael::crypto::Crypto::sign_xml(xml, &self.key_pkcs1).map_err(|e| SamlError::Internal(format!("signing: {e}")))
     }
 
-    /// RSA-SHA256 (PKCS#1 v1.5) over `data`: the HTTP-Redirect binding's signature (Bindings
-    /// §3.4.4.1), over the query's octets as they are sent.
-    pub fn sign_rsa_sha256(&self, data: &[u8]) -> Result<Vec<u8>, SamlError> {
-        let fail = |e: openssl::error::ErrorStack| SamlError::Internal(format!("signing: {e}"));
-        let key = PKey::from_rsa(openssl::rsa::Rsa::private_key_from_der(&self.key_pkcs1).map_err(fail)?).map_err(fail)?;
-        let mut s = openssl::sign::Signer::new(MessageDigest::sha256(), &key).map_err(fail)?;
-        s.update(data).map_err(fail)?;
-        s.sign_to_vec().map_err(fail)
+    /// An RSASSA-PKCS1-v1_5 SHA-256 signature of `data` (the HTTP-Redirect binding signs the
+    /// query's octets, not XML: Bindings §3.4.4.1).
+    pub fn sign_bytes(&self, data: &[u8]) -> Result<Vec<u8>, SamlError> {
+        let sign = || -> Result<Vec<u8>, openssl::error::ErrorStack> {
+            let key = PKey::from_rsa(openssl::rsa::Rsa::private_key_from_der(&self.key_pkcs1)?)?;
+            let mut s = openssl::sign::Signer::new(MessageDigest::sha256(), &key)?;
+            s.update(data)?;
+            s.sign_to_vec()
+        };
+        sign().map_err(|e| SamlError::Internal(format!("signing: {e}")))
     }
 
     /// The certificate as metadata and `KeyInfo` carry it (base64 DER).
@@ -130,5 +132,16 @@ mod tests {
         let public = PKey::private_key_from_pkcs8(&pkcs8).unwrap().public_key_to_der().unwrap();
         assert_eq!(cert.public_key().unwrap().public_key_to_der().unwrap(), public);
         assert!(cert.verify(&cert.public_key().unwrap()).unwrap(), "self-signed");
+    }
+
+    #[test]
+    fn bytes_are_signed_with_rsa_sha256_by_the_certificate_s_key() {
+        let (key, _) = SigningKey::generate().unwrap();
+        let s = make(&key.kid, &key.rsa_pkcs8().unwrap()).unwrap();
+        let sig = s.sign_bytes(b"SAMLRequest=x&SigAlg=y").unwrap();
+        let public = openssl::x509::X509::from_der(&s.cert_der).unwrap().public_key().unwrap();
+        let mut v = openssl::sign::Verifier::new(MessageDigest::sha256(), &public).unwrap();
+        v.update(b"SAMLRequest=x&SigAlg=y").unwrap();
+        assert!(v.verify(&sig).unwrap());
     }
 }

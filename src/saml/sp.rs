@@ -137,7 +137,7 @@ pub fn redirect_url(sso_url: &str, xml: &str, relay_state: &str, signer: Option<
     if let Some(s) = signer {
         query.push_str("&SigAlg=");
         query.push_str(&enc(RSA_SHA256));
-        let signature = s.sign_rsa_sha256(query.as_bytes())?;
+        let signature = s.sign_bytes(query.as_bytes())?;
         query.push_str("&Signature=");
         query.push_str(&enc(&b64.encode(signature)));
     }

@@ -11,7 +11,7 @@ use base64::Engine as _;
 /// default.
 #[derive(Debug, Clone, Default, serde::Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Overrides {
+pub struct ServiceProviderOptions {
     pub name_id_format: Option<String>,
     pub attributes: Option<Vec<SamlAttribute>>,
     pub require_signed_requests: Option<bool>,
@@ -26,7 +26,7 @@ pub struct Overrides {
     pub consent: Option<bool>,
 }
 
-pub fn service_provider(metadata: &str, limits: &Limits, o: Overrides) -> Result<SamlServiceProvider, String> {
+pub fn service_provider(metadata: &str, limits: &Limits, o: ServiceProviderOptions) -> Result<SamlServiceProvider, String> {
     let m = xml::check_safe(metadata, limits).and_then(|_| xml::parse_sp_metadata(metadata, limits)).map_err(|e| format!("metadata: {e:?}"))?;
     let acs: Vec<AssertionConsumerService> = m
         .acs

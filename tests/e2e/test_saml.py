@@ -71,10 +71,12 @@ class ServiceProvider:
     """pysaml2 as an SP of Authrim: its client, its ACS, its registration."""
 
     def __init__(self, server, tmp: Path, name: str, sign_requests: bool, idp_metadata: str, encryption: bool = False,
-                 unsolicited: bool = False):
+                 unsolicited: bool = False, slo: bool = False):
         self.server = server
         self.entity_id = f"https://{name}.sp.example/metadata"
         self.acs = f"https://{name}.sp.example/acs"
+        # Single Logout (test_saml_logout.py): one address for both bindings.
+        self.slo = f"https://{name}.sp.example/slo" if slo else None
         key, cert = sp_keys(tmp, name)
         conf = {
             "entityid": self.entity_id,
@@ -87,7 +89,10 @@ class ServiceProvider:
             "allow_unknown_attributes": True,
             **({"encryption_keypairs": [dict(zip(("key_file", "cert_file"), sp_keys(tmp, name + "-enc")))]} if encryption else {}),
             "service": {"sp": {
-                "endpoints": {"assertion_consumer_service": [(self.acs, BINDING_HTTP_POST)]},
+                "endpoints": {"assertion_consumer_service": [(self.acs, BINDING_HTTP_POST)],
+                              **({"single_logout_service": [(self.slo, BINDING_HTTP_REDIRECT), (self.slo, BINDING_HTTP_POST)]}
+                                 if slo else {})},
+                "logout_requests_signed": True,
                 "authn_requests_signed": sign_requests,
                 "want_response_signed": True,
                 "want_assertions_signed": True,

@@ -75,6 +75,7 @@ fn response(signer: &Signer, down: &TestServer, in_response_to: &str, name_id: &
         now,
         lifetime: 300,
         sign_response: true,
+        encrypt_to: None,
     };
     base64::engine::general_purpose::STANDARD.encode(success(signer, &grant).unwrap())
 }

@@ -81,7 +81,7 @@ pub async fn create(app: Issuer, Change { admin, params }: Change) -> Response {
     let Some(metadata) = params.get("metadata").filter(|m| !m.trim().is_empty()) else {
         return mistake(page(), "metadata", "console-saml-metadata-missing");
     };
-    let overrides = crate::saml::sp_metadata::Overrides {
+    let overrides = crate::saml::sp_metadata::ServiceProviderOptions {
         name_id_format: text(&params, "name_id_format"),
         attributes: Some(attributes),
         require_signed_requests: checked(&params, "require_signed_requests").then_some(true),

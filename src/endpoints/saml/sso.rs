@@ -31,10 +31,10 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 
 /// Bindings §3.4.3 says 80 bytes; SPs send more (a return URL), so a looser bound, still one.
-const MAX_RELAY_STATE: usize = 1024;
+pub(super) const MAX_RELAY_STATE: usize = 1024;
 
 /// How a request came, for its signature check.
-enum Binding<'a> {
+pub(super) enum Binding<'a> {
     /// The raw query string: the signature is over its octets as sent.
     Redirect(&'a str),
     Post,
@@ -81,12 +81,12 @@ pub async fn post(app: Issuer, headers: HeaderMap, body: Result<Bytes, axum::ext
     start(&app, &headers, &xml, Binding::Post, relay).await
 }
 
-fn limits(app: &Issuer) -> Limits {
+pub(super) fn limits(app: &Issuer) -> Limits {
     Limits { max_message_bytes: app.config.saml_max_message_bytes, ..Limits::default() }
 }
 
 /// The one value of `name`; given twice is an error (which of two would the signature mean?).
-fn single(params: &[(String, String)], name: &str) -> Result<Option<String>, ()> {
+pub(super) fn single(params: &[(String, String)], name: &str) -> Result<Option<String>, ()> {
     let mut found = params.iter().filter(|(k, _)| k == name).map(|(_, v)| v.clone());
     let first = found.next();
     match found.next() {
@@ -95,13 +95,13 @@ fn single(params: &[(String, String)], name: &str) -> Result<Option<String>, ()>
     }
 }
 
-fn why(e: &XmlError) -> String {
+pub(super) fn why(e: &XmlError) -> String {
     match e {
         XmlError::TooLarge => "the message is larger than saml_max_message_bytes".into(),
         XmlError::Encoding(m) => format!("not encoded as the binding says: {m}"),
         XmlError::Doctype => "a document type declaration (DTDs are refused)".into(),
         XmlError::TooDeep => "nested too deeply".into(),
-        XmlError::Malformed(m) => format!("not an AuthnRequest: {m}"),
+        XmlError::Malformed(m) => format!("not the SAML message expected: {m}"),
         XmlError::Signature(m) => format!("signature: {m}"),
         XmlError::Wrapped => "the signature does not cover the request (signature wrapping)".into(),
     }
@@ -245,16 +245,9 @@ pub async fn respond(app: &Issuer, req: &AuthorizationRequest, reply: &SamlReply
     let Some(user) = app.registry().user(&session.user_id) else {
         return answer_error(app, &client, reply, (status::RESPONDER, Some(status::REQUEST_DENIED)), &OAuthError::access_denied("the user is gone")).await;
     };
-    let name_id = match sp.name_id_format.as_str() {
-        sp_config::NAMEID_EMAIL => match user.email() {
-            Some(e) => e.to_string(),
-            None => {
-                let e = OAuthError::access_denied("the user has no e-mail address, which this service provider's NameID is");
-                return answer_error(app, &client, reply, (status::RESPONDER, Some(status::INVALID_NAMEID_POLICY)), &e).await;
-            }
-        },
-        sp_config::NAMEID_UNSPECIFIED => user.username.clone(),
-        _ => name_id(app, sp, &session.sid, &user.id),
+    let Some(name_id) = issued_name_id(app, sp, &session.sid, &user) else {
+        let e = OAuthError::access_denied("the user has no e-mail address, which this service provider's NameID is");
+        return answer_error(app, &client, reply, (status::RESPONDER, Some(status::INVALID_NAMEID_POLICY)), &e).await;
     };
     let attributes = attributes(app, &client, sp, &user);
     let encrypt_to = sp.encryption_cert_der();
@@ -325,6 +318,17 @@ fn post_to_acs(reply: &SamlReply, xml: &str) -> Response {
         fields.push(("RelayState", r.as_str()));
     }
     pages::form_post(&reply.acs_url, &fields)
+}
+
+/// The NameID `sp` is given for `user` in the login session `sid`, in its format: what
+/// Single Logout compares an SP's LogoutRequest with and names the user by in ours. `None`:
+/// the format is the e-mail address and the user has none.
+pub fn issued_name_id(app: &Issuer, sp: &SamlServiceProvider, sid: &str, user: &crate::registry::User) -> Option<String> {
+    match sp.name_id_format.as_str() {
+        sp_config::NAMEID_EMAIL => user.email().map(str::to_string),
+        sp_config::NAMEID_UNSPECIFIED => Some(user.username.clone()),
+        _ => Some(name_id(app, sp, sid, &user.id)),
+    }
 }
 
 /// The opaque NameIDs (SAML Core §8.3.6, §8.3.7), made again rather than stored: a

@@ -43,7 +43,9 @@ pub struct SamlServiceProvider {
     /// Where Responses go (HTTP-POST only): an AuthnRequest's `AssertionConsumerServiceURL`
     /// must be one of these exactly, or its index name one.
     pub acs: Vec<AssertionConsumerService>,
-    /// SAML Metadata §2.4.2: where LogoutRequests go (Single Logout, a later slice).
+    /// SAML Metadata §2.4.2: the SP's SingleLogoutService, where our LogoutRequests and
+    /// LogoutResponses go, by the HTTP-Redirect binding (`endpoints::saml::slo`). None: it
+    /// cannot be told of a logout, and cannot ask for one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo_url: Option<String>,
     /// The SP's signing certificates (PEM or base64 DER): a signed AuthnRequest must verify

@@ -88,6 +88,38 @@ pub struct AuthnRequestIn {
     pub has_signature: bool,
 }
 
+/// A LogoutRequest (SAML Core §3.7.1) as read: nothing in it is trusted yet.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogoutRequestIn {
+    pub id: String,
+    pub issuer: Option<String>,
+    pub destination: Option<String>,
+    /// Seconds since the epoch.
+    pub issue_instant: i64,
+    pub not_on_or_after: Option<i64>,
+    /// `NameID` text (whole: a comment inside it is refused) and `@Format`.
+    pub name_id: String,
+    pub name_id_format: Option<String>,
+    /// `SessionIndex`es, in order (none: every session of the principal at this SP).
+    pub session_indexes: Vec<String>,
+    /// Whether the root carries an enveloped `ds:Signature`.
+    pub has_signature: bool,
+}
+
+/// A LogoutResponse (SAML Core §3.7.2) as read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogoutResponseIn {
+    pub id: String,
+    pub in_response_to: Option<String>,
+    pub issuer: Option<String>,
+    pub destination: Option<String>,
+    pub issue_instant: i64,
+    /// `Status/StatusCode/@Value`, and the second-level code if any.
+    pub status: String,
+    pub sub_status: Option<String>,
+    pub has_signature: bool,
+}
+
 /// An SP's `EntityDescriptor` (SAML Metadata §2.4.4) as read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SpMetadataIn {
@@ -134,6 +166,16 @@ pub fn check_safe(xml: &str, limits: &Limits) -> Result<(), XmlError> {
 /// Read an AuthnRequest (after `check_safe`). Its signature is not looked at here.
 pub fn parse_authn_request(xml: &str, limits: &Limits) -> Result<AuthnRequestIn, XmlError> {
     read::parse_authn_request(xml, limits)
+}
+
+/// Read a LogoutRequest (after `check_safe`). Its signature is not looked at here.
+pub fn parse_logout_request(xml: &str, limits: &Limits) -> Result<LogoutRequestIn, XmlError> {
+    read::parse_logout_request(xml, limits)
+}
+
+/// Read a LogoutResponse (after `check_safe`). Its signature is not looked at here.
+pub fn parse_logout_response(xml: &str, limits: &Limits) -> Result<LogoutResponseIn, XmlError> {
+    read::parse_logout_response(xml, limits)
 }
 
 /// Read an SP's metadata (after `check_safe`).

@@ -2,7 +2,8 @@
 //! signed, after `verify` has reduced the document to what the signature covers).
 
 use super::safe::{scan, NS_METADATA, NS_PROTOCOL};
-use super::{AssertionIn, AuthnRequestIn, IdpMetadataIn, Limits, SpMetadataIn, XmlError};
+use super::{AssertionIn, AuthnRequestIn, IdpMetadataIn, Limits, LogoutRequestIn, LogoutResponseIn, SpMetadataIn, XmlError};
+use super::safe::{Doc, NS_ASSERTION};
 use base64::Engine;
 use samael::schema::{Assertion, AuthnRequest, Response};
 
@@ -184,5 +185,76 @@ pub(super) fn assertion_in(a: &Assertion) -> Result<AssertionIn, XmlError> {
             .flat_map(|s| s.attributes.iter())
             .map(|at| (at.name.clone().unwrap_or_default(), at.values.iter().filter_map(|v| v.value.clone()).collect()))
             .collect(),
+    })
+}
+
+fn instant(v: Option<&str>) -> Result<Option<i64>, XmlError> {
+    match v {
+        None => Ok(None),
+        Some(t) => chrono::DateTime::parse_from_rfc3339(t.trim()).map(|t| Some(t.timestamp())).map_err(|_| bad("bad instant")),
+    }
+}
+
+/// The root's `ID`, `Version="2.0"`, `IssueInstant` and `Issuer` (SAML Core §3.2.1, §3.2.2):
+/// what every request and response has.
+fn common(doc: &Doc) -> Result<(String, i64, Option<String>), XmlError> {
+    if doc.attr(0, "Version") != Some("2.0") {
+        return Err(bad("not SAML 2.0"));
+    }
+    let id = doc.attr(0, "ID").filter(|i| !i.is_empty()).ok_or_else(|| bad("no ID"))?.to_string();
+    let at = instant(doc.attr(0, "IssueInstant"))?.ok_or_else(|| bad("no IssueInstant"))?;
+    let issuer = doc.only_child(0, NS_ASSERTION, "Issuer")?.map(|i| doc.els[i].text.trim().to_string());
+    Ok((id, at, issuer))
+}
+
+/// A LogoutRequest (SAML Core §3.7.1), read from our scan of it (samael's type reads
+/// `SessionIndex` as an attribute, which it is not). Its signature is not looked at here.
+pub(super) fn parse_logout_request(xml: &str, limits: &Limits) -> Result<LogoutRequestIn, XmlError> {
+    let doc = scan(xml, limits)?;
+    if !doc.is(0, NS_PROTOCOL, "LogoutRequest") {
+        return Err(bad("not a LogoutRequest"));
+    }
+    let (id, issue_instant, issuer) = common(&doc)?;
+    if doc.children(0).any(|c| doc.is(c, NS_ASSERTION, "EncryptedID") || doc.is(c, NS_ASSERTION, "BaseID")) {
+        return Err(bad("only a plain NameID is supported"));
+    }
+    let n = doc.only_child(0, NS_ASSERTION, "NameID")?.ok_or_else(|| bad("no NameID"))?;
+    // Comments are not signed: text around one is not what the SP wrote.
+    if doc.els[n].comment || doc.children(n).next().is_some() {
+        return Err(bad("a comment or an element inside NameID"));
+    }
+    Ok(LogoutRequestIn {
+        id,
+        issuer,
+        destination: doc.attr(0, "Destination").map(str::to_string),
+        issue_instant,
+        not_on_or_after: instant(doc.attr(0, "NotOnOrAfter"))?,
+        name_id: doc.els[n].text.trim().to_string(),
+        name_id_format: doc.attr(n, "Format").map(str::to_string),
+        session_indexes: doc.children(0).filter(|&c| doc.is(c, NS_PROTOCOL, "SessionIndex")).map(|c| doc.els[c].text.trim().to_string()).collect(),
+        has_signature: doc.has_signature_child(0),
+    })
+}
+
+/// A LogoutResponse (SAML Core §3.7.2, a StatusResponseType).
+pub(super) fn parse_logout_response(xml: &str, limits: &Limits) -> Result<LogoutResponseIn, XmlError> {
+    let doc = scan(xml, limits)?;
+    if !doc.is(0, NS_PROTOCOL, "LogoutResponse") {
+        return Err(bad("not a LogoutResponse"));
+    }
+    let (id, issue_instant, issuer) = common(&doc)?;
+    let st = doc.only_child(0, NS_PROTOCOL, "Status")?.ok_or_else(|| bad("no Status"))?;
+    let code = doc.only_child(st, NS_PROTOCOL, "StatusCode")?.ok_or_else(|| bad("no StatusCode"))?;
+    let status = doc.attr(code, "Value").ok_or_else(|| bad("no StatusCode Value"))?.to_string();
+    let sub_status = doc.only_child(code, NS_PROTOCOL, "StatusCode")?.and_then(|c| doc.attr(c, "Value")).map(str::to_string);
+    Ok(LogoutResponseIn {
+        id,
+        in_response_to: doc.attr(0, "InResponseTo").map(str::to_string),
+        issuer,
+        destination: doc.attr(0, "Destination").map(str::to_string),
+        issue_instant,
+        status,
+        sub_status,
+        has_signature: doc.has_signature_child(0),
     })
 }

@@ -82,6 +82,8 @@ pub(super) struct El {
     pub attrs: Vec<(String, String)>,
     /// A comment is a direct child (NameID comment injection).
     pub comment: bool,
+    /// Its direct text content, entities resolved (what a NameID or SessionIndex says).
+    pub text: String,
 }
 
 /// The shape of a document as quick-xml reads it: enough to check what libxml2 verified.
@@ -116,6 +118,15 @@ impl Doc {
                 Some(p) => i = p,
                 None => return false,
             }
+        }
+    }
+
+    /// The one child `ns:local` of `i`, if exactly one.
+    pub fn only_child(&self, i: usize, ns: &str, local: &str) -> Result<Option<usize>, XmlError> {
+        let mut found = self.children(i).filter(|&c| self.is(c, ns, local));
+        match (found.next(), found.next()) {
+            (first, None) => Ok(first),
+            _ => Err(XmlError::Malformed(format!("more than one {local}"))),
         }
     }
 
@@ -185,7 +196,7 @@ pub(super) fn scan(xml: &str, limits: &Limits) -> Result<Doc, XmlError> {
                     let v = a.normalized_value(quick_xml::XmlVersion::Implicit1_0).map_err(|_| bad("bad attribute value"))?;
                     attrs.push((lossy(a.key.as_ref()), v.into_owned()));
                 }
-                els.push(El { ns, local: lossy(e.local_name().as_ref()), parent: stack.last().copied(), attrs, comment: false });
+                els.push(El { ns, local: lossy(e.local_name().as_ref()), parent: stack.last().copied(), attrs, comment: false, text: String::new() });
                 if matches!(ev, Event::Start(_)) {
                     stack.push(els.len() - 1);
                 } else if stack.is_empty() {
@@ -196,17 +207,34 @@ pub(super) fn scan(xml: &str, limits: &Limits) -> Result<Doc, XmlError> {
                 stack.pop().ok_or_else(|| bad("unbalanced end tag"))?;
                 closed_root |= stack.is_empty();
             }
+            // Not folded into the guard: text outside the root must never reach the next arm.
             Event::Text(ref t) if stack.is_empty() => {
                 if !(**t).iter().all(u8::is_ascii_whitespace) {
                     return Err(bad("text outside the root"));
                 }
             }
             Event::CData(_) if stack.is_empty() => return Err(bad("text outside the root")),
+            Event::Text(ref t) => {
+                let top = *stack.last().expect("text outside the root handled above");
+                els[top].text.push_str(&t.xml_content(quick_xml::XmlVersion::Implicit1_0).map_err(|_| bad("bad text"))?);
+            }
+            Event::CData(ref t) => {
+                let top = *stack.last().expect("text outside the root handled above");
+                els[top].text.push_str(&t.decode().map_err(|_| bad("bad text"))?);
+            }
             Event::GeneralRef(ref r) => {
-                let predefined = matches!(&**r, b"lt" | b"gt" | b"amp" | b"apos" | b"quot");
-                let char_ref = r.is_char_ref() && matches!(r.resolve_char_ref(), Ok(Some(_)));
-                if stack.is_empty() || !(predefined || char_ref) {
-                    return Err(bad("undefined entity"));
+                let c = match &**r {
+                    b"lt" => Some('<'),
+                    b"gt" => Some('>'),
+                    b"amp" => Some('&'),
+                    b"apos" => Some('\''),
+                    b"quot" => Some('"'),
+                    _ if r.is_char_ref() => r.resolve_char_ref().ok().flatten(),
+                    _ => None,
+                };
+                match (stack.last(), c) {
+                    (Some(&top), Some(c)) => els[top].text.push(c),
+                    _ => return Err(bad("undefined entity")),
                 }
             }
             Event::Comment(_) => {

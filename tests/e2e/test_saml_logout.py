@@ -1,0 +1,309 @@
+"""SAML 2.0 Single Logout (issue 33, slice 3): pysaml2 as the service provider, front channel,
+joined to the OpenID logout.
+
+- SP-initiated: pysaml2's signed LogoutRequest (HTTP-Redirect) ends the browser's session as
+  RP-initiated logout does (an OpenID client of the session gets its back-channel logout
+  token), and the browser goes on to the SP's SLO URL with a LogoutResponse that pysaml2
+  parses and whose Redirect signature it verifies; afterwards IsPassive gets NoPassive.
+- IdP-initiated: OpenID RP-initiated logout at ``/logout`` makes the logout page load the
+  SAML SP's signed LogoutRequest in a hidden iframe; pysaml2 parses it, verifies it, and
+  answers with its own LogoutResponse, which ``/saml/slo`` accepts.
+- A LogoutRequest with another NameID, or a broken signature, is refused with a page and
+  ends nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+from html.parser import HTMLParser
+from urllib.parse import parse_qs, quote, urlsplit
+
+import pytest
+import requests
+
+from conftest import HTTP_TIMEOUT_S
+from test_authlib import (ALL_SCOPES, BACKCHANNEL_WAIT_S, POST_LOGOUT_REDIRECT_URI, REDIRECT_URI, add_params_to_uri,
+                          backchannel_receiver, describe, run_code_flow, verify_logout_token)  # noqa: F401 (a fixture)
+from test_saml import RSA_SHA256, SHA256, XMLSEC, ServiceProvider, idp_metadata, post_form, sign_in  # noqa: F401 (a fixture)
+
+saml2 = pytest.importorskip("saml2")
+from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT  # noqa: E402
+from saml2.response import StatusNoPassive  # noqa: E402
+from saml2.saml import NAMEID_FORMAT_PERSISTENT, NameID  # noqa: E402
+from saml2.sigver import verify_redirect_signature  # noqa: E402
+
+SUCCESS = "urn:oasis:names:tc:SAML:2.0:status:Success"
+PARTIAL_LOGOUT = "urn:oasis:names:tc:SAML:2.0:status:PartialLogout"
+pytestmark = pytest.mark.skipif(XMLSEC is None, reason="the xmlsec1 command is not installed (scripts/test.sh installs it)")
+
+
+class _Frames(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.frames, self.next = [], None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "iframe":
+            self.frames.append(a.get("src"))
+        if tag == "a" and a.get("id") == "next":
+            self.next = a.get("href")
+
+
+def query(url: str) -> dict:
+    return {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
+
+
+def inflate(b64: str) -> str:
+    return zlib.decompress(base64.b64decode(b64), -15).decode()
+
+
+def id_token_claims(token: str) -> dict:
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+def signed_by_idp(sp: ServiceProvider, msg: dict) -> bool:
+    """The Redirect binding's signature, checked by pysaml2 with the IdP metadata's certificates."""
+    certs = sp.client.metadata.certs(sp.idp, "any", "signing")
+    assert certs, "no IdP signing certificate in the metadata"
+    return any(verify_redirect_signature(msg, sp.client.sec.sec_backend, cert) for _, cert in certs)
+
+
+def openid_client(server, backchannel=None) -> dict:
+    extra = {"backchannel_logout_uri": backchannel.url, "backchannel_logout_session_required": True} if backchannel else {}
+    return server.create_client(client_id=server.unique("slo-oidc"), redirect_uris=[REDIRECT_URI],
+                                token_endpoint_auth_method="client_secret_basic", grant_types=["authorization_code"],
+                                scope=ALL_SCOPES, post_logout_redirect_uris=[POST_LOGOUT_REDIRECT_URI], **extra)
+
+
+def signed_in_both(server, discovery, alice, idp_metadata, tmp_path, name, backchannel=None):
+    """One browser signed in to an OpenID client and then, through the same session, to a
+    pysaml2 SP with an SLO endpoint: (flow, sid, sp, the SP's NameID)."""
+    reg = openid_client(server, backchannel)
+    flow = run_code_flow(server, discovery, alice, reg["client_id"], reg["client_secret"], "client_secret_basic", "openid profile")
+    sid = id_token_claims(flow.token["id_token"])["sid"]
+    sp = ServiceProvider(server, tmp_path, server.unique(name), False, idp_metadata, slo=True)
+    sp.register()
+    req_id, url = sp.redirect_request()
+    resp = flow.browser.get(url, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 200, describe(resp)
+    info = sp.accept(resp.text, req_id, "rs-1").session_info()
+    assert info["session_index"] == sid, (info, sid)
+    return flow, reg, sid, sp, info["name_id"]
+
+
+def sp_logout_url(sp: ServiceProvider, name_id) -> str:
+    """pysaml2's own signed LogoutRequest by the Redirect binding: where it sends the browser."""
+    responses = sp.client.do_logout(name_id, [sp.idp], reason="", expire=None, sign=True,
+                                    expected_binding=BINDING_HTTP_REDIRECT, sign_alg=RSA_SHA256, digest_alg=SHA256)
+    binding, http_info = responses[sp.idp]
+    assert binding == BINDING_HTTP_REDIRECT, responses
+    url = dict(http_info["headers"])["Location"]
+    assert url.split("?")[0].endswith("/saml/slo") and "Signature=" in url, url
+    return url
+
+
+def test_metadata_lists_the_single_logout_service_by_both_bindings(idp_metadata):
+    assert "SingleLogoutService" in idp_metadata, idp_metadata
+    for binding in ("HTTP-Redirect", "HTTP-POST"):
+        assert f'Binding="urn:oasis:names:tc:SAML:2.0:bindings:{binding}" Location="' in idp_metadata
+    assert idp_metadata.count("/saml/slo\"") == 2, idp_metadata
+
+
+def test_sp_initiated_logout_by_redirect_ends_the_session_for_everyone(authrim_server, discovery, jwks, alice, idp_metadata,
+                                                                       tmp_path, backchannel_receiver):
+    flow, reg, sid, sp, name_id = signed_in_both(authrim_server, discovery, alice, idp_metadata, tmp_path, "slo-sp",
+                                                 backchannel_receiver)
+    url = sp_logout_url(sp, name_id)
+    sent = query(url)
+    request_id = inflate(sent["SAMLRequest"]).split(' ID="')[1].split('"')[0]
+
+    # No front-channel party is left (the OpenID client has a back channel): straight on to
+    # the SP's SLO URL with the LogoutResponse, RelayState as sent.
+    resp = flow.browser.get(url, allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 302, describe(resp)
+    location = resp.headers["Location"]
+    assert location.startswith(sp.slo + "?"), location
+    answer = query(location)
+    assert answer["RelayState"] == sent["RelayState"], answer
+    assert answer["SigAlg"] == RSA_SHA256, answer
+    assert signed_by_idp(sp, answer), "the LogoutResponse's Redirect signature does not verify"
+    tampered = {**answer, "RelayState": answer["RelayState"] + "x"}
+    assert not signed_by_idp(sp, tampered)
+    logout = sp.client.parse_logout_request_response(answer["SAMLResponse"], BINDING_HTTP_REDIRECT)
+    assert logout is not None
+    assert logout.response.status.status_code.value == SUCCESS, logout.response
+    assert logout.response.in_response_to == request_id, logout.response
+    assert logout.response.destination == sp.slo, logout.response
+
+    # The OpenID client of the session is told by its back channel.
+    delivery = backchannel_receiver.next(BACKCHANNEL_WAIT_S)
+    claims = verify_logout_token(delivery.form["logout_token"][0], jwks, authrim_server.issuer, reg["client_id"], alice["id"], sid)
+    assert claims["sid"] == sid
+    # The session is over: IsPassive cannot be honoured.
+    req_id, url = sp.redirect_request(relay_state="rs-5", is_passive="true")
+    resp = flow.browser.get(url, timeout=HTTP_TIMEOUT_S)
+    with pytest.raises(StatusNoPassive):
+        sp.accept(resp.text, req_id, "rs-5")
+
+
+def test_openid_logout_sends_the_saml_sp_a_logout_request_it_verifies(authrim_server, discovery, alice, idp_metadata, tmp_path):
+    flow, reg, sid, sp, name_id = signed_in_both(authrim_server, discovery, alice, idp_metadata, tmp_path, "slo-idp")
+    logout_url = add_params_to_uri(discovery["end_session_endpoint"], [
+        ("id_token_hint", flow.token["id_token"]), ("post_logout_redirect_uri", POST_LOGOUT_REDIRECT_URI), ("state", "st-1")])
+    resp = flow.browser.get(logout_url, allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 200, describe(resp)
+    page = _Frames()
+    page.feed(resp.text)
+    frames = [f for f in page.frames if f.startswith(sp.slo + "?")]
+    assert len(frames) == 1, page.frames
+    assert page.next and page.next.startswith(POST_LOGOUT_REDIRECT_URI), page.next
+    assert urlsplit(sp.slo).netloc in resp.headers.get("Content-Security-Policy", ""), resp.headers
+
+    msg = query(frames[0])
+    assert set(msg) == {"SAMLRequest", "SigAlg", "Signature"}, msg
+    assert msg["SigAlg"] == RSA_SHA256
+    request = sp.client.parse_logout_request(msg["SAMLRequest"], BINDING_HTTP_REDIRECT, sigalg=msg["SigAlg"], signature=msg["Signature"])
+    assert request is not None
+    assert request._do_redirect_sig_check(msg), "pysaml2 does not verify the LogoutRequest's signature"
+    assert not request._do_redirect_sig_check({**msg, "SAMLRequest": msg["SAMLRequest"][:-4] + "AAAA"})
+    assert request.message.name_id.text == name_id.text, request.message
+    assert request.message.name_id.format == NAMEID_FORMAT_PERSISTENT
+    assert [s.text for s in request.message.session_index] == [sid], request.message
+    assert request.message.destination == sp.slo
+    assert request.message.issuer.text == sp.idp
+
+    # pysaml2 ends its own session and answers: its signed LogoutResponse, which /saml/slo takes.
+    http_info = sp.client.handle_logout_request(msg["SAMLRequest"], name_id, BINDING_HTTP_REDIRECT, sign=True, sign_alg=RSA_SHA256,
+                                                sigalg=msg["SigAlg"], signature=msg["Signature"])
+    back = dict(http_info["headers"])["Location"]
+    assert back.split("?")[0].endswith("/saml/slo") and "SAMLResponse=" in back, back
+    resp = requests.get(back, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 200, describe(resp)
+    # Its signature broken: refused.
+    broken = back.split("&Signature=")[0] + "&Signature=" + quote(base64.b64encode(b"\0" * 256).decode())
+    resp = requests.get(broken, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 400, describe(resp)
+
+
+def test_logout_requests_with_another_name_id_or_a_broken_signature_are_refused(authrim_server, alice, idp_metadata, tmp_path):
+    sp = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("slo-bad"), False, idp_metadata, slo=True)
+    sp.register()
+    browser = requests.Session()
+    req_id, url = sp.redirect_request()
+    name_id = sp.accept(sign_in(browser, browser.get(url, timeout=HTTP_TIMEOUT_S), alice).text, req_id, "rs-1").session_info()["name_id"]
+
+    # Another principal's NameID (properly signed by the SP): a page, no LogoutResponse.
+    other = NameID(format=NAMEID_FORMAT_PERSISTENT, text="somebody-else")
+    resp = browser.get(sp_logout_url(sp, other), allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 400 and "SAMLResponse" not in resp.text, describe(resp)
+    # The right NameID, the signature replaced: a page.
+    url = sp_logout_url(sp, name_id)
+    broken = url.split("&Signature=")[0] + "&Signature=" + quote(base64.b64encode(b"\0" * 256).decode())
+    resp = browser.get(broken, allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 400 and "SAMLResponse" not in resp.text, describe(resp)
+    # Unsigned (the signature parameters dropped): LogoutRequests must be signed, whatever
+    # the SP's require_signed_requests (off here).
+    unsigned = url.split("&SigAlg=")[0]
+    assert "Signature" not in unsigned
+    resp = browser.get(unsigned, allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 400 and "SAMLResponse" not in resp.text, describe(resp)
+    # None of them ended the session: IsPassive is still answered with an assertion.
+    req_id, url = sp.redirect_request(relay_state="rs-2", is_passive="true")
+    assert sp.accept(browser.get(url, timeout=HTTP_TIMEOUT_S).text, req_id, "rs-2").session_info()["name_id"].text == name_id.text
+    # Garbage is a page too, never a 500.
+    here = url.split("/saml/sso")[0] + "/saml/slo"
+    for params in ({"SAMLRequest": "not base64!"}, {"SAMLResponse": base64.b64encode(b"<x/>").decode()}, {},
+                   {"SAMLRequest": base64.b64encode(zlib.compress(b"<!DOCTYPE x><x/>")[2:-4]).decode()}):
+        resp = browser.get(here, params=params, allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+        assert resp.status_code == 400, (params, describe(resp))
+    resp = browser.post(here, data={"SAMLRequest": base64.b64encode(b"<samlp:LogoutRequest/>").decode()}, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 400, describe(resp)
+    # The genuine request still works: on to the SP with Success.
+    resp = browser.get(sp_logout_url(sp, name_id), allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 302 and resp.headers["Location"].startswith(sp.slo), describe(resp)
+
+
+def test_sp_initiated_logout_by_post_signed_in_the_xml_and_partial_when_an_sp_cannot_be_told(authrim_server, alice, idp_metadata,
+                                                                                             tmp_path):
+    """The HTTP-POST binding: pysaml2 signs the LogoutRequest itself (enveloped, RSA-SHA256),
+    which is verified and read from what the signature covers. Another SP of the session has
+    no SLO URL: the answer is Success with PartialLogout."""
+    sp = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("slo-post"), False, idp_metadata, slo=True)
+    sp.register()
+    mute = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("slo-mute"), False, idp_metadata)
+    mute.register()
+    browser = requests.Session()
+    req_id, url = sp.redirect_request()
+    name_id = sp.accept(sign_in(browser, browser.get(url, timeout=HTTP_TIMEOUT_S), alice).text, req_id, "rs-1").session_info()["name_id"]
+    req_id, url = mute.redirect_request()
+    mute.accept(browser.get(url, timeout=HTTP_TIMEOUT_S).text, req_id, "rs-1")
+
+    responses = sp.client.do_logout(name_id, [sp.idp], reason="", expire=None, sign=True,
+                                    expected_binding=BINDING_HTTP_POST, sign_alg=RSA_SHA256, digest_alg=SHA256)
+    binding, http_info = responses[sp.idp]
+    assert binding == BINDING_HTTP_POST, responses
+    action, fields = post_form(http_info["data"])
+    assert action.endswith("/saml/slo"), action
+    assert "Signature" in base64.b64decode(fields["SAMLRequest"]).decode()
+    # Tampered after signing (another NameID): refused, and nothing ends.
+    xml = base64.b64decode(fields["SAMLRequest"]).decode()
+    tampered = xml.replace(name_id.text, "somebody-else")
+    assert tampered != xml
+    resp = browser.post(action, data={**fields, "SAMLRequest": base64.b64encode(tampered.encode()).decode()},
+                        allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 400, describe(resp)
+
+    # A real browser leaves the SameSite=Lax session cookie off the SP's cross-site POST: the
+    # answer is our own page posting the same fields again (same-site, so with the cookie).
+    resp = requests.post(action, data=fields, allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 200, describe(resp)
+    again, again_fields = post_form(resp.text)
+    assert again == action and again_fields == {**fields, "authrim_reposted": "1"}, (again, again_fields)
+    resp = browser.post(again, data=again_fields, allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 303, describe(resp)
+    answer = query(resp.headers["Location"])
+    assert resp.headers["Location"].startswith(sp.slo + "?") and signed_by_idp(sp, answer), answer
+    assert answer["RelayState"] == fields["RelayState"], answer
+    logout = sp.client.parse_logout_request_response(answer["SAMLResponse"], BINDING_HTTP_REDIRECT)
+    assert logout.response.status.status_code.value == SUCCESS, logout.response
+    assert logout.response.status.status_code.status_code.value == PARTIAL_LOGOUT, logout.response
+    # Over for the SP without an SLO URL too.
+    req_id, url = mute.redirect_request(relay_state="rs-5", is_passive="true")
+    with pytest.raises(StatusNoPassive):
+        mute.accept(browser.get(url, timeout=HTTP_TIMEOUT_S).text, req_id, "rs-5")
+
+
+def test_sp_initiated_logout_tells_the_other_sp_in_an_iframe_then_answers(authrim_server, alice, idp_metadata, tmp_path):
+    """Two SAML SPs in one session: the one that asks gets no LogoutRequest of its own; the
+    other's is loaded in the page's iframe, and the page then goes on to the first's
+    LogoutResponse."""
+    a = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("slo-a"), False, idp_metadata, slo=True)
+    b = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("slo-b"), False, idp_metadata, slo=True)
+    a.register()
+    b.register()
+    browser = requests.Session()
+    req_id, url = a.redirect_request()
+    name_a = a.accept(sign_in(browser, browser.get(url, timeout=HTTP_TIMEOUT_S), alice).text, req_id, "rs-1").session_info()["name_id"]
+    req_id, url = b.redirect_request()
+    info_b = b.accept(browser.get(url, timeout=HTTP_TIMEOUT_S).text, req_id, "rs-1").session_info()
+    assert info_b["name_id"].text != name_a.text, "persistent NameIDs are per SP"
+
+    resp = browser.get(sp_logout_url(a, name_a), allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 200, describe(resp)
+    page = _Frames()
+    page.feed(resp.text)
+    assert len(page.frames) == 1 and page.frames[0].startswith(b.slo + "?"), page.frames
+    msg = query(page.frames[0])
+    request = b.client.parse_logout_request(msg["SAMLRequest"], BINDING_HTTP_REDIRECT)
+    assert request._do_redirect_sig_check(msg)
+    assert request.message.name_id.text == info_b["name_id"].text
+    assert [s.text for s in request.message.session_index] == [info_b["session_index"]]
+    assert page.next and page.next.startswith(a.slo + "?"), page.next
+    answer = query(page.next)
+    assert signed_by_idp(a, answer)
+    logout = a.client.parse_logout_request_response(answer["SAMLResponse"], BINDING_HTTP_REDIRECT)
+    assert logout.response.status.status_code.value == SUCCESS and logout.response.status.status_code.status_code is None
