@@ -432,3 +432,22 @@ def test_each_tenant_is_an_identity_provider_of_its_own(authrim_server, path_ten
     except Exception:
         taken = None
     assert taken is None or taken.assertion is None
+
+
+def test_a_cross_site_post_is_posted_again_to_find_the_session(authrim_server, alice, idp_metadata, tmp_path):
+    """The POST binding from the SP's page is cross-site: a browser sends no SameSite=Lax
+    session cookie with it. Authrim's page posts the same fields once more, same-site, and the
+    signed-in user is answered at once (IsPassive too) instead of being asked to sign in."""
+    sp = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("crosssite"), False, idp_metadata)
+    sp.register()
+    browser = requests.Session()
+    req_id, url = sp.redirect_request()
+    sign_in(browser, browser.get(url, timeout=HTTP_TIMEOUT_S), alice)
+    req_id, action, fields = sp.post_request(is_passive="true")
+    # As the browser sends it cross-site: no cookies.
+    page = requests.post(action, data=fields, timeout=HTTP_TIMEOUT_S)
+    again_to, again = post_form(page.text)
+    assert again_to == action and again.get("authrim_reposted") == "1" and again["SAMLRequest"] == fields["SAMLRequest"], page.text
+    # Our page's post is same-site: the cookies come, and the session answers.
+    resp = browser.post(again_to, data=again, timeout=HTTP_TIMEOUT_S)
+    assert sp.accept(resp.text, req_id, "rs-2").assertion is not None

@@ -246,7 +246,7 @@ def test_refusals(start_authrim, tmp_path):
     page = acs(s, other, genuine, relay)
     assert page.status_code == 200, describe(page)
     action, fields = post_form(page.text)
-    assert action == s.acs and fields.get("again") == "1", page.text
+    assert action == s.acs and fields.get("authrim_reposted") == "1", page.text
     refused(s, post(other, action, fields), "RelayState", seen)
 
     # The genuine answer signs in once; replayed, it is refused.

@@ -35,7 +35,6 @@ use std::net::SocketAddr;
 
 const KIND: &str = "saml-upstream";
 /// The field our own re-post of a Response carries (see `post`).
-const AGAIN: &str = "again";
 
 /// What the ACS needs, sealed into `RelayState`.
 #[derive(Serialize, Deserialize)]
@@ -126,14 +125,12 @@ pub async fn post(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, heade
         // Ours always carry one: an unsolicited (IdP-initiated) Response is not accepted.
         return refused(&app, &address, None, "no RelayState (unsolicited Responses are not accepted)").await;
     };
-    let cookie = cookies::get(&headers, cookies::BROWSER);
-    if cookie.is_none() && one(AGAIN) != Ok(Some("1")) {
-        // The IdP's page posts here from another site: a SameSite=Lax cookie does not come
-        // with it. Posted again by a page of ours, it does (same site). Nothing is read yet.
-        let mut res = pages::form_post(&app.endpoint(sp::ACS_PATH), &[("SAMLResponse", response), ("RelayState", relay), (AGAIN, "1")]);
-        res.headers_mut().insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-store"));
-        return res;
+    // The IdP's page posts here from another site: the browser binding's cookie comes only
+    // with our own re-post.
+    if let Some(again) = super::repost_for_cookies(&app, sp::ACS_PATH, &headers, cookies::BROWSER, &params) {
+        return again;
     }
+    let cookie = cookies::get(&headers, cookies::BROWSER);
     let Ok(pending) = app.tenant.sealer.open::<Pending>(KIND, cookie, relay) else {
         return refused(&app, &address, None, "RelayState does not open here (altered, expired, or another browser's)").await;
     };

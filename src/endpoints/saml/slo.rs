@@ -40,7 +40,6 @@ use serde_json::json;
 use std::sync::Arc;
 
 /// The field our own re-post of a cookie-less POST adds (`post`).
-const REPOSTED: &str = "authrim_reposted";
 
 /// How far an SP's clock may be ahead of ours, or a message late.
 const CLOCK_SKEW: i64 = 180;
@@ -83,11 +82,10 @@ pub async fn post(app: Issuer, headers: HeaderMap, body: Result<Bytes, axum::ext
     // The session cookie is SameSite=Lax: a browser leaves it off an SP's cross-site POST, and
     // the request would find no session to end. Posted once more from our own page, the POST
     // is same-site and carries it (the marker stops a second round).
-    let reposted = single(&params, REPOSTED).ok().flatten().is_some();
-    if matches!(incoming.message, Message::Request) && cookies::get(&headers, cookies::SESSION).is_none() && !reposted {
-        let mut fields: Vec<(&str, &str)> = params.iter().filter(|(k, _)| k != REPOSTED).map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        fields.push((REPOSTED, "1"));
-        return pages::form_post(&format!("{}{}", app.issuer(), saml::SLO_PATH), &fields);
+    if matches!(incoming.message, Message::Request) {
+        if let Some(again) = super::repost_for_cookies(&app, saml::SLO_PATH, &headers, cookies::SESSION, &params) {
+            return again;
+        }
     }
     handle(&app, &headers, incoming, Binding::Post, StatusCode::SEE_OTHER).await
 }

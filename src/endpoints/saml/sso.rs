@@ -68,6 +68,11 @@ pub async fn post(app: Issuer, headers: HeaderMap, body: Result<Bytes, axum::ext
         Err(refused) => return refused,
     };
     let params: Vec<(String, String)> = url::form_urlencoded::parse(&body).into_owned().collect();
+    // An SP's page posts from its own site: the session cookie comes only with our re-post
+    // (without it a signed-in user would be asked to sign in again, and IsPassive refused).
+    if let Some(again) = super::repost_for_cookies(&app, saml::SSO_PATH, &headers, crate::http::cookies::SESSION, &params) {
+        return again;
+    }
     let one = |name: &str| single(&params, name);
     let (request, relay) = match (one("SAMLRequest"), one("RelayState")) {
         (Ok(Some(r)), Ok(relay)) => (r, relay),
