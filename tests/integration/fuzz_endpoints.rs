@@ -167,6 +167,8 @@ fn is_browser(path: &str) -> bool {
     matches!(path, "/" | "/authorize" | "/login" | "/login/second-factor" | "/login/passkey" | "/login/select" | "/login/upstream" | "/login/upstream/callback" | "/login/forgot" | "/login/reset" | "/signup" | "/signup/verify" | "/consent" | "/logout" | "/logout/confirm" | "/logout/upstream" | "/demo" | "/demo/start" | "/demo/callback")
         || path.starts_with("/account")
         || path.starts_with("/console")
+        || matches!(path, "/saml/sso" | "/saml/slo" | "/saml/acs")
+        || path.starts_with("/saml/start/")
 }
 
 fn endpoint_label(req: &Req) -> String {
@@ -1217,6 +1219,56 @@ fn admin(w: &World, rng: &mut Rng, i: usize) -> Req {
     r
 }
 
+/// SAML's endpoints (issue 33): messages that are base64 of nothing, of DEFLATE or not, of
+/// XML that is no SAML, of an AuthnRequest from nobody, with a DTD, or too large; bindings
+/// mixed up; RelayState and signatures of every kind. Answers are pages (or the metadata).
+fn saml(w: &World, rng: &mut Rng, _: usize) -> Req {
+    use base64::Engine as _;
+    let b64 = |x: &[u8]| base64::engine::general_purpose::STANDARD.encode(x);
+    let deflate = |x: &[u8]| {
+        use std::io::Write as _;
+        let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(x).unwrap();
+        e.finish().unwrap()
+    };
+    let xml = match rng.below(6) {
+        0 => r#"<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_f" Version="2.0" IssueInstant="2026-01-01T00:00:00Z"><saml:Issuer>https://nobody.example</saml:Issuer></samlp:AuthnRequest>"#.to_string(),
+        1 => r#"<!DOCTYPE x [<!ENTITY a "aaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]><x>&b;</x>"#.to_string(),
+        2 => format!("<a>{}</a>", "<b>".repeat(200)),
+        3 => r#"<samlp:LogoutRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="_l" Version="2.0" IssueInstant="2026-01-01T00:00:00Z"/>"#.to_string(),
+        // Large, but within what a URL can carry (the client refuses to send one past 64 KB).
+        4 => "x".repeat(rng.below(30_000)),
+        _ => String::from_utf8_lossy(&[0xff, 0xfe, b'<', 0]).into_owned(),
+    };
+    let message = match rng.below(4) {
+        0 => b64(&deflate(xml.as_bytes())),
+        1 => b64(xml.as_bytes()),
+        2 => "%%%not base64".into(),
+        _ => b64(&deflate(&[0u8; 5000])),
+    };
+    let name = *rng.pick(&["SAMLRequest", "SAMLResponse", "samlrequest"]);
+    let mut p: Vec<(&str, String)> = vec![(name, message)];
+    if rng.chance(50) {
+        p.push(("RelayState", rng.pick(&["rs", "", "https://evil.example/"]).to_string()));
+    }
+    if rng.chance(30) {
+        p.push(("SigAlg", rng.pick(&["http://www.w3.org/2000/09/xmldsig#rsa-sha1", "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256", "x"]).to_string()));
+        p.push(("Signature", rng.pick(&["AAAA", "", "%"]).to_string()));
+    }
+    if rng.chance(10) {
+        p.push(("authrim_reposted", "1".into()));
+    }
+    let pairs: Vec<(&str, &str)> = p.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let path = *rng.pick(&["/saml/sso", "/saml/slo", "/saml/acs"]);
+    let r = match rng.below(6) {
+        0 | 1 => Req::new("saml", Method::GET, path).query(&pairs),
+        2 | 3 => Req::new("saml", Method::POST, path).form(&pairs),
+        4 => Req::new("saml", Method::GET, *rng.pick(&["/saml/start/rp", "/saml/start/%00", "/saml/start/"])),
+        _ => Req::new("saml", Method::PUT, path).form(&pairs),
+    };
+    browser_cookies(w, rng, r)
+}
+
 /// (group name, templates, requests).
 fn groups() -> Vec<(&'static str, Vec<Template>, usize)> {
     vec![
@@ -1232,6 +1284,7 @@ fn groups() -> Vec<(&'static str, Vec<Template>, usize)> {
         ("par+register", vec![par, register], 800),
         ("logout", vec![logout], 600),
         ("newer routes", vec![newer_routes], 800),
+        ("saml", vec![saml], 600),
     ]
 }
 
