@@ -146,11 +146,13 @@ async fn waiting_ciba_requests_are_bounded_and_expire(b: Backend) {
     let s = node.app.stores.ciba.clone();
     let limits = Limits { per_client: 2, total: 3 };
     assert!(issue(&s, T, request("a", "alice", 600), limits).await.is_some());
-    let short = issue(&s, T, request("a", "alice", 1), limits).await.unwrap();
+    // Expiry is in whole seconds: a lifetime of 1 can end a few milliseconds after it was
+    // issued (at x.99 s), before the checks below on a loaded machine. 3 leaves two seconds.
+    let short = issue(&s, T, request("a", "alice", 3), limits).await.unwrap();
     assert!(issue(&s, T, request("a", "alice", 600), limits).await.is_none(), "per client");
     assert!(issue(&s, T, request("b", "alice", 600), limits).await.is_some());
     assert!(issue(&s, T, request("c", "alice", 600), limits).await.is_none(), "in all");
-    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    tokio::time::sleep(Duration::from_millis(3_100)).await;
     assert_eq!(s.poll(T, &short, "a").await.unwrap(), Poll::Expired);
     assert_eq!(s.waiting_for(T, "alice").await.unwrap().len(), 2, "an expired request is not listed");
     // Nor counted.
