@@ -150,3 +150,31 @@ async fn registered_in_the_console_and_signed_into(postgres: bool) {
 fn unescape(s: &str) -> String {
     s.replace("&#x2f;", "/").replace("&#x3d;", "=").replace("&#x2b;", "+").replace("&amp;", "&").replace("&#43;", "+").replace("&#47;", "/").replace("&#61;", "=")
 }
+
+/// The same factors as an OpenID client's: an SP that requires a second factor gets Alice
+/// asked for her authenticator's code after her password, and the assertion says so
+/// (REFEDS MFA); without the code, no Response.
+#[tokio::test]
+async fn a_service_provider_requiring_mfa_gets_a_second_factor_sign_in() {
+    let s = TestServer::start_on(false, |_| {}).await;
+    let (st, alice) = s.admin(Method::POST, "/admin/users", Some(json!({"username": "alice", "password": PASSWORD, "claims": {"email": "alice@example.com"}}))).await;
+    assert_eq!(st, 201, "{alice}");
+    let secret = totp(&s, alice["id"].as_str().unwrap()).await;
+    let saml = json!({"entity_id": SP, "acs": [{"index": 0, "url": ACS}], "attributes": [{"name": "mail", "claim": "email"}]});
+    let (st, client) = s.admin(Method::POST, "/admin/clients", Some(json!({"client_name": "Wiki", "require_mfa": true, "saml": saml}))).await;
+    assert_eq!(st, 201, "{client}");
+    let cert = idp_certificate(&s).await;
+    let browser = s.browser();
+    let login = get(&browser, &format!("/saml/sso?{}", authn_request_query(&s.issuer(), "_mfa-1"))).await;
+    let asked = post(&browser, "/login", &[("challenge", &login.challenge()), ("username", "alice"), ("password", PASSWORD)]).await;
+    assert!(asked.html.contains("action=\"/login/second-factor\"") && !asked.html.contains("SAMLResponse"), "{}", asked.html);
+    let wrong = post(&browser, "/login/second-factor", &[("challenge", &asked.challenge()), ("code", "000000")]).await;
+    assert!(!wrong.html.contains("SAMLResponse"), "{}", wrong.html);
+    let code = authrim::factors::totp::code_at(&secret, authrim::util::now()).unwrap();
+    let answer = post(&browser, "/login/second-factor", &[("challenge", &wrong.challenge()), ("code", &code)]).await;
+    let xml = String::from_utf8(STANDARD.decode(unescape(&field(&answer, "SAMLResponse"))).unwrap()).unwrap();
+    let response = authrim::saml::xml::verified_response(&xml, &[cert], &authrim::saml::xml::Limits::default()).expect("verifies");
+    let a = response.assertion.expect("an assertion");
+    assert_eq!(a.authn_context_class_ref.as_deref(), Some("https://refeds.org/profile/mfa"));
+    assert_eq!(a.in_response_to.as_deref(), Some("_mfa-1"));
+}
