@@ -80,7 +80,7 @@ CLIENT_RENAMED = "Example Portal"
 REDIRECT_URIS = ["https://app.example/cb", "https://app.example/other"]
 # The browser's time zone in the walks that check times (console.mjs sets the same).
 TIMEZONES = {"en": "America/Los_Angeles", "ja": "Asia/Tokyo"}
-TYPES = ["web", "spa", "native", "m2m", "mcp", "device"]
+TYPES = ["web", "spa", "native", "m2m", "mcp", "device", "saml"]  # the OpenID types, then a SAML application
 AUDIT_EVENT = "client_secret_rotated"
 STAFF_NAME = "Staff Member"
 
