@@ -143,7 +143,10 @@ pub async fn post(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, heade
     };
     let limits = limits(&app);
     // Only the configured IdP's certificates: never one the message carries.
-    let verified = xml::decode_post(response, &limits).and_then(|x| xml::verified_response(&x, &idp.certs_der, &limits));
+    // Our RSA encryption keys, for an EncryptedAssertion: each tried (the IdP may have read
+    // our metadata before a rotation).
+    let decrypt_with = signer::decryption_keys(app.keys());
+    let verified = xml::decode_post(response, &limits).and_then(|x| xml::verified_response_decrypting(&x, &idp.certs_der, &limits, &decrypt_with));
     let resp = match verified {
         Ok(r) => r,
         Err(e) => return refused(&app, &address, Some(&p.id), &why(&e)).await,
@@ -181,9 +184,13 @@ pub async fn metadata(app: Issuer) -> Response {
         Ok(all) => all.into_iter().map(|(_, s)| s.cert_base64()).collect(),
         Err(e) => return unavailable(e),
     };
+    let encryption = match signer::encryption_certs(app.keys()) {
+        Ok(all) => all.into_iter().map(|s| s.cert_base64()).collect(),
+        Err(e) => return unavailable(e),
+    };
     // AuthnRequestsSigned: true unless one of our SAML upstreams is set not to sign.
     let signed = app.tenant.upstreams.list().iter().filter(|p| p.kind == UpstreamKind::Saml).all(|p| p.sign_requests);
-    match sp::metadata(certs, app.issuer(), signed) {
+    match sp::metadata(certs, encryption, app.issuer(), signed) {
         Ok(xml) => {
             let mut res = xml.into_response();
             let h = res.headers_mut();
