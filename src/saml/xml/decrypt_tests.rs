@@ -360,3 +360,15 @@ fn a_plaintext_may_rely_on_the_response_s_namespaces() {
     let p = scan(&out, &Limits::default()).unwrap();
     assert!(p.is(0, super::safe::NS_ASSERTION, "Assertion"), "{out}");
 }
+
+/// The fuzz target's encrypted seeds are read down to the key unwrap (nothing is encrypted
+/// to a key of ours there): its mutations explore the reading of every part.
+#[test]
+fn fuzz_seeds_reach_the_key_unwrap() {
+    for name in ["seed-encrypted-assertion", "seed-encrypted-assertion-retrieval"] {
+        let b = std::fs::read(format!("{}/fuzz/corpus/saml_message/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let doc = String::from_utf8(b[1..].to_vec()).unwrap();
+        let r = verified_response_decrypting(&doc, &[idp().cert.clone()], &Limits::default(), &keys());
+        assert!(matches!(r, Err(XmlError::Signature(ref m)) if m.contains("not encrypted to any of our keys")), "{name}: {r:?}");
+    }
+}
