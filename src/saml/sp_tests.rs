@@ -133,7 +133,7 @@ fn good() -> (IdpConfig, ResponseIn) {
         attributes: vec![("mail".into(), vec!["a@example.com".into()]), ("urn:oid:2.5.4.42".into(), vec!["Alice".into()]), ("upn".into(), vec!["alice@corp".into()])],
         ..Default::default()
     };
-    let r = ResponseIn { id: "_r".into(), in_response_to: Some("_req".into()), destination: Some("https://op.example/saml/acs".into()), issuer: Some(idp.entity_id.clone()), status: SUCCESS.into(), sub_status: None, assertion: Some(a) };
+    let r = ResponseIn { id: "_r".into(), in_response_to: Some("_req".into()), destination: Some("https://op.example/saml/acs".into()), issuer: Some(idp.entity_id.clone()), status: SUCCESS.into(), sub_status: None, assertion: Some(a), assertion_encrypted: false };
     (idp, r)
 }
 

@@ -24,6 +24,8 @@ its metadata (``kind = "saml"``, ``metadata`` inline); pysaml2 registers Authrim
   certificate it read in our SP metadata: AES-256-CBC under a signed Response, AES-128-GCM
   with only the assertion signed (its own signature verified after decryption), and a
   Response encrypted to another key refused.
+* ``test_want_assertions_encrypted``: that IdP set to encrypt: an assertion in the clear
+  refused, an encrypted one accepted.
 """
 
 from __future__ import annotations
@@ -106,13 +108,14 @@ class Setup:
     """Authrim (``down``) with the SAML upstream ``corp``, pysaml2's IdP (``idp``) knowing
     Authrim from its SP metadata, and an OpenID client of Authrim."""
 
-    def __init__(self, start_authrim, tmp: Path, binding: str = BINDING_HTTP_REDIRECT, name: str = "saml-sp"):
+    def __init__(self, start_authrim, tmp: Path, binding: str = BINDING_HTTP_REDIRECT, name: str = "saml-sp",
+                 extra: str = ""):
         self.tmp, self.binding = tmp, binding
         self.key, self.cert = keys(tmp, "idp")
         metadata = str(entity_descriptor(idp_config(self.key, self.cert, None, binding)))
         toml = "\n".join([
             "[[identity_providers]]", f'id = "{PROVIDER}"', 'name = "Corp SAML"', 'kind = "saml"',
-            f"metadata = '''{metadata}'''", "",
+            f"metadata = '''{metadata}'''", extra, "",
         ])
         path = tmp / f"{name}.toml"
         path.write_text(toml)
@@ -320,3 +323,13 @@ def test_encrypted_assertions(start_authrim, tmp_path):
     claims, userinfo = rp.redeem(s.finish(browser, resp))
     assert userinfo.get("email") == "sally@corp.example", userinfo
     assert len([u for u in users_of(s.down) if u.get("claims", {}).get("email") == "sally@corp.example"]) == 1
+
+
+def test_want_assertions_encrypted(start_authrim, tmp_path):
+    """``want_assertions_encrypted = true``: an assertion in the clear is refused, an encrypted
+    one accepted."""
+    s = Setup(start_authrim, tmp_path, name="saml-sp-want-enc", extra="want_assertions_encrypted = true")
+    browser = requests.Session()
+    rp, req, relay = s.to_idp(browser)
+    refused(s, acs(s, browser, s.response(req.message.id), relay), "unencrypted", [])
+    rp.redeem(s.finish(browser, acs(s, browser, s.encrypted_response(req.message.id, AES256_CBC, "aes-256", True), relay)))

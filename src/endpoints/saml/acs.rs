@@ -151,6 +151,9 @@ pub async fn post(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, heade
         Ok(r) => r,
         Err(e) => return refused(&app, &address, Some(&p.id), &why(&e)).await,
     };
+    if p.want_assertions_encrypted && resp.assertion.is_some() && !resp.assertion_encrypted {
+        return refused(&app, &address, Some(&p.id), "the assertion came unencrypted (want_assertions_encrypted)").await;
+    }
     let (issuer, skew, t) = (app.issuer().to_string(), app.config.saml_clock_skew as i64, now());
     let (sp_entity_id, acs) = (sp::sp_entity_id(&issuer), sp::acs_url(&issuer));
     let expect = Expect { idp: &idp, sp_entity_id: &sp_entity_id, acs_url: &acs, request_id: &pending.request_id, now: t as i64, skew };

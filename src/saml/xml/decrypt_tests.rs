@@ -226,6 +226,7 @@ fn every_accepted_algorithm_and_layout_decrypts() {
                 let how = How { content, transport, digest, mgf, retrieval };
                 let doc = format!("{before}{}{after}", encrypt(&assertion, &ours().cert, how));
                 let r = verify(&doc).unwrap_or_else(|e| panic!("{how:?}: {e}"));
+                assert!(r.assertion_encrypted, "{how:?}");
                 let a = r.assertion.unwrap();
                 assert_eq!((a.name_id.as_str(), r.in_response_to.as_deref()), ("alice", Some("id-req-1")), "{how:?}");
                 assert_eq!(a.attributes, [("mail".to_string(), vec!["alice@example.com".to_string()])]);
@@ -248,6 +249,9 @@ fn a_signature_must_cover_what_is_read() {
     assert_eq!(name_id(&encrypted_response(CBC_MGF1P, false, true)), "alice");
     // Both signed: both verified.
     assert_eq!(name_id(&encrypted_response(GCM_MGF1P, true, true)), "alice");
+    // In the clear: read as before, and said so (`want_assertions_encrypted` refuses it).
+    let plain = verify(&response(true)).unwrap();
+    assert!(!plain.assertion_encrypted && plain.assertion.is_some());
     // Neither: refused.
     assert!(matches!(verify(&encrypted_response(GCM_MGF1P, false, false)), Err(XmlError::Signature(_))));
     assert!(matches!(verify(&encrypted_response(CBC_MGF1P, false, false)), Err(XmlError::Signature(_))));

@@ -224,6 +224,8 @@ pub struct ResponseIn {
     pub sub_status: Option<String>,
     /// The one assertion, if the status is Success.
     pub assertion: Option<AssertionIn>,
+    /// Whether it came as an `EncryptedAssertion` (and was decrypted).
+    pub assertion_encrypted: bool,
 }
 
 /// The one `Assertion` of a verified Response: the element the signature covers.

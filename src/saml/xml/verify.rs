@@ -235,6 +235,7 @@ pub(super) fn verified_response(xml: &str, certs_der: &[Vec<u8>], limits: &Limit
     }
     comment_in_assertion(&doc)?;
     let original = assertions.first().copied();
+    let assertion_encrypted = !encrypted.is_empty();
     let (resp, signed_assertion) = if let Some(&ea) = encrypted.first() {
         if doc.has_signature_child(0) {
             // Decrypt what the Response's signature covers, not the original document's.
@@ -298,5 +299,6 @@ pub(super) fn verified_response(xml: &str, certs_der: &[Vec<u8>], limits: &Limit
         status,
         sub_status,
         assertion,
+        assertion_encrypted,
     })
 }
