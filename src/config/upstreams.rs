@@ -41,6 +41,7 @@
 //! metadata = """<EntityDescriptor …>…</EntityDescriptor>"""  # the IdP's, inline
 //! # or: entity_id = "…", sso_url = "…", certificates = ["MIIC…"] (base64 DER or PEM)
 //! sign_requests = true                         # AuthnRequests signed (default)
+//! want_assertions_encrypted = false            # true: an assertion in the clear is refused
 //! claims = { email = "upn" }                   # ours = their attribute's Name
 //! # our metadata, for its registration: GET /saml/sp-metadata
 //! ```
@@ -137,6 +138,15 @@ pub struct IdentityProvider {
     /// SAML: sign our AuthnRequests (Redirect: the query; POST: enveloped).
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub sign_requests: bool,
+    /// SAML: refuse an assertion that comes in the clear (for an IdP known to encrypt to our
+    /// SP metadata's certificate: an unencrypted one is then not its usual answer, and its
+    /// attributes would have crossed the browser readable). Default: either is accepted.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub want_assertions_encrypted: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn basic() -> String {
@@ -171,8 +181,8 @@ impl IdentityProvider {
             // Read as it will be at each sign-in: an error is the operator's to see now.
             return crate::saml::sp::IdpConfig::of(self).map(|_| ()).map_err(|e| anyhow::anyhow!("{at}: {e}"));
         }
-        if self.metadata.is_some() || self.entity_id.is_some() || self.sso_url.is_some() || !self.certificates.is_empty() {
-            anyhow::bail!("{at}: metadata, entity_id, sso_url and certificates are for kind = \"saml\"");
+        if self.metadata.is_some() || self.entity_id.is_some() || self.sso_url.is_some() || !self.certificates.is_empty() || self.want_assertions_encrypted {
+            anyhow::bail!("{at}: metadata, entity_id, sso_url, certificates and want_assertions_encrypted are for kind = \"saml\"");
         }
         if self.client_id.is_empty() {
             anyhow::bail!("{at}: client_id is required");

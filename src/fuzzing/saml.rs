@@ -13,6 +13,13 @@ fn certs() -> &'static [Vec<u8>] {
     CERTS.get_or_init(|| vec![STANDARD.decode(CERT_B64).expect("the fuzz certificate")])
 }
 
+/// A key of our own for encrypted assertions: nothing in the corpus is encrypted to it, so
+/// every `EncryptedAssertion` is read (its shape, algorithms, base64) and then refused.
+fn decryption_keys() -> &'static [Vec<u8>] {
+    static KEYS: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+    KEYS.get_or_init(|| vec![crate::keys::EncryptionKey::generate("RSA-OAEP-256").expect("an RSA key").1])
+}
+
 fn check_error(e: &XmlError) {
     assert!(e.to_string().len() < 120, "a long error: {e}");
 }
@@ -23,7 +30,8 @@ fn check_error(e: &XmlError) {
 ///    `check_safe` passes is read;
 /// 4. `verified_root` (the fixed certificate): its output is a safe document whose root ID
 ///    is the input's;
-/// 5. `verified_response`: an assertion exactly when the status is Success;
+/// 5. `verified_response_decrypting` (a key nothing is encrypted to): an assertion exactly
+///    when the status is Success;
 /// 6. `parse_logout_request`; 7. `parse_logout_response`: only what `check_safe` passes is
 ///    read, and its ID is in the input.
 pub fn saml_message(data: &[u8]) {
@@ -93,7 +101,7 @@ pub fn saml_message(data: &[u8]) {
             }
             Err(e) => check_error(&e),
         },
-        _ => match xml::verified_response(&input, certs(), &limits) {
+        _ => match xml::verified_response_decrypting(&input, certs(), &limits, decryption_keys()) {
             Ok(r) => {
                 assert_eq!(safe, Ok(()), "an unsafe Response verified");
                 let success = r.status == "urn:oasis:names:tc:SAML:2.0:status:Success";

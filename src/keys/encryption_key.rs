@@ -48,6 +48,13 @@ impl EncryptionKey {
         Self { kid, alg, sealed, opened: OnceLock::new() }
     }
 
+    /// The private key's PKCS#8, unsealed (it was sealed under its kid: moved to another kid,
+    /// it does not open). For a protocol that uses the key outside JWE (SAML's XML
+    /// Encryption), which parses it itself.
+    pub fn pkcs8(&self, vault: &Vault) -> Result<Vec<u8>, String> {
+        vault.open_sealed(&self.kid, &self.sealed).map_err(|e| e.to_string())
+    }
+
     /// The private key, unsealed and parsed once; it must be the key its kid names.
     pub fn decryptor(&self, vault: &Vault) -> Result<Arc<DecryptionKey>, String> {
         self.opened

@@ -38,6 +38,9 @@ pub struct KeySet {
     /// The RS256 keys that sign or are about to (`active`, then `next`): SAML's (issue 33),
     /// whose metadata lists a key's certificate before it signs, as the JWKS does.
     rsa: Vec<(bool, Arc<SigningKey>)>,
+    /// The RSA encryption keys (RSA-OAEP-256) with their state: active, then next, then
+    /// retired. SAML publishes the first two as certificates and decrypts with all three.
+    rsa_enc: Vec<(&'static str, Arc<EncryptionKey>)>,
     jwks: Arc<str>,
 }
 
@@ -192,6 +195,24 @@ impl KeyManager {
     /// The RS256 keys SAML signs with: (whether it signs now, the key), the signing one first.
     pub fn rsa_keys(&self) -> Vec<(bool, Arc<SigningKey>)> {
         self.current().rsa.clone()
+    }
+
+    /// The RSA encryption keys with their private keys (PKCS#8): (state, kid, PKCS#8), state
+    /// `active`, `next` or `retired`, in that order. For XML Encryption (SAML), which is not
+    /// JWE and so not `decrypt`: the caller makes what it publishes (certificates) from them.
+    /// A key that does not open is left out (and logged), as `decrypt` would fail it.
+    pub fn rsa_encryption_keys(&self) -> Vec<(&'static str, String, Vec<u8>)> {
+        let set = self.current();
+        set.rsa_enc
+            .iter()
+            .filter_map(|(state, key)| match key.pkcs8(&self.vault) {
+                Ok(pkcs8) => Some((*state, key.kid.clone(), pkcs8)),
+                Err(e) => {
+                    tracing::error!(kid = %key.kid, error = %e, "cannot open an encryption key");
+                    None
+                }
+            })
+            .collect()
     }
 
     pub fn active_kid_for(&self, alg: &str) -> Option<String> {
@@ -372,11 +393,21 @@ fn build_key_set(vault: &Vault, rows: Vec<KeyRow>, previous: Option<&KeySet>) ->
     let mut verifiers = HashMap::new();
     let mut published = Vec::new();
     let (mut decrypters, mut active_enc, mut enc_published) = (Vec::new(), Vec::new(), Vec::new());
+    let mut rsa_enc = Vec::new();
     let mut next_rsa = Vec::new();
     for (kid, alg, state, sealed, public_jwk) in rows {
         if let Some(alg) = encryption_alg(&alg) {
             let kept = previous.and_then(|p| p.decrypters.iter().find(|k| k.kid == kid)).cloned();
-            decrypters.push(kept.unwrap_or_else(|| Arc::new(EncryptionKey::new(kid, alg, sealed))));
+            let key = kept.unwrap_or_else(|| Arc::new(EncryptionKey::new(kid, alg, sealed)));
+            if alg == "RSA-OAEP-256" {
+                let state = match state.as_str() {
+                    "active" => "active",
+                    "next" => "next",
+                    _ => "retired",
+                };
+                rsa_enc.push((state, key.clone()));
+            }
+            decrypters.push(key);
             if state == "active" {
                 active_enc.push(alg);
             }
@@ -406,13 +437,15 @@ fn build_key_set(vault: &Vault, rows: Vec<KeyRow>, previous: Option<&KeySet>) ->
         }
     }
     let rsa = signers.get(ALG_RS256).map(|k| (true, k.clone())).into_iter().chain(next_rsa).collect();
+    // A stable sort: within a state, newest activation first as the rows came.
+    rsa_enc.sort_by_key(|(state, _)| ["active", "next", "retired"].iter().position(|s| s == state));
     if signers.is_empty() {
         anyhow::bail!("no active signing key");
     }
     // Signing keys first, so that a JWKS of one signing key starts with it, as it always did.
     published.extend(enc_published);
     let jwks = serde_json::json!({ "keys": published }).to_string();
-    Ok(KeySet { signers, verifiers, decrypters, active_enc, rsa, jwks: Arc::from(jwks) })
+    Ok(KeySet { signers, verifiers, decrypters, active_enc, rsa, rsa_enc, jwks: Arc::from(jwks) })
 }
 
 #[cfg(test)]
@@ -459,6 +492,26 @@ mod tests {
             jwk.as_object_mut().unwrap().remove("kid");
         }
         jwe::encrypt(&jwe::RecipientKey::from_jwk(&jwk).unwrap().unwrap(), alg, "A128CBC-HS256", Some("JWT"), plaintext).unwrap()
+    }
+
+    #[tokio::test]
+    async fn rsa_encryption_keys_come_active_then_next_with_their_private_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        // A long publication delay: the rotated key stays `next`.
+        let (db, km) = open(dir.path(), 3600).await;
+        let keys = km.rsa_encryption_keys();
+        let [(state, kid, pkcs8)] = keys.as_slice() else { panic!("{:?}", keys.len()) };
+        assert_eq!(*state, "active");
+        // The PKCS#8 is the private half of the key the JWKS publishes under that kid.
+        let (_, jwk) = jwe::DecryptionKey::from_pkcs8("RSA", pkcs8).unwrap();
+        let jwks: serde_json::Value = serde_json::from_str(&km.jwks_json()).unwrap();
+        let published = jwks["keys"].as_array().unwrap().iter().find(|k| k["kid"] == kid.as_str()).unwrap();
+        assert_eq!((published["alg"].as_str(), &published["n"]), (Some("RSA-OAEP-256"), &jwk["n"]));
+        let vault = Arc::new(Vault::open(None, dir.path()).unwrap());
+        let new = KeyManager::rotate_alg(&db, &vault, TenantId::DEFAULT, "RSA-OAEP-256").await.unwrap();
+        km.refresh().await.unwrap();
+        let listed: Vec<(&str, String)> = km.rsa_encryption_keys().into_iter().map(|(s, k, _)| (s, k)).collect();
+        assert_eq!(listed, [("active", kid.clone()), ("next", new)]);
     }
 
     #[tokio::test]

@@ -1,7 +1,10 @@
 //! The tenant's IdP metadata (SAML Metadata §2.4.3): its entity ID, the certificate of each
 //! RSA key that signs or is about to (rollover: an SP that reads the metadata before a
-//! rotation already trusts the next key), where to send AuthnRequests and logout messages
-//! (both bindings), the NameID formats it issues. Signed by the current key, valid for `VALID_FOR`.
+//! rotation already trusts the next key), the certificate of each RSA encryption key (active
+//! and next, as issue 33 asks of IdP metadata; the same keys our SP metadata offers for
+//! assertions; nothing an SP sends our IdP is decrypted yet: an `EncryptedID` is refused),
+//! where to send AuthnRequests and logout messages (both bindings),
+//! the NameID formats it issues. Signed by the current key, valid for `VALID_FOR`.
 
 use super::signer::{self, Signer};
 use super::SamlError;
@@ -9,7 +12,7 @@ use crate::keys::KeyManager;
 use crate::registry::clients::saml::{BINDING_POST, BINDING_REDIRECT, NAMEID_FORMATS};
 use chrono::{TimeZone, Utc};
 use samael::key_info::{KeyInfo, X509Data};
-use samael::metadata::{Endpoint, EntityDescriptor, IdpSsoDescriptor, KeyDescriptor};
+use samael::metadata::{EncryptionMethod, Endpoint, EntityDescriptor, IdpSsoDescriptor, KeyDescriptor};
 use samael::traits::ToXml as _;
 use std::sync::Arc;
 
@@ -22,6 +25,7 @@ pub fn document(keys: &KeyManager, issuer: &str, now: u64) -> Result<String, Sam
     let all = signer::all(keys)?;
     let current = all.iter().find(|(signs, _)| *signs).map(|(_, s)| s.clone()).ok_or(SamlError::NoKey)?;
     let certs: Vec<Arc<Signer>> = all.into_iter().map(|(_, s)| s).collect();
+    let encryption = signer::encryption_certs(keys)?;
     let id = super::new_id();
     let sso = format!("{issuer}{}", super::SSO_PATH);
     let slo = format!("{issuer}{}", super::SLO_PATH);
@@ -34,6 +38,7 @@ pub fn document(keys: &KeyManager, issuer: &str, now: u64) -> Result<String, Sam
                 key_info: KeyInfo { id: None, x509_data: Some(X509Data { certificates: vec![s.cert_base64()] }) },
                 encryption_methods: None,
             })
+            .chain(encryption.iter().map(|s| encryption_descriptor(s.cert_base64())))
             .collect(),
         name_id_formats: NAMEID_FORMATS.iter().map(|f| f.to_string()).collect(),
         want_authn_requests_signed: Some(false),
@@ -65,6 +70,16 @@ pub fn document(keys: &KeyManager, issuer: &str, now: u64) -> Result<String, Sam
     let after = root + xml[root..].find('>').ok_or_else(|| SamlError::Internal("metadata root unterminated".into()))? + 1;
     xml.insert_str(after, &current.template(&id)?);
     current.sign(&xml)
+}
+
+/// A `KeyDescriptor use="encryption"` for the certificate `cert_base64`, naming the algorithms
+/// we decrypt (Metadata §2.4.1.1: a sender picks among them), strongest first.
+pub fn encryption_descriptor(cert_base64: String) -> KeyDescriptor {
+    KeyDescriptor {
+        key_use: Some("encryption".into()),
+        key_info: KeyInfo { id: None, x509_data: Some(X509Data { certificates: vec![cert_base64] }) },
+        encryption_methods: Some(super::xml::ENCRYPTION_METHODS.iter().map(|a| EncryptionMethod { algorithm: a.to_string() }).collect()),
+    }
 }
 
 fn empty_descriptor() -> IdpSsoDescriptor {

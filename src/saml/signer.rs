@@ -45,16 +45,41 @@ pub fn current(keys: &KeyManager) -> Result<Arc<Signer>, SamlError> {
 }
 
 pub fn of(key: &SigningKey) -> Result<Arc<Signer>, SamlError> {
-    if let Some(s) = CACHE.lock().get(&key.kid) {
+    cached(&key.kid, || key.rsa_pkcs8().ok_or(SamlError::NoKey))
+}
+
+/// The certificates of the tenant's RSA encryption keys that metadata lists (`active`, then
+/// `next`: an IdP that reads the metadata before a rotation already encrypts to a key we
+/// hold), made as the signing keys' are: self-signed by the key itself, the same on every
+/// node. A retired key is not listed (nobody should encrypt to it) but still decrypts
+/// (`decryption_keys`). None (a tenant whose encryption keys come at its next refresh): no
+/// encryption certificate, not an error.
+pub fn encryption_certs(keys: &KeyManager) -> Result<Vec<Arc<Signer>>, SamlError> {
+    keys.rsa_encryption_keys()
+        .into_iter()
+        .filter(|(state, _, _)| *state != "retired")
+        .map(|(_, kid, pkcs8)| cached(&kid, || Ok(pkcs8)))
+        .collect()
+}
+
+/// The PKCS#8 of every published RSA encryption key (active, next, retired): what an
+/// encrypted assertion from an upstream IdP is decrypted with, each tried in turn.
+pub fn decryption_keys(keys: &KeyManager) -> Vec<Vec<u8>> {
+    keys.rsa_encryption_keys().into_iter().map(|(_, _, pkcs8)| pkcs8).collect()
+}
+
+/// By key id: a signing key's and an encryption key's ids are thumbprints of different keys.
+fn cached(kid: &str, pkcs8: impl FnOnce() -> Result<Vec<u8>, SamlError>) -> Result<Arc<Signer>, SamlError> {
+    if let Some(s) = CACHE.lock().get(kid) {
         return Ok(s.clone());
     }
-    let pkcs8 = key.rsa_pkcs8().ok_or(SamlError::NoKey)?;
-    let signer = Arc::new(make(&key.kid, &pkcs8).map_err(|e| SamlError::Internal(format!("certificate of key {}: {e}", key.kid)))?);
+    let pkcs8 = pkcs8()?;
+    let signer = Arc::new(make(kid, &pkcs8).map_err(|e| SamlError::Internal(format!("certificate of key {kid}: {e}")))?);
     let mut cache = CACHE.lock();
     if cache.len() >= MAX_CACHED {
         cache.clear();
     }
-    cache.insert(key.kid.clone(), signer.clone());
+    cache.insert(kid.to_string(), signer.clone());
     Ok(signer)
 }
 
@@ -131,6 +156,20 @@ mod tests {
         let cert = openssl::x509::X509::from_der(&a.cert_der).unwrap();
         let public = PKey::private_key_from_pkcs8(&pkcs8).unwrap().public_key_to_der().unwrap();
         assert_eq!(cert.public_key().unwrap().public_key_to_der().unwrap(), public);
+        assert!(cert.verify(&cert.public_key().unwrap()).unwrap(), "self-signed");
+    }
+
+    #[test]
+    fn an_encryption_key_s_certificate_is_made_the_same_way() {
+        // What the keys module stores for an RSA-OAEP-256 key: its PKCS#8.
+        let (kid, pkcs8, jwk) = crate::keys::EncryptionKey::generate("RSA-OAEP-256").unwrap();
+        let (a, b) = (make(&kid, &pkcs8).unwrap(), make(&kid, &pkcs8).unwrap());
+        assert_eq!(a.cert_der, b.cert_der, "deterministic");
+        let cert = openssl::x509::X509::from_der(&a.cert_der).unwrap();
+        let n = cert.public_key().unwrap().rsa().unwrap().n().to_vec();
+        use base64::Engine as _;
+        let jwk_n = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(jwk["n"].as_str().unwrap()).unwrap();
+        assert_eq!(n, jwk_n, "the JWKS's key");
         assert!(cert.verify(&cert.public_key().unwrap()).unwrap(), "self-signed");
     }
 

@@ -239,15 +239,17 @@ pub fn claims(a: &AssertionIn, mapping: &BTreeMap<String, String>) -> Map<String
 }
 
 /// Our SP metadata (SAML Metadata §2.4.4), for an IdP's registration of us: the ACS (HTTP-POST),
-/// the certificate of each RSA key that signs or is about to (rollover), signed assertions
-/// wanted.
-pub fn metadata(certs_base64: Vec<String>, issuer: &str, requests_signed: bool) -> Result<String, SamlError> {
+/// the certificate of each RSA key that signs or is about to (rollover), of each RSA
+/// encryption key an IdP may encrypt assertions to (active and next: rollover too), signed
+/// assertions wanted.
+pub fn metadata(certs_base64: Vec<String>, encryption_certs_base64: Vec<String>, issuer: &str, requests_signed: bool) -> Result<String, SamlError> {
     let sp = SpSsoDescriptor {
         protocol_support_enumeration: Some(PROTOCOL.into()),
         key_descriptors: Some(
             certs_base64
                 .into_iter()
                 .map(|c| KeyDescriptor { key_use: Some("signing".into()), key_info: KeyInfo { id: None, x509_data: Some(X509Data { certificates: vec![c] }) }, encryption_methods: None })
+                .chain(encryption_certs_base64.into_iter().map(super::metadata::encryption_descriptor))
                 .collect(),
         ),
         authn_requests_signed: Some(requests_signed),

@@ -133,7 +133,7 @@ fn good() -> (IdpConfig, ResponseIn) {
         attributes: vec![("mail".into(), vec!["a@example.com".into()]), ("urn:oid:2.5.4.42".into(), vec!["Alice".into()]), ("upn".into(), vec!["alice@corp".into()])],
         ..Default::default()
     };
-    let r = ResponseIn { id: "_r".into(), in_response_to: Some("_req".into()), destination: Some("https://op.example/saml/acs".into()), issuer: Some(idp.entity_id.clone()), status: SUCCESS.into(), sub_status: None, assertion: Some(a) };
+    let r = ResponseIn { id: "_r".into(), in_response_to: Some("_req".into()), destination: Some("https://op.example/saml/acs".into()), issuer: Some(idp.entity_id.clone()), status: SUCCESS.into(), sub_status: None, assertion: Some(a), assertion_encrypted: false };
     (idp, r)
 }
 
@@ -183,10 +183,15 @@ fn attributes_become_claims_by_default_names_or_the_mapping() {
 #[test]
 fn sp_metadata_reads_back_as_what_an_idp_registers() {
     let cert = cert_b64();
-    let md = metadata(vec![cert.clone()], "https://op.example", true).unwrap();
+    let md = metadata(vec![cert.clone()], vec![cert.clone()], "https://op.example", true).unwrap();
     let m = xml::parse_sp_metadata(&md, &Limits::default()).unwrap();
     assert_eq!(m.entity_id, "https://op.example/saml/sp");
     assert_eq!(m.acs, vec![(0, BINDING_POST.to_string(), "https://op.example/saml/acs".to_string(), true)]);
     assert_eq!(m.signing_certs.len(), 1);
+    assert_eq!(m.encryption_certs.len(), 1, "{md}");
+    // The algorithms we decrypt, named for the IdP to choose from.
+    for alg in xml::ENCRYPTION_METHODS {
+        assert!(md.contains(&format!(r#"EncryptionMethod Algorithm="{alg}""#)), "{alg} in {md}");
+    }
     assert!(m.authn_requests_signed && m.want_assertions_signed);
 }

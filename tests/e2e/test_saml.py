@@ -189,6 +189,38 @@ def test_metadata_is_signed_by_the_key_it_lists(idp_metadata, tmp_path):
     assert "/saml/sso" in idp_metadata and "HTTP-Redirect" in idp_metadata and "HTTP-POST" in idp_metadata
 
 
+def encryption_certificate(metadata: str) -> str:
+    """The base64 certificate of the metadata's ``KeyDescriptor use="encryption"``."""
+    part = metadata.split('use="encryption"', 1)[1]
+    start = part.index("X509Certificate>") + len("X509Certificate>")
+    return "".join(part[start:part.index("<", start)].split())
+
+
+def test_metadata_lists_an_encryption_certificate_of_the_jwks_rsa_oaep_key(authrim_server, idp_metadata):
+    """The IdP metadata lists the tenant's RSA encryption key (the JWKS's RSA-OAEP-256 one) as a
+    self-signed certificate, with the algorithms an SP may encrypt to it with."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import padding
+
+    cert = x509.load_der_x509_certificate(base64.b64decode(encryption_certificate(idp_metadata)))
+    public = cert.public_key()
+    # Self-signed by the key it holds (SHA-256, PKCS#1 v1.5).
+    public.verify(cert.signature, cert.tbs_certificate_bytes, padding.PKCS1v15(), cert.signature_hash_algorithm)
+    discovery = requests.get(f"{authrim_server.base_url}/.well-known/openid-configuration", timeout=HTTP_TIMEOUT_S).json()
+    jwks = requests.get(discovery["jwks_uri"], timeout=HTTP_TIMEOUT_S).json()
+    enc = [k for k in jwks["keys"] if k.get("alg") == "RSA-OAEP-256"]
+    assert enc, jwks
+
+    def n_of(jwk: dict) -> int:
+        return int.from_bytes(base64.urlsafe_b64decode(jwk["n"] + "=" * (-len(jwk["n"]) % 4)), "big")
+
+    assert public.public_numbers().n in [n_of(k) for k in enc], "the certificate holds the JWKS's RSA-OAEP-256 key"
+    assert public.public_numbers().n not in [n_of(k) for k in jwks["keys"] if k.get("use") == "sig" and k.get("kty") == "RSA"]
+    for alg in ["xmlenc11#aes256-gcm", "xmlenc11#aes128-gcm", "xmlenc#aes256-cbc", "xmlenc#aes128-cbc",
+                "xmlenc#rsa-oaep-mgf1p", "xmlenc11#rsa-oaep"]:
+        assert alg + '"' in idp_metadata, alg
+
+
 def test_sp_initiated_sso_by_redirect_then_post_with_one_session(authrim_server, alice, idp_metadata, tmp_path):
     sp = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("redirect"), False, idp_metadata)
     client = sp.register()

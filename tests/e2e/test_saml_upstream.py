@@ -20,11 +20,18 @@ its metadata (``kind = "saml"``, ``metadata`` inline); pysaml2 registers Authrim
   no session; then the genuine answer still signs in, once.
 * ``test_post_binding_idp``: an IdP with an HTTP-POST SingleSignOnService only: the
   AuthnRequest comes in an auto-submitting form, signed enveloped (pysaml2 verifies it).
+* ``test_encrypted_assertions``: pysaml2 encrypts the assertion (xmlsec1) to the encryption
+  certificate it read in our SP metadata: AES-256-CBC under a signed Response, AES-128-GCM
+  with only the assertion signed (its own signature verified after decryption), and a
+  Response encrypted to another key refused.
+* ``test_want_assertions_encrypted``: that IdP set to encrypt: an assertion in the clear
+  refused, an encrypted one accepted.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import shutil
 import subprocess
 from pathlib import Path
@@ -44,12 +51,16 @@ from saml2.config import IdPConfig  # noqa: E402
 from saml2.metadata import entity_descriptor  # noqa: E402
 from saml2.saml import NAMEID_FORMAT_PERSISTENT, NameID  # noqa: E402
 from saml2.server import Server  # noqa: E402
+from saml2 import entity as saml2_entity  # noqa: E402
+from saml2.sigver import pre_encryption_part  # noqa: E402
 
 XMLSEC = shutil.which("xmlsec1")
 RSA_SHA256 = "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"
 SHA256 = "http://www.w3.org/2001/04/xmlenc#sha256"
 RSA_SHA1 = "http://www.w3.org/2000/09/xmldsig#rsa-sha1"
 SHA1 = "http://www.w3.org/2000/09/xmldsig#sha1"
+AES256_CBC = "http://www.w3.org/2001/04/xmlenc#aes256-cbc"
+AES128_GCM = "http://www.w3.org/2009/xmlenc11#aes128-gcm"
 IDP_ENTITY = "https://idp.example/saml/idp"
 IDP_SSO = "https://idp.example/saml/sso"
 PASSWORD_CLASS = "urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport"
@@ -97,13 +108,14 @@ class Setup:
     """Authrim (``down``) with the SAML upstream ``corp``, pysaml2's IdP (``idp``) knowing
     Authrim from its SP metadata, and an OpenID client of Authrim."""
 
-    def __init__(self, start_authrim, tmp: Path, binding: str = BINDING_HTTP_REDIRECT, name: str = "saml-sp"):
+    def __init__(self, start_authrim, tmp: Path, binding: str = BINDING_HTTP_REDIRECT, name: str = "saml-sp",
+                 extra: str = ""):
         self.tmp, self.binding = tmp, binding
         self.key, self.cert = keys(tmp, "idp")
         metadata = str(entity_descriptor(idp_config(self.key, self.cert, None, binding)))
         toml = "\n".join([
             "[[identity_providers]]", f'id = "{PROVIDER}"', 'name = "Corp SAML"', 'kind = "saml"',
-            f"metadata = '''{metadata}'''", "",
+            f"metadata = '''{metadata}'''", extra, "",
         ])
         path = tmp / f"{name}.toml"
         path.write_text(toml)
@@ -160,6 +172,29 @@ class Setup:
             authn={"class_ref": PASSWORD_CLASS}, sign_response=signed, sign_assertion=signed,
             sign_alg=sign_alg, digest_alg=SHA256 if sign_alg == RSA_SHA256 else SHA1)
         return base64.b64encode(str(xml).encode()).decode()
+
+    def encrypted_response(self, in_response_to: str, msg_enc: str, session_key: str, sign_response: bool,
+                           self_contained: bool = True, encrypt_cert: str | None = None) -> str:
+        """A Response whose signed assertion pysaml2 encrypts (xmlsec1 ``--encrypt``) to the
+        encryption certificate of our SP metadata (or ``encrypt_cert``). pysaml2 picks Triple
+        DES unless told: told AES here, as our metadata's EncryptionMethods offer."""
+        server = self.server()
+        server.sec.encrypt_assertion = functools.partial(server.sec.encrypt_assertion, key_type=session_key)
+        original = saml2_entity.pre_encryption_part
+        saml2_entity.pre_encryption_part = functools.partial(pre_encryption_part, msg_enc=msg_enc)
+        try:
+            xml = server.create_authn_response(
+                IDENTITY, in_response_to, self.acs, self.sp_entity,
+                name_id=NameID(format=NAMEID_FORMAT_PERSISTENT, text="sally-at-corp"),
+                authn={"class_ref": PASSWORD_CLASS}, sign_response=sign_response, sign_assertion=True,
+                sign_alg=RSA_SHA256, digest_alg=SHA256, encrypt_assertion=True,
+                encrypt_assertion_self_contained=self_contained, encrypt_cert_assertion=encrypt_cert)
+        finally:
+            saml2_entity.pre_encryption_part = original
+        xml = str(xml)
+        assert "EncryptedAssertion" in xml and msg_enc in xml, xml
+        assert "sally@corp.example" not in xml, "the attributes travel encrypted"
+        return base64.b64encode(xml.encode()).decode()
 
     def finish(self, browser: requests.Session, resp: requests.Response) -> str:
         """After the ACS: our consent page if asked; the redirect to the client."""
@@ -263,3 +298,38 @@ def test_post_binding_idp(start_authrim, tmp_path):
     rp, req, relay = s.to_idp(browser)
     assert req.message.signature is not None, "signed enveloped"
     rp.redeem(s.finish(browser, acs(s, browser, s.response(req.message.id), relay)))
+
+
+def test_encrypted_assertions(start_authrim, tmp_path):
+    s = Setup(start_authrim, tmp_path, name="saml-sp-enc")
+    assert 'use="encryption"' in s.sp_metadata, s.sp_metadata
+    seen: list = []
+    # Encrypted to another key (not ours): refused, audited.
+    _, other_cert = keys(tmp_path, "stranger")
+    browser = requests.Session()
+    rp, req, relay = s.to_idp(browser)
+    stranger = "".join(l for l in Path(other_cert).read_text().splitlines() if not l.startswith("-----"))
+    resp = acs(s, browser, s.encrypted_response(req.message.id, AES256_CBC, "aes-256", True, encrypt_cert=stranger), relay)
+    refused(s, resp, "not encrypted to any of our keys", seen)
+    # AES-256-CBC, the Response signed over the ciphertext (and the assertion inside).
+    rp.redeem(s.finish(browser, acs(s, browser, s.encrypted_response(req.message.id, AES256_CBC, "aes-256", True), relay)))
+    accepted = audit(s.down, "saml_assertion_accepted")
+    assert len(accepted) == 1, accepted
+    # AES-128-GCM, only the assertion signed (verified once decrypted), its namespaces left to
+    # the Response's (not self-contained).
+    browser = requests.Session()
+    rp, req, relay = s.to_idp(browser)
+    resp = acs(s, browser, s.encrypted_response(req.message.id, AES128_GCM, "aes-128", False, self_contained=False), relay)
+    claims, userinfo = rp.redeem(s.finish(browser, resp))
+    assert userinfo.get("email") == "sally@corp.example", userinfo
+    assert len([u for u in users_of(s.down) if u.get("claims", {}).get("email") == "sally@corp.example"]) == 1
+
+
+def test_want_assertions_encrypted(start_authrim, tmp_path):
+    """``want_assertions_encrypted = true``: an assertion in the clear is refused, an encrypted
+    one accepted."""
+    s = Setup(start_authrim, tmp_path, name="saml-sp-want-enc", extra="want_assertions_encrypted = true")
+    browser = requests.Session()
+    rp, req, relay = s.to_idp(browser)
+    refused(s, acs(s, browser, s.response(req.message.id), relay), "unencrypted", [])
+    rp.redeem(s.finish(browser, acs(s, browser, s.encrypted_response(req.message.id, AES256_CBC, "aes-256", True), relay)))

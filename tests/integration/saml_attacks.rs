@@ -480,12 +480,18 @@ fn xxe_and_billion_laughs_on_a_genuine_response() {
     assert_eq!(xml::verified_root(&xxe, &trusted()), Err(XmlError::Doctype));
 }
 
+/// `verified_response` has no key to decrypt with (`verified_response_decrypting` has: its
+/// cases are `saml::xml`'s unit tests): an encrypted assertion is refused, and one put in
+/// place of a signed Response's assertion breaks that signature first.
 #[test]
-fn encrypted_assertion_not_yet() {
+fn encrypted_assertion_without_a_key_refused() {
+    let enc = "<saml2:EncryptedAssertion xmlns:saml2=\"urn:oasis:names:tc:SAML:2.0:assertion\"><xenc:EncryptedData xmlns:xenc=\"http://www.w3.org/2001/04/xmlenc#\"/></saml2:EncryptedAssertion>";
+    let doc = response(Signed::Assertion);
+    let (s, e) = assertion_span(&doc);
+    refused(&format!("{}{}{}", &doc[..s], enc, &doc[e..]), XmlError::Malformed("an encrypted assertion, and no encryption key to decrypt it".into()));
     let doc = response(Signed::Response);
     let (s, e) = assertion_span(&doc);
-    let enc = "<saml2:EncryptedAssertion xmlns:saml2=\"urn:oasis:names:tc:SAML:2.0:assertion\"><xenc:EncryptedData xmlns:xenc=\"http://www.w3.org/2001/04/xmlenc#\"/></saml2:EncryptedAssertion>";
-    refused(&format!("{}{}{}", &doc[..s], enc, &doc[e..]), XmlError::Malformed("encrypted assertions are not supported yet".into()));
+    assert!(matches!(verify(&format!("{}{}{}", &doc[..s], enc, &doc[e..])), Err(XmlError::Signature(_))));
 }
 
 // -------------------------------------------------------------------------------------------

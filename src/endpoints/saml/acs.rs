@@ -143,11 +143,17 @@ pub async fn post(app: Issuer, ConnectInfo(peer): ConnectInfo<SocketAddr>, heade
     };
     let limits = limits(&app);
     // Only the configured IdP's certificates: never one the message carries.
-    let verified = xml::decode_post(response, &limits).and_then(|x| xml::verified_response(&x, &idp.certs_der, &limits));
+    // Our RSA encryption keys, for an EncryptedAssertion: each tried (the IdP may have read
+    // our metadata before a rotation).
+    let decrypt_with = signer::decryption_keys(app.keys());
+    let verified = xml::decode_post(response, &limits).and_then(|x| xml::verified_response_decrypting(&x, &idp.certs_der, &limits, &decrypt_with));
     let resp = match verified {
         Ok(r) => r,
         Err(e) => return refused(&app, &address, Some(&p.id), &why(&e)).await,
     };
+    if p.want_assertions_encrypted && resp.assertion.is_some() && !resp.assertion_encrypted {
+        return refused(&app, &address, Some(&p.id), "the assertion came unencrypted (want_assertions_encrypted)").await;
+    }
     let (issuer, skew, t) = (app.issuer().to_string(), app.config.saml_clock_skew as i64, now());
     let (sp_entity_id, acs) = (sp::sp_entity_id(&issuer), sp::acs_url(&issuer));
     let expect = Expect { idp: &idp, sp_entity_id: &sp_entity_id, acs_url: &acs, request_id: &pending.request_id, now: t as i64, skew };
@@ -181,9 +187,13 @@ pub async fn metadata(app: Issuer) -> Response {
         Ok(all) => all.into_iter().map(|(_, s)| s.cert_base64()).collect(),
         Err(e) => return unavailable(e),
     };
+    let encryption = match signer::encryption_certs(app.keys()) {
+        Ok(all) => all.into_iter().map(|s| s.cert_base64()).collect(),
+        Err(e) => return unavailable(e),
+    };
     // AuthnRequestsSigned: true unless one of our SAML upstreams is set not to sign.
     let signed = app.tenant.upstreams.list().iter().filter(|p| p.kind == UpstreamKind::Saml).all(|p| p.sign_requests);
-    match sp::metadata(certs, app.issuer(), signed) {
+    match sp::metadata(certs, encryption, app.issuer(), signed) {
         Ok(xml) => {
             let mut res = xml.into_response();
             let h = res.headers_mut();

@@ -18,7 +18,9 @@ static MADE: LazyLock<Mutex<HashMap<TenantId, Made>>> = LazyLock::new(Default::d
 const MAX_TENANTS_CACHED: usize = 4096;
 
 pub async fn get(app: Issuer) -> Response {
-    let kids: Vec<String> = app.keys().rsa_keys().iter().map(|(_, k)| k.kid.clone()).collect();
+    // The listed encryption keys' kids too (a retired one leaves the document).
+    let enc = app.keys().rsa_encryption_keys().into_iter().filter(|(state, _, _)| *state != "retired").map(|(_, kid, _)| kid);
+    let kids: Vec<String> = app.keys().rsa_keys().iter().map(|(_, k)| k.kid.clone()).chain(enc).collect();
     let t = now();
     let cached = MADE.lock().get(&app.tenant.id).filter(|(at, k, _)| *k == kids && t < at + saml::metadata::VALID_FOR / 4).map(|(_, _, d)| d.clone());
     let doc = match cached {

@@ -7,11 +7,14 @@
 //! `safe` reads the raw bytes (base64, DEFLATE, DTDs, depth, a quick-xml scan of the shape);
 //! `verify` checks signatures and what they cover; `read` maps samael's types to ours.
 
+mod decrypt;
 mod read;
 mod safe;
 mod verify;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod decrypt_tests;
 
 /// Bounds on what is read (settings: `saml_max_message_bytes`).
 #[derive(Debug, Clone, Copy)]
@@ -221,6 +224,8 @@ pub struct ResponseIn {
     pub sub_status: Option<String>,
     /// The one assertion, if the status is Success.
     pub assertion: Option<AssertionIn>,
+    /// Whether it came as an `EncryptedAssertion` (and was decrypted).
+    pub assertion_encrypted: bool,
 }
 
 /// The one `Assertion` of a verified Response: the element the signature covers.
@@ -252,7 +257,27 @@ pub struct AssertionIn {
 /// or else its one Assertion signed (then only that element is read); unsigned, two
 /// assertions, an element of a duplicated ID, a signature over something else (the XSW
 /// variants), an algorithm other than RSA-SHA256/512 with SHA-256/512 digests, or a
-/// certificate other than those given: refused. Encrypted assertions: not in slice 1.
+/// certificate other than those given: refused. An encrypted assertion is refused here (no
+/// key to decrypt it): see `verified_response_decrypting`.
 pub fn verified_response(xml: &str, certs_der: &[Vec<u8>], limits: &Limits) -> Result<ResponseIn, XmlError> {
-    verify::verified_response(xml, certs_der, limits)
+    verify::verified_response(xml, certs_der, limits, &[])
 }
+
+/// `verified_response`, and an `EncryptedAssertion` in place of the Assertion decrypted with
+/// the first of `keys` (our RSA encryption keys, PKCS#8) it was encrypted to (RSA-OAEP; AES-GCM
+/// or AES-CBC), then held to the same rules: signed (the Response's signature over the
+/// ciphertext, or the assertion's own), one assertion, no wrapping, no comments.
+pub fn verified_response_decrypting(xml: &str, certs_der: &[Vec<u8>], limits: &Limits, keys: &[Vec<u8>]) -> Result<ResponseIn, XmlError> {
+    verify::verified_response(xml, certs_der, limits, keys)
+}
+
+/// The algorithms an `EncryptedAssertion` to us may use (`decrypt`), as our metadata's
+/// `EncryptionMethod`s name them: content first (GCM before CBC), then key transport.
+pub const ENCRYPTION_METHODS: &[&str] = &[
+    decrypt::AES256_GCM,
+    decrypt::AES128_GCM,
+    decrypt::AES256_CBC,
+    decrypt::AES128_CBC,
+    decrypt::RSA_OAEP,
+    decrypt::RSA_OAEP_MGF1P,
+];

@@ -197,7 +197,7 @@ fn instant(v: Option<&str>) -> Result<Option<i64>, XmlError> {
 
 /// The root's `ID`, `Version="2.0"`, `IssueInstant` and `Issuer` (SAML Core §3.2.1, §3.2.2):
 /// what every request and response has.
-fn common(doc: &Doc) -> Result<(String, i64, Option<String>), XmlError> {
+pub(super) fn common(doc: &Doc) -> Result<(String, i64, Option<String>), XmlError> {
     if doc.attr(0, "Version") != Some("2.0") {
         return Err(bad("not SAML 2.0"));
     }
