@@ -8,9 +8,7 @@ use super::safe::scan;
 use super::*;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use openssl::hash::MessageDigest;
 use openssl::md::Md;
-use openssl::pkey::PKey;
 use openssl::pkey_ctx::PkeyCtx;
 use openssl::rsa::Padding;
 use openssl::symm::{Cipher, Crypter, Mode};
@@ -32,23 +30,10 @@ struct Party {
 }
 
 fn party(cn: &str) -> Party {
-    use openssl::x509::{X509NameBuilder, X509};
-    let rsa = openssl::rsa::Rsa::generate(2048).unwrap();
-    let key_der = rsa.private_key_to_der().unwrap();
-    let key = PKey::from_rsa(rsa).unwrap();
-    let mut name = X509NameBuilder::new().unwrap();
-    name.append_entry_by_text("CN", cn).unwrap();
-    let name = name.build();
-    let mut b = X509::builder().unwrap();
-    b.set_version(2).unwrap();
-    b.set_subject_name(&name).unwrap();
-    b.set_issuer_name(&name).unwrap();
-    b.set_pubkey(&key).unwrap();
-    b.set_not_before(&openssl::asn1::Asn1Time::days_from_now(0).unwrap()).unwrap();
-    b.set_not_after(&openssl::asn1::Asn1Time::days_from_now(30).unwrap()).unwrap();
-    b.sign(&key, MessageDigest::sha256()).unwrap();
+    let (key, cert) = super::tests::key_and_cert(cn);
+    let key_der = key.rsa().unwrap().private_key_to_der().unwrap();
     let pkcs8 = key.private_key_to_pkcs8().unwrap();
-    Party { key_der, pkcs8, cert: b.build().to_der().unwrap() }
+    Party { key_der, pkcs8, cert }
 }
 
 fn idp() -> &'static Party {

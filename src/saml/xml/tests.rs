@@ -24,7 +24,8 @@ fn deflate(data: &[u8]) -> String {
     STANDARD.encode(e.finish().unwrap())
 }
 
-fn key_and_cert(cn: &str) -> (PKey<Private>, Vec<u8>) {
+/// A fresh RSA-2048 key and a self-signed certificate of it (`decrypt_tests` uses it too).
+pub(super) fn key_and_cert(cn: &str) -> (PKey<Private>, Vec<u8>) {
     use openssl::x509::{X509NameBuilder, X509};
     let key = PKey::from_rsa(openssl::rsa::Rsa::generate(2048).unwrap()).unwrap();
     let mut name = X509NameBuilder::new().unwrap();
