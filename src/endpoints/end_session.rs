@@ -211,9 +211,10 @@ pub(crate) async fn leave(
     }
     let mut iframes = ended.map(|s| frontchannel::iframe_urls(app, s)).unwrap_or_default();
     // SAML SPs are told the same way (Profiles §4.4, front channel): their LogoutRequests.
-    iframes.extend(ended.map(|s| super::saml::slo::logout_requests(app, s, initiator).0).unwrap_or_default());
+    let saml = ended.map(|s| super::saml::slo_out::logout_requests(app, s, initiator)).unwrap_or_default();
+    iframes.extend(saml.frames);
     let mut res = if !iframes.is_empty() {
-        pages::frontchannel_logout(&iframes, next.as_deref(), ui_locales)
+        pages::frontchannel_logout(&iframes, &saml.origins, next.as_deref(), ui_locales)
     } else if let Some(next) = next {
         let mut res = status.into_response();
         if let Ok(v) = HeaderValue::from_str(&next) {

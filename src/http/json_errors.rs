@@ -101,6 +101,7 @@ pub fn is_browser_page(path: &str) -> bool {
         // Our SP's assertion consumer service: the IdP's page posts the browser there.
         || path == crate::saml::sp::ACS_PATH
         || path == crate::saml::SLO_PATH
+        || path == crate::endpoints::saml::slo_out::POST_PATH
         // The account page and the console are for browsers only, whatever lies below them.
         || path.starts_with("/account")
         || path.starts_with("/console")

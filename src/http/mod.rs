@@ -62,6 +62,7 @@ pub fn router(app: AppState) -> Router {
         .route(end_session::UPSTREAM_RETURN, get(end_session::upstream_return))
         .route(crate::saml::SSO_PATH, get(crate::endpoints::saml::sso::get).post(crate::endpoints::saml::sso::post))
         .route(crate::saml::SLO_PATH, get(crate::endpoints::saml::slo::get).post(crate::endpoints::saml::slo::post))
+        .route(crate::endpoints::saml::slo_out::POST_PATH, get(crate::endpoints::saml::slo_out::post))
         .route(crate::saml::METADATA_PATH, get(crate::endpoints::saml::metadata::get))
         .route("/saml/start/{client}", get(crate::endpoints::saml::sso::initiate))
         .route(crate::saml::sp::ACS_PATH, post(crate::endpoints::saml::acs::post))

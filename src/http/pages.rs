@@ -195,17 +195,18 @@ pub fn signed_out(ui_locales: Option<&str>) -> Response {
 /// Front-Channel Logout 1.0 §2: each client's logout page in an invisible iframe; once all have
 /// loaded (or after five seconds) the page goes on to `next`. Its inline script is allowed by
 /// a per-response nonce, and the page works without it (a link to continue).
-pub fn frontchannel_logout(iframes: &[String], next: Option<&str>, ui_locales: Option<&str>) -> Response {
-    // The iframes' origins, and nothing else, may be framed here.
+pub fn frontchannel_logout(iframes: &[String], also: &[String], next: Option<&str>, ui_locales: Option<&str>) -> Response {
+    // The iframes' origins, and the origins `also` they go on to, and nothing else, may be
+    // framed here (a frame's every navigation is checked against this page's frame-src).
     let mut origins: Vec<String> =
-        iframes.iter().filter_map(|u| url::Url::parse(u).ok()).map(|u| u.origin().ascii_serialization()).collect();
+        iframes.iter().filter_map(|u| url::Url::parse(u).ok()).map(|u| u.origin().ascii_serialization()).chain(also.iter().cloned()).collect();
     origins.sort();
     origins.dedup();
     let mut page = Page::new(StatusCode::OK, "signed_out.html", "signed-out-title")
         .with("frames", iframes)
         .with("next", next)
         .locales(ui_locales);
-    page.csp = Csp { nonce: Some(crate::util::random_token()), frames: origins, images: Vec::new() };
+    page.csp = Csp { nonce: Some(crate::util::random_token()), frames: origins, ..Csp::default() };
     page.into_response()
 }
 
@@ -214,11 +215,23 @@ pub fn frontchannel_logout(iframes: &[String], next: Option<&str>, ui_locales: O
 /// scripts, the user presses Continue. No form-action in its CSP: the form's target is the
 /// client's registered redirect URI, and the client may redirect after the POST.
 pub fn form_post(action: &str, fields: &[(&str, &str)]) -> Response {
+    form_post_page(action, fields).into_response()
+}
+
+/// `form_post`, in a page our own pages may frame (and no one else's): SAML Single Logout's
+/// HTTP-POST messages, posted from the logout page's iframes.
+pub fn form_post_framed_by_self(action: &str, fields: &[(&str, &str)]) -> Response {
+    let mut page = form_post_page(action, fields);
+    page.csp.framed_by_self = true;
+    page.into_response()
+}
+
+fn form_post_page(action: &str, fields: &[(&str, &str)]) -> Page {
     let mut page = Page::new(StatusCode::OK, "form_post.html", "form-post-title")
         .with("action", action)
         .with("fields", fields.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>());
     page.csp.nonce = Some(crate::util::random_token());
-    page.into_response()
+    page
 }
 
 /// The most applications the start page lists.

@@ -1,8 +1,9 @@
 //! Single Logout's messages (SAML Core §3.7, Profiles §4.4): the LogoutRequests we send to
 //! the SPs of a session that ends, and the LogoutResponse we answer an SP's LogoutRequest
-//! with; both by the HTTP-Redirect binding (Bindings §3.4), signed over the query with
-//! RSA-SHA256 (§3.4.4.1), since both travel as URLs: the logout page loads the requests in
-//! hidden iframes (as front-channel OpenID logout does) and moves on to the response.
+//! with; by the SP's binding: HTTP-Redirect (Bindings §3.4), signed over the query with
+//! RSA-SHA256 (§3.4.4.1), a URL the logout page loads in a hidden iframe (as front-channel
+//! OpenID logout does) or moves on to; or HTTP-POST (§3.5), signed in the XML (enveloped),
+//! a form our own page posts (`endpoints::saml::slo_out`).
 //! Reading what SPs send is `xml::parse_logout_request`/`parse_logout_response`.
 //!
 //! The XML is written here rather than through samael's types: its `LogoutRequest` writes
@@ -23,6 +24,8 @@ const REASON_USER: &str = "urn:oasis:names:tc:SAML:2.0:logout:user";
 const REQUEST_LIFETIME: u64 = 300;
 const PROTOCOL: &str = "urn:oasis:names:tc:SAML:2.0:protocol";
 const ASSERTION: &str = "urn:oasis:names:tc:SAML:2.0:assertion";
+/// The end of our messages' `Issuer`, their root's first child: the signature goes after it.
+const ISSUER_END: &str = "</saml:Issuer>";
 
 /// What a LogoutRequest to one SP says.
 pub struct LogoutRequestOut<'a> {
@@ -46,7 +49,8 @@ fn instant(epoch: u64) -> String {
     Utc.timestamp_opt(epoch as i64, 0).single().unwrap_or_default().to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
-/// The LogoutRequest's XML (unsigned: the Redirect binding signs the query) and its ID.
+/// The LogoutRequest's XML, unsigned (the Redirect binding signs the query, `post_value` the
+/// XML), and its ID.
 pub fn request_xml(r: &LogoutRequestOut<'_>) -> (String, String) {
     let id = super::new_id();
     let xml = format!(
@@ -64,21 +68,23 @@ pub fn request_xml(r: &LogoutRequestOut<'_>) -> (String, String) {
     (id, xml)
 }
 
-/// The LogoutResponse's XML (unsigned: the Redirect binding signs the query): `status` is the
+/// The LogoutResponse's XML, unsigned as `request_xml`'s, and its ID: `status` is the
 /// top-level code and a second-level one (PartialLogout: Success, but not everyone was told).
-pub fn response_xml(idp_entity_id: &str, destination: &str, in_response_to: &str, status: (&str, Option<&str>), now: u64) -> String {
+pub fn response_xml(idp_entity_id: &str, destination: &str, in_response_to: &str, status: (&str, Option<&str>), now: u64) -> (String, String) {
+    let id = super::new_id();
     let sub = status.1.map(|s| format!("<samlp:StatusCode Value=\"{}\"/>", attr(s))).unwrap_or_default();
-    format!(
+    let xml = format!(
         "<samlp:LogoutResponse xmlns:samlp=\"{PROTOCOL}\" xmlns:saml=\"{ASSERTION}\" ID=\"{}\" Version=\"2.0\" IssueInstant=\"{}\" \
          Destination=\"{}\" InResponseTo=\"{}\"><saml:Issuer>{}</saml:Issuer><samlp:Status><samlp:StatusCode Value=\"{}\">{sub}</samlp:StatusCode>\
          </samlp:Status></samlp:LogoutResponse>",
-        super::new_id(),
+        id,
         instant(now),
         attr(destination),
         attr(in_response_to),
         text(idp_entity_id),
         attr(status.0),
-    )
+    );
+    (id, xml)
 }
 
 /// Which parameter the message is.
@@ -86,6 +92,26 @@ pub fn response_xml(idp_entity_id: &str, destination: &str, in_response_to: &str
 pub enum Message {
     Request,
     Response,
+}
+
+impl Message {
+    /// Its parameter's (or form field's) name, Bindings §3.4.4.1 and §3.5.4.
+    pub fn parameter(self) -> &'static str {
+        match self {
+            Message::Request => "SAMLRequest",
+            Message::Response => "SAMLResponse",
+        }
+    }
+}
+
+/// Bindings §3.5.4: the message of ID `id` signed in its XML (an enveloped signature after
+/// its `Issuer`, Core §5.4.1: RSA-SHA256, SHA-256 digest, exclusive C14N), base64'd for the
+/// form's field.
+pub fn post_value(signer: &Signer, id: &str, xml: &str) -> Result<String, SamlError> {
+    let mut xml = xml.to_string();
+    super::response::insert_after(&mut xml, ISSUER_END, &signer.template(id)?)?;
+    let signed = signer.sign(&xml)?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(signed))
 }
 
 /// `application/x-www-form-urlencoded` as Python's `quote_plus` writes it (RFC 3986's
@@ -109,11 +135,7 @@ pub fn redirect_url(signer: &Signer, endpoint: &str, message: Message, xml: &str
     let mut deflate = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
     let deflated = deflate.write_all(xml.as_bytes()).and_then(|_| deflate.finish()).map_err(|e| SamlError::Internal(format!("deflate: {e}")))?;
     let b64 = base64::engine::general_purpose::STANDARD;
-    let name = match message {
-        Message::Request => "SAMLRequest",
-        Message::Response => "SAMLResponse",
-    };
-    let mut query = format!("{name}={}", encode(&b64.encode(deflated)));
+    let mut query = format!("{}={}", message.parameter(), encode(&b64.encode(deflated)));
     if let Some(r) = relay_state {
         query.push_str(&format!("&RelayState={}", encode(r)));
     }
@@ -173,12 +195,47 @@ mod tests {
 
     #[test]
     fn a_logout_response_reads_back_with_both_status_levels() {
-        let xml = response_xml("https://idp.test/saml/metadata", "https://sp.test/slo", "_req\"1", (crate::saml::status::SUCCESS, Some(crate::saml::status::PARTIAL_LOGOUT)), 1_800_000_000);
+        let (_, xml) = response_xml("https://idp.test/saml/metadata", "https://sp.test/slo", "_req\"1", (crate::saml::status::SUCCESS, Some(crate::saml::status::PARTIAL_LOGOUT)), 1_800_000_000);
         let read = xml::parse_logout_response(&xml, &Limits::default()).unwrap();
         assert_eq!(read.in_response_to.as_deref(), Some("_req\"1"));
         assert_eq!(read.status, crate::saml::status::SUCCESS);
         assert_eq!(read.sub_status.as_deref(), Some(crate::saml::status::PARTIAL_LOGOUT));
         assert_eq!(read.issue_instant, 1_800_000_000);
+    }
+
+    #[test]
+    fn by_post_both_messages_are_signed_in_their_xml_after_the_issuer_and_nothing_else_verifies() {
+        let s = signer();
+        let r = LogoutRequestOut {
+            idp_entity_id: "https://idp.test/saml/metadata",
+            destination: "https://sp.test/slo",
+            name_id: "n<1>",
+            name_id_format: "urn:oasis:names:tc:SAML:2.0:nameid-format:persistent",
+            session_index: "sid-1",
+            now: 1_800_000_000,
+        };
+        let (id, xml) = request_xml(&r);
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let signed = String::from_utf8(b64.decode(post_value(&s, &id, &xml).unwrap()).unwrap()).unwrap();
+        // Core §5.4.1: the signature is the Issuer's next sibling.
+        assert!(signed.contains("</saml:Issuer><ds:Signature"), "{signed}");
+        let covered = xml::verified_root(&signed, std::slice::from_ref(&s.cert_der)).unwrap();
+        let read = xml::parse_logout_request(&covered, &Limits::default()).unwrap();
+        assert_eq!((read.id.as_str(), read.name_id.as_str()), (id.as_str(), "n<1>"));
+        assert!(xml::parse_logout_request(&signed, &Limits::default()).unwrap().has_signature);
+        assert_eq!(read.session_indexes, ["sid-1"]);
+        // Another key's certificate, or the NameID changed after signing: refused.
+        assert!(xml::verified_root(&signed, &[signer().cert_der.clone()]).is_err());
+        let tampered = signed.replace("n&lt;1&gt;", "n&lt;2&gt;");
+        assert_ne!(tampered, signed);
+        assert!(xml::verified_root(&tampered, std::slice::from_ref(&s.cert_der)).is_err());
+
+        let (id, xml) = response_xml("https://idp.test/saml/metadata", "https://sp.test/slo", "_req1", (crate::saml::status::SUCCESS, None), 1_800_000_000);
+        let signed = String::from_utf8(b64.decode(post_value(&s, &id, &xml).unwrap()).unwrap()).unwrap();
+        let covered = xml::verified_root(&signed, std::slice::from_ref(&s.cert_der)).unwrap();
+        let read = xml::parse_logout_response(&covered, &Limits::default()).unwrap();
+        assert_eq!((read.in_response_to.as_deref(), read.status.as_str()), (Some("_req1"), crate::saml::status::SUCCESS));
+        assert!(xml::parse_logout_response(&signed, &Limits::default()).unwrap().has_signature);
     }
 
     #[test]

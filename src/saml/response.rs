@@ -217,8 +217,12 @@ fn finish(signer: &Signer, mut xml: String, response_id: &str, sign: bool) -> Re
 /// `what` right after the document's first `</saml2:Issuer>` (the root's: it is the root's
 /// first child in both a Response and an Assertion).
 pub(super) fn insert_after_issuer(xml: &mut String, what: &str) -> Result<(), SamlError> {
-    const END: &str = "</saml2:Issuer>";
-    let at = xml.find(END).ok_or_else(|| SamlError::Internal("no Issuer to put the signature after".into()))? + END.len();
+    insert_after(xml, "</saml2:Issuer>", what)
+}
+
+/// `what` right after the first `end` of `xml` (an `Issuer`'s end tag, by its prefix).
+pub(super) fn insert_after(xml: &mut String, end: &str, what: &str) -> Result<(), SamlError> {
+    let at = xml.find(end).ok_or_else(|| SamlError::Internal("no Issuer to put the signature after".into()))? + end.len();
     xml.insert_str(at, strip_declaration(what));
     Ok(())
 }

@@ -4,7 +4,7 @@
 //! (attributes, which NameID of those it lists) the operator adds.
 
 use super::xml::{self, Limits};
-use crate::registry::clients::saml::{AssertionConsumerService, SamlAttribute, SamlServiceProvider, BINDING_POST, BINDING_REDIRECT, NAMEID_FORMATS, NAMEID_PERSISTENT};
+use crate::registry::clients::saml::{AssertionConsumerService, SamlAttribute, SamlServiceProvider, SloBinding, BINDING_POST, BINDING_REDIRECT, NAMEID_FORMATS, NAMEID_PERSISTENT};
 use base64::Engine as _;
 
 /// What the operator says beside the metadata; each absent one is the metadata's or the
@@ -37,8 +37,11 @@ pub fn service_provider(metadata: &str, limits: &Limits, o: ServiceProviderOptio
     if acs.is_empty() {
         return Err("metadata: no AssertionConsumerService with the HTTP-POST binding (the only one supported)".into());
     }
-    // Redirect first: the binding front-channel Single Logout uses most.
-    let slo = m.slo.iter().find(|(b, _)| b == BINDING_REDIRECT).or(m.slo.iter().find(|(b, _)| b == BINDING_POST)).map(|(_, l)| l.clone());
+    // Redirect first: the binding front-channel Single Logout uses most (a URL, no page of
+    // ours in between); POST for an SP that offers only that.
+    let slo = [(BINDING_REDIRECT, SloBinding::Redirect), (BINDING_POST, SloBinding::Post)]
+        .into_iter()
+        .find_map(|(urn, binding)| m.slo.iter().find(|(b, _)| b == urn).map(|(_, l)| (l.clone(), binding)));
     let name_id_format = o
         .name_id_format
         .or_else(|| m.name_id_formats.iter().find(|f| NAMEID_FORMATS.contains(&f.as_str())).cloned())
@@ -46,7 +49,8 @@ pub fn service_provider(metadata: &str, limits: &Limits, o: ServiceProviderOptio
     let sp = SamlServiceProvider {
         entity_id: m.entity_id,
         acs,
-        slo_url: slo,
+        slo_url: slo.as_ref().map(|(url, _)| url.clone()),
+        slo_binding: slo.map(|(_, b)| b).unwrap_or_default(),
         signing_certificates: m.signing_certs.iter().map(|der| base64::engine::general_purpose::STANDARD.encode(der)).collect(),
         require_signed_requests: o.require_signed_requests.unwrap_or(m.authn_requests_signed),
         name_id_format,
@@ -60,4 +64,51 @@ pub fn service_provider(metadata: &str, limits: &Limits, o: ServiceProviderOptio
     };
     sp.validate()?;
     Ok(sp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::saml::xml::tests::{key_and_cert, metadata};
+
+    const REDIRECT_SLO: &str = r#"<md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://sp.test/slo"/>"#;
+
+    fn registered(metadata: &str) -> SamlServiceProvider {
+        service_provider(metadata, &Limits::default(), ServiceProviderOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn single_logout_takes_the_redirect_binding_when_offered_else_post() {
+        let (_, cert) = key_and_cert("sp");
+        let redirect_only = metadata(&cert);
+        let sp = registered(&redirect_only);
+        assert_eq!((sp.slo_url.as_deref(), sp.slo_binding), (Some("https://sp.test/slo"), SloBinding::Redirect));
+
+        let post = r#"<md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="https://sp.test/slo-post"/>"#;
+        let sp = registered(&redirect_only.replace(REDIRECT_SLO, post));
+        assert_eq!((sp.slo_url.as_deref(), sp.slo_binding), (Some("https://sp.test/slo-post"), SloBinding::Post));
+        // Both, POST listed first: Redirect all the same.
+        let sp = registered(&redirect_only.replace(REDIRECT_SLO, &format!("{post}{REDIRECT_SLO}")));
+        assert_eq!((sp.slo_url.as_deref(), sp.slo_binding), (Some("https://sp.test/slo"), SloBinding::Redirect));
+        // SOAP only: nothing we can send by.
+        let soap = post.replace("HTTP-POST", "SOAP");
+        let sp = registered(&redirect_only.replace(REDIRECT_SLO, &soap));
+        assert_eq!(sp.slo_url, None);
+    }
+
+    #[test]
+    fn the_binding_is_written_short_and_read_short_or_as_its_urn() {
+        let (_, cert) = key_and_cert("sp");
+        let mut sp = registered(&metadata(&cert));
+        let json = serde_json::to_value(&sp).unwrap();
+        assert!(json.get("slo_binding").is_none(), "the default is not written: {json}");
+        sp.slo_binding = SloBinding::Post;
+        let mut json = serde_json::to_value(&sp).unwrap();
+        assert_eq!(json["slo_binding"], "post");
+        assert_eq!(serde_json::from_value::<SamlServiceProvider>(json.clone()).unwrap(), sp);
+        json["slo_binding"] = BINDING_POST.into();
+        assert_eq!(serde_json::from_value::<SamlServiceProvider>(json.clone()).unwrap().slo_binding, SloBinding::Post);
+        json["slo_binding"] = "urn:oasis:names:tc:SAML:2.0:bindings:SOAP".into();
+        assert!(serde_json::from_value::<SamlServiceProvider>(json).is_err());
+    }
 }

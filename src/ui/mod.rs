@@ -157,6 +157,9 @@ pub struct Csp {
     pub frames: Vec<String>,
     /// Origins the page may show images from besides ours (a client's logo on the consent page).
     pub images: Vec<String>,
+    /// Our own pages may frame this one (`frame-ancestors 'self'`, `X-Frame-Options:
+    /// SAMEORIGIN`); otherwise no page may.
+    pub framed_by_self: bool,
 }
 
 impl Csp {
@@ -170,7 +173,8 @@ impl Csp {
             false => format!("; frame-src {}", self.frames.join(" ")),
         };
         let images: String = self.images.iter().map(|o| format!(" {o}")).collect();
-        format!("default-src 'none'; {script}; style-src 'self'; img-src 'self'{images}{frames}; frame-ancestors 'none'; base-uri 'none'")
+        let ancestors = if self.framed_by_self { "'self'" } else { "'none'" };
+        format!("default-src 'none'; {script}; style-src 'self'; img-src 'self'{images}{frames}; frame-ancestors {ancestors}; base-uri 'none'")
     }
 }
 
@@ -452,7 +456,7 @@ impl Ui {
         let h = res.headers_mut();
         h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        h.insert("x-frame-options", HeaderValue::from_static("DENY"));
+        h.insert("x-frame-options", HeaderValue::from_static(if page.csp.framed_by_self { "SAMEORIGIN" } else { "DENY" }));
         h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
         if let Ok(v) = HeaderValue::from_str(&page.csp.header()) {
             h.insert("content-security-policy", v);

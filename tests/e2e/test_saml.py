@@ -71,12 +71,14 @@ class ServiceProvider:
     """pysaml2 as an SP of Authrim: its client, its ACS, its registration."""
 
     def __init__(self, server, tmp: Path, name: str, sign_requests: bool, idp_metadata: str, encryption: bool = False,
-                 unsolicited: bool = False, slo: bool = False):
+                 unsolicited: bool = False, slo: bool | str = False):
         self.server = server
         self.entity_id = f"https://{name}.sp.example/metadata"
         self.acs = f"https://{name}.sp.example/acs"
-        # Single Logout (test_saml_logout.py): one address for both bindings.
+        # Single Logout (test_saml_logout.py): one address for both bindings, or (slo="post")
+        # for HTTP-POST alone.
         self.slo = f"https://{name}.sp.example/slo" if slo else None
+        slo_bindings = [BINDING_HTTP_POST] if slo == "post" else [BINDING_HTTP_REDIRECT, BINDING_HTTP_POST]
         key, cert = sp_keys(tmp, name)
         conf = {
             "entityid": self.entity_id,
@@ -90,8 +92,7 @@ class ServiceProvider:
             **({"encryption_keypairs": [dict(zip(("key_file", "cert_file"), sp_keys(tmp, name + "-enc")))]} if encryption else {}),
             "service": {"sp": {
                 "endpoints": {"assertion_consumer_service": [(self.acs, BINDING_HTTP_POST)],
-                              **({"single_logout_service": [(self.slo, BINDING_HTTP_REDIRECT), (self.slo, BINDING_HTTP_POST)]}
-                                 if slo else {})},
+                              **({"single_logout_service": [(self.slo, b) for b in slo_bindings]} if slo else {})},
                 "logout_requests_signed": True,
                 "authn_requests_signed": sign_requests,
                 "want_response_signed": True,
@@ -114,6 +115,7 @@ class ServiceProvider:
                                {"name": "uid", "claim": "username"}], **extra}
         resp = admin(self.server, "POST", "/admin/saml/service-providers", body)
         assert resp.status_code == 201, describe(resp)
+        self.client_id = resp.json()["client_id"]
         return resp.json()
 
     def redirect_request(self, relay_state: str = "rs-1", **kw) -> tuple[str, str]:

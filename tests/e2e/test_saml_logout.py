@@ -10,6 +10,10 @@ joined to the OpenID logout.
   answers with its own LogoutResponse, which ``/saml/slo`` accepts.
 - A LogoutRequest with another NameID, or a broken signature, is refused with a page and
   ends nothing.
+- An SP whose SingleLogoutService is HTTP-POST only: the logout page's iframe loads our own
+  page, which posts it a LogoutRequest signed in its XML; its SP-initiated logout is answered
+  the same way, with a LogoutResponse posted at the end. pysaml2 verifies both against the IdP
+  metadata's certificate.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import requests
 from conftest import HTTP_TIMEOUT_S
 from test_authlib import (ALL_SCOPES, BACKCHANNEL_WAIT_S, POST_LOGOUT_REDIRECT_URI, REDIRECT_URI, add_params_to_uri,
                           backchannel_receiver, describe, run_code_flow, verify_logout_token)  # noqa: F401 (a fixture)
+from conftest import admin
 from test_saml import RSA_SHA256, SHA256, XMLSEC, ServiceProvider, idp_metadata, post_form, sign_in  # noqa: F401 (a fixture)
 
 saml2 = pytest.importorskip("saml2")
@@ -79,13 +84,14 @@ def openid_client(server, backchannel=None) -> dict:
                                 scope=ALL_SCOPES, post_logout_redirect_uris=[POST_LOGOUT_REDIRECT_URI], **extra)
 
 
-def signed_in_both(server, discovery, alice, idp_metadata, tmp_path, name, backchannel=None):
+def signed_in_both(server, discovery, alice, idp_metadata, tmp_path, name, backchannel=None, slo=True):
     """One browser signed in to an OpenID client and then, through the same session, to a
-    pysaml2 SP with an SLO endpoint: (flow, sid, sp, the SP's NameID)."""
+    pysaml2 SP with an SLO endpoint (both bindings, or `slo="post"`): (flow, sid, sp, the
+    SP's NameID)."""
     reg = openid_client(server, backchannel)
     flow = run_code_flow(server, discovery, alice, reg["client_id"], reg["client_secret"], "client_secret_basic", "openid profile")
     sid = id_token_claims(flow.token["id_token"])["sid"]
-    sp = ServiceProvider(server, tmp_path, server.unique(name), False, idp_metadata, slo=True)
+    sp = ServiceProvider(server, tmp_path, server.unique(name), False, idp_metadata, slo=slo)
     sp.register()
     req_id, url = sp.redirect_request()
     resp = flow.browser.get(url, timeout=HTTP_TIMEOUT_S)
@@ -307,3 +313,103 @@ def test_sp_initiated_logout_tells_the_other_sp_in_an_iframe_then_answers(authri
     assert signed_by_idp(a, answer)
     logout = a.client.parse_logout_request_response(answer["SAMLResponse"], BINDING_HTTP_REDIRECT)
     assert logout.response.status.status_code.value == SUCCESS and logout.response.status.status_code.status_code is None
+
+
+def post_page(browser, url: str) -> tuple[requests.Response, str, dict]:
+    """Our page that posts a Single Logout message by HTTP-POST: (its response, the form's
+    action, its fields)."""
+    resp = browser.get(url, allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 200, describe(resp)
+    action, fields = post_form(resp.text)
+    return resp, action, fields
+
+
+def test_an_sp_with_a_post_only_slo_service_is_sent_a_logout_request_our_page_posts(authrim_server, discovery, alice,
+                                                                                   idp_metadata, tmp_path):
+    flow, reg, sid, sp, name_id = signed_in_both(authrim_server, discovery, alice, idp_metadata, tmp_path, "slo-postonly",
+                                                 slo="post")
+    got = admin(authrim_server, "GET", f"/admin/clients/{sp.client_id}")
+    assert got.json()["saml"]["slo_binding"] == "post", got.json()
+    logout_url = add_params_to_uri(discovery["end_session_endpoint"], [
+        ("id_token_hint", flow.token["id_token"]), ("post_logout_redirect_uri", POST_LOGOUT_REDIRECT_URI)])
+    resp = flow.browser.get(logout_url, allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 200, describe(resp)
+    page = _Frames()
+    page.feed(resp.text)
+    ours = f"{authrim_server.issuer}/saml/slo/post?m="
+    frames = [f for f in page.frames if f.startswith(ours)]
+    assert len(frames) == 1 and not any(f.startswith(sp.slo) for f in page.frames), page.frames
+    # The page may frame our page, the SP it posts to, and nothing else of theirs.
+    frame_src = resp.headers["Content-Security-Policy"].split("frame-src ")[1].split(";")[0].split()
+    assert sorted(frame_src) == sorted({urlsplit(authrim_server.issuer)._replace(path="", query="").geturl(),
+                                        f"https://{urlsplit(sp.slo).netloc}"}), frame_src
+
+    framed, action, fields = post_page(flow.browser, frames[0])
+    # Our own page may frame it; no one else's.
+    assert "frame-ancestors 'self'" in framed.headers["Content-Security-Policy"], framed.headers
+    assert framed.headers["X-Frame-Options"] == "SAMEORIGIN", framed.headers
+    assert action == sp.slo and set(fields) == {"SAMLRequest"}, (action, fields)
+    xml = base64.b64decode(fields["SAMLRequest"]).decode()
+    assert sp.client.sec.correctly_signed_logout_request(xml, must=True), "pysaml2 does not verify the enveloped signature"
+    with pytest.raises(Exception):
+        sp.client.sec.correctly_signed_logout_request(xml.replace(name_id.text, "somebody-else"), must=True)
+    request = sp.client.parse_logout_request(fields["SAMLRequest"], BINDING_HTTP_POST)
+    assert request is not None
+    assert request.message.name_id.text == name_id.text, request.message
+    assert [s.text for s in request.message.session_index] == [sid], request.message
+    assert request.message.destination == sp.slo and request.message.issuer.text == sp.idp
+
+    # pysaml2 answers by POST too: its signed LogoutResponse, which /saml/slo takes.
+    http_info = sp.client.handle_logout_request(fields["SAMLRequest"], name_id, BINDING_HTTP_POST, sign=True,
+                                                sign_alg=RSA_SHA256, digest_alg=SHA256)
+    back, back_fields = post_form(http_info["data"])
+    assert back.endswith("/saml/slo") and "SAMLResponse" in back_fields, (back, back_fields)
+    resp = requests.post(back, data=back_fields, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 200, describe(resp)
+    # A link that is not ours, or one cut short: a page, nothing posted.
+    for bad in (ours + "forged", frames[0][:-8], ours):
+        resp = flow.browser.get(bad, allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+        assert resp.status_code == 400 and "SAMLRequest" not in resp.text, describe(resp)
+
+
+def test_sp_initiated_logout_of_a_post_only_sp_is_answered_by_a_posted_logout_response(authrim_server, alice, idp_metadata,
+                                                                                      tmp_path):
+    sp = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("slo-postans"), False, idp_metadata, slo="post")
+    sp.register()
+    browser = requests.Session()
+    req_id, url = sp.redirect_request()
+    name_id = sp.accept(sign_in(browser, browser.get(url, timeout=HTTP_TIMEOUT_S), alice).text, req_id, "rs-1").session_info()["name_id"]
+
+    # pysaml2 sends its request by the Redirect binding (ours takes both); the answer goes by
+    # the only one the SP takes: on to our page, which posts it.
+    url = sp_logout_url(sp, name_id)
+    sent = query(url)
+    request_id = inflate(sent["SAMLRequest"]).split(' ID="')[1].split('"')[0]
+    resp = browser.get(url, allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 302, describe(resp)
+    answer_page = resp.headers["Location"]
+    assert answer_page.startswith(f"{authrim_server.issuer}/saml/slo/post?m="), resp.headers
+    _, action, fields = post_page(browser, answer_page)
+    assert action == sp.slo and set(fields) == {"SAMLResponse", "RelayState"}, (action, fields)
+    assert fields["RelayState"] == sent["RelayState"], fields
+    xml = base64.b64decode(fields["SAMLResponse"]).decode()
+    assert sp.client.sec.correctly_signed_logout_response(xml, must=True), "pysaml2 does not verify the enveloped signature"
+    with pytest.raises(Exception):
+        sp.client.sec.correctly_signed_logout_response(xml.replace(request_id, request_id + "x"), must=True)
+    logout = sp.client.parse_logout_request_response(fields["SAMLResponse"], BINDING_HTTP_POST)
+    assert logout.response.status.status_code.value == SUCCESS, logout.response
+    assert logout.response.in_response_to == request_id and logout.response.destination == sp.slo, logout.response
+    # The session is over: IsPassive cannot be honoured.
+    req_id, url = sp.redirect_request(relay_state="rs-5", is_passive="true")
+    with pytest.raises(StatusNoPassive):
+        sp.accept(browser.get(url, timeout=HTTP_TIMEOUT_S).text, req_id, "rs-5")
+
+    # Loaded again, the page posts a new LogoutResponse to the same request (the session is
+    # over already, the message says no more). Once the SP's registration has changed to the
+    # Redirect binding, it posts nothing.
+    assert post_page(browser, answer_page)[1] == sp.slo
+    got = admin(authrim_server, "GET", f"/admin/clients/{sp.client_id}").json()
+    resp = admin(authrim_server, "PATCH", f"/admin/clients/{sp.client_id}", {"saml": {**got["saml"], "slo_binding": "redirect"}})
+    assert resp.status_code == 200, describe(resp)
+    resp = browser.get(answer_page, allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 400 and "SAMLResponse" not in resp.text, describe(resp)

@@ -167,7 +167,7 @@ fn is_browser(path: &str) -> bool {
     matches!(path, "/" | "/authorize" | "/login" | "/login/second-factor" | "/login/passkey" | "/login/select" | "/login/upstream" | "/login/upstream/callback" | "/login/forgot" | "/login/reset" | "/signup" | "/signup/verify" | "/consent" | "/logout" | "/logout/confirm" | "/logout/upstream" | "/demo" | "/demo/start" | "/demo/callback")
         || path.starts_with("/account")
         || path.starts_with("/console")
-        || matches!(path, "/saml/sso" | "/saml/slo" | "/saml/acs")
+        || matches!(path, "/saml/sso" | "/saml/slo" | "/saml/slo/post" | "/saml/acs")
         || path.starts_with("/saml/start/")
 }
 
@@ -1260,10 +1260,13 @@ fn saml(w: &World, rng: &mut Rng, _: usize) -> Req {
     }
     let pairs: Vec<(&str, &str)> = p.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let path = *rng.pick(&["/saml/sso", "/saml/slo", "/saml/acs"]);
-    let r = match rng.below(6) {
+    let r = match rng.below(7) {
         0 | 1 => Req::new("saml", Method::GET, path).query(&pairs),
         2 | 3 => Req::new("saml", Method::POST, path).form(&pairs),
         4 => Req::new("saml", Method::GET, *rng.pick(&["/saml/start/rp", "/saml/start/%00", "/saml/start/"])),
+        // Our page posting a sealed Single Logout message: nothing sealed here is ours.
+        5 => Req::new("saml", rng.pick(&[Method::GET, Method::POST]).clone(), "/saml/slo/post")
+            .query(&[("m", rng.pick(&["", "AAAA", "x.y.z", "%00", &"A".repeat(5000)]).to_string().as_str())]),
         _ => Req::new("saml", Method::PUT, path).form(&pairs),
     };
     browser_cookies(w, rng, r)

@@ -8,6 +8,7 @@
 pub mod acs;
 pub mod metadata;
 pub mod slo;
+pub mod slo_out;
 pub mod sso;
 
 use crate::http::{cookies, pages};

@@ -10,14 +10,14 @@
 //!   URL to be told at);
 //! - an SP's **LogoutResponse** (the answer to one of ours, in the logout page's iframe):
 //!   checked like a request, audited, and answered with the signed-out page;
-//! - `logout_requests`: the other way, what the logout page loads for each SAML SP of an
-//!   ended session.
 //!
-//! Our messages go by the Redirect binding, signed over the query: a URL is what the logout
-//! page's iframes load and what it moves on to (docs/design/saml.md, "Slice 3 as built").
+//! What we send (LogoutRequests to a session's SPs, the LogoutResponse) is `slo_out`: by the
+//! SP's binding, always as a URL, which is what the logout page's iframes load and what it
+//! moves on to (docs/design/saml.md, "Slice 3 as built").
 //! Until the SP and its signature are known good, a refusal is an audited page, never a
 //! message to an address the sender chose.
 
+use super::slo_out;
 use super::sso::{self, limits, single, why, Binding, MAX_RELAY_STATE};
 use crate::audit::AuditEvent;
 use crate::endpoints::{authorize, end_session};
@@ -25,9 +25,9 @@ use crate::http::{cookies, pages};
 use crate::logout::{end_session as end, EndedBy};
 use crate::registry::clients::saml::NAMEID_UNSPECIFIED;
 use crate::registry::Client;
-use crate::saml::logout::{self as slo, LogoutRequestOut, Message};
+use crate::saml::logout::Message;
 use crate::saml::xml::{self, XmlError};
-use crate::saml::{self, signer, status};
+use crate::saml::{self, status};
 use crate::stores::{Session, SessionRef};
 use crate::tenant::Issuer;
 use crate::ui::Msg;
@@ -202,11 +202,9 @@ async fn handle(app: &Issuer, headers: &HeaderMap, incoming: Incoming, binding: 
                 },
                 None => None,
             };
-            let untold = ended.as_ref().map(|s| logout_requests(app, s, Some(client.id())).1).unwrap_or(0);
+            let untold = ended.as_ref().map(|s| slo_out::logout_requests(app, s, Some(client.id())).untold).unwrap_or(0);
             let codes = (status::SUCCESS, (untold > 0).then_some(status::PARTIAL_LOGOUT));
-            let answer = slo::response_xml(&saml::entity_id(app.issuer()), &slo_url, &request.id, codes, t as u64);
-            let relay = incoming.relay_state.as_deref();
-            let url = match signer::current(app.keys()).and_then(|s| slo::redirect_url(&s, &slo_url, Message::Response, &answer, relay)) {
+            let url = match slo_out::answer(app, &client, &slo_url, &request.id, codes, incoming.relay_state.as_deref()) {
                 Ok(u) => u,
                 Err(e) => return authorize::unavailable(e),
             };
@@ -242,50 +240,6 @@ fn names_this_session(app: &Issuer, client: &Client, request: &xml::LogoutReques
         return Err("the SessionIndex is not this session's");
     }
     Ok(())
-}
-
-/// For the logout page of the ended `session`: a signed LogoutRequest URL (Redirect binding)
-/// for each SAML SP of the session but `except`, and how many SAML SPs could not be told (no
-/// SLO URL, one outside the address policy, a user without the e-mail its NameID is, or no
-/// signing key).
-pub fn logout_requests(app: &Issuer, session: &Session, except: Option<&str>) -> (Vec<String>, usize) {
-    let sps: Vec<Arc<Client>> = session
-        .clients
-        .iter()
-        .filter(|id| Some(id.as_str()) != except)
-        .filter_map(|id| app.client(id))
-        .filter(|c| c.meta.saml.is_some())
-        .collect();
-    if sps.is_empty() {
-        return (Vec::new(), 0);
-    }
-    let user = app.registry().user(&session.user_id);
-    let signer = signer::current(app.keys()).ok();
-    let idp = saml::entity_id(app.issuer());
-    let mut urls = Vec::new();
-    for client in &sps {
-        let sp = client.meta.saml.as_ref().expect("filtered");
-        let url = (|| {
-            // The page makes the browser load it: under the server's address policy, as the
-            // OpenID clients' front-channel URIs are.
-            let allowed = |u: &&str| crate::http::fetch::check_target(u, app.config.fetch_allow_private_addresses).is_ok();
-            let dest = sp.slo_url.as_deref().filter(allowed)?;
-            let name_id = sso::issued_name_id(app, sp, &session.sid, user.as_ref()?)?;
-            let out = LogoutRequestOut {
-                idp_entity_id: &idp,
-                destination: dest,
-                name_id: &name_id,
-                name_id_format: &sp.name_id_format,
-                session_index: &session.sid,
-                now: now(),
-            };
-            let (_, xml) = slo::request_xml(&out);
-            slo::redirect_url(signer.as_ref()?, dest, Message::Request, &xml, None).ok()
-        })();
-        urls.extend(url);
-    }
-    let untold = sps.len() - urls.len();
-    (urls, untold)
 }
 
 /// A message refused: audited, and a page (never a message to an address the sender chose).

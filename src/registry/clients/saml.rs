@@ -44,10 +44,14 @@ pub struct SamlServiceProvider {
     /// must be one of these exactly, or its index name one.
     pub acs: Vec<AssertionConsumerService>,
     /// SAML Metadata §2.4.2: the SP's SingleLogoutService, where our LogoutRequests and
-    /// LogoutResponses go, by the HTTP-Redirect binding (`endpoints::saml::slo`). None: it
-    /// cannot be told of a logout, and cannot ask for one.
+    /// LogoutResponses go (`endpoints::saml::slo`), by `slo_binding`. None: it cannot be told
+    /// of a logout, and cannot ask for one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo_url: Option<String>,
+    /// The binding `slo_url` takes our messages by: `redirect` (default) or `post`, for an SP
+    /// whose SingleLogoutService is HTTP-POST only.
+    #[serde(default, skip_serializing_if = "SloBinding::is_redirect")]
+    pub slo_binding: SloBinding,
     /// The SP's signing certificates (PEM or base64 DER): a signed AuthnRequest must verify
     /// with one of them. None: its requests cannot be signed, and are accepted unsigned
     /// unless `require_signed_requests`.
@@ -87,6 +91,25 @@ pub struct SamlServiceProvider {
     /// OpenID client's is).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub consent: bool,
+}
+
+/// How a Single Logout message reaches an SP (SAML Bindings §3.4, §3.5). Written short, read
+/// short or as the binding's URN (what metadata says).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub enum SloBinding {
+    /// A URL the browser is sent to, the message signed over the query.
+    #[default]
+    #[serde(rename = "redirect", alias = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect")]
+    Redirect,
+    /// A form our page posts, the message signed in its XML (enveloped).
+    #[serde(rename = "post", alias = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST")]
+    Post,
+}
+
+impl SloBinding {
+    fn is_redirect(&self) -> bool {
+        *self == SloBinding::Redirect
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]

@@ -12,7 +12,7 @@ mod read;
 mod safe;
 mod verify;
 #[cfg(test)]
-mod tests;
+pub(in crate::saml) mod tests;
 #[cfg(test)]
 mod decrypt_tests;
 

@@ -25,7 +25,7 @@ fn deflate(data: &[u8]) -> String {
 }
 
 /// A fresh RSA-2048 key and a self-signed certificate of it (`decrypt_tests` uses it too).
-pub(super) fn key_and_cert(cn: &str) -> (PKey<Private>, Vec<u8>) {
+pub(in crate::saml) fn key_and_cert(cn: &str) -> (PKey<Private>, Vec<u8>) {
     use openssl::x509::{X509NameBuilder, X509};
     let key = PKey::from_rsa(openssl::rsa::Rsa::generate(2048).unwrap()).unwrap();
     let mut name = X509NameBuilder::new().unwrap();
@@ -149,7 +149,7 @@ fn authn_request_refusals() {
     }
 }
 
-fn metadata(cert_der: &[u8]) -> String {
+pub(in crate::saml) fn metadata(cert_der: &[u8]) -> String {
     let b64 = STANDARD.encode(cert_der);
     let wrapped: Vec<String> = b64.as_bytes().chunks(64).map(|c| String::from_utf8(c.to_vec()).unwrap()).collect();
     format!(
