@@ -25,6 +25,20 @@ ID, never another one: an SP that has used that request (pysaml2 with it no long
 outstanding) refuses it. With scripts off, Back shows the answer page again, waiting for
 Continue, and nothing is sent.
 
+Single Logout by HTTP-POST (``browser/saml_logout.mjs``): a pysaml2 SP whose SingleLogoutService
+is HTTP-POST only, at another path of the same recording server, registered from its
+metadata. Chromium signs in by SAML, then ends the session at Authrim's ``/logout`` (asked
+first, "Sign out" by keyboard): the logout page's hidden iframe loads Authrim's own page, whose
+nonce-allowed script posts the signed LogoutRequest to the SP inside the iframe. That the post
+arrives at all is what only a browser can show: the logout page's CSP frame-src must let the
+frame go from Authrim's origin on to the SP's, and the framed page's frame-ancestors 'self' and
+X-Frame-Options SAMEORIGIN must let Authrim's page frame it. The SP receives it once, and
+pysaml2 verifies its enveloped signature and reads the NameID and SessionIndex of the sign-in;
+no CSP violation is reported anywhere, no request fails (the SP answers with a page of its
+own, not a LogoutResponse of its own posted back to Authrim). Twice: with a post_logout_redirect_uri
+(the page's script moves on once the iframe has loaded, after the post was answered), and,
+signed in again, with ``/logout`` alone (the signed-out page stays).
+
 Needs Chromium and ``npm ci`` in ``browser/`` as test_browser.py does, and the xmlsec1 command
 as test_saml.py does.
 """
@@ -33,7 +47,7 @@ from __future__ import annotations
 
 import base64
 import json
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
@@ -53,13 +67,17 @@ pytestmark = pytest.mark.skipif(XMLSEC is None, reason="the xmlsec1 command is n
 
 
 class LoopbackServiceProvider(ServiceProvider):
-    """test_saml's pysaml2 SP, its ACS the test's own HTTP server instead of a name that
-    goes nowhere."""
+    """test_saml's pysaml2 SP, its ACS (and, given `slo`, its SingleLogoutService, by HTTP-POST
+    only) the test's own HTTP server instead of a name that goes nowhere."""
 
-    def __init__(self, server, tmp, name: str, metadata: str, acs: str):
-        super().__init__(server, tmp, name, False, metadata)
+    def __init__(self, server, tmp, name: str, metadata: str, acs: str, slo: str | None = None):
+        super().__init__(server, tmp, name, False, metadata, slo="post" if slo else False)
         self.acs = acs
-        self.config.getattr("endpoints", "sp")["assertion_consumer_service"] = [(acs, BINDING_HTTP_POST)]
+        endpoints = self.config.getattr("endpoints", "sp")
+        endpoints["assertion_consumer_service"] = [(acs, BINDING_HTTP_POST)]
+        if slo:
+            self.slo = slo
+            endpoints["single_logout_service"] = [(slo, BINDING_HTTP_POST)]
         self.client = Saml2Client(config=self.config)
 
 
@@ -220,3 +238,163 @@ def in_response_to(saml_response: str) -> str | None:
     head = xml[start:xml.index(">", start)]
     marker = 'InResponseTo="'
     return head[head.index(marker) + len(marker):].split('"')[0] if marker in head else None
+
+
+LOGOUT_PROGRAM = REPO_ROOT / "tests" / "e2e" / "browser" / "saml_logout.mjs"
+
+
+def test_single_logout_by_post_reaches_a_post_only_sp_from_the_logout_pages_iframe(authrim_server, alice, idp_metadata,
+                                                                                   acs_server, tmp_path):
+    """An SP whose SingleLogoutService is HTTP-POST only, told of a logout in Chromium: the
+    logout page frames Authrim's own page, whose script posts the signed LogoutRequest to the
+    SP inside the iframe. Only a browser shows that the policies let it through: the logout
+    page's CSP frame-src must allow both Authrim's origin and the SP's (a frame's every
+    navigation is checked against it), and the framed page's frame-ancestors 'self' and
+    X-Frame-Options SAMEORIGIN must let Authrim's page frame it. Twice: a logout with a
+    post_logout_redirect_uri, whose page's own script moves on once the iframe has loaded
+    (the post must have arrived by then, not been cut off by the page leaving), then, signed
+    in again, /logout alone, whose signed-out page stays."""
+    needs_browser()
+    rp = acs_server
+    acs, slo, after_logout = rp.origin + "/acs", rp.origin + "/slo", rp.origin + "/logged-out"
+    sp = LoopbackServiceProvider(authrim_server, tmp_path, authrim_server.unique("browser-slo"), idp_metadata, acs, slo=slo)
+    metadata = sp.metadata()
+    assert f'Binding="{BINDING_HTTP_POST}" Location="{slo}"' in metadata and "HTTP-Redirect" not in metadata, metadata
+    client = sp.register()
+    # Registered from that metadata alone: Authrim knows it can only post to this SP.
+    assert (client["saml"]["slo_url"], client["saml"]["slo_binding"]) == (slo, "post"), client
+    # An OpenID client only to say where the browser goes after the first logout
+    # (RP-Initiated Logout's client_id and post_logout_redirect_uri, no id_token_hint: Authrim
+    # asks first).
+    oidc = authrim_server.create_client(
+        client_id=authrim_server.unique("browser-slo-rp"), redirect_uris=[rp.origin + "/cb"], scope="openid",
+        token_endpoint_auth_method="client_secret_basic", grant_types=["authorization_code"],
+        post_logout_redirect_uris=[after_logout])
+    login_id, login_url = sp.redirect_request(relay_state="rs-login")
+    again_id, again_url = sp.redirect_request(relay_state="rs-again")
+    logout_url = f"{authrim_server.issuer}/logout?" + urlencode(
+        {"client_id": oidc["client_id"], "post_logout_redirect_uri": after_logout, "state": "st-slo"})
+
+    seen = run_browser_program(LOGOUT_PROGRAM, {
+        "ISSUER": authrim_server.issuer, "USERNAME": alice["username"], "PASSWORD": alice["password"], "ACS": acs,
+        "SLO": slo, "NEXT": after_logout, "LOGIN": login_url, "AFTER": again_url, "LOGOUT": logout_url,
+        "WAIT_MS": str(WAIT_MS),
+    }, tmp_path, ARTIFACTS, timeout=RUN_TIMEOUT_S, stale=ARTIFACTS.glob("slo-failure.*"), failure_prefix="slo-",
+        explain=lambda: f"\nthe SP received: {rp.received}")
+    received = [r for r in rp.received if r.path != "/favicon.ico"]
+    report = f"browser saw (all of it in {tmp_path / 'seen.json'}): {json.dumps(seen, indent=1)}\nthe SP received: {received}"
+
+    # What the SP's server got, in this order: the Response at the ACS, the LogoutRequest at
+    # the SLO URL (before the logout page left: it waited for its iframe), the browser itself
+    # at the post-logout URI with the state; then, signed in again, a Response and a
+    # LogoutRequest. Nothing else, nothing twice.
+    assert [(r.method, r.path) for r in received] == [("POST", "/acs"), ("POST", "/slo"), ("GET", "/logged-out"),
+                                                      ("POST", "/acs"), ("POST", "/slo")], report
+    first_response, first_request, landed, second_response, second_request = received
+    assert landed.query == {"state": ["st-slo"]}, report
+
+    # The sign-ins: pysaml2 takes each Response; the NameID and SessionIndex it was issued are
+    # what each LogoutRequest must name. The second sign-in is a session of its own: the
+    # first one ended (the AuthnRequest met the login page again).
+    issued = []
+    for signed_in, response, req_id in ((seen["signed_in"], first_response, login_id),
+                                        (seen["signed_in_again"], second_response, again_id)):
+        assert (signed_in["login_page"]["status"], signed_in["login_page"]["path"], signed_in["login_page"]["heading"],
+                signed_in["login_page"]["username_field"]) == (200, "/saml/sso", "Sign in", 1), report
+        assert signed_in["landed"] == {"url": acs, "heading": "relying party: received"}, report
+        assert parse_qs(signed_in["acs_body"]) == response.fields, report
+        info = sp.client.parse_authn_request_response(response.fields["SAMLResponse"][0], BINDING_HTTP_POST,
+                                                      outstanding={req_id: "/"}).session_info()
+        assert info["name_id"].format == NAMEID_FORMAT_PERSISTENT and info["name_id"].text and info["session_index"], info
+        issued.append(info)
+    assert issued[0]["name_id"].text == issued[1]["name_id"].text, issued
+    assert issued[0]["session_index"] != issued[1]["session_index"], issued
+
+    issuer_origin = urlsplit(authrim_server.issuer)._replace(path="", query="", fragment="").geturl()
+    for logout, request, info, next_url in ((seen["logout"], first_request, issued[0], f"{after_logout}?state=st-slo"),
+                                            (seen["logout_stays"], second_request, issued[1], None)):
+        check_post_logout(logout, request, info, next_url, sp, slo, issuer_origin, seen, report)
+
+    # With a way back, the logout page went on by itself to the post-logout URI, on its
+    # iframe's load (not its 5 s timer).
+    ended = seen["logout"]["ended"]
+    assert (ended["url"], ended["heading"]) == (f"{after_logout}?state=st-slo", "relying party: received"), report
+    assert ended["ms_after_enter"] < 5000, report
+    # Without, the signed-out page stayed, its iframe on the SP's page, its way on "Sign in
+    # again".
+    ended = seen["logout_stays"]["ended"]
+    assert (urlsplit(ended["url"]).path, ended["heading"]) == ("/logout/confirm", "You are signed out"), report
+    assert ended["frames"] == [slo] and ended["sign_in_again"] == 1, report
+
+    # No policy was broken in any document (the iframes' included), nothing failed.
+    assert seen["csp_violations"] == [], report
+    assert not csp_messages(seen["console"]), report
+    assert seen["page_errors"] == [] and seen["failed_requests"] == [], report
+
+
+def check_post_logout(logout: dict, received, issued: dict, next_url: str | None, sp: LoopbackServiceProvider, slo: str,
+                      issuer_origin: str, seen: dict, report: str):
+    """One logout of the walk: the page, its iframe, our page in it, and the LogoutRequest it
+    posted, as the SP `received` it: pysaml2 verifies it and reads the `issued` NameID and
+    SessionIndex."""
+    # The confirmation page, then the logout page: POST /logout/confirm answered 200, its CSP
+    # framing Authrim's origin and the SP's and nothing else, itself framed by nobody; its one
+    # script (only with a way back) by nonce.
+    assert (logout["confirm_page"]["status"], logout["confirm_page"]["heading"]) == (200, "Sign out of Authrim?"), report
+    assert (logout["status"], logout["method"], urlsplit(logout["url"]).path) == (200, "POST", "/logout/confirm"), report
+    policy = directives(logout["csp"])
+    assert sorted(policy["frame-src"]) == sorted([issuer_origin, urlsplit(slo)._replace(path="").geturl()]), report
+    assert policy["frame-ancestors"] == ["'none'"] and logout["x_frame_options"] == "DENY", report
+    # (Each logout's page is the one whose iframe this logout loaded.)
+    [page] = [d for d in seen["documents"] if d["frame"] == "main" and d["url"] == logout["url"] and d["iframes"]
+              and any(r["url"] == d["iframes"][0]["src"] for r in logout["requests"])]
+    assert page["heading"] == "You are signed out" and page["next"] == next_url, report
+    [frame] = page["iframes"]
+    assert frame["src"].startswith(f"{issuer_origin}/saml/slo/post?m=") and frame["hidden"], report
+    if next_url:
+        [script] = page["scripts"]
+        assert script["inline"] and [f"'nonce-{script['nonce']}'"] == policy["script-src"], report
+    else:
+        assert page["scripts"] == [], report
+
+    # In the iframe: Authrim's page, 200, not stored, framable by Authrim's pages alone, its
+    # script (by its nonce) submitting the one form to the SLO URL with the SAMLRequest the SP
+    # received.
+    [framed] = [r for r in logout["responses"] if r["url"] == frame["src"]]
+    assert (framed["status"], framed["method"], framed["frame"], framed["navigation"]) == (200, "GET", "child", True), report
+    assert framed["content_type"].startswith("text/html") and "no-store" in framed["cache_control"], report
+    framed_policy = directives(framed["csp"])
+    assert framed_policy["frame-ancestors"] == ["'self'"] and framed["x_frame_options"] == "SAMEORIGIN", report
+    [submit] = [s for s in seen["submits"] if s["url"] == frame["src"]]
+    assert submit["frame"] == "child" and (submit["action"], submit["method"]) == (slo, "post"), report
+    [nonce_source] = framed_policy["script-src"]
+    assert submit["by_script"] == {"inline": True, "nonce": nonce_source[len("'nonce-"):-1], "nonce_attribute": ""}, report
+    # The browser's post: a navigation of the iframe (not of the page), once, the body the SP
+    # got, answered (by the SP's page) rather than cut off.
+    sent = logout["slo"]
+    assert (sent["url"], sent["method"], sent["frame"], sent["navigation"]) == (slo, "POST", "child", True), report
+    assert sent["content_type"] == "application/x-www-form-urlencoded" and sent["status"] == 200, report
+    assert [(r["frame"], r["method"]) for r in logout["requests"] if r["url"] == slo] == [("child", "POST")], report
+    assert (received.query, received.content_type) == ({}, "application/x-www-form-urlencoded"), report
+    assert parse_qs(sent["body"]) == received.fields == {"SAMLRequest": [submit["fields"][0][1]]}, report
+    assert [name for name, _ in submit["fields"]] == ["SAMLRequest"], report
+
+    # The LogoutRequest, as the SP got it: signed in its XML by Authrim's metadata key (a
+    # changed NameID breaks the signature), from Authrim to this SP's SLO URL, naming the
+    # NameID and the session of that sign-in.
+    value = received.fields["SAMLRequest"][0]
+    xml = base64.b64decode(value).decode()
+    assert sp.client.sec.correctly_signed_logout_request(xml, must=True), "pysaml2 does not verify the enveloped signature"
+    with pytest.raises(Exception):
+        sp.client.sec.correctly_signed_logout_request(xml.replace(issued["name_id"].text, "somebody-else"), must=True)
+    request = sp.client.parse_logout_request(value, BINDING_HTTP_POST)
+    assert request is not None, xml
+    assert request.message.name_id.text == issued["name_id"].text, request.message
+    assert request.message.name_id.format == NAMEID_FORMAT_PERSISTENT, request.message
+    assert [s.text for s in request.message.session_index] == [issued["session_index"]], request.message
+    assert (request.message.destination, request.message.issuer.text) == (slo, sp.idp), request.message
+
+
+def directives(csp: str) -> dict[str, list[str]]:
+    """A Content-Security-Policy header's directives, by name."""
+    return {d.split()[0]: d.split()[1:] for d in csp.split(";") if d.strip()}
