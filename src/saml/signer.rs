@@ -110,6 +110,7 @@ impl Signer {
     /// Sign the first `ds:Signature` template of `xml` in document order (xmlsec1's rule).
     pub fn sign(&self, xml: &str) -> Result<String, SamlError> {
         use samael::crypto::CryptoProvider as _;
+        super::xml::xmlsec_errors::route(&self.cert_der);
         samael::crypto::Crypto::sign_xml(xml, &self.key_pkcs1).map_err(|e| SamlError::Internal(format!("signing: {e}")))
     }
 

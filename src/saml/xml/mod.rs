@@ -11,6 +11,7 @@ mod decrypt;
 mod read;
 mod safe;
 mod verify;
+pub mod xmlsec_errors;
 #[cfg(test)]
 pub(in crate::saml) mod tests;
 #[cfg(test)]

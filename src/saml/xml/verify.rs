@@ -99,6 +99,7 @@ fn reduce(xml: &str, certs_der: &[Vec<u8>]) -> Result<String, XmlError> {
     if certs_der.is_empty() {
         return Err(sig("no certificate configured"));
     }
+    super::xmlsec_errors::route(&certs_der[0]);
     let certs: Vec<CertificateDer> = certs_der.iter().cloned().map(CertificateDer::from).collect();
     guarded(|| {
         Crypto::reduce_xml_to_signed_with_allowed_algorithms(xml, &certs, ReduceMode::ValidateAndMarkNoAncestors, Some(ALLOWED))
