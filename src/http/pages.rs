@@ -192,6 +192,14 @@ pub fn signed_out(ui_locales: Option<&str>) -> Response {
     Page::new(StatusCode::OK, "signed_out.html", "signed-out-title").locales(ui_locales).into_response()
 }
 
+/// The signed-out page as the answer to what arrives in the logout page's own iframe (a SAML
+/// SP's LogoutResponse): that page may frame it, no other.
+pub fn signed_out_in_our_frame() -> Response {
+    let mut page = Page::new(StatusCode::OK, "signed_out.html", "signed-out-title");
+    page.csp.framed_by_self = true;
+    page.into_response()
+}
+
 /// Front-Channel Logout 1.0 §2: each client's logout page in an invisible iframe; once all have
 /// loaded (or after five seconds) the page goes on to `next`. Its inline script is allowed by
 /// a per-response nonce, and the page works without it (a link to continue).

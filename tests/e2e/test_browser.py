@@ -276,11 +276,13 @@ class Received:
 class FormPostReceiver:
     """The relying party's redirect URI: an HTTP server on 127.0.0.1 that takes the form
     posts (and answers anything else), records every request, and answers each with a small
-    HTML page."""
+    HTML page (or, when `respond` is set and gives one for a request, that page)."""
 
     def __init__(self):
         self.received: list[Received] = []
         received = self.received
+        self.respond = None  # (method, path, fields) -> an HTML page as bytes, or None
+        receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def _answer(self, fields: dict):
@@ -291,7 +293,8 @@ class FormPostReceiver:
                     self.send_response(204)
                     self.end_headers()
                     return
-                body = b"<!doctype html><title>callback</title><h1>relying party: received</h1>"
+                page = receiver.respond(self.command, url.path, fields) if receiver.respond else None
+                body = page or b"<!doctype html><title>callback</title><h1>relying party: received</h1>"
                 self.send_response(200)
                 self.send_header("Cache-Control", "no-store")
                 self.send_header("Content-Type", "text/html; charset=utf-8")

@@ -34,10 +34,13 @@ arrives at all is what only a browser can show: the logout page's CSP frame-src 
 frame go from Authrim's origin on to the SP's, and the framed page's frame-ancestors 'self' and
 X-Frame-Options SAMEORIGIN must let Authrim's page frame it. The SP receives it once, and
 pysaml2 verifies its enveloped signature and reads the NameID and SessionIndex of the sign-in;
-no CSP violation is reported anywhere, no request fails (the SP answers with a page of its
-own, not a LogoutResponse of its own posted back to Authrim). Twice: with a post_logout_redirect_uri
-(the page's script moves on once the iframe has loaded, after the post was answered), and,
-signed in again, with ``/logout`` alone (the signed-out page stays).
+no CSP violation is reported anywhere, no request fails. Twice: with a post_logout_redirect_uri
+(the page's script moves on once the iframe has loaded, after the post was answered; the SP
+answers with a plain page), and, signed in again, with ``/logout`` alone (the signed-out page
+stays): there the SP answers as pysaml2 does, with its own page posting its signed
+LogoutResponse back to Authrim's ``/saml/slo`` in the same frame, which Authrim takes (audited
+as Success for that request) and answers with a page its logout page may frame (before that
+was so, Chromium blocked it: ERR_BLOCKED_BY_RESPONSE).
 
 Needs Chromium and ``npm ci`` in ``browser/`` as test_browser.py does, and the xmlsec1 command
 as test_saml.py does.
@@ -53,7 +56,8 @@ import pytest
 
 from conftest import REPO_ROOT, TIME_SCALE, run_browser_program
 from test_browser import FormPostReceiver, csp_messages, needs_browser
-from test_saml import XMLSEC, ServiceProvider, idp_metadata  # noqa: F401 (idp_metadata: a fixture)
+from test_upstream import audit
+from test_saml import RSA_SHA256, SHA256, XMLSEC, ServiceProvider, idp_metadata  # noqa: F401 (idp_metadata: a fixture)
 
 from saml2 import BINDING_HTTP_POST  # noqa: E402  (test_saml skipped the module without pysaml2)
 from saml2.client import Saml2Client  # noqa: E402
@@ -272,6 +276,25 @@ def test_single_logout_by_post_reaches_a_post_only_sp_from_the_logout_pages_ifra
         post_logout_redirect_uris=[after_logout])
     login_id, login_url = sp.redirect_request(relay_state="rs-login")
     again_id, again_url = sp.redirect_request(relay_state="rs-again")
+    # The SP answers the second LogoutRequest as pysaml2 does: its own page, posting its
+    # signed LogoutResponse back to Authrim in the same frame (the first is answered with a
+    # plain page: that logout page leaves as soon as its iframe has loaded). pysaml2 takes
+    # each Response as it arrives, as an SP does, so that it knows the session it is asked
+    # to end.
+    answered = {}
+
+    def answer_second_logout(method, path, fields):
+        if (method, path) == ("POST", "/acs"):
+            sp.client.parse_authn_request_response(fields["SAMLResponse"][0], BINDING_HTTP_POST,
+                                                   outstanding={login_id: "/", again_id: "/"})
+        if (method, path) != ("POST", "/slo") or [r.path for r in rp.received].count("/slo") != 2:
+            return None
+        request = sp.client.parse_logout_request(fields["SAMLRequest"][0], BINDING_HTTP_POST)
+        answered["request_id"] = request.message.id
+        info = sp.client.handle_logout_request(fields["SAMLRequest"][0], request.message.name_id, BINDING_HTTP_POST,
+                                               sign=True, sign_alg=RSA_SHA256, digest_alg=SHA256)
+        return info["data"].encode()
+    rp.respond = answer_second_logout
     logout_url = f"{authrim_server.issuer}/logout?" + urlencode(
         {"client_id": oidc["client_id"], "post_logout_redirect_uri": after_logout, "state": "st-slo"})
 
@@ -324,7 +347,15 @@ def test_single_logout_by_post_reaches_a_post_only_sp_from_the_logout_pages_ifra
     # again".
     ended = seen["logout_stays"]["ended"]
     assert (urlsplit(ended["url"]).path, ended["heading"]) == ("/logout/confirm", "You are signed out"), report
-    assert ended["frames"] == [slo] and ended["sign_in_again"] == 1, report
+    assert ended["frames"] == [f"{authrim_server.issuer}/saml/slo"] and ended["sign_in_again"] == 1, report
+    # There, the SP's LogoutResponse came back through the iframe, was taken (audited, for the
+    # request it answers) and answered with a page the logout page may frame, shown there.
+    back = seen["logout_stays"]["answer_back"]
+    assert (back["status"], back["frame"], back["navigation"], back["heading"]) == (200, "child", True, "You are signed out"), report
+    assert directives(back["csp"])["frame-ancestors"] == ["'self'"] and back["x_frame_options"] == "SAMEORIGIN", report
+    assert seen["logout"]["answer_back"] is None, report
+    taken = [e["detail"] for e in audit(authrim_server, "saml_logout") if e["detail"].get("in_response_to") == answered["request_id"]]
+    assert [(t["sp"], t["response"]) for t in taken] == [(client["client_id"], "urn:oasis:names:tc:SAML:2.0:status:Success")], report
 
     # No policy was broken in any document (the iframes' included), nothing failed.
     assert seen["csp_violations"] == [], report

@@ -366,6 +366,9 @@ def test_an_sp_with_a_post_only_slo_service_is_sent_a_logout_request_our_page_po
     assert back.endswith("/saml/slo") and "SAMLResponse" in back_fields, (back, back_fields)
     resp = requests.post(back, data=back_fields, timeout=HTTP_TIMEOUT_S)
     assert resp.status_code == 200, describe(resp)
+    # It arrives in the logout page's iframe: the answer is a page that page may frame.
+    assert resp.headers["X-Frame-Options"] == "SAMEORIGIN", resp.headers
+    assert "frame-ancestors 'self'" in resp.headers["Content-Security-Policy"], resp.headers
     # A link that is not ours, or one cut short: a page, nothing posted.
     for bad in (ours + "forged", frames[0][:-8], ours):
         resp = flow.browser.get(bad, allow_redirects=False, timeout=HTTP_TIMEOUT_S)

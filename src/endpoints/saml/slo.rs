@@ -166,8 +166,9 @@ async fn handle(app: &Issuer, headers: &HeaderMap, incoming: Incoming, binding: 
                 "in_response_to": response.in_response_to,
             });
             app.audit(AuditEvent::new("saml_logout").client(client.id()).detail(detail)).await;
-            // It came back into the logout page's iframe: the page there goes on by itself.
-            pages::signed_out(None)
+            // It came back into the logout page's iframe (our LogoutRequest went there), so the
+            // answer must be framable by that page; the page goes on by itself.
+            pages::signed_out_in_our_frame()
         }
         Message::Request => {
             let parse = |x: &str| xml::parse_logout_request(x, &limits);

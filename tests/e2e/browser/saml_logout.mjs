@@ -19,7 +19,9 @@
 //   3. The AFTER AuthnRequest URL: the session is over, so the login page again; signed in
 //      there as in 1 (a new session).
 //   4. Logout without a way back: /logout alone, confirmed the same way; the signed-out page
-//      (no script) stays while its iframe posts.
+//      (no script) stays while its iframe posts; the SP (pysaml2) answers this one with its
+//      own page posting its LogoutResponse back to Authrim's /saml/slo in the same frame,
+//      whose answer (the signed-out page, framable by Authrim's pages) loads there.
 // Every request, response and failure of any frame is recorded (whether the page's own frame
 // or a frame of it), every form.submit() a document calls (an init script wraps it), every
 // CSP violation any document reports, the console, and what each document held once parsed.
@@ -90,6 +92,9 @@ async function logout(url, next) {
     && path(r.url()) === '/logout/confirm');
   // The post to the SLO URL, wherever the browser makes it, and how it ends.
   const toSlo = page.waitForRequest((r) => at(r.url(), SLO) && r.method() === 'POST');
+  // Without a way on, the page stays: the SP's page in the iframe has time to post its
+  // LogoutResponse back to Authrim's /saml/slo, in the same frame.
+  const answeredBack = next ? null : page.waitForResponse((r) => at(r.url(), `${ISSUER}/saml/slo`) && r.request().method() === 'POST');
   const started = Date.now();
   await page.keyboard.press('Enter');
   const res = await confirmed;
@@ -97,17 +102,25 @@ async function logout(url, next) {
   const slo = await toSlo;
   const sloAt = Date.now() - started;
   const sloFrame = where(frameOf(slo));
+  let answer = null;
   if (next) {
     await page.waitForURL((u) => at(u.toString(), next), { waitUntil: 'load' });
   } else {
     await page.getByRole('heading', { name: 'You are signed out' }).waitFor();
     await page.waitForLoadState('load');
-    const frame = page.frames().find((f) => at(f.url(), SLO));
-    if (!frame) throw new Error(`no frame at the SLO URL: ${page.frames().map((f) => f.url())}`);
-    await frame.waitForLoadState('load');
+    const back = await answeredBack;
+    // The answer is in; the frame shows it once committed and loaded.
+    const frame = frameOf(back.request());
+    if (!frame) throw new Error('the answer to the SP\'s LogoutResponse belongs to no frame');
+    await frame.waitForURL((u) => at(u.toString(), `${ISSUER}/saml/slo`), { waitUntil: 'load' });
+    const h = await back.allHeaders();
+    answer = { status: back.status(), frame: where(frameOf(back.request())), navigation: back.request().isNavigationRequest(),
+      x_frame_options: h['x-frame-options'] ?? null, csp: h['content-security-policy'] ?? null,
+      heading: ((await frame.locator('h1').first().textContent({ timeout: WAIT_MS })) ?? '').trim() };
   }
   const sloResponse = await slo.response().catch(() => null);
   return {
+    answer_back: answer,
     confirm_page: confirmPage,
     status: res.status(), method: res.request().method(), url: res.url(),
     csp: headers['content-security-policy'] ?? null, x_frame_options: headers['x-frame-options'] ?? null,
@@ -186,7 +199,7 @@ async function main() {
   //    person signs in again (a new session).
   out.signed_in_again = await signIn(env('AFTER'));
   // 4. Authrim's logout without a way back (/logout alone): the signed-out page stays, with
-  //    no script; its iframe posts all the same.
+  //    no script; its iframe posts all the same, and the SP's answer comes back through it.
   out.logout_stays = await logout(new URL('/logout', ISSUER).toString(), null);
 
   await context.close();
