@@ -24,6 +24,7 @@
 // the browser saw. Any failed step exits 1 with the console, CSP reports and the page on stderr.
 import { chromium } from 'playwright-core';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
+import { recordCspViolations, recordSubmits } from './shared.mjs';
 
 const ISSUER = env('ISSUER');
 const CALLBACK = env('CALLBACK');
@@ -80,34 +81,9 @@ async function main() {
   // 1. Scripts on.
   {
     const context = await browser.newContext();
-    await context.exposeBinding('__authrimCspViolation', ({ frame }, v) => seen.csp_violations.push({ ...v, frame: frame.url() }));
-    await context.exposeBinding('__authrimSubmit', ({ frame }, s) => seen.submits.push({ ...s, frame: frame.url() }));
-    await context.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => window.__authrimCspViolation({
-        documentURI: e.documentURI, blockedURI: e.blockedURI, effectiveDirective: e.effectiveDirective,
-        originalPolicy: e.originalPolicy, disposition: e.disposition, sourceFile: e.sourceFile, lineNumber: e.lineNumber,
-      }));
-      // A page's own form.submit(): recorded (which script, what form, the document as it
-      // stands then), then done. The page moves on at once, so this is where it is seen.
-      const submit = HTMLFormElement.prototype.submit;
-      HTMLFormElement.prototype.submit = function () {
-        const script = document.currentScript;
-        window.__authrimSubmit({
-          url: location.href, action: this.action, method: this.method,
-          fields: [...new FormData(this)].map(([k, v]) => [k, String(v)]),
-          by_script: script ? { inline: !script.src, nonce: script.nonce, nonce_attribute: script.getAttribute('nonce') } : null,
-          document: {
-            forms: [...document.forms].map((f) => ({ action: f.action, method: f.method,
-              fields: [...f.elements].filter((e) => e.name).map((e) => [e.name, e.type]) })),
-            scripts: [...document.scripts].map((s) => ({ inline: !s.src, nonce: s.nonce })),
-            noscripts: document.querySelectorAll('noscript').length,
-            buttons: document.querySelectorAll('button').length,
-            heading: document.querySelector('h1')?.textContent ?? null,
-          },
-        });
-        return submit.call(this);
-      };
-    });
+    await recordCspViolations(context, (v, frame) => seen.csp_violations.push({ ...v, frame: frame.url() }));
+    // A page's own form.submit(), with the document as it stands then.
+    await recordSubmits(context, (s, frame) => seen.submits.push({ ...s, frame: frame.url() }), { withDocument: true });
     page = await context.newPage();
     page.setDefaultTimeout(WAIT_MS);
     page.setDefaultNavigationTimeout(WAIT_MS);

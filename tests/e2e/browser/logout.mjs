@@ -25,6 +25,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
+import { recordCspViolations } from './shared.mjs';
 import { randomBytes } from 'node:crypto';
 
 const ISSUER = env('ISSUER');
@@ -75,15 +76,11 @@ async function main() {
   });
   // Every CSP violation any document reports (the event fires in the document that broke its
   // policy; the binding and the listener are installed by the browser, outside the page's CSP).
-  await context.exposeBinding('__authrimCspViolation', ({ frame }, v) => seen.csp_violations.push({ ...v, frame: frame.url() }));
+  await recordCspViolations(context, (v, frame) => seen.csp_violations.push({ ...v, frame: frame.url() }));
   // And what each document held once parsed: the end-session page moves on by itself, often
   // before its response body could be read back, so it reports its own iframes and scripts.
   await context.exposeBinding('__authrimDocument', ({ frame }, d) => { if (frame === page?.mainFrame()) seen.documents.push(d); });
   await context.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (e) => window.__authrimCspViolation({
-      documentURI: e.documentURI, blockedURI: e.blockedURI, effectiveDirective: e.effectiveDirective,
-      originalPolicy: e.originalPolicy, disposition: e.disposition, sourceFile: e.sourceFile, lineNumber: e.lineNumber,
-    }));
     document.addEventListener('DOMContentLoaded', () => window.__authrimDocument({
       url: location.href,
       iframes: [...document.querySelectorAll('iframe')].map((f) => f.src),

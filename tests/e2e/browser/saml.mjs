@@ -25,7 +25,7 @@
 // with the console, CSP reports and the page on stderr.
 import { chromium } from 'playwright-core';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
-import { chromiumOptions } from './shared.mjs';
+import { chromiumOptions, recordCspViolations, recordSubmits } from './shared.mjs';
 
 const ISSUER = env('ISSUER');
 const ACS = env('ACS');
@@ -100,32 +100,8 @@ async function main() {
   // 1. Scripts on.
   const first = await browser.newContext();
   {
-    await first.exposeBinding('__authrimCspViolation', ({ frame }, v) => seen.csp_violations.push({ ...v, frame: frame.url() }));
-    await first.exposeBinding('__authrimSubmit', ({ frame }, s) => seen.submits.push({ ...s, frame: frame.url() }));
-    await first.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => window.__authrimCspViolation({
-        documentURI: e.documentURI, blockedURI: e.blockedURI, effectiveDirective: e.effectiveDirective,
-        originalPolicy: e.originalPolicy, disposition: e.disposition, sourceFile: e.sourceFile, lineNumber: e.lineNumber,
-      }));
-      const submit = HTMLFormElement.prototype.submit;
-      HTMLFormElement.prototype.submit = function () {
-        const script = document.currentScript;
-        window.__authrimSubmit({
-          url: location.href, action: this.action, method: this.method,
-          fields: [...new FormData(this)].map(([k, v]) => [k, String(v)]),
-          by_script: script ? { inline: !script.src, nonce: script.nonce, nonce_attribute: script.getAttribute('nonce') } : null,
-          document: {
-            forms: [...document.forms].map((f) => ({ action: f.action, method: f.method,
-              fields: [...f.elements].filter((e) => e.name).map((e) => [e.name, e.type]) })),
-            scripts: [...document.scripts].map((s) => ({ inline: !s.src, nonce: s.nonce })),
-            noscripts: document.querySelectorAll('noscript').length,
-            buttons: document.querySelectorAll('button').length,
-            heading: document.querySelector('h1')?.textContent ?? null,
-          },
-        });
-        return submit.call(this);
-      };
-    });
+    await recordCspViolations(first, (v, frame) => seen.csp_violations.push({ ...v, frame: frame.url() }));
+    await recordSubmits(first, (s, frame) => seen.submits.push({ ...s, frame: frame.url() }), { withDocument: true });
     const requests = [];
     track(first, requests);
     page = await first.newPage();

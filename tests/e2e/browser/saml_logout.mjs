@@ -33,7 +33,7 @@
 // CSP reports and the page on stderr.
 import { chromium } from 'playwright-core';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
-import { chromiumOptions } from './shared.mjs';
+import { chromiumOptions, recordCspViolations, recordSubmits } from './shared.mjs';
 
 const ISSUER = env('ISSUER');
 const ACS = env('ACS');
@@ -138,16 +138,12 @@ async function logout(url, next) {
 async function main() {
   browser = await chromium.launch(chromiumOptions());
   const context = await browser.newContext();
-  await context.exposeBinding('__authrimCspViolation', ({ frame }, v) => seen.csp_violations.push({ ...v, frame: frame.url() }));
-  await context.exposeBinding('__authrimSubmit', ({ frame }, s) => seen.submits.push({ ...s, frame: where(frame) }));
+  await recordCspViolations(context, (v, frame) => seen.csp_violations.push({ ...v, frame: frame.url() }));
+  await recordSubmits(context, (s, frame) => seen.submits.push({ ...s, frame: where(frame) }));
   // What each document held once parsed (the logout page moves on by itself, often before its
   // body could be read back, and the iframe's page is gone once its form is posted).
   await context.exposeBinding('__authrimDocument', ({ frame }, d) => seen.documents.push({ ...d, frame: where(frame) }));
   await context.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (e) => window.__authrimCspViolation({
-      documentURI: e.documentURI, blockedURI: e.blockedURI, effectiveDirective: e.effectiveDirective,
-      originalPolicy: e.originalPolicy, disposition: e.disposition, sourceFile: e.sourceFile, lineNumber: e.lineNumber,
-    }));
     document.addEventListener('DOMContentLoaded', () => window.__authrimDocument({
       url: location.href,
       heading: document.querySelector('h1')?.textContent ?? null,
@@ -157,16 +153,6 @@ async function main() {
       scripts: [...document.scripts].map((s) => ({ inline: !s.src, nonce: s.nonce })),
       next: document.getElementById('next')?.href ?? null,
     }));
-    const submit = HTMLFormElement.prototype.submit;
-    HTMLFormElement.prototype.submit = function () {
-      const script = document.currentScript;
-      window.__authrimSubmit({
-        url: location.href, action: this.action, method: this.method,
-        fields: [...new FormData(this)].map(([k, v]) => [k, String(v)]),
-        by_script: script ? { inline: !script.src, nonce: script.nonce, nonce_attribute: script.getAttribute('nonce') } : null,
-      });
-      return submit.call(this);
-    };
   });
   context.on('request', (r) => seen.requests.push({ url: r.url(), method: r.method(), navigation: r.isNavigationRequest(),
     frame: where(frameOf(r)), content_type: r.headers()['content-type'] ?? null, body: r.method() === 'POST' ? r.postData() : null }));

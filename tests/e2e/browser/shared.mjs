@@ -241,6 +241,47 @@ export const formFields = (page, { values = false } = {}) => page.evaluate((valu
   };
 }, values);
 
+/// Every Content-Security-Policy violation any document of `context` reports (its own frames
+/// and theirs), handed to `record(violation, frame)`.
+export async function recordCspViolations(context, record) {
+  await context.exposeBinding('__authrimCspViolation', ({ frame }, v) => record(v, frame));
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => window.__authrimCspViolation({
+      documentURI: e.documentURI, blockedURI: e.blockedURI, effectiveDirective: e.effectiveDirective,
+      originalPolicy: e.originalPolicy, disposition: e.disposition, sourceFile: e.sourceFile, lineNumber: e.lineNumber,
+    }));
+  });
+}
+
+/// Every form.submit() a page of `context` calls, recorded before it is done and handed to
+/// `record(submit, frame)`: which script called it (inline? its nonce, and the nonce
+/// attribute as the DOM shows it), the form's action, method and fields, and, with
+/// `withDocument`, the document as it stands then (an auto-submitting page moves on at once,
+/// so this is where it is seen).
+export async function recordSubmits(context, record, { withDocument = false } = {}) {
+  await context.exposeBinding('__authrimSubmit', ({ frame }, s) => record(s, frame));
+  await context.addInitScript((withDocument) => {
+    const submit = HTMLFormElement.prototype.submit;
+    HTMLFormElement.prototype.submit = function () {
+      const script = document.currentScript;
+      window.__authrimSubmit({
+        url: location.href, action: this.action, method: this.method,
+        fields: [...new FormData(this)].map(([k, v]) => [k, String(v)]),
+        by_script: script ? { inline: !script.src, nonce: script.nonce, nonce_attribute: script.getAttribute('nonce') } : null,
+        document: withDocument ? {
+          forms: [...document.forms].map((f) => ({ action: f.action, method: f.method,
+            fields: [...f.elements].filter((e) => e.name).map((e) => [e.name, e.type]) })),
+          scripts: [...document.scripts].map((s) => ({ inline: !s.src, nonce: s.nonce })),
+          noscripts: document.querySelectorAll('noscript').length,
+          buttons: document.querySelectorAll('button').length,
+          heading: document.querySelector('h1')?.textContent ?? null,
+        } : undefined,
+      });
+      return submit.call(this);
+    };
+  }, withDocument);
+}
+
 /// A new context (`options`: Playwright's, light theme by default) and page in `browser`,
 /// whose console messages, CSP violations, page errors, failed requests and error statuses go
 /// to `seen` tagged with `tag` ({ walk, who }); `onRequest(request)` sees every request.
@@ -248,13 +289,7 @@ export async function openReporting(browser, seen, tag, options, { waitMs, onReq
   const context = await browser.newContext({ colorScheme: 'light', ...options });
   context.setDefaultTimeout(waitMs);
   context.setDefaultNavigationTimeout(waitMs);
-  await context.exposeBinding('__authrimCspViolation', ({ frame }, v) => seen.csp_violations.push({ ...tag, ...v, frame: frame.url() }));
-  await context.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (e) => window.__authrimCspViolation({
-      documentURI: e.documentURI, blockedURI: e.blockedURI, effectiveDirective: e.effectiveDirective,
-      originalPolicy: e.originalPolicy, disposition: e.disposition, sourceFile: e.sourceFile, lineNumber: e.lineNumber,
-    }));
-  });
+  await recordCspViolations(context, (v, frame) => seen.csp_violations.push({ ...tag, ...v, frame: frame.url() }));
   const page = await context.newPage();
   page.on('console', (m) => seen.console.push({ ...tag, type: m.type(), text: m.text(), url: m.location().url }));
   page.on('pageerror', (e) => seen.page_errors.push({ ...tag, error: String(e) }));
