@@ -107,6 +107,8 @@ pub const EVENTS: &[(&str, Acting)] = &[
     ("saml_request_refused", Acting::Client),
     ("saml_response_issued", Acting::User),
     ("saml_response_refused", Acting::Server),
+    ("saml_soap_logout_abandoned", Acting::Server),
+    ("saml_soap_logout_delivered", Acting::Server),
     ("scim_provisioned", Acting::Server),
     ("scim_provisioning_abandoned", Acting::Server),
     ("second_factor_failure", Acting::User),

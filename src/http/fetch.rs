@@ -107,6 +107,41 @@ impl Fetcher {
         self.notify(request).await
     }
 
+    /// POST `body` as `text/xml` with `SOAPAction: {action}` (SAML's SOAP binding, Bindings
+    /// §3.2.2), as `post_form` does, and read the answer's body (at most `max_bytes`): the
+    /// reply is a SOAP message of its own.
+    pub async fn post_soap(&self, url: &str, action: &str, body: String, timeout: Duration) -> Result<bytes::Bytes, FetchError> {
+        let parsed = self.checked(url)?;
+        let request = self
+            .http
+            .post(parsed)
+            .timeout(timeout)
+            .header(reqwest::header::CONTENT_TYPE, "text/xml; charset=utf-8")
+            .header("SOAPAction", format!("\"{action}\""))
+            .body(body);
+        let res = request.send().await.map_err(|e| FetchError::Transport(transport_message(&e)))?;
+        if !res.status().is_success() {
+            return Err(FetchError::Status(res.status().as_u16()));
+        }
+        self.bounded_body(res).await
+    }
+
+    /// A response's body, at most `max_bytes` of it (the declared length may be absent or
+    /// false: what arrives is counted).
+    async fn bounded_body(&self, mut res: reqwest::Response) -> Result<bytes::Bytes, FetchError> {
+        if res.content_length().is_some_and(|n| n > self.max_bytes as u64) {
+            return Err(FetchError::TooLarge(self.max_bytes));
+        }
+        let mut body = BytesMut::new();
+        while let Some(chunk) = res.chunk().await.map_err(|e| FetchError::Transport(transport_message(&e)))? {
+            if body.len() + chunk.len() > self.max_bytes {
+                return Err(FetchError::TooLarge(self.max_bytes));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body.freeze())
+    }
+
     /// Send a notification whose answer's status alone matters.
     async fn notify(&self, request: reqwest::RequestBuilder) -> Result<(), FetchError> {
         let res = request.send().await.map_err(|e| FetchError::Transport(transport_message(&e)))?;
@@ -139,7 +174,7 @@ impl Fetcher {
     pub async fn get_bytes(&self, url: &str, accept: &'static str) -> Result<(bytes::Bytes, Option<u64>), FetchError> {
         let parsed = self.checked(url)?;
         let _slot = self.slots.try_acquire().map_err(|_| FetchError::Busy)?;
-        let mut res = self
+        let res = self
             .http
             .get(parsed)
             .header(reqwest::header::ACCEPT, accept)
@@ -149,19 +184,8 @@ impl Fetcher {
         if !res.status().is_success() {
             return Err(FetchError::Status(res.status().as_u16()));
         }
-        if res.content_length().is_some_and(|n| n > self.max_bytes as u64) {
-            return Err(FetchError::TooLarge(self.max_bytes));
-        }
         let max_age = res.headers().get(reqwest::header::CACHE_CONTROL).and_then(|v| v.to_str().ok()).and_then(cache_max_age);
-        // The declared length may be absent or false: count what arrives.
-        let mut body = BytesMut::new();
-        while let Some(chunk) = res.chunk().await.map_err(|e| FetchError::Transport(transport_message(&e)))? {
-            if body.len() + chunk.len() > self.max_bytes {
-                return Err(FetchError::TooLarge(self.max_bytes));
-            }
-            body.extend_from_slice(&chunk);
-        }
-        Ok((body.freeze(), max_age))
+        Ok((self.bounded_body(res).await?, max_age))
     }
 
     /// The scheme, and an address written as the host (the resolver never sees those).

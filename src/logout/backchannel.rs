@@ -25,11 +25,13 @@ use crate::stores::Session;
 use crate::tenant::Issuer;
 use crate::util::{now, random_token};
 use serde_json::{json, Value};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore};
 
+/// The `kind` of a logout token's row.
+pub const LOGOUT_KIND: &str = "logout";
 /// `events` member of every logout token (Back-Channel Logout 1.0 §2.4).
 pub const LOGOUT_EVENT: &str = "http://schemas.openid.net/event/backchannel-logout";
 /// JOSE `typ` of a logout token (§2.4, as updated by errata 1).
@@ -42,14 +44,15 @@ const MAX_BACKOFF: u64 = 3600;
 /// rows, rows whose node died).
 const POLL: Duration = Duration::from_secs(1);
 
-/// Queue a logout token for each client of `session` in `notified`, inside the transaction
-/// that ends the session.
-pub fn enqueue(sql: &mut dyn Sql, session: &Session, notified: &HashSet<String>, t: u64) -> StoreResult<()> {
-    for client in session.clients.iter().filter(|c| notified.contains(*c)) {
+/// Queue a notice of the ended `session` for each of its clients in `notified`, of the kind
+/// given there (`logout`: a logout token; `logout::saml_soap::KIND`: a SAML LogoutRequest by
+/// SOAP), inside the transaction that ends the session.
+pub fn enqueue(sql: &mut dyn Sql, session: &Session, notified: &HashMap<String, &'static str>, t: u64) -> StoreResult<()> {
+    for (client, kind) in session.clients.iter().filter_map(|c| notified.get(c).map(|k| (c, *k))) {
         sql.execute(
-            "INSERT INTO logout_outbox (tenant_id, id, client_id, sub, sid, attempts, due_at, lease_until, created_at) \
-             VALUES (?6, ?1, ?2, ?3, ?4, 0, ?5, 0, ?5)",
-            crate::params![random_token(), client.as_str(), session.user_id.as_str(), session.sid.as_str(), t as i64, session.tenant],
+            "INSERT INTO logout_outbox (tenant_id, id, client_id, sub, sid, attempts, due_at, lease_until, created_at, kind) \
+             VALUES (?6, ?1, ?2, ?3, ?4, 0, ?5, 0, ?5, ?7)",
+            crate::params![random_token(), client.as_str(), session.user_id.as_str(), session.sid.as_str(), t as i64, session.tenant, kind],
         )?;
     }
     Ok(())
@@ -99,7 +102,7 @@ pub type Sending<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Result
 /// Every kind of outbox row; a row of a kind none names is a logout token (the column's
 /// default).
 const DELIVERERS: &[&dyn Deliverer] =
-    &[&LogoutTokens, &crate::ciba::ping::Pings, &crate::ciba::push::Pushes, &crate::ciba::hook::Notices, &crate::provisioning::deliver::Provisions];
+    &[&LogoutTokens, &super::saml_soap::SoapLogouts, &crate::ciba::ping::Pings, &crate::ciba::push::Pushes, &crate::ciba::hook::Notices, &crate::provisioning::deliver::Provisions];
 
 fn deliverer(kind: &str) -> &'static dyn Deliverer {
     DELIVERERS.iter().copied().find(|d| d.kinds().contains(&kind)).unwrap_or(&LogoutTokens)
@@ -111,7 +114,7 @@ struct LogoutTokens;
 
 impl Deliverer for LogoutTokens {
     fn kinds(&self) -> &'static [&'static str] {
-        &["logout"]
+        &[LOGOUT_KIND]
     }
 
     fn endpoint(&self, app: &Issuer, row: &Due) -> Option<String> {
@@ -150,7 +153,7 @@ pub struct Due {
     pub attempts: u64,
     /// Whose row it is: a logout token is signed with its keys, a ping is its client's.
     pub tenant: crate::tenant::TenantId,
-    /// `logout`, or a CIBA kind (`ciba::ping`, `ciba::push`, `ciba::hook`: then `payload` is
+    /// `logout`, `saml_soap_logout`, or a CIBA kind (`ciba::ping`, `ciba::push`, `ciba::hook`: then `payload` is
     /// what it sends, sealed, and `sid` empty).
     pub kind: String,
     pub payload: Option<Vec<u8>>,

@@ -9,14 +9,16 @@
 //!    session). Revoking first means a failure further on leaves the tokens dead and the
 //!    session standing, so a retry completes the logout; never the reverse;
 //! 2. delete the session and, in the same commit, queue one logout token per client of the
-//!    session that has a `backchannel_logout_uri` (`backchannel::enqueue`): a crash after the
-//!    commit loses no notification, a failed commit sends none;
+//!    session that has a `backchannel_logout_uri`, and one SOAP LogoutRequest per SAML SP of
+//!    it that has an `slo_soap_url` (`backchannel::enqueue`): a crash after the commit loses
+//!    no notification, a failed commit sends none;
 //! 3. wake the deliverer, which sends them off the request path (`backchannel::Deliverer`).
 //!
 //! The front-channel iframes are the end-session page's business (`frontchannel`).
 
 pub mod backchannel;
 pub mod frontchannel;
+pub mod saml_soap;
 
 use crate::app::App;
 use crate::audit::AuditEvent;
@@ -25,7 +27,7 @@ use crate::stores::{Session, SessionRef};
 use crate::tenant::TenantId;
 use crate::util::now;
 use serde_json::json;
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 /// Who ended a session, for the audit trail.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,14 +103,27 @@ pub async fn end_session(app: &App, tenant: TenantId, which: SessionRef, by: End
     let until = now() + crate::tokens::session_revocation_ttl(app);
     app.stores.revocations.revoke(tenant, &crate::tokens::session_revocation_key(&sid), until).await?;
 
-    // Who to tell is read from the registry now; the hook runs inside the store's commit.
-    let notified: HashSet<String> = app
+    // Who to tell, and how, is read from the registry now; the hook runs inside the store's
+    // commit. A SAML SP that asked for this logout itself is answered, not told.
+    let asked = match &by {
+        EndedBy::Saml(sp) => Some(sp.as_str()),
+        _ => None,
+    };
+    let notified: HashMap<String, &'static str> = app
         .registry
         .of(tenant)
         .list_clients()
         .iter()
-        .filter(|c| c.meta.backchannel_logout_uri.is_some())
-        .map(|c| c.id().to_string())
+        .filter_map(|c| {
+            let kind = if c.meta.backchannel_logout_uri.is_some() {
+                backchannel::LOGOUT_KIND
+            } else if c.meta.saml.as_ref().is_some_and(|s| s.slo_soap_url.is_some()) && asked != Some(c.id()) {
+                saml_soap::KIND
+            } else {
+                return None;
+            };
+            Some((c.id().to_string(), kind))
+        })
         .collect();
     let t = now();
     let hook = Box::new(move |s: &Session, sql: &mut dyn crate::db::Sql| backchannel::enqueue(sql, s, &notified, t));

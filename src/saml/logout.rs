@@ -108,10 +108,29 @@ impl Message {
 /// its `Issuer`, Core §5.4.1: RSA-SHA256, SHA-256 digest, exclusive C14N), base64'd for the
 /// form's field.
 pub fn post_value(signer: &Signer, id: &str, xml: &str) -> Result<String, SamlError> {
+    Ok(base64::engine::general_purpose::STANDARD.encode(signed(signer, id, xml)?))
+}
+
+/// The message of ID `id` signed in its XML (as `post_value`), without an XML declaration.
+fn signed(signer: &Signer, id: &str, xml: &str) -> Result<String, SamlError> {
     let mut xml = xml.to_string();
     super::response::insert_after(&mut xml, ISSUER_END, &signer.template(id)?)?;
     let signed = signer.sign(&xml)?;
-    Ok(base64::engine::general_purpose::STANDARD.encode(signed))
+    Ok(super::response::strip_declaration(&signed).to_string())
+}
+
+/// SOAP 1.1's namespace (Bindings §3.2.1).
+const SOAP_ENVELOPE: &str = "http://schemas.xmlsoap.org/soap/envelope/";
+/// Bindings §3.2.2.1: the `SOAPAction` a SAML request over SOAP is sent with.
+pub const SOAP_ACTION: &str = "http://www.oasis-open.org/committees/security";
+
+/// Bindings §3.2: the message of ID `id`, signed in its XML, as the one child of a SOAP 1.1
+/// envelope's body (the back channel: server to server, no browser).
+pub fn soap_envelope(signer: &Signer, id: &str, xml: &str) -> Result<String, SamlError> {
+    Ok(format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><SOAP-ENV:Envelope xmlns:SOAP-ENV=\"{SOAP_ENVELOPE}\"><SOAP-ENV:Body>{}</SOAP-ENV:Body></SOAP-ENV:Envelope>",
+        signed(signer, id, xml)?
+    ))
 }
 
 /// `application/x-www-form-urlencoded` as Python's `quote_plus` writes it (RFC 3986's

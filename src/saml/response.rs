@@ -227,7 +227,7 @@ pub(super) fn insert_after(xml: &mut String, end: &str, what: &str) -> Result<()
     Ok(())
 }
 
-fn strip_declaration(xml: &str) -> &str {
+pub(super) fn strip_declaration(xml: &str) -> &str {
     match xml.strip_prefix("<?xml") {
         Some(rest) => rest.find("?>").map_or(xml, |i| rest[i + 2..].trim_start()),
         None => xml,

@@ -4,7 +4,7 @@
 //! (attributes, which NameID of those it lists) the operator adds.
 
 use super::xml::{self, Limits};
-use crate::registry::clients::saml::{AssertionConsumerService, SamlAttribute, SamlServiceProvider, SloBinding, BINDING_POST, BINDING_REDIRECT, NAMEID_FORMATS, NAMEID_PERSISTENT};
+use crate::registry::clients::saml::{AssertionConsumerService, SamlAttribute, SamlServiceProvider, SloBinding, BINDING_POST, BINDING_SOAP, BINDING_REDIRECT, NAMEID_FORMATS, NAMEID_PERSISTENT};
 use base64::Engine as _;
 
 /// What the operator says beside the metadata; each absent one is the metadata's or the
@@ -51,6 +51,7 @@ pub fn service_provider(metadata: &str, limits: &Limits, o: ServiceProviderOptio
         acs,
         slo_url: slo.as_ref().map(|(url, _)| url.clone()),
         slo_binding: slo.map(|(_, b)| b).unwrap_or_default(),
+        slo_soap_url: m.slo.iter().find(|(b, _)| b == BINDING_SOAP).map(|(_, l)| l.clone()),
         signing_certificates: m.signing_certs.iter().map(|der| base64::engine::general_purpose::STANDARD.encode(der)).collect(),
         require_signed_requests: o.require_signed_requests.unwrap_or(m.authn_requests_signed),
         name_id_format,
@@ -90,10 +91,12 @@ mod tests {
         // Both, POST listed first: Redirect all the same.
         let sp = registered(&redirect_only.replace(REDIRECT_SLO, &format!("{post}{REDIRECT_SLO}")));
         assert_eq!((sp.slo_url.as_deref(), sp.slo_binding), (Some("https://sp.test/slo"), SloBinding::Redirect));
-        // SOAP only: nothing we can send by.
-        let soap = post.replace("HTTP-POST", "SOAP");
+        // SOAP only: nothing to send by through the browser; the back channel's address.
+        let soap = post.replace("HTTP-POST", "SOAP").replace("slo-post", "slo-soap");
         let sp = registered(&redirect_only.replace(REDIRECT_SLO, &soap));
-        assert_eq!(sp.slo_url, None);
+        assert_eq!((sp.slo_url.as_deref(), sp.slo_soap_url.as_deref()), (None, Some("https://sp.test/slo-soap")));
+        let sp = registered(&redirect_only.replace(REDIRECT_SLO, &format!("{soap}{REDIRECT_SLO}")));
+        assert_eq!((sp.slo_url.as_deref(), sp.slo_soap_url.as_deref()), (Some("https://sp.test/slo"), Some("https://sp.test/slo-soap")));
     }
 
     #[test]

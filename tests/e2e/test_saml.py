@@ -26,7 +26,7 @@ from conftest import HTTP_TIMEOUT_S, admin
 from test_authlib import describe, find_form
 
 saml2 = pytest.importorskip("saml2")
-from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT  # noqa: E402
+from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT, BINDING_SOAP  # noqa: E402
 from saml2.client import Saml2Client  # noqa: E402
 from saml2.config import SPConfig  # noqa: E402
 from saml2.metadata import entity_descriptor  # noqa: E402
@@ -71,7 +71,7 @@ class ServiceProvider:
     """pysaml2 as an SP of Authrim: its client, its ACS, its registration."""
 
     def __init__(self, server, tmp: Path, name: str, sign_requests: bool, idp_metadata: str, encryption: bool = False,
-                 unsolicited: bool = False, slo: bool | str = False):
+                 unsolicited: bool = False, slo: bool | str = False, soap_slo: str | None = None):
         self.server = server
         self.entity_id = f"https://{name}.sp.example/metadata"
         self.acs = f"https://{name}.sp.example/acs"
@@ -79,6 +79,7 @@ class ServiceProvider:
         # for HTTP-POST alone.
         self.slo = f"https://{name}.sp.example/slo" if slo else None
         slo_bindings = [BINDING_HTTP_POST] if slo == "post" else [BINDING_HTTP_REDIRECT, BINDING_HTTP_POST]
+        # (And `soap_slo`: its back channel's address, by the SOAP binding.)
         key, cert = sp_keys(tmp, name)
         conf = {
             "entityid": self.entity_id,
@@ -92,7 +93,8 @@ class ServiceProvider:
             **({"encryption_keypairs": [dict(zip(("key_file", "cert_file"), sp_keys(tmp, name + "-enc")))]} if encryption else {}),
             "service": {"sp": {
                 "endpoints": {"assertion_consumer_service": [(self.acs, BINDING_HTTP_POST)],
-                              **({"single_logout_service": [(self.slo, b) for b in slo_bindings]} if slo else {})},
+                              **({"single_logout_service": ([(self.slo, b) for b in slo_bindings] if slo else [])
+                                  + ([(soap_slo, BINDING_SOAP)] if soap_slo else [])} if slo or soap_slo else {})},
                 "logout_requests_signed": True,
                 "authn_requests_signed": sign_requests,
                 "want_response_signed": True,

@@ -20,21 +20,30 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
+import time
+from types import SimpleNamespace
 import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from html.parser import HTMLParser
 from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 import requests
 
-from conftest import HTTP_TIMEOUT_S
+from conftest import HTTP_TIMEOUT_S, TIME_SCALE
 from test_authlib import (ALL_SCOPES, BACKCHANNEL_WAIT_S, POST_LOGOUT_REDIRECT_URI, REDIRECT_URI, add_params_to_uri,
                           backchannel_receiver, describe, run_code_flow, verify_logout_token)  # noqa: F401 (a fixture)
 from conftest import admin
+from test_upstream import audit
 from test_saml import RSA_SHA256, SHA256, XMLSEC, ServiceProvider, idp_metadata, post_form, sign_in  # noqa: F401 (a fixture)
 
 saml2 = pytest.importorskip("saml2")
 from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT  # noqa: E402
+from saml2.pack import make_soap_enveloped_saml_thingy  # noqa: E402
+from saml2.samlp import logout_request_from_string  # noqa: E402
+from saml2.samlp import STATUS_UNKNOWN_PRINCIPAL  # noqa: E402
+from saml2.s_utils import status_message_factory, success_status_factory  # noqa: E402
 from saml2.response import StatusNoPassive  # noqa: E402
 from saml2.saml import NAMEID_FORMAT_PERSISTENT, NameID  # noqa: E402
 from saml2.sigver import verify_redirect_signature  # noqa: E402
@@ -416,3 +425,166 @@ def test_sp_initiated_logout_of_a_post_only_sp_is_answered_by_a_posted_logout_re
     assert resp.status_code == 200, describe(resp)
     resp = browser.get(answer_page, allow_redirects=False, timeout=HTTP_TIMEOUT_S)
     assert resp.status_code == 400 and "SAMLResponse" not in resp.text, describe(resp)
+
+
+class SoapEndpoint:
+    """An SP's SingleLogoutService by the SOAP binding: an HTTP server on 127.0.0.1 that
+    records each POST (headers and body) and answers with `answer(body)`: (status, body)."""
+
+    def __init__(self):
+        self.received: list[dict] = []
+        self.answer = lambda body: (500, b"")
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(min(int(self.headers.get("Content-Length") or 0), 1 << 20)).decode()
+                endpoint.received.append({"path": self.path, "content_type": self.headers.get("Content-Type"),
+                                          "soap_action": self.headers.get("SOAPAction"), "body": body})
+                status, out = endpoint.answer(body)
+                self.send_response(status)
+                self.send_header("Content-Type", "text/xml; charset=utf-8")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/slo/soap"
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
+
+    def wait_for(self, n: int, timeout: float) -> list[dict]:
+        deadline = time.monotonic() + timeout
+        while len(self.received) < n and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return self.received
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def soap_endpoint():
+    endpoint = SoapEndpoint()
+    try:
+        yield endpoint
+    finally:
+        endpoint.close()
+
+
+def soap_body(envelope: str) -> str:
+    """The one element of a SOAP envelope's Body, as it was written (its namespaces declared on
+    itself: our messages need nothing of the envelope's)."""
+    start = envelope.index(">", envelope.index("<SOAP-ENV:Body")) + 1
+    return envelope[start:envelope.index("</SOAP-ENV:Body>")]
+
+
+def soap_request(envelope: str):
+    """The LogoutRequest of a SOAP envelope, read by pysaml2. Not by its SOAP binding: that
+    one serializes the body's element again under its own prefixes (ns0, ns1...) before
+    checking the signature, which then fails for any message signed under other prefixes;
+    the tests check the signature of the element as sent (`soap_body`) instead."""
+    return logout_request_from_string(soap_body(envelope))
+
+
+def pysaml2_soap_answer(sp: ServiceProvider, envelope: str) -> bytes:
+    """What pysaml2 answers a SOAP LogoutRequest with: it ends its session for the NameID and
+    says so in a signed LogoutResponse, enveloped."""
+    assert sp.client.sec.correctly_signed_logout_request(soap_body(envelope), must=True)
+    request = SimpleNamespace(message=soap_request(envelope))
+    ended = sp.client.local_logout(request.message.name_id)
+    status = success_status_factory() if ended else status_message_factory("unknown", STATUS_UNKNOWN_PRINCIPAL)
+    # pysaml2 would address its answer to the IdP's SOAP endpoint, which Authrim does not
+    # have (it takes no LogoutRequest by SOAP): this one goes back in the HTTP response.
+    response = sp.client.create_logout_response(request.message, bindings=[BINDING_HTTP_POST], status=status, sign=True,
+                                                sign_alg=RSA_SHA256, digest_alg=SHA256)
+    return make_soap_enveloped_saml_thingy(response).encode()
+
+
+def test_an_sp_with_a_soap_endpoint_is_told_from_the_server_when_an_operator_ends_the_session(
+        authrim_server, alice, idp_metadata, tmp_path, soap_endpoint):
+    """No browser: an operator ends the user's sessions. The SP with a SOAP SingleLogoutService
+    gets a signed LogoutRequest from the server (through the durable outbox), which pysaml2
+    verifies and answers; a first failure (503) is retried."""
+    sp = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("slo-soap"), False, idp_metadata,
+                         soap_slo=soap_endpoint.url)
+    client = sp.register()
+    assert client["saml"].get("slo_soap_url") == soap_endpoint.url and "slo_url" not in client["saml"], client
+    browser = requests.Session()
+    req_id, url = sp.redirect_request()
+    info = sp.accept(sign_in(browser, browser.get(url, timeout=HTTP_TIMEOUT_S), alice).text, req_id, "rs-1").session_info()
+    name_id, sid = info["name_id"], info["session_index"]
+
+    answers = iter([(503, b"")])
+    soap_endpoint.answer = lambda body: next(answers, None) or (200, pysaml2_soap_answer(sp, body))
+    resp = admin(authrim_server, "DELETE", f"/admin/users/{alice['id']}/sessions")
+    assert resp.status_code in (200, 204), describe(resp)
+
+    # Refused once (503), then taken: the same request made again and signed afresh.
+    got = soap_endpoint.wait_for(2, 15 * TIME_SCALE)
+    assert len(got) == 2, got
+    for r in got:
+        assert r["content_type"].startswith("text/xml") and r["soap_action"] == '"http://www.oasis-open.org/committees/security"', r
+        xml = soap_body(r["body"])
+        assert sp.client.sec.correctly_signed_logout_request(xml, must=True), "pysaml2 does not verify the enveloped signature"
+        with pytest.raises(Exception):
+            sp.client.sec.correctly_signed_logout_request(xml.replace(name_id.text, "somebody-else"), must=True)
+        request = soap_request(r["body"])
+        assert (request.name_id.text, request.name_id.format) == (name_id.text, NAMEID_FORMAT_PERSISTENT), request
+        assert [s.text for s in request.session_index] == [sid], request
+        assert (request.destination, request.issuer.text) == (soap_endpoint.url, sp.idp), request
+    # pysaml2 ended its session for that NameID (no session of it is left to end).
+    assert not sp.client.users.subjects(), sp.client.users.subjects()
+    delivered = wait_for_audit(authrim_server, "saml_soap_logout_delivered", client["client_id"])
+    assert delivered["detail"]["sid"] == sid and delivered["detail"]["attempts"] == 2, delivered
+    # Authrim's session is over too: IsPassive cannot be honoured.
+    req_id, url = sp.redirect_request(relay_state="rs-5", is_passive="true")
+    with pytest.raises(StatusNoPassive):
+        sp.accept(browser.get(url, timeout=HTTP_TIMEOUT_S).text, req_id, "rs-5")
+
+
+def test_a_browser_logout_tells_a_soap_sp_by_soap_and_not_in_the_logout_page(authrim_server, alice, idp_metadata, tmp_path,
+                                                                             soap_endpoint):
+    """One session, two SPs: one asks to sign out by the Redirect binding; the other, with a
+    SOAP endpoint, is not framed in the page (the answer goes straight on, Success: nobody was
+    left untold) and gets its LogoutRequest by SOAP; the first gets none by SOAP."""
+    asking = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("slo-asks"), False, idp_metadata, slo=True)
+    told = ServiceProvider(authrim_server, tmp_path, authrim_server.unique("slo-soap2"), False, idp_metadata,
+                           slo=True, soap_slo=soap_endpoint.url)
+    asking.register()
+    client = told.register()
+    assert client["saml"]["slo_soap_url"] == soap_endpoint.url and client["saml"]["slo_url"] == told.slo, client
+    browser = requests.Session()
+    req_id, url = asking.redirect_request()
+    name_id = asking.accept(sign_in(browser, browser.get(url, timeout=HTTP_TIMEOUT_S), alice).text, req_id,
+                            "rs-1").session_info()["name_id"]
+    req_id, url = told.redirect_request()
+    told_name_id = told.accept(browser.get(url, timeout=HTTP_TIMEOUT_S).text, req_id, "rs-1").session_info()["name_id"]
+    soap_endpoint.answer = lambda body: (200, pysaml2_soap_answer(told, body))
+
+    resp = browser.get(sp_logout_url(asking, name_id), allow_redirects=False, timeout=HTTP_TIMEOUT_S)
+    # No frame to load: straight on to the asking SP, with Success and no PartialLogout.
+    assert resp.status_code == 302 and resp.headers["Location"].startswith(asking.slo + "?"), describe(resp)
+    logout = asking.client.parse_logout_request_response(query(resp.headers["Location"])["SAMLResponse"], BINDING_HTTP_REDIRECT)
+    assert logout.response.status.status_code.value == SUCCESS and logout.response.status.status_code.status_code is None
+    [r] = soap_endpoint.wait_for(1, 10 * TIME_SCALE)
+    xml = soap_body(r["body"])
+    assert told.client.sec.correctly_signed_logout_request(xml, must=True)
+    request = soap_request(r["body"])
+    assert request.name_id.text == told_name_id.text and request.destination == soap_endpoint.url, request
+    wait_for_audit(authrim_server, "saml_soap_logout_delivered", client["client_id"])
+    time.sleep(0.5)
+    assert len(soap_endpoint.received) == 1, soap_endpoint.received
+
+
+def wait_for_audit(server, event: str, client_id: str, timeout: float = 10) -> dict:
+    deadline = time.monotonic() + timeout * TIME_SCALE
+    while time.monotonic() < deadline:
+        found = [e for e in audit(server, event) if e.get("client_id") == client_id]
+        if found:
+            return found[0]
+        time.sleep(0.1)
+    raise AssertionError(f"no {event} for {client_id}: {audit(server, event)}")

@@ -69,6 +69,7 @@ mod request_object;
 mod resources;
 mod saml;
 mod saml_attacks;
+mod saml_soap_logout;
 mod saml_upstream;
 mod second_factor;
 mod session_management;

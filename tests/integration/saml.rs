@@ -39,8 +39,13 @@ fn sp_metadata() -> String {
 
 /// The query of an AuthnRequest sent by HTTP-Redirect (unsigned).
 fn authn_request_query(issuer: &str, id: &str) -> String {
+    authn_request_query_of(issuer, id, SP, ACS)
+}
+
+/// The same from the SP `sp` with its ACS `acs`.
+pub(crate) fn authn_request_query_of(issuer: &str, id: &str, sp: &str, acs: &str) -> String {
     let xml = format!(
-        r#"<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="{id}" Version="2.0" IssueInstant="2026-01-01T00:00:00Z" Destination="{issuer}/saml/sso" AssertionConsumerServiceURL="{ACS}" ProtocolBinding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST"><saml:Issuer>{SP}</saml:Issuer></samlp:AuthnRequest>"#
+        r#"<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="{id}" Version="2.0" IssueInstant="2026-01-01T00:00:00Z" Destination="{issuer}/saml/sso" AssertionConsumerServiceURL="{acs}" ProtocolBinding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST"><saml:Issuer>{sp}</saml:Issuer></samlp:AuthnRequest>"#
     );
     let mut deflated = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
     deflated.write_all(xml.as_bytes()).unwrap();
@@ -49,7 +54,7 @@ fn authn_request_query(issuer: &str, id: &str) -> String {
 }
 
 /// The certificate of the IdP metadata (its signing key's).
-async fn idp_certificate(s: &TestServer) -> Vec<u8> {
+pub(crate) async fn idp_certificate(s: &TestServer) -> Vec<u8> {
     let md = reqwest::get(s.url("/saml/metadata")).await.unwrap().text().await.unwrap();
     let cert = md.split("<ds:X509Certificate>").nth(1).unwrap().split('<').next().unwrap();
     STANDARD.decode(cert.split_whitespace().collect::<String>()).unwrap()
@@ -147,7 +152,7 @@ async fn registered_in_the_console_and_signed_into(postgres: bool) {
     assert_eq!(refused.status, 400, "{}", refused.html);
 }
 
-fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     s.replace("&#x2f;", "/").replace("&#x3d;", "=").replace("&#x2b;", "+").replace("&amp;", "&").replace("&#43;", "+").replace("&#47;", "/").replace("&#61;", "=")
 }
 

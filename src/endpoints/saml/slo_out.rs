@@ -51,14 +51,16 @@ pub struct Told {
 }
 
 /// For the logout page of the ended `session`: a frame for each SAML SP of the session but
-/// `except` (the SP whose own LogoutRequest this answers).
+/// `except` (the SP whose own LogoutRequest this answers) and those told by SOAP.
 pub fn logout_requests(app: &Issuer, session: &Session, except: Option<&str>) -> Told {
     let sps: Vec<Arc<Client>> = session
         .clients
         .iter()
         .filter(|id| Some(id.as_str()) != except)
         .filter_map(|id| app.client(id))
-        .filter(|c| c.meta.saml.is_some())
+        // An SP with a SOAP endpoint is told from the server (`logout::saml_soap`, queued in
+        // the commit that ended the session), not through the browser.
+        .filter(|c| c.meta.saml.as_ref().is_some_and(|s| s.slo_soap_url.is_none()))
         .collect();
     if sps.is_empty() {
         return Told::default();

@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 /// supported).
 pub const BINDING_POST: &str = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST";
 pub const BINDING_REDIRECT: &str = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect";
+/// Bindings §3.2: Single Logout's back channel.
+pub const BINDING_SOAP: &str = "urn:oasis:names:tc:SAML:2.0:bindings:SOAP";
 
 /// SAML Core §8.3: the NameID formats we issue.
 pub const NAMEID_PERSISTENT: &str = "urn:oasis:names:tc:SAML:2.0:nameid-format:persistent";
@@ -52,6 +54,12 @@ pub struct SamlServiceProvider {
     /// whose SingleLogoutService is HTTP-POST only.
     #[serde(default, skip_serializing_if = "SloBinding::is_redirect")]
     pub slo_binding: SloBinding,
+    /// The SP's SingleLogoutService by the SOAP binding (Bindings §3.2), if it has one: then
+    /// every end of a session it took part in, with a browser or without (an operator, a
+    /// password change, the account page), is sent there from the server, through the
+    /// durable outbox (`logout::saml_soap`), instead of through the logout page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo_soap_url: Option<String>,
     /// The SP's signing certificates (PEM or base64 DER): a signed AuthnRequest must verify
     /// with one of them. None: its requests cannot be signed, and are accepted unsigned
     /// unless `require_signed_requests`.
@@ -169,6 +177,9 @@ impl SamlServiceProvider {
         }
         if let Some(u) = &self.slo_url {
             super::validation::validate_web_uri(u).map_err(|e| format!("saml.slo_url: {e}"))?;
+        }
+        if let Some(u) = &self.slo_soap_url {
+            super::validation::validate_web_uri(u).map_err(|e| format!("saml.slo_soap_url: {e}"))?;
         }
         if self.signing_certificates.len() > MAX_CERTS {
             return Err(format!("saml.signing_certificates: at most {MAX_CERTS}"));

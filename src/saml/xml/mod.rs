@@ -182,6 +182,12 @@ pub fn parse_logout_response(xml: &str, limits: &Limits) -> Result<LogoutRespons
     read::parse_logout_response(xml, limits)
 }
 
+/// The LogoutResponse in a SOAP envelope (an SP's answer by the SOAP binding), read; its
+/// signature is not looked at (the answer changes nothing here).
+pub fn parse_soap_logout_response(xml: &str, limits: &Limits) -> Result<LogoutResponseIn, XmlError> {
+    read::parse_soap_logout_response(xml, limits)
+}
+
 /// Read an SP's metadata (after `check_safe`).
 pub fn parse_sp_metadata(xml: &str, limits: &Limits) -> Result<SpMetadataIn, XmlError> {
     read::parse_sp_metadata(xml, limits)

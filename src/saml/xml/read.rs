@@ -1,7 +1,7 @@
 //! From samael's types to ours: parsing only, after the checks of `safe` (and, for what is
 //! signed, after `verify` has reduced the document to what the signature covers).
 
-use super::safe::{scan, NS_METADATA, NS_PROTOCOL};
+use super::safe::{scan, NS_METADATA, NS_PROTOCOL, NS_SOAP_ENVELOPE};
 use super::{AssertionIn, AuthnRequestIn, IdpMetadataIn, Limits, LogoutRequestIn, LogoutResponseIn, SpMetadataIn, XmlError};
 use super::safe::{Doc, NS_ASSERTION};
 use base64::Engine;
@@ -198,12 +198,17 @@ fn instant(v: Option<&str>) -> Result<Option<i64>, XmlError> {
 /// The root's `ID`, `Version="2.0"`, `IssueInstant` and `Issuer` (SAML Core §3.2.1, §3.2.2):
 /// what every request and response has.
 pub(super) fn common(doc: &Doc) -> Result<(String, i64, Option<String>), XmlError> {
-    if doc.attr(0, "Version") != Some("2.0") {
+    common_at(doc, 0)
+}
+
+/// `common` of the message at element `m` (the root, or a SOAP Body's child).
+fn common_at(doc: &Doc, m: usize) -> Result<(String, i64, Option<String>), XmlError> {
+    if doc.attr(m, "Version") != Some("2.0") {
         return Err(bad("not SAML 2.0"));
     }
-    let id = doc.attr(0, "ID").filter(|i| !i.is_empty()).ok_or_else(|| bad("no ID"))?.to_string();
-    let at = instant(doc.attr(0, "IssueInstant"))?.ok_or_else(|| bad("no IssueInstant"))?;
-    let issuer = doc.only_child(0, NS_ASSERTION, "Issuer")?.map(|i| doc.els[i].text.trim().to_string());
+    let id = doc.attr(m, "ID").filter(|i| !i.is_empty()).ok_or_else(|| bad("no ID"))?.to_string();
+    let at = instant(doc.attr(m, "IssueInstant"))?.ok_or_else(|| bad("no IssueInstant"))?;
+    let issuer = doc.only_child(m, NS_ASSERTION, "Issuer")?.map(|i| doc.els[i].text.trim().to_string());
     Ok((id, at, issuer))
 }
 
@@ -242,19 +247,35 @@ pub(super) fn parse_logout_response(xml: &str, limits: &Limits) -> Result<Logout
     if !doc.is(0, NS_PROTOCOL, "LogoutResponse") {
         return Err(bad("not a LogoutResponse"));
     }
-    let (id, issue_instant, issuer) = common(&doc)?;
-    let st = doc.only_child(0, NS_PROTOCOL, "Status")?.ok_or_else(|| bad("no Status"))?;
+    logout_response_at(&doc, 0)
+}
+
+/// SAML Bindings §3.2 (SOAP): the LogoutResponse an SP answers our SOAP LogoutRequest with,
+/// the one child of the envelope's `Body`.
+pub(super) fn parse_soap_logout_response(xml: &str, limits: &Limits) -> Result<LogoutResponseIn, XmlError> {
+    let doc = scan(xml, limits)?;
+    if !doc.is(0, NS_SOAP_ENVELOPE, "Envelope") {
+        return Err(bad("not a SOAP envelope"));
+    }
+    let body = doc.only_child(0, NS_SOAP_ENVELOPE, "Body")?.ok_or_else(|| bad("no SOAP Body"))?;
+    let m = doc.only_child(body, NS_PROTOCOL, "LogoutResponse")?.ok_or_else(|| bad("no LogoutResponse in the SOAP Body"))?;
+    logout_response_at(&doc, m)
+}
+
+fn logout_response_at(doc: &Doc, m: usize) -> Result<LogoutResponseIn, XmlError> {
+    let (id, issue_instant, issuer) = common_at(doc, m)?;
+    let st = doc.only_child(m, NS_PROTOCOL, "Status")?.ok_or_else(|| bad("no Status"))?;
     let code = doc.only_child(st, NS_PROTOCOL, "StatusCode")?.ok_or_else(|| bad("no StatusCode"))?;
     let status = doc.attr(code, "Value").ok_or_else(|| bad("no StatusCode Value"))?.to_string();
     let sub_status = doc.only_child(code, NS_PROTOCOL, "StatusCode")?.and_then(|c| doc.attr(c, "Value")).map(str::to_string);
     Ok(LogoutResponseIn {
         id,
-        in_response_to: doc.attr(0, "InResponseTo").map(str::to_string),
+        in_response_to: doc.attr(m, "InResponseTo").map(str::to_string),
         issuer,
-        destination: doc.attr(0, "Destination").map(str::to_string),
+        destination: doc.attr(m, "Destination").map(str::to_string),
         issue_instant,
         status,
         sub_status,
-        has_signature: doc.has_signature_child(0),
+        has_signature: doc.has_signature_child(m),
     })
 }

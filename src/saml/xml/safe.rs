@@ -14,6 +14,8 @@ pub(super) const NS_PROTOCOL: &str = "urn:oasis:names:tc:SAML:2.0:protocol";
 pub(super) const NS_ASSERTION: &str = "urn:oasis:names:tc:SAML:2.0:assertion";
 pub(super) const NS_METADATA: &str = "urn:oasis:names:tc:SAML:2.0:metadata";
 pub(super) const NS_DSIG: &str = "http://www.w3.org/2000/09/xmldsig#";
+/// SOAP 1.1, which SAML's SOAP binding uses (Bindings §3.2.1).
+pub(crate) const NS_SOAP_ENVELOPE: &str = "http://schemas.xmlsoap.org/soap/envelope/";
 
 // SPs differ on padding; what matters is the alphabet and the bound.
 const B64: GeneralPurpose =
