@@ -32,8 +32,8 @@ fn check_error(e: &XmlError) {
 ///    is the input's;
 /// 5. `verified_response_decrypting` (a key nothing is encrypted to): an assertion exactly
 ///    when the status is Success;
-/// 6. `parse_logout_request`; 7. `parse_logout_response`: only what `check_safe` passes is
-///    read, and its ID is in the input.
+/// 6. `parse_logout_request`; 7. `parse_logout_response` and `parse_soap_logout_response`:
+///    only what `check_safe` passes is read, and its ID is in the input.
 pub fn saml_message(data: &[u8]) {
     let limits = Limits { max_message_bytes: 16 * 1024, max_depth: 24 };
     let (m, rest) = mode(data, 8);
@@ -94,13 +94,18 @@ pub fn saml_message(data: &[u8]) {
             }
             Err(e) => check_error(&e),
         },
-        7 => match xml::parse_logout_response(&input, &limits) {
-            Ok(r) => {
-                assert_eq!(safe, Ok(()), "an unsafe LogoutResponse read");
-                assert!(!r.id.is_empty() && !r.status.is_empty(), "a LogoutResponse without an ID or a status");
+        7 => {
+            // Alone, or in a SOAP envelope (what an SP answers our SOAP LogoutRequest with).
+            for read in [xml::parse_logout_response(&input, &limits), xml::parse_soap_logout_response(&input, &limits)] {
+                match read {
+                    Ok(r) => {
+                        assert_eq!(safe, Ok(()), "an unsafe LogoutResponse read");
+                        assert!(!r.id.is_empty() && !r.status.is_empty(), "a LogoutResponse without an ID or a status");
+                    }
+                    Err(e) => check_error(&e),
+                }
             }
-            Err(e) => check_error(&e),
-        },
+        }
         _ => match xml::verified_response_decrypting(&input, certs(), &limits, decryption_keys()) {
             Ok(r) => {
                 assert_eq!(safe, Ok(()), "an unsafe Response verified");

@@ -368,3 +368,19 @@ fn logout_response_read_and_refusals() {
         assert!(matches!(parse_logout_response(&bad, &limits()), Err(XmlError::Malformed(_))), "{bad}");
     }
 }
+
+#[test]
+fn a_soap_logout_response_is_read_from_the_envelope_s_body_only() {
+    let lr = r#"<samlp:LogoutResponse xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_r1" Version="2.0" IssueInstant="2026-01-02T03:04:05Z" InResponseTo="_ours"><saml:Issuer>https://sp.test/metadata</saml:Issuer><samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Responder"><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:UnknownPrincipal"/></samlp:StatusCode></samlp:Status></samlp:LogoutResponse>"#;
+    let env = |body: &str| format!(r#"<S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Header/><S:Body>{body}</S:Body></S:Envelope>"#);
+    let r = parse_soap_logout_response(&env(lr), &limits()).unwrap();
+    assert_eq!((r.id.as_str(), r.in_response_to.as_deref(), r.issuer.as_deref()), ("_r1", Some("_ours"), Some("https://sp.test/metadata")));
+    assert_eq!((r.status.as_str(), r.sub_status.as_deref()), ("urn:oasis:names:tc:SAML:2.0:status:Responder", Some("urn:oasis:names:tc:SAML:2.0:status:UnknownPrincipal")));
+    // Not enveloped, enveloped twice over, two of them, none, another envelope's namespace, a DTD.
+    assert!(parse_soap_logout_response(lr, &limits()).is_err());
+    assert!(parse_soap_logout_response(&env(&env(lr)), &limits()).is_err());
+    assert!(parse_soap_logout_response(&env(&format!("{lr}{lr}")), &limits()).is_err());
+    assert!(parse_soap_logout_response(&env(""), &limits()).is_err());
+    assert!(parse_soap_logout_response(&env(lr).replace("http://schemas.xmlsoap.org/soap/envelope/", "urn:other"), &limits()).is_err());
+    assert!(parse_soap_logout_response(&format!("<!DOCTYPE x [<!ENTITY e \"x\">]>{}", env(lr)), &limits()).is_err());
+}
