@@ -55,8 +55,9 @@ impl Deliverer for SoapLogouts {
         })
     }
 
-    /// The NameID cannot be made (the user, whose e-mail address it is, is gone), or there is
-    /// no key to sign with: the former never will be, the latter may be later.
+    /// There is no key to sign with (there may be later), or the NameID cannot be made (the
+    /// user whose e-mail address it was is gone: it never will be, and is tried until
+    /// `backchannel_logout_max_attempts` runs out, as a key would be).
     fn our_error_is_final(&self) -> bool {
         false
     }

@@ -291,7 +291,7 @@ async fn ending_a_session_commits_its_outbox_with_it_or_not_at_all(b: Backend) {
 
     // A hook that fails: nothing happens, the session stays.
     let failing: authrim::stores::EndHook = Box::new(|session, sql| {
-        let notified = session.clients.iter().cloned().collect();
+        let notified = session.clients.iter().map(|c| (c.clone(), authrim::logout::backchannel::LOGOUT_KIND)).collect();
         authrim::logout::backchannel::enqueue(sql, session, &notified, 1)?;
         Err(authrim::db::StoreError::Database("injected".into()))
     });
@@ -300,7 +300,7 @@ async fn ending_a_session_commits_its_outbox_with_it_or_not_at_all(b: Backend) {
     assert_eq!(outbox_rows(&node).await, 0, "and no outbox row");
 
     let enqueue: authrim::stores::EndHook = Box::new(|session, sql| {
-        let notified = ["rp-b".to_string()].into_iter().collect();
+        let notified = [("rp-b".to_string(), authrim::logout::backchannel::LOGOUT_KIND)].into_iter().collect();
         authrim::logout::backchannel::enqueue(sql, session, &notified, 1)
     });
     let ended = s.end(T, SessionRef::Sid("sid-1".into()), enqueue).await.unwrap().expect("ended");
