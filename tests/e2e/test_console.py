@@ -18,7 +18,10 @@ program and checks what it printed, and what the server then holds (admin API, t
   focused, the field marked; then the created page: issuer, discovery URL, the secret shown
   once and copied with the Copy button, working at ``/token``, the settings copied; the
   secret not on the client's page, nor after a reload), its name changed (the secret still works), a new secret (the old one
-  refused with 401, the new one working), a user created with the auditor role, that user's
+  refused with 401, the new one working), a SAML application registered from its metadata
+  with the keyboard alone (the name, the metadata pasted, an attribute line, Tab through every
+  control of the form in order to its button, Enter; every field labelled): its page names the
+  walk's entity ID and ACS URL and the admin API holds it, a user created with the auditor role, that user's
   session (signed in in another browser) ended from their page (their account page then asks
   them to sign in), a key rotation (a key "published, not yet signing", the JWKS one key
   longer), the audit log (times in the browser's zone) filtered by event (from the list) and the users
@@ -83,6 +86,21 @@ TIMEZONES = {"en": "America/Los_Angeles", "ja": "Asia/Tokyo"}
 TYPES = ["web", "spa", "native", "m2m", "mcp", "device", "saml"]  # the OpenID types, then a SAML application
 AUDIT_EVENT = "client_secret_rotated"
 STAFF_NAME = "Staff Member"
+# The SAML application console.mjs registers from its metadata: its name, its attribute line,
+# and, per walk (entity IDs are unique in a tenant), its entity ID and HTTP-POST ACS URL.
+SAML_NAME = "Example Wiki"
+SAML_ATTRIBUTES = "mail=email"
+SAML_ENTITY_ID = "https://wiki.example/{walk}/saml"
+SAML_ACS = "https://wiki.example/{walk}/acs"
+# The SAML form's controls after its metadata, in the order Tab takes them (ids, or the
+# checkboxes' names), to its button.
+# The SAML pages' attribute hint lists the claims an attribute may carry: identifiers (sub,
+# given_name, profile, picture, website...), not English words, though shown as plain text in
+# the sentence rather than as <code> (which the language check skips): left out of it there.
+SAML_PAGES = {"saml-form", "saml-created"}
+CLAIM_LIST = re.compile(r"(?:[a-z][a-z_]*, )+[a-z][a-z_]*")
+SAML_TAB_ORDER = ["name_id_format", "attributes", "sign_response", "require_signed_requests", "encrypt_assertions",
+                  "require_mfa", "require_passkey", "consent", "idp_initiated", "default_relay_state"]
 
 # The pages of a full walk, in order: (name, method, path, status); {client}, {staff},
 # {lenient_client} and {auditor} stand for the walk's client and users.
@@ -99,6 +117,8 @@ FULL_WALK = [
     ("client", "GET", "/console/clients/{client}", 200),
     ("client-saved", "GET", "/console/clients/{client}", 200),
     ("client-secret", "POST", "/console/clients/{client}/secret", 200),
+    ("saml-form", "GET", "/console/clients/new", 200),
+    ("saml-created", "GET", "/console/clients/{saml_client}", 200),
     ("users", "GET", "/console/users", 200),
     ("user-new", "GET", "/console/users/new", 200),
     ("user-created", "GET", "/console/users/{staff}", 200),
@@ -148,7 +168,7 @@ DELIBERATE = {("/console/clients", 400), ("/console", 403), ("/console/clients",
 SECTIONS = {
     **dict.fromkeys(["overview", "auditor-overview"], "/console"),
     **dict.fromkeys(["clients", "client-new", "client-form-spa", "client-form", "client-error", "client-created", "client", "client-saved",
-                     "client-secret", "auditor-clients", "auditor-client"], "/console/clients"),
+                     "client-secret", "saml-form", "saml-created", "auditor-clients", "auditor-client"], "/console/clients"),
     **dict.fromkeys(["users", "user-new", "user-created", "users-search", "user", "user-session-ended",
                      "auditor-users", "auditor-user"], "/console/users"),
     **dict.fromkeys(["keys", "keys-rotated"], "/console/keys"),
@@ -161,7 +181,8 @@ HEADINGS = {
         "clients": "Clients", "client-new": "New client", "client-form-spa": "New client",
         "client-form": "New client", "client-error": "New client",
         "client-created": "Client created", "client": "Client {client}", "client-saved": "Client {client}",
-        "client-secret": "New client secret", "users": "Users", "user-new": "New user",
+        "client-secret": "New client secret", "saml-form": "New SAML application", "saml-created": "Client {saml_client}",
+        "users": "Users", "user-new": "New user",
         "user-created": "User {staff}", "users-search": "Users", "user": "User {staff}",
         "user-session-ended": "User {staff}", "keys": "Signing keys", "keys-rotated": "Signing keys",
         "audit": "Audit log", "audit-filtered": "Audit log", "audit-by-user": "Audit log",
@@ -177,6 +198,7 @@ HEADINGS = {
         "client-form": "新しいクライアント", "client-error": "新しいクライアント",
         "client-created": "クライアントを作成しました", "client": "クライアント {client}",
         "client-saved": "クライアント {client}", "client-secret": "新しいクライアントシークレット",
+        "saml-form": "新しい SAML アプリケーション", "saml-created": "クライアント {saml_client}",
         "users": "ユーザー", "user-new": "新しいユーザー", "user-created": "ユーザー {staff}",
         "users-search": "ユーザー", "user": "ユーザー {staff}", "user-session-ended": "ユーザー {staff}",
         "keys": "署名鍵", "keys-rotated": "署名鍵", "audit": "監査ログ", "audit-filtered": "監査ログ", "audit-by-user": "監査ログ",
@@ -188,9 +210,9 @@ HEADINGS = {
 }
 # The notice (role=status) a page shows after a change; the other pages show none.
 NOTICES = {
-    "en": {"client-saved": "Saved.", "user-created": "Created.", "user-session-ended": "Sessions ended.",
+    "en": {"client-saved": "Saved.", "saml-created": "Saved.", "user-created": "Created.", "user-session-ended": "Sessions ended.",
            "keys-rotated": "Rotation started: the new key is published and will sign after the publication delay."},
-    "ja": {"client-saved": "保存しました。", "user-created": "作成しました。", "user-session-ended": "セッションを終了しました。",
+    "ja": {"client-saved": "保存しました。", "saml-created": "保存しました。", "user-created": "作成しました。", "user-session-ended": "セッションを終了しました。",
            "keys-rotated": "ローテーションを開始しました。新しい鍵は公開済みで、公開猶予の後に署名を始めます。"},
 }
 # A sentence from some pages, and other words the checks look for.
@@ -353,6 +375,8 @@ def names_in(setup: dict, seen: dict, walk: str) -> dict:
         out["client"] = facts["client"]["path"].rsplit("/", 1)[-1]
     if "staff" in facts:
         out["staff"] = facts["staff"]["path"].rsplit("/", 1)[-1]
+    if "saml" in facts:
+        out["saml_client"] = facts["saml"]["path"].rsplit("/", 1)[-1]
     if "auditor" in people:
         out["auditor"] = quote(people["auditor"]["id"], safe="")
     return out
@@ -365,7 +389,7 @@ def heading_names(setup: dict, seen: dict, walk: str) -> dict:
     facts = seen["facts"][walk]
     if "staff" not in people:
         return {"client": setup["strict_client"], "staff": people["admin"]["username"]}
-    return {"client": facts["client"]["id"], "lenient_client": setup["lenient_client"],
+    return {"client": facts["client"]["id"], "saml_client": facts["saml"]["id"], "lenient_client": setup["lenient_client"],
             "staff": people["staff"]["username"], "auditor": people["auditor"]["username"]}
 
 
@@ -415,6 +439,8 @@ def other_language(p: dict, lang: str, names: list[str]) -> list[str]:
         text = re.sub(r"https?://\S+", " ", part["text"])
         for name in names:
             text = text.replace(name, " ")
+        if p["name"] in SAML_PAGES:
+            text = CLAIM_LIST.sub(" ", text)
         if ENGLISH_PHRASE.search(text) if lang == "ja" else CJK.search(text):
             found.append(f"{p['walk']} {p['name']} ({p['method']} {p['path']}, lang={lang}): "
                          f"{part.get('attribute', 'text')} {part['text']!r} is marked lang={part['lang']}")
@@ -543,6 +569,8 @@ def check_admin_walk(walk: str, lang: str, pages: dict, seen: dict, setup: dict,
     assert token(discovery, client_id, sp["secret"])["status"] == 401, where
     assert token(discovery, client_id, new_secret)["status"] == 200, where
 
+    check_saml_application(walk, pages, facts, strict)
+
     # Users: the list ("New user"), the form; the user created with the auditor role.
     assert "/console/users/new" in pages["users"]["main_links"], (where, pages["users"]["main_links"])
     new = pages["user-new"]["form"]
@@ -626,6 +654,54 @@ def check_admin_walk(walk: str, lang: str, pages: dict, seen: dict, setup: dict,
     assert pages["audit"]["times"], (where, "no times")
 
 
+def check_saml_application(walk: str, pages: dict, facts: dict, strict):
+    """The SAML application: its form (every field labelled) filled and sent with the keyboard
+    alone, each control reached by Tab in the form's order; the client's page it lands on names
+    the metadata's entity ID and ACS URL; the server holds that service provider."""
+    hops = lambda p: [(h["method"], h["path"], h["status"]) for h in p["hops"]]  # noqa: E731
+    where = (walk, "saml")
+    entity_id, acs = SAML_ENTITY_ID.format(walk=walk), SAML_ACS.format(walk=walk)
+    assert (facts["saml"]["entity_id"], facts["saml"]["acs"]) == (entity_id, acs), (where, facts["saml"])
+    form = pages["saml-form"]
+    assert form["query"] == {"type": "saml"}, (where, form["query"])
+    assert form["form"]["action"] == "/console/saml" and form["form"]["disabled"] is False and form["form"]["csrf"], (where, form["form"])
+    assert (form["form"]["metadata"], form["form"]["grant_fields"]) == ("", 0), (where, form["form"])
+    # Every field a keyboard (or screen reader) user meets has a label that says something.
+    unlabelled = [f for f in form["fields"]["inputs"] if not any(f["labels"])]
+    assert not unlabelled, (where, unlabelled)
+    assert [b["form_action"] for b in form["fields"]["buttons"]] == ["/console/saml"], (where, form["fields"]["buttons"])
+    # Tab from the top passes only the navigation's links before the name; from there on, the
+    # metadata, then each control in the form's order, then its button (Enter sent it).
+    to_name = form["keyboard"]["to_name"]["stops"]
+    assert to_name[-1]["id"] == "client_name" and all(s and s["tag"] == "a" for s in to_name[:-1]), (where, to_name)
+    stops = form["keyboard"]["stops"]
+    assert [s["id"] or s["name"] for s in stops[:-1]] == ["metadata", *SAML_TAB_ORDER], (where, stops)
+    assert (stops[-1]["tag"], stops[-1]["type"], stops[-1]["form_action"]) == ("button", "submit", "/console/saml"), (where, stops)
+    typed = form["typed"]
+    assert (typed["client_name"], typed["attributes"]) == (SAML_NAME, SAML_ATTRIBUTES), (where, typed)
+    assert entity_id in typed["metadata"] and acs in typed["metadata"], (where, typed)
+    # Created: POST /console/saml, then the client's page (its SAML form, not the OpenID one)
+    # with the notice; it names the entity ID and where responses go, and holds what was sent.
+    created = pages["saml-created"]
+    path = facts["saml"]["path"]
+    assert hops(created) == [("POST", "/console/saml", 303), ("GET", path, 200)], (where, created)
+    assert created["query"] == {"done": "saved"}, (where, created["query"])
+    assert entity_id in created["text"] and acs in created["text"], (where, created["text"])
+    shown = created["form"]
+    assert shown["acs"] == [acs] and shown["grant_fields"] == 0, (where, shown)
+    assert shown["action"] == path and shown["metadata"] is None, (where, shown)  # the metadata's settings are kept, not edited
+    assert (shown["client_name"], shown["attributes"], shown["checked"], shown["invalid"]) == (
+        SAML_NAME, SAML_ATTRIBUTES, ["sign_response"], []), (where, shown)
+    # The admin API: one client with that entity ID, the one the page is for.
+    held = [c for c in admin_get(strict, "/admin/clients")["clients"] if (c.get("saml") or {}).get("entity_id") == entity_id]
+    assert [c["client_id"] for c in held] == [facts["saml"]["id"]], (where, held)
+    [client] = held
+    assert client["client_name"] == SAML_NAME and client["grant_types"] == [], (where, client)
+    assert client["saml"]["acs"] == [{"index": 0, "url": acs}], (where, client["saml"])
+    assert [(a["name"], a["claim"]) for a in client["saml"]["attributes"]] == [("mail", "email")], (where, client["saml"])
+    assert client["saml"]["name_id_format"] == shown["name_id_format"], (where, client["saml"], shown)
+
+
 def check_refusals(walk: str, lang: str, pages: dict, setup: dict):
     """No role: 403. An admin without a second factor: 403 and the way to add one. Both signed
     in through the same login page (acr_values only asks: no factor, a password session)."""
@@ -696,7 +772,7 @@ def test_console_in_english_and_japanese(start_authrim, tmp_path):
     wording = []
     for walk in ("en", "ja"):
         people = setup["users"][walk]
-        names = [CLIENT_NAME, CLIENT_RENAMED, STAFF_NAME, "Registered App", "Authrim", "OpenID Connect",
+        names = [CLIENT_NAME, CLIENT_RENAMED, STAFF_NAME, SAML_NAME, "Registered App", "Authrim", "OpenID Connect",
                  *(p["username"] for p in people.values())]
         for p in pages[walk].values():
             wording += other_language(p, walk, names)

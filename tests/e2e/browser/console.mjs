@@ -19,7 +19,12 @@
 //     and tried by CHECKER, the settings to copy, copied with theirs);
 //     client (the "I have copied it" link: no secret there, nor after a reload);
 //     client-saved (the name changed; the secret still works); client-secret ("New secret":
-//     the old secret refused, the new one works); users; user-new; user-created (staff-<walk>,
+//     the old secret refused, the new one works); saml-form (the "SAML application" type, chosen
+//     as the others are: its form, filled and sent with the keyboard alone: Tab from the top to
+//     the name, then field to field, the SP's metadata pasted (entity ID and assertion consumer
+//     service of the walk's own), an attribute line typed, Tab on to the button, Enter);
+//     saml-created (the client's page it lands on: the entity ID, where responses go, the form
+//     as sent); users; user-new; user-created (staff-<walk>,
 //     role auditor); then staff-<walk> signs in to /account in a second context; users-search
 //     (keyboard only: Tab to the search field, type, Enter); user (staff's page: their
 //     session); user-session-ended (its End button; staff's /account then asks to sign in);
@@ -59,7 +64,7 @@ import { chromium } from 'playwright-core';
 import { createRequire } from 'node:module';
 import { env, giveUpAfter, runAndReport } from './report.mjs';
 import { AXE_CONTROL_CONTEXT, axeControlRuns, chromiumOptions, japaneseFont as sharedJapaneseFont, runAxe, screenshot,
-  textParts, base32, hotp, step, outOfBox, focusedElement } from './shared.mjs';
+  textParts, base32, hotp, step, outOfBox, focusedElement, formFields } from './shared.mjs';
 
 const require = createRequire(import.meta.url);
 const AXE_SCRIPT = require.resolve('axe-core/axe.min.js');
@@ -83,6 +88,17 @@ const CLIENT_RENAMED = 'Example Portal';
 const REDIRECT_URIS = ['https://app.example/cb', 'https://app.example/other'];
 const BAD_REDIRECT_URI = '/callback';
 const AUDIT_EVENT = 'client_secret_rotated';
+// The SAML application: its name, an attribute line, and its metadata (an entity ID and an
+// HTTP-POST assertion consumer service of the walk's own: entity IDs are unique in a tenant,
+// and a scenario's walks share the server).
+const SAML_NAME = 'Example Wiki';
+const SAML_ATTRIBUTES = 'mail=email';
+const samlSp = (w) => ({ entity_id: `https://wiki.example/${w}/saml`, acs: `https://wiki.example/${w}/acs` });
+const samlMetadata = ({ entity_id, acs }) => `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="${entity_id}">
+  <md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">
+    <md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${acs}" index="0"/>
+  </md:SPSSODescriptor>
+</md:EntityDescriptor>`;
 
 const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
 const WALKS = {
@@ -313,6 +329,21 @@ const clientForm = () => page.evaluate(() => {
     post_forms: [...document.querySelectorAll('main form[method=post]')].map((x) => x.getAttribute('action')) };
 });
 
+// A SAML application's form (console_saml.html) as it stands: values, the boxes ticked, what
+// its page says of the metadata (entity ID, where responses go).
+const samlForm = () => page.evaluate(() => {
+  const f = document.querySelector('main form[method=post]:has(#name_id_format)');
+  if (!f) return null;
+  const v = (id) => f.querySelector(`#${id}`)?.value ?? null;
+  return { action: f.getAttribute('action'), client_name: v('client_name'), metadata: v('metadata'),
+    name_id_format: v('name_id_format'), attributes: v('attributes'), default_relay_state: v('default_relay_state'),
+    checked: [...f.querySelectorAll('input[type=checkbox]:checked')].map((i) => i.name),
+    invalid: [...f.querySelectorAll('[aria-invalid=true]')].map((e) => e.id),
+    disabled: f.querySelector('fieldset').disabled, csrf: Boolean(f.querySelector('input[type=hidden][name=csrf]')?.value),
+    acs: [...document.querySelectorAll('main p.muted code')].map((c) => c.textContent.trim()),
+    grant_fields: document.querySelectorAll('main input[name^="grant:"]').length };
+});
+
 const userForm = () => page.evaluate(() => {
   const f = document.querySelector('form[action^="/console/users"][method=post]:has(fieldset)');
   if (!f) return null;
@@ -449,6 +480,47 @@ async function fullWalk() {
     facts.client.rotated_secret = rotated.secret_page.secret;
     facts.token_old_secret = await check('rotated-old', { op: 'token', client_id: clientId, secret });
     facts.token_new_secret = await check('rotated-new', { op: 'token', client_id: clientId, secret: rotated.secret_page.secret });
+  }
+
+  // A SAML application: its type chosen among the others; its form filled and sent with the
+  // keyboard alone (Tab from the top to the name, then on from field to field: the metadata
+  // pasted, an attribute typed, on to the button, Enter); the page it is then given.
+  {
+    const sp = samlSp(walk.name);
+    await press('nav.console-nav a[href="/console/clients"]', pathIs('/console/clients'));
+    await press('main a[href="/console/clients/new"]', pathIs('/console/clients/new'));
+    await page.locator('#type-saml').check();
+    const form = await visit('saml-form', await press('form[action="/console/clients/new"] button[type=submit]', pathIs('/console/clients/new')));
+    form.fields = await formFields(page);
+    form.form = await samlForm();
+    const keyboard = { to_name: await tabTo('client_name'), stops: [] };
+    const tab = async () => {
+      await page.keyboard.press('Tab');
+      const f = await focused();
+      keyboard.stops.push(f);
+      return f;
+    };
+    const onTo = async (id) => {
+      const f = await tab();
+      if (f?.id !== id) throw new Error(`Tab from the previous field lands on ${JSON.stringify(f)}, not #${id}`);
+    };
+    await page.keyboard.type(SAML_NAME);
+    await onTo('metadata');
+    await page.keyboard.insertText(samlMetadata(sp)); // as a paste puts it in
+    await onTo('name_id_format'); // left at its default
+    await onTo('attributes');
+    await page.keyboard.type(SAML_ATTRIBUTES);
+    // On through the rest of the form to its button: every stop recorded for the checks.
+    for (let f = null; f?.tag !== 'button';) {
+      if (keyboard.stops.length >= 30) throw new Error(`Tab never reaches the form's button: ${JSON.stringify(keyboard.stops)}`);
+      f = await tab();
+    }
+    form.typed = await samlForm();
+    // Enter on the button; a refusal (400 at /console/saml) is recorded too, for the report.
+    form.keyboard = keyboard;
+    const created = await visit('saml-created', await enter((u) => u.pathname === '/console/saml' || u.pathname.startsWith('/console/clients/')));
+    created.form = await samlForm();
+    facts.saml = { ...sp, path: created.path, id: decodeURIComponent(created.path.split('/').pop()) };
   }
 
   // Users: the list, the form, a user created with the auditor role; that user signed in
