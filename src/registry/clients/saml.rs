@@ -268,10 +268,15 @@ impl SamlServiceProvider {
     }
 }
 
-/// The claims an attribute can carry: the user's standard claims, `sub`, and the directory's.
+/// The claims an attribute can carry: the user's standard claims (`sub` among them), the
+/// username, and the directory's; each once (the console lists them).
 pub fn attribute_claims() -> Vec<&'static str> {
     let mut all: Vec<&'static str> = crate::registry::users::supported_claims().to_vec();
-    all.extend(["sub", "username", "groups", "roles"]);
+    for extra in ["sub", "username", "groups", "roles"] {
+        if !all.contains(&extra) {
+            all.push(extra);
+        }
+    }
     all
 }
 
@@ -291,4 +296,19 @@ pub fn certificate_der(text: &str) -> Result<Vec<u8>, String> {
     let der = base64::engine::general_purpose::STANDARD.decode(body.as_bytes()).map_err(|_| "not PEM or base64 DER".to_string())?;
     x509_parser::parse_x509_certificate(&der).map_err(|_| "not an X.509 certificate".to_string())?;
     Ok(der)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_attribute_claims_are_each_listed_once_and_include_sub_username_and_the_directory_s() {
+        let all = super::attribute_claims();
+        let mut unique = all.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), all.len(), "{all:?}");
+        for c in ["sub", "username", "groups", "roles", "email", "name"] {
+            assert!(all.contains(&c), "{c} missing from {all:?}");
+        }
+    }
 }
