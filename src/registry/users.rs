@@ -326,7 +326,7 @@ pub fn save(sql: &mut dyn Sql, user: &User) -> StoreResult<()> {
     sql.execute(
         "INSERT INTO users (tenant_id, id, username, email, password_hash, profile, disabled, created_at, updated_at, roles, tokens_cutoff,
                             external_id, scim, source)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10, ?11, ?12, ?13)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?14, ?9, ?10, ?11, ?12, ?13)
          ON CONFLICT(tenant_id, id) DO UPDATE SET username = excluded.username, email = excluded.email,
            password_hash = excluded.password_hash, profile = excluded.profile, disabled = excluded.disabled,
            updated_at = excluded.updated_at, roles = excluded.roles, tokens_cutoff = excluded.tokens_cutoff,
@@ -345,6 +345,9 @@ pub fn save(sql: &mut dyn Sql, user: &User) -> StoreResult<()> {
             user.external_id.as_deref(),
             user.scim.as_ref().map(|m| Value::Object((**m).clone()).to_string()),
             user.source.as_str(),
+            // What memory holds, so that a node reading the row back (a notification, a
+            // restart) has the same user (SCIM's ETag is of the whole user).
+            if user.updated_at > 0 { user.updated_at as i64 } else { t },
         ],
     )?;
     sql.execute("DELETE FROM login_names WHERE tenant_id = ?1 AND user_id = ?2", crate::params![tenant, &user.id])?;
@@ -523,6 +526,25 @@ mod tests {
         let renamed = update_user(&a, UserInput { username: Some("Alice".into()), ..Default::default() }).unwrap();
         save(conn, &renamed).unwrap();
         assert_eq!(find(conn, TenantId::DEFAULT, "ALICE").unwrap().unwrap().username, "Alice");
+    }
+
+    #[test]
+    fn a_saved_user_reads_back_as_it_was_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::db::open(dir.path(), "NORMAL").unwrap();
+        let conn = &mut crate::db::SqliteSql(&conn);
+        let mut u = alice();
+        u.created_at = 1_800_000_000;
+        u.updated_at = 1_800_000_000;
+        save(conn, &u).unwrap();
+        assert_eq!(load_one(conn, TenantId::DEFAULT, &u.id).unwrap().unwrap(), u);
+        // Changed later: the change's time is kept, the creation's too.
+        let mut changed = update_user(&u, UserInput { roles: Some(vec!["admin".into()]), ..Default::default() }).unwrap();
+        changed.updated_at = 1_800_000_077;
+        save(conn, &changed).unwrap();
+        let back = load_one(conn, TenantId::DEFAULT, &u.id).unwrap().unwrap();
+        assert_eq!((back.created_at, back.updated_at), (1_800_000_000, 1_800_000_077));
+        assert_eq!(back, changed);
     }
 
     #[test]
