@@ -264,20 +264,7 @@ async fn claim(app: &App, limit: usize) -> StoreResult<Vec<Due>> {
         return Ok(Vec::new());
     }
     let lease = t + (app.config.backchannel_logout_timeout + 30) as i64;
-    let rows = app
-        .db
-        .write(move |sql| {
-            let lock = if sql.dialect() == Dialect::Postgres { " FOR UPDATE SKIP LOCKED" } else { "" };
-            sql.query(
-                &format!(
-                    "UPDATE logout_outbox SET lease_until = ?1, attempts = attempts + 1 WHERE id IN \
-                     (SELECT id FROM logout_outbox WHERE due_at <= ?2 AND lease_until <= ?2 ORDER BY due_at LIMIT ?3{lock}) \
-                     RETURNING id, client_id, sub, sid, attempts, kind, payload, tenant_id"
-                ),
-                crate::params![lease, t, limit as i64],
-            )
-        })
-        .await?;
+    let rows = app.db.write(move |sql| claim_rows(sql, t, lease, limit)).await?;
     rows.iter()
         .map(|r| {
             Ok(Due {
@@ -363,6 +350,28 @@ async fn finish(app: &App, row: &Due, outcome: &'static str, why: Option<String>
     app.audit.record(e.detail(detail)).await;
 }
 
+/// Lease up to `limit` due rows until `lease`. A provisioning row whose user or group has
+/// another row in flight for the same target waits for it: two deliveries of one resource at
+/// once would each find nothing at the target and each create it (the e2e provisioning run
+/// found a group made twice). A row is queued for a resource while its earlier row is in
+/// flight (`provisioning::enqueue_for` coalesces only waiting rows), hence the check here. On
+/// PostgreSQL two nodes claiming at the same instant could still each take one; a single
+/// node's claims are one at a time.
+fn claim_rows(sql: &mut dyn Sql, t: i64, lease: i64, limit: usize) -> StoreResult<Vec<crate::db::Row>> {
+    let lock = if sql.dialect() == Dialect::Postgres { " FOR UPDATE SKIP LOCKED" } else { "" };
+    sql.query(
+        &format!(
+            "UPDATE logout_outbox SET lease_until = ?1, attempts = attempts + 1 WHERE id IN \
+             (SELECT id FROM logout_outbox o WHERE due_at <= ?2 AND lease_until <= ?2 \
+              AND NOT (kind IN (?4, ?5) AND EXISTS (SELECT 1 FROM logout_outbox f WHERE f.tenant_id = o.tenant_id AND f.kind = o.kind \
+                       AND f.client_id = o.client_id AND f.sub = o.sub AND f.lease_until > ?2)) \
+              ORDER BY due_at LIMIT ?3{lock}) \
+             RETURNING id, client_id, sub, sid, attempts, kind, payload, tenant_id"
+        ),
+        crate::params![lease, t, limit as i64, crate::provisioning::KIND, crate::provisioning::GROUP_KIND],
+    )
+}
+
 /// Try again after a wait that doubles with each failure.
 async fn retry(app: &App, row: &Due, why: String) {
     METRICS.backchannel_logouts.get_or_create(&OutcomeLabels { outcome: "retry" }).inc();
@@ -387,7 +396,44 @@ fn backoff(initial: u64, attempts: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{backoff, deliverer, DELIVERERS};
+    use super::{backoff, claim_rows, deliverer, enqueue_other, DELIVERERS};
+    use crate::db::Sql as _;
+    use crate::tenant::TenantId;
+
+    /// A provisioning row waits while another row of the same resource and target is in
+    /// flight; other kinds, other resources and other targets do not.
+    #[test]
+    fn a_resource_s_provisioning_rows_are_delivered_one_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::db::open(dir.path(), "NORMAL").unwrap();
+        let sql = &mut crate::db::SqliteSql(&conn);
+        let (group, user) = (crate::provisioning::GROUP_KIND, crate::provisioning::KIND);
+        let t = 1_000;
+        enqueue_other(sql, TenantId::DEFAULT, group, "target-a", "crew", Vec::new(), 10).unwrap();
+        let first = claim_rows(sql, t, t + 60, 10).unwrap();
+        assert_eq!(first.len(), 1);
+        // While it is in flight: the same group again (a later change), the same group for
+        // another target, another group, a user of the same id, two logout tokens of one user.
+        for (kind, target, sub) in [(group, "target-a", "crew"), (group, "target-b", "crew"), (group, "target-a", "ops"), (user, "target-a", "crew"), ("logout", "rp", "alice"), ("logout", "rp", "alice")] {
+            enqueue_other(sql, TenantId::DEFAULT, kind, target, sub, Vec::new(), 20).unwrap();
+        }
+        let claimed = claim_rows(sql, t + 1, t + 61, 10).unwrap();
+        let next: Vec<(String, String, String)> = claimed.iter().map(|r| (r.text(5).unwrap(), r.text(1).unwrap(), r.text(2).unwrap())).collect();
+        assert_eq!(next.len(), 5, "{next:?}");
+        assert!(!next.contains(&(group.to_string(), "target-a".to_string(), "crew".to_string())), "{next:?}");
+        for r in &claimed {
+            sql.execute("DELETE FROM logout_outbox WHERE id = ?1", crate::params![r.text(0).unwrap().as_str()]).unwrap();
+        }
+        // Once the first is done (its row gone), or its lease has run out (its node died), the
+        // waiting one goes.
+        let id = first[0].text(0).unwrap();
+        sql.execute("DELETE FROM logout_outbox WHERE id = ?1", crate::params![id.as_str()]).unwrap();
+        let last = claim_rows(sql, t + 2, t + 62, 10).unwrap();
+        assert_eq!(last.iter().map(|r| (r.text(1).unwrap(), r.text(2).unwrap())).collect::<Vec<_>>(), [("target-a".to_string(), "crew".to_string())]);
+        enqueue_other(sql, TenantId::DEFAULT, group, "target-a", "crew", Vec::new(), 30).unwrap();
+        assert!(claim_rows(sql, t + 3, t + 63, 10).unwrap().is_empty(), "in flight until its lease runs out");
+        assert_eq!(claim_rows(sql, t + 63, t + 123, 10).unwrap().len(), 2, "the lease ran out: both go");
+    }
 
     /// Each kind has one deliverer; a row of a kind nobody names is a logout token; every
     /// outcome is an audit event the console lists.
