@@ -382,6 +382,14 @@ def test_an_sp_with_a_post_only_slo_service_is_sent_a_logout_request_our_page_po
     for bad in (ours + "forged", frames[0][:-8], ours):
         resp = flow.browser.get(bad, allow_redirects=False, timeout=HTTP_TIMEOUT_S)
         assert resp.status_code == 400 and "SAMLRequest" not in resp.text, describe(resp)
+    # The link is its tenant's: another tenant with an SP of the same client id and settings
+    # posts nothing for it (its sealer is its own).
+    other = authrim_server.create_tenant(authrim_server.unique("slo-other").replace("_", "-").lower()[:30])
+    resp = admin(other, "POST", "/admin/clients", {"client_id": sp.client_id, "saml": got.json()["saml"]})
+    assert resp.status_code == 201, describe(resp)
+    resp = flow.browser.get(f"{other.base_url}/saml/slo/post?{urlsplit(frames[0]).query}", allow_redirects=False,
+                            timeout=HTTP_TIMEOUT_S)
+    assert resp.status_code == 400 and "SAMLRequest" not in resp.text, describe(resp)
 
 
 def test_sp_initiated_logout_of_a_post_only_sp_is_answered_by_a_posted_logout_response(authrim_server, alice, idp_metadata,
